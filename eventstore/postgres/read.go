@@ -1,0 +1,74 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arr-dev/arr/eventstore"
+)
+
+const selectColumns = `position, event_id, stream_id, stream_version, event_type, schema_version, data, metadata, recorded_at`
+
+// ReadAll reads the log after a position, in order. Because positions are
+// assigned under one lock in commit order, what a snapshot sees is always a
+// prefix of the log: nothing committed later can appear below it.
+func (s *Store) ReadAll(ctx context.Context, after uint64, limit int) ([]eventstore.Event, error) {
+	if limit <= 0 {
+		limit = eventstore.DefaultBatch
+	}
+	rows, err := s.pool.Query(ctx, `SELECT `+selectColumns+` FROM events WHERE position > $1 ORDER BY position LIMIT $2`, int64(after), limit)
+	if err != nil {
+		return nil, fmt.Errorf("reading log after %d: %w", after, err)
+	}
+	return scanEvents(rows, limit)
+}
+
+// ReadStream reads one stream forward or backward.
+func (s *Store) ReadStream(ctx context.Context, streamID string, o eventstore.ReadStreamOptions) ([]eventstore.Event, error) {
+	limit := o.Limit
+	if limit <= 0 {
+		limit = eventstore.DefaultBatch
+	}
+	var rows pgx.Rows
+	var err error
+	switch {
+	case !o.Backward:
+		rows, err = s.pool.Query(ctx, `SELECT `+selectColumns+` FROM events WHERE stream_id = $1 AND stream_version >= $2 ORDER BY stream_version LIMIT $3`, streamID, int64(o.From), limit)
+	case o.FromEnd:
+		rows, err = s.pool.Query(ctx, `SELECT `+selectColumns+` FROM events WHERE stream_id = $1 ORDER BY stream_version DESC LIMIT $2`, streamID, limit)
+	default:
+		rows, err = s.pool.Query(ctx, `SELECT `+selectColumns+` FROM events WHERE stream_id = $1 AND stream_version <= $2 ORDER BY stream_version DESC LIMIT $3`, streamID, int64(o.From), limit)
+	}
+	if err != nil {
+		return nil, fmt.Errorf("reading stream %s: %w", streamID, err)
+	}
+	return scanEvents(rows, limit)
+}
+
+func scanEvents(rows pgx.Rows, capacity int) ([]eventstore.Event, error) {
+	defer rows.Close()
+	out := make([]eventstore.Event, 0, min(capacity, 1024))
+	for rows.Next() {
+		var e eventstore.Event
+		var pos, ver int64
+		var md []byte
+		if err := rows.Scan(&pos, &e.ID, &e.StreamID, &ver, &e.Type, &e.SchemaVersion, &e.Data, &md, &e.RecordedAt); err != nil {
+			return nil, fmt.Errorf("scanning event: %w", err)
+		}
+		e.Position, e.StreamVersion = uint64(pos), uint64(ver)
+		if len(md) > 2 {
+			if err := json.Unmarshal(md, &e.Metadata); err != nil {
+				return nil, fmt.Errorf("decoding metadata of event %d: %w", pos, err)
+			}
+		}
+		e.RecordedAt = e.RecordedAt.UTC()
+		out = append(out, e)
+	}
+	if err := rows.Err(); err != nil {
+		return nil, fmt.Errorf("reading events: %w", err)
+	}
+	return out, nil
+}

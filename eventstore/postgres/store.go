@@ -1,0 +1,149 @@
+package postgres
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arr-dev/arr/eventstore"
+)
+
+// channel is the NOTIFY channel a commit announces its new head on.
+const channel = "arr_events"
+
+// Config configures a Store.
+type Config struct {
+	// MaxBatchEvents caps the events one group commit carries. Default 4096.
+	MaxBatchEvents int
+	// CommitTimeout bounds one group-commit transaction. Default 30s.
+	CommitTimeout time.Duration
+	// PollInterval is the safety re-check of the head while waiting for
+	// events, in case a notification was lost. Default 2s.
+	PollInterval time.Duration
+	// BeforeCommit, if set, runs inside every append transaction just before
+	// COMMIT; an error rolls the transaction back. It exists for fault
+	// injection in tests (hold a transaction open, abort one).
+	BeforeCommit func(ctx context.Context, events int) error
+	Logger       *slog.Logger
+}
+
+func (c *Config) defaults() {
+	if c.MaxBatchEvents <= 0 {
+		c.MaxBatchEvents = 4096
+	}
+	if c.CommitTimeout <= 0 {
+		c.CommitTimeout = 30 * time.Second
+	}
+	if c.PollInterval <= 0 {
+		c.PollInterval = 2 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Store is the PostgreSQL event store. Safe for concurrent use.
+type Store struct {
+	pool   *pgxpool.Pool
+	cfg    Config
+	queue  chan *request
+	stop   chan struct{}
+	done   chan struct{}
+	notify *notifier
+
+	closeOnce sync.Once
+}
+
+var _ eventstore.Store = (*Store)(nil)
+
+// New returns a Store on pool (whose schema must be migrated) and starts its
+// writer. Close stops it; the pool stays the caller's.
+func New(pool *pgxpool.Pool, cfg Config) (*Store, error) {
+	if pool == nil {
+		return nil, errors.New("postgres event store: nil pool")
+	}
+	cfg.defaults()
+	s := &Store{
+		pool:  pool,
+		cfg:   cfg,
+		queue: make(chan *request, 4*cfg.MaxBatchEvents),
+		stop:  make(chan struct{}),
+		done:  make(chan struct{}),
+	}
+	s.notify = newNotifier(pool, cfg.Logger)
+	go s.writer()
+	return s, nil
+}
+
+// Close stops the writer after it finishes the batch in hand and stops the
+// listener. Appends queued but not started fail with an error.
+func (s *Store) Close() error {
+	s.closeOnce.Do(func() {
+		close(s.stop)
+		<-s.done
+		s.notify.close()
+	})
+	return nil
+}
+
+// Head returns the position of the last committed event.
+func (s *Store) Head(ctx context.Context) (uint64, error) {
+	var head int64
+	if err := s.pool.QueryRow(ctx, `SELECT position FROM event_log_head`).Scan(&head); err != nil {
+		return 0, fmt.Errorf("reading log head: %w", err)
+	}
+	return uint64(head), nil
+}
+
+// WaitForEvents blocks until the log's head passes `after` or ctx ends.
+func (s *Store) WaitForEvents(ctx context.Context, after uint64) error {
+	return s.notify.wait(ctx, after, s.cfg.PollInterval, s.Head)
+}
+
+// Subscribe is a catch-up subscription over the whole log.
+func (s *Store) Subscribe(ctx context.Context, after uint64, handle eventstore.Handler) error {
+	return eventstore.CatchUp(ctx, s, after, eventstore.DefaultBatch, handle)
+}
+
+func validate(a eventstore.Append) error {
+	if a.StreamID == "" {
+		return errors.New("append: empty stream id")
+	}
+	if len(a.StreamID) > 512 {
+		return errors.New("append: stream id longer than 512 bytes")
+	}
+	if len(a.Events) == 0 {
+		return fmt.Errorf("append to %s: no events", a.StreamID)
+	}
+	seen := make(map[uuid.UUID]struct{}, len(a.Events))
+	for i, e := range a.Events {
+		if e.ID == uuid.Nil {
+			return fmt.Errorf("append to %s: event %d has no id", a.StreamID, i)
+		}
+		if _, dup := seen[e.ID]; dup {
+			return fmt.Errorf("append to %s: event id %s appears twice", a.StreamID, e.ID)
+		}
+		seen[e.ID] = struct{}{}
+		if e.Type == "" {
+			return fmt.Errorf("append to %s: event %d has no type", a.StreamID, i)
+		}
+		if len(e.Data) > 0 && !json.Valid(e.Data) {
+			return fmt.Errorf("append to %s: event %d data is not valid JSON", a.StreamID, i)
+		}
+	}
+	return nil
+}
+
+func dataOrEmpty(d json.RawMessage) []byte {
+	if len(d) == 0 {
+		return []byte("{}")
+	}
+	return d
+}
