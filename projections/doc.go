@@ -1,0 +1,17 @@
+// Package projections builds arr's read models from the event log.
+//
+// A Projection names itself (its name is its checkpoint key and its
+// PostgreSQL schema, rm_<name>: renaming one replays it), declares the DDL of
+// its tables, and applies batches of events inside a transaction. The Runner
+// keeps every projection's checkpoint and read model in step: per batch it
+// locks the checkpoint row, applies the events and advances the checkpoint in
+// one transaction, so a crash loses nothing and counts nothing twice, and
+// several runner processes can share one database.
+//
+// Rebuild and Replay build a read model into a shadow schema while the live
+// one keeps serving, then swap them in one transaction. WaitFor gives
+// read-your-writes to handlers: it returns once a projection has passed a
+// position, applying pending batches itself if no runner got there first.
+//
+// Each read model also exports the queries handlers use (see identity.go).
+package projections

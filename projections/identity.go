@@ -1,0 +1,246 @@
+package projections
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/eventstore"
+)
+
+// Identity is the read model of accounts and their API keys: it answers
+// authentication (a key's SHA-256 to its account) and key listings.
+type Identity struct{}
+
+// IdentityName is the identity projection's name and checkpoint key.
+const IdentityName = "identity"
+
+// Name implements Projection.
+func (Identity) Name() string { return IdentityName }
+
+// DDL implements Projection.
+func (Identity) DDL() string {
+	return `
+CREATE TABLE accounts (
+    account_id uuid        PRIMARY KEY,
+    email      text        NOT NULL UNIQUE,
+    plan       text        NOT NULL,
+    created_at timestamptz NOT NULL,
+    position   bigint      NOT NULL
+);
+CREATE TABLE api_keys (
+    key_id      uuid        PRIMARY KEY,
+    account_id  uuid        NOT NULL,
+    service     text        NOT NULL,
+    prefix      text        NOT NULL,
+    hint        text        NOT NULL,
+    secret_hash text        NOT NULL UNIQUE,
+    name        text        NOT NULL DEFAULT '',
+    issued_at   timestamptz NOT NULL,
+    revoked_at  timestamptz,
+    position    bigint      NOT NULL
+);
+CREATE INDEX api_keys_account ON api_keys (account_id, service);
+`
+}
+
+// Apply implements Projection. It gathers the batch into set-based
+// statements, so a rebuild runs at tens of thousands of events a second.
+func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+	var acc struct {
+		ids    []uuid.UUID
+		emails []string
+		plans  []string
+		at     []time.Time
+		pos    []int64
+	}
+	var keys struct {
+		ids, accounts             []uuid.UUID
+		services, prefixes, hints []string
+		hashes, names             []string
+		at                        []time.Time
+		pos                       []int64
+	}
+	var rev struct {
+		ids []uuid.UUID
+		at  []time.Time
+		pos []int64
+	}
+	for _, e := range events {
+		switch e.Type {
+		case account.AccountCreated{}.EventType():
+			var v account.AccountCreated
+			if err := json.Unmarshal(e.Data, &v); err != nil {
+				return fmt.Errorf("event %d: %w", e.Position, err)
+			}
+			acc.ids, acc.emails, acc.plans = append(acc.ids, v.AccountID), append(acc.emails, v.Email), append(acc.plans, string(v.Plan))
+			acc.at, acc.pos = append(acc.at, v.CreatedAt), append(acc.pos, int64(e.Position))
+		case account.KeyIssued{}.EventType():
+			var v account.KeyIssued
+			if err := json.Unmarshal(e.Data, &v); err != nil {
+				return fmt.Errorf("event %d: %w", e.Position, err)
+			}
+			keys.ids, keys.accounts = append(keys.ids, v.KeyID), append(keys.accounts, v.AccountID)
+			keys.services, keys.prefixes, keys.hints = append(keys.services, string(v.Service)), append(keys.prefixes, v.Prefix), append(keys.hints, v.Hint)
+			keys.hashes, keys.names = append(keys.hashes, v.SecretHash), append(keys.names, v.Name)
+			keys.at, keys.pos = append(keys.at, v.IssuedAt), append(keys.pos, int64(e.Position))
+		case account.KeyRevoked{}.EventType():
+			var v account.KeyRevoked
+			if err := json.Unmarshal(e.Data, &v); err != nil {
+				return fmt.Errorf("event %d: %w", e.Position, err)
+			}
+			rev.ids, rev.at, rev.pos = append(rev.ids, v.KeyID), append(rev.at, v.RevokedAt), append(rev.pos, int64(e.Position))
+		}
+	}
+	b := &pgx.Batch{}
+	if len(acc.ids) > 0 {
+		b.Queue(`INSERT INTO accounts (account_id, email, plan, created_at, position)
+			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::bigint[])
+			ON CONFLICT (account_id) DO NOTHING`, acc.ids, acc.emails, acc.plans, acc.at, acc.pos)
+	}
+	if len(keys.ids) > 0 {
+		b.Queue(`INSERT INTO api_keys (key_id, account_id, service, prefix, hint, secret_hash, name, issued_at, position)
+			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::bigint[])
+			ON CONFLICT (key_id) DO NOTHING`,
+			keys.ids, keys.accounts, keys.services, keys.prefixes, keys.hints, keys.hashes, keys.names, keys.at, keys.pos)
+	}
+	if len(rev.ids) > 0 {
+		b.Queue(`UPDATE api_keys k SET revoked_at = r.at, position = r.pos
+			FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[]) AS r(id, at, pos)
+			WHERE k.key_id = r.id AND k.revoked_at IS NULL`, rev.ids, rev.at, rev.pos)
+	}
+	if b.Len() == 0 {
+		return nil
+	}
+	return tx.SendBatch(ctx, b).Close()
+}
+
+// Principal is who a valid API key speaks for.
+type Principal struct {
+	KeyID     uuid.UUID       `json:"key_id"`
+	AccountID uuid.UUID       `json:"account_id"`
+	Email     string          `json:"email"`
+	Plan      account.Plan    `json:"plan"`
+	Service   account.Service `json:"service"`
+	Prefix    string          `json:"prefix"`
+	Hint      string          `json:"hint"`
+	Name      string          `json:"name"`
+	IssuedAt  time.Time       `json:"issued_at"`
+}
+
+// KeyInfo is an API key as listed to its owner or an operator: never the
+// secret, never its hash.
+type KeyInfo struct {
+	ID        uuid.UUID       `json:"id"`
+	AccountID uuid.UUID       `json:"account_id"`
+	Service   account.Service `json:"service"`
+	Prefix    string          `json:"prefix"`
+	Hint      string          `json:"hint"`
+	Name      string          `json:"name"`
+	CreatedAt time.Time       `json:"created_at"`
+	RevokedAt *time.Time      `json:"revoked_at"`
+}
+
+// AccountInfo is an account as the read model holds it.
+type AccountInfo struct {
+	ID        uuid.UUID    `json:"id"`
+	Email     string       `json:"email"`
+	Plan      account.Plan `json:"plan"`
+	CreatedAt time.Time    `json:"created_at"`
+}
+
+// Identities queries the identity read model. Safe for concurrent use.
+type Identities struct{ pool *pgxpool.Pool }
+
+// NewIdentities returns the queries over the identity read model.
+func NewIdentities(pool *pgxpool.Pool) *Identities { return &Identities{pool: pool} }
+
+// Authenticate maps a presented secret to its principal. A secret that is
+// unknown, revoked or for another service is domain.ErrUnauthenticated; the
+// secret itself is never logged or stored.
+func (q *Identities) Authenticate(ctx context.Context, secret string, svc account.Service) (Principal, error) {
+	got, ok := account.LooksLikeKey(secret)
+	if !ok || got != svc {
+		return Principal{}, unauthenticated(svc)
+	}
+	var p Principal
+	err := q.pool.QueryRow(ctx, `
+		SELECT k.key_id, k.account_id, a.email, a.plan, k.service, k.prefix, k.hint, k.name, k.issued_at
+		FROM rm_identity.api_keys k JOIN rm_identity.accounts a USING (account_id)
+		WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`, account.HashSecret(secret)).
+		Scan(&p.KeyID, &p.AccountID, &p.Email, &p.Plan, &p.Service, &p.Prefix, &p.Hint, &p.Name, &p.IssuedAt)
+	if errors.Is(err, pgx.ErrNoRows) || (err == nil && p.Service != svc) {
+		return Principal{}, unauthenticated(svc)
+	}
+	if err != nil {
+		return Principal{}, fmt.Errorf("authenticating key: %w", err)
+	}
+	p.IssuedAt = p.IssuedAt.UTC()
+	return p, nil
+}
+
+func unauthenticated(svc account.Service) error {
+	return &domain.Error{Kind: domain.ErrUnauthenticated, Code: "invalid_api_key",
+		Message: fmt.Sprintf("the API key is missing, malformed, revoked or not a %s key (keys for this service start with %s)", svc, svc.KeyPrefix())}
+}
+
+// AccountByEmail finds an account by its normalized e-mail address.
+func (q *Identities) AccountByEmail(ctx context.Context, email string) (AccountInfo, error) {
+	var a AccountInfo
+	err := q.pool.QueryRow(ctx, `SELECT account_id, email, plan, created_at FROM rm_identity.accounts WHERE email = $1`, email).
+		Scan(&a.ID, &a.Email, &a.Plan, &a.CreatedAt)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return a, domain.NotFound("account_not_found", "no account for %s", email)
+	}
+	if err != nil {
+		return a, fmt.Errorf("finding account: %w", err)
+	}
+	a.CreatedAt = a.CreatedAt.UTC()
+	return a, nil
+}
+
+// Key returns one key by id.
+func (q *Identities) Key(ctx context.Context, id uuid.UUID) (KeyInfo, error) {
+	ks, err := q.keys(ctx, `WHERE key_id = $1`, id)
+	if err != nil {
+		return KeyInfo{}, err
+	}
+	if len(ks) == 0 {
+		return KeyInfo{}, domain.NotFound("key_not_found", "no key %s", id)
+	}
+	return ks[0], nil
+}
+
+// Keys lists an account's keys, newest first, revoked ones included.
+func (q *Identities) Keys(ctx context.Context, accountID uuid.UUID) ([]KeyInfo, error) {
+	return q.keys(ctx, `WHERE account_id = $1 ORDER BY issued_at DESC, key_id`, accountID)
+}
+
+func (q *Identities) keys(ctx context.Context, where string, arg any) ([]KeyInfo, error) {
+	rows, err := q.pool.Query(ctx, `SELECT key_id, account_id, service, prefix, hint, name, issued_at, revoked_at FROM rm_identity.api_keys `+where, arg)
+	if err != nil {
+		return nil, fmt.Errorf("listing keys: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (KeyInfo, error) {
+		var k KeyInfo
+		err := r.Scan(&k.ID, &k.AccountID, &k.Service, &k.Prefix, &k.Hint, &k.Name, &k.CreatedAt, &k.RevokedAt)
+		k.CreatedAt = k.CreatedAt.UTC()
+		if k.RevokedAt != nil {
+			t := k.RevokedAt.UTC()
+			k.RevokedAt = &t
+		}
+		return k, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("listing keys: %w", err)
+	}
+	return out, nil
+}

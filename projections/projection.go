@@ -1,0 +1,59 @@
+package projections
+
+import (
+	"context"
+	"crypto/sha256"
+	"encoding/hex"
+	"fmt"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arr-dev/arr/eventstore"
+)
+
+// Projection turns events into one read model. Implementations must be
+// deterministic functions of the events they are given (no clocks, no
+// randomness), so a rebuild yields the same tables.
+type Projection interface {
+	// Name is the checkpoint key and the schema suffix; never rename one
+	// without meaning to replay it.
+	Name() string
+	// DDL creates the read model's tables, with unqualified names; it runs
+	// with search_path set to the target schema.
+	DDL() string
+	// Apply applies a batch of events, in log order, inside tx (whose
+	// search_path is the target schema). Events it does not care about are
+	// ignored.
+	Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error
+}
+
+// Schema is the PostgreSQL schema that holds a projection's live tables.
+func Schema(name string) string { return "rm_" + name }
+
+func shadowSchema(name string) string { return "rm_" + name + "__shadow" }
+
+func retiredSchema(name string) string { return "rm_" + name + "__retired" }
+
+func ddlHash(p Projection) string {
+	sum := sha256.Sum256([]byte(p.DDL()))
+	return hex.EncodeToString(sum[:8])
+}
+
+func checkName(p Projection) error {
+	n := p.Name()
+	ok := len(n) > 0 && len(n) <= 40 && n[0] >= 'a' && n[0] <= 'z'
+	for _, c := range n {
+		ok = ok && (c >= 'a' && c <= 'z' || c >= '0' && c <= '9' || c == '_')
+	}
+	if !ok {
+		return fmt.Errorf("projection name %q: use lowercase letters, digits and _", p.Name())
+	}
+	return nil
+}
+
+// setSearchPath points unqualified table names at schema for the rest of
+// the transaction.
+func setSearchPath(ctx context.Context, tx pgx.Tx, schema string) error {
+	_, err := tx.Exec(ctx, "SELECT set_config('search_path', $1, true)", pgx.Identifier{schema}.Sanitize()+", public")
+	return err
+}

@@ -1,0 +1,162 @@
+package projections
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// Progress reports long work: done events out of total (total may grow while
+// the log does).
+type Progress func(done, total uint64)
+
+// Rebuild rebuilds a read model from the whole log. See Replay.
+func (r *Runner) Rebuild(ctx context.Context, name string, progress Progress) error {
+	return r.Replay(ctx, name, 0, progress)
+}
+
+// Replay rebuilds a read model from the events after position `from` (0 for
+// the whole log) into a shadow schema while the live read model keeps
+// serving, then swaps the shadow in atomically: it locks the live
+// checkpoint (pausing any runner of this projection), applies what arrived
+// meanwhile, renames the schemas and sets the checkpoint, in one
+// transaction. Readers see either the old read model or the new one, never a
+// half-built one.
+func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress Progress) error {
+	p, err := r.Get(name)
+	if err != nil {
+		return err
+	}
+	shadow := shadowSchema(name)
+	if err := r.inTx(ctx, func(tx pgx.Tx) error { return createSchema(ctx, tx, shadow, p) }); err != nil {
+		return fmt.Errorf("replay %s: creating shadow schema: %w", name, err)
+	}
+	head, err := r.store.Head(ctx)
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", name, err)
+	}
+	pos := from
+	total := head - min(from, head)
+	for {
+		events, err := r.store.ReadAll(ctx, pos, r.cfg.BatchSize)
+		if err != nil {
+			return fmt.Errorf("replay %s: reading after %d: %w", name, pos, err)
+		}
+		if len(events) == 0 {
+			break
+		}
+		if err := r.inTx(ctx, func(tx pgx.Tx) error {
+			if err := setSearchPath(ctx, tx, shadow); err != nil {
+				return err
+			}
+			return p.Apply(ctx, tx, events)
+		}); err != nil {
+			return fmt.Errorf("replay %s: applying %d..%d: %w", name, events[0].Position, events[len(events)-1].Position, err)
+		}
+		pos = events[len(events)-1].Position
+		if progress != nil {
+			if pos-from > total {
+				total = pos - from
+			}
+			progress(pos-from, total)
+		}
+		if len(events) < r.cfg.BatchSize {
+			break // caught up with what was there; the swap takes the rest
+		}
+	}
+	if err := r.swap(ctx, p, pos); err != nil {
+		return fmt.Errorf("replay %s: swapping in the new read model: %w", name, err)
+	}
+	if progress != nil {
+		progress(total, total)
+	}
+	retired := pgx.Identifier{retiredSchema(name)}.Sanitize()
+	if _, err := r.pool.Exec(ctx, `DROP SCHEMA IF EXISTS `+retired+` CASCADE`); err != nil {
+		r.cfg.Logger.Warn("dropping retired read model", "projection", name, "err", err)
+	}
+	return nil
+}
+
+func (r *Runner) swap(ctx context.Context, p Projection, pos uint64) error {
+	name := p.Name()
+	return r.inTx(ctx, func(tx pgx.Tx) error {
+		// Holding the checkpoint row pauses the live runners of this
+		// projection until the swap commits.
+		var live int64
+		if err := tx.QueryRow(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, name).Scan(&live); err != nil {
+			return fmt.Errorf("locking checkpoint: %w", err)
+		}
+		if err := setSearchPath(ctx, tx, shadowSchema(name)); err != nil {
+			return err
+		}
+		for {
+			events, err := r.store.ReadAll(ctx, pos, r.cfg.BatchSize)
+			if err != nil {
+				return err
+			}
+			if len(events) == 0 {
+				break
+			}
+			if err := p.Apply(ctx, tx, events); err != nil {
+				return err
+			}
+			pos = events[len(events)-1].Position
+		}
+		// pos is now the log head as this transaction sees it.
+		liveID, shadowID, retiredID := pgx.Identifier{Schema(name)}.Sanitize(), pgx.Identifier{shadowSchema(name)}.Sanitize(), pgx.Identifier{retiredSchema(name)}.Sanitize()
+		stmts := []string{
+			`DROP SCHEMA IF EXISTS ` + retiredID + ` CASCADE`,
+			`ALTER SCHEMA ` + liveID + ` RENAME TO ` + retiredID,
+			`ALTER SCHEMA ` + shadowID + ` RENAME TO ` + liveID,
+		}
+		for _, s := range stmts {
+			if _, err := tx.Exec(ctx, s); err != nil {
+				return fmt.Errorf("%s: %w", s, err)
+			}
+		}
+		_, err := tx.Exec(ctx, `UPDATE projection_checkpoints SET position = $2, schema_hash = $3, updated_at = now() WHERE name = $1`, name, int64(pos), ddlHash(p))
+		return err
+	})
+}
+
+func (r *Runner) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
+	tx, err := r.pool.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck
+	if err := fn(tx); err != nil {
+		return err
+	}
+	return tx.Commit(ctx)
+}
+
+// WaitFor returns once projection name has applied the log up to position
+// pos (read-your-writes). If no runner has got there yet it applies the
+// pending batches itself, so it does not depend on a runner process being
+// alive. It gives up with ctx; callers bound ctx (a few seconds).
+func (r *Runner) WaitFor(ctx context.Context, name string, pos uint64) error {
+	if _, err := r.Get(name); err != nil {
+		return err
+	}
+	for {
+		var cur int64
+		if err := r.pool.QueryRow(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`, name).Scan(&cur); err != nil {
+			return fmt.Errorf("waiting for %s to reach %d: %w", name, pos, err)
+		}
+		if uint64(cur) >= pos {
+			return nil
+		}
+		if err := ctx.Err(); err != nil {
+			return fmt.Errorf("waiting for %s to reach %d (at %d): %w", name, pos, cur, err)
+		}
+		if _, _, err := r.Step(ctx, name); err != nil {
+			if ctx.Err() != nil {
+				return fmt.Errorf("waiting for %s to reach %d: %w", name, pos, ctx.Err())
+			}
+			sleep(ctx, 20*time.Millisecond)
+		}
+	}
+}

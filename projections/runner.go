@@ -1,0 +1,274 @@
+package projections
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/arr-dev/arr/eventstore"
+)
+
+// Config configures a Runner.
+type Config struct {
+	// BatchSize is the most events applied per transaction. Default 2000.
+	BatchSize int
+	// BatchTimeout bounds one batch transaction. Default 60s.
+	BatchTimeout time.Duration
+	Logger       *slog.Logger
+	// Registerer receives the runner's metrics; nil registers nothing.
+	Registerer prometheus.Registerer
+}
+
+func (c *Config) defaults() {
+	if c.BatchSize <= 0 {
+		c.BatchSize = 2000
+	}
+	if c.BatchTimeout <= 0 {
+		c.BatchTimeout = 60 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+}
+
+// Runner keeps a set of projections up to date. Safe for concurrent use;
+// several runners (in several processes) may run the same projections on one
+// database: the checkpoint row lock makes each batch apply exactly once.
+type Runner struct {
+	pool   *pgxpool.Pool
+	store  eventstore.Store
+	cfg    Config
+	byName map[string]Projection
+	order  []Projection
+	m      *metrics
+}
+
+// NewRunner returns a runner for the projections; it changes nothing until
+// Setup or Run.
+func NewRunner(pool *pgxpool.Pool, store eventstore.Store, cfg Config, ps ...Projection) (*Runner, error) {
+	if pool == nil || store == nil {
+		return nil, errors.New("projections: nil pool or store")
+	}
+	cfg.defaults()
+	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]Projection{}, m: newMetrics(cfg.Registerer)}
+	for _, p := range ps {
+		if err := checkName(p); err != nil {
+			return nil, err
+		}
+		if _, dup := r.byName[p.Name()]; dup {
+			return nil, fmt.Errorf("projections: %q registered twice", p.Name())
+		}
+		r.byName[p.Name()] = p
+		r.order = append(r.order, p)
+	}
+	return r, nil
+}
+
+// Projections returns the registered projections in registration order.
+func (r *Runner) Projections() []Projection { return append([]Projection(nil), r.order...) }
+
+// Get returns a projection by name.
+func (r *Runner) Get(name string) (Projection, error) {
+	p, ok := r.byName[name]
+	if !ok {
+		return nil, fmt.Errorf("no projection named %q (have %v)", name, r.names())
+	}
+	return p, nil
+}
+
+func (r *Runner) names() []string {
+	out := make([]string, len(r.order))
+	for i, p := range r.order {
+		out[i] = p.Name()
+	}
+	return out
+}
+
+// Setup makes sure every projection has its schema, tables and checkpoint.
+// A projection whose DDL changed since its tables were built is rebuilt from
+// the log (into a shadow schema, then swapped in).
+func (r *Runner) Setup(ctx context.Context) error {
+	for _, p := range r.order {
+		stale, err := r.setupOne(ctx, p)
+		if err != nil {
+			return err
+		}
+		if stale {
+			r.cfg.Logger.Info("read model DDL changed: rebuilding from the log", "projection", p.Name())
+			if err := r.Replay(ctx, p.Name(), 0, nil); err != nil {
+				return fmt.Errorf("rebuilding %s after a DDL change: %w", p.Name(), err)
+			}
+		}
+	}
+	return nil
+}
+
+func (r *Runner) setupOne(ctx context.Context, p Projection) (stale bool, err error) {
+	tx, err := r.pool.Begin(ctx)
+	if err != nil {
+		return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck
+	// One process sets a projection up at a time.
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('arr-projection-setup'), hashtext($1))`, p.Name()); err != nil {
+		return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
+	}
+	var hash string
+	err = tx.QueryRow(ctx, `SELECT schema_hash FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(&hash)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		if err := createSchema(ctx, tx, Schema(p.Name()), p); err != nil {
+			return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO projection_checkpoints (name, position, schema_hash) VALUES ($1, 0, $2)`, p.Name(), ddlHash(p)); err != nil {
+			return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
+		}
+		return false, tx.Commit(ctx)
+	case err != nil:
+		return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
+	}
+	return hash != ddlHash(p), tx.Commit(ctx)
+}
+
+func createSchema(ctx context.Context, tx pgx.Tx, schema string, p Projection) error {
+	id := pgx.Identifier{schema}.Sanitize()
+	if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+id+` CASCADE`); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `CREATE SCHEMA `+id); err != nil {
+		return err
+	}
+	if err := setSearchPath(ctx, tx, schema); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, p.DDL()); err != nil {
+		return fmt.Errorf("creating tables of %s: %w", p.Name(), err)
+	}
+	return nil
+}
+
+// Run keeps every projection up to date until ctx ends. When it ends, each
+// projection finishes the batch in hand and Run returns nil.
+func (r *Runner) Run(ctx context.Context) error {
+	var wg sync.WaitGroup
+	errs := make(chan error, len(r.order))
+	for _, p := range r.order {
+		wg.Add(1)
+		go func(p Projection) {
+			defer wg.Done()
+			if err := r.follow(ctx, p); err != nil {
+				errs <- fmt.Errorf("projection %s: %w", p.Name(), err)
+			}
+		}(p)
+	}
+	wg.Wait()
+	close(errs)
+	return errors.Join(collect(errs)...)
+}
+
+func collect(ch <-chan error) []error {
+	var out []error
+	for e := range ch {
+		out = append(out, e)
+	}
+	return out
+}
+
+func (r *Runner) follow(ctx context.Context, p Projection) error {
+	backoff := 100 * time.Millisecond
+	for ctx.Err() == nil {
+		pos, n, err := r.Step(ctx, p.Name())
+		if err != nil {
+			r.m.errors.WithLabelValues(p.Name()).Inc()
+			r.cfg.Logger.Error("projection batch failed; retrying", "projection", p.Name(), "position", pos, "err", err, "retry_in", backoff)
+			sleep(ctx, backoff)
+			backoff = min(backoff*2, 30*time.Second)
+			continue
+		}
+		backoff = 100 * time.Millisecond
+		if n == 0 {
+			if err := r.store.WaitForEvents(ctx, pos); err != nil && ctx.Err() == nil {
+				r.cfg.Logger.Warn("waiting for events", "projection", p.Name(), "err", err)
+				sleep(ctx, time.Second)
+			}
+		}
+	}
+	return nil
+}
+
+// Step applies at most one batch of a projection: it locks the checkpoint,
+// applies the events after it and advances it, in one transaction. It
+// returns the checkpoint after the step and how many events it applied. The
+// batch runs to completion even if ctx ends meanwhile (bounded by
+// BatchTimeout), so shutdown never leaves a half-applied batch.
+func (r *Runner) Step(ctx context.Context, name string) (uint64, int, error) {
+	p, err := r.Get(name)
+	if err != nil {
+		return 0, 0, err
+	}
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.BatchTimeout)
+	defer cancel()
+	start := time.Now()
+	tx, err := r.pool.Begin(bctx)
+	if err != nil {
+		return 0, 0, fmt.Errorf("begin: %w", err)
+	}
+	defer tx.Rollback(context.Background()) //nolint:errcheck
+	var pos int64
+	if err := tx.QueryRow(bctx, `SELECT position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, name).Scan(&pos); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, 0, fmt.Errorf("projection %s is not set up (run arr migrate / arr up)", name)
+		}
+		return 0, 0, fmt.Errorf("locking checkpoint: %w", err)
+	}
+	events, err := r.store.ReadAll(bctx, uint64(pos), r.cfg.BatchSize)
+	if err != nil {
+		return uint64(pos), 0, err
+	}
+	if len(events) == 0 {
+		r.observe(bctx, name, uint64(pos), 0, 0)
+		return uint64(pos), 0, tx.Commit(bctx)
+	}
+	if err := setSearchPath(bctx, tx, Schema(name)); err != nil {
+		return uint64(pos), 0, fmt.Errorf("search path: %w", err)
+	}
+	if err := p.Apply(bctx, tx, events); err != nil {
+		return uint64(pos), 0, fmt.Errorf("applying events %d..%d: %w", events[0].Position, events[len(events)-1].Position, err)
+	}
+	last := events[len(events)-1].Position
+	if _, err := tx.Exec(bctx, `UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1`, name, int64(last)); err != nil {
+		return uint64(pos), 0, fmt.Errorf("advancing checkpoint: %w", err)
+	}
+	if err := tx.Commit(bctx); err != nil {
+		return uint64(pos), 0, fmt.Errorf("commit: %w", err)
+	}
+	r.observe(bctx, name, last, len(events), time.Since(start))
+	return last, len(events), nil
+}
+
+func (r *Runner) observe(ctx context.Context, name string, pos uint64, n int, took time.Duration) {
+	r.m.position.WithLabelValues(name).Set(float64(pos))
+	if n > 0 {
+		r.m.events.WithLabelValues(name).Add(float64(n))
+		r.m.batches.WithLabelValues(name).Observe(took.Seconds())
+	}
+	if head, err := r.store.Head(ctx); err == nil && head >= pos {
+		r.m.lag.WithLabelValues(name).Set(float64(head - pos))
+	}
+}
+
+func sleep(ctx context.Context, d time.Duration) {
+	t := time.NewTimer(d)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+	case <-t.C:
+	}
+}
