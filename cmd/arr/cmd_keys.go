@@ -1,0 +1,163 @@
+package main
+
+import (
+	"fmt"
+	"text/tabwriter"
+
+	"github.com/google/uuid"
+	"github.com/spf13/cobra"
+
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/projections"
+)
+
+func (a *app) keysCmd() *cobra.Command {
+	c := &cobra.Command{Use: "keys", Short: "Mint, revoke and list API keys"}
+
+	var email, service, name string
+	var mintJSON bool
+	mint := &cobra.Command{
+		Use:   "mint --email E --service answer|gateway|records [--name N]",
+		Short: "Mint an API key; the secret is printed once and never stored",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			svc, err := account.ParseService(service)
+			if err != nil {
+				return err
+			}
+			e, err := account.NormalizeEmail(email)
+			if err != nil {
+				return err
+			}
+			s, err := openSystem(cmd.Context(), a.cfg, a.cfg.logger(), openOptions{setup: true})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			k, err := s.cmds.IssueKey.Handle(cmd.Context(), commands.IssueKey{
+				AccountID: account.IDForEmail(e), Service: svc, Name: name, Metadata: cliMetadata(cmd)})
+			if err != nil {
+				return err
+			}
+			// Read-your-writes: the key authenticates as soon as we return.
+			if err := s.waitFor(cmd.Context(), projections.IdentityName, k.Position); err != nil {
+				return fmt.Errorf("key %s was minted but the read model did not catch up: %w", k.KeyID, err)
+			}
+			out := map[string]any{
+				"id": k.KeyID, "secret": k.Secret, "prefix": k.Prefix, "hint": k.Hint, "service": k.Service,
+				"name": k.Name, "account_id": k.AccountID, "created_at": k.CreatedAt, "position": k.Position,
+			}
+			if mintJSON {
+				return printJSON(cmd.OutOrStdout(), out)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s\n\nkey id %s for %s (%s). This secret is shown once and cannot be recovered; store it now.\n", k.Secret, k.KeyID, k.Service, e)
+			return nil
+		},
+	}
+	mint.Flags().StringVar(&email, "email", "", "account e-mail address (required)")
+	mint.Flags().StringVar(&service, "service", "", "answer, gateway or records (required)")
+	mint.Flags().StringVar(&name, "name", "", "a label for the key")
+	mint.Flags().BoolVar(&mintJSON, "json", false, "print JSON")
+	_ = mint.MarkFlagRequired("email")
+	_ = mint.MarkFlagRequired("service")
+
+	var id string
+	var revokeJSON bool
+	revoke := &cobra.Command{
+		Use:   "revoke --id ID",
+		Short: "Revoke a key; it stops working at once",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			keyID, err := uuid.Parse(id)
+			if err != nil {
+				return domain.Invalid("invalid_key_id", "id", "--id must be a key id (a UUID); got %q", id)
+			}
+			s, err := openSystem(cmd.Context(), a.cfg, a.cfg.logger(), openOptions{setup: true})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.catchUp(cmd.Context(), projections.IdentityName); err != nil {
+				return err
+			}
+			k, err := s.ids.Key(cmd.Context(), keyID)
+			if err != nil {
+				return err
+			}
+			pos, err := s.cmds.RevokeKey.Handle(cmd.Context(), commands.RevokeKey{AccountID: k.AccountID, KeyID: keyID, Metadata: cliMetadata(cmd)})
+			if err != nil {
+				return err
+			}
+			if err := s.waitFor(cmd.Context(), projections.IdentityName, pos); err != nil {
+				return fmt.Errorf("key %s was revoked but the read model did not catch up: %w", keyID, err)
+			}
+			if revokeJSON {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"id": keyID, "revoked": true, "position": pos})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "key %s revoked\n", keyID)
+			return nil
+		},
+	}
+	revoke.Flags().StringVar(&id, "id", "", "key id (required)")
+	revoke.Flags().BoolVar(&revokeJSON, "json", false, "print JSON")
+	_ = revoke.MarkFlagRequired("id")
+
+	var listEmail string
+	var listJSON bool
+	list := &cobra.Command{
+		Use:   "list --email E",
+		Short: "List an account's keys (never their secrets)",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			e, err := account.NormalizeEmail(listEmail)
+			if err != nil {
+				return err
+			}
+			s, err := openSystem(cmd.Context(), a.cfg, a.cfg.logger(), openOptions{setup: true})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if err := s.catchUp(cmd.Context(), projections.IdentityName); err != nil {
+				return err
+			}
+			acc, err := s.ids.AccountByEmail(cmd.Context(), e)
+			if err != nil {
+				return err
+			}
+			keys, err := s.ids.Keys(cmd.Context(), acc.ID)
+			if err != nil {
+				return err
+			}
+			if listJSON {
+				if keys == nil {
+					keys = []projections.KeyInfo{}
+				}
+				return printJSON(cmd.OutOrStdout(), keys)
+			}
+			printKeys(cmd, keys)
+			return nil
+		},
+	}
+	list.Flags().StringVar(&listEmail, "email", "", "account e-mail address (required)")
+	list.Flags().BoolVar(&listJSON, "json", false, "print JSON")
+	_ = list.MarkFlagRequired("email")
+
+	c.AddCommand(mint, revoke, list)
+	return c
+}
+
+func printKeys(cmd *cobra.Command, keys []projections.KeyInfo) {
+	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+	fmt.Fprintln(tw, "ID\tSERVICE\tKEY\tNAME\tCREATED\tSTATUS")
+	for _, k := range keys {
+		status := "active"
+		if k.RevokedAt != nil {
+			status = "revoked " + k.RevokedAt.Format("2006-01-02T15:04:05Z")
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s…%s\t%s\t%s\t%s\n", k.ID, k.Service, k.Prefix, k.Hint, k.Name, k.CreatedAt.Format("2006-01-02T15:04:05Z"), status)
+	}
+	_ = tw.Flush()
+}

@@ -1,0 +1,137 @@
+package main
+
+import (
+	"context"
+	"fmt"
+	"os"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/arr-dev/arr/projections"
+)
+
+type projectionStatus struct {
+	Name       string    `json:"name"`
+	Position   int64     `json:"position"`
+	LagEvents  int64     `json:"lag_events"`
+	RatePerSec float64   `json:"events_per_second"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+func (a *app) projectionsCmd() *cobra.Command {
+	c := &cobra.Command{Use: "projections", Short: "Inspect, rebuild and replay read models"}
+
+	var asJSON bool
+	var sample time.Duration
+	status := &cobra.Command{
+		Use:   "status",
+		Short: "Position, lag and rate of every projection",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := openSystem(cmd.Context(), a.cfg, a.cfg.logger(), openOptions{})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			first, err := readCheckpoints(cmd.Context(), s)
+			if err != nil {
+				return err
+			}
+			time.Sleep(sample)
+			second, err := readCheckpoints(cmd.Context(), s)
+			if err != nil {
+				return err
+			}
+			head, err := s.store.Head(cmd.Context())
+			if err != nil {
+				return err
+			}
+			var out []projectionStatus
+			for _, p := range second {
+				p.LagEvents = max(int64(head)-p.Position, 0)
+				for _, f := range first {
+					if f.Name == p.Name && sample > 0 {
+						p.RatePerSec = float64(p.Position-f.Position) / sample.Seconds()
+					}
+				}
+				out = append(out, p)
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"head": head, "projections": out})
+			}
+			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
+			fmt.Fprintf(tw, "log head: %d\nNAME\tPOSITION\tLAG\tEVENTS/S\tUPDATED\n", head)
+			for _, p := range out {
+				fmt.Fprintf(tw, "%s\t%d\t%d\t%.1f\t%s\n", p.Name, p.Position, p.LagEvents, p.RatePerSec, p.UpdatedAt.Format(time.RFC3339))
+			}
+			return tw.Flush()
+		},
+	}
+	status.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	status.Flags().DurationVar(&sample, "sample", time.Second, "how long to watch positions to measure the rate")
+
+	rebuild := &cobra.Command{
+		Use:   "rebuild NAME|all",
+		Short: "Rebuild a read model from the whole log into shadow tables, then swap it in atomically",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.replay(cmd.Context(), args[0], 0)
+		},
+	}
+	var from uint64
+	replay := &cobra.Command{
+		Use:   "replay NAME --from POS",
+		Short: "Rebuild a read model from the events after POS only, then swap it in atomically",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			return a.replay(cmd.Context(), args[0], from)
+		},
+	}
+	replay.Flags().Uint64Var(&from, "from", 0, "log position to replay after (0 = the whole log)")
+	c.AddCommand(status, rebuild, replay)
+	return c
+}
+
+func (a *app) replay(ctx context.Context, name string, from uint64) error {
+	s, err := openSystem(ctx, a.cfg, a.cfg.logger(), openOptions{setup: true})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	names := []string{name}
+	if name == "all" {
+		names = nil
+		for _, p := range s.runner.Projections() {
+			names = append(names, p.Name())
+		}
+	}
+	for _, n := range names {
+		if _, err := s.runner.Get(n); err != nil {
+			return err
+		}
+		verb := "rebuild " + n
+		if from > 0 {
+			verb = fmt.Sprintf("replay %s from %d", n, from)
+		}
+		p := newProgress(os.Stderr, verb)
+		if err := s.runner.Replay(ctx, n, from, p.Set); err != nil {
+			return err
+		}
+		p.Finish()
+	}
+	return nil
+}
+
+func readCheckpoints(ctx context.Context, s *system) ([]projectionStatus, error) {
+	cps, err := projections.Checkpoints(ctx, s.pool)
+	if err != nil {
+		return nil, err
+	}
+	out := make([]projectionStatus, len(cps))
+	for i, c := range cps {
+		out[i] = projectionStatus{Name: c.Name, Position: c.Position, UpdatedAt: c.UpdatedAt}
+	}
+	return out, nil
+}

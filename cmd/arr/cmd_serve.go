@@ -1,0 +1,148 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/spf13/cobra"
+
+	"github.com/arr-dev/arr/readapi/answer"
+	"github.com/arr-dev/arr/readapi/gateway"
+	"github.com/arr-dev/arr/readapi/httpx"
+	"github.com/arr-dev/arr/readapi/records"
+)
+
+func roleNames() []string { return []string{"answer", "gateway", "records", "projections"} }
+
+func (a *app) upCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:   "up",
+		Short: "Run everything in one process: migrations, projections and the three services",
+		Long: "Run everything in one process: migrations, projections and the three HTTP services.\n" +
+			"With no DATABASE_URL, a private PostgreSQL is started under ARR_DATA_DIR from the PostgreSQL binaries on this machine.",
+		Args: cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			return a.serve(cmd.Context(), roleNames())
+		},
+	}
+}
+
+func (a *app) serveCmd() *cobra.Command {
+	return &cobra.Command{
+		Use:       "serve answer|gateway|records|projections",
+		Short:     "Run one role, so several processes can share one database",
+		Args:      cobra.ExactArgs(1),
+		ValidArgs: roleNames(),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			for _, r := range roleNames() {
+				if r == args[0] {
+					return a.serve(cmd.Context(), []string{r})
+				}
+			}
+			return fmt.Errorf("unknown role %q: use one of answer, gateway, records, projections", args[0])
+		},
+	}
+}
+
+// serve runs the roles until ctx ends, then drains: HTTP servers stop
+// accepting and finish in-flight requests (bounded by ARR_SHUTDOWN_GRACE),
+// projections finish the batch in hand.
+func (a *app) serve(ctx context.Context, roles []string) error {
+	log := a.cfg.logger()
+	gin.SetMode(gin.ReleaseMode)
+	s, err := openSystem(ctx, a.cfg, log, openOptions{setup: true})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+
+	deps := httpx.Deps{
+		Pool: s.pool, Identities: s.ids, Head: s.store.Head, Version: a.version,
+		Logger: log, Metrics: httpx.NewMetrics(s.registry), Gatherer: s.registry,
+	}
+	builders := map[string]struct {
+		addr string
+		new  func(httpx.Deps) (http.Handler, error)
+	}{
+		"answer":  {a.cfg.AnswerAddr, answer.New},
+		"gateway": {a.cfg.GatewayAddr, gateway.New},
+		"records": {a.cfg.RecordsAddr, records.New},
+	}
+	var servers []*http.Server
+	var listeners []net.Listener
+	for _, r := range roles {
+		b, ok := builders[r]
+		if !ok {
+			continue
+		}
+		h, err := b.new(deps)
+		if err != nil {
+			return fmt.Errorf("%s: %w", r, err)
+		}
+		ln, err := net.Listen("tcp", b.addr)
+		if err != nil {
+			for _, l := range listeners {
+				_ = l.Close()
+			}
+			return fmt.Errorf("%s service: listening on %s: %w", r, b.addr, err)
+		}
+		listeners = append(listeners, ln)
+		servers = append(servers, &http.Server{
+			Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
+			IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
+		})
+		log.Info(r+" service listening", "url", "http://"+ln.Addr().String())
+	}
+
+	var wg sync.WaitGroup
+	errc := make(chan error, len(servers)+1)
+	for i, srv := range servers {
+		wg.Add(1)
+		go func(srv *http.Server, ln net.Listener) {
+			defer wg.Done()
+			if err := srv.Serve(ln); err != nil && !errors.Is(err, http.ErrServerClosed) {
+				errc <- err
+			}
+		}(srv, listeners[i])
+	}
+	runCtx, stopRun := context.WithCancel(ctx)
+	defer stopRun()
+	for _, r := range roles {
+		if r == "projections" {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				log.Info("projections running", "projections", len(s.runner.Projections()))
+				if err := s.runner.Run(runCtx); err != nil {
+					errc <- err
+				}
+			}()
+		}
+	}
+
+	select {
+	case <-ctx.Done():
+		log.Info("shutting down: draining in-flight requests and finishing the current batch")
+	case err = <-errc:
+		log.Error("a role failed; shutting down", "err", err)
+	}
+	stopRun()
+	grace, cancel := context.WithTimeout(context.Background(), a.cfg.ShutdownGrace)
+	defer cancel()
+	for _, srv := range servers {
+		if e := srv.Shutdown(grace); e != nil {
+			log.Warn("HTTP shutdown", "err", e)
+		}
+	}
+	wg.Wait()
+	log.Info("stopped")
+	return err
+}

@@ -1,0 +1,116 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+	"strings"
+	"time"
+
+	"github.com/spf13/pflag"
+)
+
+// Config is everything arr reads from its environment. Each field is an
+// environment variable and a flag of the same name (DATABASE_URL is
+// --database-url); a flag wins over the variable, the variable over the
+// default. Only this package reads the environment.
+type Config struct {
+	DatabaseURL   string
+	DataDir       string
+	EmbeddedPort  int
+	EventStore    string
+	KurrentDBURL  string
+	Bus           string
+	NATSURL       string
+	AnswerAddr    string
+	GatewayAddr   string
+	RecordsAddr   string
+	LogLevel      string
+	LogFormat     string
+	ShutdownGrace time.Duration
+	RYWTimeout    time.Duration
+}
+
+type setting struct {
+	env, help string
+	str       *string
+	num       *int
+	dur       *time.Duration
+	def       string
+}
+
+func (c *Config) settings() []setting {
+	return []setting{
+		{env: "DATABASE_URL", str: &c.DatabaseURL, help: "PostgreSQL (with PostGIS) URL; empty starts a private PostgreSQL under ARR_DATA_DIR"},
+		{env: "ARR_DATA_DIR", str: &c.DataDir, def: ".arr", help: "directory for the embedded PostgreSQL and local state"},
+		{env: "ARR_EMBEDDED_PG_PORT", num: &c.EmbeddedPort, def: "54329", help: "port of the embedded PostgreSQL (127.0.0.1 only)"},
+		{env: "ARR_EVENTSTORE", str: &c.EventStore, def: "postgres", help: "event store: postgres or kurrentdb"},
+		{env: "KURRENTDB_URL", str: &c.KurrentDBURL, help: "KurrentDB connection string when ARR_EVENTSTORE=kurrentdb"},
+		{env: "ARR_BUS", str: &c.Bus, def: "none", help: "event fan-out: none, gochannel or nats"},
+		{env: "NATS_URL", str: &c.NATSURL, def: "nats://127.0.0.1:4222", help: "NATS server when ARR_BUS=nats"},
+		{env: "ARR_ANSWER_ADDR", str: &c.AnswerAddr, def: "127.0.0.1:8081", help: "listen address of the answer service"},
+		{env: "ARR_GATEWAY_ADDR", str: &c.GatewayAddr, def: "127.0.0.1:8082", help: "listen address of the routing gateway"},
+		{env: "ARR_RECORDS_ADDR", str: &c.RecordsAddr, def: "127.0.0.1:8083", help: "listen address of the records service"},
+		{env: "ARR_LOG_LEVEL", str: &c.LogLevel, def: "info", help: "debug, info, warn or error"},
+		{env: "ARR_LOG_FORMAT", str: &c.LogFormat, def: "text", help: "text or json"},
+		{env: "ARR_SHUTDOWN_GRACE", dur: &c.ShutdownGrace, def: "20s", help: "how long SIGINT/SIGTERM waits for in-flight requests"},
+		{env: "ARR_READ_YOUR_WRITES_TIMEOUT", dur: &c.RYWTimeout, def: "5s", help: "bound on waiting for read models to show a write"},
+	}
+}
+
+func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
+
+// bind registers one persistent flag per setting, defaulting to the
+// environment variable when set.
+func (c *Config) bind(fs *pflag.FlagSet, getenv func(string) string) {
+	for _, s := range c.settings() {
+		def := s.def
+		if v := getenv(s.env); v != "" {
+			def = v
+		}
+		help := s.help + " (env " + s.env + ")"
+		switch {
+		case s.str != nil:
+			fs.StringVar(s.str, flagName(s.env), def, help)
+		case s.num != nil:
+			var n int
+			fmt.Sscan(def, &n)
+			fs.IntVar(s.num, flagName(s.env), n, help)
+		case s.dur != nil:
+			d, _ := time.ParseDuration(def)
+			fs.DurationVar(s.dur, flagName(s.env), d, help)
+		}
+	}
+}
+
+// Validate checks the values that have a fixed set of choices.
+func (c *Config) Validate() error {
+	switch c.EventStore {
+	case "postgres":
+	case "kurrentdb":
+		if c.KurrentDBURL == "" {
+			return fmt.Errorf("ARR_EVENTSTORE=kurrentdb needs KURRENTDB_URL (e.g. esdb://127.0.0.1:2113?tls=false)")
+		}
+	default:
+		return fmt.Errorf("ARR_EVENTSTORE must be postgres or kurrentdb, not %q", c.EventStore)
+	}
+	switch c.Bus {
+	case "none", "gochannel", "nats":
+	default:
+		return fmt.Errorf("ARR_BUS must be none, gochannel or nats, not %q", c.Bus)
+	}
+	if c.ShutdownGrace <= 0 || c.RYWTimeout <= 0 {
+		return fmt.Errorf("ARR_SHUTDOWN_GRACE and ARR_READ_YOUR_WRITES_TIMEOUT must be positive durations")
+	}
+	return nil
+}
+
+func (c *Config) logger() *slog.Logger {
+	var lvl slog.Level
+	_ = lvl.UnmarshalText([]byte(c.LogLevel))
+	opts := &slog.HandlerOptions{Level: lvl}
+	if c.LogFormat == "json" {
+		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
+	}
+	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}

@@ -1,0 +1,171 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"os"
+	"os/exec"
+	"os/user"
+	"path/filepath"
+	"sort"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+)
+
+// embeddedPG is the private PostgreSQL arr starts under its data directory
+// when no DATABASE_URL is given, from the PostgreSQL binaries installed on
+// the machine. It listens on 127.0.0.1 only, with trust auth for the local
+// user.
+type embeddedPG struct {
+	dir  string
+	port int
+	bin  string
+	log  *slog.Logger
+	// runAs is the unprivileged user to run PostgreSQL as when arr runs as
+	// root (PostgreSQL refuses to run as root).
+	runAs string
+}
+
+func newEmbeddedPG(dataDir string, port int, log *slog.Logger) (*embeddedPG, error) {
+	abs, err := filepath.Abs(filepath.Join(dataDir, "pg"))
+	if err != nil {
+		return nil, err
+	}
+	bin, err := postgresBinDir()
+	if err != nil {
+		return nil, err
+	}
+	e := &embeddedPG{dir: abs, port: port, bin: bin, log: log}
+	if os.Geteuid() == 0 {
+		for _, u := range []string{"postgres", "nobody"} {
+			if _, err := user.Lookup(u); err == nil {
+				e.runAs = u
+				break
+			}
+		}
+		if e.runAs == "" {
+			return nil, errors.New("embedded PostgreSQL: running as root and found no postgres or nobody user to run it as")
+		}
+	}
+	return e, nil
+}
+
+// postgresBinDir finds initdb and pg_ctl: pg_config --bindir, then the
+// newest /usr/lib/postgresql/*/bin, then PATH.
+func postgresBinDir() (string, error) {
+	if out, err := exec.Command("pg_config", "--bindir").Output(); err == nil {
+		d := strings.TrimSpace(string(out))
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	dirs, _ := filepath.Glob("/usr/lib/postgresql/*/bin")
+	sort.Slice(dirs, func(i, j int) bool { return pgMajor(dirs[i]) > pgMajor(dirs[j]) })
+	for _, d := range dirs {
+		if _, err := os.Stat(filepath.Join(d, "initdb")); err == nil {
+			return d, nil
+		}
+	}
+	if p, err := exec.LookPath("initdb"); err == nil {
+		return filepath.Dir(p), nil
+	}
+	return "", errors.New("no PostgreSQL server binaries (initdb) found: install PostgreSQL with PostGIS (scripts/up.sh does) or set DATABASE_URL")
+}
+
+func pgMajor(dir string) int {
+	n, _ := strconv.Atoi(filepath.Base(filepath.Dir(dir)))
+	return n
+}
+
+func (e *embeddedPG) dataDir() string { return filepath.Join(e.dir, "data") }
+
+func (e *embeddedPG) cmd(ctx context.Context, name string, args ...string) *exec.Cmd {
+	path := filepath.Join(e.bin, name)
+	if e.runAs != "" {
+		return exec.CommandContext(ctx, "runuser", append([]string{"-u", e.runAs, "--", path}, args...)...)
+	}
+	return exec.CommandContext(ctx, path, args...)
+}
+
+func (e *embeddedPG) run(ctx context.Context, name string, args ...string) error {
+	out, err := e.cmd(ctx, name, args...).CombinedOutput()
+	if err != nil {
+		return fmt.Errorf("%s: %w: %s", name, err, strings.TrimSpace(string(out)))
+	}
+	return nil
+}
+
+// URL is the connection string of the embedded server's arr database.
+func (e *embeddedPG) URL() string {
+	return fmt.Sprintf("postgres://postgres@127.0.0.1:%d/arr?sslmode=disable", e.port)
+}
+
+// Start initializes the cluster on first use and starts it unless it is
+// already running. started says whether this call started it (and so
+// whether Stop should stop it).
+func (e *embeddedPG) Start(ctx context.Context) (started bool, err error) {
+	if err := os.MkdirAll(filepath.Join(e.dir, "run"), 0o700); err != nil {
+		return false, fmt.Errorf("embedded PostgreSQL: %w", err)
+	}
+	if e.runAs != "" {
+		if out, err := exec.CommandContext(ctx, "chown", "-R", e.runAs, e.dir).CombinedOutput(); err != nil {
+			return false, fmt.Errorf("embedded PostgreSQL: chown: %w: %s", err, out)
+		}
+	}
+	if _, err := os.Stat(filepath.Join(e.dataDir(), "PG_VERSION")); err != nil {
+		e.log.Info("initializing the embedded PostgreSQL", "dir", e.dataDir())
+		if err := e.run(ctx, "initdb", "-D", e.dataDir(), "-U", "postgres", "--auth=trust", "--encoding=UTF8", "--no-locale"); err != nil {
+			return false, fmt.Errorf("embedded PostgreSQL: %w", err)
+		}
+	}
+	if e.cmd(ctx, "pg_ctl", "status", "-D", e.dataDir()).Run() != nil {
+		opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories=%s", e.port, filepath.Join(e.dir, "run"))
+		if err := e.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", e.dataDir(), "-l", filepath.Join(e.dir, "postgres.log"), "-o", opts); err != nil {
+			return false, fmt.Errorf("embedded PostgreSQL: %w (see %s)", err, filepath.Join(e.dir, "postgres.log"))
+		}
+		started = true
+	}
+	if err := e.ensureDatabase(ctx); err != nil {
+		return started, err
+	}
+	return started, nil
+}
+
+func (e *embeddedPG) ensureDatabase(ctx context.Context) error {
+	var conn *pgx.Conn
+	var err error
+	for i := 0; i < 50; i++ {
+		conn, err = pgx.Connect(ctx, fmt.Sprintf("postgres://postgres@127.0.0.1:%d/postgres?sslmode=disable", e.port))
+		if err == nil {
+			break
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	if err != nil {
+		return fmt.Errorf("embedded PostgreSQL: connecting: %w", err)
+	}
+	defer conn.Close(ctx)
+	var exists bool
+	if err := conn.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_database WHERE datname = 'arr')`).Scan(&exists); err != nil {
+		return fmt.Errorf("embedded PostgreSQL: %w", err)
+	}
+	if !exists {
+		if _, err := conn.Exec(ctx, `CREATE DATABASE arr`); err != nil {
+			return fmt.Errorf("embedded PostgreSQL: creating database arr: %w", err)
+		}
+	}
+	return nil
+}
+
+// Stop stops the server (fast shutdown: in-flight transactions roll back,
+// committed data is safe).
+func (e *embeddedPG) Stop() error {
+	ctx, cancel := context.WithTimeout(context.Background(), 60*time.Second)
+	defer cancel()
+	return e.run(ctx, "pg_ctl", "stop", "-D", e.dataDir(), "-m", "fast", "-w")
+}

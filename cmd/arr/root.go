@@ -1,0 +1,39 @@
+package main
+
+import (
+	"encoding/json"
+	"io"
+	"os"
+
+	"github.com/spf13/cobra"
+)
+
+// app is what every subcommand shares: the configuration and the build
+// version.
+type app struct {
+	cfg     Config
+	version string
+}
+
+func newRoot(version string) *cobra.Command {
+	a := &app{version: version}
+	root := &cobra.Command{
+		Use:           "arr",
+		Short:         "arr: the answer service, routing gateway and records service on one event log",
+		Version:       version,
+		SilenceUsage:  true,
+		SilenceErrors: true,
+	}
+	a.cfg.bind(root.PersistentFlags(), os.Getenv)
+	root.AddCommand(
+		a.upCmd(), a.serveCmd(), a.migrateCmd(), a.eventsCmd(), a.projectionsCmd(),
+		a.accountsCmd(), a.keysCmd(),
+	)
+	return root
+}
+
+func printJSON(w io.Writer, v any) error {
+	enc := json.NewEncoder(w)
+	enc.SetIndent("", "  ")
+	return enc.Encode(v)
+}

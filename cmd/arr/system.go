@@ -1,0 +1,150 @@
+package main
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/collectors"
+
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/eventstore"
+	"github.com/arr-dev/arr/eventstore/postgres"
+	"github.com/arr-dev/arr/migrations"
+	"github.com/arr-dev/arr/projections"
+)
+
+// system is arr wired together: the database, the event store, the
+// projections, the commands and the read-model queries. Every subcommand
+// builds one with openSystem; the end-to-end tests drive the same code
+// through the binary.
+type system struct {
+	cfg      Config
+	log      *slog.Logger
+	pool     *pgxpool.Pool
+	store    eventstore.Store
+	runner   *projections.Runner
+	cmds     commands.Commands
+	ids      *projections.Identities
+	registry *prometheus.Registry
+	closers  []func()
+}
+
+type openOptions struct {
+	// setup creates missing read models (and rebuilds ones whose DDL
+	// changed); servers and runners want it, quick CLI reads do not.
+	setup bool
+}
+
+func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions) (*system, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	s := &system{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
+	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
+	ok := false
+	defer func() {
+		if !ok {
+			s.Close()
+		}
+	}()
+	url := cfg.DatabaseURL
+	if url == "" {
+		pg, err := newEmbeddedPG(cfg.DataDir, cfg.EmbeddedPort, log)
+		if err != nil {
+			return nil, err
+		}
+		started, err := pg.Start(ctx)
+		if started {
+			s.closers = append(s.closers, func() {
+				if err := pg.Stop(); err != nil {
+					log.Warn("stopping the embedded PostgreSQL", "err", err)
+				}
+			})
+		}
+		if err != nil {
+			return nil, err
+		}
+		url = pg.URL()
+		log.Info("no DATABASE_URL set: using the embedded PostgreSQL", "dir", pg.dir, "addr", fmt.Sprintf("127.0.0.1:%d", cfg.EmbeddedPort), "started_now", started)
+	}
+	pcfg, err := pgxpool.ParseConfig(url)
+	if err != nil {
+		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+	}
+	if pcfg.MaxConns < 16 {
+		pcfg.MaxConns = 16
+	}
+	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
+	if err != nil {
+		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
+	}
+	s.pool = pool
+	s.closers = append(s.closers, pool.Close)
+	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
+	defer cancel()
+	if err := pool.Ping(pingCtx); err != nil {
+		return nil, fmt.Errorf("connecting to PostgreSQL at %s:%d: %w", pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, err)
+	}
+	if err := migrations.Apply(ctx, pool, log); err != nil {
+		return nil, err
+	}
+	switch cfg.EventStore {
+	case "postgres":
+		st, err := postgres.New(pool, postgres.Config{Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		s.store = st
+	default:
+		return nil, errors.New("ARR_EVENTSTORE=" + cfg.EventStore + " is not available in this build")
+	}
+	s.closers = append(s.closers, func() { _ = s.store.Close() })
+	s.runner, err = projections.NewRunner(pool, s.store, projections.Config{Logger: log, Registerer: s.registry}, projections.All()...)
+	if err != nil {
+		return nil, err
+	}
+	if o.setup {
+		if err := s.runner.Setup(ctx); err != nil {
+			return nil, err
+		}
+	}
+	if s.cmds, err = commands.New(s.store, time.Now); err != nil {
+		return nil, err
+	}
+	s.ids = projections.NewIdentities(pool)
+	ok = true
+	return s, nil
+}
+
+// Close releases everything in reverse order of acquisition.
+func (s *system) Close() {
+	for i := len(s.closers) - 1; i >= 0; i-- {
+		s.closers[i]()
+	}
+	s.closers = nil
+}
+
+// waitFor gives read-your-writes: it returns once the projection has applied
+// position pos, bounded by ARR_READ_YOUR_WRITES_TIMEOUT.
+func (s *system) waitFor(ctx context.Context, projection string, pos uint64) error {
+	if pos == 0 {
+		return nil
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.RYWTimeout)
+	defer cancel()
+	return s.runner.WaitFor(ctx, projection, pos)
+}
+
+// catchUp brings a projection up to the current log head.
+func (s *system) catchUp(ctx context.Context, projection string) error {
+	head, err := s.store.Head(ctx)
+	if err != nil {
+		return err
+	}
+	return s.waitFor(ctx, projection, head)
+}

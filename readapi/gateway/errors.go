@@ -1,0 +1,43 @@
+package gateway
+
+import (
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+// openAIType maps a status to the OpenAI error type clients switch on.
+func openAIType(status int) string {
+	switch status {
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusMethodNotAllowed:
+		return "invalid_request_error"
+	case http.StatusUnauthorized:
+		return "authentication_error"
+	case http.StatusForbidden:
+		return "permission_error"
+	case http.StatusNotFound:
+		return "not_found_error"
+	case http.StatusConflict:
+		return "conflict_error"
+	case http.StatusTooManyRequests:
+		return "rate_limit_error"
+	case http.StatusServiceUnavailable:
+		return "service_unavailable_error"
+	}
+	return "api_error"
+}
+
+// fail is the gateway's one error responder.
+func fail(c *gin.Context, err error) {
+	p := httpx.ProblemOf(err)
+	var param any
+	if p.Field != "" {
+		param = p.Field
+	}
+	c.Abort()
+	c.PureJSON(p.Status, gin.H{"error": gin.H{
+		"message": p.Message, "type": openAIType(p.Status), "param": param, "code": p.Code,
+	}})
+}

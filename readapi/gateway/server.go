@@ -1,0 +1,39 @@
+package gateway
+
+import (
+	"context"
+	_ "embed"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+//go:embed openapi.json
+var openapi []byte
+
+// OpenAPI returns the gateway's OpenAPI document.
+func OpenAPI() []byte { return openapi }
+
+// New returns the gateway's HTTP handler.
+func New(d httpx.Deps) (http.Handler, error) {
+	e, err := httpx.NewEngine(httpx.Base{
+		Service: string(account.Gateway), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
+		Gatherer: d.Gatherer, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20,
+		Health: func(ctx context.Context) (int, any) { return d.BaseHealth(ctx, string(account.Gateway)) },
+	})
+	if err != nil {
+		return nil, err
+	}
+	keyed := e.Group("/v1", httpx.KeyAuth(d.Identities, account.Gateway, false, fail))
+	keyed.GET("/key", currentKey)
+	return e, nil
+}
+
+// currentKey answers GET /v1/key: the key the request was made with.
+func currentKey(c *gin.Context) {
+	p, _ := httpx.PrincipalOf(c)
+	c.JSON(http.StatusOK, httpx.KeyObject(p))
+}

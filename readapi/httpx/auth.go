@@ -1,0 +1,85 @@
+package httpx
+
+import (
+	"context"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/projections"
+)
+
+// Authenticator maps a presented secret to its principal.
+type Authenticator interface {
+	Authenticate(ctx context.Context, secret string, svc account.Service) (projections.Principal, error)
+}
+
+const principalKey = "arr.principal"
+
+// KeyAuth requires a valid API key of service svc, sent as
+// "Authorization: Bearer <key>" or, when allowXAPIKey, as "X-API-Key: <key>".
+// Failures go to fail (the service's error responder) with an error of kind
+// domain.ErrUnauthenticated.
+func KeyAuth(auth Authenticator, svc account.Service, allowXAPIKey bool, fail func(*gin.Context, error)) gin.HandlerFunc {
+	how := "Authorization: Bearer <key>"
+	if allowXAPIKey {
+		how += " or X-API-Key: <key>"
+	}
+	return func(c *gin.Context) {
+		secret := bearer(c.GetHeader("Authorization"))
+		if secret == "" && allowXAPIKey {
+			secret = strings.TrimSpace(c.GetHeader("X-API-Key"))
+		}
+		if secret == "" {
+			c.Header("WWW-Authenticate", `Bearer realm="arr `+string(svc)+`"`)
+			fail(c, &domain.Error{Kind: domain.ErrUnauthenticated, Code: "missing_api_key",
+				Message: "no API key: send " + how + "; create a key on the account page"})
+			c.Abort()
+			return
+		}
+		p, err := auth.Authenticate(c.Request.Context(), secret, svc)
+		if err != nil {
+			c.Header("WWW-Authenticate", `Bearer realm="arr `+string(svc)+`", error="invalid_token"`)
+			fail(c, err)
+			c.Abort()
+			return
+		}
+		c.Set(principalKey, p)
+		c.Next()
+	}
+}
+
+func bearer(h string) string {
+	const p = "bearer "
+	if len(h) > len(p) && strings.EqualFold(h[:len(p)], p) {
+		return strings.TrimSpace(h[len(p):])
+	}
+	return ""
+}
+
+// PrincipalOf returns the principal KeyAuth stored on the request.
+func PrincipalOf(c *gin.Context) (projections.Principal, bool) {
+	v, ok := c.Get(principalKey)
+	if !ok {
+		return projections.Principal{}, false
+	}
+	p, ok := v.(projections.Principal)
+	return p, ok
+}
+
+// KeyObject is the JSON body that describes the calling key (GET …/key):
+// never the secret, never its hash.
+func KeyObject(p projections.Principal) gin.H {
+	return gin.H{
+		"object":     "api_key",
+		"id":         p.KeyID,
+		"service":    p.Service,
+		"prefix":     p.Prefix,
+		"hint":       p.Hint,
+		"name":       p.Name,
+		"created_at": p.IssuedAt,
+		"account":    gin.H{"id": p.AccountID, "email": p.Email, "plan": p.Plan},
+	}
+}

@@ -1,0 +1,172 @@
+package httpx
+
+import (
+	"context"
+	"fmt"
+	"log/slog"
+	"net/http"
+	"runtime/debug"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+	"github.com/prometheus/client_golang/prometheus/promhttp"
+
+	"github.com/arr-dev/arr/domain"
+)
+
+// Base configures what every service's engine has.
+type Base struct {
+	Service string
+	Version string
+	Logger  *slog.Logger
+	Metrics *Metrics
+	// Gatherer serves /metrics; nil serves an empty registry.
+	Gatherer prometheus.Gatherer
+	// OpenAPI is the service's OpenAPI document, served at /openapi.json.
+	OpenAPI []byte
+	// MaxBodyBytes caps request bodies. Default 1 MiB.
+	MaxBodyBytes int64
+	// Health reports the service's health: its HTTP status and body.
+	Health func(ctx context.Context) (int, any)
+	// Fail is the service's error responder.
+	Fail func(c *gin.Context, err error)
+}
+
+// Validate checks the required fields.
+func (b *Base) Validate() error {
+	if b.Service == "" || b.Fail == nil || b.Health == nil || len(b.OpenAPI) == 0 {
+		return fmt.Errorf("httpx: service %q needs Service, Fail, Health and OpenAPI", b.Service)
+	}
+	if b.Logger == nil {
+		b.Logger = slog.New(slog.DiscardHandler)
+	}
+	if b.Metrics == nil {
+		b.Metrics = NewMetrics(nil)
+	}
+	if b.Gatherer == nil {
+		b.Gatherer = prometheus.NewRegistry()
+	}
+	if b.MaxBodyBytes <= 0 {
+		b.MaxBodyBytes = 1 << 20
+	}
+	return nil
+}
+
+// NewEngine returns a gin engine with the shared middleware and the
+// /healthz, /metrics and /openapi.json routes.
+func NewEngine(b Base) (*gin.Engine, error) {
+	if err := b.Validate(); err != nil {
+		return nil, err
+	}
+	e := gin.New()
+	e.HandleMethodNotAllowed = true
+	e.ContextWithFallback = true
+	e.Use(requestID(), b.Metrics.middleware(b.Service), accessLog(b.Service, b.Logger), recoverer(b.Logger, b.Fail), limitBody(b.MaxBodyBytes, b.Fail))
+	e.NoRoute(func(c *gin.Context) {
+		b.Fail(c, domain.NotFound("route_not_found", "no route %s %s; see /openapi.json", c.Request.Method, c.Request.URL.Path))
+	})
+	e.NoMethod(func(c *gin.Context) {
+		b.Fail(c, &domain.Error{Kind: errMethod, Code: "method_not_allowed", Message: fmt.Sprintf("%s is not allowed on %s; see /openapi.json", c.Request.Method, c.Request.URL.Path)})
+	})
+	e.GET("/healthz", func(c *gin.Context) {
+		ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
+		defer cancel()
+		status, body := b.Health(ctx)
+		c.JSON(status, body)
+	})
+	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(b.Gatherer, promhttp.HandlerOpts{})))
+	e.GET("/openapi.json", func(c *gin.Context) {
+		c.Data(http.StatusOK, "application/json", b.OpenAPI)
+	})
+	return e, nil
+}
+
+// errMethod is the kind of a 405: a Problem with status 405.
+var errMethod = methodNotAllowed{}
+
+type methodNotAllowed struct{}
+
+func (methodNotAllowed) Error() string { return "method not allowed" }
+
+func requestID() gin.HandlerFunc {
+	return func(c *gin.Context) {
+		id := c.GetHeader("X-Request-Id")
+		if !saneID(id) {
+			id = uuid.NewString()
+		}
+		c.Set("request_id", id)
+		c.Header("X-Request-Id", id)
+		c.Next()
+	}
+}
+
+func saneID(s string) bool {
+	if s == "" || len(s) > 64 {
+		return false
+	}
+	for _, r := range s {
+		if !(r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '-' || r == '_' || r == '.') {
+			return false
+		}
+	}
+	return true
+}
+
+// accessLog logs one line per request: never headers, never the query
+// string, so no key or question text reaches the log.
+func accessLog(service string, log *slog.Logger) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		start := time.Now()
+		c.Next()
+		log.LogAttrs(c.Request.Context(), slog.LevelInfo, "http request",
+			slog.String("service", service), slog.String("method", c.Request.Method),
+			slog.String("path", c.Request.URL.Path), slog.Int("status", c.Writer.Status()),
+			slog.Int("bytes", c.Writer.Size()), slog.Duration("took", time.Since(start)),
+			slog.String("request_id", c.GetString("request_id")))
+	}
+}
+
+func recoverer(log *slog.Logger, fail func(*gin.Context, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		defer func() {
+			if r := recover(); r != nil {
+				if r == http.ErrAbortHandler {
+					panic(r)
+				}
+				log.Error("panic in handler", "panic", fmt.Sprint(r), "request_id", c.GetString("request_id"), "stack", string(debug.Stack()))
+				if !c.Writer.Written() {
+					fail(c, fmt.Errorf("panic: %v", r))
+				}
+				c.Abort()
+			}
+		}()
+		c.Next()
+	}
+}
+
+// ErrTooLarge is the kind of a 413.
+var ErrTooLarge = tooLarge{}
+
+type tooLarge struct{}
+
+func (tooLarge) Error() string { return "request body too large" }
+
+// TooLarge returns the error for a body over limit bytes.
+func TooLarge(limit int64) error {
+	return &domain.Error{Kind: ErrTooLarge, Code: "body_too_large", Message: fmt.Sprintf("the request body is over the limit of %d bytes", limit)}
+}
+
+func limitBody(n int64, fail func(*gin.Context, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if c.Request.ContentLength > n {
+			c.Header("Connection", "close")
+			fail(c, TooLarge(n))
+			c.Abort()
+			return
+		}
+		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
+		c.Next()
+	}
+}

@@ -1,0 +1,52 @@
+package httpx
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+
+	"github.com/arr-dev/arr/domain"
+)
+
+// Problem is an error ready to be written: its status, stable code, message
+// and the offending field, if any.
+type Problem struct {
+	Status  int
+	Code    string
+	Message string
+	Field   string
+}
+
+// ProblemOf maps an error to a Problem with errors.Is / errors.As. Errors of
+// no known kind are 500s whose message says nothing about internals.
+func ProblemOf(err error) Problem {
+	var de *domain.Error
+	p := Problem{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal error; the request id in the response headers identifies it in the logs"}
+	switch {
+	case errors.Is(err, domain.ErrInvalid):
+		p = Problem{Status: http.StatusBadRequest, Code: "invalid_request", Message: err.Error()}
+	case errors.Is(err, domain.ErrUnauthenticated):
+		p = Problem{Status: http.StatusUnauthorized, Code: "invalid_api_key", Message: err.Error()}
+	case errors.Is(err, domain.ErrForbidden):
+		p = Problem{Status: http.StatusForbidden, Code: "forbidden", Message: err.Error()}
+	case errors.Is(err, domain.ErrNotFound):
+		p = Problem{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
+	case errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrConcurrency):
+		p = Problem{Status: http.StatusConflict, Code: "conflict", Message: err.Error()}
+	case errors.Is(err, ErrTooLarge):
+		p = Problem{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: err.Error()}
+	case errors.Is(err, errMethod):
+		p = Problem{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: err.Error()}
+	case errors.Is(err, domain.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
+		p = Problem{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "temporarily unavailable; retry shortly"}
+	}
+	var mbe *http.MaxBytesError
+	if errors.As(err, &mbe) {
+		p = Problem{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("the request body is over the limit of %d bytes", mbe.Limit)}
+	}
+	if errors.As(err, &de) && p.Status < 500 {
+		p.Code, p.Message, p.Field = de.Code, de.Message, de.Field
+	}
+	return p
+}

@@ -1,0 +1,51 @@
+package httpx
+
+import (
+	"context"
+	"log/slog"
+	"net/http"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/arr-dev/arr/projections"
+)
+
+// Deps are what every service's server is built from.
+type Deps struct {
+	Pool       *pgxpool.Pool
+	Identities *projections.Identities
+	// Head returns the event log's head position, for lag in /healthz.
+	Head     func(ctx context.Context) (uint64, error)
+	Version  string
+	Logger   *slog.Logger
+	Metrics  *Metrics
+	Gatherer prometheus.Gatherer
+}
+
+// HealthReport is the shared part of every /healthz body.
+type HealthReport struct {
+	Status      string                     `json:"status"` // "ok" or "degraded"
+	Service     string                     `json:"service"`
+	Version     string                     `json:"version"`
+	Time        time.Time                  `json:"time"`
+	Database    Check                      `json:"database"`
+	Projections map[string]ProjectionCheck `json:"projections,omitempty"`
+}
+
+// BaseHealth checks the database and the read models' lag. The status is
+// 200 when the database answers and 503 otherwise.
+func (d Deps) BaseHealth(ctx context.Context, service string) (int, HealthReport) {
+	r := HealthReport{Status: "ok", Service: service, Version: d.Version, Time: time.Now().UTC(), Database: CheckDatabase(ctx, d.Pool)}
+	if r.Database.Status != "ok" {
+		r.Status = "degraded"
+		return http.StatusServiceUnavailable, r
+	}
+	if d.Head != nil {
+		if head, err := d.Head(ctx); err == nil {
+			r.Projections, _ = CheckProjections(ctx, d.Pool, head)
+		}
+	}
+	return http.StatusOK, r
+}

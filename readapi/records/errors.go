@@ -1,0 +1,18 @@
+package records
+
+import (
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+// fail is the records service's one error responder.
+func fail(c *gin.Context, err error) {
+	p := httpx.ProblemOf(err)
+	body := gin.H{"status": p.Status, "code": p.Code, "message": p.Message}
+	if p.Field != "" {
+		body["field"] = p.Field
+	}
+	c.Abort()
+	c.PureJSON(p.Status, gin.H{"error": body})
+}
