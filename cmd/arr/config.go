@@ -29,6 +29,7 @@ type Config struct {
 	LogFormat     string
 	ShutdownGrace time.Duration
 	RYWTimeout    time.Duration
+	BatchSize     int
 }
 
 type setting struct {
@@ -55,6 +56,7 @@ func (c *Config) settings() []setting {
 		{env: "ARR_LOG_FORMAT", str: &c.LogFormat, def: "text", help: "text or json"},
 		{env: "ARR_SHUTDOWN_GRACE", dur: &c.ShutdownGrace, def: "20s", help: "how long SIGINT/SIGTERM waits for in-flight requests"},
 		{env: "ARR_READ_YOUR_WRITES_TIMEOUT", dur: &c.RYWTimeout, def: "5s", help: "bound on waiting for read models to show a write"},
+		{env: "ARR_PROJECTION_BATCH_SIZE", num: &c.BatchSize, def: "2000", help: "most events a projection applies per transaction"},
 	}
 }
 
@@ -98,6 +100,9 @@ func (c *Config) Validate() error {
 	case "none", "gochannel", "nats":
 	default:
 		return fmt.Errorf("ARR_BUS must be none, gochannel or nats, not %q", c.Bus)
+	}
+	if c.BatchSize < 1 || c.BatchSize > 100000 {
+		return fmt.Errorf("ARR_PROJECTION_BATCH_SIZE must be between 1 and 100000, not %d", c.BatchSize)
 	}
 	if c.ShutdownGrace <= 0 || c.RYWTimeout <= 0 {
 		return fmt.Errorf("ARR_SHUTDOWN_GRACE and ARR_READ_YOUR_WRITES_TIMEOUT must be positive durations")

@@ -6,9 +6,12 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"os"
 	"os/signal"
 	"syscall"
+
+	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 // version is set at build time with -ldflags "-X main.version=...".
@@ -18,7 +21,19 @@ func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
 	if err := newRoot(version).ExecuteContext(ctx); err != nil {
-		fmt.Fprintln(os.Stderr, "arr:", err)
-		os.Exit(1)
+		os.Exit(reportError(os.Stderr, err))
 	}
+}
+
+// reportError prints a failed command's error the way the HTTP services
+// would answer it: status, stable code and message. Domain errors exit 2
+// (the caller must change something), everything else 1.
+func reportError(w io.Writer, err error) int {
+	p := httpx.ProblemOf(err)
+	if p.Status >= 500 {
+		fmt.Fprintf(w, "arr: %v\n", err)
+		return 1
+	}
+	fmt.Fprintf(w, "arr: %s (%d %s)\n", p.Message, p.Status, p.Code)
+	return 2
 }
