@@ -156,7 +156,7 @@ func (r *Runner) WaitFor(ctx context.Context, name string, pos uint64) error {
 			if ctx.Err() != nil {
 				return fmt.Errorf("waiting for %s to reach %d: %w", name, pos, ctx.Err())
 			}
-			sleep(ctx, 20*time.Millisecond)
+			sleep(ctx, 10*time.Millisecond) // busy (another runner is applying) or a transient failure
 		}
 	}
 }

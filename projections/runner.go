@@ -185,6 +185,10 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		pos, n, err := r.Step(ctx, p.Name())
+		if errors.Is(err, errBusy) {
+			sleep(ctx, 20*time.Millisecond)
+			continue
+		}
 		if err != nil {
 			r.m.errors.WithLabelValues(p.Name()).Inc()
 			r.cfg.Logger.Error("projection batch failed; retrying", "projection", p.Name(), "position", pos, "err", err, "retry_in", backoff)
@@ -203,11 +207,16 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 	return nil
 }
 
-// Step applies at most one batch of a projection: it locks the checkpoint,
-// applies the events after it and advances it, in one transaction. It
-// returns the checkpoint after the step and how many events it applied. The
-// batch runs to completion even if ctx ends meanwhile (bounded by
-// BatchTimeout), so shutdown never leaves a half-applied batch.
+// errBusy says another runner (or a rebuild's swap) holds the checkpoint.
+var errBusy = errors.New("checkpoint held by another runner")
+
+// Step applies at most one batch of a projection and returns the checkpoint
+// after it and how many events it applied. It reads the batch first, then
+// locks the checkpoint (skipping it if another runner holds it, so no
+// connection ever waits on the lock), checks that nobody advanced it
+// meanwhile, applies the events and advances the checkpoint, in one
+// transaction. The batch runs to completion even if ctx ends meanwhile
+// (bounded by BatchTimeout), so shutdown never leaves a half-applied batch.
 func (r *Runner) Step(ctx context.Context, name string) (uint64, int, error) {
 	p, err := r.Get(name)
 	if err != nil {
@@ -216,25 +225,36 @@ func (r *Runner) Step(ctx context.Context, name string) (uint64, int, error) {
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.BatchTimeout)
 	defer cancel()
 	start := time.Now()
+	var from int64
+	if err := r.pool.QueryRow(bctx, `SELECT position FROM projection_checkpoints WHERE name = $1`, name).Scan(&from); err != nil {
+		if errors.Is(err, pgx.ErrNoRows) {
+			return 0, 0, fmt.Errorf("projection %s is not set up (run arr migrate or arr up)", name)
+		}
+		return 0, 0, fmt.Errorf("reading checkpoint: %w", err)
+	}
+	events, err := r.store.ReadAll(bctx, uint64(from), r.cfg.BatchSize)
+	if err != nil {
+		return uint64(from), 0, err
+	}
+	if len(events) == 0 {
+		r.observe(bctx, name, uint64(from), 0, 0)
+		return uint64(from), 0, nil
+	}
 	tx, err := r.pool.Begin(bctx)
 	if err != nil {
-		return 0, 0, fmt.Errorf("begin: %w", err)
+		return uint64(from), 0, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck
 	var pos int64
-	if err := tx.QueryRow(bctx, `SELECT position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, name).Scan(&pos); err != nil {
-		if errors.Is(err, pgx.ErrNoRows) {
-			return 0, 0, fmt.Errorf("projection %s is not set up (run arr migrate / arr up)", name)
-		}
-		return 0, 0, fmt.Errorf("locking checkpoint: %w", err)
+	err = tx.QueryRow(bctx, `SELECT position FROM projection_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED`, name).Scan(&pos)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return uint64(from), 0, errBusy
 	}
-	events, err := r.store.ReadAll(bctx, uint64(pos), r.cfg.BatchSize)
 	if err != nil {
-		return uint64(pos), 0, err
+		return uint64(from), 0, fmt.Errorf("locking checkpoint: %w", err)
 	}
-	if len(events) == 0 {
-		r.observe(bctx, name, uint64(pos), 0, 0)
-		return uint64(pos), 0, tx.Commit(bctx)
+	if pos != from {
+		return uint64(pos), 0, nil // another runner got there first; read again
 	}
 	if err := setSearchPath(bctx, tx, Schema(name)); err != nil {
 		return uint64(pos), 0, fmt.Errorf("search path: %w", err)

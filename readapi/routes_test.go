@@ -1,0 +1,82 @@
+package readapi_test
+
+import (
+	"encoding/json"
+	"net/http"
+	"sort"
+	"strings"
+	"testing"
+
+	"github.com/gin-gonic/gin"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arr-dev/arr/migrations/migratetest"
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/answer"
+	"github.com/arr-dev/arr/readapi/gateway"
+	"github.com/arr-dev/arr/readapi/httpx"
+	"github.com/arr-dev/arr/readapi/records"
+)
+
+// TestEveryRouteIsDocumented: each service's routes and its OpenAPI
+// document list the same operations.
+func TestEveryRouteIsDocumented(t *testing.T) {
+	pool, err := pgxpool.New(t.Context(), migratetest.AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	deps := httpx.Deps{Pool: pool, Identities: projections.NewIdentities(pool), Version: "test"}
+	services := []struct {
+		name    string
+		new     func(httpx.Deps) (http.Handler, error)
+		openapi []byte
+	}{
+		{"answer", answer.New, answer.OpenAPI()},
+		{"gateway", gateway.New, gateway.OpenAPI()},
+		{"records", records.New, records.OpenAPI()},
+	}
+	for _, s := range services {
+		t.Run(s.name, func(t *testing.T) {
+			h, err := s.new(deps)
+			if err != nil {
+				t.Fatal(err)
+			}
+			var routes []string
+			for _, r := range h.(*gin.Engine).Routes() {
+				routes = append(routes, r.Method+" "+openAPIPath(r.Path))
+			}
+			var doc struct {
+				OpenAPI string                                `json:"openapi"`
+				Paths   map[string]map[string]json.RawMessage `json:"paths"`
+			}
+			if err := json.Unmarshal(s.openapi, &doc); err != nil {
+				t.Fatalf("openapi.json is not JSON: %v", err)
+			}
+			if !strings.HasPrefix(doc.OpenAPI, "3.") {
+				t.Fatalf("openapi version %q", doc.OpenAPI)
+			}
+			var documented []string
+			for p, ops := range doc.Paths {
+				for m := range ops {
+					documented = append(documented, strings.ToUpper(m)+" "+p)
+				}
+			}
+			sort.Strings(routes)
+			sort.Strings(documented)
+			if strings.Join(routes, "\n") != strings.Join(documented, "\n") {
+				t.Fatalf("routes and OpenAPI differ\nroutes:\n%s\ndocumented:\n%s", strings.Join(routes, "\n"), strings.Join(documented, "\n"))
+			}
+		})
+	}
+}
+
+func openAPIPath(p string) string {
+	parts := strings.Split(p, "/")
+	for i, s := range parts {
+		if strings.HasPrefix(s, ":") || strings.HasPrefix(s, "*") {
+			parts[i] = "{" + s[1:] + "}"
+		}
+	}
+	return strings.Join(parts, "/")
+}
