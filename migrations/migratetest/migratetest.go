@@ -63,6 +63,9 @@ func schemaHash() string {
 // start, if PostgreSQL is not reachable.
 func NewDatabase(t testing.TB) string {
 	t.Helper()
+	if testing.Short() {
+		t.Skip("integration test: needs PostgreSQL with PostGIS; runs without -short (scripts/test.sh)")
+	}
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	admin := AdminURL()

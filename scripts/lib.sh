@@ -1,0 +1,105 @@
+# shellcheck shell=bash
+# Shared set-up steps for scripts/up.sh and scripts/test.sh. Each step checks
+# first and installs or starts only what is missing, so a second run does
+# nothing extra.
+
+ARR_ROOT=$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)
+export PATH="$PATH:$(go env GOPATH 2>/dev/null)/bin"
+
+log() { printf '==> %s\n' "$*" >&2; }
+die() { printf 'error: %s\n' "$*" >&2; exit 1; }
+
+as_root() {
+  if [ "$(id -u)" -eq 0 ]; then "$@"; elif command -v sudo >/dev/null; then sudo "$@"; else die "need root to run: $*"; fi
+}
+
+_apt_updated=
+apt_install() {
+  command -v apt-get >/dev/null || die "apt-get not found: install $* by hand"
+  if [ -z "$_apt_updated" ]; then
+    log "apt-get update"
+    as_root env DEBIAN_FRONTEND=noninteractive apt-get update -qq >/dev/null
+    _apt_updated=1
+  fi
+  log "installing $*"
+  as_root env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends "$@" >/dev/null
+}
+
+pkg_installed() { dpkg-query -W -f='${Status}' "$1" 2>/dev/null | grep -q "install ok installed"; }
+
+ensure_pkgs() {
+  local missing=()
+  for p in "$@"; do pkg_installed "$p" || missing+=("$p"); done
+  [ ${#missing[@]} -eq 0 ] || apt_install "${missing[@]}"
+}
+
+# pg_bindir prints the newest installed PostgreSQL server bin directory.
+pg_bindir() {
+  local d
+  d=$(ls -d /usr/lib/postgresql/*/bin 2>/dev/null | sort -t/ -k5 -n | tail -1)
+  [ -n "$d" ] && [ -x "$d/initdb" ] && echo "$d"
+}
+
+# ensure_postgres_server installs PostgreSQL server binaries, the client
+# tools and PostGIS for that major version, when missing.
+ensure_postgres_server() {
+  local bindir major
+  bindir=$(pg_bindir) || true
+  if [ -z "$bindir" ]; then
+    ensure_pkgs postgresql postgresql-client
+    bindir=$(pg_bindir) || die "PostgreSQL server binaries not found after installing"
+  fi
+  major=$(basename "$(dirname "$bindir")")
+  [ -f "/usr/share/postgresql/$major/extension/postgis.control" ] || ensure_pkgs "postgresql-$major-postgis-3"
+  command -v pg_dump >/dev/null || ensure_pkgs postgresql-client
+  echo "$bindir"
+}
+
+# pg_ok URL: the server answers and can create the postgis extension.
+pg_ok() {
+  psql "$1" -Atqc "SELECT 1 FROM pg_available_extensions WHERE name = 'postgis'" 2>/dev/null | grep -q 1
+}
+
+# ensure_test_postgres exports ARR_TEST_DATABASE_URL to a PostgreSQL with
+# PostGIS where tests may create databases: the one given, else the local
+# server on 5432 if it takes passwordless connections as postgres, else a
+# private cluster under .arr/test-pg started here.
+ensure_test_postgres() {
+  local bindir
+  bindir=$(ensure_postgres_server)
+  if [ -n "${ARR_TEST_DATABASE_URL:-}" ]; then
+    pg_ok "$ARR_TEST_DATABASE_URL" || die "ARR_TEST_DATABASE_URL does not answer or lacks PostGIS"
+    return
+  fi
+  local local_url="postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable"
+  if pg_ok "$local_url"; then
+    export ARR_TEST_DATABASE_URL="$local_url"
+    return
+  fi
+  local dir="$ARR_ROOT/.arr/test-pg" port=55432 runas=()
+  mkdir -p "$dir/run"
+  if [ "$(id -u)" -eq 0 ]; then
+    id postgres >/dev/null 2>&1 || die "running as root and there is no postgres user to run PostgreSQL as"
+    chown -R postgres "$dir"
+    runas=(runuser -u postgres --)
+  fi
+  if [ ! -f "$dir/data/PG_VERSION" ]; then
+    log "initializing a private test PostgreSQL in $dir"
+    "${runas[@]}" "$bindir/initdb" -D "$dir/data" -U postgres --auth=trust --encoding=UTF8 --no-locale >/dev/null
+  fi
+  if ! "${runas[@]}" "$bindir/pg_ctl" status -D "$dir/data" >/dev/null 2>&1; then
+    log "starting the private test PostgreSQL on 127.0.0.1:$port"
+    "${runas[@]}" "$bindir/pg_ctl" start -w -t 60 -D "$dir/data" -l "$dir/postgres.log" \
+      -o "-p $port -c listen_addresses=127.0.0.1 -c unix_socket_directories=$dir/run -c max_connections=300" >/dev/null
+  fi
+  export ARR_TEST_DATABASE_URL="postgres://postgres@127.0.0.1:$port/postgres?sslmode=disable"
+  pg_ok "$ARR_TEST_DATABASE_URL" || die "the private test PostgreSQL does not answer (see $dir/postgres.log)"
+}
+
+ensure_nats_server() {
+  command -v nats-server >/dev/null || [ -x /usr/sbin/nats-server ] || ensure_pkgs nats-server
+}
+
+ensure_gotestsum() {
+  command -v gotestsum >/dev/null || { log "installing gotestsum"; GOFLAGS= go install gotest.tools/gotestsum@v1.12.3; }
+}

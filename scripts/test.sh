@@ -1,0 +1,20 @@
+#!/usr/bin/env bash
+# Runs every test of arr. On a fresh Debian machine with Go it first installs
+# or starts what the tests need (PostgreSQL with PostGIS, nats-server,
+# gotestsum) and does nothing extra when they are there. Extra arguments go
+# to `go test` (for example -run TestKeyLifecycle).
+set -euo pipefail
+source "$(dirname "$0")/lib.sh"
+cd "$ARR_ROOT"
+
+command -v go >/dev/null || die "Go is required (https://go.dev/doc/install)"
+ensure_test_postgres
+ensure_nats_server
+ensure_gotestsum
+
+log "PostgreSQL for tests: ${ARR_TEST_DATABASE_URL%%\?*}"
+if [ -z "${KURRENTDB_URL:-}" ]; then
+  log "KURRENTDB_URL is unset: the KurrentDB contract run will be skipped (the PostgreSQL run is not)"
+fi
+go vet ./...
+exec gotestsum --format pkgname-and-test-fails -- -count=1 -timeout 20m "$@" ./...
