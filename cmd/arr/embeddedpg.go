@@ -109,6 +109,11 @@ func (e *embeddedPG) URL() string {
 // already running. started says whether this call started it (and so
 // whether Stop should stop it).
 func (e *embeddedPG) Start(ctx context.Context) (started bool, err error) {
+	// The data directory's parents must be traversable by the user
+	// PostgreSQL runs as; the cluster directory itself is private to it.
+	if err := os.MkdirAll(filepath.Dir(e.dir), 0o755); err != nil {
+		return false, fmt.Errorf("embedded PostgreSQL: %w", err)
+	}
 	if err := os.MkdirAll(filepath.Join(e.dir, "run"), 0o700); err != nil {
 		return false, fmt.Errorf("embedded PostgreSQL: %w", err)
 	}
