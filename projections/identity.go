@@ -31,7 +31,7 @@ func (Identity) DDL() string {
 	return `
 CREATE TABLE accounts (
     account_id uuid        PRIMARY KEY,
-    email      text        NOT NULL UNIQUE,
+    email      text        COLLATE "C" NOT NULL,
     plan       text        NOT NULL,
     created_at timestamptz NOT NULL,
     position   bigint      NOT NULL
@@ -42,12 +42,20 @@ CREATE TABLE api_keys (
     service     text        NOT NULL,
     prefix      text        NOT NULL,
     hint        text        NOT NULL,
-    secret_hash text        NOT NULL UNIQUE,
+    secret_hash text        COLLATE "C" NOT NULL,
     name        text        NOT NULL DEFAULT '',
     issued_at   timestamptz NOT NULL,
     revoked_at  timestamptz,
     position    bigint      NOT NULL
 );
+`
+}
+
+// DeferredDDL implements IndexDeferrer.
+func (Identity) DeferredDDL() string {
+	return `
+CREATE UNIQUE INDEX accounts_email ON accounts (email);
+CREATE UNIQUE INDEX api_keys_secret_hash ON api_keys (secret_hash);
 CREATE INDEX api_keys_account ON api_keys (account_id, service);
 `
 }
@@ -67,8 +75,10 @@ func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event)
 		services, prefixes, hints []string
 		hashes, names             []string
 		at                        []time.Time
+		revoked                   []*time.Time
 		pos                       []int64
 	}
+	inBatch := map[uuid.UUID]int{} // key id -> index in keys, to fold a revocation into its insert
 	var rev struct {
 		ids []uuid.UUID
 		at  []time.Time
@@ -88,14 +98,22 @@ func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event)
 			if err := json.Unmarshal(e.Data, &v); err != nil {
 				return fmt.Errorf("event %d: %w", e.Position, err)
 			}
+			inBatch[v.KeyID] = len(keys.ids)
 			keys.ids, keys.accounts = append(keys.ids, v.KeyID), append(keys.accounts, v.AccountID)
 			keys.services, keys.prefixes, keys.hints = append(keys.services, string(v.Service)), append(keys.prefixes, v.Prefix), append(keys.hints, v.Hint)
 			keys.hashes, keys.names = append(keys.hashes, v.SecretHash), append(keys.names, v.Name)
-			keys.at, keys.pos = append(keys.at, v.IssuedAt), append(keys.pos, int64(e.Position))
+			keys.at, keys.revoked, keys.pos = append(keys.at, v.IssuedAt), append(keys.revoked, nil), append(keys.pos, int64(e.Position))
 		case account.KeyRevoked{}.EventType():
 			var v account.KeyRevoked
 			if err := json.Unmarshal(e.Data, &v); err != nil {
 				return fmt.Errorf("event %d: %w", e.Position, err)
+			}
+			if i, ok := inBatch[v.KeyID]; ok {
+				if keys.revoked[i] == nil {
+					at := v.RevokedAt
+					keys.revoked[i], keys.pos[i] = &at, int64(e.Position)
+				}
+				continue
 			}
 			rev.ids, rev.at, rev.pos = append(rev.ids, v.KeyID), append(rev.at, v.RevokedAt), append(rev.pos, int64(e.Position))
 		}
@@ -107,10 +125,10 @@ func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event)
 			ON CONFLICT (account_id) DO NOTHING`, acc.ids, acc.emails, acc.plans, acc.at, acc.pos)
 	}
 	if len(keys.ids) > 0 {
-		b.Queue(`INSERT INTO api_keys (key_id, account_id, service, prefix, hint, secret_hash, name, issued_at, position)
-			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::bigint[])
+		b.Queue(`INSERT INTO api_keys (key_id, account_id, service, prefix, hint, secret_hash, name, issued_at, revoked_at, position)
+			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[], $10::bigint[])
 			ON CONFLICT (key_id) DO NOTHING`,
-			keys.ids, keys.accounts, keys.services, keys.prefixes, keys.hints, keys.hashes, keys.names, keys.at, keys.pos)
+			keys.ids, keys.accounts, keys.services, keys.prefixes, keys.hints, keys.hashes, keys.names, keys.at, keys.revoked, keys.pos)
 	}
 	if len(rev.ids) > 0 {
 		b.Queue(`UPDATE api_keys k SET revoked_at = r.at, position = r.pos

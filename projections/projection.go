@@ -27,6 +27,21 @@ type Projection interface {
 	Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error
 }
 
+// IndexDeferrer is a Projection with secondary indexes that a rebuild
+// creates after loading the shadow tables rather than maintaining them row by
+// row (as pg_restore does). Live read models get them at once.
+type IndexDeferrer interface {
+	// DeferredDDL creates the secondary indexes, with unqualified names.
+	DeferredDDL() string
+}
+
+func deferredDDL(p Projection) string {
+	if d, ok := p.(IndexDeferrer); ok {
+		return d.DeferredDDL()
+	}
+	return ""
+}
+
 // Schema is the PostgreSQL schema that holds a projection's live tables.
 func Schema(name string) string { return "rm_" + name }
 
@@ -35,7 +50,7 @@ func shadowSchema(name string) string { return "rm_" + name + "__shadow" }
 func retiredSchema(name string) string { return "rm_" + name + "__retired" }
 
 func ddlHash(p Projection) string {
-	sum := sha256.Sum256([]byte(p.DDL()))
+	sum := sha256.Sum256([]byte(p.DDL() + "\n" + deferredDDL(p)))
 	return hex.EncodeToString(sum[:8])
 }
 

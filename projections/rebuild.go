@@ -6,6 +6,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/arr-dev/arr/eventstore"
 )
 
 // Progress reports long work: done events out of total (total may grow while
@@ -30,7 +32,15 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 		return err
 	}
 	shadow := shadowSchema(name)
-	if err := r.inTx(ctx, func(tx pgx.Tx) error { return createSchema(ctx, tx, shadow, p) }); err != nil {
+	if err := r.inTx(ctx, func(tx pgx.Tx) error {
+		if err := createSchema(ctx, tx, shadow, p, false); err != nil {
+			return err
+		}
+		// Shadow tables skip the WAL while they fill; they become logged
+		// before the swap. A crash mid-rebuild loses only the shadow, which
+		// the next rebuild recreates.
+		return setLogged(ctx, tx, shadow, false)
+	}); err != nil {
 		return fmt.Errorf("replay %s: creating shadow schema: %w", name, err)
 	}
 	head, err := r.store.Head(ctx)
@@ -39,20 +49,45 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 	}
 	pos := from
 	total := head - min(from, head)
+	batch := r.cfg.RebuildBatchSize
+	// Read the next batch while the current one is applied: the log read and
+	// the apply then use both the database and this process at once.
+	type fetched struct {
+		events []eventstore.Event
+		err    error
+	}
+	next := make(chan fetched, 1)
+	fetch := func(after uint64) {
+		go func() {
+			evs, err := r.store.ReadAll(ctx, after, batch)
+			next <- fetched{evs, err}
+		}()
+	}
+	fetch(pos)
 	for {
-		events, err := r.store.ReadAll(ctx, pos, r.cfg.BatchSize)
-		if err != nil {
-			return fmt.Errorf("replay %s: reading after %d: %w", name, pos, err)
+		f := <-next
+		if f.err != nil {
+			return fmt.Errorf("replay %s: reading after %d: %w", name, pos, f.err)
 		}
+		events := f.events
 		if len(events) == 0 {
 			break
+		}
+		if len(events) == batch {
+			fetch(events[len(events)-1].Position)
 		}
 		if err := r.inTx(ctx, func(tx pgx.Tx) error {
 			if err := setSearchPath(ctx, tx, shadow); err != nil {
 				return err
 			}
+			if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+				return err
+			}
 			return p.Apply(ctx, tx, events)
 		}); err != nil {
+			if len(events) == batch {
+				<-next // let the prefetch finish before returning
+			}
 			return fmt.Errorf("replay %s: applying %d..%d: %w", name, events[0].Position, events[len(events)-1].Position, err)
 		}
 		pos = events[len(events)-1].Position
@@ -62,9 +97,23 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 			}
 			progress(pos-from, total)
 		}
-		if len(events) < r.cfg.BatchSize {
+		if len(events) < batch {
 			break // caught up with what was there; the swap takes the rest
 		}
+	}
+	if ddl := deferredDDL(p); ddl != "" {
+		if err := r.inTx(ctx, func(tx pgx.Tx) error {
+			if err := setSearchPath(ctx, tx, shadow); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, ddl)
+			return err
+		}); err != nil {
+			return fmt.Errorf("replay %s: building indexes: %w", name, err)
+		}
+	}
+	if err := r.inTx(ctx, func(tx pgx.Tx) error { return setLogged(ctx, tx, shadow, true) }); err != nil {
+		return fmt.Errorf("replay %s: making the shadow tables durable: %w", name, err)
 	}
 	if err := r.swap(ctx, p, pos); err != nil {
 		return fmt.Errorf("replay %s: swapping in the new read model: %w", name, err)
@@ -119,6 +168,29 @@ func (r *Runner) swap(ctx context.Context, p Projection, pos uint64) error {
 		_, err := tx.Exec(ctx, `UPDATE projection_checkpoints SET position = $2, schema_hash = $3, updated_at = now() WHERE name = $1`, name, int64(pos), ddlHash(p))
 		return err
 	})
+}
+
+// setLogged switches every table of a schema to LOGGED or UNLOGGED.
+func setLogged(ctx context.Context, tx pgx.Tx, schema string, logged bool) error {
+	rows, err := tx.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relpersistence = $2`, schema, map[bool]string{true: "u", false: "p"}[logged])
+	if err != nil {
+		return err
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		return err
+	}
+	mode := "UNLOGGED"
+	if logged {
+		mode = "LOGGED"
+	}
+	for _, t := range tables {
+		if _, err := tx.Exec(ctx, `ALTER TABLE `+pgx.Identifier{schema, t}.Sanitize()+` SET `+mode); err != nil {
+			return fmt.Errorf("setting %s %s: %w", t, mode, err)
+		}
+	}
+	return nil
 }
 
 func (r *Runner) inTx(ctx context.Context, fn func(pgx.Tx) error) error {

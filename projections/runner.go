@@ -19,6 +19,9 @@ import (
 type Config struct {
 	// BatchSize is the most events applied per transaction. Default 2000.
 	BatchSize int
+	// RebuildBatchSize is the batch size of rebuilds and replays, which
+	// run into shadow tables and profit from bigger batches. Default 20000.
+	RebuildBatchSize int
 	// BatchTimeout bounds one batch transaction. Default 60s.
 	BatchTimeout time.Duration
 	Logger       *slog.Logger
@@ -29,6 +32,9 @@ type Config struct {
 func (c *Config) defaults() {
 	if c.BatchSize <= 0 {
 		c.BatchSize = 2000
+	}
+	if c.RebuildBatchSize <= 0 {
+		c.RebuildBatchSize = 20000
 	}
 	if c.BatchTimeout <= 0 {
 		c.BatchTimeout = 60 * time.Second
@@ -124,7 +130,7 @@ func (r *Runner) setupOne(ctx context.Context, p Projection) (stale bool, err er
 	err = tx.QueryRow(ctx, `SELECT schema_hash FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(&hash)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		if err := createSchema(ctx, tx, Schema(p.Name()), p); err != nil {
+		if err := createSchema(ctx, tx, Schema(p.Name()), p, true); err != nil {
 			return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
 		}
 		if _, err := tx.Exec(ctx, `INSERT INTO projection_checkpoints (name, position, schema_hash) VALUES ($1, 0, $2)`, p.Name(), ddlHash(p)); err != nil {
@@ -137,7 +143,7 @@ func (r *Runner) setupOne(ctx context.Context, p Projection) (stale bool, err er
 	return hash != ddlHash(p), tx.Commit(ctx)
 }
 
-func createSchema(ctx context.Context, tx pgx.Tx, schema string, p Projection) error {
+func createSchema(ctx context.Context, tx pgx.Tx, schema string, p Projection, withIndexes bool) error {
 	id := pgx.Identifier{schema}.Sanitize()
 	if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+id+` CASCADE`); err != nil {
 		return err
@@ -150,6 +156,11 @@ func createSchema(ctx context.Context, tx pgx.Tx, schema string, p Projection) e
 	}
 	if _, err := tx.Exec(ctx, p.DDL()); err != nil {
 		return fmt.Errorf("creating tables of %s: %w", p.Name(), err)
+	}
+	if ddl := deferredDDL(p); withIndexes && ddl != "" {
+		if _, err := tx.Exec(ctx, ddl); err != nil {
+			return fmt.Errorf("creating indexes of %s: %w", p.Name(), err)
+		}
 	}
 	return nil
 }

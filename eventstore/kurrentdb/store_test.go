@@ -25,7 +25,7 @@ func TestContract(t *testing.T) {
 			t.Fatalf("new store: %v", err)
 		}
 		return s
-	})
+	}, storetest.Capabilities{GlobalEventIDs: false})
 }
 
 // reachable fails the test with what to start when the server does not answer.
