@@ -13,6 +13,7 @@ import (
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/eventstore"
+	"github.com/arr-dev/arr/eventstore/kurrentdb"
 	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/migrations"
 	"github.com/arr-dev/arr/projections"
@@ -100,6 +101,13 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 			return nil, err
 		}
 		s.store = st
+	case "kurrentdb":
+		st, err := kurrentdb.New(kurrentdb.Config{URL: cfg.KurrentDBURL, Logger: log})
+		if err != nil {
+			return nil, fmt.Errorf("KurrentDB event store: %w", err)
+		}
+		s.store = st
+		log.Info("event store: KurrentDB (read models and checkpoints stay in PostgreSQL)")
 	default:
 		return nil, errors.New("ARR_EVENTSTORE=" + cfg.EventStore + " is not available in this build")
 	}
