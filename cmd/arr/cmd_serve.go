@@ -7,12 +7,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"slices"
 	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
 	"github.com/spf13/cobra"
 
+	"github.com/arr-dev/arr/eventstore/fanout"
 	"github.com/arr-dev/arr/readapi/answer"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -67,6 +69,19 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 		Pool: s.pool, Identities: s.ids, Head: s.store.Head, Version: a.version,
 		Logger: log, Metrics: httpx.NewMetrics(s.registry), Gatherer: s.registry,
 	}
+	// The bus connection is made before any listener opens, so a bad
+	// ARR_BUS fails the start cleanly.
+	var fwd *fanout.Forwarder
+	if slices.Contains(roles, "projections") && a.cfg.Bus != fanout.BusNone {
+		pub, closePub, err := fanout.NewPublisher(a.cfg.Bus, a.cfg.NATSURL, log)
+		if err != nil {
+			return fmt.Errorf("event bus %s: %w", a.cfg.Bus, err)
+		}
+		defer closePub() //nolint:errcheck // runs after every goroutine has returned
+		if fwd, err = fanout.NewForwarder(s.pool, s.store, pub, fanout.Config{Name: "bus", Logger: log, Registerer: s.registry}); err != nil {
+			return err
+		}
+	}
 	builders := map[string]struct {
 		addr string
 		new  func(httpx.Deps) (http.Handler, error)
@@ -103,7 +118,7 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	}
 
 	var wg sync.WaitGroup
-	errc := make(chan error, len(servers)+1)
+	errc := make(chan error, len(servers)+2)
 	for i, srv := range servers {
 		wg.Add(1)
 		go func(srv *http.Server, ln net.Listener) {
@@ -115,14 +130,22 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
-	for _, r := range roles {
-		if r == "projections" {
+	if slices.Contains(roles, "projections") {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			log.Info("projections running", "projections", len(s.runner.Projections()))
+			if err := s.runner.Run(runCtx); err != nil {
+				errc <- err
+			}
+		}()
+		if fwd != nil {
 			wg.Add(1)
 			go func() {
 				defer wg.Done()
-				log.Info("projections running", "projections", len(s.runner.Projections()))
-				if err := s.runner.Run(runCtx); err != nil {
-					errc <- err
+				log.Info("publishing every event to the bus", "bus", a.cfg.Bus, "topic", fanout.DefaultTopic)
+				if err := fwd.Run(runCtx); err != nil {
+					errc <- fmt.Errorf("fan-out: %w", err)
 				}
 			}()
 		}

@@ -1,4 +1,4 @@
-package fanout_test
+package natstest
 
 import (
 	"os/exec"

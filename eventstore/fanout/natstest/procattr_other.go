@@ -1,6 +1,6 @@
 //go:build !linux
 
-package fanout_test
+package natstest
 
 import "os/exec"
 
