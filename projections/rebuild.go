@@ -32,6 +32,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 		return err
 	}
 	shadow := shadowSchema(name)
+	started := time.Now()
 	if err := r.inTx(ctx, func(tx pgx.Tx) error {
 		if err := createSchema(ctx, tx, shadow, p, false); err != nil {
 			return err
@@ -101,6 +102,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 			break // caught up with what was there; the swap takes the rest
 		}
 	}
+	loaded := time.Now()
 	if ddl := deferredDDL(p); ddl != "" {
 		if err := r.inTx(ctx, func(tx pgx.Tx) error {
 			if err := setSearchPath(ctx, tx, shadow); err != nil {
@@ -112,15 +114,19 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 			return fmt.Errorf("replay %s: building indexes: %w", name, err)
 		}
 	}
+	indexed := time.Now()
 	if err := r.inTx(ctx, func(tx pgx.Tx) error { return setLogged(ctx, tx, shadow, true) }); err != nil {
 		return fmt.Errorf("replay %s: making the shadow tables durable: %w", name, err)
 	}
+	logged := time.Now()
 	if err := r.swap(ctx, p, pos); err != nil {
 		return fmt.Errorf("replay %s: swapping in the new read model: %w", name, err)
 	}
 	if progress != nil {
 		progress(total, total)
 	}
+	r.cfg.Logger.Debug("replay phases", "projection", name, "load", loaded.Sub(started), "indexes", indexed.Sub(loaded),
+		"set_logged", logged.Sub(indexed), "swap", time.Since(logged))
 	retired := pgx.Identifier{retiredSchema(name)}.Sanitize()
 	if _, err := r.pool.Exec(ctx, `DROP SCHEMA IF EXISTS `+retired+` CASCADE`); err != nil {
 		r.cfg.Logger.Warn("dropping retired read model", "projection", name, "err", err)
