@@ -2,9 +2,9 @@ package projections
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
+	json "github.com/goccy/go-json"
 	"time"
 
 	"github.com/google/uuid"
@@ -118,27 +118,34 @@ func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event)
 			rev.ids, rev.at, rev.pos = append(rev.ids, v.KeyID), append(rev.at, v.RevokedAt), append(rev.pos, int64(e.Position))
 		}
 	}
-	b := &pgx.Batch{}
+	// New rows go in with COPY: the runner applies each event exactly once,
+	// so there is nothing to conflict with.
 	if len(acc.ids) > 0 {
-		b.Queue(`INSERT INTO accounts (account_id, email, plan, created_at, position)
-			SELECT * FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::bigint[])
-			ON CONFLICT (account_id) DO NOTHING`, acc.ids, acc.emails, acc.plans, acc.at, acc.pos)
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"accounts"}, []string{"account_id", "email", "plan", "created_at", "position"},
+			pgx.CopyFromSlice(len(acc.ids), func(i int) ([]any, error) {
+				return []any{acc.ids[i], acc.emails[i], acc.plans[i], acc.at[i], acc.pos[i]}, nil
+			})); err != nil {
+			return fmt.Errorf("inserting accounts: %w", err)
+		}
 	}
 	if len(keys.ids) > 0 {
-		b.Queue(`INSERT INTO api_keys (key_id, account_id, service, prefix, hint, secret_hash, name, issued_at, revoked_at, position)
-			SELECT * FROM unnest($1::uuid[], $2::uuid[], $3::text[], $4::text[], $5::text[], $6::text[], $7::text[], $8::timestamptz[], $9::timestamptz[], $10::bigint[])
-			ON CONFLICT (key_id) DO NOTHING`,
-			keys.ids, keys.accounts, keys.services, keys.prefixes, keys.hints, keys.hashes, keys.names, keys.at, keys.revoked, keys.pos)
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"api_keys"},
+			[]string{"key_id", "account_id", "service", "prefix", "hint", "secret_hash", "name", "issued_at", "revoked_at", "position"},
+			pgx.CopyFromSlice(len(keys.ids), func(i int) ([]any, error) {
+				return []any{keys.ids[i], keys.accounts[i], keys.services[i], keys.prefixes[i], keys.hints[i], keys.hashes[i],
+					keys.names[i], keys.at[i], keys.revoked[i], keys.pos[i]}, nil
+			})); err != nil {
+			return fmt.Errorf("inserting keys: %w", err)
+		}
 	}
 	if len(rev.ids) > 0 {
-		b.Queue(`UPDATE api_keys k SET revoked_at = r.at, position = r.pos
+		if _, err := tx.Exec(ctx, `UPDATE api_keys k SET revoked_at = r.at, position = r.pos
 			FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[]) AS r(id, at, pos)
-			WHERE k.key_id = r.id AND k.revoked_at IS NULL`, rev.ids, rev.at, rev.pos)
+			WHERE k.key_id = r.id AND k.revoked_at IS NULL`, rev.ids, rev.at, rev.pos); err != nil {
+			return fmt.Errorf("revoking keys: %w", err)
+		}
 	}
-	if b.Len() == 0 {
-		return nil
-	}
-	return tx.SendBatch(ctx, b).Close()
+	return nil
 }
 
 // Principal is who a valid API key speaks for.

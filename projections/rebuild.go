@@ -34,13 +34,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 	shadow := shadowSchema(name)
 	started := time.Now()
 	if err := r.inTx(ctx, func(tx pgx.Tx) error {
-		if err := createSchema(ctx, tx, shadow, p, false); err != nil {
-			return err
-		}
-		// Shadow tables skip the WAL while they fill; they become logged
-		// before the swap. A crash mid-rebuild loses only the shadow, which
-		// the next rebuild recreates.
-		return setLogged(ctx, tx, shadow, false)
+		return createSchema(ctx, tx, shadow, p, false)
 	}); err != nil {
 		return fmt.Errorf("replay %s: creating shadow schema: %w", name, err)
 	}
@@ -115,10 +109,6 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 		}
 	}
 	indexed := time.Now()
-	if err := r.inTx(ctx, func(tx pgx.Tx) error { return setLogged(ctx, tx, shadow, true) }); err != nil {
-		return fmt.Errorf("replay %s: making the shadow tables durable: %w", name, err)
-	}
-	logged := time.Now()
 	if err := r.swap(ctx, p, pos); err != nil {
 		return fmt.Errorf("replay %s: swapping in the new read model: %w", name, err)
 	}
@@ -126,7 +116,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 		progress(total, total)
 	}
 	r.cfg.Logger.Debug("replay phases", "projection", name, "load", loaded.Sub(started), "indexes", indexed.Sub(loaded),
-		"set_logged", logged.Sub(indexed), "swap", time.Since(logged))
+		"swap", time.Since(indexed))
 	retired := pgx.Identifier{retiredSchema(name)}.Sanitize()
 	if _, err := r.pool.Exec(ctx, `DROP SCHEMA IF EXISTS `+retired+` CASCADE`); err != nil {
 		r.cfg.Logger.Warn("dropping retired read model", "projection", name, "err", err)
@@ -174,29 +164,6 @@ func (r *Runner) swap(ctx context.Context, p Projection, pos uint64) error {
 		_, err := tx.Exec(ctx, `UPDATE projection_checkpoints SET position = $2, schema_hash = $3, updated_at = now() WHERE name = $1`, name, int64(pos), ddlHash(p))
 		return err
 	})
-}
-
-// setLogged switches every table of a schema to LOGGED or UNLOGGED.
-func setLogged(ctx context.Context, tx pgx.Tx, schema string, logged bool) error {
-	rows, err := tx.Query(ctx, `SELECT c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE n.nspname = $1 AND c.relkind = 'r' AND c.relpersistence = $2`, schema, map[bool]string{true: "u", false: "p"}[logged])
-	if err != nil {
-		return err
-	}
-	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
-	if err != nil {
-		return err
-	}
-	mode := "UNLOGGED"
-	if logged {
-		mode = "LOGGED"
-	}
-	for _, t := range tables {
-		if _, err := tx.Exec(ctx, `ALTER TABLE `+pgx.Identifier{schema, t}.Sanitize()+` SET `+mode); err != nil {
-			return fmt.Errorf("setting %s %s: %w", t, mode, err)
-		}
-	}
-	return nil
 }
 
 func (r *Runner) inTx(ctx context.Context, fn func(pgx.Tx) error) error {

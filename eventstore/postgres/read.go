@@ -2,8 +2,8 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"fmt"
+	json "github.com/goccy/go-json"
 
 	"github.com/jackc/pgx/v5"
 
