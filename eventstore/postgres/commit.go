@@ -5,18 +5,28 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"maps"
+	"slices"
 	"strconv"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
+	"github.com/jackc/pgx/v5/pgtype"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/eventstore"
 )
 
 // copyThreshold is the batch size from which COPY beats a multi-row INSERT.
 const copyThreshold = 256
+
+// querier is what commit needs of a connection or transaction.
+type querier interface {
+	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
+	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
+}
 
 type stored struct {
 	stream   string
@@ -28,26 +38,34 @@ type stored struct {
 // failure (a wrong expected version, a reused event id); err is a failure of
 // the whole transaction, which then applies to every append without its own.
 // all-or-nothing (bulk) turns any single failure into a failure of all.
+//
+// A group commit first assumes that none of its event ids is in the log yet,
+// the usual case, and does not look them up. If an expectation fails (it may
+// be a retry) it looks them up before deciding; if the insert meets an id
+// already in the log, the transaction is rolled back and done again with
+// the look-up. Bulk appends find duplicates through the unique index
+// instead (see AppendBulk).
 func (s *Store) commit(ctx context.Context, appends []eventstore.Append, allOrNothing bool) ([]eventstore.AppendResult, []error, error) {
-	results := make([]eventstore.AppendResult, len(appends))
+	results, errs, err := s.commitTx(ctx, appends, allOrNothing, false)
+	if errors.Is(err, errIDsExist) {
+		return s.commitTx(ctx, appends, allOrNothing, true)
+	}
+	return results, errs, err
+}
+
+// errIDsExist says a group commit that did not look its event ids up met
+// one already in the log, and was rolled back.
+var errIDsExist = errors.New("some event ids are already in the log")
+
+// commitTx is one attempt at commit. It takes two round trips: (1) BEGIN,
+// lock the head, read the streams' versions; (2) insert the events, update
+// the streams and the head, notify, COMMIT. A BeforeCommit hook gets COMMIT
+// its own round trip, after the hook; COPY (bulk) and an id look-up take
+// one more each.
+func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOrNothing, lookup bool) ([]eventstore.AppendResult, []error, error) {
 	errs := make([]error, len(appends))
-
-	tx, err := s.pool.Begin(ctx)
-	if err != nil {
-		return nil, errs, fmt.Errorf("append: begin: %w", err)
-	}
-	defer tx.Rollback(context.Background()) //nolint:errcheck // no-op after commit
-
-	// The head row lock orders every writer in every process: positions are
-	// handed out in the order transactions commit.
-	var head int64
-	var now time.Time
-	if err := tx.QueryRow(ctx, `UPDATE event_log_head SET position = position WHERE id RETURNING position, clock_timestamp()`).Scan(&head, &now); err != nil {
-		return nil, errs, fmt.Errorf("append: locking log head: %w", err)
-	}
-
 	var ids []uuid.UUID
-	streamSet := map[string]struct{}{}
+	streamSet := make(map[string]struct{}, len(appends))
 	var streams []string
 	for _, a := range appends {
 		for _, e := range a.Events {
@@ -58,32 +76,133 @@ func (s *Store) commit(ctx context.Context, appends []eventstore.Append, allOrNo
 			streams = append(streams, a.StreamID)
 		}
 	}
-	existing := map[uuid.UUID]stored{}
-	if !allOrNothing { // bulk appends find duplicates through the unique index instead
-		if existing, err = lookupIDs(ctx, tx, ids); err != nil {
+
+	conn, err := s.pool.Acquire(ctx)
+	if err != nil {
+		return nil, errs, fmt.Errorf("append: acquiring a connection: %w", err)
+	}
+	defer endTx(conn)
+
+	// The head row lock orders every writer in every process: positions are
+	// handed out in the order transactions commit. Each statement after it
+	// takes a fresh snapshot (READ COMMITTED), so it sees everything the
+	// previous holder of the lock committed.
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	b.Queue(`UPDATE event_log_head SET position = position WHERE id RETURNING position, clock_timestamp()`)
+	b.Queue(`SELECT stream_id, version FROM event_streams WHERE stream_id = ANY($1)`, streams)
+	head, now, current, err := readHead(conn.SendBatch(ctx, b), len(streams))
+	if err != nil {
+		return nil, errs, err
+	}
+
+	var existing map[uuid.UUID]stored
+	if lookup {
+		if existing, err = lookupIDs(ctx, conn, ids); err != nil {
 			return nil, errs, err
 		}
 	}
-	versions := map[string]int64{}
-	rows, err := tx.Query(ctx, `SELECT stream_id, version FROM event_streams WHERE stream_id = ANY($1)`, streams)
-	if err != nil {
-		return nil, errs, fmt.Errorf("append: reading stream versions: %w", err)
-	}
-	for rows.Next() {
-		var id string
-		var v int64
-		if err := rows.Scan(&id, &v); err != nil {
-			rows.Close()
-			return nil, errs, fmt.Errorf("append: reading stream versions: %w", err)
+	results, errs, cols, versions, pos := plan(appends, existing, current, head, now, len(ids))
+	if !lookup && !allOrNothing && slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
+		// A failed expectation may be a retry of an append already in the
+		// log: look the ids up (still under the lock) and plan again.
+		lookup = true
+		if existing, err = lookupIDs(ctx, conn, ids); err != nil {
+			return nil, errs, err
 		}
-		versions[id] = v
+		results, errs, cols, versions, pos = plan(appends, existing, current, head, now, len(ids))
 	}
-	rows.Close()
-	if err := rows.Err(); err != nil {
-		return nil, errs, fmt.Errorf("append: reading stream versions: %w", err)
+	if allOrNothing {
+		for _, e := range errs {
+			if e != nil {
+				return nil, errs, e
+			}
+		}
+	}
+	if cols.n == 0 {
+		if err := commitTag(conn.Exec(ctx, `COMMIT`)); err != nil {
+			return nil, errs, err
+		}
+		return results, errs, nil
 	}
 
-	cols := newColumns(len(ids))
+	// An id already in the log fails the insert with a unique violation.
+	// Unless we looked the ids up, that means: do it again, looking them up.
+	dupErr := errDuplicateInsert
+	if !lookup && !allOrNothing {
+		dupErr = errIDsExist
+	}
+	useCopy := cols.n >= copyThreshold
+	if useCopy {
+		if err := cols.copy(ctx, conn); err != nil {
+			return nil, errs, insertErr(err, cols.n, dupErr)
+		}
+	}
+	var upStreams []string
+	var upVersions []int64
+	for _, id := range streams {
+		if v, ok := versions[id]; ok {
+			upStreams, upVersions = append(upStreams, id), append(upVersions, v)
+		}
+	}
+	b = &pgx.Batch{}
+	if !useCopy {
+		cols.queueInsert(b)
+	}
+	b.Queue(`INSERT INTO event_streams (stream_id, version, updated_at)
+		SELECT s, v, $3 FROM unnest($1::text[], $2::bigint[]) AS t(s, v)
+		ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`, upStreams, upVersions, now)
+	b.Queue(`UPDATE event_log_head SET position = $1 WHERE id`, pos)
+	b.Queue(`SELECT pg_notify('`+channel+`', $1)`, strconv.FormatInt(pos, 10))
+	hook := s.cfg.BeforeCommit
+	if hook == nil {
+		b.Queue(`COMMIT`)
+	}
+	if err := writeRest(conn.SendBatch(ctx, b), !useCopy, hook == nil, cols.n, dupErr); err != nil {
+		return nil, errs, err
+	}
+	if hook != nil {
+		if err := hook(ctx, cols.n); err != nil {
+			return nil, errs, fmt.Errorf("append: aborted before commit: %w", err)
+		}
+		if err := commitTag(conn.Exec(ctx, `COMMIT`)); err != nil {
+			return nil, errs, err
+		}
+	}
+	return results, errs, nil
+}
+
+// endTx rolls back whatever transaction is still open on conn (after a
+// failure) and gives conn back to the pool, which closes it if that failed.
+func endTx(conn *pgxpool.Conn) {
+	if pc := conn.Conn().PgConn(); !pc.IsClosed() && pc.TxStatus() != 'I' {
+		ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		_, _ = conn.Exec(ctx, `ROLLBACK`)
+		cancel()
+	}
+	conn.Release()
+}
+
+// commitTag checks the result of COMMIT: PostgreSQL answers COMMIT in a
+// failed transaction with ROLLBACK.
+func commitTag(tag pgconn.CommandTag, err error) error {
+	if err != nil {
+		return fmt.Errorf("append: commit: %w", err)
+	}
+	if tag.String() != "COMMIT" {
+		return fmt.Errorf("append: commit: %w", pgx.ErrTxCommitRollback)
+	}
+	return nil
+}
+
+// plan assigns positions from head+1 and stream versions to the appends
+// that are neither duplicates (per existing) nor failed expectations, and
+// returns their rows and the streams' new versions.
+func plan(appends []eventstore.Append, existing map[uuid.UUID]stored, current map[string]int64, head int64, now time.Time, nEvents int) ([]eventstore.AppendResult, []error, *columns, map[string]int64, int64) {
+	results := make([]eventstore.AppendResult, len(appends))
+	errs := make([]error, len(appends))
+	versions := maps.Clone(current)
+	cols := newColumns(nEvents)
 	inBatch := map[uuid.UUID]int{} // event id -> index of the append that wrote it in this batch
 	pos := head
 	for i, a := range appends {
@@ -115,49 +234,77 @@ func (s *Store) commit(ctx context.Context, appends []eventstore.Append, allOrNo
 		results[i] = r
 		versions[a.StreamID] = v
 	}
-	if allOrNothing {
-		for _, e := range errs {
-			if e != nil {
-				return nil, errs, e
-			}
-		}
-	}
-	if cols.n == 0 {
-		return results, errs, tx.Commit(ctx)
-	}
+	return results, errs, cols, versions, pos
+}
 
-	if err := cols.insert(ctx, tx); err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-			return nil, errs, fmt.Errorf("append: %w", errDuplicateInsert)
+// readHead reads the results of the first round trip: BEGIN, the locked
+// head with the clock, and the streams' current versions.
+func readHead(br pgx.BatchResults, nStreams int) (int64, time.Time, map[string]int64, error) {
+	defer br.Close()
+	var head int64
+	var now time.Time
+	if _, err := br.Exec(); err != nil {
+		return 0, now, nil, fmt.Errorf("append: begin: %w", err)
+	}
+	if err := br.QueryRow().Scan(&head, &now); err != nil {
+		return 0, now, nil, fmt.Errorf("append: locking log head: %w", err)
+	}
+	versions := make(map[string]int64, nStreams)
+	rows, err := br.Query()
+	if err != nil {
+		return 0, now, nil, fmt.Errorf("append: reading stream versions: %w", err)
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var id string
+		var v int64
+		if err := rows.Scan(&id, &v); err != nil {
+			return 0, now, nil, fmt.Errorf("append: reading stream versions: %w", err)
 		}
-		return nil, errs, fmt.Errorf("append: inserting %d events: %w", cols.n, err)
+		versions[id] = v
 	}
-	var upStreams []string
-	var upVersions []int64
-	for _, id := range streams {
-		if v, ok := versions[id]; ok {
-			upStreams, upVersions = append(upStreams, id), append(upVersions, v)
+	if err := rows.Err(); err != nil {
+		return 0, now, nil, fmt.Errorf("append: reading stream versions: %w", err)
+	}
+	return head, now, versions, br.Close()
+}
+
+// writeRest reads the results of the second round trip: the events' insert
+// (unless they went by COPY), the streams' upsert, the head, the notify and,
+// if it was sent, COMMIT.
+func writeRest(br pgx.BatchResults, inserted, committed bool, n int, dupErr error) error {
+	defer br.Close()
+	if inserted {
+		if _, err := br.Exec(); err != nil {
+			return insertErr(err, n, dupErr)
 		}
 	}
-	b := &pgx.Batch{}
-	b.Queue(`INSERT INTO event_streams (stream_id, version, updated_at)
-		SELECT s, v, $3 FROM unnest($1::text[], $2::bigint[]) AS t(s, v)
-		ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`, upStreams, upVersions, now)
-	b.Queue(`UPDATE event_log_head SET position = $1 WHERE id`, pos)
-	b.Queue(`SELECT pg_notify('`+channel+`', $1)`, strconv.FormatInt(pos, 10))
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return nil, errs, fmt.Errorf("append: updating streams and head: %w", err)
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("append: updating streams: %w", err)
 	}
-	if s.cfg.BeforeCommit != nil {
-		if err := s.cfg.BeforeCommit(ctx, cols.n); err != nil {
-			return nil, errs, fmt.Errorf("append: aborted before commit: %w", err)
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("append: updating log head: %w", err)
+	}
+	if _, err := br.Exec(); err != nil {
+		return fmt.Errorf("append: notifying: %w", err)
+	}
+	if committed {
+		if err := commitTag(br.Exec()); err != nil {
+			return err
 		}
 	}
-	if err := tx.Commit(ctx); err != nil {
-		return nil, errs, fmt.Errorf("append: commit: %w", err)
+	if err := br.Close(); err != nil {
+		return fmt.Errorf("append: updating streams and head: %w", err)
 	}
-	return results, errs, nil
+	return nil
+}
+
+func insertErr(err error, n int, dupErr error) error {
+	var pgErr *pgconn.PgError
+	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
+		return fmt.Errorf("append: %w", dupErr)
+	}
+	return fmt.Errorf("append: inserting %d events: %w", n, err)
 }
 
 var errDuplicateInsert = errors.New("an event id is already in the log")
@@ -200,9 +347,12 @@ func duplicateOf(a eventstore.Append, existing map[uuid.UUID]stored, inBatch map
 	return r, true, nil
 }
 
-func lookupIDs(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) (map[uuid.UUID]stored, error) {
+// lookupIDs finds which of ids are in the log. It runs as an unnamed
+// statement so that it is planned for the ids at hand every time: a generic
+// plan cached while the table was small would scan the whole table.
+func lookupIDs(ctx context.Context, tx querier, ids []uuid.UUID) (map[uuid.UUID]stored, error) {
 	out := map[uuid.UUID]stored{}
-	rows, err := tx.Query(ctx, `SELECT event_id, stream_id, stream_version, position FROM events WHERE event_id = ANY($1)`, ids)
+	rows, err := tx.Query(ctx, `SELECT event_id, stream_id, stream_version, position FROM events WHERE event_id = ANY($1)`, pgx.QueryExecModeCacheDescribe, pgUUIDs(ids))
 	if err != nil {
 		return nil, fmt.Errorf("append: looking up event ids: %w", err)
 	}
@@ -218,11 +368,21 @@ func lookupIDs(ctx context.Context, tx pgx.Tx, ids []uuid.UUID) (map[uuid.UUID]s
 	return out, rows.Err()
 }
 
+// pgUUIDs converts ids for pgx, which encodes a pgtype.UUID directly but a
+// uuid.UUID through its text form (driver.Valuer), at several times the cost.
+func pgUUIDs(ids []uuid.UUID) []pgtype.UUID {
+	out := make([]pgtype.UUID, len(ids))
+	for i, id := range ids {
+		out[i] = pgtype.UUID{Bytes: id, Valid: true}
+	}
+	return out
+}
+
 // columns holds a batch of events column by column.
 type columns struct {
 	n         int
 	positions []int64
-	ids       []uuid.UUID
+	ids       []pgtype.UUID
 	streams   []string
 	versions  []int64
 	types     []string
@@ -234,7 +394,7 @@ type columns struct {
 
 func newColumns(n int) *columns {
 	return &columns{
-		positions: make([]int64, 0, n), ids: make([]uuid.UUID, 0, n), streams: make([]string, 0, n),
+		positions: make([]int64, 0, n), ids: make([]pgtype.UUID, 0, n), streams: make([]string, 0, n),
 		versions: make([]int64, 0, n), types: make([]string, 0, n), schemas: make([]int32, 0, n),
 		data: make([]string, 0, n), metadata: make([]string, 0, n),
 	}
@@ -243,7 +403,7 @@ func newColumns(n int) *columns {
 func (c *columns) add(pos int64, e eventstore.NewEvent, stream string, version int64, md []byte, now time.Time) {
 	c.n++
 	c.positions = append(c.positions, pos)
-	c.ids = append(c.ids, e.ID)
+	c.ids = append(c.ids, pgtype.UUID{Bytes: e.ID, Valid: true})
 	c.streams = append(c.streams, stream)
 	c.versions = append(c.versions, version)
 	c.types = append(c.types, e.Type)
@@ -253,14 +413,17 @@ func (c *columns) add(pos int64, e eventstore.NewEvent, stream string, version i
 	c.recorded = now
 }
 
-func (c *columns) insert(ctx context.Context, tx pgx.Tx) error {
-	if c.n < copyThreshold {
-		_, err := tx.Exec(ctx, `INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, data, metadata, recorded_at)
-			SELECT p, i, s, v, t, sv, d::jsonb, m::jsonb, $9
-			FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::text[], $8::text[]) AS x(p, i, s, v, t, sv, d, m)`,
-			c.positions, c.ids, c.streams, c.versions, c.types, c.schemas, c.data, c.metadata, c.recorded)
-		return err
-	}
+const insertEvents = `INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, data, metadata, recorded_at)
+	SELECT p, i, s, v, t, sv, d::jsonb, m::jsonb, $9
+	FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::text[], $8::text[]) AS x(p, i, s, v, t, sv, d, m)`
+
+// queueInsert queues the multi-row INSERT of the batch.
+func (c *columns) queueInsert(b *pgx.Batch) {
+	b.Queue(insertEvents, c.positions, c.ids, c.streams, c.versions, c.types, c.schemas, c.data, c.metadata, c.recorded)
+}
+
+// copy writes the batch with COPY.
+func (c *columns) copy(ctx context.Context, tx querier) error {
 	i := -1
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"events"},
 		[]string{"position", "event_id", "stream_id", "stream_version", "event_type", "schema_version", "data", "metadata", "recorded_at"},
