@@ -9,9 +9,13 @@ import (
 
 // Commands gathers every command handler.
 type Commands struct {
-	CreateAccount *CreateAccountHandler
-	IssueKey      *IssueKeyHandler
-	RevokeKey     *RevokeKeyHandler
+	CreateAccount  *CreateAccountHandler
+	IssueKey       *IssueKeyHandler
+	RevokeKey      *RevokeKeyHandler
+	ChangePlan     *ChangePlanHandler
+	RequestSignIn  *RequestSignInHandler
+	CompleteSignIn *CompleteSignInHandler
+	EndSession     *EndSessionHandler
 }
 
 // Clock returns the current time; tests pass a fixed one.
@@ -37,5 +41,21 @@ func New(store eventstore.Store, clock Clock) (Commands, error) {
 	if err != nil {
 		return Commands{}, err
 	}
-	return Commands{CreateAccount: ca, IssueKey: ik, RevokeKey: rk}, nil
+	cp, err := NewChangePlanHandler(store, clock)
+	if err != nil {
+		return Commands{}, err
+	}
+	rs, err := NewRequestSignInHandler(store, clock)
+	if err != nil {
+		return Commands{}, err
+	}
+	cs, err := NewCompleteSignInHandler(store, clock)
+	if err != nil {
+		return Commands{}, err
+	}
+	es, err := NewEndSessionHandler(store, clock)
+	if err != nil {
+		return Commands{}, err
+	}
+	return Commands{CreateAccount: ca, IssueKey: ik, RevokeKey: rk, ChangePlan: cp, RequestSignIn: rs, CompleteSignIn: cs, EndSession: es}, nil
 }

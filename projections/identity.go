@@ -13,6 +13,7 @@ import (
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/signin"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -30,10 +31,22 @@ func (Identity) Name() string { return IdentityName }
 func (Identity) DDL() string {
 	return `
 CREATE TABLE accounts (
-    account_id uuid        PRIMARY KEY,
-    email      text        COLLATE "C" NOT NULL,
-    plan       text        NOT NULL,
-    created_at timestamptz NOT NULL,
+    account_id         uuid        PRIMARY KEY,
+    email              text        COLLATE "C" NOT NULL,
+    plan               text        NOT NULL,
+    created_at         timestamptz NOT NULL,
+    stripe_customer_id text,
+    plan_changed_at    timestamptz,
+    position           bigint      NOT NULL
+);
+CREATE TABLE sessions (
+    session_id uuid        PRIMARY KEY,
+    account_id uuid        NOT NULL,
+    service    text        NOT NULL,
+    token_hash text        COLLATE "C" NOT NULL,
+    started_at timestamptz NOT NULL,
+    expires_at timestamptz NOT NULL,
+    ended_at   timestamptz,
     position   bigint      NOT NULL
 );
 CREATE TABLE api_keys (
@@ -57,6 +70,8 @@ func (Identity) DeferredDDL() string {
 CREATE UNIQUE INDEX accounts_email ON accounts (email);
 CREATE UNIQUE INDEX api_keys_secret_hash ON api_keys (secret_hash);
 CREATE INDEX api_keys_account ON api_keys (account_id, service);
+CREATE UNIQUE INDEX sessions_token_hash ON sessions (token_hash);
+CREATE INDEX accounts_stripe_customer ON accounts (stripe_customer_id) WHERE stripe_customer_id IS NOT NULL;
 `
 }
 
@@ -64,11 +79,36 @@ CREATE INDEX api_keys_account ON api_keys (account_id, service);
 // statements, so a rebuild runs at tens of thousands of events a second.
 func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
 	var acc struct {
-		ids    []uuid.UUID
-		emails []string
-		plans  []string
-		at     []time.Time
-		pos    []int64
+		ids       []uuid.UUID
+		emails    []string
+		plans     []string
+		at        []time.Time
+		customers []*string
+		changedAt []*time.Time
+		pos       []int64
+	}
+	accInBatch := map[uuid.UUID]int{}
+	// plan changes of accounts created in earlier batches, last one wins
+	type planChange struct {
+		plan     string
+		customer *string
+		at       time.Time
+		pos      int64
+	}
+	planChanges := map[uuid.UUID]planChange{}
+	var planOrder []uuid.UUID
+	var sess struct {
+		ids, accounts    []uuid.UUID
+		services, hashes []string
+		started, expires []time.Time
+		ended            []*time.Time
+		pos              []int64
+	}
+	sessInBatch := map[uuid.UUID]int{}
+	var ends struct {
+		ids []uuid.UUID
+		at  []time.Time
+		pos []int64
 	}
 	var keys struct {
 		ids, accounts             []uuid.UUID
@@ -91,8 +131,55 @@ func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event)
 			if err := json.Unmarshal(e.Data, &v); err != nil {
 				return fmt.Errorf("event %d: %w", e.Position, err)
 			}
+			accInBatch[v.AccountID] = len(acc.ids)
 			acc.ids, acc.emails, acc.plans = append(acc.ids, v.AccountID), append(acc.emails, v.Email), append(acc.plans, string(v.Plan))
 			acc.at, acc.pos = append(acc.at, v.CreatedAt), append(acc.pos, int64(e.Position))
+			acc.customers, acc.changedAt = append(acc.customers, nil), append(acc.changedAt, nil)
+		case account.PlanChanged{}.EventType():
+			var v account.PlanChanged
+			if err := json.Unmarshal(e.Data, &v); err != nil {
+				return fmt.Errorf("event %d: %w", e.Position, err)
+			}
+			var customer *string
+			if v.StripeCustomerID != "" {
+				c := v.StripeCustomerID
+				customer = &c
+			}
+			if i, ok := accInBatch[v.AccountID]; ok {
+				at := v.ChangedAt
+				acc.plans[i], acc.changedAt[i], acc.pos[i] = string(v.To), &at, int64(e.Position)
+				if customer != nil {
+					acc.customers[i] = customer
+				}
+				continue
+			}
+			prev, seen := planChanges[v.AccountID]
+			if !seen {
+				planOrder = append(planOrder, v.AccountID)
+			}
+			if customer == nil {
+				customer = prev.customer
+			}
+			planChanges[v.AccountID] = planChange{plan: string(v.To), customer: customer, at: v.ChangedAt, pos: int64(e.Position)}
+		case signin.SessionStarted{}.EventType():
+			var v signin.SessionStarted
+			if err := json.Unmarshal(e.Data, &v); err != nil {
+				return fmt.Errorf("event %d: %w", e.Position, err)
+			}
+			sessInBatch[v.SessionID] = len(sess.ids)
+			sess.ids, sess.accounts, sess.services, sess.hashes = append(sess.ids, v.SessionID), append(sess.accounts, v.AccountID), append(sess.services, v.Service), append(sess.hashes, v.TokenHash)
+			sess.started, sess.expires, sess.ended, sess.pos = append(sess.started, v.StartedAt), append(sess.expires, v.ExpiresAt), append(sess.ended, nil), append(sess.pos, int64(e.Position))
+		case signin.SessionEnded{}.EventType():
+			var v signin.SessionEnded
+			if err := json.Unmarshal(e.Data, &v); err != nil {
+				return fmt.Errorf("event %d: %w", e.Position, err)
+			}
+			if i, ok := sessInBatch[v.SessionID]; ok {
+				at := v.EndedAt
+				sess.ended[i], sess.pos[i] = &at, int64(e.Position)
+				continue
+			}
+			ends.ids, ends.at, ends.pos = append(ends.ids, v.SessionID), append(ends.at, v.EndedAt), append(ends.pos, int64(e.Position))
 		case account.KeyIssued{}.EventType():
 			var v account.KeyIssued
 			if err := json.Unmarshal(e.Data, &v); err != nil {
@@ -121,11 +208,42 @@ func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event)
 	// New rows go in with COPY: the runner applies each event exactly once,
 	// so there is nothing to conflict with.
 	if len(acc.ids) > 0 {
-		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"accounts"}, []string{"account_id", "email", "plan", "created_at", "position"},
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"accounts"}, []string{"account_id", "email", "plan", "created_at", "stripe_customer_id", "plan_changed_at", "position"},
 			pgx.CopyFromSlice(len(acc.ids), func(i int) ([]any, error) {
-				return []any{acc.ids[i], acc.emails[i], acc.plans[i], acc.at[i], acc.pos[i]}, nil
+				return []any{acc.ids[i], acc.emails[i], acc.plans[i], acc.at[i], acc.customers[i], acc.changedAt[i], acc.pos[i]}, nil
 			})); err != nil {
 			return fmt.Errorf("inserting accounts: %w", err)
+		}
+	}
+	if len(planOrder) > 0 {
+		ids := make([]uuid.UUID, len(planOrder))
+		plans, customers := make([]string, len(planOrder)), make([]*string, len(planOrder))
+		at, pos := make([]time.Time, len(planOrder)), make([]int64, len(planOrder))
+		for i, id := range planOrder {
+			c := planChanges[id]
+			ids[i], plans[i], customers[i], at[i], pos[i] = id, c.plan, c.customer, c.at, c.pos
+		}
+		if _, err := tx.Exec(ctx, `UPDATE accounts a SET plan = c.plan, stripe_customer_id = coalesce(c.customer, a.stripe_customer_id),
+				plan_changed_at = c.at, position = c.pos
+			FROM unnest($1::uuid[], $2::text[], $3::text[], $4::timestamptz[], $5::bigint[]) AS c(id, plan, customer, at, pos)
+			WHERE a.account_id = c.id`, ids, plans, customers, at, pos); err != nil {
+			return fmt.Errorf("changing plans: %w", err)
+		}
+	}
+	if len(sess.ids) > 0 {
+		if _, err := tx.CopyFrom(ctx, pgx.Identifier{"sessions"},
+			[]string{"session_id", "account_id", "service", "token_hash", "started_at", "expires_at", "ended_at", "position"},
+			pgx.CopyFromSlice(len(sess.ids), func(i int) ([]any, error) {
+				return []any{sess.ids[i], sess.accounts[i], sess.services[i], sess.hashes[i], sess.started[i], sess.expires[i], sess.ended[i], sess.pos[i]}, nil
+			})); err != nil {
+			return fmt.Errorf("inserting sessions: %w", err)
+		}
+	}
+	if len(ends.ids) > 0 {
+		if _, err := tx.Exec(ctx, `UPDATE sessions s SET ended_at = e.at, position = e.pos
+			FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[]) AS e(id, at, pos)
+			WHERE s.session_id = e.id AND s.ended_at IS NULL`, ends.ids, ends.at, ends.pos); err != nil {
+			return fmt.Errorf("ending sessions: %w", err)
 		}
 	}
 	if len(keys.ids) > 0 {

@@ -54,6 +54,9 @@ type Account struct {
 	created bool
 	keys    []Key
 	version int64 // number of events applied; -1 before any
+	// references of the PlanChanged events applied, for idempotency
+	planRefs         map[string]bool
+	stripeCustomerID string
 }
 
 // New returns an empty aggregate for id, ready to have its history applied.
@@ -92,7 +95,51 @@ func (a *Account) Apply(e domain.Event) {
 				a.keys[i].Revoked = true
 			}
 		}
+	case *PlanChanged:
+		a.plan = e.To
+		if a.planRefs == nil {
+			a.planRefs = map[string]bool{}
+		}
+		a.planRefs[e.Reference] = true
+		if e.StripeCustomerID != "" {
+			a.stripeCustomerID = e.StripeCustomerID
+		}
 	}
+}
+
+// StripeCustomerID is the account's customer at Stripe, once it has one.
+func (a *Account) StripeCustomerID() string { return a.stripeCustomerID }
+
+// PlanChange is a request to move an account to another plan.
+type PlanChange struct {
+	To                   Plan
+	Source               string // "stripe" or "operator"
+	Reference            string // what caused it; the same reference twice changes nothing
+	StripeCustomerID     string
+	StripeSubscriptionID string
+}
+
+// ChangePlan decides a plan change. A cause already applied (same
+// Reference) records nothing, so replayed webhooks are harmless; moving to
+// the current plan records nothing unless it brings a new Stripe customer.
+func (a *Account) ChangePlan(c PlanChange, now time.Time) ([]domain.Event, error) {
+	if !a.created {
+		return nil, domain.NotFound("account_not_found", "no such account")
+	}
+	if c.To.Rank() < 0 {
+		return nil, domain.Invalid("invalid_plan", "plan", "unknown plan %q", c.To)
+	}
+	if c.Reference == "" {
+		return nil, domain.Invalid("reference_required", "reference", "a plan change needs the reference of its cause")
+	}
+	if a.planRefs[c.Reference] {
+		return nil, nil
+	}
+	if c.To == a.plan && (c.StripeCustomerID == "" || c.StripeCustomerID == a.stripeCustomerID) {
+		return nil, nil
+	}
+	return []domain.Event{&PlanChanged{AccountID: a.id, From: a.plan, To: c.To, Source: c.Source, Reference: c.Reference,
+		StripeCustomerID: c.StripeCustomerID, StripeSubscriptionID: c.StripeSubscriptionID, ChangedAt: now.UTC()}}, nil
 }
 
 // Create decides the creation of an account.

@@ -53,5 +53,23 @@ func Events() []func() domain.Event {
 		func() domain.Event { return &AccountCreated{} },
 		func() domain.Event { return &KeyIssued{} },
 		func() domain.Event { return &KeyRevoked{} },
+		func() domain.Event { return &PlanChanged{} },
 	}
 }
+
+// PlanChanged: the account moved to another plan. Reference names what
+// caused it (a Stripe event id, an operator command) so that a replayed
+// cause changes nothing twice.
+type PlanChanged struct {
+	AccountID            uuid.UUID `json:"account_id"`
+	From                 Plan      `json:"from"`
+	To                   Plan      `json:"to"`
+	Source               string    `json:"source"`
+	Reference            string    `json:"reference"`
+	StripeCustomerID     string    `json:"stripe_customer_id,omitempty"`
+	StripeSubscriptionID string    `json:"stripe_subscription_id,omitempty"`
+	ChangedAt            time.Time `json:"changed_at"`
+}
+
+func (PlanChanged) EventType() string  { return "PlanChanged" }
+func (PlanChanged) SchemaVersion() int { return 1 }
