@@ -66,7 +66,7 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	defer s.Close()
 
 	deps := httpx.Deps{
-		Pool: s.pool, Identities: s.ids, Head: s.store.Head, Version: a.version,
+		Pool: s.pool, Identities: s.ids, Commands: s.cmds, WaitFor: s.waitFor, Now: time.Now, Head: s.store.Head, Version: a.version,
 		Logger: log, Metrics: httpx.NewMetrics(s.registry), Gatherer: s.registry,
 	}
 	// The bus connection is made before any listener opens, so a bad

@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/projections"
 )
 
@@ -16,6 +17,13 @@ import (
 type Deps struct {
 	Pool       *pgxpool.Pool
 	Identities *projections.Identities
+	// Commands change state; handlers call one per request.
+	Commands commands.Commands
+	// WaitFor gives read-your-writes: it returns once the named projection
+	// has applied position pos (bounded; an error after the bound).
+	WaitFor func(ctx context.Context, projection string, pos uint64) error
+	// Now is the clock (tests move it).
+	Now func() time.Time
 	// Head returns the event log's head position, for lag in /healthz.
 	Head     func(ctx context.Context) (uint64, error)
 	Version  string
