@@ -2,7 +2,8 @@ package records
 
 import (
 	"context"
-	_ "embed"
+	"embed"
+	"io/fs"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -11,14 +12,24 @@ import (
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
-//go:embed openapi.json
-var openapi []byte
+//go:embed openapi/*.json
+var openapiFiles embed.FS
 
-// OpenAPI returns the records service's OpenAPI document.
-func OpenAPI() []byte { return openapi }
+// OpenAPI returns the records OpenAPI document, assembled from openapi/*.json.
+func OpenAPI() ([]byte, error) {
+	sub, err := fs.Sub(openapiFiles, "openapi")
+	if err != nil {
+		return nil, err
+	}
+	return httpx.BuildOpenAPI(sub)
+}
 
 // New returns the records service's HTTP handler.
 func New(d httpx.Deps) (http.Handler, error) {
+	openapi, err := OpenAPI()
+	if err != nil {
+		return nil, err
+	}
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Records), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
 		Gatherer: d.Gatherer, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 1 << 20,
