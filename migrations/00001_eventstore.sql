@@ -9,22 +9,29 @@ CREATE TABLE event_log_head (
 );
 INSERT INTO event_log_head (id, position) VALUES (true, 0);
 
+-- data is json, not jsonb: stored as written, validated, and read back
+-- without conversion (jsonb costs a parse on every append and a rendering on
+-- every read; json operators such as data->>'field' still work). Metadata
+-- lives in plain columns. Text keys compare bytewise (COLLATE "C").
 CREATE TABLE events (
     position       bigint      PRIMARY KEY,
     event_id       uuid        NOT NULL,
-    stream_id      text        NOT NULL,
+    stream_id      text        COLLATE "C" NOT NULL,
     stream_version bigint      NOT NULL,
-    event_type     text        NOT NULL,
+    event_type     text        COLLATE "C" NOT NULL,
     schema_version integer     NOT NULL,
-    data           jsonb       NOT NULL,
-    metadata       jsonb       NOT NULL,
+    data           json        NOT NULL,
+    correlation_id text,
+    causation_id   text,
+    actor          text,
+    request_id     text,
     recorded_at    timestamptz NOT NULL,
     CONSTRAINT events_event_id_key UNIQUE (event_id),
     CONSTRAINT events_stream_version_key UNIQUE (stream_id, stream_version)
 );
 
 CREATE TABLE event_streams (
-    stream_id  text        PRIMARY KEY,
+    stream_id  text        COLLATE "C" PRIMARY KEY,
     version    bigint      NOT NULL,
     updated_at timestamptz NOT NULL
 );

@@ -2,7 +2,6 @@ package postgres
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"maps"
@@ -226,8 +225,7 @@ func plan(appends []eventstore.Append, existing map[uuid.UUID]stored, current ma
 		for _, e := range a.Events {
 			v++
 			pos++
-			md, _ := json.Marshal(e.Metadata)
-			cols.add(pos, e, a.StreamID, v, md, now)
+			cols.add(pos, e, a.StreamID, v, now)
 			inBatch[e.ID] = i
 		}
 		r.LastVersion, r.LastPosition = uint64(v), uint64(pos)
@@ -388,7 +386,10 @@ type columns struct {
 	types     []string
 	schemas   []int32
 	data      []string
-	metadata  []string
+	corr      []pgtype.Text
+	cause     []pgtype.Text
+	actor     []pgtype.Text
+	request   []pgtype.Text
 	recorded  time.Time
 }
 
@@ -396,11 +397,14 @@ func newColumns(n int) *columns {
 	return &columns{
 		positions: make([]int64, 0, n), ids: make([]pgtype.UUID, 0, n), streams: make([]string, 0, n),
 		versions: make([]int64, 0, n), types: make([]string, 0, n), schemas: make([]int32, 0, n),
-		data: make([]string, 0, n), metadata: make([]string, 0, n),
+		data: make([]string, 0, n), corr: make([]pgtype.Text, 0, n), cause: make([]pgtype.Text, 0, n),
+		actor: make([]pgtype.Text, 0, n), request: make([]pgtype.Text, 0, n),
 	}
 }
 
-func (c *columns) add(pos int64, e eventstore.NewEvent, stream string, version int64, md []byte, now time.Time) {
+func text(s string) pgtype.Text { return pgtype.Text{String: s, Valid: s != ""} }
+
+func (c *columns) add(pos int64, e eventstore.NewEvent, stream string, version int64, now time.Time) {
 	c.n++
 	c.positions = append(c.positions, pos)
 	c.ids = append(c.ids, pgtype.UUID{Bytes: e.ID, Valid: true})
@@ -409,30 +413,37 @@ func (c *columns) add(pos int64, e eventstore.NewEvent, stream string, version i
 	c.types = append(c.types, e.Type)
 	c.schemas = append(c.schemas, int32(max(e.SchemaVersion, 1)))
 	c.data = append(c.data, string(dataOrEmpty(e.Data)))
-	c.metadata = append(c.metadata, string(md))
+	c.corr = append(c.corr, text(e.Metadata.CorrelationID))
+	c.cause = append(c.cause, text(e.Metadata.CausationID))
+	c.actor = append(c.actor, text(e.Metadata.Actor))
+	c.request = append(c.request, text(e.Metadata.RequestID))
 	c.recorded = now
 }
 
-const insertEvents = `INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, data, metadata, recorded_at)
-	SELECT p, i, s, v, t, sv, d::jsonb, m::jsonb, $9
-	FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::text[], $8::text[]) AS x(p, i, s, v, t, sv, d, m)`
+const insertEvents = `INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, data,
+		correlation_id, causation_id, actor, request_id, recorded_at)
+	SELECT p, i, s, v, t, sv, d::json, co, ca, ac, rq, $12
+	FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::text[],
+		$8::text[], $9::text[], $10::text[], $11::text[]) AS x(p, i, s, v, t, sv, d, co, ca, ac, rq)`
 
 // queueInsert queues the multi-row INSERT of the batch.
 func (c *columns) queueInsert(b *pgx.Batch) {
-	b.Queue(insertEvents, c.positions, c.ids, c.streams, c.versions, c.types, c.schemas, c.data, c.metadata, c.recorded)
+	b.Queue(insertEvents, c.positions, c.ids, c.streams, c.versions, c.types, c.schemas, c.data, c.corr, c.cause, c.actor, c.request, c.recorded)
 }
 
 // copy writes the batch with COPY.
 func (c *columns) copy(ctx context.Context, tx querier) error {
 	i := -1
 	_, err := tx.CopyFrom(ctx, pgx.Identifier{"events"},
-		[]string{"position", "event_id", "stream_id", "stream_version", "event_type", "schema_version", "data", "metadata", "recorded_at"},
+		[]string{"position", "event_id", "stream_id", "stream_version", "event_type", "schema_version", "data",
+			"correlation_id", "causation_id", "actor", "request_id", "recorded_at"},
 		pgx.CopyFromFunc(func() ([]any, error) {
 			i++
 			if i >= c.n {
 				return nil, nil
 			}
-			return []any{c.positions[i], c.ids[i], c.streams[i], c.versions[i], c.types[i], c.schemas[i], c.data[i], c.metadata[i], c.recorded}, nil
+			return []any{c.positions[i], c.ids[i], c.streams[i], c.versions[i], c.types[i], c.schemas[i], c.data[i],
+				c.corr[i], c.cause[i], c.actor[i], c.request[i], c.recorded}, nil
 		}))
 	return err
 }

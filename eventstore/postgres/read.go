@@ -3,14 +3,14 @@ package postgres
 import (
 	"context"
 	"fmt"
-	json "github.com/goccy/go-json"
 
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arr-dev/arr/eventstore"
 )
 
-const selectColumns = `position, event_id, stream_id, stream_version, event_type, schema_version, data, metadata, recorded_at`
+const selectColumns = `position, event_id, stream_id, stream_version, event_type, schema_version, data::text,
+	coalesce(correlation_id, ''), coalesce(causation_id, ''), coalesce(actor, ''), coalesce(request_id, ''), recorded_at`
 
 // ReadAll reads the log after a position, in order. Because positions are
 // assigned under one lock in commit order, what a snapshot sees is always a
@@ -54,16 +54,13 @@ func scanEvents(rows pgx.Rows, capacity int) ([]eventstore.Event, error) {
 	for rows.Next() {
 		var e eventstore.Event
 		var pos, ver int64
-		var md []byte
-		if err := rows.Scan(&pos, &e.ID, &e.StreamID, &ver, &e.Type, &e.SchemaVersion, &e.Data, &md, &e.RecordedAt); err != nil {
+		var data []byte
+		m := &e.Metadata
+		if err := rows.Scan(&pos, &e.ID, &e.StreamID, &ver, &e.Type, &e.SchemaVersion, &data,
+			&m.CorrelationID, &m.CausationID, &m.Actor, &m.RequestID, &e.RecordedAt); err != nil {
 			return nil, fmt.Errorf("scanning event: %w", err)
 		}
-		e.Position, e.StreamVersion = uint64(pos), uint64(ver)
-		if len(md) > 2 {
-			if err := json.Unmarshal(md, &e.Metadata); err != nil {
-				return nil, fmt.Errorf("decoding metadata of event %d: %w", pos, err)
-			}
-		}
+		e.Position, e.StreamVersion, e.Data = uint64(pos), uint64(ver), data
 		e.RecordedAt = e.RecordedAt.UTC()
 		out = append(out, e)
 	}

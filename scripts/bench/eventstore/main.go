@@ -59,7 +59,7 @@ func main() {
 	flag.BoolVar(&cfg.skipArr, "skip-arr", false, "skip arr single-event runs")
 	flag.IntVar(&cfg.maxBatch, "max-batch-events", 0, "arr Config.MaxBatchEvents (0: default)")
 	flag.BoolVar(&cfg.noopHook, "noop-before-commit", false, "give arr a BeforeCommit hook that does nothing (COMMIT then takes its own round trip)")
-	flag.IntVar(&cfg.idVersion, "id-version", 4, "UUID version of event ids, 4 (random, what eventstore.Encode makes) or 7 (time-ordered)")
+	flag.IntVar(&cfg.idVersion, "id-version", 7, "UUID version of event ids, 7 (time-ordered, what eventstore.Encode makes) or 4 (random)")
 	flag.StringVar(&cfg.cpuProfile, "cpuprofile", "", "write a Go CPU profile of the whole run to this file")
 	flag.Parse()
 	for _, w := range strings.Split(writers, ",") {
