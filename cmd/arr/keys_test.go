@@ -95,6 +95,15 @@ func TestKeyLifecycle(t *testing.T) {
 		})
 	}
 
+	// Lag and throughput of the projections, and HTTP traffic, are exported.
+	code, metrics := get(t, e.gateway+"/metrics", nil)
+	for _, series := range []string{`arr_projection_lag_events{projection="identity"}`, `arr_projection_events_total{projection="identity"}`,
+		`arr_projection_position{projection="logstats"}`, `arr_http_requests_total{method="GET",route="/v1/key",service="gateway",status="401"}`} {
+		if code != 200 || !strings.Contains(string(metrics), series) {
+			t.Fatalf("/metrics (%d) lacks %s", code, series)
+		}
+	}
+
 	// No plaintext key anywhere in the database.
 	dump, err := exec.Command("pg_dump", "--no-owner", e.dbURL).Output()
 	if err != nil {
