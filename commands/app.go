@@ -16,6 +16,7 @@ type Commands struct {
 	RequestSignIn  *RequestSignInHandler
 	CompleteSignIn *CompleteSignInHandler
 	EndSession     *EndSessionHandler
+	CountCalls     *CountCallsHandler
 }
 
 // Clock returns the current time; tests pass a fixed one.
@@ -57,5 +58,9 @@ func New(store eventstore.Store, clock Clock) (Commands, error) {
 	if err != nil {
 		return Commands{}, err
 	}
-	return Commands{CreateAccount: ca, IssueKey: ik, RevokeKey: rk, ChangePlan: cp, RequestSignIn: rs, CompleteSignIn: cs, EndSession: es}, nil
+	cc, err := NewCountCallsHandler(store, clock)
+	if err != nil {
+		return Commands{}, err
+	}
+	return Commands{CreateAccount: ca, IssueKey: ik, RevokeKey: rk, ChangePlan: cp, RequestSignIn: rs, CompleteSignIn: cs, EndSession: es, CountCalls: cc}, nil
 }

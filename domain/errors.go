@@ -26,6 +26,9 @@ var (
 	ErrUnauthenticated = errors.New("unauthenticated")
 	// ErrUnavailable: a dependency is down or a bounded wait ran out; retry later.
 	ErrUnavailable = errors.New("unavailable")
+	// ErrRateLimited: the caller used up a quota of its plan (or of its IP
+	// address) for the current window; retry when the window ends.
+	ErrRateLimited = errors.New("rate limited")
 )
 
 // Error is a domain error with a stable machine-readable Code, a message that
@@ -66,4 +69,9 @@ func NotFound(code, format string, args ...any) *Error {
 // Forbidden returns an ErrForbidden error.
 func Forbidden(code, format string, args ...any) *Error {
 	return &Error{Kind: ErrForbidden, Code: code, Message: fmt.Sprintf(format, args...)}
+}
+
+// RateLimited returns an ErrRateLimited error.
+func RateLimited(code, format string, args ...any) *Error {
+	return &Error{Kind: ErrRateLimited, Code: code, Message: fmt.Sprintf(format, args...)}
 }

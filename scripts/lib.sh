@@ -103,3 +103,29 @@ ensure_nats_server() {
 ensure_gotestsum() {
   command -v gotestsum >/dev/null || { log "installing gotestsum"; GOFLAGS= go install gotest.tools/gotestsum@v1.12.3; }
 }
+
+# ensure_redis makes a Redis answer for the quota tests: REDIS_URL if set,
+# else 127.0.0.1:6379, starting a private redis-server there (installed if
+# missing) when nothing answers. It does not export REDIS_URL, so arr runs
+# in tests keep counting in PostgreSQL unless a test asks for Redis.
+ensure_redis() {
+  if [ -n "${REDIS_URL:-}" ]; then
+    command -v redis-cli >/dev/null || ensure_pkgs redis-tools
+    redis-cli -u "$REDIS_URL" ping 2>/dev/null | grep -q PONG || die "REDIS_URL does not answer PING"
+    return
+  fi
+  command -v redis-server >/dev/null || ensure_pkgs redis-server
+  if redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null | grep -q PONG; then
+    return
+  fi
+  local dir="$ARR_ROOT/.arr/test-redis"
+  mkdir -p "$dir"
+  log "starting a private test redis-server on 127.0.0.1:6379"
+  redis-server --bind 127.0.0.1 --port 6379 --daemonize yes --save '' --appendonly no \
+    --dir "$dir" --logfile "$dir/redis.log" --pidfile "$dir/redis.pid"
+  for _ in $(seq 50); do
+    redis-cli -h 127.0.0.1 -p 6379 ping 2>/dev/null | grep -q PONG && return
+    sleep 0.1
+  done
+  die "redis-server did not answer on 127.0.0.1:6379 (see $dir/redis.log)"
+}

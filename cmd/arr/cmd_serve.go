@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/eventstore/fanout"
+	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/answer"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -69,6 +70,12 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 		Pool: s.pool, Identities: s.ids, Commands: s.cmds, WaitFor: s.waitFor, Now: time.Now, Head: s.store.Head, Version: a.version,
 		Logger: log, Metrics: httpx.NewMetrics(s.registry), Gatherer: s.registry,
 	}
+	qs, err := openQuotas(ctx, a.cfg, s, log, deps.Now)
+	if err != nil {
+		return err
+	}
+	defer qs.close()
+	deps.Quota, deps.Meter, deps.Usage = qs.quota, qs.meter, projections.NewUsageReports(s.pool)
 	// The bus connection is made before any listener opens, so a bad
 	// ARR_BUS fails the start cleanly.
 	var fwd *fanout.Forwarder
@@ -130,6 +137,11 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	}
 	runCtx, stopRun := context.WithCancel(ctx)
 	defer stopRun()
+	meterCtx, stopMeter := context.WithCancel(context.WithoutCancel(ctx))
+	defer stopMeter()
+	if len(servers) > 0 {
+		qs.start(runCtx, meterCtx, &wg)
+	}
 	if slices.Contains(roles, "projections") {
 		wg.Add(1)
 		go func() {
@@ -165,6 +177,7 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 			log.Warn("HTTP shutdown", "err", e)
 		}
 	}
+	stopMeter()
 	wg.Wait()
 	log.Info("stopped")
 	return err

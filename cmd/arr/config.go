@@ -30,6 +30,8 @@ type Config struct {
 	ShutdownGrace time.Duration
 	RYWTimeout    time.Duration
 	BatchSize     int
+	RedisURL      string
+	PublicLimit   int
 }
 
 type setting struct {
@@ -57,6 +59,8 @@ func (c *Config) settings() []setting {
 		{env: "ARR_SHUTDOWN_GRACE", dur: &c.ShutdownGrace, def: "20s", help: "how long SIGINT/SIGTERM waits for in-flight requests"},
 		{env: "ARR_READ_YOUR_WRITES_TIMEOUT", dur: &c.RYWTimeout, def: "5s", help: "bound on waiting for read models to show a write"},
 		{env: "ARR_PROJECTION_BATCH_SIZE", num: &c.BatchSize, def: "2000", help: "most events a projection applies per transaction"},
+		{env: "REDIS_URL", str: &c.RedisURL, help: "Redis for the quota counters (redis://host:6379/0); empty counts in PostgreSQL"},
+		{env: "ARR_PUBLIC_RATE_LIMIT", num: &c.PublicLimit, def: "600", help: "requests per clock hour per client IP on the records service's key-less endpoints"},
 	}
 }
 
@@ -103,6 +107,9 @@ func (c *Config) Validate() error {
 	}
 	if c.BatchSize < 1 || c.BatchSize > 100000 {
 		return fmt.Errorf("ARR_PROJECTION_BATCH_SIZE must be between 1 and 100000, not %d", c.BatchSize)
+	}
+	if c.PublicLimit < 1 {
+		return fmt.Errorf("ARR_PUBLIC_RATE_LIMIT must be at least 1, not %d", c.PublicLimit)
 	}
 	if c.ShutdownGrace <= 0 || c.RYWTimeout <= 0 {
 		return fmt.Errorf("ARR_SHUTDOWN_GRACE and ARR_READ_YOUR_WRITES_TIMEOUT must be positive durations")

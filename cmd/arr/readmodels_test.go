@@ -172,7 +172,9 @@ func TestProjectionSurvivesSIGKILL(t *testing.T) {
 func TestRebuildWhileServing(t *testing.T) {
 	e := newEnv(t)
 	e.up()
-	e.createAccount("reader@example.com", "free")
+	// Enterprise: the clients below loop as fast as they can, far past the
+	// Free daily quotas.
+	e.createAccount("reader@example.com", "enterprise")
 	keys := map[string]mintedKey{}
 	for _, svc := range []string{"answer", "gateway", "records"} {
 		keys[svc] = e.mint("reader@example.com", svc)

@@ -38,7 +38,8 @@ func New(d httpx.Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	keyed := e.Group("/v1", httpx.KeyAuth(d.Identities, account.Gateway, false, fail))
+	keyed := e.Group("/v1", httpx.KeyAuth(d.Identities, account.Gateway, false, fail),
+		d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	keyed.GET("/key", currentKey)
 	return e, nil
 }

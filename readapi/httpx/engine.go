@@ -32,6 +32,9 @@ type Base struct {
 	Health func(ctx context.Context) (int, any)
 	// Fail is the service's error responder.
 	Fail func(c *gin.Context, err error)
+	// Public runs before /openapi.json (the records service puts its per-IP
+	// limit here); /healthz and /metrics are for operators and never limited.
+	Public []gin.HandlerFunc
 }
 
 // Validate checks the required fields.
@@ -77,9 +80,9 @@ func NewEngine(b Base) (*gin.Engine, error) {
 		c.JSON(status, body)
 	})
 	e.GET("/metrics", gin.WrapH(promhttp.HandlerFor(b.Gatherer, promhttp.HandlerOpts{})))
-	e.GET("/openapi.json", func(c *gin.Context) {
+	e.GET("/openapi.json", append(b.Public[:len(b.Public):len(b.Public)], func(c *gin.Context) {
 		c.Data(http.StatusOK, "application/json", b.OpenAPI)
-	})
+	})...)
 	return e, nil
 }
 

@@ -34,6 +34,8 @@ func ProblemOf(err error) Problem {
 		p = Problem{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
 	case errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrConcurrency):
 		p = Problem{Status: http.StatusConflict, Code: "conflict", Message: err.Error()}
+	case errors.Is(err, domain.ErrRateLimited):
+		p = Problem{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: err.Error()}
 	case errors.Is(err, ErrTooLarge):
 		p = Problem{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: err.Error()}
 	case errors.Is(err, errMethod):

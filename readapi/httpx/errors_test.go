@@ -23,6 +23,7 @@ func TestProblemOf(t *testing.T) {
 		{"key limit", fmt.Errorf("minting: %w", domain.Conflict("key_limit_reached", "already 5")), http.StatusConflict, "key_limit_reached"},
 		{"not found", domain.NotFound("list_not_found", "no list"), http.StatusNotFound, "list_not_found"},
 		{"forbidden", domain.Forbidden("plan_required", "deep needs Pro"), http.StatusForbidden, "plan_required"},
+		{"rate limited", domain.RateLimited("daily_call_limit_reached", "100 per day"), http.StatusTooManyRequests, "daily_call_limit_reached"},
 		{"lost race", &eventstore.WrongExpectedVersionError{StreamID: "s"}, http.StatusConflict, "conflict"},
 		{"unauthenticated", &domain.Error{Kind: domain.ErrUnauthenticated, Code: "invalid_api_key", Message: "bad key"}, http.StatusUnauthorized, "invalid_api_key"},
 		{"too large", httpx.TooLarge(10), http.StatusRequestEntityTooLarge, "body_too_large"},

@@ -11,6 +11,8 @@ import (
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/metering"
+	"github.com/arr-dev/arr/readapi/ratelimit"
 )
 
 // Deps are what every service's server is built from.
@@ -30,6 +32,14 @@ type Deps struct {
 	Logger   *slog.Logger
 	Metrics  *Metrics
 	Gatherer prometheus.Gatherer
+	// Quota enforces the plans' request limits and the records service's
+	// per-IP limit; nil limits nothing (tests of other parts).
+	Quota *ratelimit.Quota
+	// Meter turns admitted keyed requests into usage events; nil counts
+	// nothing.
+	Meter *metering.Meter
+	// Usage answers usage reports (the account pages' last 30 days).
+	Usage *projections.UsageReports
 }
 
 // HealthReport is the shared part of every /healthz body.

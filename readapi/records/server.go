@@ -30,16 +30,22 @@ func New(d httpx.Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
+	// Key-less requests are counted per client IP, apart from every key's quota.
+	perIP := d.Quota.PublicPerIP(fail)
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Records), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
-		Gatherer: d.Gatherer, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 1 << 20,
+		Gatherer: d.Gatherer, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 1 << 20, Public: []gin.HandlerFunc{perIP},
 		Health: func(ctx context.Context) (int, any) { return d.BaseHealth(ctx, string(account.Records)) },
 	})
 	if err != nil {
 		return nil, err
 	}
-	keyed := e.Group("/api/v1", httpx.KeyAuth(d.Identities, account.Records, true, fail))
+	keyed := e.Group("/api/v1", httpx.KeyAuth(d.Identities, account.Records, true, fail),
+		d.Quota.Records(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	keyed.GET("/key", currentKey)
+	// Key-less /api/v1 routes go on public, under the per-IP limit.
+	public := e.Group("/api/v1", perIP)
+	_ = public
 	return e, nil
 }
 

@@ -1,0 +1,63 @@
+package main
+
+import (
+	"context"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/arr-dev/arr/readapi/metering"
+	"github.com/arr-dev/arr/readapi/ratelimit"
+)
+
+// quotas is the rate limiting and metering of the HTTP roles: the quota
+// middlewares' limiter (PostgreSQL, or Redis with REDIS_URL), the cleanup
+// of ended PostgreSQL windows and the usage meter.
+type quotas struct {
+	quota   *ratelimit.Quota
+	meter   *metering.Meter
+	cleanup func(context.Context) error // nil with Redis, whose keys expire
+	close   func()
+}
+
+func openQuotas(ctx context.Context, cfg Config, s *system, log *slog.Logger, now func() time.Time) (*quotas, error) {
+	q := &quotas{close: func() {}}
+	var limiter ratelimit.Limiter
+	if cfg.RedisURL != "" {
+		r, client, err := ratelimit.OpenRedis(ctx, cfg.RedisURL, ratelimit.RedisConfig{Now: now})
+		if err != nil {
+			return nil, err
+		}
+		q.close = func() { _ = client.Close() }
+		limiter = r
+		log.Info("quota counters in Redis", "addr", client.Options().Addr)
+	} else {
+		p, err := ratelimit.NewPostgres(s.pool, ratelimit.PostgresConfig{Now: now, Logger: log})
+		if err != nil {
+			return nil, err
+		}
+		limiter, q.cleanup = p, p.Run
+	}
+	var err error
+	if q.quota, err = ratelimit.New(limiter, ratelimit.Config{PublicPerHour: int64(cfg.PublicLimit), Now: now, Logger: log}); err != nil {
+		q.close()
+		return nil, err
+	}
+	if q.meter, err = metering.New(s.cmds.CountCalls, metering.Config{Now: now, Logger: log}); err != nil {
+		q.close()
+		return nil, err
+	}
+	return q, nil
+}
+
+// start runs the cleanup until runCtx ends and the meter until meterCtx
+// ends; the meter outlives the HTTP servers' drain, so requests served
+// during shutdown are counted too.
+func (q *quotas) start(runCtx, meterCtx context.Context, wg *sync.WaitGroup) {
+	wg.Add(1)
+	go func() { defer wg.Done(); _ = q.meter.Run(meterCtx) }()
+	if q.cleanup != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = q.cleanup(runCtx) }()
+	}
+}

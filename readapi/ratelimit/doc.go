@@ -1,0 +1,28 @@
+// Package ratelimit enforces the plans' request quotas and the per-IP limit
+// of the records service's public endpoints, with fixed windows counted
+// exactly under concurrency.
+//
+// A Limiter counts: one atomic check-and-increment per request, so with N
+// requests left in a window, any number of concurrent requests admits
+// exactly N. Postgres (the default) does it with one upsert on the
+// quota_counters table (migration 00004); Redis (when REDIS_URL is set)
+// with one Lua script. Counters are operational state, not events.
+//
+// A Quota turns a Limiter into gin middlewares, one per service:
+//
+//   - gateway: GatewayRequestsPerDay of the plan, per account, per UTC day;
+//   - answer: AnswerCallsPerDay of the plan, per key, per UTC day;
+//   - records: RecordsRequestsPerHour of the plan, per key, per clock hour;
+//   - records' public endpoints: Config.PublicPerHour per client IP (IPv6
+//     by /64) per clock hour, in buckets of their own, so keyed and
+//     key-less traffic cannot exhaust each other.
+//
+// Every counted response carries X-RateLimit-Limit, X-RateLimit-Remaining
+// (after this request) and X-RateLimit-Reset (Unix seconds at which the
+// window ends); a refused one is a 429 with Retry-After (seconds to the
+// window end) and an ErrRateLimited domain error saying which limit, when
+// it resets and how to raise it. If the counter store fails, the request is
+// refused with 503 rather than served uncounted.
+//
+// Everything here is safe for concurrent use.
+package ratelimit

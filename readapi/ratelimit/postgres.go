@@ -1,0 +1,128 @@
+package ratelimit
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// PostgresConfig configures the PostgreSQL limiter.
+type PostgresConfig struct {
+	// CleanupEvery is how often Run deletes the counters of ended windows.
+	// Default 10 minutes.
+	CleanupEvery time.Duration
+	// CleanupBatch bounds the rows one DELETE removes. Default 5000.
+	CleanupBatch int
+	// Keep is how long after its end a window's counter is kept. Default 1h.
+	Keep time.Duration
+	// Now is the clock of Cleanup. Default time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Validate fills in defaults and checks the values.
+func (c *PostgresConfig) Validate() error {
+	if c.CleanupEvery == 0 {
+		c.CleanupEvery = 10 * time.Minute
+	}
+	if c.CleanupBatch == 0 {
+		c.CleanupBatch = 5000
+	}
+	if c.Keep == 0 {
+		c.Keep = time.Hour
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.CleanupEvery < 0 || c.CleanupBatch < 1 || c.Keep < 0 {
+		return errors.New("ratelimit: CleanupEvery, CleanupBatch and Keep must be positive")
+	}
+	return nil
+}
+
+// Postgres is the default Limiter: counters in the quota_counters table,
+// one atomic upsert per request. Concurrent upserts of one counter queue on
+// its row lock and each re-checks the count it finds, so the limit holds
+// exactly across any number of processes. Safe for concurrent use.
+type Postgres struct {
+	pool *pgxpool.Pool
+	cfg  PostgresConfig
+}
+
+// NewPostgres returns a limiter on pool, whose database has migration 00004.
+func NewPostgres(pool *pgxpool.Pool, cfg PostgresConfig) (*Postgres, error) {
+	if pool == nil {
+		return nil, errors.New("ratelimit: nil pool")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Postgres{pool: pool, cfg: cfg}, nil
+}
+
+// takeSQL inserts the window's counter at 1 or increments it while it is
+// below the limit; no row back means the window is full.
+const takeSQL = `INSERT INTO quota_counters AS q (bucket, window_start, window_end, count) VALUES ($1, $2, $3, 1)
+ON CONFLICT (bucket, window_start) DO UPDATE SET count = q.count + 1 WHERE q.count < $4
+RETURNING q.count`
+
+// Take implements Limiter.
+func (p *Postgres) Take(ctx context.Context, bucket string, w Window, limit int64) (Result, error) {
+	if limit < 1 {
+		return denied(w, limit), nil
+	}
+	var n int64
+	err := p.pool.QueryRow(ctx, takeSQL, bucket, w.Start, w.End, limit).Scan(&n)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return denied(w, limit), nil
+	}
+	if err != nil {
+		return Result{}, fmt.Errorf("counting %s: %w", bucket, err)
+	}
+	return admitted(w, limit, n), nil
+}
+
+// Cleanup deletes the counters of windows that ended more than Keep ago,
+// CleanupBatch rows per statement, and returns how many it deleted.
+func (p *Postgres) Cleanup(ctx context.Context) (int64, error) {
+	cutoff := p.cfg.Now().Add(-p.cfg.Keep)
+	var total int64
+	for {
+		tag, err := p.pool.Exec(ctx, `DELETE FROM quota_counters WHERE (bucket, window_start) IN (
+			SELECT bucket, window_start FROM quota_counters WHERE window_end < $1 LIMIT $2)`, cutoff, p.cfg.CleanupBatch)
+		if err != nil {
+			return total, fmt.Errorf("deleting ended quota windows: %w", err)
+		}
+		total += tag.RowsAffected()
+		if tag.RowsAffected() < int64(p.cfg.CleanupBatch) || ctx.Err() != nil {
+			return total, nil
+		}
+	}
+}
+
+// Run calls Cleanup every CleanupEvery until ctx ends. Failures are logged
+// and retried at the next tick; Run returns nil when ctx ends.
+func (p *Postgres) Run(ctx context.Context) error {
+	t := time.NewTicker(p.cfg.CleanupEvery)
+	defer t.Stop()
+	for {
+		if n, err := p.Cleanup(ctx); err != nil && ctx.Err() == nil {
+			p.cfg.Logger.Warn("quota counters cleanup failed; retrying later", "err", err)
+		} else if n > 0 {
+			p.cfg.Logger.Debug("quota counters of ended windows deleted", "rows", n)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-t.C:
+		}
+	}
+}

@@ -1,0 +1,193 @@
+package ratelimit
+
+import (
+	"errors"
+	"fmt"
+	"log/slog"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/projections"
+)
+
+// DefaultPublicPerHour is the records service's per-IP limit on its public
+// (key-less) endpoints, per clock hour.
+const DefaultPublicPerHour = 600
+
+// Config configures a Quota.
+type Config struct {
+	// PublicPerHour is how many requests one client IP (IPv6: one /64) may
+	// make to the records service's public endpoints per clock hour.
+	// Default DefaultPublicPerHour.
+	PublicPerHour int64
+	// Now is the clock that picks the window. Default time.Now.
+	Now    func() time.Time
+	Logger *slog.Logger
+}
+
+// Validate fills in defaults and checks the values.
+func (c *Config) Validate() error {
+	if c.PublicPerHour == 0 {
+		c.PublicPerHour = DefaultPublicPerHour
+	}
+	if c.Now == nil {
+		c.Now = time.Now
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.PublicPerHour < 1 {
+		return fmt.Errorf("ratelimit: PublicPerHour must be at least 1, not %d", c.PublicPerHour)
+	}
+	return nil
+}
+
+// PrincipalFunc returns the authenticated principal of a request (the key
+// middleware put it there).
+type PrincipalFunc func(*gin.Context) (projections.Principal, bool)
+
+// FailFunc is a service's error responder.
+type FailFunc func(*gin.Context, error)
+
+// Quota builds the services' limit middlewares on one Limiter. A nil
+// *Quota builds middlewares that limit nothing (for tests of other parts).
+// Safe for concurrent use.
+type Quota struct {
+	limiter Limiter
+	cfg     Config
+}
+
+// New returns a Quota counting with l.
+func New(l Limiter, cfg Config) (*Quota, error) {
+	if l == nil {
+		return nil, errors.New("ratelimit: nil limiter")
+	}
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	return &Quota{limiter: l, cfg: cfg}, nil
+}
+
+// PublicPerHour is the per-IP limit of the records service's public endpoints.
+func (q *Quota) PublicPerHour() int64 { return q.cfg.PublicPerHour }
+
+// rule is how one service counts a keyed request.
+type rule struct {
+	svc    account.Service
+	code   string
+	window func(time.Time) Window
+	limit  func(account.Limits) int64
+	bucket func(projections.Principal) string
+	what   string // "100 gateway requests per account per UTC day"
+	resets string // "daily" or "hourly"
+}
+
+// Gateway limits the gateway's keyed routes: the plan's
+// GatewayRequestsPerDay per account (all its gateway keys together) per
+// UTC day.
+func (q *Quota) Gateway(principal PrincipalFunc, fail FailFunc) gin.HandlerFunc {
+	return q.keyed(rule{
+		svc: account.Gateway, code: "daily_request_limit_reached", window: DayWindow, resets: "daily",
+		limit:  func(l account.Limits) int64 { return l.GatewayRequestsPerDay },
+		bucket: func(p projections.Principal) string { return AccountBucket(account.Gateway, p.AccountID) },
+		what:   "gateway requests per account per UTC day",
+	}, principal, fail)
+}
+
+// Answer limits the answer service's keyed routes: the plan's
+// AnswerCallsPerDay per key per UTC day.
+func (q *Quota) Answer(principal PrincipalFunc, fail FailFunc) gin.HandlerFunc {
+	return q.keyed(rule{
+		svc: account.Answer, code: "daily_call_limit_reached", window: DayWindow, resets: "daily",
+		limit:  func(l account.Limits) int64 { return l.AnswerCallsPerDay },
+		bucket: func(p projections.Principal) string { return KeyBucket(account.Answer, p.KeyID) },
+		what:   "answer calls per key per UTC day",
+	}, principal, fail)
+}
+
+// Records limits the records service's keyed routes: the plan's
+// RecordsRequestsPerHour per key per fixed clock hour.
+func (q *Quota) Records(principal PrincipalFunc, fail FailFunc) gin.HandlerFunc {
+	return q.keyed(rule{
+		svc: account.Records, code: "hourly_request_limit_reached", window: HourWindow, resets: "hourly",
+		limit:  func(l account.Limits) int64 { return l.RecordsRequestsPerHour },
+		bucket: func(p projections.Principal) string { return KeyBucket(account.Records, p.KeyID) },
+		what:   "records requests per key per clock hour",
+	}, principal, fail)
+}
+
+func (q *Quota) keyed(r rule, principal PrincipalFunc, fail FailFunc) gin.HandlerFunc {
+	if q == nil {
+		return func(c *gin.Context) { c.Next() }
+	}
+	return func(c *gin.Context) {
+		p, ok := principal(c)
+		if !ok {
+			// The key middleware runs first; reaching here without a
+			// principal is a wiring bug, not a client error.
+			fail(c, errors.New("ratelimit: keyed route without a principal"))
+			return
+		}
+		offer := p.Plan.Offer()
+		limit := r.limit(offer.Limits)
+		q.take(c, r.bucket(p), r.window, limit, fail, func(res Result, retry int64) error {
+			return domain.RateLimited(r.code,
+				"%s limit reached: the %s plan allows %d %s; the limit resets at %s (in %d s, see Retry-After). "+
+					"To raise it, upgrade the plan on the account page (/account); plans and their limits are listed at GET /v1/plans of the gateway",
+				r.resets, offer.Title, limit, r.what, res.Window.End.Format(time.RFC3339), retry)
+		})
+	}
+}
+
+// PublicPerIP limits the records service's public (key-less) routes:
+// Config.PublicPerHour requests per client IP per clock hour, counted apart
+// from every key's quota. The client IP is the TCP peer (forwarding headers
+// are not trusted: anyone could set them).
+func (q *Quota) PublicPerIP(fail FailFunc) gin.HandlerFunc {
+	if q == nil {
+		return func(c *gin.Context) { c.Next() }
+	}
+	return func(c *gin.Context) {
+		limit := q.cfg.PublicPerHour
+		q.take(c, IPBucket(account.Records, c.RemoteIP()), HourWindow, limit, fail, func(res Result, retry int64) error {
+			return domain.RateLimited("ip_rate_limit_reached",
+				"hourly limit of the public endpoints reached: %d requests per IP address per clock hour; the limit resets at %s (in %d s, see Retry-After). "+
+					"Requests made with an API key are counted per key instead (1000 per hour on the Free plan; more on paid plans, see the account page /account)",
+				limit, res.Window.End.Format(time.RFC3339), retry)
+		})
+	}
+}
+
+// take counts the request, sets the X-RateLimit-* headers and either lets
+// the chain go on or answers 429 (or 503 if counting failed).
+func (q *Quota) take(c *gin.Context, bucket string, window func(time.Time) Window, limit int64, fail FailFunc, refusal func(Result, int64) error) {
+	now := q.cfg.Now()
+	w := window(now)
+	res, err := q.limiter.Take(c.Request.Context(), bucket, w, limit)
+	if err != nil {
+		q.cfg.Logger.Error("quota counter unavailable: refusing the request", "bucket", bucket, "err", err,
+			"request_id", c.GetString("request_id"))
+		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "quota_unavailable",
+			Message: "the request could not be counted against its quota; retry shortly"})
+		return
+	}
+	SetHeaders(c.Writer.Header(), res)
+	if !res.Allowed {
+		retry := w.RetryAfter(now)
+		c.Header("Retry-After", strconv.FormatInt(retry, 10))
+		fail(c, refusal(res, retry))
+		return
+	}
+	c.Next()
+}
+
+// SetHeaders writes the X-RateLimit-* headers of a result.
+func SetHeaders(h interface{ Set(string, string) }, res Result) {
+	h.Set("X-RateLimit-Limit", strconv.FormatInt(res.Limit, 10))
+	h.Set("X-RateLimit-Remaining", strconv.FormatInt(res.Remaining, 10))
+	h.Set("X-RateLimit-Reset", unixString(res.Window.End))
+}
