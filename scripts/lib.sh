@@ -129,3 +129,10 @@ ensure_redis() {
   done
   die "redis-server did not answer on 127.0.0.1:6379 (see $dir/redis.log)"
 }
+
+# ensure_stripe_mock installs stripe-mock (Stripe's API simulator) into
+# $(go env GOPATH)/bin when it is not on PATH. Tests start their own
+# stripe-mock on a free loopback port (adapters/payments/stripemocktest).
+ensure_stripe_mock() {
+  command -v stripe-mock >/dev/null || { log "installing stripe-mock"; GOFLAGS= go install github.com/stripe/stripe-mock@v0.203.0; }
+}

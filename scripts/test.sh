@@ -11,6 +11,7 @@ command -v go >/dev/null || die "Go is required (https://go.dev/doc/install)"
 ensure_test_postgres
 ensure_nats_server
 ensure_gotestsum
+ensure_stripe_mock
 ensure_redis
 
 log "PostgreSQL for tests: ${ARR_TEST_DATABASE_URL%%\?*}"

@@ -70,6 +70,9 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 		Pool: s.pool, Identities: s.ids, Commands: s.cmds, WaitFor: s.waitFor, Now: time.Now, Head: s.store.Head, Version: a.version,
 		Logger: log, Metrics: httpx.NewMetrics(s.registry), Gatherer: s.registry,
 	}
+	if deps.Billing, err = openBilling(a.cfg, s, log); err != nil {
+		return err
+	}
 	qs, err := openQuotas(ctx, a.cfg, s, log, deps.Now)
 	if err != nil {
 		return err

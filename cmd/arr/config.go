@@ -32,6 +32,12 @@ type Config struct {
 	BatchSize     int
 	RedisURL      string
 	PublicLimit   int
+
+	// Stripe and the operator's admin key (secrets: never logged or shown).
+	StripeAPIKey        string
+	StripeAPIBase       string
+	StripeWebhookSecret string
+	AdminKey            string
 }
 
 type setting struct {
@@ -40,6 +46,7 @@ type setting struct {
 	num       *int
 	dur       *time.Duration
 	def       string
+	secret    bool // its value is never shown as the flag's default
 }
 
 func (c *Config) settings() []setting {
@@ -59,6 +66,10 @@ func (c *Config) settings() []setting {
 		{env: "ARR_SHUTDOWN_GRACE", dur: &c.ShutdownGrace, def: "20s", help: "how long SIGINT/SIGTERM waits for in-flight requests"},
 		{env: "ARR_READ_YOUR_WRITES_TIMEOUT", dur: &c.RYWTimeout, def: "5s", help: "bound on waiting for read models to show a write"},
 		{env: "ARR_PROJECTION_BATCH_SIZE", num: &c.BatchSize, def: "2000", help: "most events a projection applies per transaction"},
+		{env: "STRIPE_API_KEY", str: &c.StripeAPIKey, secret: true, help: "Stripe secret key; empty turns billing off (checkout and portal answer 503)"},
+		{env: "STRIPE_API_BASE", str: &c.StripeAPIBase, def: "https://api.stripe.com", help: "Stripe API base URL (tests point it at stripe-mock)"},
+		{env: "STRIPE_WEBHOOK_SECRET", str: &c.StripeWebhookSecret, secret: true, help: "signing secret of the Stripe webhook endpoint POST /v1/stripe/webhook"},
+		{env: "ARR_ADMIN_KEY", str: &c.AdminKey, secret: true, help: "operator key (header X-Admin-Key) that bypasses the public checkout's plan checks; empty turns the bypass off"},
 		{env: "REDIS_URL", str: &c.RedisURL, help: "Redis for the quota counters (redis://host:6379/0); empty counts in PostgreSQL"},
 		{env: "ARR_PUBLIC_RATE_LIMIT", num: &c.PublicLimit, def: "600", help: "requests per clock hour per client IP on the records service's key-less endpoints"},
 	}
@@ -76,6 +87,9 @@ func (c *Config) bind(fs *pflag.FlagSet, getenv func(string) string) {
 		}
 		help := s.help + " (env " + s.env + ")"
 		switch {
+		case s.secret:
+			fs.StringVar(s.str, flagName(s.env), "", help)
+			*s.str = def // set after registering, so --help never prints it
 		case s.str != nil:
 			fs.StringVar(s.str, flagName(s.env), def, help)
 		case s.num != nil:

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/readapi/billing"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -33,7 +34,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Gateway), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
 		Gatherer: d.Gatherer, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20,
-		Health: func(ctx context.Context) (int, any) { return d.BaseHealth(ctx, string(account.Gateway)) },
+		Health: func(ctx context.Context) (int, any) { return billing.Health(ctx, d, string(account.Gateway)) },
 	})
 	if err != nil {
 		return nil, err
@@ -41,6 +42,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 	keyed := e.Group("/v1", httpx.KeyAuth(d.Identities, account.Gateway, false, fail),
 		d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	keyed.GET("/key", currentKey)
+	billing.Register(e, d, fail)
 	return e, nil
 }
 

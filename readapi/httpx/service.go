@@ -32,6 +32,9 @@ type Deps struct {
 	Logger   *slog.Logger
 	Metrics  *Metrics
 	Gatherer prometheus.Gatherer
+	// Billing starts Checkout and billing-portal sessions for the account
+	// pages; nil shows upgrades as unavailable.
+	Billing Billing
 	// Quota enforces the plans' request limits and the records service's
 	// per-IP limit; nil limits nothing (tests of other parts).
 	Quota *ratelimit.Quota

@@ -1,0 +1,200 @@
+package billing
+
+import (
+	"crypto/sha256"
+	"crypto/subtle"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+// AdminKeyHeader carries the operator's admin key on the public checkout.
+const AdminKeyHeader = "X-Admin-Key"
+
+// handlers serve the routes; b is nil when billing is not configured, and
+// then every route answers 503.
+type handlers struct {
+	b    *Billing
+	d    httpx.Deps
+	fail func(*gin.Context, error)
+}
+
+// Register adds the billing routes to the gateway's engine:
+//
+//	POST /v1/me/checkout       session + CSRF   {plan} → {id, url}
+//	POST /v1/me/portal         session + CSRF   → {url}
+//	POST /v1/checkout/session  public, X-Admin-Key bypass   {email, plan} → {id, url}
+//	POST /v1/stripe/webhook    Stripe-Signature → {received, …}
+//
+// It uses d.Billing when that is a *Billing (cmd/arr sets it when Stripe is
+// configured) and answers 503 otherwise; d.Identities and d.Now load
+// sessions. fail is the gateway's error responder.
+func Register(e *gin.Engine, d httpx.Deps, fail func(*gin.Context, error)) {
+	b, _ := d.Billing.(*Billing)
+	h := &handlers{b: b, d: d, fail: fail}
+	me := e.Group("/v1/me", h.session(), httpx.RequireSession(fail))
+	me.POST("/checkout", h.meCheckout)
+	me.POST("/portal", h.mePortal)
+	e.POST("/v1/checkout/session", h.publicCheckout)
+	e.POST("/v1/stripe/webhook", h.webhook)
+}
+
+// session loads the session cookie unless an earlier middleware already did.
+func (h *handlers) session() gin.HandlerFunc {
+	now := h.d.Now
+	if now == nil {
+		now = time.Now
+	}
+	load := httpx.Session(h.d.Identities, now)
+	return func(c *gin.Context) {
+		if _, ok := httpx.SessionOf(c); ok {
+			c.Next()
+			return
+		}
+		load(c)
+	}
+}
+
+// returnURLs are the gateway's account page with checkout=success|cancel.
+func returnURLs(c *gin.Context) (success, cancel string) {
+	page := accountPage(c)
+	return withQuery(page, "checkout", "success"), withQuery(page, "checkout", "cancel")
+}
+
+// accountPage is /account on the host and scheme the request came in on.
+func accountPage(c *gin.Context) string {
+	scheme := "http"
+	if httpx.IsTLS(c) {
+		scheme = "https"
+	}
+	return scheme + "://" + c.Request.Host + "/account"
+}
+
+type checkoutBody struct {
+	Plan  string `json:"plan"`
+	Email string `json:"email"`
+}
+
+func bind(c *gin.Context, v *checkoutBody) error {
+	if err := c.ShouldBindJSON(v); err != nil {
+		return domain.Invalid("invalid_json", "body", "the body must be a JSON object like {\"plan\":\"pro\"}: %v", err)
+	}
+	if v.Plan == "" {
+		return domain.Invalid("plan_required", "plan", "plan is required: one of starter, pro, scale")
+	}
+	return nil
+}
+
+func (h *handlers) meCheckout(c *gin.Context) {
+	var body checkoutBody
+	if err := bind(c, &body); err != nil {
+		h.fail(c, err)
+		return
+	}
+	plan, err := account.ParsePlan(body.Plan)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	p, _ := httpx.SessionOf(c)
+	success, cancel := returnURLs(c)
+	s, err := h.b.checkout(c.Request.Context(), httpx.BillingAccount{ID: p.AccountID, Email: p.Email, Plan: p.Plan, StripeCustomerID: p.StripeCustomerID},
+		plan, false, success, cancel)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"id": s.ID, "url": s.URL})
+}
+
+func (h *handlers) mePortal(c *gin.Context) {
+	p, _ := httpx.SessionOf(c)
+	s, err := h.b.portal(c.Request.Context(), httpx.BillingAccount{ID: p.AccountID, Email: p.Email, Plan: p.Plan, StripeCustomerID: p.StripeCustomerID},
+		accountPage(c))
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"url": s.URL})
+}
+
+func (h *handlers) publicCheckout(c *gin.Context) {
+	bypass, err := h.adminBypass(c)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	var body checkoutBody
+	if err := bind(c, &body); err != nil {
+		h.fail(c, err)
+		return
+	}
+	plan, err := account.ParsePlan(body.Plan)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	email, err := account.NormalizeEmail(body.Email)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	if err := h.b.enabled(); err != nil {
+		h.fail(c, err)
+		return
+	}
+	ctx := c.Request.Context()
+	info, err := h.b.cfg.Identities.AccountByEmail(ctx, email)
+	if err != nil {
+		h.fail(c, noAccount(err, email))
+		return
+	}
+	acct, err := h.b.cfg.Identities.Account(ctx, info.ID)
+	if err != nil {
+		h.fail(c, noAccount(err, email))
+		return
+	}
+	success, cancel := returnURLs(c)
+	s, err := h.b.checkout(ctx, httpx.BillingAccount{ID: acct.ID, Email: acct.Email, Plan: acct.Plan, StripeCustomerID: acct.StripeCustomerID},
+		plan, bypass, success, cancel)
+	if err != nil {
+		h.fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"id": s.ID, "url": s.URL})
+}
+
+func noAccount(err error, email string) error {
+	if domainNotFound(err) {
+		return domain.NotFound("account_not_found", "no account for %s: sign up on the account page first (GET /account)", email)
+	}
+	return err
+}
+
+// adminBypass reports whether the request carries the configured admin key.
+// A key that is sent but wrong, or sent while no key is configured, is 403,
+// so an operator learns at once that the bypass did not apply. The keys are
+// compared as SHA-256 digests in constant time.
+func (h *handlers) adminBypass(c *gin.Context) (bool, error) {
+	got := c.GetHeader(AdminKeyHeader)
+	if got == "" {
+		return false, nil
+	}
+	want := ""
+	if h.b != nil {
+		want = h.b.cfg.AdminKey
+	}
+	if want == "" {
+		return false, domain.Forbidden("admin_bypass_disabled", "the admin-key bypass is off on this server (ARR_ADMIN_KEY is unset)")
+	}
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(want))
+	if subtle.ConstantTimeCompare(g[:], w[:]) != 1 {
+		return false, domain.Forbidden("invalid_admin_key", "the "+AdminKeyHeader+" header does not match the configured admin key")
+	}
+	return true, nil
+}
