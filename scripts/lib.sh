@@ -136,3 +136,9 @@ ensure_redis() {
 ensure_stripe_mock() {
   command -v stripe-mock >/dev/null || { log "installing stripe-mock"; GOFLAGS= go install github.com/stripe/stripe-mock@v0.203.0; }
 }
+
+# ensure_chromium installs Debian's chromium (at /usr/bin/chromium, which the
+# account page's browser test drives headless) and a font for its pages.
+ensure_chromium() {
+  [ -x /usr/bin/chromium ] && pkg_installed fonts-liberation || ensure_pkgs chromium fonts-liberation
+}

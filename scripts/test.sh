@@ -12,6 +12,7 @@ ensure_test_postgres
 ensure_nats_server
 ensure_gotestsum
 ensure_stripe_mock
+ensure_chromium
 ensure_redis
 
 log "PostgreSQL for tests: ${ARR_TEST_DATABASE_URL%%\?*}"

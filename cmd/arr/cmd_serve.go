@@ -73,6 +73,10 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	if deps.Billing, err = openBilling(a.cfg, s, log); err != nil {
 		return err
 	}
+	if deps.Mailer, err = openMailer(a.cfg, log, roles); err != nil {
+		return err
+	}
+	deps.PublicBaseURL = a.cfg.PublicBaseURL
 	qs, err := openQuotas(ctx, a.cfg, s, log, deps.Now)
 	if err != nil {
 		return err

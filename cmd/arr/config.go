@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"strings"
 	"time"
@@ -38,6 +39,11 @@ type Config struct {
 	StripeAPIBase       string
 	StripeWebhookSecret string
 	AdminKey            string
+
+	// Mail and the links in it (SMTPURL may hold a password: never shown).
+	SMTPURL       string
+	MailFrom      string
+	PublicBaseURL string
 }
 
 type setting struct {
@@ -72,6 +78,9 @@ func (c *Config) settings() []setting {
 		{env: "ARR_ADMIN_KEY", str: &c.AdminKey, secret: true, help: "operator key (header X-Admin-Key) that bypasses the public checkout's plan checks; empty turns the bypass off"},
 		{env: "REDIS_URL", str: &c.RedisURL, help: "Redis for the quota counters (redis://host:6379/0); empty counts in PostgreSQL"},
 		{env: "ARR_PUBLIC_RATE_LIMIT", num: &c.PublicLimit, def: "600", help: "requests per clock hour per client IP on the records service's key-less endpoints"},
+		{env: "SMTP_URL", str: &c.SMTPURL, secret: true, help: "SMTP server for sign-in mail: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465; empty prints each mail to the log instead"},
+		{env: "ARR_MAIL_FROM", str: &c.MailFrom, def: "arr <no-reply@arr.localhost>", help: "sender of arr's mail"},
+		{env: "ARR_PUBLIC_BASE_URL", str: &c.PublicBaseURL, help: "base URL of links in mail, e.g. https://{service}.arr.example ({service} becomes answer, gateway or records); empty uses the scheme and Host of the request"},
 	}
 }
 
@@ -121,6 +130,12 @@ func (c *Config) Validate() error {
 	}
 	if c.BatchSize < 1 || c.BatchSize > 100000 {
 		return fmt.Errorf("ARR_PROJECTION_BATCH_SIZE must be between 1 and 100000, not %d", c.BatchSize)
+	}
+	if c.PublicBaseURL != "" {
+		u, err := url.Parse(strings.ReplaceAll(c.PublicBaseURL, "{service}", "gateway"))
+		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
+			return fmt.Errorf("ARR_PUBLIC_BASE_URL must be an absolute http(s) URL without a query, like https://{service}.arr.example; got %q", c.PublicBaseURL)
+		}
 	}
 	if c.PublicLimit < 1 {
 		return fmt.Errorf("ARR_PUBLIC_RATE_LIMIT must be at least 1, not %d", c.PublicLimit)

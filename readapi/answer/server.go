@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/readapi/accountweb"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -41,6 +42,9 @@ func New(d httpx.Deps) (http.Handler, error) {
 	keyed := e.Group("/api/v1", httpx.KeyAuth(d.Identities, account.Answer, false, fail),
 		d.Quota.Answer(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	keyed.GET("/key", currentKey)
+	if err := accountweb.Mount(e, account.Answer, d); err != nil {
+		return nil, err
+	}
 	return e, nil
 }
 

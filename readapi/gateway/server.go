@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/readapi/accountweb"
 	"github.com/arr-dev/arr/readapi/billing"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
@@ -42,6 +43,11 @@ func New(d httpx.Deps) (http.Handler, error) {
 	keyed := e.Group("/v1", httpx.KeyAuth(d.Identities, account.Gateway, false, fail),
 		d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	keyed.GET("/key", currentKey)
+	if err := accountweb.Mount(e, account.Gateway, d); err != nil {
+		return nil, err
+	}
+	mountMe(e, d)
+	e.GET("/v1/plans", plans)
 	billing.Register(e, d, fail)
 	return e, nil
 }

@@ -8,6 +8,13 @@ import (
 	"github.com/arr-dev/arr/domain/account"
 )
 
+// Mailer sends one plain-text e-mail. The account pages use it for sign-in
+// links; cmd/arr passes an SMTP mailer, or a mailer that writes to the log
+// when no SMTP_URL is set.
+type Mailer interface {
+	Send(ctx context.Context, to, subject, text string) error
+}
+
 // BillingAccount is what Billing needs to know about the signed-in account.
 type BillingAccount struct {
 	ID               uuid.UUID

@@ -32,6 +32,12 @@ type Deps struct {
 	Logger   *slog.Logger
 	Metrics  *Metrics
 	Gatherer prometheus.Gatherer
+	// Mailer sends the account pages' sign-in links; nil refuses to send.
+	Mailer Mailer
+	// PublicBaseURL is the address links in mail point to, e.g.
+	// https://{service}.arr.example ("{service}" becomes answer, gateway or
+	// records); empty derives it from the request's scheme and Host.
+	PublicBaseURL string
 	// Billing starts Checkout and billing-portal sessions for the account
 	// pages; nil shows upgrades as unavailable.
 	Billing Billing

@@ -90,7 +90,12 @@ func SessionOf(c *gin.Context) (projections.SessionPrincipal, bool) {
 // cannot be computed by a page that cannot read the HttpOnly cookie. Empty
 // without a session.
 func CSRFToken(c *gin.Context) string {
-	token := c.GetString(sessionTokenKey)
+	return CSRFTokenFor(c.GetString(sessionTokenKey))
+}
+
+// CSRFTokenFor is the CSRF token of a session token, for the response that
+// starts the session (the request carried no cookie yet). Empty for "".
+func CSRFTokenFor(token string) string {
 	if token == "" {
 		return ""
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/readapi/accountweb"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -43,6 +44,9 @@ func New(d httpx.Deps) (http.Handler, error) {
 	keyed := e.Group("/api/v1", httpx.KeyAuth(d.Identities, account.Records, true, fail),
 		d.Quota.Records(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	keyed.GET("/key", currentKey)
+	if err := accountweb.Mount(e, account.Records, d); err != nil {
+		return nil, err
+	}
 	// Key-less /api/v1 routes go on public, under the per-IP limit.
 	public := e.Group("/api/v1", perIP)
 	_ = public

@@ -1,0 +1,55 @@
+package accountweb
+
+import (
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+// Mount registers one service's account pages on r:
+//
+//	GET  /account                    the account page, or the sign-in form
+//	POST /account/signin             send a magic link (same answer for any address)
+//	GET  /account/signin/verify      confirmation page of a magic link (uses nothing)
+//	POST /account/signin/verify      use the link: sign up or in, set the session cookie
+//	POST /account/keys               mint a key (its secret shown once)
+//	POST /account/keys/:id/revoke    revoke one of the account's keys of this service
+//	POST /account/upgrade            start Stripe Checkout for a dearer plan
+//	POST /account/billing            open the Stripe billing portal
+//	POST /account/signout            end the session, clear the cookie
+func Mount(r gin.IRouter, svc account.Service, d httpx.Deps) error {
+	if svc.KeyPrefix() == "" {
+		return fmt.Errorf("accountweb: unknown service %q", svc)
+	}
+	if d.Identities == nil {
+		return fmt.Errorf("accountweb: no identity read model")
+	}
+	tmpl, err := parseTemplates()
+	if err != nil {
+		return fmt.Errorf("accountweb: %w", err)
+	}
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	w := &web{svc: svc, d: d, tmpl: tmpl, log: d.Logger}
+	if w.log == nil {
+		w.log = slog.New(slog.DiscardHandler)
+	}
+	g := r.Group("/account", securityHeaders, httpx.Session(d.Identities, d.Now))
+	g.GET("", w.home)
+	g.POST("/signin", w.requestLink)
+	g.GET("/signin/verify", w.confirmPage)
+	g.POST("/signin/verify", w.completeSignIn)
+	g.POST("/signout", w.signOut)
+	s := g.Group("", httpx.RequireSession(w.fail))
+	s.POST("/keys", w.mintKey)
+	s.POST("/keys/:id/revoke", w.revokeKey)
+	s.POST("/upgrade", w.upgrade)
+	s.POST("/billing", w.portal)
+	return nil
+}

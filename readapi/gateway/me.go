@@ -1,0 +1,200 @@
+package gateway
+
+import (
+	"encoding/json"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/eventstore"
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+// me serves the session-authenticated self-service endpoints under /v1/me.
+// Safe for concurrent use.
+type me struct{ d httpx.Deps }
+
+// mountMe registers GET /v1/me, POST /v1/me/keys, DELETE /v1/me/keys/{id}
+// and GET /v1/me/usage (session cookie; CSRF token on POST and DELETE).
+func mountMe(e *gin.Engine, d httpx.Deps) {
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	h := &me{d: d}
+	g := e.Group("/v1/me", httpx.Session(d.Identities, d.Now), httpx.RequireSession(fail))
+	g.GET("", h.account)
+	g.POST("/keys", h.mintKey)
+	g.DELETE("/keys/:id", h.revokeKey)
+	g.GET("/usage", h.usage)
+}
+
+// keyObject is a gateway key as /v1/me lists it: never the secret.
+func keyObject(k projections.KeyInfo) gin.H {
+	return gin.H{"object": "api_key", "id": k.ID, "service": k.Service, "prefix": k.Prefix, "hint": k.Hint,
+		"name": k.Name, "created_at": k.CreatedAt, "revoked_at": k.RevokedAt}
+}
+
+// account answers GET /v1/me.
+func (h *me) account(c *gin.Context) {
+	p, _ := httpx.SessionOf(c)
+	ctx := c.Request.Context()
+	a, err := h.d.Identities.Account(ctx, p.AccountID)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	keys, err := h.d.Identities.Keys(ctx, p.AccountID)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	data := []gin.H{}
+	active := 0
+	for _, k := range keys {
+		if k.Service != account.Gateway {
+			continue
+		}
+		if k.RevokedAt == nil {
+			active++
+		}
+		data = append(data, keyObject(k))
+	}
+	offer := a.Plan.Offer()
+	c.JSON(http.StatusOK, gin.H{
+		"object": "account", "id": a.ID, "email": a.Email, "plan": a.Plan, "plan_name": offer.Title,
+		"created_at": a.CreatedAt, "csrf_token": httpx.CSRFToken(c), "session_expires_at": p.ExpiresAt,
+		"keys": gin.H{"active": active, "max_active": account.Gateway.MaxActiveKeys(), "data": data},
+	})
+}
+
+func (h *me) metadata(c *gin.Context, p projections.SessionPrincipal) eventstore.Metadata {
+	return eventstore.Metadata{Actor: "session:" + p.SessionID.String(), RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
+}
+
+// mintKey answers POST /v1/me/keys {"name"?}: 201 with the secret, shown
+// this once.
+func (h *me) mintKey(c *gin.Context) {
+	p, _ := httpx.SessionOf(c)
+	var body struct {
+		Name *string `json:"name"`
+	}
+	dec := json.NewDecoder(c.Request.Body)
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			fail(c, err)
+			return
+		}
+		fail(c, domain.Invalid("invalid_body", "body", "the body must be empty or a JSON object like {\"name\":\"laptop\"}: %v", err))
+		return
+	}
+	name := ""
+	if body.Name != nil {
+		name = strings.TrimSpace(*body.Name)
+	}
+	ctx := c.Request.Context()
+	k, err := h.d.Commands.IssueKey.Handle(ctx, commands.IssueKey{AccountID: p.AccountID, Service: account.Gateway, Name: name, Metadata: h.metadata(c, p)})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	// The key must authenticate as soon as the caller has it.
+	if err := h.d.WaitFor(ctx, projections.IdentityName, k.Position); err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, gin.H{"object": "api_key", "id": k.KeyID, "service": k.Service, "prefix": k.Prefix,
+		"hint": k.Hint, "name": k.Name, "created_at": k.CreatedAt, "revoked_at": nil, "secret": k.Secret})
+}
+
+// revokeKey answers DELETE /v1/me/keys/{id}. A key id that is malformed,
+// unknown, another account's or not a gateway key is the same 404.
+func (h *me) revokeKey(c *gin.Context) {
+	p, _ := httpx.SessionOf(c)
+	ctx := c.Request.Context()
+	notFound := domain.NotFound("key_not_found", "no gateway key %s on this account", c.Param("id"))
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		fail(c, notFound)
+		return
+	}
+	k, err := h.d.Identities.Key(ctx, id)
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
+		fail(c, err)
+		return
+	}
+	if err != nil || k.AccountID != p.AccountID || k.Service != account.Gateway {
+		fail(c, notFound)
+		return
+	}
+	pos, err := h.d.Commands.RevokeKey.Handle(ctx, commands.RevokeKey{AccountID: p.AccountID, KeyID: id, Metadata: h.metadata(c, p)})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	// A revoked key fails at once: the read model must show it before we answer.
+	if err := h.d.WaitFor(ctx, projections.IdentityName, pos); err != nil {
+		fail(c, err)
+		return
+	}
+	if k, err = h.d.Identities.Key(ctx, id); err != nil {
+		fail(c, err)
+		return
+	}
+	out := keyObject(k)
+	out["deleted"] = true
+	c.JSON(http.StatusOK, out)
+}
+
+// maxUsageDays bounds GET /v1/me/usage?days=.
+const maxUsageDays = 90
+
+// usage answers GET /v1/me/usage?days=N: the account's gateway calls per
+// UTC day.
+func (h *me) usage(c *gin.Context) {
+	p, _ := httpx.SessionOf(c)
+	days := 30
+	if s, ok := c.GetQuery("days"); ok {
+		n, err := strconv.Atoi(s)
+		if err != nil || n < 1 || n > maxUsageDays {
+			fail(c, domain.Invalid("invalid_days", "days", "days must be a whole number from 1 to %d; got %q", maxUsageDays, s))
+			return
+		}
+		days = n
+	}
+	if h.d.Usage == nil {
+		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "usage_unavailable", Message: "usage is not recorded by this server"})
+		return
+	}
+	all, err := h.d.Usage.Account(c.Request.Context(), p.AccountID, days, h.d.Now())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	data := []gin.H{}
+	var total int64
+	for _, d := range all {
+		if d.Service != account.Gateway {
+			continue
+		}
+		total += d.Calls
+		data = append(data, gin.H{"date": d.Day, "requests": d.Calls})
+	}
+	out := gin.H{"object": "usage", "account_id": p.AccountID, "service": account.Gateway, "days": days,
+		"total_requests": total, "data": data}
+	if len(data) > 0 {
+		out["from"], out["to"] = data[0]["date"], data[len(data)-1]["date"]
+	}
+	c.JSON(http.StatusOK, out)
+}
