@@ -27,6 +27,8 @@ func snapshot(t testing.TB, pool *pgxpool.Pool) map[string]string {
 		"rm_identity.api_keys":          "key_id",
 		"rm_logstats.event_types":       "event_type",
 		"rm_logstats.stream_categories": "category",
+		"rm_identity.sessions":          "session_id",
+		"rm_usage.usage_daily":          "account_id, t.day, t.service, t.key_id",
 	}
 	out := map[string]string{}
 	for table, key := range tables {
