@@ -102,6 +102,10 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 			if err := setSearchPath(ctx, tx, shadow); err != nil {
 				return err
 			}
+			// Index builds sort in memory when they can.
+			if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
+				return err
+			}
 			_, err := tx.Exec(ctx, ddl)
 			return err
 		}); err != nil {
