@@ -31,7 +31,7 @@ func newClient(t testing.TB, base, key string) *payments.Client {
 
 func TestSessionsAgainstStripeMock(t *testing.T) {
 	if testing.Short() {
-		t.Skip("needs stripe-mock")
+		t.Skip("integration test: needs stripe-mock; runs without -short (scripts/test.sh)")
 	}
 	c := newClient(t, stripemocktest.Start(t), stripemocktest.APIKey)
 	ctx := context.Background()
@@ -92,7 +92,7 @@ func closedPort(t testing.TB) string {
 
 func TestCheck(t *testing.T) {
 	if testing.Short() {
-		t.Skip("needs stripe-mock")
+		t.Skip("integration test: needs stripe-mock; runs without -short (scripts/test.sh)")
 	}
 	mock := stripemocktest.Start(t)
 	tests := []struct {

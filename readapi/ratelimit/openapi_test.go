@@ -9,8 +9,8 @@ import (
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/answer"
 	"github.com/arr-dev/arr/readapi/gateway"
-	"github.com/arr-dev/arr/readapi/records"
 	"github.com/arr-dev/arr/readapi/ratelimit"
+	"github.com/arr-dev/arr/readapi/records"
 )
 
 // TestLimitsAreDocumented: each service's OpenAPI document states every
