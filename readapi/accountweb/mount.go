@@ -42,7 +42,7 @@ func Mount(r gin.IRouter, svc account.Service, d httpx.Deps) error {
 	}
 	g := r.Group("/account", securityHeaders, httpx.Session(d.Identities, d.Now))
 	g.GET("", w.home)
-	g.POST("/signin", w.requestLink)
+	g.POST("/signin", d.Quota.SignInMail(w.fail), w.requestLink)
 	g.GET("/signin/verify", w.confirmPage)
 	g.POST("/signin/verify", w.completeSignIn)
 	g.POST("/signout", w.signOut)

@@ -123,6 +123,7 @@ func (w *web) fail(c *gin.Context, err error) {
 		http.StatusBadRequest: "That did not work", http.StatusUnauthorized: "You are not signed in",
 		http.StatusForbidden: "This form has expired", http.StatusNotFound: "Not found",
 		http.StatusConflict: "That did not work", http.StatusServiceUnavailable: "Temporarily unavailable",
+		http.StatusTooManyRequests: "Too many requests",
 	}[p.Status]
 	msg := p.Message
 	switch {

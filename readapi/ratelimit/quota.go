@@ -162,9 +162,53 @@ func (q *Quota) PublicPerIP(fail FailFunc) gin.HandlerFunc {
 	}
 }
 
+// Sign-in mail limits: magic links are e-mail we send on a stranger's
+// request, so both the sender and the recipient are capped per clock hour.
+const (
+	SignInMailsPerAddress = 5
+	SignInMailsPerIP      = 30
+)
+
+// SignInMail limits POST /account/signin: SignInMailsPerIP per client IP and
+// SignInMailsPerAddress per recipient address (as normalized) per clock
+// hour, across all three services, so the form cannot be used to flood a
+// mailbox. Requests with no valid address pass through to the handler's
+// own validation.
+func (q *Quota) SignInMail(fail FailFunc) gin.HandlerFunc {
+	if q == nil {
+		return func(c *gin.Context) { c.Next() }
+	}
+	refusal := func(what string, limit int64) func(Result, int64) error {
+		return func(res Result, retry int64) error {
+			return domain.RateLimited("signin_rate_limit_reached",
+				"too many sign-in links requested for this %s: at most %d per clock hour; try again after %s (in %d s)",
+				what, limit, res.Window.End.Format(time.RFC3339), retry)
+		}
+	}
+	return func(c *gin.Context) {
+		if !q.admit(c, "signin-ip:"+c.RemoteIP(), HourWindow, SignInMailsPerIP, fail, refusal("IP address", SignInMailsPerIP)) {
+			return
+		}
+		if email, err := account.NormalizeEmail(c.PostForm("email")); err == nil {
+			if !q.admit(c, "signin-email:"+email, HourWindow, SignInMailsPerAddress, fail, refusal("address", SignInMailsPerAddress)) {
+				return
+			}
+		}
+		c.Next()
+	}
+}
+
 // take counts the request, sets the X-RateLimit-* headers and either lets
 // the chain go on or answers 429 (or 503 if counting failed).
 func (q *Quota) take(c *gin.Context, bucket string, window func(time.Time) Window, limit int64, fail FailFunc, refusal func(Result, int64) error) {
+	if q.admit(c, bucket, window, limit, fail, refusal) {
+		c.Next()
+	}
+}
+
+// admit counts the request and sets the X-RateLimit-* headers; on a refusal
+// (or a counter failure) it answers through fail and returns false.
+func (q *Quota) admit(c *gin.Context, bucket string, window func(time.Time) Window, limit int64, fail FailFunc, refusal func(Result, int64) error) bool {
 	now := q.cfg.Now()
 	w := window(now)
 	res, err := q.limiter.Take(c.Request.Context(), bucket, w, limit)
@@ -173,16 +217,18 @@ func (q *Quota) take(c *gin.Context, bucket string, window func(time.Time) Windo
 			"request_id", c.GetString("request_id"))
 		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "quota_unavailable",
 			Message: "the request could not be counted against its quota; retry shortly"})
-		return
+		c.Abort()
+		return false
 	}
 	SetHeaders(c.Writer.Header(), res)
 	if !res.Allowed {
 		retry := w.RetryAfter(now)
 		c.Header("Retry-After", strconv.FormatInt(retry, 10))
 		fail(c, refusal(res, retry))
-		return
+		c.Abort()
+		return false
 	}
-	c.Next()
+	return true
 }
 
 // SetHeaders writes the X-RateLimit-* headers of a result.
