@@ -11,6 +11,7 @@ import (
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/arr-dev/arr/adapters/mail/mailtest"
 	"github.com/arr-dev/arr/adapters/payments/stripemocktest"
@@ -471,8 +472,16 @@ func TestSignInLinkInTheLogWithoutSMTP(t *testing.T) {
 	w := newWeb(t)
 	form := w.get(e.records + "/account")
 	mustStatus(t, "sign-in", w.post(e.records+"/account/signin", url.Values{"email": {"dana@example.com"}, "csrf_token": {hidden(t, form, "csrf_token")}}), 200)
-	logs := p.logs.String()
-	m := regexp.MustCompile(`http://[^\s"\\]+/account/signin/verify\?link=[0-9a-f-]+&token=[A-Za-z0-9_-]+`).FindString(logs)
+	// The child's log reaches us through a pipe copied by another goroutine:
+	// wait for the line rather than race it.
+	linkRE := regexp.MustCompile(`http://[^\s"\\]+/account/signin/verify\?link=[0-9a-f-]+&token=[A-Za-z0-9_-]+`)
+	var logs, m string
+	for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(20 * time.Millisecond) {
+		if logs = p.logs.String(); linkRE.MatchString(logs) {
+			break
+		}
+	}
+	m = linkRE.FindString(logs)
 	if m == "" || !strings.Contains(logs, "no SMTP server configured") || !strings.Contains(logs, "dana@example.com") {
 		t.Fatalf("the log does not carry the link and the reason:\n%s", logs)
 	}
