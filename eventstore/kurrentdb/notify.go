@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
+
+	"github.com/arr-dev/arr/eventstore"
 )
 
 // notifier keeps one live subscription to $all (system events filtered out
@@ -18,9 +20,9 @@ type notifier struct {
 	conn *conn
 	log  *slog.Logger
 
+	watch *eventstore.HeadWatch
+
 	mu      sync.Mutex
-	head    uint64
-	changed chan struct{}
 	started bool
 	stopped bool
 	cancel  context.CancelFunc
@@ -28,7 +30,7 @@ type notifier struct {
 }
 
 func newNotifier(c *conn, log *slog.Logger) *notifier {
-	return &notifier{conn: c, log: log, changed: make(chan struct{})}
+	return &notifier{conn: c, log: log, watch: eventstore.NewHeadWatch()}
 }
 
 // start runs the subscription loop once; n.mu must be held.
@@ -51,17 +53,10 @@ func (n *notifier) close() {
 		n.cancel()
 		<-n.done
 	}
+	n.watch.Close()
 }
 
-func (n *notifier) broadcast(head uint64) {
-	n.mu.Lock()
-	if head > n.head {
-		n.head = head
-	}
-	close(n.changed)
-	n.changed = make(chan struct{})
-	n.mu.Unlock()
-}
+func (n *notifier) broadcast(head uint64) { n.watch.Announce(head) }
 
 func (n *notifier) run(ctx context.Context, head func(context.Context) (uint64, error)) {
 	defer close(n.done)
@@ -119,36 +114,11 @@ func (n *notifier) wait(ctx context.Context, after uint64, poll time.Duration, h
 	}
 	n.start(head)
 	n.mu.Unlock()
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		n.mu.Lock()
-		known, ch, stopped := n.head, n.changed, n.stopped
-		n.mu.Unlock()
-		if known > after {
-			return nil
-		}
-		if stopped {
-			return errClosed
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ch:
-		case <-t.C:
-			h, err := head(ctx)
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				n.log.Warn("kurrentdb event listener: polling head", "err", err)
-			} else if h > after {
-				n.broadcast(h)
-				return nil
-			}
-			t.Reset(poll)
-		}
+	err := n.watch.Wait(ctx, after, poll, head, func(err error) { n.log.Warn("kurrentdb event listener: polling head", "err", err) })
+	if errors.Is(err, eventstore.ErrClosed) {
+		return errClosed
 	}
+	return err
 }
 
 func sleep(ctx context.Context, d time.Duration) {

@@ -8,6 +8,8 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arr-dev/arr/eventstore"
 )
 
 // notifier keeps one LISTEN connection and wakes waiters when a commit
@@ -16,16 +18,16 @@ type notifier struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
 
+	watch *eventstore.HeadWatch
+
 	mu      sync.Mutex
-	head    uint64
-	changed chan struct{}
 	started bool
 	cancel  context.CancelFunc
 	done    chan struct{}
 }
 
 func newNotifier(pool *pgxpool.Pool, log *slog.Logger) *notifier {
-	return &notifier{pool: pool, log: log, changed: make(chan struct{})}
+	return &notifier{pool: pool, log: log, watch: eventstore.NewHeadWatch()}
 }
 
 func (n *notifier) start() {
@@ -46,17 +48,10 @@ func (n *notifier) close() {
 		n.cancel()
 		<-n.done
 	}
+	n.watch.Close()
 }
 
-func (n *notifier) broadcast(head uint64) {
-	n.mu.Lock()
-	if head > n.head {
-		n.head = head
-	}
-	close(n.changed)
-	n.changed = make(chan struct{})
-	n.mu.Unlock()
-}
+func (n *notifier) broadcast(head uint64) { n.watch.Announce(head) }
 
 func (n *notifier) listen(ctx context.Context) {
 	defer close(n.done)
@@ -97,33 +92,7 @@ func (n *notifier) wait(ctx context.Context, after uint64, poll time.Duration, h
 	n.mu.Lock()
 	n.start()
 	n.mu.Unlock()
-	t := time.NewTimer(0)
-	defer t.Stop()
-	for {
-		n.mu.Lock()
-		known, ch := n.head, n.changed
-		n.mu.Unlock()
-		if known > after {
-			return nil
-		}
-		select {
-		case <-ctx.Done():
-			return ctx.Err()
-		case <-ch:
-		case <-t.C:
-			h, err := head(ctx)
-			if err != nil {
-				if ctx.Err() != nil {
-					return ctx.Err()
-				}
-				n.log.Warn("event listener: polling head", "err", err)
-			} else if h > after {
-				n.broadcast(h)
-				return nil
-			}
-			t.Reset(poll)
-		}
-	}
+	return n.watch.Wait(ctx, after, poll, head, func(err error) { n.log.Warn("event listener: polling head", "err", err) })
 }
 
 func sleep(ctx context.Context, d time.Duration) {
