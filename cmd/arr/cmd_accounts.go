@@ -24,7 +24,7 @@ func (a *app) accountsCmd() *cobra.Command {
 		Short: "Create an account",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openSystem(cmd.Context(), a.cfg, a.cfg.logger(), openOptions{setup: true})
+			s, err := a.open(cmd, openOptions{setup: true})
 			if err != nil {
 				return err
 			}
@@ -56,14 +56,11 @@ func (a *app) accountsCmd() *cobra.Command {
 		Short: "Show an account and its keys",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openSystem(cmd.Context(), a.cfg, a.cfg.logger(), openOptions{setup: true})
+			s, err := a.open(cmd, openOptions{catchUp: []string{projections.IdentityName}})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.catchUp(cmd.Context(), projections.IdentityName); err != nil {
-				return err
-			}
 			e, err := account.NormalizeEmail(showEmail)
 			if err != nil {
 				return err

@@ -26,7 +26,7 @@ func (a *app) eventsCmd() *cobra.Command {
 		Short: "Print events as they are committed (the last 10, then follow)",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openSystem(cmd.Context(), a.cfg, a.cfg.logger(), openOptions{})
+			s, err := a.open(cmd, openOptions{})
 			if err != nil {
 				return err
 			}
@@ -84,7 +84,7 @@ func (a *app) eventsCmd() *cobra.Command {
 			if expTo != 0 && expTo <= expFrom {
 				return fmt.Errorf("--to (%d) must be greater than --from (%d)", expTo, expFrom)
 			}
-			s, err := openSystem(cmd.Context(), a.cfg, a.cfg.logger(), openOptions{})
+			s, err := a.open(cmd, openOptions{})
 			if err != nil {
 				return err
 			}
@@ -140,14 +140,11 @@ func (a *app) eventsCmd() *cobra.Command {
 		Short: "Events per type and per stream category, from the logstats read model",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openSystem(cmd.Context(), a.cfg, a.cfg.logger(), openOptions{setup: true})
+			s, err := a.open(cmd, openOptions{catchUp: []string{projections.LogStatsName}})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.catchUp(cmd.Context(), projections.LogStatsName); err != nil {
-				return err
-			}
 			head, err := s.store.Head(cmd.Context())
 			if err != nil {
 				return err

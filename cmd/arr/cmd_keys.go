@@ -31,7 +31,7 @@ func (a *app) keysCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := openSystem(cmd.Context(), a.cfg, a.cfg.logger(), openOptions{setup: true})
+			s, err := a.open(cmd, openOptions{setup: true})
 			if err != nil {
 				return err
 			}
@@ -74,14 +74,11 @@ func (a *app) keysCmd() *cobra.Command {
 			if err != nil {
 				return domain.Invalid("invalid_key_id", "id", "--id must be a key id (a UUID); got %q", id)
 			}
-			s, err := openSystem(cmd.Context(), a.cfg, a.cfg.logger(), openOptions{setup: true})
+			s, err := a.open(cmd, openOptions{catchUp: []string{projections.IdentityName}})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.catchUp(cmd.Context(), projections.IdentityName); err != nil {
-				return err
-			}
 			k, err := s.ids.Key(cmd.Context(), keyID)
 			if err != nil {
 				return err
@@ -115,14 +112,11 @@ func (a *app) keysCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := openSystem(cmd.Context(), a.cfg, a.cfg.logger(), openOptions{setup: true})
+			s, err := a.open(cmd, openOptions{catchUp: []string{projections.IdentityName}})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			if err := s.catchUp(cmd.Context(), projections.IdentityName); err != nil {
-				return err
-			}
 			acc, err := s.ids.AccountByEmail(cmd.Context(), e)
 			if err != nil {
 				return err

@@ -30,7 +30,7 @@ func (a *app) projectionsCmd() *cobra.Command {
 		Short: "Position, lag and rate of every projection",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := openSystem(cmd.Context(), a.cfg, a.cfg.logger(), openOptions{})
+			s, err := a.open(cmd, openOptions{})
 			if err != nil {
 				return err
 			}

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
+	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/eventstore"
@@ -39,6 +40,14 @@ type openOptions struct {
 	// setup creates missing read models (and rebuilds ones whose DDL
 	// changed); servers and runners want it, quick CLI reads do not.
 	setup bool
+	// catchUp names read models to bring up to the log head before use
+	// (implies setup).
+	catchUp []string
+}
+
+// open builds the system for a CLI command.
+func (a *app) open(cmd *cobra.Command, o openOptions) (*system, error) {
+	return openSystem(cmd.Context(), a.cfg, a.cfg.logger(), o)
 }
 
 func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions) (*system, error) {
@@ -116,7 +125,7 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 	if err != nil {
 		return nil, err
 	}
-	if o.setup {
+	if o.setup || len(o.catchUp) > 0 {
 		if err := s.runner.Setup(ctx); err != nil {
 			return nil, err
 		}
@@ -125,6 +134,11 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 		return nil, err
 	}
 	s.ids = projections.NewIdentities(pool)
+	for _, name := range o.catchUp {
+		if err := s.catchUp(ctx, name); err != nil {
+			return nil, err
+		}
+	}
 	ok = true
 	return s, nil
 }
