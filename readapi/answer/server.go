@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"net/http"
 
-	"github.com/gin-gonic/gin"
-
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/accountweb"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -41,15 +39,9 @@ func New(d httpx.Deps) (http.Handler, error) {
 	}
 	keyed := e.Group("/api/v1", httpx.KeyAuth(d.Identities, account.Answer, false, fail),
 		d.Quota.Answer(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
-	keyed.GET("/key", currentKey)
+	keyed.GET("/key", httpx.CurrentKey)
 	if err := accountweb.Mount(e, account.Answer, d); err != nil {
 		return nil, err
 	}
 	return e, nil
-}
-
-// currentKey answers GET /api/v1/key: the key the request was made with.
-func currentKey(c *gin.Context) {
-	p, _ := httpx.PrincipalOf(c)
-	c.JSON(http.StatusOK, httpx.KeyObject(p))
 }

@@ -6,8 +6,6 @@ import (
 	"io/fs"
 	"net/http"
 
-	"github.com/gin-gonic/gin"
-
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/accountweb"
 	"github.com/arr-dev/arr/readapi/billing"
@@ -42,7 +40,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 	}
 	keyed := e.Group("/v1", httpx.KeyAuth(d.Identities, account.Gateway, false, fail),
 		d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
-	keyed.GET("/key", currentKey)
+	keyed.GET("/key", httpx.CurrentKey)
 	if err := accountweb.Mount(e, account.Gateway, d); err != nil {
 		return nil, err
 	}
@@ -50,10 +48,4 @@ func New(d httpx.Deps) (http.Handler, error) {
 	e.GET("/v1/plans", plans)
 	billing.Register(e, d, fail)
 	return e, nil
-}
-
-// currentKey answers GET /v1/key: the key the request was made with.
-func currentKey(c *gin.Context) {
-	p, _ := httpx.PrincipalOf(c)
-	c.JSON(http.StatusOK, httpx.KeyObject(p))
 }

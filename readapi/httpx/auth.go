@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"context"
+	"net/http"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -82,4 +83,11 @@ func KeyObject(p projections.Principal) gin.H {
 		"created_at": p.IssuedAt,
 		"account":    gin.H{"id": p.AccountID, "email": p.Email, "plan": p.Plan},
 	}
+}
+
+// CurrentKey answers GET …/key on every service: the key the request was
+// made with (KeyAuth must run first).
+func CurrentKey(c *gin.Context) {
+	p, _ := PrincipalOf(c)
+	c.JSON(http.StatusOK, KeyObject(p))
 }

@@ -43,7 +43,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 	}
 	keyed := e.Group("/api/v1", httpx.KeyAuth(d.Identities, account.Records, true, fail),
 		d.Quota.Records(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
-	keyed.GET("/key", currentKey)
+	keyed.GET("/key", httpx.CurrentKey)
 	if err := accountweb.Mount(e, account.Records, d); err != nil {
 		return nil, err
 	}
@@ -51,10 +51,4 @@ func New(d httpx.Deps) (http.Handler, error) {
 	public := e.Group("/api/v1", perIP)
 	_ = public
 	return e, nil
-}
-
-// currentKey answers GET /api/v1/key: the key the request was made with.
-func currentKey(c *gin.Context) {
-	p, _ := httpx.PrincipalOf(c)
-	c.JSON(http.StatusOK, httpx.KeyObject(p))
 }
