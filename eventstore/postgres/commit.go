@@ -24,7 +24,6 @@ const copyThreshold = 256
 // querier is what commit needs of a connection or transaction.
 type querier interface {
 	Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error)
-	CopyFrom(ctx context.Context, table pgx.Identifier, columns []string, src pgx.CopyFromSource) (int64, error)
 }
 
 type stored struct {
@@ -133,7 +132,7 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 	}
 	useCopy := cols.n >= copyThreshold
 	if useCopy {
-		if err := cols.copy(ctx, conn); err != nil {
+		if err := cols.copy(ctx, conn.Conn().PgConn()); err != nil {
 			return nil, errs, insertErr(err, cols.n, dupErr)
 		}
 	}
@@ -429,21 +428,4 @@ const insertEvents = `INSERT INTO events (position, event_id, stream_id, stream_
 // queueInsert queues the multi-row INSERT of the batch.
 func (c *columns) queueInsert(b *pgx.Batch) {
 	b.Queue(insertEvents, c.positions, c.ids, c.streams, c.versions, c.types, c.schemas, c.data, c.corr, c.cause, c.actor, c.request, c.recorded)
-}
-
-// copy writes the batch with COPY.
-func (c *columns) copy(ctx context.Context, tx querier) error {
-	i := -1
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"events"},
-		[]string{"position", "event_id", "stream_id", "stream_version", "event_type", "schema_version", "data",
-			"correlation_id", "causation_id", "actor", "request_id", "recorded_at"},
-		pgx.CopyFromFunc(func() ([]any, error) {
-			i++
-			if i >= c.n {
-				return nil, nil
-			}
-			return []any{c.positions[i], c.ids[i], c.streams[i], c.versions[i], c.types[i], c.schemas[i], c.data[i],
-				c.corr[i], c.cause[i], c.actor[i], c.request[i], c.recorded}, nil
-		}))
-	return err
 }

@@ -2,9 +2,9 @@ package postgres
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
-	json "github.com/goccy/go-json"
 	"log/slog"
 	"sync"
 	"time"

@@ -48,6 +48,7 @@ func Run(t *testing.T, f Factory, caps Capabilities) {
 		{"concurrent appends to different streams all succeed", testConcurrentStreams},
 		{"bulk append all or nothing", testBulk},
 		{"bulk append retry is idempotent", testBulkRetry},
+		{"bulk append keeps every field", testBulkRoundTrip},
 		{"subscribe catches up then follows", testSubscribe},
 		{"wait for events wakes on append", testWait},
 	}
@@ -426,6 +427,50 @@ func testBulkRetry(t *testing.T, s eventstore.Store) {
 	}
 	if n := len(readStream(t, s, a)); n != 300 {
 		t.Fatalf("%s has %d events after retry, want 300", a, n)
+	}
+}
+
+// testBulkRoundTrip reads back a bulk large enough to go by COPY and checks
+// every field: escapes and non-ASCII in data, empty and set metadata, schema
+// versions, stream versions, positions and the recorded time.
+func testBulkRoundTrip(t *testing.T, s eventstore.Store) {
+	id := stream(t, "bulkrt")
+	in := make([]eventstore.NewEvent, 600)
+	for i := range in {
+		data, _ := json.Marshal(map[string]any{"i": i, "s": fmt.Sprintf("tab\t nl\n quote\" back\\ ünï %d ✓", i), "nil": nil, "f": 1.5})
+		in[i] = eventstore.NewEvent{ID: uuid.New(), Type: fmt.Sprintf("Type%d", i%3), SchemaVersion: 1 + i%4, Data: data}
+		if i%2 == 0 {
+			in[i].Metadata = eventstore.Metadata{CorrelationID: fmt.Sprintf("corr-%d", i), CausationID: "cause", Actor: "actor ✓", RequestID: "req"}
+		}
+	}
+	before := time.Now().Add(-time.Minute)
+	res, err := s.AppendBulk(ctx(t), []eventstore.Append{{StreamID: id, Expected: eventstore.NoStream(), Events: in}})
+	if err != nil {
+		t.Fatalf("bulk: %v", err)
+	}
+	got := readStream(t, s, id)
+	if len(got) != len(in) {
+		t.Fatalf("read %d events, want %d", len(got), len(in))
+	}
+	for i, e := range got {
+		w := in[i]
+		if e.ID != w.ID || e.StreamID != id || e.Type != w.Type || e.SchemaVersion != w.SchemaVersion || e.Metadata != w.Metadata {
+			t.Fatalf("event %d = %+v, want %+v", i, e, w)
+		}
+		var gotData, wantData any
+		if err := json.Unmarshal(e.Data, &gotData); err != nil {
+			t.Fatalf("event %d data %q: %v", i, e.Data, err)
+		}
+		_ = json.Unmarshal(w.Data, &wantData)
+		if fmt.Sprint(gotData) != fmt.Sprint(wantData) {
+			t.Fatalf("event %d data = %s, want %s", i, e.Data, w.Data)
+		}
+		if e.StreamVersion != uint64(i) || e.Position != res[0].FirstPosition+uint64(i) {
+			t.Fatalf("event %d at version %d position %d, want %d and %d", i, e.StreamVersion, e.Position, i, res[0].FirstPosition+uint64(i))
+		}
+		if e.RecordedAt.Before(before) || e.RecordedAt.After(time.Now().Add(time.Minute)) {
+			t.Fatalf("event %d recorded at %s", i, e.RecordedAt)
+		}
 	}
 }
 
