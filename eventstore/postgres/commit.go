@@ -301,6 +301,11 @@ func insertErr(err error, n int, dupErr error) error {
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
 		return fmt.Errorf("append: %w", dupErr)
 	}
+	if errors.As(err, &pgErr) && pgErr.Code == "22P02" && pgErr.Where != "" {
+		// AppendBulk leaves checking the events' JSON to the server, which
+		// parses every json value anyway; its context names the row.
+		return fmt.Errorf("append: event data is not valid JSON (%s): %w", pgErr.Where, err)
+	}
 	return fmt.Errorf("append: inserting %d events: %w", n, err)
 }
 
