@@ -26,6 +26,8 @@ const (
 	// Extractive: no language model answered; the answer is the ranked
 	// sentences of the sources, each with its marker.
 	Extractive Synthesis = "extractive"
+	// NoSources: the search found nothing to read; the answer says so.
+	NoSources Synthesis = "no_sources"
 )
 
 // Source is one cited source: its title, absolute URL and the passage(s)
@@ -118,7 +120,7 @@ func ServedStreamID(accountID uuid.UUID, day string) string {
 
 // TTL is how long an answer written by s stays cached.
 func TTL(s Synthesis) time.Duration {
-	if s == Extractive {
+	if s == Extractive || s == NoSources {
 		return ExtractiveTTL
 	}
 	return CacheTTL
