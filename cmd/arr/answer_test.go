@@ -15,6 +15,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arr-dev/arr/adapters/mail/mailtest"
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/research/researchtest"
 )
@@ -102,13 +103,15 @@ func TestAnswerService(t *testing.T) {
 	if err := os.WriteFile(clock, []byte("0s"), 0o644); err != nil {
 		t.Fatal(err)
 	}
+	mail := mailtest.Start(t, mailtest.Options{})
 	e := newEnv(t)
-	e.extraEnv = append(e.extraEnv, "ARR_SEARCH=searxng", "SEARXNG_URL="+sx.URL, "ARR_ANSWER_LLM_BASE_URL="+model.BaseURL(),
+	e.extraEnv = append(e.extraEnv, "SMTP_URL="+mail.URL, "ARR_SEARCH=searxng", "SEARXNG_URL="+sx.URL, "ARR_ANSWER_LLM_BASE_URL="+model.BaseURL(),
 		"ARR_ANSWER_LLM_API_KEY=standin", "ARR_ANSWER_FETCH_PRIVATE=allow", "ARR_TEST_CLOCK_FILE="+clock, "ARR_ANSWER_SEED=off")
 	e.up()
 	e.createAccount("free@example.com", "free")
 	e.createAccount("pro@example.com", "pro")
-	free, pro := e.mint("free@example.com", "answer").Secret, e.mint("pro@example.com", "answer").Secret
+	freeKey, proKey := e.mint("free@example.com", "answer"), e.mint("pro@example.com", "answer")
+	free, pro := freeKey.Secret, proKey.Secret
 
 	t.Run("bad inputs", func(t *testing.T) {
 		tests := []struct {
@@ -253,6 +256,16 @@ func TestAnswerService(t *testing.T) {
 		before := snapshotTables(t, pool, tables)
 		if !strings.Contains(before["rm_answer_usage.answer_usage_daily"], `"cached"`) || before["rm_answer_cache.answers"] == "" {
 			t.Fatalf("read models empty: %v", before)
+		}
+		// The account page shows the answers per key and day.
+		browser := newWeb(t)
+		if p := signIn(t, browser, mail, e.answer, "free@example.com"); p.status != 200 && p.status != 303 {
+			t.Fatalf("signing in on the answer page: %d", p.status)
+		}
+		page := browser.get(e.answer + "/account")
+		hint := freeKey.Secret[len(freeKey.Secret)-4:]
+		if !strings.Contains(page.body, `id="answer-usage"`) || !strings.Contains(page.body, hint) {
+			t.Fatalf("no answer usage for key …%s on the account page:\n%s", hint, page.body)
 		}
 		e.mustArr(nil, "projections", "rebuild", "answer_cache")
 		e.mustArr(nil, "projections", "rebuild", "answer_usage")
