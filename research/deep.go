@@ -43,7 +43,7 @@ func (r *Researcher) deepGather(ctx context.Context, req answer.Request, res *Re
 	}
 	wg.Wait()
 	res.Costs.Searches += len(queries)
-	res.Costs.SearchMS += time.Since(t).Milliseconds()
+	res.Costs.SearchUS += time.Since(t).Microseconds()
 	// The main question's search must work; a failed sub-search only
 	// narrows the research.
 	if errs[0] != nil {

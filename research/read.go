@@ -63,8 +63,8 @@ func (r *Researcher) read(ctx context.Context, hits []websearch.Hit, foundBy map
 		}(i, h)
 	}
 	wg.Wait()
-	costs.FetchMS += fetchMax.Milliseconds()
-	costs.ExtractMS += extractSum.Milliseconds()
+	costs.FetchUS += fetchMax.Microseconds()
+	costs.ExtractUS += extractSum.Microseconds()
 	out := docs[:0]
 	for _, d := range docs {
 		d.text = footnotes.ReplaceAllString(d.text, "")

@@ -46,7 +46,7 @@ type Config struct {
 	// Deep mode: most searches (the question included), sources read, the
 	// time after which no further search starts, and the total bound.
 	// Defaults 4, 10 (pro 14), 60s, 120s.
-	DeepMaxSearches             int
+	DeepMaxSearches                 int
 	DeepFreeSources, DeepProSources int
 	DeepSearchBudget, DeepTimeout   time.Duration
 	// QuickTimeout bounds a quick answer. Default 45s.
@@ -146,7 +146,7 @@ func (r *Researcher) Answer(ctx context.Context, req answer.Request) (Result, er
 		return Result{}, err
 	}
 	r.write(ctx, req, docs, &res)
-	res.Costs.TotalMS = time.Since(start).Milliseconds()
+	res.Costs.TotalUS = time.Since(start).Microseconds()
 	return res, nil
 }
 
@@ -167,7 +167,7 @@ func (r *Researcher) quickGather(ctx context.Context, req answer.Request, costs 
 	n := r.sources(req)
 	hits, err := r.cfg.Search.Search(ctx, req.Query, n)
 	costs.Searches++
-	costs.SearchMS = time.Since(t).Milliseconds()
+	costs.SearchUS = time.Since(t).Microseconds()
 	if err != nil {
 		return nil, fmt.Errorf("searching: %w", err)
 	}

@@ -72,7 +72,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 		query += " " + strings.Join(res.SubQuestions, " ")
 	}
 	srcs := selectSources(rankPassages(query, docs), r.sources(req))
-	res.Costs.RankMS = time.Since(t).Milliseconds()
+	res.Costs.RankUS = time.Since(t).Microseconds()
 	if len(srcs) == 0 {
 		res.Synthesis = answer.NoSources
 		res.Answer = "No sources matched this question, so there is no answer to cite. Try other words" +
@@ -86,7 +86,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	}
 	t = time.Now()
 	text, ok := r.synthesize(ctx, req, all, res)
-	res.Costs.SynthesisMS = time.Since(t).Milliseconds()
+	res.Costs.SynthesisUS = time.Since(t).Microseconds()
 	if ok {
 		c := answer.CheckCitations(text, len(all))
 		if len(c.Order) > 0 {

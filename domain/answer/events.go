@@ -48,13 +48,13 @@ type Costs struct {
 	// CostMicroUSD is the language model's cost as its upstream reported
 	// it (0 when it reported none).
 	CostMicroUSD int64 `json:"cost_micro_usd"`
-	// Stage durations in milliseconds.
-	SearchMS    int64 `json:"search_ms"`
-	FetchMS     int64 `json:"fetch_ms"`
-	ExtractMS   int64 `json:"extract_ms"`
-	RankMS      int64 `json:"rank_ms"`
-	SynthesisMS int64 `json:"synthesis_ms"`
-	TotalMS     int64 `json:"total_ms"`
+	// Stage durations in microseconds (fetch: the slowest page of the concurrent fetch; extract: the sum over pages).
+	SearchUS    int64 `json:"search_us"`
+	FetchUS     int64 `json:"fetch_us"`
+	ExtractUS   int64 `json:"extract_us"`
+	RankUS      int64 `json:"rank_us"`
+	SynthesisUS int64 `json:"synthesis_us"`
+	TotalUS     int64 `json:"total_us"`
 }
 
 // AnswerSynthesized: an answer was researched and written. It is the cache

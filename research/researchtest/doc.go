@@ -5,3 +5,7 @@
 // the OpenAI chat-completion format. Each counts the requests it served.
 // They are real HTTP servers; nothing in the pipeline is replaced.
 package researchtest
+
+// Cleaner registers clean-up work; *testing.T is one, and so is the
+// benchmark's own.
+type Cleaner interface{ Cleanup(func()) }

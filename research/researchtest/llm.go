@@ -8,7 +8,6 @@ import (
 	"regexp"
 	"strings"
 	"sync/atomic"
-	"testing"
 )
 
 // LLM speaks the OpenAI chat-completion format (POST /v1/chat/completions).
@@ -23,7 +22,7 @@ type LLM struct {
 }
 
 // NewLLM starts the model; its base URL for clients is URL+"/v1".
-func NewLLM(t testing.TB) *LLM {
+func NewLLM(t Cleaner) *LLM {
 	l := &LLM{}
 	l.Server = httptest.NewServer(http.HandlerFunc(l.serve))
 	t.Cleanup(l.Close)

@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 )
 
 // SearXNG is a search engine over the stand-in site's articles that answers
@@ -26,7 +25,7 @@ type SearXNG struct {
 }
 
 // NewSearXNG starts the engine over web's articles.
-func NewSearXNG(t testing.TB, web *Web) *SearXNG {
+func NewSearXNG(t Cleaner, web *Web) *SearXNG {
 	s := &SearXNG{web: web, served: map[string][]string{}}
 	s.Server = httptest.NewServer(http.HandlerFunc(s.serve))
 	t.Cleanup(s.Close)

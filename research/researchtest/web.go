@@ -8,7 +8,6 @@ import (
 	"strings"
 	"sync"
 	"sync/atomic"
-	"testing"
 )
 
 // Article is one page of the stand-in web site.
@@ -52,7 +51,7 @@ type Web struct {
 }
 
 // NewWeb starts the site; it stops when the test ends.
-func NewWeb(t testing.TB) *Web {
+func NewWeb(t Cleaner) *Web {
 	w := &Web{path: map[string]int{}}
 	w.Server = httptest.NewServer(http.HandlerFunc(w.serve))
 	t.Cleanup(w.Close)
