@@ -16,7 +16,6 @@ import (
 
 	"github.com/arr-dev/arr/eventstore/fanout"
 	"github.com/arr-dev/arr/projections"
-	"github.com/arr-dev/arr/readapi/answer"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/httpx"
 	"github.com/arr-dev/arr/readapi/records"
@@ -67,7 +66,7 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	defer s.Close()
 
 	deps := httpx.Deps{
-		Pool: s.pool, Identities: s.ids, Commands: s.cmds, WaitFor: s.waitFor, Now: time.Now, Head: s.store.Head, Version: a.version,
+		Pool: s.pool, Identities: s.ids, Commands: s.cmds, WaitFor: s.waitFor, Now: s.now, Head: s.store.Head, Version: a.version,
 		Logger: log, Metrics: httpx.NewMetrics(s.registry), Gatherer: s.registry,
 	}
 	if deps.Billing, err = openBilling(a.cfg, s, log); err != nil {
@@ -96,11 +95,17 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 			return err
 		}
 	}
+	var ans *answerRole
+	if slices.Contains(roles, "answer") {
+		if ans, err = openAnswer(a.cfg, s, log); err != nil {
+			return fmt.Errorf("answer: %w", err)
+		}
+	}
 	builders := map[string]struct {
 		addr string
 		new  func(httpx.Deps) (http.Handler, error)
 	}{
-		"answer":  {a.cfg.AnswerAddr, answer.New},
+		"answer":  {a.cfg.AnswerAddr, func(d httpx.Deps) (http.Handler, error) { return ans.pipeline.New(d) }},
 		"gateway": {a.cfg.GatewayAddr, gateway.New},
 		"records": {a.cfg.RecordsAddr, records.New},
 	}
@@ -148,6 +153,9 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	defer stopMeter()
 	if len(servers) > 0 {
 		qs.start(runCtx, meterCtx, &wg)
+	}
+	if ans != nil {
+		ans.start(runCtx, meterCtx, &wg, a.cfg, log)
 	}
 	if slices.Contains(roles, "projections") {
 		wg.Add(1)

@@ -44,6 +44,9 @@ type Config struct {
 	SMTPURL       string
 	MailFrom      string
 	PublicBaseURL string
+
+	// Answer is the answer service's search, language model and index.
+	Answer AnswerConfig
 }
 
 type setting struct {
@@ -56,7 +59,7 @@ type setting struct {
 }
 
 func (c *Config) settings() []setting {
-	return []setting{
+	return append([]setting{
 		{env: "DATABASE_URL", str: &c.DatabaseURL, help: "PostgreSQL (with PostGIS) URL; empty starts a private PostgreSQL under ARR_DATA_DIR"},
 		{env: "ARR_DATA_DIR", str: &c.DataDir, def: ".arr", help: "directory for the embedded PostgreSQL and local state"},
 		{env: "ARR_EMBEDDED_PG_PORT", num: &c.EmbeddedPort, def: "54329", help: "port of the embedded PostgreSQL (127.0.0.1 only)"},
@@ -81,7 +84,7 @@ func (c *Config) settings() []setting {
 		{env: "SMTP_URL", str: &c.SMTPURL, secret: true, help: "SMTP server for sign-in mail: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465; empty prints each mail to the log instead"},
 		{env: "ARR_MAIL_FROM", str: &c.MailFrom, def: "arr <no-reply@arr.localhost>", help: "sender of arr's mail"},
 		{env: "ARR_PUBLIC_BASE_URL", str: &c.PublicBaseURL, help: "base URL of links in mail, e.g. https://{service}.arr.example ({service} becomes answer, gateway or records); empty uses the scheme and Host of the request"},
-	}
+	}, c.answerSettings()...)
 }
 
 func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
@@ -143,7 +146,7 @@ func (c *Config) Validate() error {
 	if c.ShutdownGrace <= 0 || c.RYWTimeout <= 0 {
 		return fmt.Errorf("ARR_SHUTDOWN_GRACE and ARR_READ_YOUR_WRITES_TIMEOUT must be positive durations")
 	}
-	return nil
+	return c.Answer.validate()
 }
 
 func (c *Config) logger() *slog.Logger {

@@ -34,6 +34,8 @@ type system struct {
 	ids      *projections.Identities
 	registry *prometheus.Registry
 	closers  []func()
+	// now is the clock of commands and services (ARR_TEST_CLOCK_FILE moves it).
+	now func() time.Time
 }
 
 type openOptions struct {
@@ -54,7 +56,7 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	s := &system{cfg: cfg, log: log, registry: prometheus.NewRegistry()}
+	s := &system{cfg: cfg, log: log, registry: prometheus.NewRegistry(), now: cfg.clock()}
 	s.registry.MustRegister(collectors.NewGoCollector(), collectors.NewProcessCollector(collectors.ProcessCollectorOpts{}))
 	ok := false
 	defer func() {
@@ -130,7 +132,7 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 			return nil, err
 		}
 	}
-	if s.cmds, err = commands.New(s.store, time.Now); err != nil {
+	if s.cmds, err = commands.New(s.store, s.now); err != nil {
 		return nil, err
 	}
 	s.ids = projections.NewIdentities(pool)

@@ -38,6 +38,13 @@ type accountData struct {
 	CanMint                                    bool
 	Chart                                      chart
 	Upgrades                                   []planOption
+	// AnswerUsage: the answer service's answers per key and UTC day.
+	AnswerUsage []answerUsageRow
+}
+
+type answerUsageRow struct {
+	Day, Key             string
+	Served, Cached, Deep int64
 }
 
 // accountPage renders the signed-in account page from the read models.
@@ -75,6 +82,19 @@ func (w *web) accountPage(c *gin.Context, status int, p projections.SessionPrinc
 	}
 	d.CanMint = d.ActiveKeys < d.MaxKeys
 	d.Chart = w.usageChart(c, p.AccountID)
+	if w.svc == account.Answer && w.d.Usage != nil {
+		names := map[string]string{}
+		for _, k := range d.Keys {
+			names[k.ID] = k.Prefix + "…" + k.Hint
+		}
+		rows, err := w.d.Usage.AnswerUsageByKey(ctx, p.AccountID, 30, w.d.Now())
+		if err != nil {
+			w.log.Warn("reading answer usage", "err", err)
+		}
+		for _, r := range rows {
+			d.AnswerUsage = append(d.AnswerUsage, answerUsageRow{Day: r.Day, Key: names[r.KeyID.String()], Served: r.Served, Cached: r.Cached, Deep: r.Deep})
+		}
+	}
 	for _, o := range account.Catalog() {
 		if o.SelfServe && o.Plan.Rank() > acct.Plan.Rank() {
 			d.Upgrades = append(d.Upgrades, planOption{ID: string(o.Plan), Name: o.Title, Price: o.MonthlyPrice.USD()})

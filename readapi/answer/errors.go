@@ -1,14 +1,23 @@
 package answer
 
 import (
+	"errors"
+
 	"github.com/gin-gonic/gin"
 
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
-// fail is the answer service's one error responder.
+// fail is the answer service's one error responder. A 503 that carries a
+// domain error (web search down) keeps its code and message; the handler
+// sets Retry-After.
 func fail(c *gin.Context, err error) {
 	p := httpx.ProblemOf(err)
+	var de *domain.Error
+	if p.Status == 503 && errors.As(err, &de) {
+		p.Code, p.Message = de.Code, de.Message
+	}
 	body := gin.H{"status": p.Status, "code": p.Code, "message": p.Message}
 	if p.Field != "" {
 		body["field"] = p.Field

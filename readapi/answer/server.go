@@ -5,6 +5,7 @@ import (
 	"embed"
 	"io/fs"
 	"net/http"
+	"time"
 
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/accountweb"
@@ -23,8 +24,12 @@ func OpenAPI() ([]byte, error) {
 	return httpx.BuildOpenAPI(sub)
 }
 
-// New returns the answer service's HTTP handler.
-func New(d httpx.Deps) (http.Handler, error) {
+// New returns the answer service's HTTP handler with no answer pipeline:
+// the routes exist, POST/GET /api/v1/answer answer 503.
+func New(d httpx.Deps) (http.Handler, error) { return Pipeline{}.New(d) }
+
+// New returns the answer service's HTTP handler answering through p.
+func (p Pipeline) New(d httpx.Deps) (http.Handler, error) {
 	openapi, err := OpenAPI()
 	if err != nil {
 		return nil, err
@@ -40,6 +45,15 @@ func New(d httpx.Deps) (http.Handler, error) {
 	keyed := e.Group("/api/v1", httpx.KeyAuth(d.Identities, account.Answer, false, fail),
 		d.Quota.Answer(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	keyed.GET("/key", httpx.CurrentKey)
+	if d.Now == nil {
+		d.Now = time.Now
+	}
+	if p.SearchRetryAfter <= 0 {
+		p.SearchRetryAfter = 30 * time.Second
+	}
+	h := &handler{p: p, d: d, memo: newMemo(50000)}
+	keyed.GET("/answer", h.get)
+	keyed.POST("/answer", h.post)
 	if err := accountweb.Mount(e, account.Answer, d); err != nil {
 		return nil, err
 	}

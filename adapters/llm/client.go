@@ -1,0 +1,155 @@
+package llm
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"math"
+	"net/http"
+	"net/url"
+	"strings"
+	"time"
+
+	"github.com/arr-dev/arr/domain"
+)
+
+// Config configures a Client.
+type Config struct {
+	// BaseURL ends before /chat/completions, e.g. http://127.0.0.1:8082/v1.
+	BaseURL string
+	APIKey  string
+	// Timeout bounds one completion. Default 60s.
+	Timeout time.Duration
+}
+
+// Client calls one OpenAI-compatible endpoint.
+type Client struct {
+	cfg    Config
+	client *http.Client
+}
+
+// New returns a Client.
+func New(cfg Config) (*Client, error) {
+	u, err := url.Parse(strings.TrimRight(cfg.BaseURL, "/"))
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, fmt.Errorf("LLM base URL must be an absolute http(s) URL, got %q", cfg.BaseURL)
+	}
+	cfg.BaseURL = u.String()
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 60 * time.Second
+	}
+	return &Client{cfg: cfg, client: &http.Client{Timeout: cfg.Timeout}}, nil
+}
+
+// Message is one chat message.
+type Message struct {
+	Role    string `json:"role"`
+	Content string `json:"content"`
+}
+
+// Request is one chat completion.
+type Request struct {
+	Model       string
+	Messages    []Message
+	Temperature float64
+	MaxTokens   int
+	// QualityFloor is sent as quality_floor (arr's gateway's routing
+	// extension) when positive.
+	QualityFloor float64
+}
+
+// Response is the first choice of a completion and what it cost.
+type Response struct {
+	Content          string
+	Model            string
+	PromptTokens     int64
+	CompletionTokens int64
+	// CostMicroUSD comes from the gateway's routing.cost_per_1k; 0 from
+	// other servers.
+	CostMicroUSD int64
+}
+
+type wireRequest struct {
+	Model        string    `json:"model"`
+	Messages     []Message `json:"messages"`
+	Temperature  float64   `json:"temperature"`
+	MaxTokens    int       `json:"max_tokens,omitempty"`
+	QualityFloor float64   `json:"quality_floor,omitempty"`
+}
+
+type wireResponse struct {
+	Model   string `json:"model"`
+	Choices []struct {
+		Message struct {
+			Content string `json:"content"`
+		} `json:"message"`
+	} `json:"choices"`
+	Usage struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+		TotalTokens      int64 `json:"total_tokens"`
+	} `json:"usage"`
+	Routing *struct {
+		CostPer1K float64 `json:"cost_per_1k"`
+	} `json:"routing"`
+	Error *struct {
+		Message string `json:"message"`
+	} `json:"error"`
+}
+
+// Complete sends one chat completion.
+func (c *Client) Complete(ctx context.Context, r Request) (Response, error) {
+	body, err := json.Marshal(wireRequest{Model: r.Model, Messages: r.Messages, Temperature: r.Temperature, MaxTokens: r.MaxTokens, QualityFloor: r.QualityFloor})
+	if err != nil {
+		return Response{}, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		return Response{}, err
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Accept", "application/json")
+	if c.cfg.APIKey != "" {
+		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
+	}
+	resp, err := c.client.Do(req)
+	if err != nil {
+		return Response{}, unavailable(err)
+	}
+	defer resp.Body.Close()
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return Response{}, unavailable(err)
+	}
+	var w wireResponse
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Response{}, unavailable(fmt.Errorf("status %d, body is not JSON: %w", resp.StatusCode, err))
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg := ""
+		if w.Error != nil {
+			msg = w.Error.Message
+		}
+		return Response{}, unavailable(fmt.Errorf("status %d: %s", resp.StatusCode, msg))
+	}
+	if len(w.Choices) == 0 || strings.TrimSpace(w.Choices[0].Message.Content) == "" {
+		return Response{}, unavailable(errors.New("no choices in the completion"))
+	}
+	out := Response{Content: w.Choices[0].Message.Content, Model: w.Model,
+		PromptTokens: w.Usage.PromptTokens, CompletionTokens: w.Usage.CompletionTokens}
+	if w.Routing != nil && w.Routing.CostPer1K > 0 {
+		total := w.Usage.TotalTokens
+		if total == 0 {
+			total = w.Usage.PromptTokens + w.Usage.CompletionTokens
+		}
+		out.CostMicroUSD = int64(math.Round(float64(total) / 1000 * w.Routing.CostPer1K * 1e6))
+	}
+	return out, nil
+}
+
+func unavailable(err error) error {
+	return fmt.Errorf("language model: %w: %w", domain.ErrUnavailable, err)
+}

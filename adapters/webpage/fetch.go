@@ -1,0 +1,132 @@
+package webpage
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"mime"
+	"net"
+	"net/http"
+	"net/url"
+	"strings"
+	"syscall"
+	"time"
+)
+
+// Config configures a Fetcher.
+type Config struct {
+	// Timeout bounds one page, connect to last byte. Default 8s.
+	Timeout time.Duration
+	// MaxBytes is the most bytes read of one page. Default 2 MiB.
+	MaxBytes int64
+	// AllowPrivate lets the fetcher reach loopback and private addresses.
+	AllowPrivate bool
+	// UserAgent is sent with every request.
+	UserAgent string
+}
+
+// Fetcher fetches pages.
+type Fetcher struct {
+	cfg    Config
+	client *http.Client
+}
+
+// Raw is a fetched page before extraction.
+type Raw struct {
+	// URL is the final URL, after redirects.
+	URL         string
+	ContentType string
+	Body        []byte
+	Truncated   bool
+}
+
+// ErrRefused: the page is not fetched (scheme, address, content type or
+// status).
+var ErrRefused = errors.New("page refused")
+
+// New returns a Fetcher.
+func New(cfg Config) *Fetcher {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = 8 * time.Second
+	}
+	if cfg.MaxBytes <= 0 {
+		cfg.MaxBytes = 2 << 20
+	}
+	if cfg.UserAgent == "" {
+		cfg.UserAgent = "arr-answer/1 (+https://github.com/arr-dev/arr)"
+	}
+	d := &net.Dialer{Timeout: cfg.Timeout}
+	if !cfg.AllowPrivate {
+		d.Control = refusePrivate
+	}
+	tr := &http.Transport{
+		DialContext: d.DialContext, ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 4,
+		IdleConnTimeout: 30 * time.Second, TLSHandshakeTimeout: cfg.Timeout, ResponseHeaderTimeout: cfg.Timeout,
+	}
+	return &Fetcher{cfg: cfg, client: &http.Client{Transport: tr, Timeout: cfg.Timeout,
+		CheckRedirect: func(req *http.Request, via []*http.Request) error {
+			if len(via) >= 5 {
+				return fmt.Errorf("more than 5 redirects: %w", ErrRefused)
+			}
+			if req.URL.Scheme != "http" && req.URL.Scheme != "https" {
+				return fmt.Errorf("redirect to %s: %w", req.URL.Scheme, ErrRefused)
+			}
+			return nil
+		}}}
+}
+
+// refusePrivate is the dialer's check of the resolved address.
+func refusePrivate(_, address string, _ syscall.RawConn) error {
+	host, _, err := net.SplitHostPort(address)
+	if err != nil {
+		return err
+	}
+	ip := net.ParseIP(host)
+	if ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
+		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
+		return fmt.Errorf("address %s is not public (set ARR_ANSWER_FETCH_PRIVATE=allow to reach it): %w", host, ErrRefused)
+	}
+	return nil
+}
+
+// Fetch gets one page.
+func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Raw, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Raw{}, fmt.Errorf("%q is not an absolute http(s) URL: %w", rawURL, ErrRefused)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return Raw{}, err
+	}
+	req.Header.Set("User-Agent", f.cfg.UserAgent)
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.8")
+	resp, err := f.client.Do(req)
+	if err != nil {
+		return Raw{}, fmt.Errorf("fetching %s: %w", rawURL, err)
+	}
+	defer resp.Body.Close()
+	if resp.StatusCode != http.StatusOK {
+		return Raw{}, fmt.Errorf("fetching %s: status %d: %w", rawURL, resp.StatusCode, ErrRefused)
+	}
+	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
+	if !Readable(ct) {
+		return Raw{}, fmt.Errorf("fetching %s: content type %q: %w", rawURL, ct, ErrRefused)
+	}
+	body, err := io.ReadAll(io.LimitReader(resp.Body, f.cfg.MaxBytes+1))
+	if err != nil {
+		return Raw{}, fmt.Errorf("reading %s: %w", rawURL, err)
+	}
+	r := Raw{URL: resp.Request.URL.String(), ContentType: ct, Body: body}
+	if int64(len(body)) > f.cfg.MaxBytes {
+		r.Body, r.Truncated = body[:f.cfg.MaxBytes], true
+	}
+	return r, nil
+}
+
+// Readable reports whether a media type is one the extractor reads.
+func Readable(ct string) bool {
+	ct = strings.ToLower(ct)
+	return ct == "text/html" || ct == "application/xhtml+xml" || ct == "text/plain" || ct == "text/markdown"
+}

@@ -1,0 +1,82 @@
+package webpage_test
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"net/http/httptest"
+	"strings"
+	"testing"
+
+	"github.com/arr-dev/arr/adapters/webpage"
+)
+
+const article = `<!doctype html><html><head><title>How tides work - Ocean Facts</title></head><body>
+<nav><ul><li><a href="/">Home</a></li><li><a href="/shop">Shop our merchandise</a></li><li><a href="/login">Log in</a></li></ul></nav>
+<div class="sidebar"><h3>Subscribe</h3><p>Get our newsletter every week! Cookie settings.</p></div>
+<article><h1>How tides work</h1>
+<p>Tides are the regular rise and fall of the sea surface. They are caused mainly by the gravitational pull of the Moon on the Earth's oceans, with a smaller contribution from the Sun.</p>
+<p>Most coasts see two high tides and two low tides every lunar day of about 24 hours and 50 minutes. When the Sun and the Moon line up, their pulls add and produce spring tides with the largest range.</p>
+<p>When they pull at right angles, the range is smallest: these are neap tides. Local geography, such as the shape of a bay, can amplify the range greatly, as in the Bay of Fundy.</p>
+</article>
+<footer><p>Copyright 2024 Ocean Facts. All rights reserved. Privacy policy. Terms of use.</p></footer>
+</body></html>`
+
+func TestFetchExtractDropsBoilerplate(t *testing.T) {
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/tides":
+			w.Header().Set("Content-Type", "text/html; charset=utf-8")
+			_, _ = w.Write([]byte(article))
+		case "/pdf":
+			w.Header().Set("Content-Type", "application/pdf")
+			_, _ = w.Write([]byte("%PDF-1.4"))
+		case "/big":
+			w.Header().Set("Content-Type", "text/plain")
+			_, _ = w.Write([]byte(strings.Repeat("a", 5000)))
+		default:
+			http.NotFound(w, r)
+		}
+	}))
+	defer srv.Close()
+	ctx := context.Background()
+
+	f := webpage.New(webpage.Config{AllowPrivate: true, MaxBytes: 4096})
+	raw, err := f.Fetch(ctx, srv.URL+"/tides")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p, err := webpage.Extract(raw)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(p.Text, "gravitational pull of the Moon") || !strings.Contains(p.Text, "neap tides") {
+		t.Fatalf("article text missing: %q", p.Text)
+	}
+	for _, junk := range []string{"Shop our merchandise", "newsletter", "All rights reserved"} {
+		if strings.Contains(p.Text, junk) {
+			t.Errorf("boilerplate %q kept: %q", junk, p.Text)
+		}
+	}
+	if !strings.Contains(p.Title, "How tides work") {
+		t.Errorf("title %q", p.Title)
+	}
+	if _, err := f.Fetch(ctx, srv.URL+"/pdf"); !errors.Is(err, webpage.ErrRefused) {
+		t.Errorf("pdf: %v", err)
+	}
+	if _, err := f.Fetch(ctx, srv.URL+"/missing"); !errors.Is(err, webpage.ErrRefused) {
+		t.Errorf("404: %v", err)
+	}
+	big, err := f.Fetch(ctx, srv.URL+"/big")
+	if err != nil || len(big.Body) != 4096 || !big.Truncated {
+		t.Errorf("size limit: %d %v %v", len(big.Body), big.Truncated, err)
+	}
+	if _, err := f.Fetch(ctx, "file:///etc/passwd"); !errors.Is(err, webpage.ErrRefused) {
+		t.Errorf("file scheme: %v", err)
+	}
+	// The default refuses loopback after resolution.
+	strict := webpage.New(webpage.Config{})
+	if _, err := strict.Fetch(ctx, srv.URL+"/tides"); !errors.Is(err, webpage.ErrRefused) {
+		t.Errorf("loopback without AllowPrivate: %v", err)
+	}
+}

@@ -1,0 +1,86 @@
+package main_test
+
+import (
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arr-dev/arr/research/researchtest"
+)
+
+// TestAnswerLocalIndex: the default backend with no stand-ins at all. The
+// first arr up seeds the index with arr's own OpenAPI documents; `arr
+// answer index add DIR` adds files while the server runs; with no model
+// reachable (the gateway has no key configured) answers are extractive
+// with valid citations.
+func TestAnswerLocalIndex(t *testing.T) {
+	if testing.Short() {
+		t.Skip("runs the arr binary against PostgreSQL")
+	}
+	e := newEnv(t)
+	index := filepath.Join(t.TempDir(), "answer-index")
+	e.extraEnv = append(e.extraEnv, "ARR_ANSWER_INDEX_DIR="+index, "ARR_ANSWER_LLM_BASE_URL=http://127.0.0.1:1/v1")
+	p := e.up()
+	e.createAccount("local@example.com", "free")
+	key := e.mint("local@example.com", "answer").Secret
+
+	deadline := time.Now().Add(30 * time.Second)
+	for {
+		out, _, code := e.arr("answer", "index", "count")
+		n, _ := strconv.Atoi(strings.TrimSpace(out))
+		if code == 0 && n > 10 {
+			break
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("the index was not seeded: %q; logs:\n%s", out, p.logs.String())
+		}
+		time.Sleep(200 * time.Millisecond)
+	}
+	status, _, a := askAnswer(t, "GET", e.answer, key, map[string]string{"q": "How do I revoke an API key?"})
+	if status != 200 || a.Synthesis != "extractive" {
+		t.Fatalf("%d %+v", status, a)
+	}
+	assertCited(t, a)
+	if !strings.Contains(a.Sources[0].URL, "/openapi.json") {
+		t.Fatalf("want the seeded OpenAPI documents cited first, got %+v", a.Sources)
+	}
+
+	dir := t.TempDir()
+	for _, art := range researchtest.Articles {
+		body := "# " + art.Title + "\n\n" + strings.Join(art.Paragraphs, "\n\n") + "\n"
+		if err := os.WriteFile(filepath.Join(dir, art.Slug+".md"), []byte(body), 0o644); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if err := os.WriteFile(filepath.Join(dir, "tides.html"), []byte(researchtest.Page(researchtest.Articles[0])), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	var added struct{ Added int }
+	e.mustArr(&added, "answer", "index", "add", dir, "--json")
+	if added.Added != len(researchtest.Articles)+1 {
+		t.Fatalf("added %d", added.Added)
+	}
+	status, _, a = askAnswer(t, "POST", e.answer, key, map[string]string{"q": "Why does bread rise?"})
+	if status != 200 {
+		t.Fatalf("%d %+v", status, a)
+	}
+	assertCited(t, a)
+	if !strings.HasPrefix(a.Sources[0].URL, "file://"+dir) || !strings.Contains(a.Answer, "yeast") {
+		t.Fatalf("got %+v", a)
+	}
+	status, _, a = askAnswer(t, "POST", e.answer, key, map[string]string{"q": "What are neap tides?"})
+	if status != 200 {
+		t.Fatalf("%d %+v", status, a)
+	}
+	assertCited(t, a)
+	for _, s := range a.Sources {
+		for _, junk := range researchtest.Boilerplate {
+			if strings.Contains(s.Content, junk) {
+				t.Fatalf("boilerplate %q from %s", junk, s.URL)
+			}
+		}
+	}
+}

@@ -1,0 +1,127 @@
+package answer
+
+import (
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/arr-dev/arr/domain"
+)
+
+// CacheTTL is how long a synthesized answer is served from the cache.
+const CacheTTL = 6 * time.Hour
+
+// ExtractiveTTL is how long an extractive answer (made without a language
+// model, because none answered) is served from the cache: short, so a
+// synthesized answer replaces it soon after the model is back.
+const ExtractiveTTL = 15 * time.Minute
+
+// Synthesis says how an answer was written.
+type Synthesis string
+
+// Ways an answer is written.
+const (
+	// LLM: a language model wrote the answer from the ranked passages.
+	LLM Synthesis = "llm"
+	// Extractive: no language model answered; the answer is the ranked
+	// sentences of the sources, each with its marker.
+	Extractive Synthesis = "extractive"
+	// NoSources: the search found nothing to read; the answer says so.
+	NoSources Synthesis = "no_sources"
+)
+
+// Source is one cited source: its title, absolute URL and the passage(s)
+// the answer drew on.
+type Source struct {
+	Title   string `json:"title"`
+	URL     string `json:"url"`
+	Content string `json:"content"`
+}
+
+// Costs are what one synthesis used.
+type Costs struct {
+	Searches         int   `json:"searches"`
+	PagesFetched     int   `json:"pages_fetched"`
+	LLMCalls         int   `json:"llm_calls"`
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	// CostMicroUSD is the language model's cost as its upstream reported
+	// it (0 when it reported none).
+	CostMicroUSD int64 `json:"cost_micro_usd"`
+	// Stage durations in microseconds (fetch: the slowest page of the concurrent fetch; extract: the sum over pages).
+	SearchUS    int64 `json:"search_us"`
+	FetchUS     int64 `json:"fetch_us"`
+	ExtractUS   int64 `json:"extract_us"`
+	RankUS      int64 `json:"rank_us"`
+	SynthesisUS int64 `json:"synthesis_us"`
+	TotalUS     int64 `json:"total_us"`
+}
+
+// AnswerSynthesized: an answer was researched and written. It is the cache
+// entry for CacheKey from SynthesizedAt for ValidForSeconds.
+type AnswerSynthesized struct {
+	AnswerID        uuid.UUID `json:"answer_id"`
+	Question        string    `json:"question"`
+	Normalized      string    `json:"normalized"`
+	CacheKey        string    `json:"cache_key"`
+	Tier            Tier      `json:"tier"`
+	Mode            Mode      `json:"mode"`
+	Answer          string    `json:"answer"`
+	Sources         []Source  `json:"sources"`
+	Synthesis       Synthesis `json:"synthesis"`
+	Model           string    `json:"model,omitempty"`
+	SubQuestions    []string  `json:"sub_questions,omitempty"`
+	Backend         string    `json:"backend"`
+	Costs           Costs     `json:"costs"`
+	SynthesizedAt   time.Time `json:"synthesized_at"`
+	ValidForSeconds int64     `json:"valid_for_seconds"`
+}
+
+func (AnswerSynthesized) EventType() string  { return "AnswerSynthesized" }
+func (AnswerSynthesized) SchemaVersion() int { return 1 }
+
+// ExpiresAt is when the cache entry stops being served.
+func (e AnswerSynthesized) ExpiresAt() time.Time {
+	return e.SynthesizedAt.Add(time.Duration(e.ValidForSeconds) * time.Second)
+}
+
+// AnswerServed: a key received an answer, from the cache or freshly made.
+type AnswerServed struct {
+	AccountID uuid.UUID `json:"account_id"`
+	KeyID     uuid.UUID `json:"key_id"`
+	CacheKey  string    `json:"cache_key"`
+	AnswerID  uuid.UUID `json:"answer_id"`
+	Tier      Tier      `json:"tier"`
+	Mode      Mode      `json:"mode"`
+	Cached    bool      `json:"cached"`
+	ServedAt  time.Time `json:"served_at"`
+}
+
+func (AnswerServed) EventType() string  { return "AnswerServed" }
+func (AnswerServed) SchemaVersion() int { return 1 }
+
+// Events lists constructors for every event of this package, for a
+// domain.Registry.
+func Events() []func() domain.Event {
+	return []func() domain.Event{
+		func() domain.Event { return &AnswerSynthesized{} },
+		func() domain.Event { return &AnswerServed{} },
+	}
+}
+
+// StreamID is the stream of one cache key's syntheses.
+func StreamID(cacheKey string) string { return "answer-" + cacheKey }
+
+// ServedStreamID is the stream of one account's served answers of one UTC
+// day (day as usage.DayLayout).
+func ServedStreamID(accountID uuid.UUID, day string) string {
+	return "answerserved-" + accountID.String() + "-" + day
+}
+
+// TTL is how long an answer written by s stays cached.
+func TTL(s Synthesis) time.Duration {
+	if s == Extractive || s == NoSources {
+		return ExtractiveTTL
+	}
+	return CacheTTL
+}

@@ -1,0 +1,127 @@
+package answer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/account"
+)
+
+// Question length bounds, in characters (Unicode code points) after
+// trimming surrounding white space.
+const (
+	MinQuestionChars = 3
+	MaxQuestionChars = 500
+)
+
+// Tier is the answer quality asked for.
+type Tier string
+
+// Mode is how much research goes into an answer.
+type Mode string
+
+// Tiers and modes.
+const (
+	Free  Tier = "free"
+	Pro   Tier = "pro"
+	Quick Mode = "quick"
+	Deep  Mode = "deep"
+)
+
+// Request is a validated question with its tier and mode.
+type Request struct {
+	// Query is the question as asked, trimmed.
+	Query string
+	// Normalized is the question folded for the cache: lower case, runs of
+	// white space and punctuation collapsed to one space.
+	Normalized string
+	Tier       Tier
+	Mode       Mode
+}
+
+// ParseRequest validates q, tier and mode as a client sent them (missing
+// tier and mode take their defaults) and returns the request or a domain
+// validation error naming the field.
+func ParseRequest(q string, qPresent bool, tier, mode string) (Request, error) {
+	if !qPresent {
+		return Request{}, domain.Invalid("q_missing", "q", "q is required: the question to answer, %d to %d characters", MinQuestionChars, MaxQuestionChars)
+	}
+	q = strings.TrimSpace(q)
+	if q == "" {
+		return Request{}, domain.Invalid("q_empty", "q", "q is empty: send the question to answer, %d to %d characters", MinQuestionChars, MaxQuestionChars)
+	}
+	if !utf8.ValidString(q) {
+		return Request{}, domain.Invalid("q_invalid", "q", "q is not valid UTF-8 text")
+	}
+	n := utf8.RuneCountInString(q)
+	if n > MaxQuestionChars {
+		return Request{}, domain.Invalid("q_too_long", "q", "q is %d characters; at most %d are allowed", n, MaxQuestionChars)
+	}
+	norm := Normalize(q)
+	if n < MinQuestionChars || utf8.RuneCountInString(norm) < MinQuestionChars {
+		return Request{}, domain.Invalid("q_too_short", "q", "q is too short: at least %d letters or digits are needed to search for an answer", MinQuestionChars)
+	}
+	r := Request{Query: q, Normalized: norm, Tier: Free, Mode: Quick}
+	switch strings.TrimSpace(tier) {
+	case "", string(Free):
+	case string(Pro):
+		r.Tier = Pro
+	default:
+		return Request{}, domain.Invalid("invalid_tier", "tier", "tier must be free or pro; got %q", tier)
+	}
+	switch strings.TrimSpace(mode) {
+	case "", string(Quick):
+	case string(Deep):
+		r.Mode = Deep
+	default:
+		return Request{}, domain.Invalid("invalid_mode", "mode", "mode must be quick or deep; got %q", mode)
+	}
+	return r, nil
+}
+
+// Authorize checks that plan may use the request's tier and mode: tier=pro
+// and mode=deep need a plan with deep answers (Pro, Scale, Enterprise).
+func (r Request) Authorize(plan account.Plan) error {
+	if (r.Tier == Free && r.Mode == Quick) || plan.Offer().Limits.DeepAnswers {
+		return nil
+	}
+	what := "tier=pro"
+	if r.Mode == Deep {
+		what = "mode=deep"
+	}
+	if r.Tier == Pro && r.Mode == Deep {
+		what = "tier=pro and mode=deep"
+	}
+	return domain.Forbidden("pro_plan_required", "%s needs the Pro plan (or Scale or Enterprise); this key's account is on %s. Upgrade on the account page, /account, or ask with tier=free and mode=quick", what, plan.Offer().Title)
+}
+
+// CacheKey is the key of the 6-hour answer cache: a hash of the normalized
+// question, the tier and the mode.
+func (r Request) CacheKey() string {
+	sum := sha256.Sum256([]byte("v1\x00" + string(r.Tier) + "\x00" + string(r.Mode) + "\x00" + r.Normalized))
+	return hex.EncodeToString(sum[:16])
+}
+
+// Normalize folds a question so that trivially different spellings share a
+// cache entry: lower case, letters and digits kept, everything else a
+// separator, separators collapsed, leading and trailing ones dropped.
+func Normalize(q string) string {
+	var b strings.Builder
+	sep := false
+	for _, r := range strings.ToLower(q) {
+		if unicode.IsLetter(r) || unicode.IsDigit(r) {
+			if sep && b.Len() > 0 {
+				b.WriteByte(' ')
+			}
+			sep = false
+			b.WriteRune(r)
+			continue
+		}
+		sep = true
+	}
+	return b.String()
+}

@@ -1,0 +1,213 @@
+package answer
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"net/http"
+	"strconv"
+	"sync"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/singleflight"
+
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+// Synthesizer is the command that researches and records an answer.
+type Synthesizer interface {
+	Handle(ctx context.Context, c commands.SynthesizeAnswer) (answer.AnswerSynthesized, uint64, error)
+}
+
+// Cache reads the answer cache read model.
+type Cache interface {
+	Lookup(ctx context.Context, key string, now time.Time) (projections.CachedAnswer, error)
+}
+
+// Pipeline is what the answer endpoint needs beyond httpx.Deps. A zero
+// Pipeline serves the routes but answers 503 (no search backend).
+type Pipeline struct {
+	Synthesize Synthesizer
+	Cache      Cache
+	Served     *Served
+	// SearchRetryAfter is the Retry-After of a 503 when search is down.
+	// Default 30s.
+	SearchRetryAfter time.Duration
+}
+
+type handler struct {
+	p      Pipeline
+	d      httpx.Deps
+	flight singleflight.Group
+	memo   *memo
+}
+
+// body is the POST body.
+type body struct {
+	Q    *string `json:"q"`
+	Tier string  `json:"tier"`
+	Mode string  `json:"mode"`
+}
+
+func (h *handler) get(c *gin.Context) {
+	q, ok := c.GetQuery("q")
+	h.answer(c, q, ok, c.Query("tier"), c.Query("mode"))
+}
+
+func (h *handler) post(c *gin.Context) {
+	var b body
+	if err := c.ShouldBindJSON(&b); err != nil {
+		var mbe *http.MaxBytesError
+		if errors.As(err, &mbe) {
+			fail(c, err)
+			return
+		}
+		fail(c, domain.Invalid("invalid_json", "", "the body must be a JSON object like {\"q\":\"…\",\"tier\":\"free\",\"mode\":\"quick\"}: %v", err))
+		return
+	}
+	q := ""
+	if b.Q != nil {
+		q = *b.Q
+	}
+	h.answer(c, q, b.Q != nil, b.Tier, b.Mode)
+}
+
+// response is the answer body.
+type response struct {
+	Query         string          `json:"query"`
+	Answer        string          `json:"answer"`
+	Sources       []answer.Source `json:"sources"`
+	Tier          answer.Tier     `json:"tier"`
+	Mode          answer.Mode     `json:"mode"`
+	Cached        bool            `json:"cached"`
+	Synthesis     string          `json:"synthesis"`
+	SubQuestions  []string        `json:"sub_questions,omitempty"`
+	AnswerID      string          `json:"answer_id"`
+	SynthesizedAt time.Time       `json:"synthesized_at"`
+	ExpiresAt     time.Time       `json:"expires_at"`
+}
+
+func (h *handler) answer(c *gin.Context, q string, present bool, tier, mode string) {
+	req, err := answer.ParseRequest(q, present, tier, mode)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	p, _ := httpx.PrincipalOf(c)
+	if err := req.Authorize(p.Plan); err != nil {
+		fail(c, err)
+		return
+	}
+	if h.p.Synthesize == nil || h.p.Cache == nil {
+		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "search_unavailable", Message: "no search backend is configured on this server"})
+		return
+	}
+	ctx := c.Request.Context()
+	key := req.CacheKey()
+	cached := true
+	a, err := h.lookup(ctx, key)
+	if errors.Is(err, projections.ErrNoCachedAnswer) {
+		cached = false
+		a, err = h.synthesize(ctx, req)
+	}
+	if err != nil {
+		if errors.Is(err, domain.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
+			secs := int(h.p.SearchRetryAfter.Seconds())
+			c.Header("Retry-After", strconv.Itoa(secs))
+			fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "search_unavailable",
+				Message: fmt.Sprintf("web search is temporarily unavailable; retry in %d seconds", secs)})
+			return
+		}
+		fail(c, err)
+		return
+	}
+	if h.p.Served != nil {
+		h.p.Served.Record(answer.AnswerServed{AccountID: p.AccountID, KeyID: p.KeyID, CacheKey: key, AnswerID: a.AnswerID,
+			Tier: req.Tier, Mode: req.Mode, Cached: cached, ServedAt: h.d.Now().UTC()})
+	}
+	c.JSON(http.StatusOK, response{Query: req.Query, Answer: a.Answer, Sources: a.Sources, Tier: req.Tier, Mode: req.Mode,
+		Cached: cached, Synthesis: string(a.Synthesis), SubQuestions: a.SubQuestions, AnswerID: a.AnswerID.String(),
+		SynthesizedAt: a.SynthesizedAt, ExpiresAt: a.ExpiresAt})
+}
+
+// lookup reads the cache: the in-process memo first, the read model next.
+func (h *handler) lookup(ctx context.Context, key string) (projections.CachedAnswer, error) {
+	now := h.d.Now()
+	if a, ok := h.memo.get(key, now); ok {
+		return a, nil
+	}
+	a, err := h.p.Cache.Lookup(ctx, key, now)
+	if err == nil {
+		h.memo.put(a)
+	}
+	return a, err
+}
+
+// synthesize runs the command once per cache key at a time (concurrent
+// askers of the same question share it), waits until the cache read model
+// holds the result and answers from there.
+func (h *handler) synthesize(ctx context.Context, req answer.Request) (projections.CachedAnswer, error) {
+	key := req.CacheKey()
+	v, err, _ := h.flight.Do(key, func() (any, error) {
+		// The research outlives a caller that hangs up: its result is
+		// cached for the next one.
+		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
+		defer cancel()
+		_, pos, err := h.p.Synthesize.Handle(rctx, commands.SynthesizeAnswer{Request: req})
+		if err != nil {
+			return nil, err
+		}
+		if h.d.WaitFor != nil {
+			if err := h.d.WaitFor(rctx, projections.AnswerCacheName, pos); err != nil {
+				return nil, fmt.Errorf("waiting for the answer cache: %w", err)
+			}
+		}
+		return h.p.Cache.Lookup(rctx, key, h.d.Now())
+	})
+	if err != nil {
+		return projections.CachedAnswer{}, err
+	}
+	a := v.(projections.CachedAnswer)
+	h.memo.put(a)
+	return a, nil
+}
+
+// memo keeps cache entries in process. Entries are immutable until they
+// expire (a key gets a new entry only after its old one expired), so a
+// memoized entry is served exactly while the read model would serve it.
+type memo struct {
+	mu  sync.RWMutex
+	m   map[string]projections.CachedAnswer
+	max int
+}
+
+func newMemo(max int) *memo { return &memo{m: map[string]projections.CachedAnswer{}, max: max} }
+
+func (m *memo) get(key string, now time.Time) (projections.CachedAnswer, bool) {
+	m.mu.RLock()
+	a, ok := m.m[key]
+	m.mu.RUnlock()
+	if !ok || !now.Before(a.ExpiresAt) {
+		return projections.CachedAnswer{}, false
+	}
+	return a, true
+}
+
+func (m *memo) put(a projections.CachedAnswer) {
+	m.mu.Lock()
+	defer m.mu.Unlock()
+	if len(m.m) >= m.max {
+		for k := range m.m { // drop about a quarter, arbitrary ones
+			delete(m.m, k)
+			if len(m.m) < m.max*3/4 {
+				break
+			}
+		}
+	}
+	m.m[a.CacheKey] = a
+}

@@ -1,0 +1,175 @@
+package research
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/arr-dev/arr/adapters/llm"
+	"github.com/arr-dev/arr/adapters/webpage"
+	"github.com/arr-dev/arr/adapters/websearch"
+	"github.com/arr-dev/arr/domain/answer"
+)
+
+// Searcher is a web search backend.
+type Searcher interface {
+	Name() string
+	Search(ctx context.Context, q string, n int) ([]websearch.Hit, error)
+}
+
+// Fetcher gets pages.
+type Fetcher interface {
+	Fetch(ctx context.Context, url string) (webpage.Raw, error)
+}
+
+// Model writes text from a chat.
+type Model interface {
+	Complete(ctx context.Context, r llm.Request) (llm.Response, error)
+}
+
+// Config configures a Researcher.
+type Config struct {
+	Search Searcher
+	Fetch  Fetcher
+	// Model writes answers; nil makes every answer extractive.
+	Model Model
+	// ModelName is sent as the completion's model. Default "auto" (arr's
+	// gateway picks the tier).
+	ModelName string
+	// ProQualityFloor is sent as quality_floor for tier=pro when ModelName
+	// is "auto". Default 0.9.
+	ProQualityFloor float64
+	// Sources read per answer (quick mode). Defaults 5 and 8.
+	FreeSources, ProSources int
+	// Deep mode: most searches (the question included), sources read, the
+	// time after which no further search starts, and the total bound.
+	// Defaults 4, 10 (pro 14), 60s, 120s.
+	DeepMaxSearches                 int
+	DeepFreeSources, DeepProSources int
+	DeepSearchBudget, DeepTimeout   time.Duration
+	// QuickTimeout bounds a quick answer. Default 45s.
+	QuickTimeout time.Duration
+	// FetchConcurrency is how many pages are fetched at once. Default 6.
+	FetchConcurrency int
+	Logger           *slog.Logger
+}
+
+func (c *Config) defaults() error {
+	if c.Search == nil || c.Fetch == nil {
+		return errors.New("research: a search backend and a fetcher are required")
+	}
+	def := func(v *int, d int) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	defd := func(v *time.Duration, d time.Duration) {
+		if *v <= 0 {
+			*v = d
+		}
+	}
+	if c.ModelName == "" {
+		c.ModelName = "auto"
+	}
+	if c.ProQualityFloor <= 0 {
+		c.ProQualityFloor = 0.9
+	}
+	def(&c.FreeSources, 5)
+	def(&c.ProSources, 8)
+	def(&c.DeepMaxSearches, 4)
+	def(&c.DeepFreeSources, 10)
+	def(&c.DeepProSources, 14)
+	def(&c.FetchConcurrency, 6)
+	defd(&c.DeepSearchBudget, 60*time.Second)
+	defd(&c.DeepTimeout, 120*time.Second)
+	defd(&c.QuickTimeout, 45*time.Second)
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	return nil
+}
+
+// Researcher answers questions.
+type Researcher struct{ cfg Config }
+
+// New returns a Researcher.
+func New(cfg Config) (*Researcher, error) {
+	if err := cfg.defaults(); err != nil {
+		return nil, err
+	}
+	return &Researcher{cfg: cfg}, nil
+}
+
+// Backend names the search backend.
+func (r *Researcher) Backend() string { return r.cfg.Search.Name() }
+
+// Result is a researched answer.
+type Result struct {
+	Answer       string
+	Sources      []answer.Source
+	Synthesis    answer.Synthesis
+	Model        string
+	SubQuestions []string
+	Costs        answer.Costs
+}
+
+// document is one source as read.
+type document struct {
+	title, url, text string
+	// foundBy counts the searches that returned it.
+	foundBy int
+}
+
+// Answer researches req. A search backend that fails makes the whole
+// answer fail with an error wrapping domain.ErrUnavailable; pages that
+// cannot be read are replaced by their search snippet or skipped; a
+// language model that fails makes the answer extractive.
+func (r *Researcher) Answer(ctx context.Context, req answer.Request) (Result, error) {
+	start := time.Now()
+	var res Result
+	var docs []document
+	var err error
+	bound := r.cfg.QuickTimeout
+	if req.Mode == answer.Deep {
+		bound = r.cfg.DeepTimeout
+	}
+	ctx, cancel := context.WithTimeout(ctx, bound)
+	defer cancel()
+	if req.Mode == answer.Deep {
+		docs, err = r.deepGather(ctx, req, &res)
+	} else {
+		docs, err = r.quickGather(ctx, req, &res.Costs)
+	}
+	if err != nil {
+		return Result{}, err
+	}
+	r.write(ctx, req, docs, &res)
+	res.Costs.TotalUS = time.Since(start).Microseconds()
+	return res, nil
+}
+
+func (r *Researcher) sources(req answer.Request) int {
+	switch {
+	case req.Mode == answer.Deep && req.Tier == answer.Pro:
+		return r.cfg.DeepProSources
+	case req.Mode == answer.Deep:
+		return r.cfg.DeepFreeSources
+	case req.Tier == answer.Pro:
+		return r.cfg.ProSources
+	}
+	return r.cfg.FreeSources
+}
+
+func (r *Researcher) quickGather(ctx context.Context, req answer.Request, costs *answer.Costs) ([]document, error) {
+	t := time.Now()
+	n := r.sources(req)
+	hits, err := r.cfg.Search.Search(ctx, req.Query, n)
+	costs.Searches++
+	costs.SearchUS = time.Since(t).Microseconds()
+	if err != nil {
+		return nil, fmt.Errorf("searching: %w", err)
+	}
+	return r.read(ctx, hits, map[string]int{}, costs), nil
+}

@@ -1,0 +1,87 @@
+package researchtest
+
+import (
+	"encoding/json"
+	"fmt"
+	"net/http"
+	"net/http/httptest"
+	"regexp"
+	"strings"
+	"sync/atomic"
+)
+
+// LLM speaks the OpenAI chat-completion format (POST /v1/chat/completions).
+// It answers planning prompts with a JSON array of sub-questions and
+// answer prompts with a short answer whose sentences are the first
+// sentences of the first three sources, each cited with its [n], plus one
+// marker, [42], that refers to no source (the server must drop it).
+type LLM struct {
+	*httptest.Server
+	hits atomic.Int64
+	down atomic.Bool
+}
+
+// NewLLM starts the model; its base URL for clients is URL+"/v1".
+func NewLLM(t Cleaner) *LLM {
+	l := &LLM{}
+	l.Server = httptest.NewServer(http.HandlerFunc(l.serve))
+	t.Cleanup(l.Close)
+	return l
+}
+
+// Hits is how many completions were requested.
+func (l *LLM) Hits() int64 { return l.hits.Load() }
+
+// SetDown makes every completion fail with 503 (true) or work again.
+func (l *LLM) SetDown(down bool) { l.down.Store(down) }
+
+// BaseURL is the OpenAI base URL of the model.
+func (l *LLM) BaseURL() string { return l.URL + "/v1" }
+
+var sourceHead = regexp.MustCompile(`(?m)^\[(\d+)\] .*\n(.*)$`)
+
+func (l *LLM) serve(w http.ResponseWriter, r *http.Request) {
+	l.hits.Add(1)
+	w.Header().Set("Content-Type", "application/json")
+	if l.down.Load() {
+		w.WriteHeader(http.StatusServiceUnavailable)
+		_, _ = w.Write([]byte(`{"error":{"message":"all upstreams down","type":"server_error","code":"unavailable"}}`))
+		return
+	}
+	var req struct {
+		Model    string `json:"model"`
+		Messages []struct {
+			Role, Content string
+		} `json:"messages"`
+	}
+	if r.URL.Path != "/v1/chat/completions" || json.NewDecoder(r.Body).Decode(&req) != nil || len(req.Messages) < 2 {
+		w.WriteHeader(http.StatusBadRequest)
+		_, _ = w.Write([]byte(`{"error":{"message":"bad request","type":"invalid_request_error"}}`))
+		return
+	}
+	system, user := req.Messages[0].Content, req.Messages[len(req.Messages)-1].Content
+	var content string
+	if strings.Contains(system, "plan web research") {
+		content = `["what causes spring tides", "neap tides sun moon right angles", "moon orbit gravity bulge"]`
+	} else {
+		var parts []string
+		for i, m := range sourceHead.FindAllStringSubmatch(user, 3) {
+			first, _, _ := strings.Cut(m[2], ". ")
+			parts = append(parts, fmt.Sprintf("%s [%s].", strings.TrimSuffix(first, "."), m[1]))
+			if i == 0 {
+				parts = append(parts, "This is also confirmed elsewhere [42].")
+			}
+		}
+		content = strings.Join(parts, " ")
+		if content == "" {
+			content = "The sources do not answer this."
+		}
+	}
+	pt, ct := int64(len(system+user)/4), int64(len(content)/4)
+	_ = json.NewEncoder(w).Encode(map[string]any{
+		"id": "chatcmpl-standin", "object": "chat.completion", "model": "standin-mid",
+		"choices": []map[string]any{{"index": 0, "finish_reason": "stop", "message": map[string]any{"role": "assistant", "content": content}}},
+		"usage":   map[string]any{"prompt_tokens": pt, "completion_tokens": ct, "total_tokens": pt + ct},
+		"routing": map[string]any{"tier": "mid", "model": "standin-mid", "cost_per_1k": 0.002},
+	})
+}
