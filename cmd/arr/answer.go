@@ -22,7 +22,7 @@ import (
 	"github.com/arr-dev/arr/readapi/answer"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/records"
-	"github.com/arr-dev/arr/research"
+	"github.com/arr-dev/arr/commands/research"
 )
 
 // answerRole is the answer service's pipeline and its background work.

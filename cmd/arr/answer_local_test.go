@@ -8,7 +8,7 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arr-dev/arr/research/researchtest"
+	"github.com/arr-dev/arr/commands/research/researchtest"
 )
 
 // TestAnswerLocalIndex: the default backend with no stand-ins at all. The

@@ -17,7 +17,7 @@ import (
 
 	"github.com/arr-dev/arr/adapters/mail/mailtest"
 	"github.com/arr-dev/arr/domain/answer"
-	"github.com/arr-dev/arr/research/researchtest"
+	"github.com/arr-dev/arr/commands/research/researchtest"
 )
 
 type answerBody struct {

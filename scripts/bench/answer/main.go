@@ -20,7 +20,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/arr-dev/arr/research/researchtest"
+	"github.com/arr-dev/arr/commands/research/researchtest"
 )
 
 type cleaner struct{ fns []func() }

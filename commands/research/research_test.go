@@ -14,8 +14,8 @@ import (
 	"github.com/arr-dev/arr/adapters/websearch"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
-	"github.com/arr-dev/arr/research"
-	"github.com/arr-dev/arr/research/researchtest"
+	"github.com/arr-dev/arr/commands/research"
+	"github.com/arr-dev/arr/commands/research/researchtest"
 )
 
 type standins struct {
