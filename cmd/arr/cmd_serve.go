@@ -65,6 +65,11 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 		return err
 	}
 	defer s.Close()
+	if len(roles) == len(roleNames()) && a.cfg.DemoData == "true" { // arr up
+		if err := loadDemo(ctx, s, log); err != nil {
+			return err
+		}
+	}
 
 	deps := httpx.Deps{
 		Pool: s.pool, Identities: s.ids, Commands: s.cmds, WaitFor: s.waitFor, Now: time.Now, Head: s.store.Head, Version: a.version,
