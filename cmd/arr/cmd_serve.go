@@ -101,13 +101,19 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 			return err
 		}
 	}
+	rc, kr, err := s.recordsCommands()
+	if err != nil {
+		return err
+	}
 	builders := map[string]struct {
 		addr string
 		new  func(httpx.Deps) (http.Handler, error)
 	}{
 		"answer":  {a.cfg.AnswerAddr, answer.New},
 		"gateway": {a.cfg.GatewayAddr, gateway.New},
-		"records": {a.cfg.RecordsAddr, records.New},
+		"records": {a.cfg.RecordsAddr, func(d httpx.Deps) (http.Handler, error) {
+			return records.NewServer(d, records.Options{Keyring: kr, Commands: rc})
+		}},
 	}
 	var servers []*http.Server
 	var listeners []net.Listener
