@@ -193,7 +193,10 @@ func TestRecordsService(t *testing.T) {
 		}
 		getJSON(t, api+"/parcels?bbox="+box, nil, 200, &all)
 		getJSON(t, api+"/parcels?bbox="+box+"&layers=vacant", nil, 200, &vac)
-		has := func(fc any, apn string) bool { b, _ := json.Marshal(fc); return strings.Contains(string(b), `"apn":"`+apn+`"`) }
+		has := func(fc any, apn string) bool {
+			b, _ := json.Marshal(fc)
+			return strings.Contains(string(b), `"apn":"`+apn+`"`)
+		}
 		if !has(all, facts.febOnly) || has(vac, facts.febOnly) {
 			t.Fatalf("bbox around %s: present without a layer filter %v, with layers=vacant %v", facts.febOnly, has(all, facts.febOnly), has(vac, facts.febOnly))
 		}
