@@ -3,32 +3,12 @@ package records
 import (
 	"encoding/json"
 	"net/http"
+	"strconv"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain/records"
 )
-
-type geometry struct {
-	Type        string     `json:"type"`
-	Coordinates [2]float64 `json:"coordinates"`
-}
-
-type parcelProps struct {
-	County    string          `json:"county"`
-	APN       string          `json:"apn"`
-	Address   string          `json:"address"`
-	SourceURL string          `json:"source_url"`
-	Layers    []string        `json:"layers"`
-	Signals   json.RawMessage `json:"signals"`
-}
-
-type feature struct {
-	Type       string      `json:"type"`
-	ID         string      `json:"id"`
-	Geometry   geometry    `json:"geometry"`
-	Properties parcelProps `json:"properties"`
-}
 
 // parcelsInBBox is GET /api/v1/parcels: public parcels with coordinates
 // inside the box, with their layer signals, as a GeoJSON FeatureCollection,
@@ -69,17 +49,56 @@ func (s *server) parcelsInBBox(c *gin.Context) {
 		cur := encodeCursor(got[len(got)-1].ParcelKey)
 		next = &cur
 	}
-	fs := make([]feature, len(got))
-	for i, p := range got {
-		fs[i] = feature{Type: "Feature", ID: p.County + ":" + p.APN, Geometry: geometry{Type: "Point", Coordinates: [2]float64{p.Lon, p.Lat}},
-			Properties: parcelProps{County: p.County, APN: p.APN, Address: p.Address, SourceURL: p.SourceURL, Layers: p.Layers, Signals: p.Signals}}
-		if fs[i].Properties.Layers == nil {
-			fs[i].Properties.Layers = []string{}
-		}
-	}
+	// Written by hand: the signals are pre-rendered JSON from the read
+	// model, and this is the hottest path of the service.
+	buf := make([]byte, 0, 256+len(got)*512)
+	buf = append(buf, `{"type":"FeatureCollection","bbox":`...)
+	buf, _ = appendJSON(buf, [4]float64{b.West, b.South, b.East, b.North})
+	buf = append(buf, `,"layers":`...)
 	if keys == nil {
 		keys = []string{}
 	}
-	c.JSON(http.StatusOK, gin.H{"type": "FeatureCollection", "bbox": [4]float64{b.West, b.South, b.East, b.North}, "layers": keys,
-		"features": fs, "count": len(fs), "limit": limit, "next_cursor": next})
+	buf, _ = appendJSON(buf, keys)
+	buf = append(buf, `,"features":[`...)
+	for i, p := range got {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		layers := p.Layers
+		if layers == nil {
+			layers = []string{}
+		}
+		buf = append(buf, `{"type":"Feature","id":`...)
+		buf, _ = appendJSON(buf, p.County+":"+p.APN)
+		buf = append(buf, `,"geometry":{"type":"Point","coordinates":[`...)
+		buf = strconv.AppendFloat(buf, p.Lon, 'f', -1, 64)
+		buf = append(buf, ',')
+		buf = strconv.AppendFloat(buf, p.Lat, 'f', -1, 64)
+		buf = append(buf, `]},"properties":{"county":`...)
+		buf, _ = appendJSON(buf, p.County)
+		buf = append(buf, `,"apn":`...)
+		buf, _ = appendJSON(buf, p.APN)
+		buf = append(buf, `,"address":`...)
+		buf, _ = appendJSON(buf, p.Address)
+		buf = append(buf, `,"source_url":`...)
+		buf, _ = appendJSON(buf, p.SourceURL)
+		buf = append(buf, `,"layers":`...)
+		buf, _ = appendJSON(buf, layers)
+		buf = append(buf, `,"signals":`...)
+		buf = append(buf, p.Signals...) // jsonb text from PostgreSQL: valid JSON
+		buf = append(buf, "}}"...)
+	}
+	buf = append(buf, `],"count":`...)
+	buf = strconv.AppendInt(buf, int64(len(got)), 10)
+	buf = append(buf, `,"limit":`...)
+	buf = strconv.AppendInt(buf, int64(limit), 10)
+	buf = append(buf, `,"next_cursor":`...)
+	buf, _ = appendJSON(buf, next)
+	buf = append(buf, '}')
+	c.Data(http.StatusOK, "application/json; charset=utf-8", buf)
+}
+
+func appendJSON(buf []byte, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	return append(buf, b...), err
 }
