@@ -102,6 +102,9 @@ func NewReader(in io.Reader, o Options) (*Reader, error) {
 			m.Format = "geojson"
 		}
 	}
+	if m.Format == "geojson" && !strict {
+		m.Lat, m.Lon = "", "" // the default mapping takes coordinates from the geometry
+	}
 	r := &Reader{m: m, county: o.County}
 	if m.Format == "geojson" {
 		var fc struct {
