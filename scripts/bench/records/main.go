@@ -115,7 +115,7 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 	if err != nil {
 		return err
 	}
-	runner, err := projections.NewRunner(pool, store, projections.Config{}, projections.Parcels{})
+	runner, err := projections.NewRunner(pool, store, projections.Config{BatchTimeout: 30 * time.Minute}, projections.Parcels{})
 	if err != nil {
 		return err
 	}
