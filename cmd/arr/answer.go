@@ -18,11 +18,11 @@ import (
 	"github.com/arr-dev/arr/adapters/webpage"
 	"github.com/arr-dev/arr/adapters/websearch"
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/answer"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/records"
-	"github.com/arr-dev/arr/commands/research"
 )
 
 // answerRole is the answer service's pipeline and its background work.

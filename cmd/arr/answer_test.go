@@ -16,8 +16,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/adapters/mail/mailtest"
-	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/commands/research/researchtest"
+	"github.com/arr-dev/arr/domain/answer"
 )
 
 type answerBody struct {

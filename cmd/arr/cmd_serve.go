@@ -64,6 +64,11 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 		return err
 	}
 	defer s.Close()
+	if len(roles) == len(roleNames()) && a.cfg.DemoData == "true" { // arr up
+		if err := loadDemo(ctx, s, log); err != nil {
+			return err
+		}
+	}
 
 	deps := httpx.Deps{
 		Pool: s.pool, Identities: s.ids, Commands: s.cmds, WaitFor: s.waitFor, Now: s.now, Head: s.store.Head, Version: a.version,
@@ -101,13 +106,19 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 			return fmt.Errorf("answer: %w", err)
 		}
 	}
+	rc, kr, err := s.recordsCommands()
+	if err != nil {
+		return err
+	}
 	builders := map[string]struct {
 		addr string
 		new  func(httpx.Deps) (http.Handler, error)
 	}{
 		"answer":  {a.cfg.AnswerAddr, func(d httpx.Deps) (http.Handler, error) { return ans.pipeline.New(d) }},
 		"gateway": {a.cfg.GatewayAddr, gateway.New},
-		"records": {a.cfg.RecordsAddr, records.New},
+		"records": {a.cfg.RecordsAddr, func(d httpx.Deps) (http.Handler, error) {
+			return records.NewServer(d, records.Options{Keyring: kr, Commands: rc})
+		}},
 	}
 	var servers []*http.Server
 	var listeners []net.Listener

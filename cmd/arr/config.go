@@ -47,6 +47,10 @@ type Config struct {
 
 	// Answer is the answer service's search, language model and index.
 	Answer AnswerConfig
+	// Records service: the master key wrapping the per-account data keys
+	// (a secret), and whether `arr up` loads the demo data.
+	MasterKey string
+	DemoData  string
 }
 
 type setting struct {
@@ -83,6 +87,8 @@ func (c *Config) settings() []setting {
 		{env: "ARR_PUBLIC_RATE_LIMIT", num: &c.PublicLimit, def: "600", help: "requests per clock hour per client IP on the records service's key-less endpoints"},
 		{env: "SMTP_URL", str: &c.SMTPURL, secret: true, help: "SMTP server for sign-in mail: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465; empty prints each mail to the log instead"},
 		{env: "ARR_MAIL_FROM", str: &c.MailFrom, def: "arr <no-reply@arr.localhost>", help: "sender of arr's mail"},
+		{env: "ARR_MASTER_KEY", str: &c.MasterKey, secret: true, help: "records service master key (64 hex digits or base64 of 32 bytes) wrapping each account's data key; empty uses (and on first use creates) ARR_DATA_DIR/master.key"},
+		{env: "ARR_DEMO_DATA", str: &c.DemoData, def: "true", help: "true: `arr up` loads the shipped public-record demo data on first start; false: it does not"},
 		{env: "ARR_PUBLIC_BASE_URL", str: &c.PublicBaseURL, help: "base URL of links in mail, e.g. https://{service}.arr.example ({service} becomes answer, gateway or records); empty uses the scheme and Host of the request"},
 	}, c.answerSettings()...)
 }
@@ -142,6 +148,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PublicLimit < 1 {
 		return fmt.Errorf("ARR_PUBLIC_RATE_LIMIT must be at least 1, not %d", c.PublicLimit)
+	}
+	if c.DemoData != "true" && c.DemoData != "false" {
+		return fmt.Errorf("ARR_DEMO_DATA must be true or false, not %q", c.DemoData)
 	}
 	if c.ShutdownGrace <= 0 || c.RYWTimeout <= 0 {
 		return fmt.Errorf("ARR_SHUTDOWN_GRACE and ARR_READ_YOUR_WRITES_TIMEOUT must be positive durations")

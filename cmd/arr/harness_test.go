@@ -59,6 +59,7 @@ func (e *env) environ() []string {
 		"DATABASE_URL="+e.dbURL,
 		"ARR_DATA_DIR="+e.t.TempDir(),
 		"ARR_LOG_LEVEL=warn",
+		"ARR_DEMO_DATA=false", // tests that want the demo data set it in extraEnv
 	), e.extraEnv...)
 }
 

@@ -20,14 +20,18 @@ type progress struct {
 	last  time.Time
 	done  uint64
 	total uint64
+	unit  string
 }
 
-func newProgress(f *os.File, label string) *progress {
-	p := &progress{label: label, w: f, start: time.Now()}
+func newProgress(f *os.File, label string) *progress { return newProgressOf(f, label, "events") }
+
+// newProgressOf counts unit (rows, events) instead of events.
+func newProgressOf(f *os.File, label, unit string) *progress {
+	p := &progress{label: label, w: f, start: time.Now(), unit: unit}
 	if term.IsTerminal(int(f.Fd())) {
 		p.bar = progressbar.NewOptions64(-1,
 			progressbar.OptionSetWriter(f), progressbar.OptionSetDescription(label),
-			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString("events"),
+			progressbar.OptionShowCount(), progressbar.OptionShowIts(), progressbar.OptionSetItsString(unit),
 			progressbar.OptionSetPredictTime(true), progressbar.OptionFullWidth(), progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionClearOnFinish())
 	}
@@ -63,7 +67,7 @@ func (p *progress) line() string {
 			eta = (time.Duration(float64(p.total-p.done)/rate) * time.Second).Round(time.Second).String()
 		}
 	}
-	return fmt.Sprintf("%s: %d/%d events (%.1f%%), %.0f events/s, ETA %s", p.label, p.done, p.total, pct, rate, eta)
+	return fmt.Sprintf("%s: %d/%d %s (%.1f%%), %.0f %s/s, ETA %s", p.label, p.done, p.total, p.unit, pct, rate, p.unit, eta)
 }
 
 // Finish prints the final line.
@@ -71,6 +75,6 @@ func (p *progress) Finish() {
 	if p.bar != nil {
 		_ = p.bar.Finish()
 	}
-	fmt.Fprintf(p.w, "%s: done, %d events in %s (%.0f events/s)\n", p.label, p.done, time.Since(p.start).Round(time.Millisecond),
-		float64(p.done)/max(time.Since(p.start).Seconds(), 1e-9))
+	fmt.Fprintf(p.w, "%s: done, %d %s in %s (%.0f %s/s)\n", p.label, p.done, p.unit, time.Since(p.start).Round(time.Millisecond),
+		float64(p.done)/max(time.Since(p.start).Seconds(), 1e-9), p.unit)
 }

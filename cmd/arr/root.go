@@ -25,9 +25,11 @@ func newRoot(version string) *cobra.Command {
 		SilenceErrors: true,
 	}
 	a.cfg.bind(root.PersistentFlags(), os.Getenv)
+	accounts := a.accountsCmd()
+	accounts.AddCommand(a.accountsEraseCmd())
 	root.AddCommand(
 		a.upCmd(), a.serveCmd(), a.migrateCmd(), a.eventsCmd(), a.projectionsCmd(),
-		a.accountsCmd(), a.keysCmd(), a.answerCmd(),
+		accounts, a.keysCmd(), a.answerCmd(), a.loadCmd(), a.importCmd(),
 	)
 	return root
 }

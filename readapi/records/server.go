@@ -3,12 +3,17 @@ package records
 import (
 	"context"
 	"embed"
+	"fmt"
 	"io/fs"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/arr-dev/arr/adapters/datakeys"
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/demodata"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/accountweb"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
@@ -25,17 +30,45 @@ func OpenAPI() ([]byte, error) {
 	return httpx.BuildOpenAPI(sub)
 }
 
-// New returns the records service's HTTP handler.
-func New(d httpx.Deps) (http.Handler, error) {
+// Options are what the records service needs beyond the shared Deps.
+type Options struct {
+	// Keyring opens the contact columns of imported lists; nil answers
+	// include_contact=1 with 503.
+	Keyring *datakeys.Keyring
+	// Commands import lists from the account page; a nil ImportList turns
+	// the upload off (503).
+	Commands commands.Records
+}
+
+// New returns the records service's HTTP handler without contact
+// decryption or list upload (see NewServer).
+func New(d httpx.Deps) (http.Handler, error) { return NewServer(d, Options{}) }
+
+// server holds the handlers' dependencies.
+type server struct {
+	d       httpx.Deps
+	o       Options
+	parcels *projections.ParcelQueries
+	lists   *projections.ListQueries
+	gaz     *demodata.Gazetteer
+}
+
+// NewServer returns the records service's HTTP handler.
+func NewServer(d httpx.Deps, o Options) (http.Handler, error) {
 	openapi, err := OpenAPI()
 	if err != nil {
 		return nil, err
 	}
+	gaz, err := demodata.LoadGazetteer()
+	if err != nil {
+		return nil, fmt.Errorf("records: %w", err)
+	}
+	s := &server{d: d, o: o, parcels: projections.NewParcelQueries(d.Pool), lists: projections.NewListQueries(d.Pool), gaz: gaz}
 	// Key-less requests are counted per client IP, apart from every key's quota.
 	perIP := d.Quota.PublicPerIP(fail)
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Records), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
-		Gatherer: d.Gatherer, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 1 << 20, Public: []gin.HandlerFunc{perIP},
+		Gatherer: d.Gatherer, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20, Public: []gin.HandlerFunc{perIP},
 		Health: func(ctx context.Context) (int, any) { return d.BaseHealth(ctx, string(account.Records)) },
 	})
 	if err != nil {
@@ -44,11 +77,27 @@ func New(d httpx.Deps) (http.Handler, error) {
 	keyed := e.Group("/api/v1", httpx.KeyAuth(d.Identities, account.Records, true, fail),
 		d.Quota.Records(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	keyed.GET("/key", httpx.CurrentKey)
+	keyed.GET("/lists", s.listLists)
+	keyed.GET("/lists/:list_id/rows", s.listRows)
+	keyed.GET("/signals/:id", s.signals)
 	if err := accountweb.Mount(e, account.Records, d); err != nil {
+		return nil, err
+	}
+	if err := s.mountAccountLists(e); err != nil {
 		return nil, err
 	}
 	// Key-less /api/v1 routes go on public, under the per-IP limit.
 	public := e.Group("/api/v1", perIP)
-	_ = public
+	public.GET("", s.index)
+	public.GET("/parcels", s.parcelsInBBox)
+	public.GET("/data-sources", s.dataSources)
+	public.GET("/layers", s.layers)
+	public.GET("/weights", s.weights)
+	public.GET("/states", s.states)
+	public.GET("/counties", s.counties)
+	public.GET("/records", s.records)
+	public.GET("/tax-sales", s.taxSales)
+	public.GET("/lenders", s.lenders)
+	e.GET("/data-sources", perIP, s.dataSourcesPage)
 	return e, nil
 }

@@ -1,0 +1,332 @@
+package main
+
+import (
+	"context"
+	"encoding/csv"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/arr-dev/arr/adapters/datakeys"
+	"github.com/arr-dev/arr/adapters/layerfile"
+	"github.com/arr-dev/arr/adapters/listfile"
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/demodata"
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/eventstore"
+	"github.com/arr-dev/arr/projections"
+)
+
+// keyring opens the records data-key ring with the configured master key
+// (or ARR_DATA_DIR/master.key, created on first use).
+func (s *system) keyring() (*datakeys.Keyring, error) {
+	var master []byte
+	var err error
+	if s.cfg.MasterKey != "" {
+		master, err = datakeys.ParseMasterKey(s.cfg.MasterKey)
+		if err != nil {
+			return nil, fmt.Errorf("ARR_MASTER_KEY: %w", err)
+		}
+	} else if master, err = datakeys.MasterKeyFile(filepath.Join(s.cfg.DataDir, "master.key")); err != nil {
+		return nil, err
+	}
+	return datakeys.New(s.pool, master)
+}
+
+func (s *system) recordsCommands() (commands.Records, *datakeys.Keyring, error) {
+	kr, err := s.keyring()
+	if err != nil {
+		return commands.Records{}, nil, err
+	}
+	rc, err := commands.NewRecords(s.store, kr, time.Now)
+	return rc, kr, err
+}
+
+func (a *app) loadCmd() *cobra.Command {
+	c := &cobra.Command{Use: "load", Short: "Load public-record data"}
+	var layer, county, sourceURL, sourceDate, mapping, rejectsPath, crawled string
+	var chunk int
+	var asJSON, wait bool
+	lc := &cobra.Command{
+		Use:   "layer --layer KEY --county FIPS --source-url URL --source-date YYYY-MM-DD FILE [--mapping FILE]",
+		Short: "Load a layer from a CSV or GeoJSON file (optionally .gz) through a column mapping",
+		Long: "Load a layer from a CSV or GeoJSON file through a column mapping (see demodata/files/*.mapping.json).\n" +
+			"Appends LayerLoadStarted, the rows in bulk chunks (LayerRowsLoaded) and LayerLoadCompleted, or LayerLoadFailed.\n" +
+			"Rows that cannot be used are skipped into the rejects report with their line numbers. Layers: " + strings.Join(records.LayerKeys(), ", ") + ".",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			var m *layerfile.Mapping
+			if mapping != "" {
+				mm, err := layerfile.LoadMapping(mapping)
+				if err != nil {
+					return err
+				}
+				m = &mm
+			}
+			counties := strings.Split(county, ",")
+			one := ""
+			if len(counties) == 1 {
+				one = counties[0]
+			}
+			src, err := layerfile.Open(args[0], layerfile.Options{County: one, Mapping: m})
+			if err != nil {
+				return err
+			}
+			defer src.Close()
+			s, err := a.open(cmd, openOptions{setup: true})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			rc, _, err := s.recordsCommands()
+			if err != nil {
+				return err
+			}
+			var crawledAt time.Time
+			if crawled != "" {
+				if crawledAt, err = time.Parse(time.RFC3339, crawled); err != nil {
+					return fmt.Errorf("--crawled-at must be RFC 3339: %w", err)
+				}
+			}
+			bar := newProgressOf(os.Stderr, "loading "+layer, "rows")
+			res, err := rc.LoadLayer.Handle(cmd.Context(), commands.LoadLayer{Layer: records.Layer(layer), Counties: counties, SourceURL: sourceURL,
+				SourceDate: sourceDate, File: filepath.Base(args[0]), CrawledAt: crawledAt, ChunkRows: chunk, Metadata: cliMetadata(cmd),
+				Progress: func(n int) { bar.Set(uint64(n), uint64(n)) }}, src)
+			bar.Finish()
+			if rerr := writeRejects(rejectsPath, res.Rejects); rerr != nil && err == nil {
+				err = rerr
+			}
+			if err != nil {
+				return err
+			}
+			if wait {
+				if err := s.catchUp(cmd.Context(), projections.ParcelsName); err != nil {
+					return err
+				}
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"load": res, "rejects": res.Rejects, "rejects_file": rejectsPath})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "load %s of layer %s: %d rows read, %d loaded in %d chunks, %d skipped by the mapping, %d rejected\n",
+				res.LoadID, res.Layer, res.RowsRead, res.RowsLoaded, res.Chunks, res.RowsSkipped, res.RowsRejected)
+			if len(res.Rejects) > 0 && rejectsPath == "" {
+				fmt.Fprintln(cmd.ErrOrStderr(), "rejected rows (line: reason):")
+				for _, r := range res.Rejects {
+					fmt.Fprintf(cmd.ErrOrStderr(), "  %d: %s\n", r.Line, r.Reason)
+				}
+			}
+			return nil
+		},
+	}
+	f := lc.Flags()
+	f.StringVar(&layer, "layer", "", "layer key: "+strings.Join(records.LayerKeys(), ", "))
+	f.StringVar(&county, "county", "", "5-digit county FIPS code(s) the load covers, comma-separated (24510 is Baltimore City)")
+	f.StringVar(&sourceURL, "source-url", "", "URL of the public source")
+	f.StringVar(&sourceDate, "source-date", "", "date the source data describes, YYYY-MM-DD")
+	f.StringVar(&mapping, "mapping", "", "column mapping (JSON); default: columns named apn, address, lat, lon, county, source_url, date, amount, lender")
+	f.StringVar(&rejectsPath, "rejects", "", "write the rejects report (CSV: line,reason) here; default: print it to stderr")
+	f.StringVar(&crawled, "crawled-at", "", "when the source was fetched (RFC 3339); default now")
+	f.IntVar(&chunk, "chunk-rows", 5000, "rows per LayerRowsLoaded event")
+	f.BoolVar(&asJSON, "json", false, "print JSON")
+	f.BoolVar(&wait, "wait", false, "wait until the parcels read model has applied the load")
+	for _, r := range []string{"layer", "county", "source-url", "source-date"} {
+		_ = lc.MarkFlagRequired(r)
+	}
+	c.AddCommand(lc)
+	return c
+}
+
+func writeRejects(path string, rejects []records.Reject) error {
+	if path == "" {
+		return nil
+	}
+	f, err := os.Create(path)
+	if err != nil {
+		return fmt.Errorf("rejects report: %w", err)
+	}
+	w := csv.NewWriter(f)
+	_ = w.Write([]string{"line", "reason"})
+	for _, r := range rejects {
+		_ = w.Write([]string{strconv.Itoa(r.Line), r.Reason})
+	}
+	w.Flush()
+	if err := w.Error(); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
+}
+
+func (a *app) importCmd() *cobra.Command {
+	c := &cobra.Command{Use: "import", Short: "Import an account's data"}
+	var email, name string
+	var asJSON bool
+	lc := &cobra.Command{
+		Use:   "list --email E FILE",
+		Short: "Import a CSV list (apn and/or address, optional county, phone, email) into an account's records lists",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			f, err := os.Open(args[0])
+			if err != nil {
+				return err
+			}
+			defer f.Close()
+			l, err := listfile.Parse(f)
+			if err != nil {
+				return fmt.Errorf("%s: %w", args[0], err)
+			}
+			s, err := a.open(cmd, openOptions{catchUp: []string{projections.IdentityName}})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			acct, err := s.ids.AccountByEmail(cmd.Context(), strings.ToLower(strings.TrimSpace(email)))
+			if err != nil {
+				return err
+			}
+			rc, _, err := s.recordsCommands()
+			if err != nil {
+				return err
+			}
+			if name == "" {
+				name = filepath.Base(args[0])
+			}
+			res, err := rc.ImportList.Handle(cmd.Context(), commands.ImportList{AccountID: acct.ID, Name: name, List: l, Metadata: cliMetadata(cmd)})
+			if err != nil {
+				return err
+			}
+			if err := s.waitFor(cmd.Context(), projections.ListsName, res.Position); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), res)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "list %s (%q) imported into %s: %d rows\n", res.ListID, res.Name, acct.Email, res.Rows)
+			return nil
+		},
+	}
+	lc.Flags().StringVar(&email, "email", "", "the account's e-mail address (required)")
+	lc.Flags().StringVar(&name, "name", "", "the list's name; default the file's name")
+	lc.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	_ = lc.MarkFlagRequired("email")
+	c.AddCommand(lc)
+	return c
+}
+
+// accountsEraseCmd is `arr accounts erase-contact-data`: crypto-shredding of
+// an account's records contact data.
+func (a *app) accountsEraseCmd() *cobra.Command {
+	var email string
+	var asJSON bool
+	c := &cobra.Command{
+		Use:   "erase-contact-data --email E",
+		Short: "Erase an account's records contact data: destroy its data key (crypto-shredding), then drop the sealed columns from read models",
+		Args:  cobra.NoArgs,
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			s, err := a.open(cmd, openOptions{catchUp: []string{projections.IdentityName}})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			acct, err := s.ids.AccountByEmail(cmd.Context(), strings.ToLower(strings.TrimSpace(email)))
+			if err != nil {
+				return err
+			}
+			rc, _, err := s.recordsCommands()
+			if err != nil {
+				return err
+			}
+			pos, err := rc.EraseContactData.Handle(cmd.Context(), commands.EraseContactData{AccountID: acct.ID, Metadata: cliMetadata(cmd)})
+			if err != nil {
+				return err
+			}
+			if err := s.waitFor(cmd.Context(), projections.ListsName, pos); err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"account_id": acct.ID, "erased": true, "position": pos})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "contact data of %s erased: its data key is destroyed\n", acct.Email)
+			return nil
+		},
+	}
+	c.Flags().StringVar(&email, "email", "", "the account's e-mail address (required)")
+	c.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	_ = c.MarkFlagRequired("email")
+	return c
+}
+
+// loadDemo loads the shipped demo data that is not in the log yet (each
+// demo load has a fixed id), with a progress bar.
+func loadDemo(ctx context.Context, s *system, log *slog.Logger) error {
+	loads, err := demodata.Loads()
+	if err != nil {
+		return err
+	}
+	rc, _, err := s.recordsCommands()
+	if err != nil {
+		return err
+	}
+	var bar *progress
+	for _, l := range loads {
+		if evs, err := s.store.ReadStream(ctx, records.LoadStreamID(l.LoadID()), eventstoreFirst()); err != nil {
+			return err
+		} else if len(evs) > 0 {
+			continue
+		}
+		if bar == nil {
+			log.Info("first start: loading the shipped public-record demo data (ARR_DEMO_DATA=false turns this off)")
+			bar = newProgressOf(os.Stderr, "demo data", "rows")
+		}
+		if err := loadDemoOne(ctx, rc, l, bar); err != nil {
+			return fmt.Errorf("demo load %s: %w", l.ID, err)
+		}
+	}
+	if bar != nil {
+		bar.Finish()
+	}
+	return nil
+}
+
+func loadDemoOne(ctx context.Context, rc commands.Records, l demodata.Load, bar *progress) error {
+	mb, err := demodata.ReadFile(l.Mapping)
+	if err != nil {
+		return err
+	}
+	m, err := layerfile.ParseMapping(mb)
+	if err != nil {
+		return err
+	}
+	f, err := demodata.Open(l.File)
+	if err != nil {
+		return err
+	}
+	defer f.Close()
+	src, err := layerfile.NewReader(f.(io.Reader), layerfile.Options{Name: l.File, County: l.County, Mapping: &m})
+	if err != nil {
+		return err
+	}
+	crawled, err := time.Parse(time.DateOnly, l.SourceDate)
+	if err != nil {
+		return err
+	}
+	base := bar.done
+	_, err = rc.LoadLayer.Handle(ctx, commands.LoadLayer{LoadID: l.LoadID(), Layer: records.Layer(l.Layer), Counties: []string{l.County},
+		SourceURL: l.SourceURL, SourceDate: l.SourceDate, File: l.File, CrawledAt: crawled,
+		Progress: func(n int) { bar.Set(base+uint64(n), base+uint64(n)) }}, src)
+	if errors.Is(err, domain.ErrConflict) { // another process loaded it meanwhile
+		return nil
+	}
+	return err
+}
+
+func eventstoreFirst() eventstore.ReadStreamOptions { return eventstore.ReadStreamOptions{Limit: 1} }

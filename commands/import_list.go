@@ -1,0 +1,174 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/arr-dev/arr/adapters/datakeys"
+	"github.com/arr-dev/arr/adapters/listfile"
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/eventstore"
+)
+
+// ImportList imports a list into an account.
+type ImportList struct {
+	AccountID uuid.UUID
+	Name      string
+	List      listfile.List
+	Metadata  eventstore.Metadata
+}
+
+// ImportedList is the result of ImportList.
+type ImportedList struct {
+	ListID   uuid.UUID `json:"list_id"`
+	Name     string    `json:"name"`
+	Rows     int       `json:"rows"`
+	Position uint64    `json:"position"`
+}
+
+// Contact is what a list row's sealed contact column holds.
+type Contact struct {
+	Phone string `json:"phone,omitempty"`
+	Email string `json:"email,omitempty"`
+}
+
+// ImportListHandler handles ImportList: ListImported and the rows in
+// chunks of ListRowsImported, appended in one transaction. Phone and e-mail
+// are sealed with the account's data key before they reach the log.
+type ImportListHandler struct {
+	store eventstore.Store
+	keys  *datakeys.Keyring
+	clock Clock
+}
+
+// NewImportListHandler refuses nil dependencies.
+func NewImportListHandler(store eventstore.Store, keys *datakeys.Keyring, clock Clock) (*ImportListHandler, error) {
+	if store == nil || keys == nil || clock == nil {
+		return nil, errors.New("import list: nil dependency")
+	}
+	return &ImportListHandler{store: store, keys: keys, clock: clock}, nil
+}
+
+const listChunkRows = 2000
+
+// Handle imports the list.
+func (h *ImportListHandler) Handle(ctx context.Context, c ImportList) (ImportedList, error) {
+	c.Name = strings.TrimSpace(c.Name)
+	if c.Name == "" {
+		c.Name = "list of " + h.clock().UTC().Format("2006-01-02 15:04")
+	}
+	if len(c.Name) > 200 {
+		return ImportedList{}, domain.Invalid("name_too_long", "name", "a list name has at most 200 characters")
+	}
+	if len(c.List.Rows) == 0 {
+		return ImportedList{}, domain.Invalid("empty_list", "file", "the list has no rows")
+	}
+	if c.AccountID == uuid.Nil {
+		return ImportedList{}, domain.Invalid("account_required", "account", "a list belongs to an account")
+	}
+	sealer, err := h.keys.Sealer(ctx, c.AccountID)
+	if err != nil {
+		return ImportedList{}, fmt.Errorf("import list: %w", err)
+	}
+	listID := uuid.New()
+	evs := []domain.Event{&records.ListImported{ListID: listID, AccountID: c.AccountID, Name: c.Name, Rows: len(c.List.Rows),
+		Columns: c.List.Columns, ImportedAt: h.clock().UTC()}}
+	for start := 0; start < len(c.List.Rows); start += listChunkRows {
+		end := min(start+listChunkRows, len(c.List.Rows))
+		chunk := &records.ListRowsImported{ListID: listID, AccountID: c.AccountID, Chunk: start / listChunkRows}
+		for i, r := range c.List.Rows[start:end] {
+			row := records.ListRow{Row: start + i + 1, LeadID: uuid.New(), APN: r.APN, County: r.County, Address: r.Address}
+			if r.Phone != "" || r.Email != "" {
+				plain, _ := json.Marshal(Contact{Phone: r.Phone, Email: r.Email})
+				if row.Contact, err = sealer.Seal(plain); err != nil {
+					return ImportedList{}, fmt.Errorf("sealing contact data: %w", err)
+				}
+			}
+			chunk.Rows = append(chunk.Rows, row)
+		}
+		evs = append(evs, chunk)
+	}
+	ne, err := eventstore.EncodeAll(c.Metadata, evs...)
+	if err != nil {
+		return ImportedList{}, err
+	}
+	res, err := h.store.AppendBulk(ctx, []eventstore.Append{{StreamID: records.ListStreamID(listID), Expected: eventstore.NoStream(), Events: ne}})
+	if err != nil {
+		return ImportedList{}, fmt.Errorf("import list: %w", err)
+	}
+	return ImportedList{ListID: listID, Name: c.Name, Rows: len(c.List.Rows), Position: res[0].LastPosition}, nil
+}
+
+// EraseContactData destroys an account's records data key.
+type EraseContactData struct {
+	AccountID uuid.UUID
+	Metadata  eventstore.Metadata
+}
+
+// EraseContactDataHandler handles EraseContactData: it deletes the data key
+// first (from then on nothing it sealed can be opened, in the log, in any
+// read model or export), then records ContactDataErased so read models drop
+// the sealed columns too.
+type EraseContactDataHandler struct {
+	store eventstore.Store
+	keys  *datakeys.Keyring
+	clock Clock
+}
+
+// NewEraseContactDataHandler refuses nil dependencies.
+func NewEraseContactDataHandler(store eventstore.Store, keys *datakeys.Keyring, clock Clock) (*EraseContactDataHandler, error) {
+	if store == nil || keys == nil || clock == nil {
+		return nil, errors.New("erase contact data: nil dependency")
+	}
+	return &EraseContactDataHandler{store: store, keys: keys, clock: clock}, nil
+}
+
+// Handle erases. It is idempotent.
+func (h *EraseContactDataHandler) Handle(ctx context.Context, c EraseContactData) (uint64, error) {
+	if _, err := h.keys.Destroy(ctx, c.AccountID); err != nil {
+		return 0, err
+	}
+	ne, err := eventstore.Encode(&records.ContactDataErased{AccountID: c.AccountID, ErasedAt: h.clock().UTC()}, c.Metadata)
+	if err != nil {
+		return 0, err
+	}
+	res, err := h.store.Append(ctx, records.ContactStreamID(c.AccountID), eventstore.Any(), ne)
+	if err != nil {
+		return 0, fmt.Errorf("recording the erasure: %w", err)
+	}
+	return res.LastPosition, nil
+}
+
+// Records gathers the records service's commands.
+type Records struct {
+	LoadLayer        *LoadLayerHandler
+	ImportList       *ImportListHandler
+	EraseContactData *EraseContactDataHandler
+}
+
+// NewRecords wires the records commands.
+func NewRecords(store eventstore.Store, keys *datakeys.Keyring, clock Clock) (Records, error) {
+	if clock == nil {
+		clock = time.Now
+	}
+	ll, err := NewLoadLayerHandler(store, clock)
+	if err != nil {
+		return Records{}, err
+	}
+	il, err := NewImportListHandler(store, keys, clock)
+	if err != nil {
+		return Records{}, err
+	}
+	ec, err := NewEraseContactDataHandler(store, keys, clock)
+	if err != nil {
+		return Records{}, err
+	}
+	return Records{LoadLayer: ll, ImportList: il, EraseContactData: ec}, nil
+}

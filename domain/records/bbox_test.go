@@ -1,0 +1,73 @@
+package records_test
+
+import (
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/records"
+)
+
+func TestParseBBox(t *testing.T) {
+	tests := []struct {
+		name, in, code, says string
+	}{
+		{"missing", "", "bbox_required", "required"},
+		{"three numbers", "-76.7,39.2,-76.5", "bbox_arity", "got 3"},
+		{"five numbers", "-76.7,39.2,-76.5,39.3,1", "bbox_arity", "got 5"},
+		{"NaN", "NaN,39.2,-76.5,39.3", "bbox_not_a_number", "west"},
+		{"Inf", "-76.7,39.2,+Inf,39.3", "bbox_not_a_number", "east"},
+		{"word", "-76.7,abc,-76.5,39.3", "bbox_not_a_number", "south"},
+		{"2.5 degrees wide", "-78,39,-75.5,39.5", "bbox_too_large", "2.5 degrees wide"},
+		{"2.5 degrees tall", "-76,38,-75.5,40.5", "bbox_too_large", "tall"},
+		{"west > east", "-76.5,39.2,-76.7,39.3", "bbox_order", "west"},
+		{"west = east", "-76.5,39.2,-76.5,39.3", "bbox_order", "west"},
+		{"south > north", "-76.7,39.3,-76.5,39.2", "bbox_order", "south"},
+		{"longitude out of range", "-181,39.2,-179.5,39.3", "bbox_out_of_range", "longitudes"},
+		{"latitude out of range", "-76.7,90.5,-76.5,91", "bbox_out_of_range", "latitudes"},
+	}
+	for _, tt := range tests {
+		t.Run(tt.name, func(t *testing.T) {
+			_, err := records.ParseBBox(tt.in)
+			var de *domain.Error
+			if !errors.As(err, &de) || !errors.Is(err, domain.ErrInvalid) {
+				t.Fatalf("ParseBBox(%q) = %v, want an invalid-input error", tt.in, err)
+			}
+			if de.Code != tt.code || de.Field != "bbox" || !strings.Contains(de.Message, tt.says) {
+				t.Fatalf("ParseBBox(%q) = %s/%s %q, want code %s and a message saying %q", tt.in, de.Code, de.Field, de.Message, tt.code, tt.says)
+			}
+		})
+	}
+	t.Run("valid", func(t *testing.T) {
+		b, err := records.ParseBBox(" -76.72, 39.19 ,-76.52,39.38")
+		if err != nil {
+			t.Fatal(err)
+		}
+		if b != (records.BBox{West: -76.72, South: 39.19, East: -76.52, North: 39.38}) {
+			t.Fatalf("got %+v", b)
+		}
+		if _, err := records.ParseBBox("-78,39,-76,41"); err != nil {
+			t.Fatalf("exactly 2 degrees per side must pass: %v", err)
+		}
+	})
+}
+
+func TestParseLayers(t *testing.T) {
+	ls, err := records.ParseLayers("vacant, tax_sale,vacant")
+	if err != nil || len(ls) != 2 || ls[0] != records.Vacant || ls[1] != records.TaxSale {
+		t.Fatalf("got %v %v", ls, err)
+	}
+	if ls, err := records.ParseLayers(""); err != nil || ls != nil {
+		t.Fatalf("empty: %v %v", ls, err)
+	}
+	_, err = records.ParseLayers("vacant,haunted")
+	if !errors.Is(err, domain.ErrInvalid) {
+		t.Fatalf("unknown layer: %v", err)
+	}
+	for _, k := range records.LayerKeys() {
+		if !strings.Contains(err.Error(), k) {
+			t.Errorf("the message %q does not list %s", err, k)
+		}
+	}
+}

@@ -1,0 +1,146 @@
+package records
+
+import (
+	"errors"
+	"html/template"
+	"io"
+	"net/http"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/adapters/listfile"
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/eventstore"
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+// maxListUpload caps a list file uploaded on the account page.
+const maxListUpload = 4 << 20
+
+// mountAccountLists registers the records account page's lists section:
+//
+//	GET  /account/lists         the account's lists and the import form
+//	POST /account/lists         import a CSV list (multipart: file, name)
+//	POST /account/contact-data/erase  destroy the account's data key
+func (s *server) mountAccountLists(r gin.IRouter) error {
+	t, err := template.ParseFS(templateFiles, "templates/lists.html")
+	if err != nil {
+		return err
+	}
+	now := s.d.Now
+	if now == nil {
+		now = time.Now
+	}
+	g := r.Group("/account", httpx.Session(s.d.Identities, now))
+	g.GET("/lists", func(c *gin.Context) {
+		if _, ok := httpx.SessionOf(c); !ok {
+			c.Redirect(http.StatusSeeOther, "/account")
+			return
+		}
+		s.listsPage(c, t, http.StatusOK, c.Query("notice"), "")
+	})
+	req := g.Group("", httpx.RequireSession(fail))
+	req.POST("/lists", func(c *gin.Context) { s.importList(c, t) })
+	req.POST("/contact-data/erase", s.eraseContact)
+	return nil
+}
+
+type listsView struct {
+	Email, CSRF, Notice, Error string
+	Lists                      []projections.ListInfo
+	CanImport                  bool
+	MaxRows                    int
+}
+
+func (s *server) listsPage(c *gin.Context, t *template.Template, status int, notice, errMsg string) {
+	p, _ := httpx.SessionOf(c)
+	ls, err := s.lists.Lists(c.Request.Context(), p.AccountID)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	acct, err := s.d.Identities.Account(c.Request.Context(), p.AccountID)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Header("Content-Type", "text/html; charset=utf-8")
+	c.Header("Cache-Control", "no-store")
+	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
+	c.Status(status)
+	_ = t.Execute(c.Writer, listsView{Email: acct.Email, CSRF: httpx.CSRFToken(c), Notice: notice, Error: errMsg, Lists: ls,
+		CanImport: s.o.Commands.ImportList != nil, MaxRows: listfile.MaxRows})
+}
+
+func (s *server) importList(c *gin.Context, t *template.Template) {
+	p, _ := httpx.SessionOf(c)
+	if s.o.Commands.ImportList == nil {
+		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "import_unavailable", Message: "list import is not configured on this server"})
+		return
+	}
+	fh, err := c.FormFile("file")
+	if err != nil {
+		s.listsPage(c, t, http.StatusBadRequest, "", "choose a CSV file to import")
+		return
+	}
+	if fh.Size > maxListUpload {
+		s.listsPage(c, t, http.StatusRequestEntityTooLarge, "", "the file is over 4 MiB; import it with `arr import list`")
+		return
+	}
+	f, err := fh.Open()
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	defer f.Close()
+	l, err := listfile.Parse(io.LimitReader(f, maxListUpload))
+	if err != nil {
+		s.listsPage(c, t, http.StatusBadRequest, "", err.Error())
+		return
+	}
+	name := c.PostForm("name")
+	if name == "" {
+		name = fh.Filename
+	}
+	res, err := s.o.Commands.ImportList.Handle(c.Request.Context(), commands.ImportList{AccountID: p.AccountID, Name: name, List: l,
+		Metadata: eventstore.Metadata{Actor: "session:" + p.SessionID.String(), RequestID: c.GetHeader("X-Request-Id")}})
+	if errors.Is(err, domain.ErrInvalid) {
+		s.listsPage(c, t, http.StatusBadRequest, "", httpx.ProblemOf(err).Message)
+		return
+	}
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if s.d.WaitFor != nil {
+		if err := s.d.WaitFor(c.Request.Context(), projections.ListsName, res.Position); err != nil {
+			fail(c, err)
+			return
+		}
+	}
+	c.Redirect(http.StatusSeeOther, "/account/lists?notice=imported")
+}
+
+func (s *server) eraseContact(c *gin.Context) {
+	p, _ := httpx.SessionOf(c)
+	if s.o.Commands.EraseContactData == nil {
+		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "erase_unavailable", Message: "erasure is not configured on this server"})
+		return
+	}
+	pos, err := s.o.Commands.EraseContactData.Handle(c.Request.Context(), commands.EraseContactData{AccountID: p.AccountID,
+		Metadata: eventstore.Metadata{Actor: "session:" + p.SessionID.String()}})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if s.d.WaitFor != nil {
+		if err := s.d.WaitFor(c.Request.Context(), projections.ListsName, pos); err != nil {
+			fail(c, err)
+			return
+		}
+	}
+	c.Redirect(http.StatusSeeOther, "/account/lists?notice=erased")
+}

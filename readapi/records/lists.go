@@ -1,0 +1,152 @@
+package records
+
+import (
+	"encoding/json"
+	"errors"
+	"net/http"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/arr-dev/arr/adapters/datakeys"
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+// listLists is GET /api/v1/lists: the caller's own lists.
+func (s *server) listLists(c *gin.Context) {
+	p, _ := httpx.PrincipalOf(c)
+	ls, err := s.lists.Lists(c.Request.Context(), p.AccountID)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if ls == nil {
+		ls = []projections.ListInfo{}
+	}
+	c.JSON(http.StatusOK, gin.H{"object": "list", "data": ls})
+}
+
+type contactOut struct {
+	Phone *string `json:"phone"`
+	Email *string `json:"email"`
+}
+
+// listRows is GET /api/v1/lists/{list_id}/rows. Another account's list and
+// a malformed id are the same 404.
+func (s *server) listRows(c *gin.Context) {
+	ctx := c.Request.Context()
+	p, _ := httpx.PrincipalOf(c)
+	id, err := uuid.Parse(c.Param("list_id"))
+	if err != nil {
+		fail(c, projections.ErrNoList(c.Param("list_id")))
+		return
+	}
+	limit, offset, err := page(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	withSignals, err := flag(c, "signals")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	withContact, err := flag(c, "include_contact")
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	tab, asOf, err := s.scoreParams(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	list, err := s.lists.List(ctx, p.AccountID, id)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	rows, err := s.lists.Rows(ctx, p.AccountID, id, limit, offset)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	var opener *datakeys.Opener
+	keyGone := false
+	if withContact {
+		if s.o.Keyring == nil {
+			fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "contact_unavailable", Message: "this server has no data-key ring"})
+			return
+		}
+		opener, err = s.o.Keyring.Opener(ctx, p.AccountID)
+		if errors.Is(err, datakeys.ErrShredded) {
+			keyGone, err = true, nil
+		}
+		if err != nil {
+			fail(c, err)
+			return
+		}
+	}
+	out := make([]gin.H, 0, len(rows))
+	for _, r := range rows {
+		o := gin.H{"lead_id": r.LeadID, "row": r.Row, "apn": r.APN, "county": r.County, "address": r.Address, "parcel": nil, "matched_by": nil}
+		if r.Parcel != nil {
+			o["parcel"], o["matched_by"] = r.Parcel, r.MatchedBy
+		}
+		if withSignals {
+			o["signals"], o["motivation"] = json.RawMessage("[]"), nil
+			if r.Parcel != nil {
+				parcel, err := s.parcels.Parcel(ctx, *r.Parcel)
+				if err != nil {
+					fail(c, err)
+					return
+				}
+				var named []projections.LayerSignal
+				for _, l := range parcel.Layers {
+					if l.Named {
+						named = append(named, l)
+					}
+				}
+				o["signals"], o["motivation"] = r.Signals, score(named, asOf, tab)
+			}
+		}
+		if withContact {
+			o["contact"], o["contact_status"] = s.openContact(r, opener, keyGone)
+		}
+		out = append(out, o)
+	}
+	c.JSON(http.StatusOK, gin.H{"object": "list_rows", "list": list, "data": out, "limit": limit, "offset": offset, "total": list.Rows})
+}
+
+// openContact returns a row's contact columns and their status: "ok",
+// "none" (the upload had none), "erased" (the account's data key was
+// destroyed) or "unreadable".
+func (s *server) openContact(r projections.ListRow, o *datakeys.Opener, keyGone bool) (*contactOut, string) {
+	switch {
+	case r.ContactErased || (keyGone && len(r.Contact) > 0):
+		return nil, "erased"
+	case len(r.Contact) == 0:
+		return nil, "none"
+	case o == nil:
+		return nil, "unreadable"
+	}
+	plain, err := o.Open(r.Contact)
+	if err != nil {
+		return nil, "unreadable"
+	}
+	var ct commands.Contact
+	if json.Unmarshal(plain, &ct) != nil {
+		return nil, "unreadable"
+	}
+	out := &contactOut{}
+	if ct.Phone != "" {
+		out.Phone = &ct.Phone
+	}
+	if ct.Email != "" {
+		out.Email = &ct.Email
+	}
+	return out, "ok"
+}

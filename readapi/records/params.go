@@ -1,0 +1,100 @@
+package records
+
+import (
+	"encoding/base64"
+	"strconv"
+	"strings"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/projections"
+)
+
+// Paging defaults and maxima, published in the OpenAPI document.
+const (
+	defaultLimit = 100
+	maxLimit     = 1000
+	maxOffset    = 1_000_000
+)
+
+// page reads limit (default 100, 1..1000) and offset (default 0).
+func page(c *gin.Context) (limit, offset int, err error) {
+	limit, err = intParam(c, "limit", defaultLimit, 1, maxLimit)
+	if err != nil {
+		return 0, 0, err
+	}
+	offset, err = intParam(c, "offset", 0, 0, maxOffset)
+	return limit, offset, err
+}
+
+func intParam(c *gin.Context, name string, def, lo, hi int) (int, error) {
+	v, ok := c.GetQuery(name)
+	if !ok || v == "" {
+		return def, nil
+	}
+	n, err := strconv.Atoi(v)
+	if err != nil || n < lo || n > hi {
+		return 0, domain.Invalid("invalid_"+name, name, "%s must be an integer from %d to %d; got %q", name, lo, hi, v)
+	}
+	return n, nil
+}
+
+// flag reads a 0/1 switch (also true/false).
+func flag(c *gin.Context, name string) (bool, error) {
+	switch v := c.Query(name); v {
+	case "", "0", "false":
+		return false, nil
+	case "1", "true":
+		return true, nil
+	default:
+		return false, domain.Invalid("invalid_"+name, name, "%s must be 1 or 0; got %q", name, v)
+	}
+}
+
+// cursor is an opaque keyset cursor over (county, apn).
+func encodeCursor(k projections.ParcelKey) string {
+	return base64.RawURLEncoding.EncodeToString([]byte(k.County + "\x00" + k.APN))
+}
+
+func decodeCursor(s string) (*projections.ParcelKey, error) {
+	if s == "" {
+		return nil, nil
+	}
+	b, err := base64.RawURLEncoding.DecodeString(s)
+	county, apn, ok := strings.Cut(string(b), "\x00")
+	if err != nil || !ok {
+		return nil, domain.Invalid("invalid_cursor", "cursor", "cursor is not one this service returned (use next_cursor as is)")
+	}
+	return &projections.ParcelKey{County: county, APN: apn}, nil
+}
+
+// place reads state (USPS code or 2-digit FIPS) and county (5-digit FIPS)
+// filters into a county-FIPS prefix.
+func (s *server) place(c *gin.Context) (string, error) {
+	county := strings.TrimSpace(c.Query("county"))
+	state := strings.ToUpper(strings.TrimSpace(c.Query("state")))
+	if county != "" {
+		if len(county) != 5 || strings.Trim(county, "0123456789") != "" {
+			return "", domain.Invalid("invalid_county", "county", "county must be a 5-digit FIPS code (24510 is Baltimore City); got %q", county)
+		}
+	}
+	stateFIPS := ""
+	if state != "" {
+		for _, st := range s.gaz.States {
+			if st.Code == state || st.FIPS == state {
+				stateFIPS = st.FIPS
+			}
+		}
+		if stateFIPS == "" {
+			return "", domain.Invalid("invalid_state", "state", "state must be a USPS code (MD) or a 2-digit FIPS code (24); got %q", state)
+		}
+	}
+	if county != "" {
+		if stateFIPS != "" && county[:2] != stateFIPS {
+			return "", domain.Invalid("county_not_in_state", "county", "county %s is not in state %s", county, state)
+		}
+		return county, nil
+	}
+	return stateFIPS, nil
+}

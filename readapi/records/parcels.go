@@ -1,0 +1,104 @@
+package records
+
+import (
+	"encoding/json"
+	"net/http"
+	"strconv"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/domain/records"
+)
+
+// parcelsInBBox is GET /api/v1/parcels: public parcels with coordinates
+// inside the box, with their layer signals, as a GeoJSON FeatureCollection,
+// paged by an opaque cursor. Never contact data.
+func (s *server) parcelsInBBox(c *gin.Context) {
+	b, err := records.ParseBBox(c.Query("bbox"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	layers, err := records.ParseLayers(c.Query("layers"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	limit, err := intParam(c, "limit", defaultLimit, 1, maxLimit)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	after, err := decodeCursor(c.Query("cursor"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	keys := make([]string, len(layers))
+	for i, l := range layers {
+		keys[i] = string(l)
+	}
+	got, err := s.parcels.InBBox(c.Request.Context(), b, keys, after, limit+1)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	var next *string
+	if len(got) > limit {
+		got = got[:limit]
+		cur := encodeCursor(got[len(got)-1].ParcelKey)
+		next = &cur
+	}
+	// Written by hand: the signals are pre-rendered JSON from the read
+	// model, and this is the hottest path of the service.
+	buf := make([]byte, 0, 256+len(got)*512)
+	buf = append(buf, `{"type":"FeatureCollection","bbox":`...)
+	buf, _ = appendJSON(buf, [4]float64{b.West, b.South, b.East, b.North})
+	buf = append(buf, `,"layers":`...)
+	if keys == nil {
+		keys = []string{}
+	}
+	buf, _ = appendJSON(buf, keys)
+	buf = append(buf, `,"features":[`...)
+	for i, p := range got {
+		if i > 0 {
+			buf = append(buf, ',')
+		}
+		layers := p.Layers
+		if layers == nil {
+			layers = []string{}
+		}
+		buf = append(buf, `{"type":"Feature","id":`...)
+		buf, _ = appendJSON(buf, p.County+":"+p.APN)
+		buf = append(buf, `,"geometry":{"type":"Point","coordinates":[`...)
+		buf = strconv.AppendFloat(buf, p.Lon, 'f', -1, 64)
+		buf = append(buf, ',')
+		buf = strconv.AppendFloat(buf, p.Lat, 'f', -1, 64)
+		buf = append(buf, `]},"properties":{"county":`...)
+		buf, _ = appendJSON(buf, p.County)
+		buf = append(buf, `,"apn":`...)
+		buf, _ = appendJSON(buf, p.APN)
+		buf = append(buf, `,"address":`...)
+		buf, _ = appendJSON(buf, p.Address)
+		buf = append(buf, `,"source_url":`...)
+		buf, _ = appendJSON(buf, p.SourceURL)
+		buf = append(buf, `,"layers":`...)
+		buf, _ = appendJSON(buf, layers)
+		buf = append(buf, `,"signals":`...)
+		buf = append(buf, p.Signals...) // jsonb text from PostgreSQL: valid JSON
+		buf = append(buf, "}}"...)
+	}
+	buf = append(buf, `],"count":`...)
+	buf = strconv.AppendInt(buf, int64(len(got)), 10)
+	buf = append(buf, `,"limit":`...)
+	buf = strconv.AppendInt(buf, int64(limit), 10)
+	buf = append(buf, `,"next_cursor":`...)
+	buf, _ = appendJSON(buf, next)
+	buf = append(buf, '}')
+	c.Data(http.StatusOK, "application/json; charset=utf-8", buf)
+}
+
+func appendJSON(buf []byte, v any) ([]byte, error) {
+	b, err := json.Marshal(v)
+	return append(buf, b...), err
+}

@@ -1,0 +1,115 @@
+package records
+
+import (
+	"net/http"
+	"strings"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+// scoreParams reads weights (a weights version) and as_of (YYYY-MM-DD,
+// default today, UTC).
+func (s *server) scoreParams(c *gin.Context) (records.WeightTable, time.Time, error) {
+	t, err := records.Weights(c.Query("weights"))
+	if err != nil {
+		return t, time.Time{}, err
+	}
+	now := time.Now
+	if s.d.Now != nil {
+		now = s.d.Now
+	}
+	asOf := now().UTC().Truncate(24 * time.Hour)
+	if v := c.Query("as_of"); v != "" {
+		if asOf, err = time.Parse(time.DateOnly, v); err != nil {
+			return t, asOf, domain.Invalid("invalid_as_of", "as_of", "as_of must be a date YYYY-MM-DD; got %q", v)
+		}
+	}
+	return t, asOf, nil
+}
+
+// score computes the motivation score from the layers naming a parcel.
+func score(named []projections.LayerSignal, asOf time.Time, t records.WeightTable) records.Score {
+	var in []records.ScoreInput
+	for _, l := range named {
+		d := l.SourceDate
+		if l.RecordDate != nil {
+			d = *l.RecordDate
+		}
+		day, _ := time.Parse(time.DateOnly, d)
+		in = append(in, records.ScoreInput{Layer: l.Layer, Date: day})
+	}
+	return records.Motivation(in, asOf, t)
+}
+
+// signals is GET /api/v1/signals/{id}: id is a lead id (a row of one of
+// the caller's lists) or an APN (county= disambiguates one that several
+// counties use).
+func (s *server) signals(c *gin.Context) {
+	ctx := c.Request.Context()
+	p, _ := httpx.PrincipalOf(c)
+	tab, asOf, err := s.scoreParams(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	id := strings.TrimSpace(c.Param("id"))
+	var key projections.ParcelKey
+	var lead *uuid.UUID
+	if u, perr := uuid.Parse(id); perr == nil {
+		row, err := s.lists.Lead(ctx, p.AccountID, u)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		if row.Parcel == nil {
+			fail(c, domain.NotFound("lead_unmatched", "lead %s (row %d of its list) matches no parcel by APN or address", u, row.Row))
+			return
+		}
+		key, lead = *row.Parcel, &u
+	} else {
+		county := c.Query("county")
+		keys, err := s.parcels.ParcelsByAPN(ctx, id, county)
+		if err != nil {
+			fail(c, err)
+			return
+		}
+		switch {
+		case len(keys) == 0:
+			fail(c, domain.NotFound("parcel_not_found", "no parcel with APN %q%s", id, map[bool]string{true: " in county " + county}[county != ""]))
+			return
+		case len(keys) > 1:
+			var cs []string
+			for _, k := range keys {
+				cs = append(cs, k.County)
+			}
+			fail(c, domain.Conflict("ambiguous_apn", "APN %q names parcels in counties %s; add county=FIPS", id, strings.Join(cs, ", ")))
+			return
+		}
+		key = keys[0]
+	}
+	parcel, err := s.parcels.Parcel(ctx, key)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	named, former := []projections.LayerSignal{}, []projections.LayerSignal{}
+	for _, l := range parcel.Layers {
+		if l.Named {
+			named = append(named, l)
+		} else {
+			former = append(former, l)
+		}
+	}
+	c.JSON(http.StatusOK, gin.H{
+		"object": "signal_report", "lead_id": lead, "parcel": parcel,
+		"layers": named, "no_longer_named": former,
+		"motivation": score(named, asOf, tab), "weights": tab,
+	})
+}

@@ -1,0 +1,264 @@
+// Command records benchmarks the records service on a generated,
+// clearly synthetic county (FIPS 99999, APNs SYN-…, addresses "… SYNTHETIC
+// ST"; for load only): the bulk load of N parcels through the event log
+// (append, then the parcels projection applying it), then the bbox query at
+// a given concurrency through the real HTTP handler, and EXPLAIN of the
+// query. Run it through scripts/bench/records.sh.
+package main
+
+import (
+	"bufio"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"log/slog"
+	"math/rand/v2"
+	"net"
+	"net/http"
+	"os"
+	"path/filepath"
+	"slices"
+	"sync"
+	"sync/atomic"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arr-dev/arr/adapters/layerfile"
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/eventstore/postgres"
+	"github.com/arr-dev/arr/migrations"
+	"github.com/arr-dev/arr/migrations/migratetest"
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/httpx"
+	"github.com/arr-dev/arr/readapi/records"
+)
+
+type result struct {
+	Parcels         int     `json:"parcels"`
+	AppendSeconds   float64 `json:"append_seconds"`
+	AppendRowsPerS  float64 `json:"append_rows_per_second"`
+	ApplySeconds    float64 `json:"projection_apply_seconds"`
+	EndToEndRowsPS  float64 `json:"end_to_end_rows_per_second"`
+	Concurrency     int     `json:"concurrency"`
+	Requests        int     `json:"requests"`
+	RequestsPerSec  float64 `json:"requests_per_second"`
+	P50ms           float64 `json:"p50_ms"`
+	P99ms           float64 `json:"p99_ms"`
+	FeaturesPerResp float64 `json:"mean_features_per_response"`
+	Explain         string  `json:"explain"`
+}
+
+func main() {
+	n := flag.Int("parcels", 1_000_000, "synthetic parcels to load")
+	conc := flag.Int("concurrency", 64, "concurrent bbox clients")
+	dur := flag.Duration("duration", 20*time.Second, "how long to run the bbox load")
+	boxDeg := flag.Float64("box", 0.01, "side of each query's bbox, degrees")
+	admin := flag.String("database-url", migratetest.AdminURL(), "PostgreSQL server (a database arr_bench_records is made on it)")
+	jsonOut := flag.String("json", "", "write the result as JSON here")
+	flag.Parse()
+	if err := run(*n, *conc, *dur, *boxDeg, *admin, *jsonOut); err != nil {
+		log.Fatal(err)
+	}
+}
+
+// The synthetic county: a 0.5 x 0.5 degree square.
+const west, south, side = -100.5, 40.0, 0.5
+
+func generate(path string, n int) error {
+	f, err := os.Create(path)
+	if err != nil {
+		return err
+	}
+	w := bufio.NewWriterSize(f, 1<<20)
+	fmt.Fprintln(w, "apn,address,lat,lon,date,amount")
+	r := rand.New(rand.NewPCG(1, 2))
+	for i := 0; i < n; i++ {
+		fmt.Fprintf(w, "SYN-%07d,%d SYNTHETIC ST,%.6f,%.6f,2026-0%d-15,%d.%02d\n", i, 1+i%9999,
+			south+r.Float64()*side, west+r.Float64()*side, 1+i%9, r.IntN(20000), r.IntN(100))
+	}
+	if err := w.Flush(); err != nil {
+		return err
+	}
+	return f.Close()
+}
+
+func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) error {
+	ctx := context.Background()
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return err
+	}
+	_, _ = conn.Exec(ctx, `DROP DATABASE IF EXISTS arr_bench_records WITH (FORCE)`)
+	if _, err := conn.Exec(ctx, `CREATE DATABASE arr_bench_records`); err != nil {
+		return err
+	}
+	conn.Close(ctx)
+	cfg, err := pgxpool.ParseConfig(migratetest.WithDatabase(admin, "arr_bench_records"))
+	if err != nil {
+		return err
+	}
+	cfg.MaxConns = int32(max(16, conc))
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return err
+	}
+	defer pool.Close()
+	if err := migrations.Apply(ctx, pool, slog.New(slog.DiscardHandler)); err != nil {
+		return err
+	}
+	store, err := postgres.New(pool, postgres.Config{})
+	if err != nil {
+		return err
+	}
+	runner, err := projections.NewRunner(pool, store, projections.Config{BatchTimeout: 30 * time.Minute}, projections.Parcels{})
+	if err != nil {
+		return err
+	}
+	if err := runner.Setup(ctx); err != nil {
+		return err
+	}
+	dir, err := os.MkdirTemp("", "arr-bench-records-")
+	if err != nil {
+		return err
+	}
+	defer os.RemoveAll(dir)
+	csvPath := filepath.Join(dir, "synthetic.csv")
+	log.Printf("generating %d synthetic parcels (county 99999, clearly synthetic)", n)
+	if err := generate(csvPath, n); err != nil {
+		return err
+	}
+	src, err := layerfile.Open(csvPath, layerfile.Options{County: "99999"})
+	if err != nil {
+		return err
+	}
+	defer src.Close()
+	h, err := commands.NewLoadLayerHandler(store, time.Now)
+	if err != nil {
+		return err
+	}
+	res := result{Parcels: n, Concurrency: conc}
+	start := time.Now()
+	lr, err := h.Handle(ctx, commands.LoadLayer{Layer: "vacant", Counties: []string{"99999"}, SourceURL: "https://example.org/synthetic",
+		SourceDate: "2026-06-01", File: "synthetic.csv"}, src)
+	if err != nil {
+		return err
+	}
+	res.AppendSeconds = time.Since(start).Seconds()
+	res.AppendRowsPerS = float64(lr.RowsLoaded) / res.AppendSeconds
+	log.Printf("appended %d rows in %d chunks: %.2fs, %.0f rows/s", lr.RowsLoaded, lr.Chunks, res.AppendSeconds, res.AppendRowsPerS)
+	applyStart := time.Now()
+	wctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
+	defer cancel()
+	if err := runner.WaitFor(wctx, projections.ParcelsName, lr.Position); err != nil {
+		return err
+	}
+	res.ApplySeconds = time.Since(applyStart).Seconds()
+	res.EndToEndRowsPS = float64(lr.RowsLoaded) / time.Since(start).Seconds()
+	log.Printf("parcels projection applied the load in %.2fs (end to end %.0f rows/s)", res.ApplySeconds, res.EndToEndRowsPS)
+	if _, err := pool.Exec(ctx, `ANALYZE rm_parcels.parcels`); err != nil {
+		return err
+	}
+
+	handler, err := records.New(httpx.Deps{Pool: pool, Identities: projections.NewIdentities(pool), Version: "bench"})
+	if err != nil {
+		return err
+	}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		return err
+	}
+	srv := &http.Server{Handler: handler}
+	go srv.Serve(ln) //nolint:errcheck
+	defer srv.Close()
+	base := "http://" + ln.Addr().String() + "/api/v1/parcels?bbox="
+	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc}}
+	var (
+		mu        sync.Mutex
+		lat       []time.Duration
+		features  atomic.Int64
+		failures  atomic.Int64
+		wg        sync.WaitGroup
+		deadline  = time.Now().Add(dur)
+		loadStart = time.Now()
+	)
+	for w := 0; w < conc; w++ {
+		wg.Add(1)
+		go func(seed uint64) {
+			defer wg.Done()
+			r := rand.New(rand.NewPCG(seed, 7))
+			var mine []time.Duration
+			for time.Now().Before(deadline) {
+				x, y := west+r.Float64()*(side-boxDeg), south+r.Float64()*(side-boxDeg)
+				u := fmt.Sprintf("%s%.5f,%.5f,%.5f,%.5f", base, x, y, x+boxDeg, y+boxDeg)
+				t0 := time.Now()
+				resp, err := client.Get(u)
+				if err != nil {
+					failures.Add(1)
+					continue
+				}
+				var fc struct {
+					Count int `json:"count"`
+				}
+				body, _ := io.ReadAll(resp.Body)
+				resp.Body.Close()
+				mine = append(mine, time.Since(t0))
+				if resp.StatusCode != 200 || json.Unmarshal(body, &fc) != nil {
+					failures.Add(1)
+					continue
+				}
+				features.Add(int64(fc.Count))
+			}
+			mu.Lock()
+			lat = append(lat, mine...)
+			mu.Unlock()
+		}(uint64(w))
+	}
+	wg.Wait()
+	elapsed := time.Since(loadStart)
+	slices.Sort(lat)
+	pct := func(p float64) float64 {
+		if len(lat) == 0 {
+			return 0
+		}
+		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
+	}
+	res.Requests = len(lat)
+	res.RequestsPerSec = float64(len(lat)) / elapsed.Seconds()
+	res.P50ms, res.P99ms = pct(0.50), pct(0.99)
+	if len(lat) > 0 {
+		res.FeaturesPerResp = float64(features.Load()) / float64(len(lat))
+	}
+	if f := failures.Load(); f > 0 {
+		return fmt.Errorf("%d bbox requests failed", f)
+	}
+	x, y := west+side/2, south+side/2
+	rows, err := pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) SELECT county, apn, address, ST_X(geom), ST_Y(geom), source_url, layers, signals::text
+		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326) ORDER BY county, apn LIMIT 101`, x, y, x+boxDeg, y+boxDeg)
+	if err != nil {
+		return err
+	}
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			return err
+		}
+		res.Explain += line + "\n"
+	}
+	rows.Close()
+	fmt.Printf("synthetic county: %d parcels (FIPS 99999, clearly synthetic)\n", n)
+	fmt.Printf("bulk load through the event log: append %.2fs = %.0f rows/s; parcels projection apply %.2fs; end to end %.0f rows/s\n",
+		res.AppendSeconds, res.AppendRowsPerS, res.ApplySeconds, res.EndToEndRowsPS)
+	fmt.Printf("bbox %.3f° boxes, %d concurrent, %s: %d requests, %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.0f features/response (limit 100)\n",
+		boxDeg, conc, dur, res.Requests, res.RequestsPerSec, res.P50ms, res.P99ms, res.FeaturesPerResp)
+	fmt.Printf("EXPLAIN ANALYZE of one bbox query:\n%s", res.Explain)
+	if jsonOut != "" {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		return os.WriteFile(jsonOut, b, 0o644)
+	}
+	return nil
+}
