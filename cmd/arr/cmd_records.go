@@ -16,10 +16,10 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/adapters/datakeys"
+	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/adapters/layerfile"
 	"github.com/arr-dev/arr/adapters/listfile"
 	"github.com/arr-dev/arr/commands"
-	"github.com/arr-dev/arr/demodata"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/eventstore"

@@ -19,7 +19,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/arr-dev/arr/demodata"
+	"github.com/arr-dev/arr/adapters/demodata"
 )
 
 const testMasterKey = "000102030405060708090a0b0c0d0e0f101112131415161718191a1b1c1d1e1f"

@@ -6,7 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arr-dev/arr/demodata"
+	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/projections"
 )

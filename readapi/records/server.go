@@ -10,8 +10,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/adapters/datakeys"
+	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/commands"
-	"github.com/arr-dev/arr/demodata"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/accountweb"
