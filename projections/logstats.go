@@ -163,4 +163,6 @@ func Stats(ctx context.Context, pool *pgxpool.Pool) ([]TypeStats, []CategoryStat
 }
 
 // All returns every projection arr ships, in the order they are set up.
-func All() []Projection { return []Projection{Identity{}, LogStats{}, Usage{}} }
+func All() []Projection {
+	return []Projection{Identity{}, LogStats{}, Usage{}, Audit{}, GatewayUsage{}, TierQuality{}}
+}
