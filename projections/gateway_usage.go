@@ -118,13 +118,14 @@ func (GatewayUsage) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Ev
 
 // UsageCounts are the sums of one day (or one tier of one day).
 type UsageCounts struct {
-	Requests         int64 `json:"requests"`
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
-	TotalTokens      int64 `json:"total_tokens"`
-	CostMicroUSD     int64 `json:"cost_micro_usd"`
-	CacheHits        int64 `json:"cache_hits"`
-	Streams          int64 `json:"streams"`
+	Requests         int64   `json:"requests"`
+	PromptTokens     int64   `json:"prompt_tokens"`
+	CompletionTokens int64   `json:"completion_tokens"`
+	TotalTokens      int64   `json:"total_tokens"`
+	CostMicroUSD     int64   `json:"cost_micro_usd"`
+	CostUSD          float64 `json:"cost_usd"`
+	CacheHits        int64   `json:"cache_hits"`
+	Streams          int64   `json:"streams"`
 }
 
 func (u *UsageCounts) add(o UsageCounts) {
@@ -133,6 +134,7 @@ func (u *UsageCounts) add(o UsageCounts) {
 	u.CompletionTokens += o.CompletionTokens
 	u.TotalTokens += o.TotalTokens
 	u.CostMicroUSD += o.CostMicroUSD
+	u.CostUSD = float64(u.CostMicroUSD) / 1e6
 	u.CacheHits += o.CacheHits
 	u.Streams += o.Streams
 }
@@ -192,6 +194,7 @@ func (q *GatewayUsageReports) Rollup(ctx context.Context, accountID uuid.UUID, d
 			return r, fmt.Errorf("reading gateway usage: %w", err)
 		}
 		c.TotalTokens = c.PromptTokens + c.CompletionTokens
+		c.CostUSD = float64(c.CostMicroUSD) / 1e6
 		d := &r.Days[idx[day]]
 		d.ByTier[tier] = c
 		d.add(c)

@@ -17,6 +17,21 @@ type Stream struct {
 	release func()
 	done    bool
 	buf     []byte
+	peeked  []byte
+	peekErr error
+	hasPeek bool
+}
+
+// Peek reads the first event ahead, so a caller can fail over to another
+// upstream when a stream breaks before it delivered anything. Its error is
+// that of Next; io.EOF (an empty stream) is not an error here.
+func (s *Stream) Peek() error {
+	data, err := s.Next()
+	s.peeked, s.peekErr, s.hasPeek = append([]byte(nil), data...), err, true
+	if errors.Is(err, io.EOF) {
+		return nil
+	}
+	return err
 }
 
 func newStream(body io.ReadCloser, touch, release func()) *Stream {
@@ -31,6 +46,10 @@ var ErrCut = errors.New("upstream stream ended before [DONE]")
 // after [DONE], ErrCut (wrapped) when the stream breaks off first. The
 // returned slice is valid until the next call.
 func (s *Stream) Next() ([]byte, error) {
+	if s.hasPeek {
+		s.hasPeek = false
+		return s.peeked, s.peekErr
+	}
 	if s.done {
 		return nil, io.EOF
 	}

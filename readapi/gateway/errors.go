@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -32,6 +33,13 @@ func openAIType(status int) string {
 // fail is the gateway's one error responder.
 func fail(c *gin.Context, err error) {
 	p := httpx.ProblemOf(err)
+	var uf *upstreamFailure
+	if errors.As(err, &uf) {
+		p = httpx.Problem{Status: http.StatusBadGateway, Code: "upstream_unavailable", Message: uf.Error()}
+	}
+	if errors.Is(err, errNotConfigured) {
+		p.Message = errNotConfigured.Message
+	}
 	var param any
 	if p.Field != "" {
 		param = p.Field
