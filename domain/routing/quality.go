@@ -36,10 +36,10 @@ type Stat struct {
 type Feedback map[TierBand]Stat
 
 // Predict is a tier's predicted quality at difficulty d before feedback:
-// its catalog quality q lowered by 1.5·(1−q)·d, so weaker tiers fall off
+// its catalog quality q lowered by (1−q)·d, so weaker tiers fall off
 // faster as requests get harder.
 func Predict(t Tier, d float64) float64 {
-	return t.Quality - 1.5*(1-t.Quality)*d
+	return t.Quality - (1-t.Quality)*d
 }
 
 // Corrected is Predict blended with the feedback of the tier in d's band.
