@@ -132,8 +132,8 @@ func TestGatewayCompletions(t *testing.T) {
 	code, ub := get(t, g.gateway+"/v1/usage?days=7", map[string]string{"Authorization": "Bearer " + g.key})
 	var usage struct {
 		Total  struct{ Requests, CompletionTokens int64 } `json:"total"`
-		ByTier map[string]struct{ Requests int64 }          `json:"by_tier"`
-		Data   []struct{ Day string }                       `json:"data"`
+		ByTier map[string]struct{ Requests int64 }        `json:"by_tier"`
+		Data   []struct{ Day string }                     `json:"data"`
 	}
 	_ = json.Unmarshal(ub, &usage)
 	if code != 200 || usage.Total.Requests != 3 || usage.ByTier["nano"].Requests != 3 || len(usage.Data) != 7 {

@@ -48,7 +48,7 @@ func TestRoutingTable(t *testing.T) {
 		{name: "own max_tokens under the cap is kept", req: routing.Request{Difficulty: 0.05, QualityFloor: 0.75, InputTokens: 100, MaxCostMicro: 200, MaxTokens: 50},
 			tier: "nano", first: "n1", maxTokens: 0},
 		{name: "ceiling rules out the tier the floor wants",
-			req:  routing.Request{Difficulty: 0.7, QualityFloor: 0.75, InputTokens: 1000, MaxCostMicro: 500},
+			req:     routing.Request{Difficulty: 0.7, QualityFloor: 0.75, InputTokens: 1000, MaxCostMicro: 500},
 			errKind: domain.ErrInvalid, errCode: "no_tier_satisfies_constraints", errMention: []string{"mid", "raise max_cost_usd to at least 0.004048", "lower quality_floor to 0.62 to use nano"}},
 		{name: "floor no tier reaches", req: routing.Request{Difficulty: 1, QualityFloor: 0.99, InputTokens: 10},
 			errKind: domain.ErrInvalid, errCode: "no_tier_satisfies_constraints", errMention: []string{"no tier reaches the quality floor", "lower quality_floor to 0.94"}},

@@ -193,7 +193,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	out := map[string]any{
 		"id": "chatcmpl-test", "object": "chat.completion", "created": time.Now().Unix(), "model": req.Model,
 		"system_fingerprint": "fp_upstreamtest",
-		"choices": []any{map[string]any{"index": 0, "message": rep.message(), "logprobs": nil, "finish_reason": rep.finish}},
+		"choices":            []any{map[string]any{"index": 0, "message": rep.message(), "logprobs": nil, "finish_reason": rep.finish}},
 	}
 	if !b.OmitUsage {
 		out["usage"] = rep.usage()
