@@ -27,7 +27,7 @@ func newRoot(version string) *cobra.Command {
 	a.cfg.bind(root.PersistentFlags(), os.Getenv)
 	root.AddCommand(
 		a.upCmd(), a.serveCmd(), a.migrateCmd(), a.eventsCmd(), a.projectionsCmd(),
-		a.accountsCmd(), a.keysCmd(),
+		a.accountsCmd(), a.keysCmd(), a.auditCmd(),
 	)
 	return root
 }
