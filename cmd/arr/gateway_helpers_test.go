@@ -4,6 +4,7 @@ import (
 	"bufio"
 	"bytes"
 	"encoding/json"
+	"errors"
 	"io"
 	"net/http"
 	"strings"
@@ -132,3 +133,5 @@ func eventually(t testing.TB, d time.Duration, what string, fn func() bool) {
 	}
 	t.Fatalf("%s: not within %s", what, d)
 }
+
+func errorsAs(err error, target any) bool { return errors.As(err, target) }
