@@ -37,6 +37,12 @@ func newFeedbackView(src FeedbackSource, every time.Duration, log *slog.Logger) 
 	}
 	v := &feedbackView{src: src, every: every, log: log}
 	v.snap.Store(&snapshot{})
+	if src != nil {
+		// Load at once, so the first requests after a start already see
+		// the feedback.
+		v.loading.Store(true)
+		go v.refresh()
+	}
 	return v
 }
 
