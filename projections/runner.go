@@ -24,6 +24,10 @@ type Config struct {
 	RebuildBatchSize int
 	// BatchTimeout bounds one batch transaction. Default 60s.
 	BatchTimeout time.Duration
+	// Linger is how long a projection that has caught up waits after new
+	// events arrive before applying them, so events arriving one by one
+	// are applied in batches. Default 20ms; negative: none.
+	Linger time.Duration
 	Logger       *slog.Logger
 	// Registerer receives the runner's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
@@ -38,6 +42,9 @@ func (c *Config) defaults() {
 	}
 	if c.BatchTimeout <= 0 {
 		c.BatchTimeout = 60 * time.Second
+	}
+	if c.Linger == 0 {
+		c.Linger = 20 * time.Millisecond
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -213,6 +220,10 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 				r.cfg.Logger.Warn("waiting for events", "projection", p.Name(), "err", err)
 				sleep(ctx, time.Second)
 			}
+			// Let a trickle of events gather into one batch instead of
+			// one transaction per event (read-your-writes does not wait
+			// for this: WaitFor applies pending batches itself).
+			sleep(ctx, r.cfg.Linger)
 		}
 	}
 	return nil
