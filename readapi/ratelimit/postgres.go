@@ -79,32 +79,10 @@ func (p *Postgres) Take(ctx context.Context, bucket string, w Window, limit int6
 	if limit < 1 {
 		return denied(w, limit), nil
 	}
-	// Counters are operational state (a lost count only forgives a
-	// request), so the commit does not wait for the WAL flush: the upsert
-	// runs in a transaction with synchronous_commit off, sent as one
-	// pipelined round trip.
+	// quota_counters is UNLOGGED (migration 00010): this commit writes no
+	// WAL and does not wait for a flush.
 	var n int64
-	b := &pgx.Batch{}
-	b.Queue(`BEGIN`)
-	b.Queue(`SELECT set_config('synchronous_commit', 'off', true)`)
-	b.Queue(takeSQL, bucket, w.Start, w.End, limit)
-	b.Queue(`COMMIT`)
-	br := p.pool.SendBatch(ctx, b)
-	_, err := br.Exec()
-	if err == nil {
-		_, err = br.Exec()
-	}
-	if err == nil {
-		err = br.QueryRow().Scan(&n)
-	}
-	if err == nil || errors.Is(err, pgx.ErrNoRows) {
-		if _, cerr := br.Exec(); cerr != nil && err == nil {
-			err = cerr
-		}
-	}
-	if cerr := br.Close(); cerr != nil && err == nil {
-		err = cerr
-	}
+	err := p.pool.QueryRow(ctx, takeSQL, bucket, w.Start, w.End, limit).Scan(&n)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return denied(w, limit), nil
 	}
