@@ -40,6 +40,11 @@ func fail(c *gin.Context, err error) {
 	if errors.Is(err, errNotConfigured) {
 		p.Message = errNotConfigured.Message
 	}
+	if p.Status == http.StatusRequestEntityTooLarge && c.FullPath() == completionsPath {
+		// An oversized completion request is an invalid request, as the
+		// OpenAI clients classify it (400 invalid_request_error).
+		p.Status = http.StatusBadRequest
+	}
 	var param any
 	if p.Field != "" {
 		param = p.Field

@@ -6,6 +6,7 @@ import (
 	"io/fs"
 	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/accountweb"
@@ -24,6 +25,9 @@ func OpenAPI() ([]byte, error) {
 	}
 	return httpx.BuildOpenAPI(sub)
 }
+
+// completionsPath is the route of chat completions.
+const completionsPath = "/v1/chat/completions"
 
 // New returns the gateway's HTTP handler without routing configured (every
 // route is there; completions answer 503). Servers use NewWithRouting.
@@ -51,7 +55,7 @@ func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
 	// meter; the other keyed routes (key, usage, feedback) do not.
 	keyed := e.Group("/v1", httpx.KeyAuth(d.Identities, account.Gateway, false, fail))
 	keyed.GET("/key", httpx.CurrentKey)
-	keyed.POST("/chat/completions", d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), comp.handle)
+	keyed.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), comp.handle)
 	keyed.GET("/usage", comp.usageReport)
 	keyed.POST("/feedback", comp.feedback)
 	e.GET("/v1/models", comp.models)
