@@ -28,7 +28,7 @@ type Config struct {
 	// events arrive before applying them, so events arriving one by one
 	// are applied in batches. Default 20ms; negative: none.
 	Linger time.Duration
-	Logger       *slog.Logger
+	Logger *slog.Logger
 	// Registerer receives the runner's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
 }
