@@ -24,13 +24,13 @@ type Config struct {
 	RebuildBatchSize int
 	// BatchTimeout bounds one batch transaction. Default 60s.
 	BatchTimeout time.Duration
+	Logger       *slog.Logger
+	// Registerer receives the runner's metrics; nil registers nothing.
+	Registerer prometheus.Registerer
 	// Linger is how long a projection that has caught up waits after new
 	// events arrive before applying them, so events arriving one by one
 	// are applied in batches. Default 20ms; negative: none.
 	Linger time.Duration
-	Logger *slog.Logger
-	// Registerer receives the runner's metrics; nil registers nothing.
-	Registerer prometheus.Registerer
 }
 
 func (c *Config) defaults() {
