@@ -70,5 +70,6 @@ func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routin
 		Catalog: cat, Upstream: up, Chain: chain,
 		Audit: projections.NewAuditEntries(s.pool), Usage: projections.NewGatewayUsageReports(s.pool),
 		Quality: projections.NewTierQualities(s.pool), Cache: gateway.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
+		Registerer: s.registry,
 	}, chain, nil
 }

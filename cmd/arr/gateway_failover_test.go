@@ -119,4 +119,14 @@ func TestGatewayFailover(t *testing.T) {
 	if !strings.Contains(string(ab), `"outcome":"cut"`) {
 		t.Fatalf("audit entry of the cut stream: %s", ab)
 	}
+
+	// The routing series on /metrics.
+	_, mb := get(t, g.gateway+"/metrics", nil)
+	for _, series := range []string{`arr_gateway_upstream_failures_total{model="gpt-4.1-nano"} `,
+		`arr_gateway_completions_total{cache="miss",model="gpt-4.1-mini",outcome="cut",tier="small"} 1`,
+		`arr_gateway_upstream_first_byte_seconds_count{model="gemini-2.0-flash-lite"}`} {
+		if !strings.Contains(string(mb), series) {
+			t.Errorf("/metrics lacks %s", series)
+		}
+	}
 }

@@ -32,6 +32,7 @@ type completer struct {
 	rt    Routing
 	cache *cache
 	fb    *feedbackView
+	m     *metrics
 }
 
 // errNotConfigured answers routes that need Routing when it is missing.
@@ -151,6 +152,9 @@ func (s *completer) dispatch(ctx context.Context, k *call) (*upstream.Response, 
 			return nil, i, err
 		}
 		resp, err := s.rt.Upstream.Complete(ctx, cand.Model, body, k.req.stream)
+		if err == nil {
+			s.m.upstream.WithLabelValues(cand.Model.ID).Observe(resp.FirstByte.Seconds())
+		}
 		if err == nil && k.req.stream {
 			err = resp.Stream.Peek()
 			if err != nil {
@@ -170,6 +174,7 @@ func (s *completer) dispatch(ctx context.Context, k *call) (*upstream.Response, 
 			return nil, i + 1, ctx.Err()
 		}
 		tried = append(tried, fmt.Sprintf("%s: %v", cand.Model.ID, errors.Unwrap(err)))
+		s.m.failovers.WithLabelValues(cand.Model.ID).Inc()
 		s.d.Logger.Warn("upstream failed; trying the next", "model", cand.Model.ID, "err", err, "request_id", k.md.RequestID)
 	}
 	return nil, len(tried), &upstreamFailure{attempts: tried}
@@ -204,6 +209,9 @@ func (s *completer) record(c *gin.Context, k *call, m routing.Model, u usage, re
 		CacheHit: cacheHit, Outcome: outcome, Attempts: attempts, UpstreamMS: ms(upstreamTime),
 		TotalMS: ms(time.Since(k.start)), StartedAt: k.start.UTC(),
 	}})
+	if err == nil {
+		s.m.completed(m.Tier, m.ID, outcome, cacheHit, u, cost)
+	}
 	return rec, cost, err
 }
 

@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/prometheus/client_golang/prometheus"
+
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/routing"
@@ -33,6 +35,9 @@ type Routing struct {
 	// RecordTimeout bounds the wait for a completion's audit entry to
 	// commit. Default 15s.
 	RecordTimeout time.Duration
+	// Registerer receives the routing series (completions, upstream
+	// latency, failovers, cost, tokens); nil registers nothing.
+	Registerer prometheus.Registerer
 }
 
 func (r Routing) configured() bool {

@@ -42,7 +42,7 @@ func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	comp := &completer{d: d, rt: rt, cache: newCache(rt.Cache), fb: newFeedbackView(rt.Quality, rt.QualityRefresh, d.Logger)}
+	comp := &completer{d: d, rt: rt, cache: newCache(rt.Cache), fb: newFeedbackView(rt.Quality, rt.QualityRefresh, d.Logger), m: newMetrics(rt.Registerer)}
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Gateway), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
 		Gatherer: d.Gatherer, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20,
