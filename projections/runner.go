@@ -200,6 +200,9 @@ func collect(ch <-chan error) []error {
 }
 
 func (r *Runner) follow(ctx context.Context, p Projection) error {
+	// Export the projection's counter from the start, at 0 until this
+	// runner applies a batch (another process may apply them all).
+	r.m.events.WithLabelValues(p.Name()).Add(0)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		pos, n, err := r.Step(ctx, p.Name())
