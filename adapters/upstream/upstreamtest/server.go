@@ -41,6 +41,7 @@ type Server struct {
 	behaviors map[string]Behavior
 	calls     map[string]int
 	last      map[string]map[string]any
+	auth      map[string]string
 }
 
 // Start starts a server for the test and closes it when the test ends.
@@ -61,7 +62,7 @@ func New(addr string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{ln: ln, URL: "http://" + ln.Addr().String() + "/v1",
-		behaviors: map[string]Behavior{}, calls: map[string]int{}, last: map[string]map[string]any{}}
+		behaviors: map[string]Behavior{}, calls: map[string]int{}, last: map[string]map[string]any{}, auth: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.complete)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
@@ -110,11 +111,20 @@ func (s *Server) LastRequest(model string) map[string]any {
 	return s.last[model]
 }
 
-func (s *Server) behavior(model string, req map[string]any) Behavior {
+// LastAuthorization returns the Authorization header of the last request
+// that named model.
+func (s *Server) LastAuthorization(model string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.auth[model]
+}
+
+func (s *Server) behavior(model string, req map[string]any, auth string) Behavior {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.calls[model]++
 	s.last[model] = req
+	s.auth[model] = auth
 	if b, ok := s.behaviors[model]; ok {
 		return b
 	}
@@ -169,7 +179,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("not a chat request: %v", err))
 		return
 	}
-	b := s.behavior(req.Model, raw)
+	b := s.behavior(req.Model, raw, r.Header.Get("Authorization"))
 	if b.Latency > 0 {
 		select {
 		case <-time.After(b.Latency):
