@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
@@ -252,14 +253,16 @@ type replyShape struct {
 		PromptTokens     int64 `json:"prompt_tokens"`
 		CompletionTokens int64 `json:"completion_tokens"`
 	} `json:"usage"`
+	// Routing is set if the upstream sent a field of that name (another
+	// gateway in front of the upstream); ours replaces it.
+	Routing json.RawMessage `json:"routing"`
 }
 
 // complete finishes a non-streamed completion.
 func (s *completer) complete(c *gin.Context, k *call, resp *upstream.Response, attempts int) {
 	cand := k.dec.Candidates[0]
 	var shape replyShape
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(resp.Data, &doc); err != nil || json.Unmarshal(resp.Data, &shape) != nil {
+	if err := json.Unmarshal(resp.Data, &shape); err != nil || objectEnd(resp.Data) < 0 {
 		fail(c, &upstreamFailure{attempts: []string{cand.Model.ID + ": the reply is not a chat completion"}})
 		return
 	}
@@ -282,12 +285,52 @@ func (s *completer) complete(c *gin.Context, k *call, resp *upstream.Response, a
 		s.cache.put(k.key, cached{body: resp.Data, model: cand.Model.ID, tier: cand.Model.Tier, usage: u, stored: time.Now()})
 	}
 	ri := k.info(cand.Model, rec, cost, false, attempts, cand.Predicted)
-	s.writeJSON(c, doc, ri)
+	s.writeJSON(c, resp.Data, shape.Routing != nil, ri)
 }
 
-func (s *completer) writeJSON(c *gin.Context, doc map[string]json.RawMessage, ri routingInfo) {
-	doc["routing"], _ = json.Marshal(ri)
-	out, err := json.Marshal(doc)
+// objectEnd returns the index of the closing brace of a JSON object body
+// (trailing whitespace allowed), or -1.
+func objectEnd(body []byte) int {
+	i := len(body) - 1
+	for i >= 0 && (body[i] == ' ' || body[i] == '\n' || body[i] == '\r' || body[i] == '\t') {
+		i--
+	}
+	if i < 1 || body[i] != '}' {
+		return -1
+	}
+	return i
+}
+
+// withRouting adds the routing object to a completion body. The body is
+// spliced, not decoded and encoded again: the upstream's fields go out
+// byte for byte. A body that already has a "routing" field is rebuilt
+// with ours in its place.
+func withRouting(body []byte, hasRouting bool, ri routingInfo) ([]byte, error) {
+	r, err := json.Marshal(ri)
+	if err != nil {
+		return nil, err
+	}
+	end := objectEnd(body)
+	if hasRouting || end < 0 {
+		var doc map[string]json.RawMessage
+		if err := json.Unmarshal(body, &doc); err != nil {
+			return nil, err
+		}
+		doc["routing"] = r
+		return json.Marshal(doc)
+	}
+	out := make([]byte, 0, end+len(r)+16)
+	out = append(out, body[:end]...)
+	if bytes.TrimSpace(out)[len(bytes.TrimSpace(out))-1] != '{' {
+		out = append(out, ',')
+	}
+	out = append(out, `"routing":`...)
+	out = append(out, r...)
+	return append(out, '}'), nil
+}
+
+func (s *completer) writeJSON(c *gin.Context, body []byte, hasRouting bool, ri routingInfo) {
+	out, err := withRouting(body, hasRouting, ri)
 	if err != nil {
 		fail(c, err)
 		return
@@ -317,10 +360,5 @@ func (s *completer) serveCached(c *gin.Context, k *call, hit cached) {
 		s.replay(c, k, hit, ri)
 		return
 	}
-	var doc map[string]json.RawMessage
-	if err := json.Unmarshal(hit.body, &doc); err != nil {
-		fail(c, err)
-		return
-	}
-	s.writeJSON(c, doc, ri)
+	s.writeJSON(c, hit.body, bytes.Contains(hit.body, []byte(`"routing"`)), ri)
 }
