@@ -17,6 +17,7 @@ type Commands struct {
 	CompleteSignIn *CompleteSignInHandler
 	EndSession     *EndSessionHandler
 	CountCalls     *CountCallsHandler
+	SubmitFeedback *SubmitFeedbackHandler
 }
 
 // Clock returns the current time; tests pass a fixed one.
@@ -62,5 +63,9 @@ func New(store eventstore.Store, clock Clock) (Commands, error) {
 	if err != nil {
 		return Commands{}, err
 	}
-	return Commands{CreateAccount: ca, IssueKey: ik, RevokeKey: rk, ChangePlan: cp, RequestSignIn: rs, CompleteSignIn: cs, EndSession: es, CountCalls: cc}, nil
+	sf, err := NewSubmitFeedbackHandler(store, clock)
+	if err != nil {
+		return Commands{}, err
+	}
+	return Commands{CreateAccount: ca, IssueKey: ik, RevokeKey: rk, ChangePlan: cp, RequestSignIn: rs, CompleteSignIn: cs, EndSession: es, CountCalls: cc, SubmitFeedback: sf}, nil
 }

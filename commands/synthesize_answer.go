@@ -7,9 +7,9 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/eventstore"
-	"github.com/arr-dev/arr/commands/research"
 )
 
 // Researcher researches and writes an answer; *research.Researcher is one.

@@ -142,3 +142,15 @@ ensure_stripe_mock() {
 ensure_chromium() {
   [ -x /usr/bin/chromium ] && pkg_installed fonts-liberation || ensure_pkgs chromium fonts-liberation
 }
+
+# ensure_node_openai installs Node.js and npm (Debian's, when missing) and
+# the pinned `openai` npm package of scripts/clients/openai-node, which the
+# gateway's end-to-end test runs as the official Node client.
+ensure_node_openai() {
+  { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
+  local dir="$ARR_ROOT/scripts/clients/openai-node"
+  [ -f "$dir/node_modules/openai/package.json" ] || {
+    log "installing the openai npm package into $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  }
+}

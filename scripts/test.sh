@@ -14,6 +14,7 @@ ensure_gotestsum
 ensure_stripe_mock
 ensure_chromium
 ensure_redis
+ensure_node_openai
 
 log "PostgreSQL for tests: ${ARR_TEST_DATABASE_URL%%\?*}"
 if [ -z "${KURRENTDB_URL:-}" ]; then

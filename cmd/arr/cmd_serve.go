@@ -14,6 +14,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/spf13/cobra"
 
+	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/eventstore/fanout"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/gateway"
@@ -110,12 +111,19 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	if err != nil {
 		return err
 	}
+	var gwRouting gateway.Routing
+	var chain *commands.AuditChain
+	if slices.Contains(roles, "gateway") {
+		if gwRouting, chain, err = openGatewayRouting(a.cfg, s, log); err != nil {
+			return err
+		}
+	}
 	builders := map[string]struct {
 		addr string
 		new  func(httpx.Deps) (http.Handler, error)
 	}{
 		"answer":  {a.cfg.AnswerAddr, func(d httpx.Deps) (http.Handler, error) { return ans.pipeline.New(d) }},
-		"gateway": {a.cfg.GatewayAddr, gateway.New},
+		"gateway": {a.cfg.GatewayAddr, func(d httpx.Deps) (http.Handler, error) { return gateway.NewWithRouting(d, gwRouting) }},
 		"records": {a.cfg.RecordsAddr, func(d httpx.Deps) (http.Handler, error) {
 			return records.NewServer(d, records.Options{Keyring: kr, Commands: rc})
 		}},
@@ -167,6 +175,12 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	}
 	if ans != nil {
 		ans.start(runCtx, meterCtx, &wg, a.cfg, log)
+	}
+	if chain != nil {
+		// Like the meter, the audit chain outlives the HTTP drain, so
+		// completions served during shutdown are recorded.
+		wg.Add(1)
+		go func() { defer wg.Done(); _ = chain.Run(meterCtx) }()
 	}
 	if slices.Contains(roles, "projections") {
 		wg.Add(1)

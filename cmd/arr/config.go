@@ -51,6 +51,15 @@ type Config struct {
 	// (a secret), and whether `arr up` loads the demo data.
 	MasterKey string
 	DemoData  string
+	// The gateway's routing (UpstreamAPIKey is a secret: never shown).
+	Catalog         string
+	UpstreamBaseURL string
+	UpstreamAPIKey  string
+	UpstreamTimeout time.Duration
+	BreakerFailures int
+	BreakerOpen     time.Duration
+	CacheEntries    int
+	CacheTTL        time.Duration
 }
 
 type setting struct {
@@ -89,6 +98,14 @@ func (c *Config) settings() []setting {
 		{env: "ARR_MAIL_FROM", str: &c.MailFrom, def: "arr <no-reply@arr.localhost>", help: "sender of arr's mail"},
 		{env: "ARR_MASTER_KEY", str: &c.MasterKey, secret: true, help: "records service master key (64 hex digits or base64 of 32 bytes) wrapping each account's data key; empty uses (and on first use creates) ARR_DATA_DIR/master.key"},
 		{env: "ARR_DEMO_DATA", str: &c.DemoData, def: "true", help: "true: `arr up` loads the shipped public-record demo data on first start; false: it does not"},
+		{env: "ARR_CATALOG", str: &c.Catalog, help: "model catalog file of the gateway (tiers of upstream models, prices, quality, context windows); empty uses the catalog shipped in the binary"},
+		{env: "ARR_UPSTREAM_BASE_URL", str: &c.UpstreamBaseURL, help: "one OpenAI-compatible server (vLLM, Ollama, llama.cpp, …; e.g. http://127.0.0.1:11434/v1) that serves every catalog model, instead of each model's base_url"},
+		{env: "ARR_UPSTREAM_API_KEY", str: &c.UpstreamAPIKey, secret: true, help: "API key sent to ARR_UPSTREAM_BASE_URL"},
+		{env: "ARR_UPSTREAM_TIMEOUT", dur: &c.UpstreamTimeout, def: "60s", help: "timeout of an upstream call until its response headers (a whole non-streamed reply), and of the gap between stream chunks"},
+		{env: "ARR_UPSTREAM_BREAKER_FAILURES", num: &c.BreakerFailures, def: "5", help: "failures in a row that open an upstream model's circuit breaker"},
+		{env: "ARR_UPSTREAM_BREAKER_OPEN", dur: &c.BreakerOpen, def: "30s", help: "how long an open circuit breaker skips its upstream before one probe"},
+		{env: "ARR_CACHE_ENTRIES", num: &c.CacheEntries, def: "10000", help: "size of the gateway's exact-match response cache (0 turns it off)"},
+		{env: "ARR_CACHE_TTL", dur: &c.CacheTTL, def: "1h", help: "how long a cached gateway reply is served"},
 		{env: "ARR_PUBLIC_BASE_URL", str: &c.PublicBaseURL, help: "base URL of links in mail, e.g. https://{service}.arr.example ({service} becomes answer, gateway or records); empty uses the scheme and Host of the request"},
 	}, c.answerSettings()...)
 }
@@ -151,6 +168,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DemoData != "true" && c.DemoData != "false" {
 		return fmt.Errorf("ARR_DEMO_DATA must be true or false, not %q", c.DemoData)
+	}
+	if c.UpstreamTimeout <= 0 || c.BreakerOpen <= 0 || c.CacheTTL <= 0 || c.BreakerFailures < 1 || c.CacheEntries < 0 {
+		return fmt.Errorf("ARR_UPSTREAM_TIMEOUT, ARR_UPSTREAM_BREAKER_OPEN and ARR_CACHE_TTL must be positive, ARR_UPSTREAM_BREAKER_FAILURES at least 1, ARR_CACHE_ENTRIES not negative")
 	}
 	if c.ShutdownGrace <= 0 || c.RYWTimeout <= 0 {
 		return fmt.Errorf("ARR_SHUTDOWN_GRACE and ARR_READ_YOUR_WRITES_TIMEOUT must be positive durations")

@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"io"
@@ -16,6 +17,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arr-dev/arr/adapters/upstream/upstreamtest"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/ratelimit"
 )
@@ -30,6 +32,15 @@ type burstReply struct {
 // burst sends n GETs to url at once (all connections open before any
 // request is sent) and returns the replies.
 func burst(t testing.TB, url string, headers map[string]string, n int) ([]burstReply, time.Duration) {
+	return burstBody(t, url, nil, headers, n)
+}
+
+// gatewayCompletion is the body the gateway's quota tests send: only chat
+// completions count against the gateway's daily limit.
+var gatewayCompletion = []byte(`{"messages":[{"role":"user","content":"Say hello"}]}`)
+
+// burstBody is burst with a POST of body (a GET when body is nil).
+func burstBody(t testing.TB, url string, body []byte, headers map[string]string, n int) ([]burstReply, time.Duration) {
 	t.Helper()
 	client := &http.Client{Timeout: 2 * time.Minute, Transport: &http.Transport{MaxIdleConnsPerHost: n, MaxConnsPerHost: 0}}
 	defer client.CloseIdleConnections()
@@ -42,6 +53,9 @@ func burst(t testing.TB, url string, headers map[string]string, n int) ([]burstR
 		go func(i int) {
 			defer wg.Done()
 			req, _ := http.NewRequest(http.MethodGet, url, nil)
+			if body != nil {
+				req, _ = http.NewRequest(http.MethodPost, url, bytes.NewReader(body))
+			}
 			for k, v := range headers {
 				req.Header.Set(k, v)
 			}
@@ -173,7 +187,7 @@ func usageCalls(t testing.TB, pool *pgxpool.Pool, keyID string, want int64) int6
 // a rebuild from the log reproduces it.
 func TestQuotasExactUnderConcurrency(t *testing.T) {
 	e := newEnv(t)
-	e.extraEnv = append(e.extraEnv, "REDIS_URL=")
+	e.extraEnv = append(e.extraEnv, "REDIS_URL=", "ARR_UPSTREAM_BASE_URL="+upstreamtest.Start(t).URL)
 	e.up()
 	pool, _ := openStore(t, e.dbURL)
 	const n = 1000
@@ -188,7 +202,7 @@ func TestQuotasExactUnderConcurrency(t *testing.T) {
 		errType string
 	}{
 		// A fresh Free account has its whole day left: 100 (spec).
-		{account.Gateway, "/v1/key", 100, 100, ratelimit.DayWindow,
+		{account.Gateway, "/v1/chat/completions", 100, 100, ratelimit.DayWindow,
 			func(_ mintedKey, a uuid.UUID) string { return ratelimit.AccountBucket(account.Gateway, a) }, "daily_request_limit_reached", "rate_limit_error"},
 		{account.Answer, "/api/v1/key", 100, 100, ratelimit.DayWindow,
 			func(k mintedKey, _ uuid.UUID) string {
@@ -210,7 +224,11 @@ func TestQuotasExactUnderConcurrency(t *testing.T) {
 			if used := tc.limit - int64(tc.left); used > 0 {
 				prefill(t, pool, tc.bucket(k, account.IDForEmail(email)), w, used)
 			}
-			replies, took := burst(t, e.base(string(tc.svc))+tc.path, map[string]string{"Authorization": "Bearer " + k.Secret}, n)
+			var body []byte
+			if tc.svc == account.Gateway {
+				body = gatewayCompletion
+			}
+			replies, took := burstBody(t, e.base(string(tc.svc))+tc.path, body, map[string]string{"Authorization": "Bearer " + k.Secret}, n)
 			checkBurst(t, replies, tc.left, tc.limit, w, tc.code, tc.errType)
 			t.Logf("%s: %d concurrent requests with %d left: exactly %d 200s and %d 429s, in %s", tc.svc, n, tc.left, tc.left, n-tc.left, took.Round(time.Millisecond))
 			if got := usageCalls(t, pool, k.ID, int64(tc.left)); got != int64(tc.left) {
@@ -301,7 +319,7 @@ func TestQuotaInRedis(t *testing.T) {
 		url = "redis://127.0.0.1:6379/0"
 	}
 	e := newEnv(t)
-	e.extraEnv = append(e.extraEnv, "REDIS_URL="+url, "ARR_LOG_LEVEL=info")
+	e.extraEnv = append(e.extraEnv, "REDIS_URL="+url, "ARR_LOG_LEVEL=info", "ARR_UPSTREAM_BASE_URL="+upstreamtest.Start(t).URL)
 	p := e.up()
 	if !containsLog(p, "quota counters in Redis") {
 		t.Fatalf("arr up did not say it counts in Redis (is redis-server running at %s? scripts/test.sh starts it); logs:\n%s", url, p.logs.String())
@@ -312,7 +330,7 @@ func TestQuotaInRedis(t *testing.T) {
 	e.createAccount(email, "free")
 	k := e.mint(email, "gateway")
 	w := awayFromWindowEnd(t, ratelimit.DayWindow)
-	replies, took := burst(t, e.gateway+"/v1/key", map[string]string{"Authorization": "Bearer " + k.Secret}, 1000)
+	replies, took := burstBody(t, e.gateway+"/v1/chat/completions", gatewayCompletion, map[string]string{"Authorization": "Bearer " + k.Secret}, 1000)
 	checkBurst(t, replies, 100, 100, w, "daily_request_limit_reached", "rate_limit_error")
 	t.Logf("gateway with Redis counters: 1000 concurrent requests with 100 left: exactly 100 200s, in %s", took.Round(time.Millisecond))
 }

@@ -29,7 +29,7 @@ func newRoot(version string) *cobra.Command {
 	accounts.AddCommand(a.accountsEraseCmd())
 	root.AddCommand(
 		a.upCmd(), a.serveCmd(), a.migrateCmd(), a.eventsCmd(), a.projectionsCmd(),
-		accounts, a.keysCmd(), a.answerCmd(), a.loadCmd(), a.importCmd(),
+		accounts, a.keysCmd(), a.answerCmd(), a.loadCmd(), a.importCmd(), a.auditCmd(),
 	)
 	return root
 }

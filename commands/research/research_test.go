@@ -12,10 +12,10 @@ import (
 	"github.com/arr-dev/arr/adapters/localindex"
 	"github.com/arr-dev/arr/adapters/webpage"
 	"github.com/arr-dev/arr/adapters/websearch"
-	"github.com/arr-dev/arr/domain"
-	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/commands/research/researchtest"
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/answer"
 )
 
 type standins struct {

@@ -1,4 +1,13 @@
 // Package gateway is the routing gateway's HTTP server: OpenAI-compatible
 // routes under /v1, errors in the OpenAI shape
 // {"error":{"message","type","param","code"}}, and its OpenAPI document.
+//
+// POST /v1/chat/completions validates the request, lets domain/routing
+// choose a tier and the failover order, calls the upstreams through
+// adapters/upstream (relaying streams chunk by chunk), serves exact repeats
+// from a per-process cache, records every completion in the audit chain
+// (commands.AuditChain) before answering, and adds the routing object.
+// GET /v1/models, /v1/audit/{hash} and /v1/usage and POST /v1/feedback
+// answer from the catalog and the audit, gateway_usage and tier_quality
+// read models.
 package gateway

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"errors"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
@@ -32,6 +33,18 @@ func openAIType(status int) string {
 // fail is the gateway's one error responder.
 func fail(c *gin.Context, err error) {
 	p := httpx.ProblemOf(err)
+	var uf *upstreamFailure
+	if errors.As(err, &uf) {
+		p = httpx.Problem{Status: http.StatusBadGateway, Code: "upstream_unavailable", Message: uf.Error()}
+	}
+	if errors.Is(err, errNotConfigured) {
+		p.Message = errNotConfigured.Message
+	}
+	if p.Status == http.StatusRequestEntityTooLarge && c.FullPath() == completionsPath {
+		// An oversized completion request is an invalid request, as the
+		// OpenAI clients classify it (400 invalid_request_error).
+		p.Status = http.StatusBadRequest
+	}
 	var param any
 	if p.Field != "" {
 		param = p.Field

@@ -4,7 +4,9 @@ import (
 	"context"
 	"embed"
 	"io/fs"
+	"log/slog"
 	"net/http"
+	"strings"
 
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/accountweb"
@@ -24,23 +26,40 @@ func OpenAPI() ([]byte, error) {
 	return httpx.BuildOpenAPI(sub)
 }
 
-// New returns the gateway's HTTP handler.
-func New(d httpx.Deps) (http.Handler, error) {
+// completionsPath is the route of chat completions.
+const completionsPath = "/v1/chat/completions"
+
+// New returns the gateway's HTTP handler without routing configured (every
+// route is there; completions answer 503). Servers use NewWithRouting.
+func New(d httpx.Deps) (http.Handler, error) { return NewWithRouting(d, Routing{}) }
+
+// NewWithRouting returns the gateway's HTTP handler.
+func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
 	openapi, err := OpenAPI()
 	if err != nil {
 		return nil, err
 	}
+	if d.Logger == nil {
+		d.Logger = slog.New(slog.DiscardHandler)
+	}
+	comp := &completer{d: d, rt: rt, cache: newCache(rt.Cache), fb: newFeedbackView(rt.Quality, rt.QualityRefresh, d.Logger), m: newMetrics(rt.Registerer)}
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Gateway), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
 		Gatherer: d.Gatherer, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20,
-		Health: func(ctx context.Context) (int, any) { return billing.Health(ctx, d, string(account.Gateway)) },
+		Health: func(ctx context.Context) (int, any) { return comp.health(ctx) },
 	})
 	if err != nil {
 		return nil, err
 	}
-	keyed := e.Group("/v1", httpx.KeyAuth(d.Identities, account.Gateway, false, fail),
-		d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
+	// Only completions count against the plan's daily limit and the usage
+	// meter; the other keyed routes (key, usage, feedback) do not.
+	keyed := e.Group("/v1", httpx.KeyAuth(d.Identities, account.Gateway, false, fail))
 	keyed.GET("/key", httpx.CurrentKey)
+	keyed.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), comp.handle)
+	keyed.GET("/usage", comp.usageReport)
+	keyed.POST("/feedback", comp.feedback)
+	e.GET("/v1/models", comp.models)
+	e.GET("/v1/audit/:hash", comp.auditEntry)
 	if err := accountweb.Mount(e, account.Gateway, d); err != nil {
 		return nil, err
 	}

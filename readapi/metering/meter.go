@@ -35,6 +35,10 @@ type Config struct {
 	AppendTimeout time.Duration
 	// DrainTimeout bounds the last flush when Run stops. Default 10 s.
 	DrainTimeout time.Duration
+	// MinInterval is the least time between two flushes, so counts of
+	// requests arriving one by one are appended together rather than one
+	// append (and one commit) per request. Default 200 ms; negative: none.
+	MinInterval time.Duration
 	// Now is the clock that picks a request's UTC day. Default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
@@ -56,6 +60,9 @@ func (c *Config) Validate() error {
 	}
 	if c.DrainTimeout == 0 {
 		c.DrainTimeout = 10 * time.Second
+	}
+	if c.MinInterval == 0 {
+		c.MinInterval = 200 * time.Millisecond
 	}
 	if c.Now == nil {
 		c.Now = time.Now
@@ -131,7 +138,8 @@ func (m *Meter) Middleware(principal func(*gin.Context) (projections.Principal, 
 	}
 }
 
-// Run appends counts as they come until ctx ends, then makes a last
+// Run appends counts as they come (at most one flush per MinInterval)
+// until ctx ends, then makes a last
 // bounded flush of everything still held. It returns nil.
 func (m *Meter) Run(ctx context.Context) error {
 	timer := time.NewTimer(time.Hour)
@@ -152,6 +160,14 @@ func (m *Meter) Run(ctx context.Context) error {
 		case <-retry:
 		}
 		m.flush(ctx, false)
+		if m.cfg.MinInterval > 0 {
+			pause := time.NewTimer(m.cfg.MinInterval)
+			select {
+			case <-ctx.Done():
+			case <-pause.C:
+			}
+			pause.Stop()
+		}
 	}
 }
 

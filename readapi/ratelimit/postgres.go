@@ -79,6 +79,8 @@ func (p *Postgres) Take(ctx context.Context, bucket string, w Window, limit int6
 	if limit < 1 {
 		return denied(w, limit), nil
 	}
+	// quota_counters is UNLOGGED (migration 00010): this commit writes no
+	// WAL and does not wait for a flush.
 	var n int64
 	err := p.pool.QueryRow(ctx, takeSQL, bucket, w.Start, w.End, limit).Scan(&n)
 	if errors.Is(err, pgx.ErrNoRows) {

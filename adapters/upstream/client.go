@@ -1,0 +1,239 @@
+package upstream
+
+import (
+	"bytes"
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"log/slog"
+	"net"
+	"net/http"
+	"sync"
+	"time"
+
+	"github.com/sony/gobreaker/v2"
+
+	"github.com/arr-dev/arr/domain/routing"
+)
+
+// Config configures a Client.
+type Config struct {
+	// Timeout bounds the wait for the response headers, and for a
+	// non-streamed reply the whole body. Default 60s.
+	Timeout time.Duration
+	// StreamIdleTimeout bounds the gap between two chunks of a stream.
+	// Default 60s.
+	StreamIdleTimeout time.Duration
+	// BreakerFailures is how many failures in a row open an upstream's
+	// breaker. Default 5.
+	BreakerFailures uint32
+	// BreakerOpenFor is how long an open breaker refuses calls before it
+	// lets one probe through. Default 30s.
+	BreakerOpenFor time.Duration
+	// APIKey returns the value of an API-key variable named in the
+	// catalog; nil sends no key.
+	APIKey func(env string) string
+	// Transport overrides the HTTP transport (tests).
+	Transport http.RoundTripper
+	Logger    *slog.Logger
+}
+
+// Validate fills in defaults.
+func (c *Config) Validate() error {
+	if c.Timeout == 0 {
+		c.Timeout = 60 * time.Second
+	}
+	if c.StreamIdleTimeout == 0 {
+		c.StreamIdleTimeout = 60 * time.Second
+	}
+	if c.BreakerFailures == 0 {
+		c.BreakerFailures = 5
+	}
+	if c.BreakerOpenFor == 0 {
+		c.BreakerOpenFor = 30 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.APIKey == nil {
+		c.APIKey = func(string) string { return "" }
+	}
+	if c.Timeout < 0 || c.StreamIdleTimeout < 0 || c.BreakerOpenFor < 0 {
+		return errors.New("upstream: timeouts must be positive")
+	}
+	return nil
+}
+
+// Client calls upstreams. Safe for concurrent use.
+type Client struct {
+	cfg  Config
+	http *http.Client
+
+	mu       sync.Mutex
+	breakers map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]
+}
+
+// New returns a Client.
+func New(cfg Config) (*Client, error) {
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
+	tr := cfg.Transport
+	if tr == nil {
+		tr = &http.Transport{
+			Proxy:                 http.ProxyFromEnvironment,
+			DialContext:           (&net.Dialer{Timeout: 10 * time.Second, KeepAlive: 30 * time.Second}).DialContext,
+			MaxIdleConns:          1024,
+			MaxIdleConnsPerHost:   512,
+			IdleConnTimeout:       90 * time.Second,
+			TLSHandshakeTimeout:   10 * time.Second,
+			ResponseHeaderTimeout: cfg.Timeout,
+			ForceAttemptHTTP2:     true,
+		}
+	}
+	return &Client{cfg: cfg, http: &http.Client{Transport: tr}, breakers: map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]{}}, nil
+}
+
+// Error is a failed upstream call.
+type Error struct {
+	Model string
+	// Status is the upstream's HTTP status (0: no response).
+	Status int
+	// Body is the upstream's error body (for non-retryable errors, passed
+	// on to the client).
+	Body []byte
+	// Retryable: try the next upstream.
+	Retryable bool
+	Err       error
+}
+
+func (e *Error) Error() string {
+	if e.Status != 0 {
+		return fmt.Sprintf("upstream %s: HTTP %d: %v", e.Model, e.Status, e.Err)
+	}
+	return fmt.Sprintf("upstream %s: %v", e.Model, e.Err)
+}
+
+func (e *Error) Unwrap() error { return e.Err }
+
+// ErrBreakerOpen is the Err of a call refused by an open breaker.
+var ErrBreakerOpen = errors.New("circuit breaker open")
+
+// Response is an upstream's successful answer. For a stream, Body is the
+// SSE stream and must be closed; Next reads it.
+type Response struct {
+	Model  routing.Model
+	Status int
+	Header http.Header
+	// Data is the whole body of a non-streamed reply.
+	Data []byte
+	// Stream is set for a streamed reply.
+	Stream *Stream
+	// FirstByte is the time from sending to the response headers.
+	FirstByte time.Duration
+}
+
+func (c *Client) breaker(m routing.Model) *gobreaker.TwoStepCircuitBreaker[struct{}] {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	b, ok := c.breakers[m.ID]
+	if !ok {
+		failures := c.cfg.BreakerFailures
+		log := c.cfg.Logger
+		b = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
+			Name: m.ID, MaxRequests: 1, Timeout: c.cfg.BreakerOpenFor,
+			ReadyToTrip: func(cn gobreaker.Counts) bool { return cn.ConsecutiveFailures >= failures },
+			OnStateChange: func(name string, from, to gobreaker.State) {
+				log.Warn("upstream circuit breaker", "model", name, "from", from.String(), "to", to.String())
+			},
+		})
+		c.breakers[m.ID] = b
+	}
+	return b
+}
+
+// BreakerStates returns each upstream model's breaker state ("closed",
+// "open" or "half-open"); models never called are left out.
+func (c *Client) BreakerStates() map[string]string {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	out := make(map[string]string, len(c.breakers))
+	for id, b := range c.breakers {
+		out[id] = b.State().String()
+	}
+	return out
+}
+
+// Complete sends body (an OpenAI chat-completion request, model already
+// set to the upstream's id) to m. With stream it returns once the headers
+// arrived and the caller reads Response.Stream.
+func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
+	done, err := c.breaker(m).Allow()
+	if err != nil {
+		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %v", ErrBreakerOpen, err)}
+	}
+	resp, err := c.call(ctx, m, body, stream)
+	var ue *Error
+	if err != nil && errors.As(err, &ue) && ue.Retryable {
+		done(err)
+	} else {
+		done(nil)
+	}
+	return resp, err
+}
+
+func (c *Client) call(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
+	fail := func(status int, b []byte, retry bool, err error) (*Response, error) {
+		return nil, &Error{Model: m.ID, Status: status, Body: b, Retryable: retry, Err: err}
+	}
+	var cancel context.CancelFunc
+	var idle *time.Timer
+	if stream {
+		ctx, cancel = context.WithCancel(ctx)
+		idle = time.AfterFunc(c.cfg.Timeout, cancel)
+	} else {
+		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+"/chat/completions", bytes.NewReader(body))
+	if err != nil {
+		cancel()
+		return fail(0, nil, false, err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if stream {
+		req.Header.Set("Accept", "text/event-stream")
+	}
+	if m.APIKeyEnv != "" {
+		if key := c.cfg.APIKey(m.APIKeyEnv); key != "" {
+			req.Header.Set("Authorization", "Bearer "+key)
+		}
+	}
+	start := time.Now()
+	resp, err := c.http.Do(req)
+	if err != nil {
+		cancel()
+		return fail(0, nil, true, fmt.Errorf("no response: %w", err))
+	}
+	firstByte := time.Since(start)
+	if resp.StatusCode != http.StatusOK {
+		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
+		resp.Body.Close()
+		cancel()
+		retry := resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout
+		return fail(resp.StatusCode, b, retry, fmt.Errorf("%s", http.StatusText(resp.StatusCode)))
+	}
+	out := &Response{Model: m, Status: resp.StatusCode, Header: resp.Header, FirstByte: firstByte}
+	if stream {
+		idle.Reset(c.cfg.StreamIdleTimeout)
+		out.Stream = newStream(resp.Body, func() { idle.Reset(c.cfg.StreamIdleTimeout) }, func() { idle.Stop(); cancel() })
+		return out, nil
+	}
+	defer cancel()
+	defer resp.Body.Close()
+	out.Data, err = io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	if err != nil {
+		return fail(resp.StatusCode, nil, true, fmt.Errorf("reading the reply: %w", err))
+	}
+	return out, nil
+}

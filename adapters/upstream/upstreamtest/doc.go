@@ -1,0 +1,13 @@
+// Package upstreamtest is a real HTTP server on loopback that speaks the
+// OpenAI chat-completions wire format (POST /v1/chat/completions, JSON and
+// server-sent events with include_usage and [DONE], tool calls, JSON mode),
+// for tests and benchmarks of the gateway. Per model it can be told to
+// wait, fail with a status, hang, or cut a stream off after some chunks.
+//
+// Its replies are a deterministic function of the request: "Hello from
+// <model>: <last user text>", a tool call per offered tool (two when
+// parallel tool calls are allowed and two tools are offered), the tool
+// results echoed back, or a JSON object in JSON mode.
+//
+// A Server is safe for concurrent use.
+package upstreamtest

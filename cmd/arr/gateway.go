@@ -1,0 +1,75 @@
+package main
+
+import (
+	"fmt"
+	"log/slog"
+	"os"
+
+	"github.com/arr-dev/arr/adapters/upstream"
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/domain/routing"
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/gateway"
+)
+
+// upstreamKeyEnv is the API-key variable of every model when
+// ARR_UPSTREAM_BASE_URL serves them all.
+const upstreamKeyEnv = "ARR_UPSTREAM_API_KEY"
+
+// loadCatalog reads ARR_CATALOG (or the shipped catalog) and applies
+// ARR_UPSTREAM_BASE_URL.
+func loadCatalog(cfg Config) (*routing.Catalog, error) {
+	data := routing.DefaultCatalogJSON()
+	if cfg.Catalog != "" {
+		b, err := os.ReadFile(cfg.Catalog)
+		if err != nil {
+			return nil, fmt.Errorf("ARR_CATALOG: %w", err)
+		}
+		data = b
+	}
+	cat, err := routing.ParseCatalog(data)
+	if err != nil {
+		return nil, fmt.Errorf("ARR_CATALOG %s: %w", cfg.Catalog, err)
+	}
+	if cfg.UpstreamBaseURL != "" {
+		cat = cat.WithBaseURL(cfg.UpstreamBaseURL, upstreamKeyEnv)
+	}
+	return cat, nil
+}
+
+// openGatewayRouting builds the gateway's routing: the catalog, the
+// upstream client, the audit chain's sequencer (which the caller runs) and
+// the read models it answers from.
+func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routing, *commands.AuditChain, error) {
+	cat, err := loadCatalog(cfg)
+	if err != nil {
+		return gateway.Routing{}, nil, err
+	}
+	up, err := upstream.New(upstream.Config{
+		Timeout: cfg.UpstreamTimeout, StreamIdleTimeout: cfg.UpstreamTimeout,
+		BreakerFailures: uint32(cfg.BreakerFailures), BreakerOpenFor: cfg.BreakerOpen, Logger: log,
+		APIKey: func(env string) string {
+			if env == upstreamKeyEnv {
+				return cfg.UpstreamAPIKey
+			}
+			return os.Getenv(env)
+		},
+	})
+	if err != nil {
+		return gateway.Routing{}, nil, err
+	}
+	chain, err := commands.NewAuditChain(s.store, commands.AuditChainConfig{Logger: log})
+	if err != nil {
+		return gateway.Routing{}, nil, err
+	}
+	entries := cfg.CacheEntries
+	if entries == 0 {
+		entries = -1 // off
+	}
+	return gateway.Routing{
+		Catalog: cat, Upstream: up, Chain: chain,
+		Audit: projections.NewAuditEntries(s.pool), Usage: projections.NewGatewayUsageReports(s.pool),
+		Quality: projections.NewTierQualities(s.pool), Cache: gateway.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
+		Registerer: s.registry,
+	}, chain, nil
+}

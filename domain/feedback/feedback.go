@@ -1,0 +1,63 @@
+package feedback
+
+import (
+	"math"
+	"time"
+	"unicode/utf8"
+
+	"github.com/google/uuid"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/audit"
+	"github.com/arr-dev/arr/domain/routing"
+)
+
+// MaxNotes bounds the notes of one rating, in characters.
+const MaxNotes = 2000
+
+// FeedbackSubmitted rates the completion with AuditHash. Tier, Model and
+// Difficulty are copied from the completion's audit entry, so the read
+// model needs nothing else. A later rating of the same completion replaces
+// the earlier one.
+type FeedbackSubmitted struct {
+	AuditHash   string    `json:"audit_hash"`
+	AccountID   uuid.UUID `json:"account_id"`
+	KeyID       uuid.UUID `json:"key_id"`
+	Tier        string    `json:"tier"`
+	Model       string    `json:"model"`
+	Difficulty  float64   `json:"difficulty"`
+	Rating      float64   `json:"rating"`
+	Notes       string    `json:"notes"`
+	SubmittedAt time.Time `json:"submitted_at"`
+}
+
+func (FeedbackSubmitted) EventType() string  { return "FeedbackSubmitted" }
+func (FeedbackSubmitted) SchemaVersion() int { return 1 }
+
+// StreamID is the stream of the ratings of one completion.
+func StreamID(auditHash string) string { return "feedback-" + auditHash }
+
+// Submit decides a rating of entry c (whose hash is hash) by accountID.
+// The completion must be the caller's own (else ErrNotFound, as if it did
+// not exist); rating must be from 1 to 5.
+func Submit(hash string, c audit.Completion, accountID, keyID uuid.UUID, rating float64, notes string, at time.Time) (*FeedbackSubmitted, error) {
+	if !audit.ValidHash(hash) {
+		return nil, domain.Invalid("invalid_audit_hash", "audit_hash", "audit_hash must be the 64 hex digits of routing.audit_hash")
+	}
+	if c.AccountID != accountID {
+		return nil, domain.NotFound("audit_entry_not_found", "no completion of yours has the audit hash %s", hash)
+	}
+	if math.IsNaN(rating) || rating < routing.MinRating || rating > routing.MaxRating {
+		return nil, domain.Invalid("invalid_rating", "rating", "rating must be a number from %g (useless) to %g (excellent); got %v", routing.MinRating, routing.MaxRating, rating)
+	}
+	if utf8.RuneCountInString(notes) > MaxNotes {
+		return nil, domain.Invalid("notes_too_long", "notes", "notes may have at most %d characters", MaxNotes)
+	}
+	return &FeedbackSubmitted{AuditHash: hash, AccountID: accountID, KeyID: keyID, Tier: c.Tier, Model: c.Model,
+		Difficulty: c.Difficulty, Rating: rating, Notes: notes, SubmittedAt: at.UTC()}, nil
+}
+
+// Events lists constructors for every event of this package.
+func Events() []func() domain.Event {
+	return []func() domain.Event{func() domain.Event { return &FeedbackSubmitted{} }}
+}

@@ -1,0 +1,268 @@
+package routing
+
+import (
+	"bytes"
+	_ "embed"
+	"encoding/json"
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/arr-dev/arr/domain"
+)
+
+//go:embed catalog.json
+var defaultCatalog []byte
+
+// DefaultCatalogJSON returns the catalog shipped with arr (catalog.json
+// beside this file); ARR_CATALOG names a file that replaces it.
+func DefaultCatalogJSON() []byte { return bytes.Clone(defaultCatalog) }
+
+// MicroUSD is an amount of money in millionths of a US dollar.
+type MicroUSD = int64
+
+// Model is one upstream model of a tier. Prices are kept in micro-dollars
+// per million tokens, so the cost of any request is an integer number of
+// micro-dollars (rounded up).
+type Model struct {
+	ID            string `json:"id"`
+	Vendor        string `json:"vendor"`
+	UpstreamModel string `json:"upstream_model"`
+	BaseURL       string `json:"base_url"`
+	APIKeyEnv     string `json:"api_key_env"`
+	// InputPerM and OutputPerM are micro-dollars per million tokens
+	// (numerically: US dollars per thousand tokens times 1e9).
+	InputPerM     int64   `json:"-"`
+	OutputPerM    int64   `json:"-"`
+	Quality       float64 `json:"quality"`
+	ContextWindow int64   `json:"context_window"`
+	Tier          string  `json:"tier"`
+}
+
+// CostPer1KUSD is the model's blended price per 1k tokens in US dollars:
+// the mean of its input and output prices (one input token per output
+// token). It is what routing.cost_per_1k reports.
+func (m Model) CostPer1KUSD() float64 {
+	return float64(m.InputPerM+m.OutputPerM) / 2 / 1e9
+}
+
+// InputPer1KUSD and OutputPer1KUSD are the catalog's prices.
+func (m Model) InputPer1KUSD() float64  { return float64(m.InputPerM) / 1e9 }
+func (m Model) OutputPer1KUSD() float64 { return float64(m.OutputPerM) / 1e9 }
+
+// Cost is the price of a request with these token counts, in micro-dollars,
+// rounded up.
+func (m Model) Cost(promptTokens, completionTokens int64) MicroUSD {
+	n := promptTokens*m.InputPerM + completionTokens*m.OutputPerM
+	return (n + 999_999) / 1_000_000
+}
+
+// Tier is a rung of the price ladder with one or more models, in failover
+// order.
+type Tier struct {
+	Name   string  `json:"name"`
+	Models []Model `json:"models"`
+	// Quality is the tier's prior quality: the lowest of its models' (a
+	// request may fail over to any of them).
+	Quality float64 `json:"quality"`
+	// ContextWindow is the smallest of its models'.
+	ContextWindow int64 `json:"context_window"`
+}
+
+// Catalog is the tiers, cheapest first. Build one with ParseCatalog.
+type Catalog struct {
+	Tiers   []Tier
+	byModel map[string]Model
+	byTier  map[string]int
+}
+
+type fileModel struct {
+	ID            string   `json:"id"`
+	Vendor        string   `json:"vendor"`
+	UpstreamModel string   `json:"upstream_model"`
+	BaseURL       string   `json:"base_url"`
+	APIKeyEnv     string   `json:"api_key_env"`
+	InputPer1K    *float64 `json:"input_usd_per_1k"`
+	OutputPer1K   *float64 `json:"output_usd_per_1k"`
+	Quality       float64  `json:"quality"`
+	ContextWindow int64    `json:"context_window"`
+}
+
+type fileCatalog struct {
+	Tiers []struct {
+		Name   string      `json:"name"`
+		Models []fileModel `json:"models"`
+	} `json:"tiers"`
+}
+
+// TierNames are the tier names a catalog may use, cheapest first.
+var tierNames = []string{"nano", "small", "mid", "high"}
+
+// TierNames returns the tier names a catalog may use, cheapest first.
+func TierNames() []string { return append([]string(nil), tierNames...) }
+
+// ParseCatalog reads a catalog file: {"tiers":[{"name","models":[{id,
+// vendor, upstream_model, base_url, api_key_env, input_usd_per_1k,
+// output_usd_per_1k, quality, context_window}]}]}. Tiers are nano, small,
+// mid and high (each at most once, in that order, at least one); model ids
+// are unique and may not be a tier name or "auto".
+func ParseCatalog(data []byte) (*Catalog, error) {
+	var f fileCatalog
+	dec := json.NewDecoder(bytes.NewReader(data))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&f); err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	if len(f.Tiers) == 0 {
+		return nil, fmt.Errorf("catalog: no tiers")
+	}
+	c := &Catalog{byModel: map[string]Model{}, byTier: map[string]int{}}
+	next := 0
+	for _, ft := range f.Tiers {
+		idx := -1
+		for i := next; i < len(tierNames); i++ {
+			if tierNames[i] == ft.Name {
+				idx = i
+			}
+		}
+		if idx < 0 {
+			return nil, fmt.Errorf("catalog: tier %q: tiers are %s, each at most once, cheapest first", ft.Name, strings.Join(tierNames, ", "))
+		}
+		next = idx + 1
+		if len(ft.Models) == 0 {
+			return nil, fmt.Errorf("catalog: tier %s has no models", ft.Name)
+		}
+		t := Tier{Name: ft.Name, Quality: 1, ContextWindow: math.MaxInt64}
+		for _, fm := range ft.Models {
+			m, err := fm.model(ft.Name)
+			if err != nil {
+				return nil, err
+			}
+			if _, dup := c.byModel[m.ID]; dup {
+				return nil, fmt.Errorf("catalog: model id %q appears twice", m.ID)
+			}
+			c.byModel[m.ID] = m
+			t.Models = append(t.Models, m)
+			t.Quality = min(t.Quality, m.Quality)
+			t.ContextWindow = min(t.ContextWindow, m.ContextWindow)
+		}
+		c.byTier[t.Name] = len(c.Tiers)
+		c.Tiers = append(c.Tiers, t)
+	}
+	return c, nil
+}
+
+func (fm fileModel) model(tier string) (Model, error) {
+	bad := func(format string, args ...any) (Model, error) {
+		return Model{}, fmt.Errorf("catalog: tier %s, model %q: %s", tier, fm.ID, fmt.Sprintf(format, args...))
+	}
+	switch {
+	case fm.ID == "" || fm.ID == "auto" || isTier(fm.ID):
+		return bad("id must be set and may not be \"auto\" or a tier name")
+	case fm.Vendor == "" || strings.ContainsAny(fm.Vendor, " /"):
+		return bad("vendor must be a single word")
+	case fm.BaseURL == "" || !(strings.HasPrefix(fm.BaseURL, "http://") || strings.HasPrefix(fm.BaseURL, "https://")):
+		return bad("base_url must be an http(s) URL")
+	case fm.InputPer1K == nil || fm.OutputPer1K == nil || *fm.InputPer1K < 0 || *fm.OutputPer1K < 0 || *fm.OutputPer1K == 0:
+		return bad("input_usd_per_1k and output_usd_per_1k are required; output must be positive")
+	case fm.Quality <= 0 || fm.Quality > 1:
+		return bad("quality must be in (0, 1]")
+	case fm.ContextWindow < 1024:
+		return bad("context_window must be at least 1024 tokens")
+	}
+	up := fm.UpstreamModel
+	if up == "" {
+		up = fm.ID
+	}
+	return Model{
+		ID: fm.ID, Vendor: fm.Vendor, UpstreamModel: up, BaseURL: strings.TrimRight(fm.BaseURL, "/"), APIKeyEnv: fm.APIKeyEnv,
+		InputPerM: int64(math.Round(*fm.InputPer1K * 1e9)), OutputPerM: int64(math.Round(*fm.OutputPer1K * 1e9)),
+		Quality: fm.Quality, ContextWindow: fm.ContextWindow, Tier: tier,
+	}, nil
+}
+
+func isTier(s string) bool {
+	for _, t := range tierNames {
+		if t == s {
+			return true
+		}
+	}
+	return false
+}
+
+// Model returns a model by id.
+func (c *Catalog) Model(id string) (Model, bool) {
+	m, ok := c.byModel[id]
+	return m, ok
+}
+
+// Tier returns a tier by name.
+func (c *Catalog) Tier(name string) (Tier, bool) {
+	i, ok := c.byTier[name]
+	if !ok {
+		return Tier{}, false
+	}
+	return c.Tiers[i], true
+}
+
+// Vendors returns the vendors of the catalog's models.
+func (c *Catalog) Vendors() []string {
+	seen := map[string]bool{}
+	var out []string
+	for _, t := range c.Tiers {
+		for _, m := range t.Models {
+			if !seen[m.Vendor] {
+				seen[m.Vendor] = true
+				out = append(out, m.Vendor)
+			}
+		}
+	}
+	return out
+}
+
+// Models returns every model, tier by tier.
+func (c *Catalog) Models() []Model {
+	var out []Model
+	for _, t := range c.Tiers {
+		out = append(out, t.Models...)
+	}
+	return out
+}
+
+// WithBaseURL returns a copy of the catalog whose every model is served by
+// one OpenAI-compatible server (vLLM, Ollama, llama.cpp, a test upstream)
+// with one API-key variable.
+func (c *Catalog) WithBaseURL(baseURL, apiKeyEnv string) *Catalog {
+	out := &Catalog{byModel: map[string]Model{}, byTier: map[string]int{}}
+	for _, t := range c.Tiers {
+		nt := t
+		nt.Models = nil
+		for _, m := range t.Models {
+			m.BaseURL, m.APIKeyEnv = strings.TrimRight(baseURL, "/"), apiKeyEnv
+			nt.Models = append(nt.Models, m)
+			out.byModel[m.ID] = m
+		}
+		out.byTier[nt.Name] = len(out.Tiers)
+		out.Tiers = append(out.Tiers, nt)
+	}
+	return out
+}
+
+// errUnknownModel is the 404 of a model that is not in the catalog.
+func errUnknownModel(name string, c *Catalog) error {
+	var ids []string
+	for _, m := range c.Models() {
+		ids = append(ids, m.ID)
+	}
+	return &domain.Error{Kind: domain.ErrNotFound, Code: "model_not_found", Field: "model",
+		Message: fmt.Sprintf("the model %q does not exist: use auto, a tier (%s) or a model id (%s); see GET /v1/models",
+			name, strings.Join(c.tierList(), ", "), strings.Join(ids, ", "))}
+}
+
+func (c *Catalog) tierList() []string {
+	var out []string
+	for _, t := range c.Tiers {
+		out = append(out, t.Name)
+	}
+	return out
+}

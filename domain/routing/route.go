@@ -1,0 +1,323 @@
+package routing
+
+import (
+	"fmt"
+	"math"
+	"strings"
+
+	"github.com/arr-dev/arr/domain"
+)
+
+// ExpectedOutputTokens is the reply length the cost estimate assumes when
+// the request's max_tokens is not smaller.
+const ExpectedOutputTokens = 256
+
+// Request is what the router decides on.
+type Request struct {
+	// Model is "auto" (or empty), a tier name or a model id.
+	Model string
+	// QualityFloor applies to auto (DefaultQualityFloor when the request
+	// does not set one).
+	QualityFloor float64
+	// MaxCostMicro is the hard ceiling in micro-dollars; 0 means none.
+	MaxCostMicro int64
+	// BrandPref is a vendor whose models are preferred; "" for none.
+	BrandPref string
+	// BrandPrefAllowed is the caller's plan allowing brand_pref.
+	BrandPrefAllowed bool
+	Difficulty       float64
+	// InputTokens is the estimated prompt size.
+	InputTokens int64
+	// MaxTokens is the request's own cap on output tokens; 0 for none.
+	MaxTokens int64
+}
+
+// Candidate is one upstream to try, with the max_tokens to send it (0:
+// leave the request's as it is) and its estimated cost.
+type Candidate struct {
+	Model     Model
+	MaxTokens int64
+	EstCost   MicroUSD
+	// Predicted is the corrected quality of the candidate's tier.
+	Predicted float64
+}
+
+// Decision is the router's choice: the tier and every candidate in
+// failover order (the tier's models, the preferred vendor's first, then
+// the models of each tier above that meets the ceiling).
+type Decision struct {
+	Tier       string
+	Difficulty float64
+	Candidates []Candidate
+}
+
+// fit is how a tier fares against the ceiling.
+type fit struct {
+	ok        bool
+	estCost   MicroUSD
+	maxTokens int64 // 0: no cap needed
+}
+
+// fitModel checks a model against the request's ceiling and context: the
+// estimated cost (prompt plus min(max_tokens, 256) output tokens) must be
+// within the ceiling, and max_tokens is capped so that prompt plus
+// max_tokens output cannot cost more than the ceiling.
+func fitModel(m Model, r Request) fit {
+	expected := int64(ExpectedOutputTokens)
+	if r.MaxTokens > 0 && r.MaxTokens < expected {
+		expected = r.MaxTokens
+	}
+	est := m.Cost(r.InputTokens, expected)
+	if r.InputTokens+expected > m.ContextWindow {
+		return fit{estCost: est}
+	}
+	if r.MaxCostMicro <= 0 {
+		return fit{ok: true, estCost: est, maxTokens: 0}
+	}
+	if est > r.MaxCostMicro {
+		return fit{estCost: est}
+	}
+	// Largest n with input*inPrice + n*outPrice <= ceiling*1e6.
+	budget := r.MaxCostMicro*1_000_000 - r.InputTokens*m.InputPerM
+	capTokens := budget / m.OutputPerM
+	capTokens = min(capTokens, m.ContextWindow-r.InputTokens)
+	if r.MaxTokens > 0 && r.MaxTokens <= capTokens {
+		return fit{ok: true, estCost: est}
+	}
+	return fit{ok: true, estCost: est, maxTokens: capTokens}
+}
+
+// tierFit is the fit of a tier: it meets the ceiling if its first model
+// (in preference order) does.
+func (c *Catalog) ordered(t Tier, brand string) []Model {
+	if brand == "" {
+		return t.Models
+	}
+	var pref, rest []Model
+	for _, m := range t.Models {
+		if m.Vendor == brand {
+			pref = append(pref, m)
+		} else {
+			rest = append(rest, m)
+		}
+	}
+	return append(pref, rest...)
+}
+
+// Route decides a request. Errors: ErrNotFound for an unknown model,
+// ErrForbidden for brand_pref on a plan without it, ErrInvalid for bad
+// parameters and for a floor and ceiling that no tier meets (the message
+// says which constraint failed and what would satisfy it).
+func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
+	if err := validate(c, r); err != nil {
+		return Decision{}, err
+	}
+	d := Decision{Difficulty: r.Difficulty}
+	model := r.Model
+	if model == "" {
+		model = "auto"
+	}
+	start := -1
+	var pinned *Model
+	switch {
+	case model == "auto":
+		i, err := chooseAuto(c, fb, r)
+		if err != nil {
+			return Decision{}, err
+		}
+		start = i
+	case isTier(model):
+		i, ok := c.byTier[model]
+		if !ok {
+			return Decision{}, errUnknownModel(model, c)
+		}
+		start = i
+	default:
+		m, ok := c.byModel[model]
+		if !ok {
+			return Decision{}, errUnknownModel(model, c)
+		}
+		pinned = &m
+		start = c.byTier[m.Tier]
+	}
+	d.Tier = c.Tiers[start].Name
+	for i := start; i < len(c.Tiers); i++ {
+		t := c.Tiers[i]
+		pred := fb.Corrected(t, r.Difficulty)
+		// Tiers above the chosen one are failover targets only if they
+		// still clear the floor (auto) — they normally do.
+		if i > start && model == "auto" && pred < r.QualityFloor {
+			continue
+		}
+		models := c.ordered(t, r.BrandPref)
+		if i == start && pinned != nil {
+			models = append([]Model{*pinned}, without(models, pinned.ID)...)
+		}
+		for _, m := range models {
+			f := fitModel(m, r)
+			if !f.ok {
+				continue
+			}
+			d.Candidates = append(d.Candidates, Candidate{Model: m, MaxTokens: f.maxTokens, EstCost: f.estCost, Predicted: pred})
+		}
+	}
+	if len(d.Candidates) == 0 || d.Candidates[0].Model.Tier != d.Tier {
+		return Decision{}, ceilingError(c, r, start)
+	}
+	return d, nil
+}
+
+func without(ms []Model, id string) []Model {
+	var out []Model
+	for _, m := range ms {
+		if m.ID != id {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+func validate(c *Catalog, r Request) error {
+	if math.IsNaN(r.QualityFloor) || r.QualityFloor < 0 || r.QualityFloor > 1 {
+		return domain.Invalid("invalid_quality_floor", "quality_floor", "quality_floor must be a number from 0 to 1; got %v", r.QualityFloor)
+	}
+	if r.MaxCostMicro < 0 {
+		return domain.Invalid("invalid_max_cost", "max_cost_usd", "max_cost_usd must be positive")
+	}
+	if r.BrandPref != "" {
+		if !r.BrandPrefAllowed {
+			return &domain.Error{Kind: domain.ErrForbidden, Code: "brand_pref_requires_pro", Field: "brand_pref",
+				Message: "brand_pref needs the Pro plan or above; upgrade on the account page (/account) or leave brand_pref out"}
+		}
+		known := c.Vendors()
+		found := false
+		for _, v := range known {
+			found = found || v == r.BrandPref
+		}
+		if !found {
+			return domain.Invalid("invalid_brand_pref", "brand_pref", "brand_pref must be one vendor of the catalog (%s); got %q", strings.Join(known, ", "), r.BrandPref)
+		}
+	}
+	return nil
+}
+
+// chooseAuto returns the index of the cheapest tier whose corrected
+// quality clears the floor and which meets the ceiling; with brand_pref,
+// the cheapest such tier that has a model of that vendor, if any.
+func chooseAuto(c *Catalog, fb Feedback, r Request) (int, error) {
+	first := -1
+	for i, t := range c.Tiers {
+		if fb.Corrected(t, r.Difficulty) < r.QualityFloor {
+			continue
+		}
+		if !fitsAny(c.ordered(t, r.BrandPref), r) {
+			continue
+		}
+		if first < 0 {
+			first = i
+		}
+		if r.BrandPref == "" || hasVendor(t, r.BrandPref) {
+			return i, nil
+		}
+	}
+	if first >= 0 {
+		return first, nil
+	}
+	return -1, impossible(c, fb, r)
+}
+
+func fitsAny(ms []Model, r Request) bool {
+	for _, m := range ms {
+		if fitModel(m, r).ok {
+			return true
+		}
+	}
+	return false
+}
+
+func hasVendor(t Tier, v string) bool {
+	for _, m := range t.Models {
+		if m.Vendor == v {
+			return true
+		}
+	}
+	return false
+}
+
+func usd(m MicroUSD) string { return fmt.Sprintf("%.6f", float64(m)/1e6) }
+
+// impossible explains why no tier meets both the floor and the ceiling,
+// and what would.
+func impossible(c *Catalog, fb Feedback, r Request) error {
+	band := BandOf(r.Difficulty)
+	// Cheapest tier that clears the floor, and the cost it needs.
+	var floorTier *Tier
+	var floorCost MicroUSD
+	for i := range c.Tiers {
+		t := c.Tiers[i]
+		if fb.Corrected(t, r.Difficulty) >= r.QualityFloor {
+			floorTier = &t
+			floorCost = cheapestEstimate(t, r)
+			break
+		}
+	}
+	// Best quality within the ceiling.
+	var ceilTier *Tier
+	var ceilQ float64
+	for i := range c.Tiers {
+		t := c.Tiers[i]
+		if fitsAny(t.Models, r) {
+			if q := fb.Corrected(t, r.Difficulty); ceilTier == nil || q > ceilQ {
+				ceilTier, ceilQ = &t, q
+			}
+		}
+	}
+	var b strings.Builder
+	fmt.Fprintf(&b, "no tier satisfies quality_floor %.2f and max_cost_usd %s for this request (difficulty %.3f, band %s, about %d prompt tokens): ",
+		r.QualityFloor, usd(r.MaxCostMicro), r.Difficulty, band, r.InputTokens)
+	switch {
+	case floorTier == nil:
+		best := c.Tiers[len(c.Tiers)-1]
+		fmt.Fprintf(&b, "no tier reaches the quality floor at this difficulty (the best, %s, is predicted at %.2f); lower quality_floor to %.2f or less",
+			best.Name, fb.Corrected(best, r.Difficulty), math.Floor(fb.Corrected(best, r.Difficulty)*100)/100)
+	default:
+		fmt.Fprintf(&b, "the cheapest tier that clears the floor, %s, is estimated at %s; raise max_cost_usd to at least %s",
+			floorTier.Name, usd(floorCost), usd(floorCost))
+		if ceilTier != nil {
+			fmt.Fprintf(&b, ", or lower quality_floor to %.2f to use %s within the ceiling", math.Floor(ceilQ*100)/100, ceilTier.Name)
+		} else {
+			b.WriteString(" (no tier fits the ceiling at any quality; a shorter prompt or smaller max_tokens lowers the estimate)")
+		}
+	}
+	field := "max_cost_usd"
+	if floorTier == nil {
+		field = "quality_floor"
+	}
+	return &domain.Error{Kind: domain.ErrInvalid, Code: "no_tier_satisfies_constraints", Field: field, Message: b.String()}
+}
+
+func cheapestEstimate(t Tier, r Request) MicroUSD {
+	var best MicroUSD = -1
+	r.MaxCostMicro = 0
+	for _, m := range t.Models {
+		if f := fitModel(m, r); best < 0 || f.estCost < best {
+			best = f.estCost
+		}
+	}
+	return best
+}
+
+// ceilingError is the 400 of an explicitly named tier or model that the
+// ceiling (or the context window) rules out.
+func ceilingError(c *Catalog, r Request, start int) error {
+	t := c.Tiers[start]
+	est := cheapestEstimate(t, r)
+	if r.MaxCostMicro > 0 && est > r.MaxCostMicro {
+		return &domain.Error{Kind: domain.ErrInvalid, Code: "max_cost_exceeded", Field: "max_cost_usd",
+			Message: fmt.Sprintf("the %s tier is estimated at %s for this request (about %d prompt tokens), over max_cost_usd %s; raise max_cost_usd to at least %s or use model auto",
+				t.Name, usd(est), r.InputTokens, usd(r.MaxCostMicro), usd(est))}
+	}
+	return &domain.Error{Kind: domain.ErrInvalid, Code: "context_length_exceeded", Field: "messages",
+		Message: fmt.Sprintf("about %d prompt tokens do not fit the context window of the %s tier (%d tokens); shorten the messages or use a larger tier",
+			r.InputTokens, t.Name, t.ContextWindow)}
+}

@@ -1,0 +1,149 @@
+package gateway
+
+import (
+	"context"
+	"errors"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+	json "github.com/goccy/go-json"
+
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/audit"
+	"github.com/arr-dev/arr/domain/routing"
+	"github.com/arr-dev/arr/eventstore"
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+// caughtUp waits (bounded) until projection has applied the log's current
+// head, so a hash or rating just returned is visible.
+func (s *completer) caughtUp(ctx context.Context, projection string) error {
+	if s.d.Head == nil || s.d.WaitFor == nil {
+		return nil
+	}
+	head, err := s.d.Head(ctx)
+	if err != nil {
+		return err
+	}
+	return s.d.WaitFor(ctx, projection, head)
+}
+
+// entry reads an audit entry; a hash not found is looked for again once
+// the read model has caught up with the log.
+func (s *completer) entry(ctx context.Context, hash string) (projections.AuditEntry, error) {
+	if !audit.ValidHash(hash) {
+		return projections.AuditEntry{}, domain.Invalid("invalid_audit_hash", "hash", "an audit hash is 64 lowercase hex digits (routing.audit_hash)")
+	}
+	e, err := s.rt.Audit.Get(ctx, hash)
+	if errors.Is(err, domain.ErrNotFound) {
+		if werr := s.caughtUp(ctx, projections.AuditName); werr == nil {
+			e, err = s.rt.Audit.Get(ctx, hash)
+		}
+	}
+	return e, err
+}
+
+// auditEntry answers GET /v1/audit/{hash} (public: the hash is the
+// credential; the entry holds hashes of the request and reply, never
+// their text).
+func (s *completer) auditEntry(c *gin.Context) {
+	if !s.rt.configured() {
+		fail(c, errNotConfigured)
+		return
+	}
+	e, err := s.entry(c.Request.Context(), c.Param("hash"))
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{
+		"object": "audit_entry", "hash": e.Hash, "prev_hash": e.PrevHash, "seq": e.Seq, "position": e.Position,
+		"payload": json.RawMessage(e.Payload), "verified": e.Verified, "problem": e.Problem, "next_hash": e.NextHash,
+		"recorded_at": e.RecordedAt.Format(time.RFC3339Nano),
+		"chain":       gin.H{"algorithm": "hash = hex(SHA-256(bytes(prev_hash) || payload)), payload being the exact JSON text above", "genesis_prev_hash": audit.Genesis},
+	})
+}
+
+// feedback answers POST /v1/feedback (API key): a rating of one of the
+// caller's own completions.
+func (s *completer) feedback(c *gin.Context) {
+	if !s.rt.configured() || s.d.Commands.SubmitFeedback == nil {
+		fail(c, errNotConfigured)
+		return
+	}
+	p, _ := httpx.PrincipalOf(c)
+	var body struct {
+		AuditHash *string  `json:"audit_hash"`
+		Rating    *float64 `json:"rating"`
+		Notes     *string  `json:"notes"`
+	}
+	if err := json.NewDecoder(c.Request.Body).Decode(&body); err != nil {
+		fail(c, domain.Invalid("invalid_json", "", "the body must be JSON: {\"audit_hash\": \"…\", \"rating\": 1-5, \"notes\": \"…\"}"))
+		return
+	}
+	if body.AuditHash == nil {
+		fail(c, domain.Invalid("missing_audit_hash", "audit_hash", "audit_hash is required (routing.audit_hash of the completion)"))
+		return
+	}
+	if body.Rating == nil {
+		fail(c, domain.Invalid("missing_rating", "rating", "rating is required: a number from 1 (useless) to 5 (excellent)"))
+		return
+	}
+	notes := ""
+	if body.Notes != nil {
+		notes = *body.Notes
+	}
+	e, err := s.entry(c.Request.Context(), *body.AuditHash)
+	if err != nil {
+		if errors.Is(err, domain.ErrNotFound) {
+			err = domain.NotFound("audit_entry_not_found", "no completion of yours has the audit hash %s", *body.AuditHash)
+		}
+		fail(c, err)
+		return
+	}
+	md := eventstore.Metadata{Actor: "key:" + p.KeyID.String(), RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
+	f, pos, err := s.d.Commands.SubmitFeedback.Handle(c.Request.Context(), commands.SubmitFeedback{
+		AuditHash: e.Hash, Entry: e.Completion, AccountID: p.AccountID, KeyID: p.KeyID, Rating: *body.Rating, Notes: notes, Metadata: md})
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusCreated, gin.H{"object": "feedback", "audit_hash": f.AuditHash, "rating": f.Rating, "notes": f.Notes,
+		"tier": f.Tier, "model": f.Model, "difficulty_score": f.Difficulty, "difficulty_band": routing.BandOf(f.Difficulty),
+		"submitted_at": f.SubmittedAt.Format(time.RFC3339Nano), "position": pos})
+}
+
+// usageReport answers GET /v1/usage?days=N (API key): the account's daily
+// rollup of completions.
+func (s *completer) usageReport(c *gin.Context) {
+	if !s.rt.configured() {
+		fail(c, errNotConfigured)
+		return
+	}
+	p, _ := httpx.PrincipalOf(c)
+	days := 30
+	if v, ok := c.GetQuery("days"); ok {
+		n, err := strconv.Atoi(v)
+		if err != nil || n < 1 || n > projections.MaxGatewayUsageDays {
+			fail(c, domain.Invalid("invalid_days", "days", "days must be an integer from 1 to %d; got %q", projections.MaxGatewayUsageDays, v))
+			return
+		}
+		days = n
+	}
+	_ = s.caughtUp(c.Request.Context(), projections.GatewayUsageName) // bounded; a lagging rollup is still an answer
+	now := time.Now
+	if s.d.Now != nil {
+		now = s.d.Now
+	}
+	r, err := s.rt.Usage.Rollup(c.Request.Context(), p.AccountID, days, now())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.JSON(http.StatusOK, gin.H{"object": "usage", "account_id": p.AccountID, "days": days, "from": r.From, "to": r.To,
+		"total": r.Total, "by_tier": r.ByTier, "data": r.Days})
+}

@@ -1,0 +1,60 @@
+package gateway
+
+import (
+	"context"
+
+	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/readapi/billing"
+)
+
+// HealthReport is the gateway's /healthz body: the shared report with the
+// payment provider, plus the routing: tiers, the response cache, the
+// upstreams' breakers and the audit chain.
+type HealthReport struct {
+	billing.HealthReport
+	Routing RoutingHealth `json:"routing"`
+}
+
+// RoutingHealth is the routing part of /healthz.
+type RoutingHealth struct {
+	Status string         `json:"status"` // "ok" or "not_configured"
+	Tiers  map[string]int `json:"tiers"`  // models per tier
+	// TierCount and ModelCount count the catalog.
+	TierCount  int               `json:"tier_count"`
+	ModelCount int               `json:"model_count"`
+	Cache      CacheStats        `json:"cache"`
+	Breakers   map[string]string `json:"breakers"`
+	Audit      AuditHealth       `json:"audit"`
+}
+
+// AuditHealth is the audit chain as its read model sees it.
+type AuditHealth struct {
+	Entries  int64  `json:"entries"`
+	HeadHash string `json:"head_hash,omitempty"`
+	Error    string `json:"error,omitempty"`
+}
+
+func (s *completer) health(ctx context.Context) (int, any) {
+	code, base := billing.Health(ctx, s.d, string(account.Gateway))
+	bh, ok := base.(billing.HealthReport)
+	if !ok {
+		return code, base
+	}
+	r := HealthReport{HealthReport: bh, Routing: RoutingHealth{Status: "not_configured", Tiers: map[string]int{}, Breakers: map[string]string{}, Cache: s.cache.stats()}}
+	if !s.rt.configured() {
+		return code, r
+	}
+	r.Routing.Status = "ok"
+	for _, t := range s.rt.Catalog.Tiers {
+		r.Routing.Tiers[t.Name] = len(t.Models)
+		r.Routing.ModelCount += len(t.Models)
+	}
+	r.Routing.TierCount = len(s.rt.Catalog.Tiers)
+	r.Routing.Breakers = s.rt.Upstream.BreakerStates()
+	n, head, err := s.rt.Audit.Stats(ctx)
+	r.Routing.Audit = AuditHealth{Entries: n, HeadHash: head}
+	if err != nil {
+		r.Routing.Audit.Error = "the audit read model does not answer"
+	}
+	return code, r
+}

@@ -1,0 +1,35 @@
+#!/usr/bin/env bash
+# Benchmarks the routing gateway's overhead against calling a loopback
+# OpenAI-compatible upstream directly, at 1 and 64 concurrent clients, and
+# Portkey's open-source gateway (npm @portkey-ai/gateway, pinned below)
+# pointed at the same upstream (x-portkey-provider: openai,
+# x-portkey-custom-host). arr runs as `arr up` on a fresh database with every
+# completion durably appended to the audit chain; the run ends with
+# `arr audit verify`. Reports p50/p99, req/s and overhead; asserts nothing.
+# Numbers on a shared 2-core machine are noisy: compare within one run.
+#
+#   scripts/bench/gateway.sh [flags of scripts/bench/gateway, e.g. -n 20000 -concurrency 1,16,64]
+#
+# DATABASE_URL is the PostgreSQL server (default: local, user postgres).
+# Results go to scripts/bench/results/ (git-ignored) and to stdout.
+set -euo pipefail
+here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
+root="$(cd "$here/../.." && pwd)"
+DATABASE_URL="${DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}"
+PORTKEY_VERSION="${PORTKEY_VERSION:-1.15.2}"
+
+pk="$here/node_modules/@portkey-ai/gateway/build/start-server.js"
+if [ ! -f "$pk" ] || ! grep -q "\"version\": \"$PORTKEY_VERSION\"" "$here/node_modules/@portkey-ai/gateway/package.json"; then
+  echo "installing @portkey-ai/gateway@$PORTKEY_VERSION into $here/node_modules" >&2
+  (cd "$here" && npm install --no-save --no-package-lock --no-audit --no-fund --prefix "$here" "@portkey-ai/gateway@$PORTKEY_VERSION" >&2)
+fi
+
+mkdir -p "$here/results"
+stamp="$(date -u +%Y%m%dT%H%M%SZ)"
+tmp="$(mktemp -d)"
+trap 'rm -rf "$tmp"' EXIT
+(cd "$root" && go build -o "$tmp/arr" ./cmd/arr && go build -o "$tmp/gateway-bench" ./scripts/bench/gateway)
+
+"$tmp/gateway-bench" -database-url "$DATABASE_URL" -arr "$tmp/arr" -portkey "$pk" \
+  -json "$here/results/gateway-$stamp.json" "$@" 2>&1 | tee "$here/results/gateway-$stamp.txt"
+echo "results: $here/results/gateway-$stamp.txt and .json" >&2

@@ -1,0 +1,324 @@
+// Command gateway benchmarks the routing gateway's overhead: the same
+// chat completion sent straight to a loopback OpenAI-compatible upstream
+// (upstreamtest), through `arr up` (model auto: auth, daily quota, routing,
+// and every completion durably appended to the audit chain), and through
+// Portkey's open-source gateway pointed at the same upstream. It reports
+// p50, p99 and requests per second at each concurrency, and the overhead
+// (gateway minus direct) at p50 and p99. It asserts nothing.
+//
+// Run it through scripts/bench/gateway.sh, which builds arr and installs
+// Portkey.
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"flag"
+	"fmt"
+	"io"
+	"log"
+	"net"
+	"net/http"
+	"net/url"
+	"os"
+	"os/exec"
+	"sort"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"syscall"
+	"text/tabwriter"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arr-dev/arr/adapters/upstream/upstreamtest"
+)
+
+func main() {
+	var (
+		dbURL   = flag.String("database-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "PostgreSQL server; a fresh database is created on it and dropped after")
+		arrBin  = flag.String("arr", "", "the arr binary")
+		portkey = flag.String("portkey", "", "Portkey's build/start-server.js (empty: skip Portkey)")
+		levels  = flag.String("concurrency", "1,64", "concurrency levels")
+		n1      = flag.Int("n1", 2000, "requests per target at concurrency 1")
+		nN      = flag.Int("n", 10000, "requests per target at higher concurrency")
+		warm    = flag.Int("warmup", 300, "warm-up requests per target and level (not measured)")
+		jsonOut = flag.String("json", "", "also write the results as JSON here")
+	)
+	flag.Parse()
+	if *arrBin == "" {
+		log.Fatal("-arr is required")
+	}
+	ctx := context.Background()
+
+	up, err := upstreamtest.New("127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer up.Close()
+
+	db, drop, err := freshDatabase(ctx, *dbURL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer drop()
+
+	arrURL, key, stopArr, err := startArr(*arrBin, db, up.URL)
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer stopArr()
+
+	targets := []target{
+		{name: "direct (upstream)", url: up.URL + "/chat/completions", model: "gpt-4.1-nano"},
+		{name: "arr gateway", url: arrURL + "/v1/chat/completions", model: "auto", headers: map[string]string{"Authorization": "Bearer " + key}},
+	}
+	if *portkey != "" {
+		pkURL, stopPK, err := startPortkey(*portkey)
+		if err != nil {
+			log.Fatal(err)
+		}
+		defer stopPK()
+		targets = append(targets, target{name: "portkey 1.15.2", url: pkURL + "/v1/chat/completions", model: "gpt-4.1-nano", headers: map[string]string{
+			"Authorization": "Bearer sk-bench", "x-portkey-provider": "openai", "x-portkey-custom-host": up.URL}})
+	}
+
+	var results []result
+	for _, lv := range strings.Split(*levels, ",") {
+		var c int
+		fmt.Sscan(lv, &c)
+		n := *nN
+		if c == 1 {
+			n = *n1
+		}
+		for _, t := range targets {
+			run(t, c, *warm)
+			r := run(t, c, n)
+			r.target, r.concurrency = t.name, c
+			results = append(results, r)
+			log.Printf("%-18s c=%-3d n=%-6d p50 %.3f ms  p99 %.3f ms  %.0f req/s  errors %d", t.name, c, n, r.P50, r.P99, r.RPS, r.Errors)
+		}
+	}
+	report(results)
+	precommit(ctx, db)
+	if out, err := exec.Command(*arrBin, "audit", "verify").CombinedOutput(); err == nil {
+		fmt.Printf("\n%s", out)
+	} else {
+		fmt.Printf("\narr audit verify FAILED: %v\n%s", err, out)
+	}
+	if *jsonOut != "" {
+		b, _ := json.MarshalIndent(results, "", "  ")
+		_ = os.WriteFile(*jsonOut, b, 0o644)
+	}
+}
+
+type target struct {
+	name, url, model string
+	headers          map[string]string
+}
+
+type result struct {
+	target      string
+	concurrency int
+	Target      string  `json:"target"`
+	Concurrency int     `json:"concurrency"`
+	N           int     `json:"n"`
+	P50         float64 `json:"p50_ms"`
+	P99         float64 `json:"p99_ms"`
+	RPS         float64 `json:"req_per_s"`
+	Errors      int64   `json:"errors"`
+}
+
+func run(t target, c, n int) result {
+	body, _ := json.Marshal(map[string]any{"model": t.model, "messages": []any{map[string]any{"role": "user", "content": "Say hello"}}})
+	client := &http.Client{Timeout: 30 * time.Second, Transport: &http.Transport{MaxIdleConnsPerHost: c + 8, MaxIdleConns: c + 8}}
+	defer client.CloseIdleConnections()
+	lat := make([]time.Duration, n)
+	var next, errs atomic.Int64
+	var wg sync.WaitGroup
+	start := time.Now()
+	for w := 0; w < c; w++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := next.Add(1) - 1
+				if i >= int64(n) {
+					return
+				}
+				req, _ := http.NewRequest(http.MethodPost, t.url, bytes.NewReader(body))
+				req.Header.Set("Content-Type", "application/json")
+				for k, v := range t.headers {
+					req.Header.Set(k, v)
+				}
+				s := time.Now()
+				resp, err := client.Do(req)
+				if err == nil {
+					_, _ = io.Copy(io.Discard, resp.Body)
+					resp.Body.Close()
+					if resp.StatusCode != http.StatusOK {
+						err = fmt.Errorf("status %d", resp.StatusCode)
+					}
+				}
+				lat[i] = time.Since(s)
+				if err != nil {
+					if errs.Add(1) == 1 {
+						log.Printf("%s: %v", t.name, err)
+					}
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	took := time.Since(start)
+	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
+	pct := func(p float64) float64 { return float64(lat[int(p*float64(n-1))].Microseconds()) / 1000 }
+	return result{N: n, P50: pct(0.50), P99: pct(0.99), RPS: float64(n) / took.Seconds(), Errors: errs.Load()}
+}
+
+func report(rs []result) {
+	direct := map[int]result{}
+	for _, r := range rs {
+		if strings.HasPrefix(r.target, "direct") {
+			direct[r.concurrency] = r
+		}
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "target\tconcurrency\tn\tp50 ms\tp99 ms\treq/s\terrors\toverhead p50 ms\toverhead p99 ms\t")
+	for i := range rs {
+		r := &rs[i]
+		r.Target, r.Concurrency = r.target, r.concurrency
+		d := direct[r.concurrency]
+		fmt.Fprintf(w, "%s\t%d\t%d\t%.3f\t%.3f\t%.0f\t%d\t%.3f\t%.3f\t\n", r.target, r.concurrency, r.N, r.P50, r.P99, r.RPS, r.Errors, r.P50-d.P50, r.P99-d.P99)
+	}
+	w.Flush()
+}
+
+// precommit reports, from the audit read model, how long arr spent on a
+// completion before its audit entry was appended (payload total_ms: auth,
+// quota, routing, the upstream call and the reply's parsing) next to the
+// upstream's own time (upstream_ms), so the rest of the overhead is the
+// durable commit of the chain.
+func precommit(ctx context.Context, db string) {
+	conn, err := pgx.Connect(ctx, db)
+	if err != nil {
+		return
+	}
+	defer conn.Close(ctx)
+	time.Sleep(2 * time.Second) // let the audit projection catch up
+	var n int64
+	var p50, p99, up50 float64
+	err = conn.QueryRow(ctx, `SELECT count(*),
+		percentile_cont(0.5) WITHIN GROUP (ORDER BY (payload->>'total_ms')::float8),
+		percentile_cont(0.99) WITHIN GROUP (ORDER BY (payload->>'total_ms')::float8),
+		percentile_cont(0.5) WITHIN GROUP (ORDER BY (payload->>'upstream_ms')::float8)
+		FROM rm_audit.entries`).Scan(&n, &p50, &p99, &up50)
+	if err != nil {
+		fmt.Printf("\n(audit read model not readable: %v)\n", err)
+		return
+	}
+	fmt.Printf("\narr, all runs (%d completions): time in the gateway before the audit append p50 %.3f ms, p99 %.3f ms (upstream's own p50 %.3f ms); the rest of arr's latency is waiting for the chain's durable commit\n", n, p50, p99, up50)
+}
+
+func freshDatabase(ctx context.Context, admin string) (string, func(), error) {
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return "", nil, fmt.Errorf("PostgreSQL at %s: %w", admin, err)
+	}
+	name := fmt.Sprintf("arr_bench_gw_%d", time.Now().UnixNano())
+	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
+		conn.Close(ctx)
+		return "", nil, err
+	}
+	u, _ := url.Parse(admin)
+	u.Path = "/" + name
+	return u.String(), func() {
+		_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
+		conn.Close(context.Background())
+	}, nil
+}
+
+func freeAddr() string {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		log.Fatal(err)
+	}
+	defer ln.Close()
+	return ln.Addr().String()
+}
+
+func startArr(bin, db, upstreamURL string) (string, string, func(), error) {
+	gw, an, rc := freeAddr(), freeAddr(), freeAddr()
+	dir, _ := os.MkdirTemp("", "arr-bench-")
+	env := append(os.Environ(), "DATABASE_URL="+db, "ARR_DATA_DIR="+dir, "ARR_LOG_LEVEL=warn",
+		"ARR_GATEWAY_ADDR="+gw, "ARR_ANSWER_ADDR="+an, "ARR_RECORDS_ADDR="+rc, "ARR_UPSTREAM_BASE_URL="+upstreamURL)
+	os.Setenv("DATABASE_URL", db) // for the closing `arr audit verify`
+	cmd := exec.Command(bin, "up")
+	cmd.Env = env
+	cmd.Stderr = os.Stderr
+	if err := cmd.Start(); err != nil {
+		return "", "", nil, err
+	}
+	stop := func() {
+		_ = cmd.Process.Signal(syscall.SIGTERM)
+		_ = cmd.Wait()
+		os.RemoveAll(dir)
+	}
+	base := "http://" + gw
+	if err := waitOK(base + "/healthz"); err != nil {
+		stop()
+		return "", "", nil, err
+	}
+	cli := func(args ...string) ([]byte, error) {
+		c := exec.Command(bin, args...)
+		c.Env = env
+		return c.Output()
+	}
+	if _, err := cli("accounts", "create", "--email", "bench@example.com", "--plan", "enterprise", "--json"); err != nil {
+		stop()
+		return "", "", nil, fmt.Errorf("creating the bench account: %w", err)
+	}
+	out, err := cli("keys", "mint", "--email", "bench@example.com", "--service", "gateway", "--json")
+	if err != nil {
+		stop()
+		return "", "", nil, fmt.Errorf("minting a key: %w", err)
+	}
+	var k struct {
+		Secret string `json:"secret"`
+	}
+	_ = json.Unmarshal(out, &k)
+	return base, k.Secret, stop, nil
+}
+
+func startPortkey(script string) (string, func(), error) {
+	addr := freeAddr()
+	_, port, _ := net.SplitHostPort(addr)
+	cmd := exec.Command("node", script, "--port="+port, "--headless")
+	cmd.Env = append(os.Environ(), "NODE_ENV=production")
+	if err := cmd.Start(); err != nil {
+		return "", nil, err
+	}
+	stop := func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }
+	base := "http://127.0.0.1:" + port
+	if err := waitOK(base + "/"); err != nil {
+		stop()
+		return "", nil, fmt.Errorf("portkey: %w", err)
+	}
+	return base, stop, nil
+}
+
+func waitOK(u string) error {
+	deadline := time.Now().Add(90 * time.Second)
+	for time.Now().Before(deadline) {
+		if resp, err := http.Get(u); err == nil {
+			resp.Body.Close()
+			if resp.StatusCode == http.StatusOK {
+				return nil
+			}
+		}
+		time.Sleep(100 * time.Millisecond)
+	}
+	return fmt.Errorf("%s not ready after 90s", u)
+}
