@@ -34,6 +34,10 @@ type Config struct {
 	// APIKey returns the value of an API-key variable named in the
 	// catalog; nil sends no key.
 	APIKey func(env string) string
+	// KeyRequired says whether a model whose API-key variable is empty is
+	// not configured: it is skipped (a retryable failure, so failover goes
+	// on) without a call that could only be refused. nil: never required.
+	KeyRequired func(env string) bool
 	// Transport overrides the HTTP transport (tests).
 	Transport http.RoundTripper
 	Logger    *slog.Logger
@@ -169,6 +173,9 @@ func (c *Client) BreakerStates() map[string]string {
 // set to the upstream's id) to m. With stream it returns once the headers
 // arrived and the caller reads Response.Stream.
 func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
+	if m.APIKeyEnv != "" && c.cfg.KeyRequired != nil && c.cfg.KeyRequired(m.APIKeyEnv) && c.cfg.APIKey(m.APIKeyEnv) == "" {
+		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %s is unset", ErrNotConfigured, m.APIKeyEnv)}
+	}
 	done, err := c.breaker(m).Allow()
 	if err != nil {
 		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %v", ErrBreakerOpen, err)}
@@ -182,6 +189,9 @@ func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, str
 	}
 	return resp, err
 }
+
+// ErrNotConfigured: the model's API-key variable is empty.
+var ErrNotConfigured = errors.New("not configured")
 
 func (c *Client) call(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
 	fail := func(status int, b []byte, retry bool, err error) (*Response, error) {

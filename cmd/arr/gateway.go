@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"strings"
 
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"
@@ -45,6 +47,19 @@ func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routin
 	if err != nil {
 		return gateway.Routing{}, nil, err
 	}
+	if cfg.UpstreamBaseURL == "" {
+		var missing []string
+		for _, t := range cat.Tiers {
+			for _, m := range t.Models {
+				if m.APIKeyEnv != "" && os.Getenv(m.APIKeyEnv) == "" && !slices.Contains(missing, m.APIKeyEnv) {
+					missing = append(missing, m.APIKeyEnv)
+				}
+			}
+		}
+		if len(missing) > 0 {
+			log.Warn("gateway: catalog models whose API-key variable is unset are skipped (a completion no configured model can answer is 502); set them, or ARR_UPSTREAM_BASE_URL for one OpenAI-compatible server", "unset", strings.Join(missing, ","))
+		}
+	}
 	up, err := upstream.New(upstream.Config{
 		Timeout: cfg.UpstreamTimeout, StreamIdleTimeout: cfg.UpstreamTimeout,
 		BreakerFailures: uint32(cfg.BreakerFailures), BreakerOpenFor: cfg.BreakerOpen, Logger: log,
@@ -54,6 +69,9 @@ func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routin
 			}
 			return os.Getenv(env)
 		},
+		// The single upstream (vLLM, Ollama, …) may need no key; a
+		// vendor's API always does.
+		KeyRequired: func(env string) bool { return env != upstreamKeyEnv },
 	})
 	if err != nil {
 		return gateway.Routing{}, nil, err

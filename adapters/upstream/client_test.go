@@ -1,0 +1,52 @@
+package upstream_test
+
+import (
+	"context"
+	"errors"
+	"testing"
+	"time"
+
+	"github.com/arr-dev/arr/adapters/upstream"
+	"github.com/arr-dev/arr/adapters/upstream/upstreamtest"
+	"github.com/arr-dev/arr/domain/routing"
+)
+
+// A model whose required API-key variable is empty is skipped without a
+// call (and failover goes on: the error is retryable); with the key set,
+// or when the key is optional, the call goes out with it.
+func TestModelWithoutItsRequiredKeyIsNotCalled(t *testing.T) {
+	srv := upstreamtest.Start(t)
+	keys := map[string]string{"SET_KEY": "sk-set"}
+	c, err := upstream.New(upstream.Config{
+		Timeout: 5 * time.Second, StreamIdleTimeout: 5 * time.Second,
+		APIKey:      func(env string) string { return keys[env] },
+		KeyRequired: func(env string) bool { return env != "OPTIONAL_KEY" },
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	body := func(model string) []byte {
+		return []byte(`{"model":"` + model + `","messages":[{"role":"user","content":"hi"}]}`)
+	}
+	unset := routing.Model{ID: "unset", UpstreamModel: "unset", BaseURL: srv.URL, APIKeyEnv: "UNSET_KEY"}
+	_, err = c.Complete(context.Background(), unset, body("unset"), false)
+	var ue *upstream.Error
+	if !errors.Is(err, upstream.ErrNotConfigured) || !errors.As(err, &ue) || !ue.Retryable {
+		t.Fatalf("err = %v, want a retryable ErrNotConfigured", err)
+	}
+	if n := srv.Calls("unset"); n != 0 {
+		t.Fatalf("the upstream got %d calls for a model without its key", n)
+	}
+	for _, m := range []routing.Model{
+		{ID: "set", UpstreamModel: "set", BaseURL: srv.URL, APIKeyEnv: "SET_KEY"},
+		{ID: "optional", UpstreamModel: "optional", BaseURL: srv.URL, APIKeyEnv: "OPTIONAL_KEY"},
+	} {
+		resp, err := c.Complete(context.Background(), m, body(m.ID), false)
+		if err != nil || resp.Status != 200 {
+			t.Fatalf("%s: %v", m.ID, err)
+		}
+	}
+	if got := srv.LastAuthorization("set"); got != "Bearer sk-set" {
+		t.Fatalf("Authorization = %q", got)
+	}
+}
