@@ -42,7 +42,11 @@ type ParcelFeature struct {
 // any of layers (every parcel when layers is empty), in (county, apn) order
 // after the cursor.
 func (q *ParcelQueries) InBBox(ctx context.Context, b records.BBox, layers []string, after *ParcelKey, limit int) ([]ParcelFeature, error) {
-	sql := `SELECT county, apn, address, ST_X(geom), ST_Y(geom), source_url, layers, signals::text
+	// The GiST index finds the box's parcels (the table is filled in
+	// spatial order, so they sit on few pages); the page is the first
+	// `limit` of them by key, and only those are rendered.
+	sql := `SELECT county, apn, address, ST_X(geom), ST_Y(geom), source_url, layers, signals::text FROM (
+		SELECT county, apn, address, geom, source_url, layers, signals
 		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326)`
 	args := []any{b.West, b.South, b.East, b.North}
 	if len(layers) > 0 {
@@ -54,7 +58,7 @@ func (q *ParcelQueries) InBBox(ctx context.Context, b records.BBox, layers []str
 		sql += fmt.Sprintf(` AND (county, apn) > ($%d, $%d)`, len(args)-1, len(args))
 	}
 	args = append(args, limit)
-	sql += fmt.Sprintf(` ORDER BY county, apn LIMIT $%d`, len(args))
+	sql += fmt.Sprintf(` ORDER BY county, apn LIMIT $%d) page ORDER BY county, apn`, len(args))
 	rows, err := q.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("parcels in bbox: %w", err)

@@ -21,6 +21,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +36,7 @@ import (
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
+	"github.com/arr-dev/arr/readapi/ratelimit"
 	"github.com/arr-dev/arr/readapi/records"
 )
 
@@ -51,6 +53,20 @@ type result struct {
 	P99ms           float64 `json:"p99_ms"`
 	FeaturesPerResp float64 `json:"mean_features_per_response"`
 	Explain         string  `json:"explain"`
+	LoadAvgStart    string  `json:"load_average_start"`
+	LoadAvgEnd      string  `json:"load_average_end"`
+	Counted         int64   `json:"requests_counted_by_rate_limiter"`
+}
+
+// loadAvg is the 1, 5 and 15 minute load averages (the machine is shared:
+// read the figures with it).
+func loadAvg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func main() {
@@ -60,8 +76,9 @@ func main() {
 	boxDeg := flag.Float64("box", 0.01, "side of each query's bbox, degrees")
 	admin := flag.String("database-url", migratetest.AdminURL(), "PostgreSQL server (a database arr_bench_records is made on it)")
 	jsonOut := flag.String("json", "", "write the result as JSON here")
+	poolSize := flag.Int("pool", 16, "PostgreSQL connections (arr serve's default is 16)")
 	flag.Parse()
-	if err := run(*n, *conc, *dur, *boxDeg, *admin, *jsonOut); err != nil {
+	if err := run(*n, *conc, *poolSize, *dur, *boxDeg, *admin, *jsonOut); err != nil {
 		log.Fatal(err)
 	}
 }
@@ -87,7 +104,7 @@ func generate(path string, n int) error {
 	return f.Close()
 }
 
-func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) error {
+func run(n, conc, poolSize int, dur time.Duration, boxDeg float64, admin, jsonOut string) error {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
@@ -102,7 +119,7 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 	if err != nil {
 		return err
 	}
-	cfg.MaxConns = int32(max(16, conc))
+	cfg.MaxConns = int32(poolSize)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return err
@@ -115,7 +132,7 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 	if err != nil {
 		return err
 	}
-	runner, err := projections.NewRunner(pool, store, projections.Config{BatchTimeout: 30 * time.Minute}, projections.Parcels{})
+	runner, err := projections.NewRunner(pool, store, projections.Config{}, projections.Parcels{})
 	if err != nil {
 		return err
 	}
@@ -141,7 +158,7 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 	if err != nil {
 		return err
 	}
-	res := result{Parcels: n, Concurrency: conc}
+	res := result{Parcels: n, Concurrency: conc, LoadAvgStart: loadAvg()}
 	start := time.Now()
 	lr, err := h.Handle(ctx, commands.LoadLayer{Layer: "vacant", Counties: []string{"99999"}, SourceURL: "https://example.org/synthetic",
 		SourceDate: "2026-06-01", File: "synthetic.csv"}, src)
@@ -164,7 +181,19 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 		return err
 	}
 
-	handler, err := records.New(httpx.Deps{Pool: pool, Identities: projections.NewIdentities(pool), Version: "bench"})
+	// Every request is counted by the real per-IP limiter on PostgreSQL,
+	// as in arr serve. The clients are conc distinct IP addresses
+	// (127.0.1.x), like real public traffic; the limit is raised (as
+	// ARR_PUBLIC_RATE_LIMIT would) so that they are not refused.
+	limiter, err := ratelimit.NewPostgres(pool, ratelimit.PostgresConfig{})
+	if err != nil {
+		return err
+	}
+	quota, err := ratelimit.New(limiter, ratelimit.Config{PublicPerHour: 1 << 40})
+	if err != nil {
+		return err
+	}
+	handler, err := records.New(httpx.Deps{Pool: pool, Identities: projections.NewIdentities(pool), Quota: quota, Version: "bench"})
 	if err != nil {
 		return err
 	}
@@ -176,7 +205,10 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 	go srv.Serve(ln) //nolint:errcheck
 	defer srv.Close()
 	base := "http://" + ln.Addr().String() + "/api/v1/parcels?bbox="
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc}}
+	clientFrom := func(w int) *http.Client {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(1+w%250))}}
+		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1}}
+	}
 	var (
 		mu        sync.Mutex
 		lat       []time.Duration
@@ -190,6 +222,7 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 		wg.Add(1)
 		go func(seed uint64) {
 			defer wg.Done()
+			client := clientFrom(int(seed))
 			r := rand.New(rand.NewPCG(seed, 7))
 			var mine []time.Duration
 			for time.Now().Before(deadline) {
@@ -236,9 +269,14 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 	if f := failures.Load(); f > 0 {
 		return fmt.Errorf("%d bbox requests failed", f)
 	}
+	res.LoadAvgEnd = loadAvg()
+	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(count), 0) FROM quota_counters WHERE bucket LIKE 'records:ip:%'`).Scan(&res.Counted); err != nil {
+		return err
+	}
 	x, y := west+side/2, south+side/2
 	rows, err := pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) SELECT county, apn, address, ST_X(geom), ST_Y(geom), source_url, layers, signals::text
-		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326) ORDER BY county, apn LIMIT 101`, x, y, x+boxDeg, y+boxDeg)
+		FROM (SELECT county, apn, address, geom, source_url, layers, signals
+		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326) ORDER BY county, apn LIMIT 101) page ORDER BY county, apn`, x, y, x+boxDeg, y+boxDeg)
 	if err != nil {
 		return err
 	}
@@ -255,6 +293,7 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 		res.AppendSeconds, res.AppendRowsPerS, res.ApplySeconds, res.EndToEndRowsPS)
 	fmt.Printf("bbox %.3f° boxes, %d concurrent, %s: %d requests, %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.0f features/response (limit 100)\n",
 		boxDeg, conc, dur, res.Requests, res.RequestsPerSec, res.P50ms, res.P99ms, res.FeaturesPerResp)
+	fmt.Printf("requests counted by the per-IP rate limiter: %d; load average at start %s, at end %s\n", res.Counted, res.LoadAvgStart, res.LoadAvgEnd)
 	fmt.Printf("EXPLAIN ANALYZE of one bbox query:\n%s", res.Explain)
 	if jsonOut != "" {
 		b, _ := json.MarshalIndent(res, "", "  ")
