@@ -27,14 +27,15 @@ type ParcelKey struct {
 	APN    string `json:"apn"`
 }
 
-// ParcelFeature is a parcel as the bbox search returns it; Signals is the
-// pre-rendered JSON array of the layers naming it.
+// ParcelFeature is a parcel as the bbox search returns it; Layers (the
+// keys of the layers naming it) and Signals (their records) are JSON
+// arrays rendered by PostgreSQL, ready to be written into a response.
 type ParcelFeature struct {
 	ParcelKey
 	Address   string
 	Lon, Lat  float64
 	SourceURL string
-	Layers    []string
+	Layers    json.RawMessage
 	Signals   json.RawMessage
 }
 
@@ -45,7 +46,7 @@ func (q *ParcelQueries) InBBox(ctx context.Context, b records.BBox, layers []str
 	// The GiST index finds the box's parcels (the table is filled in
 	// spatial order, so they sit on few pages); the page is the first
 	// `limit` of them by key, and only those are rendered.
-	sql := `SELECT county, apn, address, ST_X(geom), ST_Y(geom), source_url, layers, signals::text FROM (
+	sql := `SELECT county, apn, address, ST_X(geom), ST_Y(geom), source_url, array_to_json(layers)::text, signals::text FROM (
 		SELECT county, apn, address, geom, source_url, layers, signals
 		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326)`
 	args := []any{b.West, b.South, b.East, b.North}
@@ -65,9 +66,9 @@ func (q *ParcelQueries) InBBox(ctx context.Context, b records.BBox, layers []str
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ParcelFeature, error) {
 		var f ParcelFeature
-		var sig string
-		err := r.Scan(&f.County, &f.APN, &f.Address, &f.Lon, &f.Lat, &f.SourceURL, &f.Layers, &sig)
-		f.Signals = json.RawMessage(sig)
+		var layers, sig string
+		err := r.Scan(&f.County, &f.APN, &f.Address, &f.Lon, &f.Lat, &f.SourceURL, &layers, &sig)
+		f.Layers, f.Signals = json.RawMessage(layers), json.RawMessage(sig)
 		return f, err
 	})
 	if err != nil {
