@@ -253,6 +253,22 @@ const signalSQL = `jsonb_build_object(
     'last_crawl', to_char(%[1]s.last_crawl AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
     'source_url', %[1]s.source_url)`
 
+// loadSignalSQL is signalSQL for a row of load_parcels, with what is the
+// same for the whole load formatted once ($2 layer, $3 source date, $4
+// crawl time): the same JSON, without three timestamp renderings per row.
+const loadSignalSQL = `jsonb_build_object(
+    'layer', $2::text,
+    'source_date', $3::text,
+    'record_date', to_char(lp.record_date, 'YYYY-MM-DD'),
+    'first_seen', CASE WHEN lp.first_seen = lp.last_seen THEN $4::text
+                       ELSE to_char(lp.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') END,
+    'last_seen', $4::text,
+    'last_crawl', $4::text,
+    'source_url', lp.source_url)`
+
+// signalTime is signalSQL's timestamp format in Go.
+const signalTime = "2006-01-02T15:04:05Z"
+
 // completeLoad publishes a completed load's staged rows in the caller's
 // transaction: the parcels it names are (again) named by its layer, with
 // first/last seen; parcels of its counties it does not name stop being
@@ -357,8 +373,8 @@ ON CONFLICT (county, apn) DO UPDATE SET
     address = CASE WHEN excluded.address <> '' THEN excluded.address ELSE p.address END,
     norm_address = CASE WHEN excluded.address <> '' THEN excluded.norm_address ELSE p.norm_address END,
     geom = coalesce(excluded.geom, p.geom), source_url = excluded.source_url,
-    layers = excluded.layers, signals = excluded.signals, position = excluded.position`, fmt.Sprintf(signalSQL, "lp")),
-			[]any{pos}},
+    layers = excluded.layers, signals = excluded.signals, position = excluded.position`, loadSignalSQL),
+			[]any{pos, layer, sourceDate.Format(time.DateOnly), v.CrawledAt.UTC().Format(signalTime)}},
 		{"rendering the dropped parcels' signals", `
 UPDATE parcels p SET layers = coalesce(o.layers, '{}'), signals = coalesce(o.signals, '[]'), position = $1
 FROM load_dropped d LEFT JOIN load_others o ON o.county = d.county AND o.apn = d.apn
