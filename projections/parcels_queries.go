@@ -27,14 +27,15 @@ type ParcelKey struct {
 	APN    string `json:"apn"`
 }
 
-// ParcelFeature is a parcel as the bbox search returns it; Signals is the
-// pre-rendered JSON array of the layers naming it.
+// ParcelFeature is a parcel as the bbox search returns it; Layers (the
+// keys of the layers naming it) and Signals (their records) are JSON
+// arrays rendered by PostgreSQL, ready to be written into a response.
 type ParcelFeature struct {
 	ParcelKey
 	Address   string
 	Lon, Lat  float64
 	SourceURL string
-	Layers    []string
+	Layers    json.RawMessage
 	Signals   json.RawMessage
 }
 
@@ -42,7 +43,11 @@ type ParcelFeature struct {
 // any of layers (every parcel when layers is empty), in (county, apn) order
 // after the cursor.
 func (q *ParcelQueries) InBBox(ctx context.Context, b records.BBox, layers []string, after *ParcelKey, limit int) ([]ParcelFeature, error) {
-	sql := `SELECT county, apn, address, ST_X(geom), ST_Y(geom), source_url, layers, signals::text
+	// The GiST index finds the box's parcels (the table is filled in
+	// spatial order, so they sit on few pages); the page is the first
+	// `limit` of them by key, and only those are rendered.
+	sql := `SELECT county, apn, address, ST_X(geom), ST_Y(geom), source_url, array_to_json(layers)::text, signals::text FROM (
+		SELECT county, apn, address, geom, source_url, layers, signals
 		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326)`
 	args := []any{b.West, b.South, b.East, b.North}
 	if len(layers) > 0 {
@@ -54,16 +59,16 @@ func (q *ParcelQueries) InBBox(ctx context.Context, b records.BBox, layers []str
 		sql += fmt.Sprintf(` AND (county, apn) > ($%d, $%d)`, len(args)-1, len(args))
 	}
 	args = append(args, limit)
-	sql += fmt.Sprintf(` ORDER BY county, apn LIMIT $%d`, len(args))
+	sql += fmt.Sprintf(` ORDER BY county, apn LIMIT $%d) page ORDER BY county, apn`, len(args))
 	rows, err := q.pool.Query(ctx, sql, args...)
 	if err != nil {
 		return nil, fmt.Errorf("parcels in bbox: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ParcelFeature, error) {
 		var f ParcelFeature
-		var sig string
-		err := r.Scan(&f.County, &f.APN, &f.Address, &f.Lon, &f.Lat, &f.SourceURL, &f.Layers, &sig)
-		f.Signals = json.RawMessage(sig)
+		var layers, sig string
+		err := r.Scan(&f.County, &f.APN, &f.Address, &f.Lon, &f.Lat, &f.SourceURL, &layers, &sig)
+		f.Layers, f.Signals = json.RawMessage(layers), json.RawMessage(sig)
 		return f, err
 	})
 	if err != nil {

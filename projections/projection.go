@@ -72,3 +72,22 @@ func setSearchPath(ctx context.Context, tx pgx.Tx, schema string) error {
 	_, err := tx.Exec(ctx, "SELECT set_config('search_path', $1, true)", pgx.Identifier{schema}.Sanitize()+", public")
 	return err
 }
+
+// BatchCutter is a projection whose events carry very different amounts of
+// work (a chunk of 5,000 rows next to a one-row fact). The live runner asks
+// it how many events of a batch to apply in one transaction, so a
+// transaction stays bounded whatever the batch size in events. Rebuilds do
+// not ask: their transactions write into a shadow schema nobody reads.
+type BatchCutter interface {
+	// Cut returns how many leading events of events (at least 1) make one
+	// transaction.
+	Cut(events []eventstore.Event) int
+}
+
+func cut(p Projection, events []eventstore.Event) []eventstore.Event {
+	if c, ok := p.(BatchCutter); ok && len(events) > 1 {
+		n := c.Cut(events)
+		return events[:max(1, min(n, len(events)))]
+	}
+	return events
+}

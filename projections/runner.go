@@ -22,8 +22,14 @@ type Config struct {
 	// RebuildBatchSize is the batch size of rebuilds and replays, which
 	// run into shadow tables and profit from bigger batches. Default 20000.
 	RebuildBatchSize int
-	// BatchTimeout bounds one batch transaction. Default 60s.
+	// BatchTimeout bounds one batch transaction. Default 60s. A batch that
+	// runs out of time is rolled back and retried with twice the time of
+	// its last try (up to MaxBatchTimeout), so work that is slow but
+	// sound (publishing a load of millions of rows on a busy machine)
+	// still gets through while a stuck batch is still cut short.
 	BatchTimeout time.Duration
+	// MaxBatchTimeout caps the doubling. Default 1h.
+	MaxBatchTimeout time.Duration
 	Logger       *slog.Logger
 	// Registerer receives the runner's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
@@ -46,6 +52,9 @@ func (c *Config) defaults() {
 	if c.Linger == 0 {
 		c.Linger = 20 * time.Millisecond
 	}
+	if c.MaxBatchTimeout < c.BatchTimeout {
+		c.MaxBatchTimeout = max(time.Hour, c.BatchTimeout)
+	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
@@ -61,6 +70,11 @@ type Runner struct {
 	byName map[string]Projection
 	order  []Projection
 	m      *metrics
+
+	mu sync.Mutex
+	// timeouts holds, per projection, the timeout of the next try after a
+	// batch ran out of time (absent: BatchTimeout).
+	timeouts map[string]time.Duration
 }
 
 // NewRunner returns a runner for the projections; it changes nothing until
@@ -70,7 +84,7 @@ func NewRunner(pool *pgxpool.Pool, store eventstore.Store, cfg Config, ps ...Pro
 		return nil, errors.New("projections: nil pool or store")
 	}
 	cfg.defaults()
-	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]Projection{}, m: newMetrics(cfg.Registerer)}
+	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]Projection{}, m: newMetrics(cfg.Registerer), timeouts: map[string]time.Duration{}}
 	for _, p := range ps {
 		if err := checkName(p); err != nil {
 			return nil, err
@@ -247,9 +261,39 @@ func (r *Runner) Step(ctx context.Context, name string) (uint64, int, error) {
 	if err != nil {
 		return 0, 0, err
 	}
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), r.cfg.BatchTimeout)
+	timeout := r.batchTimeout(name)
+	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	start := time.Now()
+	last, n, err := r.step(bctx, p)
+	if err != nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
+		next := min(2*timeout, r.cfg.MaxBatchTimeout)
+		r.mu.Lock()
+		r.timeouts[name] = next
+		r.mu.Unlock()
+		r.cfg.Logger.Warn("projection batch ran out of time; the next try gets longer", "projection", name, "timeout", timeout, "next_timeout", next)
+		return last, n, fmt.Errorf("batch ran out of its %s: %w", timeout, err)
+	}
+	if err == nil && n > 0 {
+		r.mu.Lock()
+		delete(r.timeouts, name)
+		r.mu.Unlock()
+		r.observe(bctx, name, last, n, time.Since(start))
+	}
+	return last, n, err
+}
+
+func (r *Runner) batchTimeout(name string) time.Duration {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if t, ok := r.timeouts[name]; ok {
+		return t
+	}
+	return r.cfg.BatchTimeout
+}
+
+func (r *Runner) step(bctx context.Context, p Projection) (uint64, int, error) {
+	name := p.Name()
 	var from int64
 	if err := r.pool.QueryRow(bctx, `SELECT position FROM projection_checkpoints WHERE name = $1`, name).Scan(&from); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
@@ -261,6 +305,7 @@ func (r *Runner) Step(ctx context.Context, name string) (uint64, int, error) {
 	if err != nil {
 		return uint64(from), 0, err
 	}
+	events = cut(p, events)
 	if len(events) == 0 {
 		r.observe(bctx, name, uint64(from), 0, 0)
 		return uint64(from), 0, nil
@@ -301,7 +346,6 @@ func (r *Runner) Step(ctx context.Context, name string) (uint64, int, error) {
 	if err := tx.Commit(bctx); err != nil {
 		return uint64(pos), 0, fmt.Errorf("commit: %w", err)
 	}
-	r.observe(bctx, name, last, len(events), time.Since(start))
 	return last, len(events), nil
 }
 

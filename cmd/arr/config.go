@@ -31,6 +31,7 @@ type Config struct {
 	ShutdownGrace time.Duration
 	RYWTimeout    time.Duration
 	BatchSize     int
+	BatchTimeout  time.Duration
 	RedisURL      string
 	PublicLimit   int
 
@@ -88,6 +89,7 @@ func (c *Config) settings() []setting {
 		{env: "ARR_SHUTDOWN_GRACE", dur: &c.ShutdownGrace, def: "20s", help: "how long SIGINT/SIGTERM waits for in-flight requests"},
 		{env: "ARR_READ_YOUR_WRITES_TIMEOUT", dur: &c.RYWTimeout, def: "5s", help: "bound on waiting for read models to show a write"},
 		{env: "ARR_PROJECTION_BATCH_SIZE", num: &c.BatchSize, def: "2000", help: "most events a projection applies per transaction"},
+		{env: "ARR_PROJECTION_BATCH_TIMEOUT", dur: &c.BatchTimeout, def: "60s", help: "time a projection transaction gets; one that runs out is retried with twice the time (up to 1h)"},
 		{env: "STRIPE_API_KEY", str: &c.StripeAPIKey, secret: true, help: "Stripe secret key; empty turns billing off (checkout and portal answer 503)"},
 		{env: "STRIPE_API_BASE", str: &c.StripeAPIBase, def: "https://api.stripe.com", help: "Stripe API base URL (tests point it at stripe-mock)"},
 		{env: "STRIPE_WEBHOOK_SECRET", str: &c.StripeWebhookSecret, secret: true, help: "signing secret of the Stripe webhook endpoint POST /v1/stripe/webhook"},
@@ -153,6 +155,9 @@ func (c *Config) Validate() error {
 	case "none", "gochannel", "nats":
 	default:
 		return fmt.Errorf("ARR_BUS must be none, gochannel or nats, not %q", c.Bus)
+	}
+	if c.BatchTimeout <= 0 {
+		return fmt.Errorf("ARR_PROJECTION_BATCH_TIMEOUT must be a positive duration, not %s", c.BatchTimeout)
 	}
 	if c.BatchSize < 1 || c.BatchSize > 100000 {
 		return fmt.Errorf("ARR_PROJECTION_BATCH_SIZE must be between 1 and 100000, not %d", c.BatchSize)

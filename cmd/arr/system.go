@@ -123,7 +123,7 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 		return nil, errors.New("ARR_EVENTSTORE=" + cfg.EventStore + " is not available in this build")
 	}
 	s.closers = append(s.closers, func() { _ = s.store.Close() })
-	s.runner, err = projections.NewRunner(pool, s.store, projections.Config{Logger: log, Registerer: s.registry, BatchSize: cfg.BatchSize}, projections.All()...)
+	s.runner, err = projections.NewRunner(pool, s.store, projections.Config{Logger: log, Registerer: s.registry, BatchSize: cfg.BatchSize, BatchTimeout: cfg.BatchTimeout}, projections.All()...)
 	if err != nil {
 		return nil, err
 	}

@@ -64,28 +64,28 @@ func (s *server) parcelsInBBox(c *gin.Context) {
 		if i > 0 {
 			buf = append(buf, ',')
 		}
-		layers := p.Layers
-		if layers == nil {
-			layers = []string{}
-		}
-		buf = append(buf, `{"type":"Feature","id":`...)
-		buf, _ = appendJSON(buf, p.County+":"+p.APN)
+		buf = append(buf, `{"type":"Feature","id":"`...)
+		buf = appendJSONStringBody(buf, p.County)
+		buf = append(buf, ':')
+		buf = appendJSONStringBody(buf, p.APN)
+		buf = append(buf, '"')
 		buf = append(buf, `,"geometry":{"type":"Point","coordinates":[`...)
 		buf = strconv.AppendFloat(buf, p.Lon, 'f', -1, 64)
 		buf = append(buf, ',')
 		buf = strconv.AppendFloat(buf, p.Lat, 'f', -1, 64)
 		buf = append(buf, `]},"properties":{"county":`...)
-		buf, _ = appendJSON(buf, p.County)
+		buf = appendJSONString(buf, p.County)
 		buf = append(buf, `,"apn":`...)
-		buf, _ = appendJSON(buf, p.APN)
+		buf = appendJSONString(buf, p.APN)
 		buf = append(buf, `,"address":`...)
-		buf, _ = appendJSON(buf, p.Address)
+		buf = appendJSONString(buf, p.Address)
 		buf = append(buf, `,"source_url":`...)
-		buf, _ = appendJSON(buf, p.SourceURL)
+		buf = appendJSONString(buf, p.SourceURL)
+		// Both rendered by PostgreSQL (array_to_json, jsonb): valid JSON.
 		buf = append(buf, `,"layers":`...)
-		buf, _ = appendJSON(buf, layers)
+		buf = append(buf, p.Layers...)
 		buf = append(buf, `,"signals":`...)
-		buf = append(buf, p.Signals...) // jsonb text from PostgreSQL: valid JSON
+		buf = append(buf, p.Signals...)
 		buf = append(buf, "}}"...)
 	}
 	buf = append(buf, `],"count":`...)
@@ -96,6 +96,26 @@ func (s *server) parcelsInBBox(c *gin.Context) {
 	buf, _ = appendJSON(buf, next)
 	buf = append(buf, '}')
 	c.Data(http.StatusOK, "application/json; charset=utf-8", buf)
+}
+
+// appendJSONString appends s as a JSON string, escaped as encoding/json
+// escapes it (HTML-safe, U+2028/U+2029 escaped, invalid UTF-8 replaced).
+func appendJSONString(buf []byte, s string) []byte {
+	buf = append(buf, '"')
+	buf = appendJSONStringBody(buf, s)
+	return append(buf, '"')
+}
+
+// appendJSONStringBody appends s escaped for the inside of a JSON string.
+// The common case (printable ASCII with nothing to escape) is one append.
+func appendJSONStringBody(buf []byte, s string) []byte {
+	for i := 0; i < len(s); i++ {
+		if c := s[i]; c < 0x20 || c >= 0x80 || c == '"' || c == '\\' || c == '<' || c == '>' || c == '&' {
+			b, _ := json.Marshal(s)
+			return append(buf, b[1:len(b)-1]...)
+		}
+	}
+	return append(buf, s...)
 }
 
 func appendJSON(buf []byte, v any) ([]byte, error) {

@@ -8,6 +8,7 @@ package main
 
 import (
 	"bufio"
+	"bytes"
 	"context"
 	"encoding/json"
 	"flag"
@@ -20,7 +21,10 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"runtime/pprof"
 	"slices"
+	"strconv"
+	"strings"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -35,6 +39,7 @@ import (
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
+	"github.com/arr-dev/arr/readapi/ratelimit"
 	"github.com/arr-dev/arr/readapi/records"
 )
 
@@ -51,6 +56,20 @@ type result struct {
 	P99ms           float64 `json:"p99_ms"`
 	FeaturesPerResp float64 `json:"mean_features_per_response"`
 	Explain         string  `json:"explain"`
+	LoadAvgStart    string  `json:"load_average_start"`
+	LoadAvgEnd      string  `json:"load_average_end"`
+	Counted         int64   `json:"requests_counted_by_rate_limiter"`
+}
+
+// loadAvg is the 1, 5 and 15 minute load averages (the machine is shared:
+// read the figures with it).
+func loadAvg() string {
+	b, _ := os.ReadFile("/proc/loadavg")
+	f := strings.Fields(string(b))
+	if len(f) < 3 {
+		return "?"
+	}
+	return strings.Join(f[:3], " ")
 }
 
 func main() {
@@ -60,10 +79,31 @@ func main() {
 	boxDeg := flag.Float64("box", 0.01, "side of each query's bbox, degrees")
 	admin := flag.String("database-url", migratetest.AdminURL(), "PostgreSQL server (a database arr_bench_records is made on it)")
 	jsonOut := flag.String("json", "", "write the result as JSON here")
+	poolSize := flag.Int("pool", 16, "PostgreSQL connections (arr serve's default is 16)")
+	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the bbox phase here")
 	flag.Parse()
-	if err := run(*n, *conc, *dur, *boxDeg, *admin, *jsonOut); err != nil {
+	profilePath = *cpuProfile
+	if err := run(*n, *conc, *poolSize, *dur, *boxDeg, *admin, *jsonOut); err != nil {
 		log.Fatal(err)
 	}
+}
+
+var profilePath string
+
+// tailCount finds the "count" member the handler writes after the
+// features.
+func tailCount(body []byte) (int, bool) {
+	i := bytes.LastIndex(body, []byte(`],"count":`))
+	if i < 0 || len(body) == 0 || body[len(body)-1] != '}' {
+		return 0, false
+	}
+	rest := body[i+len(`],"count":`):]
+	j := bytes.IndexByte(rest, ',')
+	if j < 0 {
+		return 0, false
+	}
+	n, err := strconv.Atoi(string(rest[:j]))
+	return n, err == nil
 }
 
 // The synthetic county: a 0.5 x 0.5 degree square.
@@ -87,7 +127,7 @@ func generate(path string, n int) error {
 	return f.Close()
 }
 
-func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) error {
+func run(n, conc, poolSize int, dur time.Duration, boxDeg float64, admin, jsonOut string) error {
 	ctx := context.Background()
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
@@ -102,7 +142,7 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 	if err != nil {
 		return err
 	}
-	cfg.MaxConns = int32(max(16, conc))
+	cfg.MaxConns = int32(poolSize)
 	pool, err := pgxpool.NewWithConfig(ctx, cfg)
 	if err != nil {
 		return err
@@ -115,7 +155,7 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 	if err != nil {
 		return err
 	}
-	runner, err := projections.NewRunner(pool, store, projections.Config{BatchTimeout: 30 * time.Minute}, projections.Parcels{})
+	runner, err := projections.NewRunner(pool, store, projections.Config{}, projections.Parcels{})
 	if err != nil {
 		return err
 	}
@@ -141,7 +181,7 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 	if err != nil {
 		return err
 	}
-	res := result{Parcels: n, Concurrency: conc}
+	res := result{Parcels: n, Concurrency: conc, LoadAvgStart: loadAvg()}
 	start := time.Now()
 	lr, err := h.Handle(ctx, commands.LoadLayer{Layer: "vacant", Counties: []string{"99999"}, SourceURL: "https://example.org/synthetic",
 		SourceDate: "2026-06-01", File: "synthetic.csv"}, src)
@@ -164,7 +204,19 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 		return err
 	}
 
-	handler, err := records.New(httpx.Deps{Pool: pool, Identities: projections.NewIdentities(pool), Version: "bench"})
+	// Every request is counted by the real per-IP limiter on PostgreSQL,
+	// as in arr serve. The clients are conc distinct IP addresses
+	// (127.0.1.x), like real public traffic; the limit is raised (as
+	// ARR_PUBLIC_RATE_LIMIT would) so that they are not refused.
+	limiter, err := ratelimit.NewPostgres(pool, ratelimit.PostgresConfig{})
+	if err != nil {
+		return err
+	}
+	quota, err := ratelimit.New(limiter, ratelimit.Config{PublicPerHour: 1 << 40})
+	if err != nil {
+		return err
+	}
+	handler, err := records.New(httpx.Deps{Pool: pool, Identities: projections.NewIdentities(pool), Quota: quota, Version: "bench"})
 	if err != nil {
 		return err
 	}
@@ -176,7 +228,10 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 	go srv.Serve(ln) //nolint:errcheck
 	defer srv.Close()
 	base := "http://" + ln.Addr().String() + "/api/v1/parcels?bbox="
-	client := &http.Client{Transport: &http.Transport{MaxIdleConnsPerHost: conc, MaxConnsPerHost: conc}}
+	clientFrom := func(w int) *http.Client {
+		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(1+w%250))}}
+		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1}}
+	}
 	var (
 		mu        sync.Mutex
 		lat       []time.Duration
@@ -186,10 +241,21 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 		deadline  = time.Now().Add(dur)
 		loadStart = time.Now()
 	)
+	if profilePath != "" {
+		f, err := os.Create(profilePath)
+		if err != nil {
+			return err
+		}
+		if err := pprof.StartCPUProfile(f); err != nil {
+			return err
+		}
+		defer pprof.StopCPUProfile()
+	}
 	for w := 0; w < conc; w++ {
 		wg.Add(1)
 		go func(seed uint64) {
 			defer wg.Done()
+			client := clientFrom(int(seed))
 			r := rand.New(rand.NewPCG(seed, 7))
 			var mine []time.Duration
 			for time.Now().Before(deadline) {
@@ -201,16 +267,28 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 					failures.Add(1)
 					continue
 				}
-				var fc struct {
-					Count int `json:"count"`
-				}
 				body, _ := io.ReadAll(resp.Body)
 				resp.Body.Close()
 				mine = append(mine, time.Since(t0))
-				if resp.StatusCode != 200 || json.Unmarshal(body, &fc) != nil {
+				// The load generator shares the 2 cores with the server:
+				// it reads the count from the body's tail and decodes
+				// one response in 50 in full.
+				count, ok := tailCount(body)
+				if resp.StatusCode != 200 || !ok {
 					failures.Add(1)
 					continue
 				}
+				if len(mine)%50 == 1 {
+					var fc struct {
+						Count    int               `json:"count"`
+						Features []json.RawMessage `json:"features"`
+					}
+					if json.Unmarshal(body, &fc) != nil || fc.Count != count || len(fc.Features) != count {
+						failures.Add(1)
+						continue
+					}
+				}
+				fc := struct{ Count int }{count}
 				features.Add(int64(fc.Count))
 			}
 			mu.Lock()
@@ -236,9 +314,14 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 	if f := failures.Load(); f > 0 {
 		return fmt.Errorf("%d bbox requests failed", f)
 	}
+	res.LoadAvgEnd = loadAvg()
+	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(count), 0) FROM quota_counters WHERE bucket LIKE 'records:ip:%'`).Scan(&res.Counted); err != nil {
+		return err
+	}
 	x, y := west+side/2, south+side/2
 	rows, err := pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) SELECT county, apn, address, ST_X(geom), ST_Y(geom), source_url, layers, signals::text
-		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326) ORDER BY county, apn LIMIT 101`, x, y, x+boxDeg, y+boxDeg)
+		FROM (SELECT county, apn, address, geom, source_url, layers, signals
+		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326) ORDER BY county, apn LIMIT 101) page ORDER BY county, apn`, x, y, x+boxDeg, y+boxDeg)
 	if err != nil {
 		return err
 	}
@@ -255,6 +338,7 @@ func run(n, conc int, dur time.Duration, boxDeg float64, admin, jsonOut string) 
 		res.AppendSeconds, res.AppendRowsPerS, res.ApplySeconds, res.EndToEndRowsPS)
 	fmt.Printf("bbox %.3f° boxes, %d concurrent, %s: %d requests, %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.0f features/response (limit 100)\n",
 		boxDeg, conc, dur, res.Requests, res.RequestsPerSec, res.P50ms, res.P99ms, res.FeaturesPerResp)
+	fmt.Printf("requests counted by the per-IP rate limiter: %d; load average at start %s, at end %s\n", res.Counted, res.LoadAvgStart, res.LoadAvgEnd)
 	fmt.Printf("EXPLAIN ANALYZE of one bbox query:\n%s", res.Explain)
 	if jsonOut != "" {
 		b, _ := json.MarshalIndent(res, "", "  ")

@@ -1,0 +1,79 @@
+package projections_test
+
+import (
+	"context"
+	"errors"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arr-dev/arr/eventstore"
+	"github.com/arr-dev/arr/eventstore/postgres"
+	"github.com/arr-dev/arr/migrations/migratetest"
+	"github.com/arr-dev/arr/projections"
+)
+
+// slowCount is LogStats whose every batch takes 300 ms of database time.
+type slowCount struct{ projections.LogStats }
+
+func (slowCount) Name() string { return "slow_count" }
+
+func (s slowCount) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+	if _, err := tx.Exec(ctx, `SELECT pg_sleep(0.3)`); err != nil {
+		return err
+	}
+	return s.LogStats.Apply(ctx, tx, events)
+}
+
+// TestBatchThatRunsOutOfTimeGetsLonger: a batch that needs more than
+// BatchTimeout is rolled back, then retried with twice the time until it
+// fits, and applied once; the next batch starts again from BatchTimeout.
+func TestBatchThatRunsOutOfTimeGetsLonger(t *testing.T) {
+	pool, _ := migratetest.NewPool(t)
+	st, err := postgres.New(pool, postgres.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { _ = st.Close() })
+	r, err := projections.NewRunner(pool, st, projections.Config{BatchSize: 100, BatchTimeout: 150 * time.Millisecond, MaxBatchTimeout: 10 * time.Second}, slowCount{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx := context.Background()
+	if err := r.Setup(ctx); err != nil {
+		t.Fatal(err)
+	}
+	pos := appendN(t, st, "tick-slow", 10)
+	var failures []error
+	for try := 0; try < 8; try++ {
+		_, n, err := r.Step(ctx, "slow_count")
+		if err == nil && n > 0 {
+			break
+		}
+		if err == nil {
+			t.Fatalf("try %d: nothing applied and no error", try)
+		}
+		failures = append(failures, err)
+	}
+	if len(failures) == 0 || !errors.Is(failures[0], context.DeadlineExceeded) || !strings.Contains(failures[0].Error(), "ran out of its 150ms") {
+		t.Fatalf("the first try should run out of its 150ms, got %v", failures)
+	}
+	var cp int64
+	if err := pool.QueryRow(ctx, `SELECT position FROM projection_checkpoints WHERE name = 'slow_count'`).Scan(&cp); err != nil {
+		t.Fatal(err)
+	}
+	var n int64
+	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(events), 0) FROM rm_slow_count.event_types`).Scan(&n); err != nil {
+		t.Fatal(err)
+	}
+	if uint64(cp) != pos || n != 10 {
+		t.Fatalf("after %d timed-out tries: checkpoint %d (want %d), %d events counted (want 10, once each)", len(failures), cp, pos, n)
+	}
+	// Back to the configured timeout: the next slow batch runs out again.
+	appendN(t, st, "tick-slow", 1)
+	if _, _, err := r.Step(ctx, "slow_count"); err == nil || !strings.Contains(err.Error(), "ran out of its 150ms") {
+		t.Fatalf("after a success the timeout should be 150ms again, got %v", err)
+	}
+}
