@@ -30,7 +30,7 @@ type Config struct {
 	BatchTimeout time.Duration
 	// MaxBatchTimeout caps the doubling. Default 1h.
 	MaxBatchTimeout time.Duration
-	Logger       *slog.Logger
+	Logger          *slog.Logger
 	// Registerer receives the runner's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
 	// Linger is how long a projection that has caught up waits after new
