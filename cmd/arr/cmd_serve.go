@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/http/pprof"
 	"slices"
 	"sync"
 	"time"
@@ -155,6 +156,21 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 		log.Info(r+" service listening", "url", "http://"+ln.Addr().String())
 	}
 
+	services := len(servers)
+	if a.cfg.PprofAddr != "" {
+		ln, err := net.Listen("tcp", a.cfg.PprofAddr)
+		if err != nil {
+			for _, l := range listeners {
+				_ = l.Close()
+			}
+			return fmt.Errorf("profiling listener on %s: %w", a.cfg.PprofAddr, err)
+		}
+		listeners = append(listeners, ln)
+		servers = append(servers, &http.Server{Handler: pprofMux(), ReadHeaderTimeout: 10 * time.Second,
+			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn)})
+		log.Warn("Go profiling endpoints listening (ARR_PPROF_ADDR); keep them off public interfaces", "url", "http://"+ln.Addr().String()+"/debug/pprof/")
+	}
+
 	var wg sync.WaitGroup
 	errc := make(chan error, len(servers)+2)
 	for i, srv := range servers {
@@ -170,7 +186,7 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	defer stopRun()
 	meterCtx, stopMeter := context.WithCancel(context.WithoutCancel(ctx))
 	defer stopMeter()
-	if len(servers) > 0 {
+	if services > 0 {
 		qs.start(runCtx, meterCtx, &wg)
 	}
 	if ans != nil {
@@ -221,4 +237,15 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	wg.Wait()
 	log.Info("stopped")
 	return err
+}
+
+// pprofMux serves the Go runtime profiles of net/http/pprof.
+func pprofMux() *http.ServeMux {
+	m := http.NewServeMux()
+	m.HandleFunc("/debug/pprof/", pprof.Index)
+	m.HandleFunc("/debug/pprof/cmdline", pprof.Cmdline)
+	m.HandleFunc("/debug/pprof/profile", pprof.Profile)
+	m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
+	m.HandleFunc("/debug/pprof/trace", pprof.Trace)
+	return m
 }

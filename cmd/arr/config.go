@@ -61,6 +61,8 @@ type Config struct {
 	BreakerOpen     time.Duration
 	CacheEntries    int
 	CacheTTL        time.Duration
+	// PprofAddr serves net/http/pprof for operators; empty serves nothing.
+	PprofAddr string
 }
 
 type setting struct {
@@ -108,6 +110,7 @@ func (c *Config) settings() []setting {
 		{env: "ARR_UPSTREAM_BREAKER_OPEN", dur: &c.BreakerOpen, def: "30s", help: "how long an open circuit breaker skips its upstream before one probe"},
 		{env: "ARR_CACHE_ENTRIES", num: &c.CacheEntries, def: "10000", help: "size of the gateway's exact-match response cache (0 turns it off)"},
 		{env: "ARR_CACHE_TTL", dur: &c.CacheTTL, def: "1h", help: "how long a cached gateway reply is served"},
+		{env: "ARR_PPROF_ADDR", str: &c.PprofAddr, help: "address of a Go profiling listener (net/http/pprof, e.g. 127.0.0.1:6060) for operators; keep it off public interfaces; empty serves none"},
 		{env: "ARR_PUBLIC_BASE_URL", str: &c.PublicBaseURL, help: "base URL of links in mail, e.g. https://{service}.arr.example ({service} becomes answer, gateway or records); empty uses the scheme and Host of the request"},
 	}, c.answerSettings()...)
 }
