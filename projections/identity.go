@@ -263,6 +263,12 @@ func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event)
 			return fmt.Errorf("revoking keys: %w", err)
 		}
 	}
+	if len(rev.ids) > 0 || len(planChanges) > 0 {
+		// Delivered on commit: every process caching principals drops them.
+		if _, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, IdentityChannel); err != nil {
+			return fmt.Errorf("announcing identity changes: %w", err)
+		}
+	}
 	return nil
 }
 
@@ -301,10 +307,33 @@ type AccountInfo struct {
 }
 
 // Identities queries the identity read model. Safe for concurrent use.
-type Identities struct{ pool *pgxpool.Pool }
+type Identities struct {
+	pool  *pgxpool.Pool
+	cache *keyCache
+	now   func() time.Time
+}
 
-// NewIdentities returns the queries over the identity read model.
-func NewIdentities(pool *pgxpool.Pool) *Identities { return &Identities{pool: pool} }
+// NewIdentities returns the queries over the identity read model. Keys are
+// looked up per request until ListenForChanges runs.
+func NewIdentities(pool *pgxpool.Pool) *Identities {
+	return &Identities{pool: pool, cache: newKeyCache(), now: time.Now}
+}
+
+// ListenForChanges lets Authenticate answer from memory while it runs (until
+// ctx ends): it listens on IdentityChannel, on which every committed identity
+// batch is announced, and forgets every cached principal on each
+// announcement and whenever it is not listening. A revocation or plan change
+// committed by any process is thus seen by this one as soon as PostgreSQL
+// delivers the notification (well under a millisecond on one host); Forget
+// makes it synchronous for writes this process waited for.
+func (q *Identities) ListenForChanges(ctx context.Context, warn func(msg string, args ...any)) {
+	q.cache.listen(ctx, q.pool, warn)
+}
+
+// Forget drops every cached principal, at once. Call it after waiting for
+// the identity read model to show a write, so the next request of this
+// process cannot be answered from before it.
+func (q *Identities) Forget() { q.cache.invalidate() }
 
 // Authenticate maps a presented secret to its principal. A secret that is
 // unknown, revoked or for another service is domain.ErrUnauthenticated; the
@@ -314,11 +343,16 @@ func (q *Identities) Authenticate(ctx context.Context, secret string, svc accoun
 	if !ok || got != svc {
 		return Principal{}, unauthenticated(svc)
 	}
-	var p Principal
+	hash := account.HashSecret(secret)
+	now := q.now()
+	p, ok, gen := q.cache.get(hash, svc, now)
+	if ok {
+		return p, nil
+	}
 	err := q.pool.QueryRow(ctx, `
 		SELECT k.key_id, k.account_id, a.email, a.plan, k.service, k.prefix, k.hint, k.name, k.issued_at
 		FROM rm_identity.api_keys k JOIN rm_identity.accounts a USING (account_id)
-		WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`, account.HashSecret(secret)).
+		WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`, hash).
 		Scan(&p.KeyID, &p.AccountID, &p.Email, &p.Plan, &p.Service, &p.Prefix, &p.Hint, &p.Name, &p.IssuedAt)
 	if errors.Is(err, pgx.ErrNoRows) || (err == nil && p.Service != svc) {
 		return Principal{}, unauthenticated(svc)
@@ -327,6 +361,7 @@ func (q *Identities) Authenticate(ctx context.Context, secret string, svc accoun
 		return Principal{}, fmt.Errorf("authenticating key: %w", err)
 	}
 	p.IssuedAt = p.IssuedAt.UTC()
+	q.cache.put(hash, p, gen, now)
 	return p, nil
 }
 

@@ -160,6 +160,9 @@ func (r *Runner) swap(ctx context.Context, p Projection, pos uint64) error {
 			`ALTER SCHEMA ` + liveID + ` RENAME TO ` + retiredID,
 			`ALTER SCHEMA ` + shadowID + ` RENAME TO ` + liveID,
 		}
+		if name == IdentityName { // processes caching principals drop them
+			stmts = append(stmts, `SELECT pg_notify('`+IdentityChannel+`', '')`)
+		}
 		for _, s := range stmts {
 			if _, err := tx.Exec(ctx, s); err != nil {
 				return fmt.Errorf("%s: %w", s, err)

@@ -161,7 +161,15 @@ func (s *system) waitFor(ctx context.Context, projection string, pos uint64) err
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.RYWTimeout)
 	defer cancel()
-	return s.runner.WaitFor(ctx, projection, pos)
+	if err := s.runner.WaitFor(ctx, projection, pos); err != nil {
+		return err
+	}
+	if projection == projections.IdentityName {
+		// The write is in the read model: no principal cached from
+		// before it may answer this process's next request.
+		s.ids.Forget()
+	}
+	return nil
 }
 
 // catchUp brings a projection up to the current log head.
