@@ -22,7 +22,7 @@ type quotas struct {
 
 func openQuotas(ctx context.Context, cfg Config, s *system, log *slog.Logger, now func() time.Time) (*quotas, error) {
 	q := &quotas{close: func() {}}
-	var limiter ratelimit.Limiter
+	var limiter ratelimit.BatchLimiter
 	if cfg.RedisURL != "" {
 		r, client, err := ratelimit.OpenRedis(ctx, cfg.RedisURL, ratelimit.RedisConfig{Now: now})
 		if err != nil {
@@ -38,8 +38,13 @@ func openQuotas(ctx context.Context, cfg Config, s *system, log *slog.Logger, no
 		}
 		limiter, q.cleanup = p, p.Run
 	}
-	var err error
-	if q.quota, err = ratelimit.New(limiter, ratelimit.Config{PublicPerHour: int64(cfg.PublicLimit), Now: now, Logger: log}); err != nil {
+	// Concurrent requests of one bucket share a counting round trip.
+	coalesced, err := ratelimit.Coalesce(limiter, ratelimit.CoalesceConfig{})
+	if err != nil {
+		q.close()
+		return nil, err
+	}
+	if q.quota, err = ratelimit.New(coalesced, ratelimit.Config{PublicPerHour: int64(cfg.PublicLimit), Now: now, Logger: log}); err != nil {
 		q.close()
 		return nil, err
 	}

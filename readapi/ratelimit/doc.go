@@ -8,6 +8,13 @@
 // quota_counters table (migration 00004); Redis (when REDIS_URL is set)
 // with one Lua script. Counters are operational state, not events.
 //
+// Coalescing wraps either so that concurrent requests of one bucket share a
+// round trip: while one is out, arrivals queue, and the next round trip
+// admits as many of them as the window has left (TakeN), in arrival order,
+// in one atomic step. The count stays exact across processes; the counter
+// store sees one round trip per busy bucket at a time instead of one per
+// request.
+//
 // A Quota turns a Limiter into gin middlewares, one per service:
 //
 //   - gateway: GatewayRequestsPerDay of the plan, per account, per UTC day;

@@ -24,7 +24,20 @@ func backends() []backend {
 	return []backend{
 		{"postgres", func(t testing.TB, now func() time.Time) ratelimit.Limiter { return newPostgres(t, now) }},
 		{"redis", newRedis},
+		{"postgres coalesced", func(t testing.TB, now func() time.Time) ratelimit.Limiter { return coalesced(t, newPostgres(t, now)) }},
+		{"redis coalesced", func(t testing.TB, now func() time.Time) ratelimit.Limiter {
+			return coalesced(t, newRedis(t, now).(ratelimit.BatchLimiter))
+		}},
 	}
+}
+
+func coalesced(t testing.TB, l ratelimit.BatchLimiter) *ratelimit.Coalescing {
+	t.Helper()
+	c, err := ratelimit.Coalesce(l, ratelimit.CoalesceConfig{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
 }
 
 func newPostgres(t testing.TB, now func() time.Time) *ratelimit.Postgres {

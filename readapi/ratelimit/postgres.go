@@ -110,6 +110,78 @@ func (p *Postgres) Take(ctx context.Context, bucket string, w Window, limit int6
 	return admitted(w, limit, n), nil
 }
 
+// TakeMany implements BatchLimiter in one round trip and one transaction
+// (committed without waiting for a flush, as Take's): it creates the
+// missing counters, locks every counter in (bucket, window) order, so that
+// concurrent batches of other processes cannot deadlock, reads their
+// counts, and raises each by what it admits.
+func (p *Postgres) TakeMany(ctx context.Context, asks []Ask) ([]Granted, error) {
+	out := make([]Granted, len(asks))
+	var buckets []string
+	var starts, ends []time.Time
+	var ns, limits []int64
+	at := make(map[counterKey]int, len(asks))
+	for i, a := range asks {
+		if a.Limit < 1 || a.N < 1 {
+			continue
+		}
+		k := counterKey{a.Bucket, a.Window.Start.UnixNano()}
+		if _, dup := at[k]; dup {
+			return nil, fmt.Errorf("counting %s: one window asked twice in a batch", a.Bucket)
+		}
+		at[k] = i
+		buckets, starts, ends = append(buckets, a.Bucket), append(starts, a.Window.Start), append(ends, a.Window.End)
+		ns, limits = append(ns, a.N), append(limits, a.Limit)
+	}
+	if len(buckets) == 0 {
+		return out, nil
+	}
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	b.Queue(`SET LOCAL synchronous_commit = off`)
+	b.Queue(`INSERT INTO quota_counters (bucket, window_start, window_end, count)
+SELECT b, s, e, 0 FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) AS v(b, s, e) ORDER BY b, s
+ON CONFLICT (bucket, window_start) DO NOTHING`, buckets, starts, ends)
+	// FOR UPDATE returns each counter's newest committed count once it
+	// holds the lock; the locks are taken in the sort's order.
+	var scanErr error
+	b.Queue(`SELECT bucket, window_start, count FROM quota_counters
+WHERE (bucket, window_start) IN (SELECT * FROM unnest($1::text[], $2::timestamptz[]))
+ORDER BY bucket, window_start FOR UPDATE`, buckets, starts).Query(func(rows pgx.Rows) error {
+		var bucket string
+		var start time.Time
+		var count int64
+		_, err := pgx.ForEachRow(rows, []any{&bucket, &start, &count}, func() error {
+			i, ok := at[counterKey{bucket, start.UnixNano()}]
+			if !ok {
+				return fmt.Errorf("counter %s of %s was not asked for", bucket, start)
+			}
+			got := min(asks[i].N, max(asks[i].Limit-count, 0))
+			out[i] = Granted{Admitted: got, Count: count + got}
+			return nil
+		})
+		scanErr = err
+		return err
+	})
+	b.Queue(`UPDATE quota_counters q SET count = q.count + LEAST(v.n, GREATEST(v.lim - q.count, 0))
+FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[]) AS v(b, s, n, lim)
+WHERE q.bucket = v.b AND q.window_start = v.s`, buckets, starts, ns, limits)
+	b.Queue(`COMMIT`)
+	err := p.pool.SendBatch(ctx, b).Close()
+	if err == nil {
+		err = scanErr
+	}
+	if err != nil {
+		return nil, fmt.Errorf("counting the requests of %d buckets: %w", len(buckets), err)
+	}
+	return out, nil
+}
+
+type counterKey struct {
+	bucket string
+	start  int64
+}
+
 // Cleanup deletes the counters of windows that ended more than Keep ago,
 // CleanupBatch rows per statement, and returns how many it deleted.
 func (p *Postgres) Cleanup(ctx context.Context) (int64, error) {

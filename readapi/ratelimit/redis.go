@@ -51,12 +51,27 @@ return {1, n}
 `)
 }
 
+// newTakeNScript returns the script that admits up to ARGV[3] requests at
+// once. KEYS[1] counter; ARGV[1] limit; ARGV[2] time to live in ms; ARGV[3]
+// requests. Returns {admitted, count}.
+func newTakeNScript() *redis.Script {
+	return redis.NewScript(`
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+local k = math.min(tonumber(ARGV[3]), tonumber(ARGV[1]) - n)
+if k <= 0 then return {0, n} end
+local c = redis.call('INCRBY', KEYS[1], k)
+if c == k then redis.call('PEXPIRE', KEYS[1], ARGV[2]) end
+return {k, c}
+`)
+}
+
 // Redis is the Limiter used when REDIS_URL is set: one counter key per
 // bucket and window, checked and incremented by one Lua script, expiring
 // Keep after its window. Safe for concurrent use.
 type Redis struct {
 	client redis.UniversalClient
 	script *redis.Script
+	takeN  *redis.Script
 	cfg    RedisConfig
 }
 
@@ -68,7 +83,7 @@ func NewRedis(client redis.UniversalClient, cfg RedisConfig) (*Redis, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Redis{client: client, script: newTakeScript(), cfg: cfg}, nil
+	return &Redis{client: client, script: newTakeScript(), takeN: newTakeNScript(), cfg: cfg}, nil
 }
 
 // OpenRedis connects to the Redis at url (redis://[user:pass@]host:port/db
@@ -85,11 +100,63 @@ func OpenRedis(ctx context.Context, url string, cfg RedisConfig) (*Redis, *redis
 		_ = c.Close()
 		return nil, nil, err
 	}
-	if err := r.script.Load(ctx, c).Err(); err != nil {
+	err = r.script.Load(ctx, c).Err()
+	if err == nil {
+		err = r.takeN.Load(ctx, c).Err()
+	}
+	if err != nil {
 		_ = c.Close()
 		return nil, nil, fmt.Errorf("connecting to Redis at %s: %w", opts.Addr, err)
 	}
 	return r, c, nil
+}
+
+// key is the counter of bucket's window w, and ttl its time to live.
+func (r *Redis) key(bucket string, w Window) (key, ttl string) {
+	d := w.End.Sub(r.cfg.Now()) + r.cfg.Keep
+	if d < time.Millisecond {
+		d = time.Millisecond
+	}
+	return r.cfg.Prefix + bucket + ":" + unixString(w.Start), strconv.FormatInt(d.Milliseconds(), 10)
+}
+
+// TakeMany implements BatchLimiter: one script run per ask, pipelined in
+// one round trip; each run is atomic on the server.
+func (r *Redis) TakeMany(ctx context.Context, asks []Ask) ([]Granted, error) {
+	out := make([]Granted, len(asks))
+	pipe := r.client.Pipeline()
+	cmds := make([]*redis.Cmd, len(asks))
+	keys := make([]string, len(asks))
+	ttls := make([]string, len(asks))
+	for i, a := range asks {
+		if a.Limit < 1 || a.N < 1 {
+			continue
+		}
+		keys[i], ttls[i] = r.key(a.Bucket, a.Window)
+		cmds[i] = r.takeN.EvalSha(ctx, pipe, []string{keys[i]}, a.Limit, ttls[i], a.N)
+	}
+	if _, err := pipe.Exec(ctx); err != nil && !redis.HasErrorPrefix(err, "NOSCRIPT") {
+		return nil, fmt.Errorf("counting the requests of %d buckets: %w", len(asks), err)
+	}
+	for i, cmd := range cmds {
+		if cmd == nil {
+			continue
+		}
+		v, err := cmd.Int64Slice()
+		if redis.HasErrorPrefix(err, "NOSCRIPT") {
+			// The server lost the script (a restart): Run sends it again.
+			a := asks[i]
+			v, err = r.takeN.Run(ctx, r.client, []string{keys[i]}, a.Limit, ttls[i], a.N).Int64Slice()
+		}
+		if err != nil {
+			return nil, fmt.Errorf("counting %s: %w", asks[i].Bucket, err)
+		}
+		if len(v) != 2 {
+			return nil, fmt.Errorf("counting %s: unexpected script reply %v", asks[i].Bucket, v)
+		}
+		out[i] = Granted{Admitted: v[0], Count: v[1]}
+	}
+	return out, nil
 }
 
 // Take implements Limiter.
@@ -97,12 +164,8 @@ func (r *Redis) Take(ctx context.Context, bucket string, w Window, limit int64) 
 	if limit < 1 {
 		return denied(w, limit), nil
 	}
-	ttl := w.End.Sub(r.cfg.Now()) + r.cfg.Keep
-	if ttl < time.Millisecond {
-		ttl = time.Millisecond
-	}
-	key := r.cfg.Prefix + bucket + ":" + unixString(w.Start)
-	v, err := r.script.Run(ctx, r.client, []string{key}, limit, strconv.FormatInt(ttl.Milliseconds(), 10)).Int64Slice()
+	key, ttl := r.key(bucket, w)
+	v, err := r.script.Run(ctx, r.client, []string{key}, limit, ttl).Int64Slice()
 	if err != nil {
 		return Result{}, fmt.Errorf("counting %s: %w", bucket, err)
 	}

@@ -212,7 +212,11 @@ func run(n, conc, poolSize int, dur time.Duration, boxDeg float64, admin, jsonOu
 	if err != nil {
 		return err
 	}
-	quota, err := ratelimit.New(limiter, ratelimit.Config{PublicPerHour: 1 << 40})
+	coalesced, err := ratelimit.Coalesce(limiter, ratelimit.CoalesceConfig{})
+	if err != nil {
+		return err
+	}
+	quota, err := ratelimit.New(coalesced, ratelimit.Config{PublicPerHour: 1 << 40})
 	if err != nil {
 		return err
 	}
