@@ -83,7 +83,9 @@ func run(adminURL string, requests, conc, cold int) error {
 	a, g, r := freeAddr(), freeAddr(), freeAddr()
 	env := append(os.Environ(), "DATABASE_URL="+benchURL, "ARR_DATA_DIR="+dir, "ARR_LOG_LEVEL=warn",
 		"ARR_ANSWER_ADDR="+a, "ARR_GATEWAY_ADDR="+g, "ARR_RECORDS_ADDR="+r, "ARR_SEARCH=searxng", "SEARXNG_URL="+sx.URL,
-		"ARR_ANSWER_LLM_BASE_URL="+model.BaseURL(), "ARR_ANSWER_FETCH_PRIVATE=allow", "ARR_ANSWER_SEED=off")
+		"ARR_ANSWER_LLM_BASE_URL="+model.BaseURL(), "ARR_ANSWER_FETCH_PRIVATE=allow", "ARR_ANSWER_SEED=off",
+		// The demo parcels would load (and be projected) during the measurement.
+		"ARR_DEMO_DATA=false")
 	cli := func(args ...string) ([]byte, error) {
 		cmd := exec.Command(bin, args...)
 		cmd.Env = env
