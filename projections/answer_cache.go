@@ -50,6 +50,15 @@ CREATE TABLE answers (
 `
 }
 
+// Handles implements EventFilter.
+func (AnswerCache) Handles(t string) bool {
+	switch t {
+	case answer.AnswerSynthesized{}.EventType():
+		return true
+	}
+	return false
+}
+
 // Apply implements Projection: the last synthesis of a key in the batch
 // replaces what the table holds.
 func (AnswerCache) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {

@@ -45,6 +45,15 @@ type answerSlot struct {
 	day          string
 }
 
+// Handles implements EventFilter.
+func (AnswerUsage) Handles(t string) bool {
+	switch t {
+	case answer.AnswerServed{}.EventType():
+		return true
+	}
+	return false
+}
+
 // Apply implements Projection.
 func (AnswerUsage) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
 	sums := map[answerSlot]*[4]int64{} // served, cached, deep, position

@@ -50,6 +50,15 @@ func (Audit) DeferredDDL() string {
 	return `CREATE UNIQUE INDEX entries_hash ON entries (hash);`
 }
 
+// Handles implements EventFilter.
+func (Audit) Handles(t string) bool {
+	switch t {
+	case audit.CompletionRecorded{}.EventType():
+		return true
+	}
+	return false
+}
+
 // Apply implements Projection: entries are verified in order against the
 // one before them and inserted in one statement.
 func (Audit) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {

@@ -51,6 +51,15 @@ type gwSlot struct {
 	tier    string
 }
 
+// Handles implements EventFilter.
+func (GatewayUsage) Handles(t string) bool {
+	switch t {
+	case audit.CompletionRecorded{}.EventType():
+		return true
+	}
+	return false
+}
+
 // Apply implements Projection: the batch is summed per slot in memory and
 // written with one upsert.
 func (GatewayUsage) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {

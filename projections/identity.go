@@ -75,6 +75,20 @@ CREATE INDEX accounts_stripe_customer ON accounts (stripe_customer_id) WHERE str
 `
 }
 
+// Handles implements EventFilter.
+func (Identity) Handles(t string) bool {
+	switch t {
+	case account.AccountCreated{}.EventType(),
+		account.PlanChanged{}.EventType(),
+		signin.SessionStarted{}.EventType(),
+		signin.SessionEnded{}.EventType(),
+		account.KeyIssued{}.EventType(),
+		account.KeyRevoked{}.EventType():
+		return true
+	}
+	return false
+}
+
 // Apply implements Projection. It gathers the batch into set-based
 // statements, so a rebuild runs at tens of thousands of events a second.
 func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {

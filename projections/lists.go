@@ -68,6 +68,17 @@ CREATE INDEX list_rows_account ON list_rows (account_id);
 `
 }
 
+// Handles implements EventFilter.
+func (Lists) Handles(t string) bool {
+	switch t {
+	case records.ListImported{}.EventType(),
+		records.ListRowsImported{}.EventType(),
+		records.ContactDataErased{}.EventType():
+		return true
+	}
+	return false
+}
+
 // Apply implements Projection.
 func (Lists) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
 	type row struct {

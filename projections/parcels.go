@@ -119,6 +119,18 @@ type stagedRow struct {
 	records.Row
 }
 
+// Handles implements EventFilter.
+func (Parcels) Handles(t string) bool {
+	switch t {
+	case records.LayerLoadStarted{}.EventType(),
+		records.LayerRowsLoaded{}.EventType(),
+		records.LayerLoadCompleted{}.EventType(),
+		records.LayerLoadFailed{}.EventType():
+		return true
+	}
+	return false
+}
+
 // Apply implements Projection.
 func (Parcels) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
 	var staged []stagedRow

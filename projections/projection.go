@@ -84,6 +84,23 @@ type BatchCutter interface {
 	Cut(events []eventstore.Event) int
 }
 
+// EventFilter is a Projection that names the event types its Apply acts
+// on. A batch with none of them is not applied: the runner only advances
+// the checkpoint past it, in one round trip instead of a transaction of
+// its own. Handles must say true for every type Apply acts on.
+type EventFilter interface {
+	Handles(eventType string) bool
+}
+
+func handlesAny(f EventFilter, events []eventstore.Event) bool {
+	for _, e := range events {
+		if f.Handles(e.Type) {
+			return true
+		}
+	}
+	return false
+}
+
 func cut(p Projection, events []eventstore.Event) []eventstore.Event {
 	if c, ok := p.(BatchCutter); ok && len(events) > 1 {
 		n := c.Cut(events)

@@ -75,7 +75,14 @@ type Runner struct {
 	// timeouts holds, per projection, the timeout of the next try after a
 	// batch ran out of time (absent: BatchTimeout).
 	timeouts map[string]time.Duration
+	// head is the log head the lag metrics were last computed from, read
+	// at most every headEvery.
+	head   uint64
+	headAt time.Time
 }
+
+// headEvery is how stale the log head behind the lag metrics may be.
+const headEvery = 250 * time.Millisecond
 
 // NewRunner returns a runner for the projections; it changes nothing until
 // Setup or Run.
@@ -219,7 +226,7 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 	r.m.events.WithLabelValues(p.Name()).Add(0)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		pos, n, err := r.Step(ctx, p.Name())
+		pos, n, more, err := r.step1(ctx, p.Name())
 		if errors.Is(err, errBusy) {
 			sleep(ctx, 20*time.Millisecond)
 			continue
@@ -232,7 +239,10 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 			continue
 		}
 		backoff = 100 * time.Millisecond
-		if n == 0 {
+		// A batch that took everything the read returned has caught up
+		// with the log as it was read: wait for more rather than read
+		// again at once.
+		if n == 0 || !more {
 			if err := r.store.WaitForEvents(ctx, pos); err != nil && ctx.Err() == nil {
 				r.cfg.Logger.Warn("waiting for events", "projection", p.Name(), "err", err)
 				sleep(ctx, time.Second)
@@ -257,22 +267,29 @@ var errBusy = errors.New("checkpoint held by another runner")
 // transaction. The batch runs to completion even if ctx ends meanwhile
 // (bounded by BatchTimeout), so shutdown never leaves a half-applied batch.
 func (r *Runner) Step(ctx context.Context, name string) (uint64, int, error) {
+	pos, n, _, err := r.step1(ctx, name)
+	return pos, n, err
+}
+
+// step1 is Step that also says whether more events may be waiting right
+// after the batch (the read was full, or the batch was cut short).
+func (r *Runner) step1(ctx context.Context, name string) (uint64, int, bool, error) {
 	p, err := r.Get(name)
 	if err != nil {
-		return 0, 0, err
+		return 0, 0, false, err
 	}
 	timeout := r.batchTimeout(name)
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	start := time.Now()
-	last, n, err := r.step(bctx, p)
+	last, n, more, err := r.step(bctx, p)
 	if err != nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
 		next := min(2*timeout, r.cfg.MaxBatchTimeout)
 		r.mu.Lock()
 		r.timeouts[name] = next
 		r.mu.Unlock()
 		r.cfg.Logger.Warn("projection batch ran out of time; the next try gets longer", "projection", name, "timeout", timeout, "next_timeout", next)
-		return last, n, fmt.Errorf("batch ran out of its %s: %w", timeout, err)
+		return last, n, more, fmt.Errorf("batch ran out of its %s: %w", timeout, err)
 	}
 	if err == nil && n > 0 {
 		r.mu.Lock()
@@ -280,7 +297,7 @@ func (r *Runner) Step(ctx context.Context, name string) (uint64, int, error) {
 		r.mu.Unlock()
 		r.observe(bctx, name, last, n, time.Since(start))
 	}
-	return last, n, err
+	return last, n, more, err
 }
 
 func (r *Runner) batchTimeout(name string) time.Duration {
@@ -292,61 +309,94 @@ func (r *Runner) batchTimeout(name string) time.Duration {
 	return r.cfg.BatchTimeout
 }
 
-func (r *Runner) step(bctx context.Context, p Projection) (uint64, int, error) {
+// step reads a batch after the checkpoint and applies it (see Step). A
+// batch none of whose events the projection handles (EventFilter) only
+// advances the checkpoint.
+func (r *Runner) step(bctx context.Context, p Projection) (uint64, int, bool, error) {
 	name := p.Name()
 	var from int64
 	if err := r.pool.QueryRow(bctx, `SELECT position FROM projection_checkpoints WHERE name = $1`, name).Scan(&from); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return 0, 0, fmt.Errorf("projection %s is not set up (run arr migrate or arr up)", name)
+			return 0, 0, false, fmt.Errorf("projection %s is not set up (run arr migrate or arr up)", name)
 		}
-		return 0, 0, fmt.Errorf("reading checkpoint: %w", err)
+		return 0, 0, false, fmt.Errorf("reading checkpoint: %w", err)
 	}
-	events, err := r.store.ReadAll(bctx, uint64(from), r.cfg.BatchSize)
+	read, err := r.store.ReadAll(bctx, uint64(from), r.cfg.BatchSize)
 	if err != nil {
-		return uint64(from), 0, err
+		return uint64(from), 0, false, err
 	}
-	events = cut(p, events)
+	events := cut(p, read)
+	more := len(read) == r.cfg.BatchSize || len(events) < len(read)
 	if len(events) == 0 {
 		r.observe(bctx, name, uint64(from), 0, 0)
-		return uint64(from), 0, nil
+		return uint64(from), 0, false, nil
+	}
+	if f, ok := p.(EventFilter); ok && !handlesAny(f, events) {
+		pos, n, err := r.skip(bctx, name, from, int64(events[len(events)-1].Position), len(events))
+		return pos, n, more, err
 	}
 	tx, err := r.pool.Begin(bctx)
 	if err != nil {
-		return uint64(from), 0, fmt.Errorf("begin: %w", err)
+		return uint64(from), 0, false, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck
 	var pos int64
 	err = tx.QueryRow(bctx, `SELECT position FROM projection_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED`, name).Scan(&pos)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return uint64(from), 0, errBusy
+		return uint64(from), 0, false, errBusy
 	}
 	if err != nil {
-		return uint64(from), 0, fmt.Errorf("locking checkpoint: %w", err)
+		return uint64(from), 0, false, fmt.Errorf("locking checkpoint: %w", err)
 	}
 	if pos != from {
-		return uint64(pos), 0, nil // another runner got there first; read again
+		return uint64(pos), 0, true, nil // another runner got there first; read again
 	}
 	// Read models are derived from the log: a batch whose commit is lost
 	// in a PostgreSQL crash takes its checkpoint with it and is applied
 	// again, so the commit need not wait for the WAL flush. This keeps the
 	// projections' many small commits off the fsync path of the event log.
 	if _, err := tx.Exec(bctx, `SELECT set_config('synchronous_commit', 'off', true)`); err != nil {
-		return uint64(pos), 0, fmt.Errorf("synchronous_commit: %w", err)
+		return uint64(pos), 0, false, fmt.Errorf("synchronous_commit: %w", err)
 	}
 	if err := setSearchPath(bctx, tx, Schema(name)); err != nil {
-		return uint64(pos), 0, fmt.Errorf("search path: %w", err)
+		return uint64(pos), 0, false, fmt.Errorf("search path: %w", err)
 	}
 	if err := p.Apply(bctx, tx, events); err != nil {
-		return uint64(pos), 0, fmt.Errorf("applying events %d..%d: %w", events[0].Position, events[len(events)-1].Position, err)
+		return uint64(pos), 0, false, fmt.Errorf("applying events %d..%d: %w", events[0].Position, events[len(events)-1].Position, err)
 	}
 	last := events[len(events)-1].Position
 	if _, err := tx.Exec(bctx, `UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1`, name, int64(last)); err != nil {
-		return uint64(pos), 0, fmt.Errorf("advancing checkpoint: %w", err)
+		return uint64(pos), 0, false, fmt.Errorf("advancing checkpoint: %w", err)
 	}
 	if err := tx.Commit(bctx); err != nil {
-		return uint64(pos), 0, fmt.Errorf("commit: %w", err)
+		return uint64(pos), 0, false, fmt.Errorf("commit: %w", err)
 	}
-	return last, len(events), nil
+	return last, len(events), more, nil
+}
+
+// skip advances the checkpoint from `from` to `to` over a batch of n events
+// the projection does not handle, in one round trip: the checkpoint is
+// locked (skipped if another runner holds it) and moved only if nobody
+// moved it meanwhile. Like a batch, the commit does not wait for a flush.
+func (r *Runner) skip(ctx context.Context, name string, from, to int64, n int) (uint64, int, error) {
+	var cur *int64
+	b := &pgx.Batch{}
+	b.Queue(`BEGIN`)
+	b.Queue(`SET LOCAL synchronous_commit = off`)
+	b.Queue(`WITH cur AS (SELECT name, position FROM projection_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED),
+upd AS (UPDATE projection_checkpoints c SET position = $3, updated_at = now() FROM cur WHERE c.name = cur.name AND cur.position = $2)
+SELECT (SELECT position FROM cur)`, name, from, to).QueryRow(func(row pgx.Row) error { return row.Scan(&cur) })
+	b.Queue(`COMMIT`)
+	if err := r.pool.SendBatch(ctx, b).Close(); err != nil {
+		return uint64(from), 0, fmt.Errorf("advancing checkpoint past %d unhandled events: %w", n, err)
+	}
+	switch {
+	case cur == nil:
+		return uint64(from), 0, errBusy
+	case *cur != from:
+		return uint64(*cur), 0, nil // another runner got there first
+	}
+	return uint64(to), n, nil
 }
 
 func (r *Runner) observe(ctx context.Context, name string, pos uint64, n int, took time.Duration) {
@@ -355,9 +405,21 @@ func (r *Runner) observe(ctx context.Context, name string, pos uint64, n int, to
 		r.m.events.WithLabelValues(name).Add(float64(n))
 		r.m.batches.WithLabelValues(name).Observe(took.Seconds())
 	}
-	if head, err := r.store.Head(ctx); err == nil && head >= pos {
-		r.m.lag.WithLabelValues(name).Set(float64(head - pos))
+	head := r.knownHead(ctx)
+	r.m.lag.WithLabelValues(name).Set(float64(head - min(head, pos)))
+}
+
+// knownHead is the log head, read from the store at most every headEvery:
+// a lag computed from it may be low by what the log grew since, never high.
+func (r *Runner) knownHead(ctx context.Context) uint64 {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if time.Since(r.headAt) >= headEvery {
+		if h, err := r.store.Head(ctx); err == nil {
+			r.head, r.headAt = h, time.Now()
+		}
 	}
+	return r.head
 }
 
 func sleep(ctx context.Context, d time.Duration) {

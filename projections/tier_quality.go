@@ -46,6 +46,15 @@ CREATE TABLE tier_band (
 `
 }
 
+// Handles implements EventFilter.
+func (TierQuality) Handles(t string) bool {
+	switch t {
+	case feedback.FeedbackSubmitted{}.EventType():
+		return true
+	}
+	return false
+}
+
 // Apply implements Projection. Feedback is rare next to completions, so it
 // goes rating by rating: a new rating of a completion replaces its old
 // one in the sums.

@@ -54,6 +54,15 @@ type usageSlot struct {
 	day          string
 }
 
+// Handles implements EventFilter.
+func (Usage) Handles(t string) bool {
+	switch t {
+	case usage.CallsCounted{}.EventType():
+		return true
+	}
+	return false
+}
+
 // Apply implements Projection: the batch is summed per slot in memory and
 // written with one upsert.
 func (Usage) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {

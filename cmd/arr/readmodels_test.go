@@ -133,10 +133,19 @@ func TestProjectionSurvivesSIGKILL(t *testing.T) {
 		var before int64
 		_ = pool.QueryRow(context.Background(), `SELECT sum(position) FROM projection_checkpoints`).Scan(&before)
 		p := e.start("serve", "projections")
-		time.Sleep(time.Duration(150+rand.IntN(250)) * time.Millisecond)
+		// Kill it while it works: once it has applied a batch (its start
+		// takes a varying time on a busy machine), at a random point of
+		// the batches that follow.
+		var after int64
+		for deadline := time.Now().Add(10 * time.Second); time.Now().Before(deadline); time.Sleep(5 * time.Millisecond) {
+			_ = pool.QueryRow(context.Background(), `SELECT sum(position) FROM projection_checkpoints`).Scan(&after)
+			if after > before {
+				break
+			}
+		}
+		time.Sleep(time.Duration(rand.IntN(150)) * time.Millisecond)
 		p.kill()
 		kills++
-		var after int64
 		_ = pool.QueryRow(context.Background(), `SELECT sum(position) FROM projection_checkpoints`).Scan(&after)
 		if after > before {
 			advancedDuringKills++

@@ -50,7 +50,7 @@ func (s *Store) ReadStream(ctx context.Context, streamID string, o eventstore.Re
 
 func scanEvents(rows pgx.Rows, capacity int) ([]eventstore.Event, error) {
 	defer rows.Close()
-	out := make([]eventstore.Event, 0, min(capacity, 1024))
+	out := make([]eventstore.Event, 0, min(capacity, 64))
 	for rows.Next() {
 		var e eventstore.Event
 		var pos, ver int64

@@ -1,0 +1,107 @@
+package projections
+
+import (
+	"go/ast"
+	"go/parser"
+	"go/token"
+	"maps"
+	"slices"
+	"testing"
+)
+
+// TestFiltersNameEveryAppliedType: for every projection that filters
+// batches (EventFilter), each event type its Apply names (as
+// pkg.Type{}.EventType()) is one its Handles names, so a type added to
+// Apply but not to Handles fails here instead of being skipped in
+// production.
+func TestFiltersNameEveryAppliedType(t *testing.T) {
+	fset := token.NewFileSet()
+	pkgs, err := parser.ParseDir(fset, ".", nil, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	applied := map[string]map[string]bool{} // receiver -> types named in Apply
+	handled := map[string]map[string]bool{} // receiver -> types named in Handles
+	for _, pkg := range pkgs {
+		for _, f := range pkg.Files {
+			for _, d := range f.Decls {
+				fn, ok := d.(*ast.FuncDecl)
+				if !ok || fn.Recv == nil || len(fn.Recv.List) != 1 || fn.Body == nil {
+					continue
+				}
+				id, ok := fn.Recv.List[0].Type.(*ast.Ident)
+				if !ok {
+					continue
+				}
+				var into map[string]map[string]bool
+				switch fn.Name.Name {
+				case "Apply":
+					into = applied
+				case "Handles":
+					into = handled
+				default:
+					continue
+				}
+				if into[id.Name] == nil {
+					into[id.Name] = map[string]bool{}
+				}
+				for _, name := range eventTypesNamed(fn.Body) {
+					into[id.Name][name] = true
+				}
+			}
+		}
+	}
+	filters := map[string]EventFilter{}
+	for _, p := range []Projection{Identity{}, Usage{}, AnswerCache{}, AnswerUsage{}, Parcels{}, Lists{}, Audit{}, GatewayUsage{}, TierQuality{}, LogStats{}} {
+		if f, ok := p.(EventFilter); ok {
+			filters[p.Name()] = f
+		}
+	}
+	if len(filters) < 9 {
+		t.Fatalf("only %d projections filter; want the 9 that name their types", len(filters))
+	}
+	for recv, hs := range handled {
+		as := applied[recv]
+		if len(as) == 0 {
+			t.Errorf("%s.Apply names no event type, but %s has Handles", recv, recv)
+		}
+		for _, name := range slices.Sorted(maps.Keys(as)) {
+			if !hs[name] {
+				t.Errorf("%s.Apply acts on %s, which %s.Handles does not name: its events would be skipped", recv, name, recv)
+			}
+		}
+	}
+	if _, ok := any(LogStats{}).(EventFilter); ok {
+		t.Error("logstats counts every event type; it must not filter")
+	}
+}
+
+// eventTypesNamed returns the X.Y of every X.Y{}.EventType() in n.
+func eventTypesNamed(n ast.Node) []string {
+	var out []string
+	ast.Inspect(n, func(n ast.Node) bool {
+		call, ok := n.(*ast.CallExpr)
+		if !ok {
+			return true
+		}
+		sel, ok := call.Fun.(*ast.SelectorExpr)
+		if !ok || sel.Sel.Name != "EventType" {
+			return true
+		}
+		x := sel.X
+		if p, ok := x.(*ast.ParenExpr); ok {
+			x = p.X
+		}
+		lit, ok := x.(*ast.CompositeLit)
+		if !ok {
+			return true
+		}
+		if ts, ok := lit.Type.(*ast.SelectorExpr); ok {
+			if pkg, ok := ts.X.(*ast.Ident); ok {
+				out = append(out, pkg.Name+"."+ts.Sel.Name)
+			}
+		}
+		return true
+	})
+	return out
+}
