@@ -69,6 +69,18 @@ type Store interface {
 	Close() error
 }
 
+// TypeReader is a Store that can read the log for some event types only,
+// leaving the others on the server: readers that care for few types (most
+// projections) then neither transfer nor decode the rest.
+type TypeReader interface {
+	// ReadAllOfTypes reads, after position `after`, at most limit events
+	// whose type is one of types, in position order, and returns them with
+	// the position the read covers: every event in (after, upTo] that it
+	// did not return is of another type. upTo is at least after. Like
+	// ReadAll it never skips a committed event of those types.
+	ReadAllOfTypes(ctx context.Context, after uint64, limit int, types []string) (events []Event, upTo uint64, err error)
+}
+
 // ErrDuplicateEventID is returned when an event id already in the log is
 // reused by a different append.
 var ErrDuplicateEventID = &domain.Error{Kind: domain.ErrConflict, Code: "duplicate_event_id",

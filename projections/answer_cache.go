@@ -50,13 +50,11 @@ CREATE TABLE answers (
 `
 }
 
-// Handles implements EventFilter.
-func (AnswerCache) Handles(t string) bool {
-	switch t {
-	case answer.AnswerSynthesized{}.EventType():
-		return true
+// EventTypes implements EventFilter.
+func (AnswerCache) EventTypes() []string {
+	return []string{
+		answer.AnswerSynthesized{}.EventType(),
 	}
-	return false
 }
 
 // Apply implements Projection: the last synthesis of a key in the batch

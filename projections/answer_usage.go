@@ -45,13 +45,11 @@ type answerSlot struct {
 	day          string
 }
 
-// Handles implements EventFilter.
-func (AnswerUsage) Handles(t string) bool {
-	switch t {
-	case answer.AnswerServed{}.EventType():
-		return true
+// EventTypes implements EventFilter.
+func (AnswerUsage) EventTypes() []string {
+	return []string{
+		answer.AnswerServed{}.EventType(),
 	}
-	return false
 }
 
 // Apply implements Projection.

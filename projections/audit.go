@@ -50,13 +50,11 @@ func (Audit) DeferredDDL() string {
 	return `CREATE UNIQUE INDEX entries_hash ON entries (hash);`
 }
 
-// Handles implements EventFilter.
-func (Audit) Handles(t string) bool {
-	switch t {
-	case audit.CompletionRecorded{}.EventType():
-		return true
+// EventTypes implements EventFilter.
+func (Audit) EventTypes() []string {
+	return []string{
+		audit.CompletionRecorded{}.EventType(),
 	}
-	return false
 }
 
 // Apply implements Projection: entries are verified in order against the

@@ -13,9 +13,8 @@ import (
 	"github.com/arr-dev/arr/projections"
 )
 
-// TestFilteredBatchOnlyAdvances: batches of event types a filtering
-// projection does not handle move its checkpoint without applying
-// anything; a handled event after them is applied as usual; logstats,
+// TestFilteredBatchOnlyAdvances: events of types a filtering projection
+// does not handle move its checkpoint without applying anything; a handled event after them is applied as usual; logstats,
 // which does not filter, applies everything.
 func TestFilteredBatchOnlyAdvances(t *testing.T) {
 	ctx := context.Background()
@@ -37,14 +36,14 @@ func TestFilteredBatchOnlyAdvances(t *testing.T) {
 		}
 		return n
 	}
-	for _, want := range []int{100, 50, 0} {
-		_, n, err := r.Step(ctx, "tier_quality")
-		if err != nil {
-			t.Fatal(err)
-		}
-		if n != want {
-			t.Fatalf("step over unhandled events passed %d events, want %d", n, want)
-		}
+	// The PostgreSQL store reads only FeedbackSubmitted events for it:
+	// one step finds none and moves the checkpoint to the head.
+	pos, n, err := r.Step(ctx, "tier_quality")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n != 0 || pos != last {
+		t.Fatalf("step over 150 unhandled events: %d applied, at %d; want 0 applied, at %d", n, pos, last)
 	}
 	if got := checkpoint("tier_quality"); got != last {
 		t.Fatalf("tier_quality checkpoint %d after 150 unhandled events, want %d", got, last)

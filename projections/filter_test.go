@@ -11,8 +11,8 @@ import (
 
 // TestFiltersNameEveryAppliedType: for every projection that filters
 // batches (EventFilter), each event type its Apply names (as
-// pkg.Type{}.EventType()) is one its Handles names, so a type added to
-// Apply but not to Handles fails here instead of being skipped in
+// pkg.Type{}.EventType()) is one its EventTypes names, so a type added to
+// Apply but not to EventTypes fails here instead of being skipped in
 // production.
 func TestFiltersNameEveryAppliedType(t *testing.T) {
 	fset := token.NewFileSet()
@@ -21,7 +21,7 @@ func TestFiltersNameEveryAppliedType(t *testing.T) {
 		t.Fatal(err)
 	}
 	applied := map[string]map[string]bool{} // receiver -> types named in Apply
-	handled := map[string]map[string]bool{} // receiver -> types named in Handles
+	handled := map[string]map[string]bool{} // receiver -> types named in EventTypes
 	for _, pkg := range pkgs {
 		for _, f := range pkg.Files {
 			for _, d := range f.Decls {
@@ -37,7 +37,7 @@ func TestFiltersNameEveryAppliedType(t *testing.T) {
 				switch fn.Name.Name {
 				case "Apply":
 					into = applied
-				case "Handles":
+				case "EventTypes":
 					into = handled
 				default:
 					continue
@@ -63,11 +63,11 @@ func TestFiltersNameEveryAppliedType(t *testing.T) {
 	for recv, hs := range handled {
 		as := applied[recv]
 		if len(as) == 0 {
-			t.Errorf("%s.Apply names no event type, but %s has Handles", recv, recv)
+			t.Errorf("%s.Apply names no event type, but %s has EventTypes", recv, recv)
 		}
 		for _, name := range slices.Sorted(maps.Keys(as)) {
 			if !hs[name] {
-				t.Errorf("%s.Apply acts on %s, which %s.Handles does not name: its events would be skipped", recv, name, recv)
+				t.Errorf("%s.Apply acts on %s, which %s.EventTypes does not name: its events would be skipped", recv, name, recv)
 			}
 		}
 	}

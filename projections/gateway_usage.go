@@ -51,13 +51,11 @@ type gwSlot struct {
 	tier    string
 }
 
-// Handles implements EventFilter.
-func (GatewayUsage) Handles(t string) bool {
-	switch t {
-	case audit.CompletionRecorded{}.EventType():
-		return true
+// EventTypes implements EventFilter.
+func (GatewayUsage) EventTypes() []string {
+	return []string{
+		audit.CompletionRecorded{}.EventType(),
 	}
-	return false
 }
 
 // Apply implements Projection: the batch is summed per slot in memory and

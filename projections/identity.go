@@ -75,18 +75,16 @@ CREATE INDEX accounts_stripe_customer ON accounts (stripe_customer_id) WHERE str
 `
 }
 
-// Handles implements EventFilter.
-func (Identity) Handles(t string) bool {
-	switch t {
-	case account.AccountCreated{}.EventType(),
+// EventTypes implements EventFilter.
+func (Identity) EventTypes() []string {
+	return []string{
+		account.AccountCreated{}.EventType(),
 		account.PlanChanged{}.EventType(),
 		signin.SessionStarted{}.EventType(),
 		signin.SessionEnded{}.EventType(),
 		account.KeyIssued{}.EventType(),
-		account.KeyRevoked{}.EventType():
-		return true
+		account.KeyRevoked{}.EventType(),
 	}
-	return false
 }
 
 // Apply implements Projection. It gathers the batch into set-based

@@ -3,6 +3,7 @@ package projections_test
 import (
 	"context"
 	"errors"
+	"fmt"
 	"testing"
 	"time"
 
@@ -62,19 +63,21 @@ func TestCachedPrincipalsFollowTheReadModel(t *testing.T) {
 	waitCaching := func(q *projections.Identities, secret string) {
 		t.Helper()
 		deadline := time.Now().Add(10 * time.Second)
-		for {
+		for i := 0; ; i++ {
 			if _, ok := authOK(q, secret); !ok {
 				t.Fatal("a valid key did not authenticate")
 			}
-			// Change the row behind the cache's back (no notification).
-			if _, err := pool.Exec(ctx, `UPDATE rm_identity.api_keys SET name = 'behind-the-back' WHERE secret_hash = $1`, account.HashSecret(secret)); err != nil {
+			// Change the row behind the cache's back (no notification),
+			// to a name no earlier lookup can have read.
+			name := fmt.Sprintf("behind-the-back-%d", i)
+			if _, err := pool.Exec(ctx, `UPDATE rm_identity.api_keys SET name = $2 WHERE secret_hash = $1`, account.HashSecret(secret), name); err != nil {
 				t.Fatal(err)
 			}
 			p, _ := authOK(q, secret)
 			if _, err := pool.Exec(ctx, `UPDATE rm_identity.api_keys SET name = '' WHERE secret_hash = $1`, account.HashSecret(secret)); err != nil {
 				t.Fatal(err)
 			}
-			if p.Name != "behind-the-back" {
+			if p.Name != name {
 				return // answered from memory
 			}
 			if time.Now().After(deadline) {

@@ -68,15 +68,13 @@ CREATE INDEX list_rows_account ON list_rows (account_id);
 `
 }
 
-// Handles implements EventFilter.
-func (Lists) Handles(t string) bool {
-	switch t {
-	case records.ListImported{}.EventType(),
+// EventTypes implements EventFilter.
+func (Lists) EventTypes() []string {
+	return []string{
+		records.ListImported{}.EventType(),
 		records.ListRowsImported{}.EventType(),
-		records.ContactDataErased{}.EventType():
-		return true
+		records.ContactDataErased{}.EventType(),
 	}
-	return false
 }
 
 // Apply implements Projection.

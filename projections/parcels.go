@@ -119,16 +119,14 @@ type stagedRow struct {
 	records.Row
 }
 
-// Handles implements EventFilter.
-func (Parcels) Handles(t string) bool {
-	switch t {
-	case records.LayerLoadStarted{}.EventType(),
+// EventTypes implements EventFilter.
+func (Parcels) EventTypes() []string {
+	return []string{
+		records.LayerLoadStarted{}.EventType(),
 		records.LayerRowsLoaded{}.EventType(),
 		records.LayerLoadCompleted{}.EventType(),
-		records.LayerLoadFailed{}.EventType():
-		return true
+		records.LayerLoadFailed{}.EventType(),
 	}
-	return false
 }
 
 // Apply implements Projection.

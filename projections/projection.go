@@ -5,6 +5,7 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -85,16 +86,18 @@ type BatchCutter interface {
 }
 
 // EventFilter is a Projection that names the event types its Apply acts
-// on. A batch with none of them is not applied: the runner only advances
-// the checkpoint past it, in one round trip instead of a transaction of
-// its own. Handles must say true for every type Apply acts on.
+// on. The runner then reads only those (when the store is an
+// eventstore.TypeReader) and moves the checkpoint past the others without
+// a transaction of their own. EventTypes must name every type Apply acts
+// on; TestFiltersNameEveryAppliedType checks it.
 type EventFilter interface {
-	Handles(eventType string) bool
+	EventTypes() []string
 }
 
 func handlesAny(f EventFilter, events []eventstore.Event) bool {
+	types := f.EventTypes()
 	for _, e := range events {
-		if f.Handles(e.Type) {
+		if slices.Contains(types, e.Type) {
 			return true
 		}
 	}

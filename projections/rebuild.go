@@ -47,15 +47,17 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 	batch := r.cfg.RebuildBatchSize
 	// Read the next batch while the current one is applied: the log read and
 	// the apply then use both the database and this process at once.
+	// A projection that names its event types reads only those.
 	type fetched struct {
 		events []eventstore.Event
+		upTo   uint64
 		err    error
 	}
 	next := make(chan fetched, 1)
 	fetch := func(after uint64) {
 		go func() {
-			evs, err := r.store.ReadAll(ctx, after, batch)
-			next <- fetched{evs, err}
+			evs, upTo, err := r.read(ctx, p, after, batch)
+			next <- fetched{evs, upTo, err}
 		}()
 	}
 	fetch(pos)
@@ -66,6 +68,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 		}
 		events := f.events
 		if len(events) == 0 {
+			pos = max(pos, f.upTo)
 			break
 		}
 		if len(events) == batch {
@@ -86,6 +89,9 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 			return fmt.Errorf("replay %s: applying %d..%d: %w", name, events[0].Position, events[len(events)-1].Position, err)
 		}
 		pos = events[len(events)-1].Position
+		if len(events) < batch {
+			pos = max(pos, f.upTo)
+		}
 		if progress != nil {
 			if pos-from > total {
 				total = pos - from
@@ -141,17 +147,19 @@ func (r *Runner) swap(ctx context.Context, p Projection, pos uint64) error {
 			return err
 		}
 		for {
-			events, err := r.store.ReadAll(ctx, pos, r.cfg.BatchSize)
+			events, upTo, err := r.read(ctx, p, pos, r.cfg.BatchSize)
 			if err != nil {
 				return err
 			}
-			if len(events) == 0 {
+			if len(events) == 0 && upTo <= pos {
 				break
 			}
-			if err := p.Apply(ctx, tx, events); err != nil {
-				return err
+			if len(events) > 0 {
+				if err := p.Apply(ctx, tx, events); err != nil {
+					return err
+				}
 			}
-			pos = events[len(events)-1].Position
+			pos = max(pos, upTo)
 		}
 		// pos is now the log head as this transaction sees it.
 		liveID, shadowID, retiredID := pgx.Identifier{Schema(name)}.Sanitize(), pgx.Identifier{shadowSchema(name)}.Sanitize(), pgx.Identifier{retiredSchema(name)}.Sanitize()

@@ -321,19 +321,29 @@ func (r *Runner) step(bctx context.Context, p Projection) (uint64, int, bool, er
 		}
 		return 0, 0, false, fmt.Errorf("reading checkpoint: %w", err)
 	}
-	read, err := r.store.ReadAll(bctx, uint64(from), r.cfg.BatchSize)
+	read, upTo, err := r.read(bctx, p, uint64(from), r.cfg.BatchSize)
 	if err != nil {
 		return uint64(from), 0, false, err
 	}
 	events := cut(p, read)
 	more := len(read) == r.cfg.BatchSize || len(events) < len(read)
 	if len(events) == 0 {
+		if upTo > uint64(from) { // only events of other types
+			pos, _, err := r.skip(bctx, name, from, int64(upTo), 0)
+			return pos, 0, false, err
+		}
 		r.observe(bctx, name, uint64(from), 0, 0)
 		return uint64(from), 0, false, nil
 	}
 	if f, ok := p.(EventFilter); ok && !handlesAny(f, events) {
 		pos, n, err := r.skip(bctx, name, from, int64(events[len(events)-1].Position), len(events))
 		return pos, n, more, err
+	}
+	// The checkpoint goes past the batch's last event, or up to where the
+	// read went when the batch holds all it found.
+	last := events[len(events)-1].Position
+	if !more {
+		last = max(last, upTo)
 	}
 	tx, err := r.pool.Begin(bctx)
 	if err != nil {
@@ -364,7 +374,6 @@ func (r *Runner) step(bctx context.Context, p Projection) (uint64, int, bool, er
 	if err := p.Apply(bctx, tx, events); err != nil {
 		return uint64(pos), 0, false, fmt.Errorf("applying events %d..%d: %w", events[0].Position, events[len(events)-1].Position, err)
 	}
-	last := events[len(events)-1].Position
 	if _, err := tx.Exec(bctx, `UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1`, name, int64(last)); err != nil {
 		return uint64(pos), 0, false, fmt.Errorf("advancing checkpoint: %w", err)
 	}
@@ -372,6 +381,23 @@ func (r *Runner) step(bctx context.Context, p Projection) (uint64, int, bool, er
 		return uint64(pos), 0, false, fmt.Errorf("commit: %w", err)
 	}
 	return last, len(events), more, nil
+}
+
+// read reads the batch after `from`: only the projection's event types
+// when it names them and the store can (eventstore.TypeReader), else every
+// event. upTo is the position the read covered: the checkpoint may move
+// there when the batch is applied whole.
+func (r *Runner) read(ctx context.Context, p Projection, from uint64, limit int) ([]eventstore.Event, uint64, error) {
+	if f, ok := p.(EventFilter); ok {
+		if tr, ok := r.store.(eventstore.TypeReader); ok {
+			return tr.ReadAllOfTypes(ctx, from, limit, f.EventTypes())
+		}
+	}
+	events, err := r.store.ReadAll(ctx, from, limit)
+	if err != nil || len(events) == 0 {
+		return events, from, err
+	}
+	return events, events[len(events)-1].Position, nil
 }
 
 // skip advances the checkpoint from `from` to `to` over a batch of n events

@@ -46,13 +46,11 @@ CREATE TABLE tier_band (
 `
 }
 
-// Handles implements EventFilter.
-func (TierQuality) Handles(t string) bool {
-	switch t {
-	case feedback.FeedbackSubmitted{}.EventType():
-		return true
+// EventTypes implements EventFilter.
+func (TierQuality) EventTypes() []string {
+	return []string{
+		feedback.FeedbackSubmitted{}.EventType(),
 	}
-	return false
 }
 
 // Apply implements Projection. Feedback is rare next to completions, so it

@@ -54,13 +54,11 @@ type usageSlot struct {
 	day          string
 }
 
-// Handles implements EventFilter.
-func (Usage) Handles(t string) bool {
-	switch t {
-	case usage.CallsCounted{}.EventType():
-		return true
+// EventTypes implements EventFilter.
+func (Usage) EventTypes() []string {
+	return []string{
+		usage.CallsCounted{}.EventType(),
 	}
-	return false
 }
 
 // Apply implements Projection: the batch is summed per slot in memory and

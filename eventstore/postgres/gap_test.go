@@ -45,6 +45,38 @@ const (
 
 var errInjectedRollback = errors.New("injected rollback")
 
+// gapOtherType is the type of about a quarter of the appends; a second
+// tailer reads the log for it alone (ReadAllOfTypes).
+const gapOtherType = "GapOtherType"
+
+// tailType reads the log for one event type with ReadAllOfTypes until it
+// has covered `total` positions, checking order and coverage as it goes.
+func tailType(ctx context.Context, s *postgres.Store, total uint64) (map[uuid.UUID]uint64, error) {
+	seen := map[uuid.UUID]uint64{}
+	var upTo, last uint64
+	for upTo < total {
+		evs, to, err := s.ReadAllOfTypes(ctx, upTo, 500, []string{gapOtherType})
+		if err != nil {
+			return nil, err
+		}
+		if to < upTo {
+			return nil, fmt.Errorf("read after %d covered only up to %d", upTo, to)
+		}
+		for _, e := range evs {
+			if e.Type != gapOtherType || e.Position <= last || e.Position > to {
+				return nil, fmt.Errorf("typed read after %d (to %d) returned %s at %d after %d", upTo, to, e.Type, e.Position, last)
+			}
+			last = e.Position
+			seen[e.ID] = e.Position
+		}
+		upTo = to
+		if len(evs) == 0 {
+			time.Sleep(time.Millisecond)
+		}
+	}
+	return seen, nil
+}
+
 // gapFaults counts what the BeforeCommit hooks did.
 type gapFaults struct {
 	commits, held, rolledBack atomic.Int64
@@ -119,6 +151,15 @@ func TestGapFreeUnderConcurrentWritersAndRollbacks(t *testing.T) {
 	defer stopSub()
 	subDone := make(chan error, 1)
 	go func() { subDone <- reader.Subscribe(subCtx, 0, sub.handle) }()
+	type typedResult struct {
+		seen map[uuid.UUID]uint64
+		err  error
+	}
+	typedDone := make(chan typedResult, 1)
+	go func() {
+		seen, err := tailType(subCtx, reader, gapEvents)
+		typedDone <- typedResult{seen, err}
+	}()
 
 	// The writers share a budget of events to commit; a rolled-back append
 	// is retried with fresh event ids, so exactly gapEvents commit.
@@ -186,6 +227,7 @@ wait:
 		t.Fatalf("head = %d, want %d", head, gapEvents)
 	}
 	logged := make(map[uuid.UUID]uint64, gapEvents)
+	otherIDs := map[uuid.UUID]bool{}
 	streamNext := map[string]uint64{}
 	var pos uint64
 	for {
@@ -206,10 +248,37 @@ wait:
 			}
 			streamNext[e.StreamID]++
 			logged[e.ID] = e.Position
+			if e.Type == gapOtherType {
+				otherIDs[e.ID] = true
+			}
 		}
 	}
 	checkAgainstLedger(t, "ReadAll", logged, ledger)
 
+	// The typed tailer saw exactly the log's events of its type, in order.
+	var typed typedResult
+	select {
+	case typed = <-typedDone:
+	case <-time.After(gapCatchUpTimeout):
+		t.Fatal("the typed tailer did not cover the log")
+	}
+	if typed.err != nil {
+		t.Fatalf("typed tailer: %v", typed.err)
+	}
+	var others int
+	for id, p := range logged {
+		if otherIDs[id] {
+			others++
+			if typed.seen[id] != p {
+				t.Fatalf("typed tailer: %s event %s at position %d seen at %d", gapOtherType, id, p, typed.seen[id])
+			}
+		}
+	}
+	if others == 0 || len(typed.seen) != others {
+		t.Fatalf("typed tailer saw %d %s events, the log holds %d", len(typed.seen), gapOtherType, others)
+	}
+
+	t.Logf("typed tailer: %d %s events, all in order", len(typed.seen), gapOtherType)
 	t.Logf("%d events across %d stores; %d append transactions on the %d hooked stores, %d held open, %d rolled back; writers took %s, subscriber caught up at %s",
 		gapEvents, gapStores, faults.commits.Load(), gapStores-gapPlainStores, faults.held.Load(), faults.rolledBack.Load(),
 		wrote.Round(time.Millisecond), caughtUp.Round(time.Millisecond))
@@ -247,11 +316,15 @@ func gapWriter(s *postgres.Store, w int, budget *atomic.Int64, l *gapLedger) err
 			ownIdx = rand.IntN(gapOwnStreams)
 			stream, expected = fmt.Sprintf("gap-w%d-%d", w, ownIdx), eventstore.AfterVersion(own[ownIdx])
 		}
+		typ := "GapTested"
+		if rand.IntN(4) == 0 {
+			typ = gapOtherType // what the typed tailer reads
+		}
 		for attempt := 0; ; attempt++ {
 			evs := make([]eventstore.NewEvent, n)
 			for i := range evs {
 				data, _ := json.Marshal(map[string]int{"writer": w, "seq": seq, "i": i, "attempt": attempt})
-				evs[i] = eventstore.NewEvent{ID: uuid.New(), Type: "GapTested", SchemaVersion: 1, Data: data}
+				evs[i] = eventstore.NewEvent{ID: uuid.New(), Type: typ, SchemaVersion: 1, Data: data}
 			}
 			res, err := s.Append(ctx, stream, expected, evs...)
 			if errors.Is(err, errInjectedRollback) {

@@ -26,6 +26,38 @@ func (s *Store) ReadAll(ctx context.Context, after uint64, limit int) ([]eventst
 	return scanEvents(rows, limit)
 }
 
+// ReadAllOfTypes implements eventstore.TypeReader in one round trip: it
+// reads the head, then the events of the types after `after` up to a head
+// no lower (a later snapshot sees a longer prefix of the log, never a
+// shorter one). If fewer than limit events come back, the read covered the
+// log up to the head it read first, or to its last event if that is later.
+func (s *Store) ReadAllOfTypes(ctx context.Context, after uint64, limit int, types []string) ([]eventstore.Event, uint64, error) {
+	if limit <= 0 {
+		limit = eventstore.DefaultBatch
+	}
+	var head int64
+	var events []eventstore.Event
+	var scanErr error
+	b := &pgx.Batch{}
+	b.Queue(`SELECT position FROM event_log_head`).QueryRow(func(row pgx.Row) error { return row.Scan(&head) })
+	b.Queue(`SELECT `+selectColumns+` FROM events WHERE position > $1 AND position <= (SELECT position FROM event_log_head)
+		AND event_type = ANY($2) ORDER BY position LIMIT $3`, int64(after), types, limit).Query(func(rows pgx.Rows) error {
+		events, scanErr = scanEvents(rows, limit)
+		return scanErr
+	})
+	if err := s.pool.SendBatch(ctx, b).Close(); err != nil {
+		return nil, after, fmt.Errorf("reading log after %d for %d event types: %w", after, len(types), err)
+	}
+	if scanErr != nil {
+		return nil, after, scanErr
+	}
+	upTo := max(uint64(head), after)
+	if n := len(events); n > 0 && (n == limit || events[n-1].Position > upTo) {
+		upTo = events[n-1].Position
+	}
+	return events, upTo, nil
+}
+
 // ReadStream reads one stream forward or backward.
 func (s *Store) ReadStream(ctx context.Context, streamID string, o eventstore.ReadStreamOptions) ([]eventstore.Event, error) {
 	limit := o.Limit

@@ -61,7 +61,10 @@ type Store struct {
 	closeOnce sync.Once
 }
 
-var _ eventstore.Store = (*Store)(nil)
+var (
+	_ eventstore.Store      = (*Store)(nil)
+	_ eventstore.TypeReader = (*Store)(nil)
+)
 
 // New returns a Store on pool (whose schema must be migrated) and starts its
 // writer. Close stops it; the pool stays the caller's.
