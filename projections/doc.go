@@ -8,6 +8,13 @@
 // one transaction, so a crash loses nothing and counts nothing twice, and
 // several runner processes can share one database.
 //
+// A projection that names the event types it applies (EventFilter) is
+// read only those, where the store can (eventstore.TypeReader, as the
+// PostgreSQL store does): its checkpoint moves past the other events
+// without their being read or applied, so a busy stream of one type costs
+// the projections that ignore it almost nothing. A projection without the
+// list sees every event, which is what a new analysis projection wants.
+//
 // Rebuild and Replay build a read model into a shadow schema while the live
 // one keeps serving, then swap them in one transaction. WaitFor gives
 // read-your-writes to handlers: it returns once a projection has passed a
