@@ -43,6 +43,7 @@ func Run(t *testing.T, f Factory, caps Capabilities) {
 		{"reused event id in another append is refused", testReusedID},
 		{"read backward", testReadBackward},
 		{"read all in position order", testReadAll},
+		{"read all of some types (TypeReader)", testReadAllOfTypes},
 		{"metadata round trip", testMetadata},
 		{"concurrent appends to one stream: one winner per version", testConcurrentSameStream},
 		{"concurrent appends to different streams all succeed", testConcurrentStreams},
@@ -312,6 +313,55 @@ func testReadAll(t *testing.T, s eventstore.Store) {
 	head, err := s.Head(ctx(t))
 	if err != nil || head < mine[len(mine)-1].Position {
 		t.Fatalf("head = %d, %v; last of mine at %d", head, err, mine[len(mine)-1].Position)
+	}
+}
+
+func testReadAllOfTypes(t *testing.T, s eventstore.Store) {
+	tr, ok := s.(eventstore.TypeReader)
+	if !ok {
+		t.Skip("this store has no typed reads (eventstore.TypeReader)")
+	}
+	typ, other := "Typed"+uuid.NewString()[:8], "Other"+uuid.NewString()[:8]
+	head, err := s.Head(ctx(t))
+	if err != nil {
+		t.Fatal(err)
+	}
+	id := stream(t, "typed")
+	r := mustAppend(t, s, id, eventstore.NoStream(), ev(t, other, 0), ev(t, typ, 1), ev(t, other, 2), ev(t, typ, 3))
+	mustAppend(t, s, stream(t, "typed"), eventstore.NoStream(), ev(t, typ, 4), ev(t, other, 5))
+	want := []uint64{r.FirstPosition + 1, r.FirstPosition + 3} // and the first of the second append
+	var got []uint64
+	pos := head
+	for i := 0; ; i++ {
+		batch, upTo, err := tr.ReadAllOfTypes(ctx(t), pos, 2, []string{typ})
+		if err != nil {
+			t.Fatalf("typed read after %d: %v", pos, err)
+		}
+		if len(batch) > 2 {
+			t.Fatalf("limit 2 returned %d", len(batch))
+		}
+		if upTo < pos {
+			t.Fatalf("typed read after %d covered only up to %d", pos, upTo)
+		}
+		for _, e := range batch {
+			if e.Type != typ || e.Position <= pos || e.Position > upTo {
+				t.Fatalf("typed read after %d (to %d) returned %s at %d", pos, upTo, e.Type, e.Position)
+			}
+			got = append(got, e.Position)
+		}
+		if len(batch) == 0 && upTo == pos {
+			break
+		}
+		if i > 100 {
+			t.Fatal("typed reads never reached the head")
+		}
+		pos = upTo
+	}
+	if len(got) != 3 || got[0] != want[0] || got[1] != want[1] || got[2] <= want[1] {
+		t.Fatalf("typed reads returned positions %v; want %v and the next append's first", got, want)
+	}
+	if pos < got[2] {
+		t.Fatalf("typed reads stopped at %d, before their last event at %d", pos, got[2])
 	}
 }
 
