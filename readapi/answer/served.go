@@ -57,7 +57,9 @@ func (s *Served) Run(ctx context.Context) error {
 	var buf []commands.ServedAnswer
 	flush := func(ctx context.Context) {
 		for attempt := 0; len(buf) > 0 && attempt < 8; attempt++ {
-			actx, cancel := context.WithTimeout(ctx, 10*time.Second)
+			// An append in flight finishes even if shutdown begins
+			// meanwhile (a cancelled one would only be done again).
+			actx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 10*time.Second)
 			_, err := s.app.Handle(actx, commands.RecordAnswersServed{Served: buf})
 			cancel()
 			if err == nil {
