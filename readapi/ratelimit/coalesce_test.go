@@ -12,19 +12,62 @@ import (
 	"github.com/arr-dev/arr/readapi/ratelimit"
 )
 
+// batcher is one BatchLimiter implementation under test.
+type batcher struct {
+	name string
+	new  func(t testing.TB) ratelimit.BatchLimiter
+}
+
+// batchers are the BatchLimiter implementations, on real servers.
+func batchers() []batcher {
+	return []batcher{
+		{"postgres", func(t testing.TB) ratelimit.BatchLimiter { return newPostgres(t, time.Now) }},
+		{"redis", func(t testing.TB) ratelimit.BatchLimiter { return newRedis(t, time.Now).(ratelimit.BatchLimiter) }},
+	}
+}
+
+// takeAcrossBuckets sends, from every limiter at once, `each` requests to
+// each of `buckets` buckets named prefix+index, and returns how many each
+// bucket admitted. Any error fails the test.
+func takeAcrossBuckets(t testing.TB, ls []ratelimit.Limiter, prefix string, buckets, each int, w ratelimit.Window, limit int64) []int64 {
+	t.Helper()
+	var wg sync.WaitGroup
+	admitted := make([]atomic.Int64, buckets)
+	errs := make(chan error, len(ls)*buckets*each)
+	for round := 0; round < each; round++ {
+		for _, l := range ls {
+			for c := 0; c < buckets; c++ {
+				wg.Add(1)
+				go func() {
+					defer wg.Done()
+					r, err := l.Take(context.Background(), fmt.Sprintf("%s%d", prefix, c), w, limit)
+					if err != nil {
+						errs <- err
+					} else if r.Allowed {
+						admitted[c].Add(1)
+					}
+				}()
+			}
+		}
+	}
+	wg.Wait()
+	close(errs)
+	for err := range errs {
+		t.Fatal(err)
+	}
+	out := make([]int64, buckets)
+	for c := range admitted {
+		out[c] = admitted[c].Load()
+	}
+	return out
+}
+
 // TestTakeMany: each ask of a batch admits what its window has left, never
 // more, and never lowers a count that is already above the limit (a plan
 // that was lowered mid-window); asks of other buckets in the same batch do
 // not disturb each other.
 func TestTakeMany(t *testing.T) {
-	batchers := []struct {
-		name string
-		new  func(t testing.TB) ratelimit.BatchLimiter
-	}{
-		{"postgres", func(t testing.TB) ratelimit.BatchLimiter { return newPostgres(t, time.Now) }},
-		{"redis", func(t testing.TB) ratelimit.BatchLimiter { return newRedis(t, time.Now).(ratelimit.BatchLimiter) }},
-	}
-	for _, b := range batchers {
+	for _, b := range batchers() {
 		t.Run(b.name, func(t *testing.T) {
 			l := b.new(t)
 			ctx := context.Background()
@@ -129,43 +172,14 @@ func TestCoalescingSharesRoundTrips(t *testing.T) {
 // limit of 20 at once; every bucket admits exactly 20, in round trips
 // shared between buckets.
 func TestCoalescingAcrossBuckets(t *testing.T) {
-	for _, b := range []struct {
-		name string
-		new  func(t testing.TB) ratelimit.BatchLimiter
-	}{
-		{"postgres", func(t testing.TB) ratelimit.BatchLimiter { return newPostgres(t, time.Now) }},
-		{"redis", func(t testing.TB) ratelimit.BatchLimiter { return newRedis(t, time.Now).(ratelimit.BatchLimiter) }},
-	} {
+	for _, b := range batchers() {
 		t.Run(b.name, func(t *testing.T) {
 			under := &countingLimiter{BatchLimiter: b.new(t)}
 			l := coalesced(t, under)
 			w := ratelimit.HourWindow(time.Now())
 			const clients, each, limit = 64, 25, 20
-			var wg sync.WaitGroup
-			admitted := make([]atomic.Int64, clients)
-			errs := make(chan error, clients*each)
-			for c := 0; c < clients; c++ {
-				bucket := fmt.Sprintf("records:ip:127.0.1.%d", c)
-				for i := 0; i < each; i++ {
-					wg.Add(1)
-					go func() {
-						defer wg.Done()
-						r, err := l.Take(context.Background(), bucket, w, limit)
-						if err != nil {
-							errs <- err
-						} else if r.Allowed {
-							admitted[c].Add(1)
-						}
-					}()
-				}
-			}
-			wg.Wait()
-			close(errs)
-			for err := range errs {
-				t.Fatal(err)
-			}
-			for c := range admitted {
-				if got := admitted[c].Load(); got != limit {
+			for c, got := range takeAcrossBuckets(t, []ratelimit.Limiter{l}, "records:ip:127.0.1.", clients, each, w, limit) {
+				if got != limit {
 					t.Fatalf("bucket %d admitted %d of %d requests, want exactly %d", c, got, each, limit)
 				}
 			}
@@ -191,32 +205,8 @@ func TestCoalescingProcessesShareCounters(t *testing.T) {
 	procs := []ratelimit.Limiter{coalesced(t, first), coalesced(t, second)}
 	w := ratelimit.HourWindow(time.Now())
 	const buckets, each, limit = 64, 30, 40
-	var wg sync.WaitGroup
-	admitted := make([]atomic.Int64, buckets)
-	errs := make(chan error, 2*buckets*each)
-	for round := 0; round < each; round++ {
-		for _, l := range procs {
-			for c := 0; c < buckets; c++ {
-				wg.Add(1)
-				go func() {
-					defer wg.Done()
-					r, err := l.Take(context.Background(), fmt.Sprintf("records:ip:10.0.0.%d", c), w, limit)
-					if err != nil {
-						errs <- err
-					} else if r.Allowed {
-						admitted[c].Add(1)
-					}
-				}()
-			}
-		}
-	}
-	wg.Wait()
-	close(errs)
-	for err := range errs {
-		t.Fatal(err)
-	}
-	for c := range admitted {
-		if got := admitted[c].Load(); got != limit {
+	for c, got := range takeAcrossBuckets(t, procs, "records:ip:10.0.0.", buckets, each, w, limit) {
+		if got != limit {
 			t.Fatalf("bucket %d admitted %d of %d requests from two processes, want exactly %d", c, got, 2*each, limit)
 		}
 	}
