@@ -5,7 +5,6 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
-	"slices"
 
 	"github.com/jackc/pgx/v5"
 
@@ -86,22 +85,12 @@ type BatchCutter interface {
 }
 
 // EventFilter is a Projection that names the event types its Apply acts
-// on. The runner then reads only those (when the store is an
-// eventstore.TypeReader) and moves the checkpoint past the others without
-// a transaction of their own. EventTypes must name every type Apply acts
+// on. The runner then reads only those (the store does the filtering when
+// it is an eventstore.TypeReader) and moves the checkpoint past the others
+// without a transaction of their own. EventTypes must name every type Apply acts
 // on; TestFiltersNameEveryAppliedType checks it.
 type EventFilter interface {
 	EventTypes() []string
-}
-
-func handlesAny(f EventFilter, events []eventstore.Event) bool {
-	types := f.EventTypes()
-	for _, e := range events {
-		if slices.Contains(types, e.Type) {
-			return true
-		}
-	}
-	return false
 }
 
 func cut(p Projection, events []eventstore.Event) []eventstore.Event {

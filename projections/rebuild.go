@@ -51,13 +51,14 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 	type fetched struct {
 		events []eventstore.Event
 		upTo   uint64
+		more   bool
 		err    error
 	}
 	next := make(chan fetched, 1)
 	fetch := func(after uint64) {
 		go func() {
-			evs, upTo, err := r.read(ctx, p, after, batch)
-			next <- fetched{evs, upTo, err}
+			evs, upTo, more, err := r.read(ctx, p, after, batch)
+			next <- fetched{evs, upTo, more, err}
 		}()
 	}
 	fetch(pos)
@@ -66,39 +67,33 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 		if f.err != nil {
 			return fmt.Errorf("replay %s: reading after %d: %w", name, pos, f.err)
 		}
-		events := f.events
-		if len(events) == 0 {
-			pos = max(pos, f.upTo)
-			break
+		if f.more {
+			fetch(f.upTo)
 		}
-		if len(events) == batch {
-			fetch(events[len(events)-1].Position)
-		}
-		if err := r.inTx(ctx, func(tx pgx.Tx) error {
-			if err := setSearchPath(ctx, tx, shadow); err != nil {
-				return err
+		if events := f.events; len(events) > 0 {
+			if err := r.inTx(ctx, func(tx pgx.Tx) error {
+				if err := setSearchPath(ctx, tx, shadow); err != nil {
+					return err
+				}
+				if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+					return err
+				}
+				return p.Apply(ctx, tx, events)
+			}); err != nil {
+				if f.more {
+					<-next // let the prefetch finish before returning
+				}
+				return fmt.Errorf("replay %s: applying %d..%d: %w", name, events[0].Position, events[len(events)-1].Position, err)
 			}
-			if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-				return err
-			}
-			return p.Apply(ctx, tx, events)
-		}); err != nil {
-			if len(events) == batch {
-				<-next // let the prefetch finish before returning
-			}
-			return fmt.Errorf("replay %s: applying %d..%d: %w", name, events[0].Position, events[len(events)-1].Position, err)
 		}
-		pos = events[len(events)-1].Position
-		if len(events) < batch {
-			pos = max(pos, f.upTo)
-		}
+		pos = max(pos, f.upTo)
 		if progress != nil {
 			if pos-from > total {
 				total = pos - from
 			}
 			progress(pos-from, total)
 		}
-		if len(events) < batch {
+		if !f.more {
 			break // caught up with what was there; the swap takes the rest
 		}
 	}
@@ -146,13 +141,12 @@ func (r *Runner) swap(ctx context.Context, p Projection, pos uint64) error {
 		if err := setSearchPath(ctx, tx, shadowSchema(name)); err != nil {
 			return err
 		}
-		for {
-			events, upTo, err := r.read(ctx, p, pos, r.cfg.BatchSize)
-			if err != nil {
+		for more := true; more; {
+			var events []eventstore.Event
+			var upTo uint64
+			var err error
+			if events, upTo, more, err = r.read(ctx, p, pos, r.cfg.BatchSize); err != nil {
 				return err
-			}
-			if len(events) == 0 && upTo <= pos {
-				break
 			}
 			if len(events) > 0 {
 				if err := p.Apply(ctx, tx, events); err != nil {

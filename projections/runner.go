@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"slices"
 	"sync"
 	"time"
 
@@ -226,7 +227,7 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 	r.m.events.WithLabelValues(p.Name()).Add(0)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
-		pos, n, more, err := r.step1(ctx, p.Name())
+		pos, _, more, err := r.step1(ctx, p.Name())
 		if errors.Is(err, errBusy) {
 			sleep(ctx, 20*time.Millisecond)
 			continue
@@ -239,10 +240,9 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 			continue
 		}
 		backoff = 100 * time.Millisecond
-		// A batch that took everything the read returned has caught up
-		// with the log as it was read: wait for more rather than read
-		// again at once.
-		if n == 0 || !more {
+		// A read that did not stop at its limit has caught up with the
+		// log as it was: wait for more rather than read again at once.
+		if !more {
 			if err := r.store.WaitForEvents(ctx, pos); err != nil && ctx.Err() == nil {
 				r.cfg.Logger.Warn("waiting for events", "projection", p.Name(), "err", err)
 				sleep(ctx, time.Second)
@@ -310,8 +310,8 @@ func (r *Runner) batchTimeout(name string) time.Duration {
 }
 
 // step reads a batch after the checkpoint and applies it (see Step). A
-// batch none of whose events the projection handles (EventFilter) only
-// advances the checkpoint.
+// read that found only events of types the projection does not handle
+// (EventFilter) only advances the checkpoint.
 func (r *Runner) step(bctx context.Context, p Projection) (uint64, int, bool, error) {
 	name := p.Name()
 	var from int64
@@ -321,29 +321,28 @@ func (r *Runner) step(bctx context.Context, p Projection) (uint64, int, bool, er
 		}
 		return 0, 0, false, fmt.Errorf("reading checkpoint: %w", err)
 	}
-	read, upTo, err := r.read(bctx, p, uint64(from), r.cfg.BatchSize)
+	read, upTo, more, err := r.read(bctx, p, uint64(from), r.cfg.BatchSize)
 	if err != nil {
 		return uint64(from), 0, false, err
 	}
 	events := cut(p, read)
-	more := len(read) == r.cfg.BatchSize || len(events) < len(read)
+	cutShort := len(events) < len(read)
+	more = more || cutShort
 	if len(events) == 0 {
-		if upTo > uint64(from) { // only events of other types
-			pos, _, err := r.skip(bctx, name, from, int64(upTo), 0)
-			return pos, 0, false, err
+		pos := uint64(from)
+		if upTo > pos { // only events of other types (more may follow)
+			if pos, err = r.skip(bctx, name, from, int64(upTo)); err != nil {
+				return pos, 0, false, err
+			}
 		}
-		r.observe(bctx, name, uint64(from), 0, 0)
-		return uint64(from), 0, false, nil
+		r.observe(bctx, name, pos, 0, 0)
+		return pos, 0, more, nil
 	}
-	if f, ok := p.(EventFilter); ok && !handlesAny(f, events) {
-		pos, n, err := r.skip(bctx, name, from, int64(events[len(events)-1].Position), len(events))
-		return pos, n, more, err
-	}
-	// The checkpoint goes past the batch's last event, or up to where the
-	// read went when the batch holds all it found.
-	last := events[len(events)-1].Position
-	if !more {
-		last = max(last, upTo)
+	// The checkpoint goes up to where the read went, or past the batch's
+	// last event when the batch was cut short.
+	last := upTo
+	if cutShort {
+		last = events[len(events)-1].Position
 	}
 	tx, err := r.pool.Begin(bctx)
 	if err != nil {
@@ -384,27 +383,33 @@ func (r *Runner) step(bctx context.Context, p Projection) (uint64, int, bool, er
 }
 
 // read reads the batch after `from`: only the projection's event types
-// when it names them and the store can (eventstore.TypeReader), else every
-// event. upTo is the position the read covered: the checkpoint may move
-// there when the batch is applied whole.
-func (r *Runner) read(ctx context.Context, p Projection, from uint64, limit int) ([]eventstore.Event, uint64, error) {
-	if f, ok := p.(EventFilter); ok {
-		if tr, ok := r.store.(eventstore.TypeReader); ok {
-			return tr.ReadAllOfTypes(ctx, from, limit, f.EventTypes())
-		}
+// when it names them (by the store, when it is an eventstore.TypeReader,
+// else here), else every event. upTo is the position the read covered:
+// the checkpoint may move there once the batch is applied. more says the
+// read stopped at its limit, so more events may follow at once.
+func (r *Runner) read(ctx context.Context, p Projection, from uint64, limit int) (events []eventstore.Event, upTo uint64, more bool, err error) {
+	f, filtered := p.(EventFilter)
+	if tr, ok := r.store.(eventstore.TypeReader); ok && filtered {
+		events, upTo, err = tr.ReadAllOfTypes(ctx, from, limit, f.EventTypes())
+		return events, upTo, len(events) == limit, err
 	}
-	events, err := r.store.ReadAll(ctx, from, limit)
+	events, err = r.store.ReadAll(ctx, from, limit)
 	if err != nil || len(events) == 0 {
-		return events, from, err
+		return nil, from, false, err
 	}
-	return events, events[len(events)-1].Position, nil
+	upTo, more = events[len(events)-1].Position, len(events) == limit
+	if filtered {
+		types := f.EventTypes()
+		events = slices.DeleteFunc(events, func(e eventstore.Event) bool { return !slices.Contains(types, e.Type) })
+	}
+	return events, upTo, more, nil
 }
 
-// skip advances the checkpoint from `from` to `to` over a batch of n events
-// the projection does not handle, in one round trip: the checkpoint is
-// locked (skipped if another runner holds it) and moved only if nobody
-// moved it meanwhile. Like a batch, the commit does not wait for a flush.
-func (r *Runner) skip(ctx context.Context, name string, from, to int64, n int) (uint64, int, error) {
+// skip advances the checkpoint from `from` to `to` over events the
+// projection does not handle, in one round trip: the checkpoint is locked
+// (skipped if another runner holds it) and moved only if nobody moved it
+// meanwhile. Like a batch, the commit does not wait for a flush.
+func (r *Runner) skip(ctx context.Context, name string, from, to int64) (uint64, error) {
 	var cur *int64
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
@@ -414,15 +419,15 @@ upd AS (UPDATE projection_checkpoints c SET position = $3, updated_at = now() FR
 SELECT (SELECT position FROM cur)`, name, from, to).QueryRow(func(row pgx.Row) error { return row.Scan(&cur) })
 	b.Queue(`COMMIT`)
 	if err := r.pool.SendBatch(ctx, b).Close(); err != nil {
-		return uint64(from), 0, fmt.Errorf("advancing checkpoint past %d unhandled events: %w", n, err)
+		return uint64(from), fmt.Errorf("advancing checkpoint past unhandled events: %w", err)
 	}
 	switch {
 	case cur == nil:
-		return uint64(from), 0, errBusy
+		return uint64(from), errBusy
 	case *cur != from:
-		return uint64(*cur), 0, nil // another runner got there first
+		return uint64(*cur), nil // another runner got there first
 	}
-	return uint64(to), n, nil
+	return uint64(to), nil
 }
 
 func (r *Runner) observe(ctx context.Context, name string, pos uint64, n int, took time.Duration) {
@@ -439,13 +444,21 @@ func (r *Runner) observe(ctx context.Context, name string, pos uint64, n int, to
 // a lag computed from it may be low by what the log grew since, never high.
 func (r *Runner) knownHead(ctx context.Context) uint64 {
 	r.mu.Lock()
-	defer r.mu.Unlock()
-	if time.Since(r.headAt) >= headEvery {
-		if h, err := r.store.Head(ctx); err == nil {
-			r.head, r.headAt = h, time.Now()
-		}
+	head, fresh := r.head, time.Since(r.headAt) < headEvery
+	if !fresh {
+		r.headAt = time.Now() // one reader at a time refreshes it
 	}
-	return r.head
+	r.mu.Unlock()
+	if fresh {
+		return head
+	}
+	if h, err := r.store.Head(ctx); err == nil {
+		r.mu.Lock()
+		r.head = max(r.head, h)
+		head = r.head
+		r.mu.Unlock()
+	}
+	return head
 }
 
 func sleep(ctx context.Context, d time.Duration) {
