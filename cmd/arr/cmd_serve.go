@@ -188,8 +188,10 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	defer stopMeter()
 	if services > 0 {
 		qs.start(runCtx, meterCtx, &wg)
-		wg.Add(1)
-		go func() { defer wg.Done(); s.ids.ListenForChanges(runCtx, log.Warn) }()
+		if a.cfg.KeyCache == "true" {
+			wg.Add(1)
+			go func() { defer wg.Done(); s.ids.ListenForChanges(runCtx, log.Warn) }()
+		}
 	}
 	if ans != nil {
 		ans.start(runCtx, meterCtx, &wg, a.cfg, log)

@@ -52,6 +52,9 @@ type Config struct {
 	// (a secret), and whether `arr up` loads the demo data.
 	MasterKey string
 	DemoData  string
+	// KeyCache: "true" authenticates API keys from memory (see
+	// projections.Identities.ListenForChanges).
+	KeyCache string
 	// The gateway's routing (UpstreamAPIKey is a secret: never shown).
 	Catalog         string
 	UpstreamBaseURL string
@@ -110,6 +113,7 @@ func (c *Config) settings() []setting {
 		{env: "ARR_UPSTREAM_BREAKER_OPEN", dur: &c.BreakerOpen, def: "30s", help: "how long an open circuit breaker skips its upstream before one probe"},
 		{env: "ARR_CACHE_ENTRIES", num: &c.CacheEntries, def: "10000", help: "size of the gateway's exact-match response cache (0 turns it off)"},
 		{env: "ARR_CACHE_TTL", dur: &c.CacheTTL, def: "1h", help: "how long a cached gateway reply is served"},
+		{env: "ARR_KEY_CACHE", str: &c.KeyCache, def: "false", help: "true: each server process authenticates API keys from memory, dropping them on every revocation or plan change it is notified of; a change made by another process (the CLI, another server) then takes effect when its notification arrives, normally within milliseconds, instead of before that process's command returns; false: every keyed request looks its key up"},
 		{env: "ARR_PPROF_ADDR", str: &c.PprofAddr, help: "address of a Go profiling listener (net/http/pprof, e.g. 127.0.0.1:6060) for operators; keep it off public interfaces; empty serves none"},
 		{env: "ARR_PUBLIC_BASE_URL", str: &c.PublicBaseURL, help: "base URL of links in mail, e.g. https://{service}.arr.example ({service} becomes answer, gateway or records); empty uses the scheme and Host of the request"},
 	}, c.answerSettings()...)
@@ -173,6 +177,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PublicLimit < 1 {
 		return fmt.Errorf("ARR_PUBLIC_RATE_LIMIT must be at least 1, not %d", c.PublicLimit)
+	}
+	if c.KeyCache != "true" && c.KeyCache != "false" {
+		return fmt.Errorf("ARR_KEY_CACHE must be true or false, not %q", c.KeyCache)
 	}
 	if c.DemoData != "true" && c.DemoData != "false" {
 		return fmt.Errorf("ARR_DEMO_DATA must be true or false, not %q", c.DemoData)
