@@ -14,6 +14,7 @@ import (
 	"github.com/arr-dev/arr/adapters/listfile"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/domain/text"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -64,8 +65,8 @@ func (h *ImportListHandler) Handle(ctx context.Context, c ImportList) (ImportedL
 	if c.Name == "" {
 		c.Name = "list of " + h.clock().UTC().Format("2006-01-02 15:04")
 	}
-	if len(c.Name) > 200 {
-		return ImportedList{}, domain.Invalid("name_too_long", "name", "a list name has at most 200 characters")
+	if err := text.Check("name", c.Name, records.MaxListNameChars); err != nil {
+		return ImportedList{}, err
 	}
 	if len(c.List.Rows) == 0 {
 		return ImportedList{}, domain.Invalid("empty_list", "file", "the list has no rows")

@@ -15,6 +15,7 @@ import (
 	"github.com/arr-dev/arr/adapters/layerfile"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/domain/text"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -93,6 +94,12 @@ func (c *LoadLayer) validate() error {
 	}
 	if !strings.HasPrefix(c.SourceURL, "https://") && !strings.HasPrefix(c.SourceURL, "http://") {
 		return domain.Invalid("invalid_source_url", "source_url", "the source URL must be an http(s) URL, got %q", c.SourceURL)
+	}
+	if err := text.Check("source_url", c.SourceURL, 2000); err != nil {
+		return err
+	}
+	if err := text.Check("file", c.File, 1000); err != nil {
+		return err
 	}
 	if _, err := time.Parse(time.DateOnly, c.SourceDate); err != nil {
 		return domain.Invalid("invalid_source_date", "source_date", "the source date must be YYYY-MM-DD, got %q", c.SourceDate)

@@ -58,6 +58,7 @@ func (h *SynthesizeAnswerHandler) Handle(ctx context.Context, c SynthesizeAnswer
 		Model: res.Model, SubQuestions: res.SubQuestions, Backend: h.research.Backend(), Costs: res.Costs,
 		SynthesizedAt: h.clock().UTC(), ValidForSeconds: int64(answer.TTL(res.Synthesis).Seconds()),
 	}
+	e.CleanWorldText()
 	ne, err := eventstore.Encode(e, c.Metadata)
 	if err != nil {
 		return answer.AnswerSynthesized{}, 0, err

@@ -16,6 +16,7 @@ import (
 	"time"
 
 	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/domain/text"
 )
 
 // Options configure a Reader.
@@ -448,7 +449,28 @@ func (r *Reader) row(get func(string) string, line int) (records.Row, error) {
 			}
 		}
 	}
-	return row, nil
+	return row, checkText(row)
+}
+
+// checkText holds a row's text to the rule for text that becomes an event
+// (domain/text): a row with a NUL or another control character in a cell
+// is rejected, naming the field, rather than loaded.
+func checkText(row records.Row) error {
+	for _, f := range []struct{ name, v string }{{"apn", row.APN}, {"county", row.County}, {"address", row.Address},
+		{"source_url", row.SourceURL}, {"lender", row.Lender}} {
+		if err := text.Check(f.name, f.v, records.MaxRowTextChars); err != nil {
+			return err
+		}
+	}
+	for k, v := range row.Detail {
+		if err := text.Check("detail", k, 200); err != nil {
+			return err
+		}
+		if err := text.Check("detail."+k, v, records.MaxRowTextChars); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // ParseDollars reads "$2,462.22", "2462.22" or "-5" as micro-dollars,

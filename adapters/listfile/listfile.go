@@ -6,6 +6,10 @@ import (
 	"fmt"
 	"io"
 	"strings"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/domain/text"
 )
 
 // MaxRows is the most rows one list may have.
@@ -50,6 +54,9 @@ func Parse(in io.Reader) (List, error) {
 	if err != nil {
 		return List{}, fmt.Errorf("reading the header: %w", err)
 	}
+	if err := text.CheckAll("columns", header, records.MaxListHeaderChars); err != nil {
+		return List{}, atLine(1, err)
+	}
 	idx := map[string]int{}
 	for i, h := range header {
 		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
@@ -87,6 +94,11 @@ func Parse(in io.Reader) (List, error) {
 			}
 			return List{}, err
 		}
+		for i, cell := range rec {
+			if err := text.Check(column(header, i), cell, records.MaxListCellChars); err != nil {
+				return List{}, atLine(line, err)
+			}
+		}
 		get := func(c string) string {
 			i, ok := idx[c]
 			if !ok || i >= len(rec) {
@@ -115,4 +127,25 @@ func Parse(in io.Reader) (List, error) {
 		return List{}, errors.New("the list has no rows")
 	}
 	return l, nil
+}
+
+// column names cell i of a row for errors: its header, else its number.
+func column(header []string, i int) string {
+	if i < len(header) {
+		if h := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(header[i], "\ufeff"))); h != "" && text.Valid(h) && len(h) <= 64 {
+			return strings.ReplaceAll(h, " ", "_")
+		}
+	}
+	return fmt.Sprintf("column_%d", i+1)
+}
+
+// atLine says on which line of the file a validation error is.
+func atLine(line int, err error) error {
+	var de *domain.Error
+	if errors.As(err, &de) {
+		c := *de
+		c.Message = fmt.Sprintf("line %d: %s", line, de.Message)
+		return &c
+	}
+	return fmt.Errorf("line %d: %w", line, err)
 }

@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/text"
 )
 
 // IDForEmail is the account id that belongs to a normalized e-mail address:
@@ -23,6 +24,9 @@ func StreamID(id uuid.UUID) string { return "account-" + id.String() }
 
 // NormalizeEmail trims, lowercases and validates an address.
 func NormalizeEmail(s string) (string, error) {
+	if err := text.Check("email", s, 254); err != nil {
+		return "", err
+	}
 	e := strings.ToLower(strings.TrimSpace(s))
 	if e == "" {
 		return "", domain.Invalid("email_required", "email", "an e-mail address is required")
@@ -33,6 +37,9 @@ func NormalizeEmail(s string) (string, error) {
 	}
 	return e, nil
 }
+
+// MaxKeyNameChars bounds a key's name, in characters.
+const MaxKeyNameChars = 100
 
 // Key is one API key as the aggregate remembers it.
 type Key struct {
@@ -132,6 +139,12 @@ func (a *Account) ChangePlan(c PlanChange, now time.Time) ([]domain.Event, error
 	if c.Reference == "" {
 		return nil, domain.Invalid("reference_required", "reference", "a plan change needs the reference of its cause")
 	}
+	for _, f := range []struct{ name, v string }{{"source", c.Source}, {"reference", c.Reference},
+		{"stripe_customer_id", c.StripeCustomerID}, {"stripe_subscription_id", c.StripeSubscriptionID}} {
+		if err := text.Check(f.name, f.v, 255); err != nil {
+			return nil, err
+		}
+	}
 	if a.planRefs[c.Reference] {
 		return nil, nil
 	}
@@ -170,8 +183,8 @@ func (a *Account) IssueKey(keyID uuid.UUID, s Service, secret Secret, name strin
 	if s.KeyPrefix() == "" {
 		return nil, domain.Invalid("invalid_service", "service", "unknown service %q", s)
 	}
-	if len(name) > 100 {
-		return nil, domain.Invalid("name_too_long", "name", "a key name is at most 100 characters")
+	if err := text.Check("name", name, MaxKeyNameChars); err != nil {
+		return nil, err
 	}
 	if n, max := a.ActiveKeys(s), s.MaxActiveKeys(); n >= max {
 		return nil, domain.Conflict("key_limit_reached",

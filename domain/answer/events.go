@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/text"
 )
 
 // CacheTTL is how long a synthesized answer is served from the cache.
@@ -77,7 +78,27 @@ type AnswerSynthesized struct {
 	ValidForSeconds int64     `json:"valid_for_seconds"`
 }
 
-func (AnswerSynthesized) EventType() string  { return "AnswerSynthesized" }
+func (AnswerSynthesized) EventType() string { return "AnswerSynthesized" }
+
+// CleanWorldText makes the text the answer took from the world (pages,
+// search results, a language model) fit the rule for event text
+// (text.Clean): a page with a NUL in it is cited without the NUL instead
+// of producing an event no read model can store.
+func (e *AnswerSynthesized) CleanWorldText() {
+	e.Answer = text.Clean(e.Answer)
+	e.Model = text.Clean(e.Model)
+	e.Backend = text.Clean(e.Backend)
+	if len(e.Sources) > 0 {
+		srcs := make([]Source, len(e.Sources))
+		for i, s := range e.Sources {
+			srcs[i] = Source{Title: text.Clean(s.Title), URL: text.Clean(s.URL), Content: text.Clean(s.Content)}
+		}
+		e.Sources = srcs
+	}
+	for i, q := range e.SubQuestions {
+		e.SubQuestions[i] = text.Clean(q)
+	}
+}
 func (AnswerSynthesized) SchemaVersion() int { return 1 }
 
 // ExpiresAt is when the cache entry stops being served.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/text"
 )
 
 // Question length bounds, in characters (Unicode code points) after
@@ -54,13 +55,10 @@ func ParseRequest(q string, qPresent bool, tier, mode string) (Request, error) {
 	if q == "" {
 		return Request{}, domain.Invalid("q_empty", "q", "q is empty: send the question to answer, %d to %d characters", MinQuestionChars, MaxQuestionChars)
 	}
-	if !utf8.ValidString(q) {
-		return Request{}, domain.Invalid("q_invalid", "q", "q is not valid UTF-8 text")
+	if err := text.Check("q", q, MaxQuestionChars); err != nil {
+		return Request{}, err
 	}
 	n := utf8.RuneCountInString(q)
-	if n > MaxQuestionChars {
-		return Request{}, domain.Invalid("q_too_long", "q", "q is %d characters; at most %d are allowed", n, MaxQuestionChars)
-	}
 	norm := Normalize(q)
 	if n < MinQuestionChars || utf8.RuneCountInString(norm) < MinQuestionChars {
 		return Request{}, domain.Invalid("q_too_short", "q", "q is too short: at least %d letters or digits are needed to search for an answer", MinQuestionChars)

@@ -3,13 +3,13 @@ package feedback
 import (
 	"math"
 	"time"
-	"unicode/utf8"
 
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/domain/routing"
+	"github.com/arr-dev/arr/domain/text"
 )
 
 // MaxNotes bounds the notes of one rating, in characters.
@@ -50,8 +50,8 @@ func Submit(hash string, c audit.Completion, accountID, keyID uuid.UUID, rating 
 	if math.IsNaN(rating) || rating < routing.MinRating || rating > routing.MaxRating {
 		return nil, domain.Invalid("invalid_rating", "rating", "rating must be a number from %g (useless) to %g (excellent); got %v", routing.MinRating, routing.MaxRating, rating)
 	}
-	if utf8.RuneCountInString(notes) > MaxNotes {
-		return nil, domain.Invalid("notes_too_long", "notes", "notes may have at most %d characters", MaxNotes)
+	if err := text.Check("notes", notes, MaxNotes); err != nil {
+		return nil, err
 	}
 	return &FeedbackSubmitted{AuditHash: hash, AccountID: accountID, KeyID: keyID, Tier: c.Tier, Model: c.Model,
 		Difficulty: c.Difficulty, Rating: rating, Notes: notes, SubmittedAt: at.UTC()}, nil

@@ -158,3 +158,12 @@ func Events() []func() domain.Event {
 		func() domain.Event { return &ContactDataErased{} },
 	}
 }
+
+// Text caps, in characters, of what a caller puts into a list import.
+const (
+	MaxListNameChars   = 200
+	MaxListHeaderChars = 200
+	MaxListCellChars   = 1000
+	// MaxRowTextChars caps each text cell of a layer row.
+	MaxRowTextChars = 2000
+)

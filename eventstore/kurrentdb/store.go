@@ -2,7 +2,6 @@ package kurrentdb
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -11,7 +10,6 @@ import (
 	"time"
 
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
-	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/eventstore"
@@ -158,35 +156,19 @@ func callErr(ctx context.Context, what string, err error) error {
 	return fmt.Errorf("%s: %w", what, translate(err))
 }
 
-// validate checks an append before it goes to the server.
+// validate checks an append before it goes to the server: what every
+// store checks (Append.Validate), and that no name starts with $, which
+// belongs to KurrentDB.
 func validate(a eventstore.Append) error {
-	switch {
-	case a.StreamID == "":
-		return errors.New("append: empty stream id")
-	case strings.HasPrefix(a.StreamID, "$"):
-		return fmt.Errorf("append to %s: stream ids starting with $ belong to KurrentDB", a.StreamID)
-	case len(a.StreamID) > 512:
-		return errors.New("append: stream id longer than 512 bytes")
-	case len(a.Events) == 0:
-		return fmt.Errorf("append to %s: no events", a.StreamID)
+	if err := a.Validate(true); err != nil {
+		return err
 	}
-	seen := make(map[uuid.UUID]struct{}, len(a.Events))
+	if strings.HasPrefix(a.StreamID, "$") {
+		return fmt.Errorf("append to %s: stream ids starting with $ belong to KurrentDB", a.StreamID)
+	}
 	for i, e := range a.Events {
-		if e.ID == uuid.Nil {
-			return fmt.Errorf("append to %s: event %d has no id", a.StreamID, i)
-		}
-		if _, dup := seen[e.ID]; dup {
-			return fmt.Errorf("append to %s: event id %s appears twice", a.StreamID, e.ID)
-		}
-		seen[e.ID] = struct{}{}
-		if e.Type == "" {
-			return fmt.Errorf("append to %s: event %d has no type", a.StreamID, i)
-		}
 		if strings.HasPrefix(e.Type, "$") {
 			return fmt.Errorf("append to %s: event %d: types starting with $ belong to KurrentDB", a.StreamID, i)
-		}
-		if len(e.Data) > 0 && !json.Valid(e.Data) {
-			return fmt.Errorf("append to %s: event %d data is not valid JSON", a.StreamID, i)
 		}
 	}
 	return nil

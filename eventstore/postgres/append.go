@@ -24,7 +24,7 @@ type response struct {
 // append may still commit; retrying with the same event ids is safe.
 func (s *Store) Append(ctx context.Context, streamID string, expected eventstore.ExpectedVersion, events ...eventstore.NewEvent) (eventstore.AppendResult, error) {
 	a := eventstore.Append{StreamID: streamID, Expected: expected, Events: events}
-	if err := validate(a, true); err != nil {
+	if err := a.Validate(true); err != nil {
 		return eventstore.AppendResult{}, err
 	}
 	req := &request{append: a, done: make(chan response, 1)}

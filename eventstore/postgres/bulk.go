@@ -19,7 +19,7 @@ func (s *Store) AppendBulk(ctx context.Context, appends []eventstore.Append) ([]
 		return nil, nil
 	}
 	for _, a := range appends {
-		if err := validate(a, false); err != nil {
+		if err := a.Validate(false); err != nil {
 			return nil, err
 		}
 	}

@@ -9,7 +9,6 @@ import (
 	"sync"
 	"time"
 
-	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/eventstore"
@@ -113,38 +112,6 @@ func (s *Store) WaitForEvents(ctx context.Context, after uint64) error {
 // Subscribe is a catch-up subscription over the whole log.
 func (s *Store) Subscribe(ctx context.Context, after uint64, handle eventstore.Handler) error {
 	return eventstore.CatchUp(ctx, s, after, eventstore.DefaultBatch, handle)
-}
-
-// validate checks an append before it is sent. checkJSON: also parse every
-// event's data (AppendBulk skips it: the server parses every json value it
-// stores anyway, and a bulk of a million events spends its client time here).
-func validate(a eventstore.Append, checkJSON bool) error {
-	if a.StreamID == "" {
-		return errors.New("append: empty stream id")
-	}
-	if len(a.StreamID) > 512 {
-		return errors.New("append: stream id longer than 512 bytes")
-	}
-	if len(a.Events) == 0 {
-		return fmt.Errorf("append to %s: no events", a.StreamID)
-	}
-	seen := make(map[uuid.UUID]struct{}, len(a.Events))
-	for i, e := range a.Events {
-		if e.ID == uuid.Nil {
-			return fmt.Errorf("append to %s: event %d has no id", a.StreamID, i)
-		}
-		if _, dup := seen[e.ID]; dup {
-			return fmt.Errorf("append to %s: event id %s appears twice", a.StreamID, e.ID)
-		}
-		seen[e.ID] = struct{}{}
-		if e.Type == "" {
-			return fmt.Errorf("append to %s: event %d has no type", a.StreamID, i)
-		}
-		if checkJSON && len(e.Data) > 0 && !json.Valid(e.Data) {
-			return fmt.Errorf("append to %s: event %d data is not valid JSON", a.StreamID, i)
-		}
-	}
-	return nil
 }
 
 func dataOrEmpty(d json.RawMessage) []byte {

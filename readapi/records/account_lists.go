@@ -106,7 +106,7 @@ func (s *server) importList(c *gin.Context, t *template.Template) {
 		name = fh.Filename
 	}
 	res, err := s.o.Commands.ImportList.Handle(c.Request.Context(), commands.ImportList{AccountID: p.AccountID, Name: name, List: l,
-		Metadata: eventstore.Metadata{Actor: "session:" + p.SessionID.String(), RequestID: c.GetHeader("X-Request-Id")}})
+		Metadata: eventstore.Metadata{Actor: "session:" + p.SessionID.String(), RequestID: c.GetString("request_id")}})
 	if errors.Is(err, domain.ErrInvalid) {
 		s.listsPage(c, t, http.StatusBadRequest, "", httpx.ProblemOf(err).Message)
 		return
