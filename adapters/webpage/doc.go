@@ -5,11 +5,21 @@
 //
 // Fetching is bounded: a timeout per page, a size limit (bytes past it are
 // not read), at most 5 redirects, http and https only, and only HTML,
-// XHTML and plain-text responses. SSRF stance: unless AllowPrivate is set,
-// the dialer refuses loopback, private, link-local, unspecified and
-// multicast addresses after DNS resolution (so a public name that resolves
-// to 127.0.0.1 is refused too); arr's own tests and a local search engine
-// on loopback need ARR_ANSWER_FETCH_PRIVATE=allow.
+// XHTML and plain-text responses.
+//
+// SSRF stance: unless AllowPrivate is set, the dialer checks every address
+// it connects to with a netguard.Guard, after DNS resolution and after
+// every redirect, and refuses every address that is not public: every
+// block of the IANA IPv4 and IPv6 special-purpose registries (loopback,
+// RFC 1918 private use, shared address space 100.64.0.0/10, link-local
+// and so cloud metadata endpoints, 192.0.0.0/24, benchmarking 198.18.0.0/15,
+// documentation, reserved 240.0.0.0/4, broadcast, unique-local, Teredo,
+// ...), multicast, IPv6 outside global unicast, IPv4-mapped, NAT64 and 6to4
+// forms of refused IPv4 addresses, and this machine's own interface
+// addresses. So a public name that resolves to 127.0.0.1 is refused too.
+// The error names the reason and matches ErrRefused. No proxy is used.
+// arr's own tests and a local search engine on loopback need
+// ARR_ANSWER_FETCH_PRIVATE=allow, which turns the guard off.
 //
 // A Fetcher is safe for concurrent use.
 package webpage

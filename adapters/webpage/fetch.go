@@ -12,6 +12,8 @@ import (
 	"strings"
 	"syscall"
 	"time"
+
+	"github.com/arr-dev/arr/adapters/netguard"
 )
 
 // Config configures a Fetcher.
@@ -20,8 +22,11 @@ type Config struct {
 	Timeout time.Duration
 	// MaxBytes is the most bytes read of one page. Default 2 MiB.
 	MaxBytes int64
-	// AllowPrivate lets the fetcher reach loopback and private addresses.
+	// AllowPrivate lets the fetcher reach every address: the guard is off.
 	AllowPrivate bool
+	// Guard checks every address the fetcher connects to unless
+	// AllowPrivate is set. Default netguard.New(netguard.Config{}).
+	Guard *netguard.Guard
 	// UserAgent is sent with every request.
 	UserAgent string
 }
@@ -58,8 +63,13 @@ func New(cfg Config) *Fetcher {
 	}
 	d := &net.Dialer{Timeout: cfg.Timeout}
 	if !cfg.AllowPrivate {
-		d.Control = refusePrivate
+		if cfg.Guard == nil {
+			cfg.Guard = netguard.New(netguard.Config{})
+		}
+		d.Control = refuseNonPublic(cfg.Guard)
 	}
+	// Proxy stays nil: through a proxy the dialer would check the proxy's
+	// address, not the page's.
 	tr := &http.Transport{
 		DialContext: d.DialContext, ForceAttemptHTTP2: true, MaxIdleConnsPerHost: 4,
 		IdleConnTimeout: 30 * time.Second, TLSHandshakeTimeout: cfg.Timeout, ResponseHeaderTimeout: cfg.Timeout,
@@ -76,18 +86,15 @@ func New(cfg Config) *Fetcher {
 		}}}
 }
 
-// refusePrivate is the dialer's check of the resolved address.
-func refusePrivate(_, address string, _ syscall.RawConn) error {
-	host, _, err := net.SplitHostPort(address)
-	if err != nil {
-		return err
+// refuseNonPublic is the dialer's check of every resolved address it
+// connects to, after DNS and after every redirect.
+func refuseNonPublic(g *netguard.Guard) func(network, address string, c syscall.RawConn) error {
+	return func(network, address string, c syscall.RawConn) error {
+		if err := g.Control(network, address, c); err != nil {
+			return fmt.Errorf("%w (set ARR_ANSWER_FETCH_PRIVATE=allow to reach it): %w", err, ErrRefused)
+		}
+		return nil
 	}
-	ip := net.ParseIP(host)
-	if ip == nil || ip.IsLoopback() || ip.IsPrivate() || ip.IsLinkLocalUnicast() || ip.IsLinkLocalMulticast() ||
-		ip.IsUnspecified() || ip.IsMulticast() || ip.IsInterfaceLocalMulticast() {
-		return fmt.Errorf("address %s is not public (set ARR_ANSWER_FETCH_PRIVATE=allow to reach it): %w", host, ErrRefused)
-	}
-	return nil
 }
 
 // Fetch gets one page.

@@ -5,9 +5,11 @@ import (
 	"errors"
 	"net/http"
 	"net/http/httptest"
+	"net/netip"
 	"strings"
 	"testing"
 
+	"github.com/arr-dev/arr/adapters/netguard"
 	"github.com/arr-dev/arr/adapters/webpage"
 )
 
@@ -78,5 +80,49 @@ func TestFetchExtractDropsBoilerplate(t *testing.T) {
 	strict := webpage.New(webpage.Config{})
 	if _, err := strict.Fetch(ctx, srv.URL+"/tides"); !errors.Is(err, webpage.ErrRefused) {
 		t.Errorf("loopback without AllowPrivate: %v", err)
+	}
+}
+
+// The guard refuses the loopback test server before connecting; every
+// URL here is on loopback, and nothing else is dialled.
+func TestFetchRefusesNonPublic(t *testing.T) {
+	t.Parallel()
+	hits := make(chan struct{}, 16)
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		hits <- struct{}{}
+		w.Header().Set("Content-Type", "text/plain")
+		_, _ = w.Write([]byte("hello"))
+	}))
+	defer srv.Close()
+	noInterfaces := func() ([]netip.Addr, error) { return nil, nil }
+	guard := netguard.New(netguard.Config{InterfaceAddrs: noInterfaces})
+	cases := []struct {
+		name string
+		cfg  webpage.Config
+		url  string
+		want string // a part of the refusal; "" when the fetch succeeds
+	}{
+		{name: "default guard", cfg: webpage.Config{}, url: srv.URL, want: "loopback (RFC 1122)"},
+		{name: "injected guard", cfg: webpage.Config{Guard: guard}, url: srv.URL, want: "loopback"},
+		{name: "names the escape hatch", cfg: webpage.Config{Guard: guard}, url: srv.URL, want: "ARR_ANSWER_FETCH_PRIVATE=allow"},
+		{name: "IPv4-mapped literal", cfg: webpage.Config{Guard: guard}, url: strings.Replace(srv.URL, "127.0.0.1", "[::ffff:127.0.0.1]", 1), want: "loopback"},
+		{name: "AllowPrivate turns the guard off", cfg: webpage.Config{AllowPrivate: true, Guard: guard}, url: srv.URL},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := webpage.New(tc.cfg).Fetch(context.Background(), tc.url)
+			if tc.want == "" {
+				if err != nil {
+					t.Fatalf("Fetch(%s) = %v, want the page", tc.url, err)
+				}
+				return
+			}
+			if !errors.Is(err, webpage.ErrRefused) || !errors.Is(err, netguard.ErrRefused) || !strings.Contains(err.Error(), tc.want) {
+				t.Fatalf("Fetch(%s) = %v, want a refusal naming %q", tc.url, err, tc.want)
+			}
+		})
+	}
+	if n := len(hits); n != 1 {
+		t.Errorf("the loopback server answered %d requests, want 1 (the AllowPrivate one)", n)
 	}
 }
