@@ -4,8 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	json "github.com/goccy/go-json"
 	"time"
+
+	json "github.com/goccy/go-json"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
@@ -284,6 +285,21 @@ func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event)
 	return nil
 }
 
+// FailClosedChannel makes identity fail closed (FailsClosed): it never
+// parks an event, and while it cannot advance, Authenticate and
+// SessionByToken refuse with 503 instead of trusting a read model that may
+// miss a revocation or a plan change.
+func (Identity) FailClosedChannel() string { return IdentityChannel }
+
+// identityBlocked is a SQL expression that is true while the identity
+// projection has a current fault: a failed batch at or past its checkpoint.
+const identityBlocked = `EXISTS (SELECT 1 FROM public.projection_faults pf JOIN public.projection_checkpoints pc ON pc.name = pf.projection
+	WHERE pf.projection = '` + IdentityName + `' AND pc.position <= pf.position)`
+
+// errIdentityBlocked refuses credentials while identity cannot advance.
+var errIdentityBlocked = &domain.Error{Kind: domain.ErrUnavailable, Code: "identity_unavailable",
+	Message: "credentials cannot be checked right now: the identity read model cannot apply the log (operators see it in /healthz); retry shortly"}
+
 // Principal is who a valid API key speaks for.
 type Principal struct {
 	KeyID     uuid.UUID       `json:"key_id"`
@@ -361,20 +377,41 @@ func (q *Identities) Authenticate(ctx context.Context, secret string, svc accoun
 	if ok {
 		return p, nil
 	}
-	err := q.pool.QueryRow(ctx, `
+	var found bool
+	blocked, err := q.lookup(ctx, `
 		SELECT k.key_id, k.account_id, a.email, a.plan, k.service, k.prefix, k.hint, k.name, k.issued_at
 		FROM rm_identity.api_keys k JOIN rm_identity.accounts a USING (account_id)
-		WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`, hash).
-		Scan(&p.KeyID, &p.AccountID, &p.Email, &p.Plan, &p.Service, &p.Prefix, &p.Hint, &p.Name, &p.IssuedAt)
-	if errors.Is(err, pgx.ErrNoRows) || (err == nil && p.Service != svc) {
-		return Principal{}, unauthenticated(svc)
-	}
-	if err != nil {
+		WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`, []any{hash}, func(row pgx.Row) error {
+		err := row.Scan(&p.KeyID, &p.AccountID, &p.Email, &p.Plan, &p.Service, &p.Prefix, &p.Hint, &p.Name, &p.IssuedAt)
+		found = err == nil
+		return err
+	})
+	switch {
+	case err != nil:
 		return Principal{}, fmt.Errorf("authenticating key: %w", err)
+	case blocked:
+		return Principal{}, errIdentityBlocked
+	case !found || p.Service != svc:
+		return Principal{}, unauthenticated(svc)
 	}
 	p.IssuedAt = p.IssuedAt.UTC()
 	q.cache.put(hash, p, gen, now)
 	return p, nil
+}
+
+// lookup runs a credential query (one row or none, scanned by scan) and,
+// in the same round trip, asks whether identity is blocked (fail closed).
+// No row is not an error.
+func (q *Identities) lookup(ctx context.Context, sql string, args []any, scan func(pgx.Row) error) (blocked bool, err error) {
+	b := &pgx.Batch{}
+	b.Queue(`SELECT ` + identityBlocked).QueryRow(func(row pgx.Row) error { return row.Scan(&blocked) })
+	b.Queue(sql, args...).QueryRow(func(row pgx.Row) error {
+		if err := scan(row); err != nil && !errors.Is(err, pgx.ErrNoRows) {
+			return err
+		}
+		return nil
+	})
+	return blocked, q.pool.SendBatch(ctx, b).Close()
 }
 
 func unauthenticated(svc account.Service) error {

@@ -30,16 +30,22 @@ type SessionPrincipal struct {
 func (q *Identities) SessionByToken(ctx context.Context, token string, now time.Time) (SessionPrincipal, error) {
 	var p SessionPrincipal
 	var customer *string
-	err := q.pool.QueryRow(ctx, `
+	var found bool
+	blocked, err := q.lookup(ctx, `
 		SELECT s.session_id, s.account_id, a.email, a.plan, s.service, a.stripe_customer_id, s.expires_at
 		FROM rm_identity.sessions s JOIN rm_identity.accounts a USING (account_id)
-		WHERE s.token_hash = $1 AND s.ended_at IS NULL AND s.expires_at > $2`, signin.HashToken(token), now).
-		Scan(&p.SessionID, &p.AccountID, &p.Email, &p.Plan, &p.Service, &customer, &p.ExpiresAt)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return p, &domain.Error{Kind: domain.ErrUnauthenticated, Code: "no_session", Message: "not signed in, or the session ended; sign in again"}
-	}
-	if err != nil {
+		WHERE s.token_hash = $1 AND s.ended_at IS NULL AND s.expires_at > $2`, []any{signin.HashToken(token), now}, func(row pgx.Row) error {
+		err := row.Scan(&p.SessionID, &p.AccountID, &p.Email, &p.Plan, &p.Service, &customer, &p.ExpiresAt)
+		found = err == nil
+		return err
+	})
+	switch {
+	case err != nil:
 		return p, fmt.Errorf("looking up session: %w", err)
+	case blocked:
+		return p, errIdentityBlocked
+	case !found:
+		return p, &domain.Error{Kind: domain.ErrUnauthenticated, Code: "no_session", Message: "not signed in, or the session ended; sign in again"}
 	}
 	if customer != nil {
 		p.StripeCustomerID = *customer

@@ -1,6 +1,10 @@
 package projections
 
 import (
+	"context"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 )
 
@@ -11,9 +15,10 @@ type metrics struct {
 	events   *prometheus.CounterVec
 	batches  *prometheus.HistogramVec
 	errors   *prometheus.CounterVec
+	parked   *prometheus.CounterVec
 }
 
-func newMetrics(reg prometheus.Registerer) *metrics {
+func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) *metrics {
 	m := &metrics{
 		position: prometheus.NewGaugeVec(prometheus.GaugeOpts{
 			Namespace: "arr", Subsystem: "projection", Name: "position",
@@ -36,11 +41,46 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Namespace: "arr", Subsystem: "projection", Name: "errors_total",
 			Help: "Batches that failed and were retried.",
 		}, []string{"projection"}),
+		parked: prometheus.NewCounterVec(prometheus.CounterOpts{
+			Namespace: "arr", Subsystem: "projection", Name: "parked_total",
+			Help: "Events this process parked because the projection could not apply them.",
+		}, []string{"projection"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.position, m.lag, m.events, m.batches, m.errors} {
+		for _, c := range []prometheus.Collector{m.position, m.lag, m.events, m.batches, m.errors, m.parked, parkedGauge{pool}} {
 			_ = reg.Register(c)
 		}
 	}
 	return m
+}
+
+// parkedGauge reports arr_projection_parked_events, the events each
+// projection has parked now (all processes), read at scrape time.
+type parkedGauge struct{ pool *pgxpool.Pool }
+
+var parkedDesc = prometheus.NewDesc("arr_projection_parked_events",
+	"Events parked now (projection_parked rows): the projection could not apply them and moved on; arr projections retry applies them.",
+	[]string{"projection"}, nil)
+
+func (parkedGauge) Describe(ch chan<- *prometheus.Desc) { ch <- parkedDesc }
+
+func (g parkedGauge) Collect(ch chan<- prometheus.Metric) {
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
+	defer cancel()
+	rows, err := g.pool.Query(ctx, `SELECT c.name, count(p.position) FROM projection_checkpoints c
+		LEFT JOIN projection_parked p ON p.projection = c.name WHERE c.name NOT LIKE 'fanout:%' GROUP BY c.name`)
+	if err != nil {
+		ch <- prometheus.NewInvalidMetric(parkedDesc, err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var name string
+		var n int64
+		if err := rows.Scan(&name, &n); err != nil {
+			ch <- prometheus.NewInvalidMetric(parkedDesc, err)
+			return
+		}
+		ch <- prometheus.MustNewConstMetric(parkedDesc, prometheus.GaugeValue, float64(n), name)
+	}
 }

@@ -2,6 +2,7 @@ package projections
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -44,6 +45,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 	}
 	pos := from
 	total := head - min(from, head)
+	var parked []ParkedEvent // events the new read model goes without
 	batch := r.cfg.RebuildBatchSize
 	// Read the next batch while the current one is applied: the log read and
 	// the apply then use both the database and this process at once.
@@ -71,7 +73,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 			fetch(f.upTo)
 		}
 		if events := f.events; len(events) > 0 {
-			if err := r.inTx(ctx, func(tx pgx.Tx) error {
+			err := r.inTx(ctx, func(tx pgx.Tx) error {
 				if err := setSearchPath(ctx, tx, shadow); err != nil {
 					return err
 				}
@@ -79,7 +81,20 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 					return err
 				}
 				return p.Apply(ctx, tx, events)
-			}); err != nil {
+			})
+			if err != nil && parks(p, err) {
+				// Apply the batch again event by event; what fails is
+				// parked when the new read model is swapped in.
+				err = r.inTx(ctx, func(tx pgx.Tx) error {
+					if err := setSearchPath(ctx, tx, shadow); err != nil {
+						return err
+					}
+					more, err := applyIsolated(ctx, tx, p, events)
+					parked = append(parked, more...)
+					return err
+				})
+			}
+			if err != nil {
 				if f.more {
 					<-next // let the prefetch finish before returning
 				}
@@ -114,7 +129,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 		}
 	}
 	indexed := time.Now()
-	if err := r.swap(ctx, p, pos); err != nil {
+	if err := r.swap(ctx, p, from, pos, parked); err != nil {
 		return fmt.Errorf("replay %s: swapping in the new read model: %w", name, err)
 	}
 	if progress != nil {
@@ -129,7 +144,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 	return nil
 }
 
-func (r *Runner) swap(ctx context.Context, p Projection, pos uint64) error {
+func (r *Runner) swap(ctx context.Context, p Projection, from, pos uint64, parked []ParkedEvent) error {
 	name := p.Name()
 	return r.inTx(ctx, func(tx pgx.Tx) error {
 		// Holding the checkpoint row pauses the live runners of this
@@ -149,11 +164,16 @@ func (r *Runner) swap(ctx context.Context, p Projection, pos uint64) error {
 				return err
 			}
 			if len(events) > 0 {
-				if err := p.Apply(ctx, tx, events); err != nil {
+				if err := applyOrPark(ctx, tx, p, events, &parked); err != nil {
 					return err
 				}
 			}
 			pos = max(pos, upTo)
+		}
+		if _, closed := p.(FailsClosed); !closed {
+			if err := replaceParked(ctx, tx, name, from, pos, parked); err != nil {
+				return err
+			}
 		}
 		// pos is now the log head as this transaction sees it.
 		liveID, shadowID, retiredID := pgx.Identifier{Schema(name)}.Sanitize(), pgx.Identifier{shadowSchema(name)}.Sanitize(), pgx.Identifier{retiredSchema(name)}.Sanitize()
@@ -173,6 +193,34 @@ func (r *Runner) swap(ctx context.Context, p Projection, pos uint64) error {
 		_, err := tx.Exec(ctx, `UPDATE projection_checkpoints SET position = $2, schema_hash = $3, updated_at = now() WHERE name = $1`, name, int64(pos), ddlHash(p))
 		return err
 	})
+}
+
+// parks reports whether a rebuild of p that failed with err applies the
+// batch again event by event, parking what fails: not for a projection
+// that fails closed, nor for a failure that says nothing about the events.
+func parks(p Projection, err error) bool {
+	_, closed := p.(FailsClosed)
+	return !closed && !Transient(err)
+}
+
+// applyOrPark applies events in tx; if that fails for the events' sake
+// (parks), it applies them again one by one under savepoints and adds
+// what fails to parked.
+func applyOrPark(ctx context.Context, tx pgx.Tx, p Projection, events []eventstore.Event, parked *[]ParkedEvent) error {
+	sp, err := tx.Begin(ctx)
+	if err != nil {
+		return err
+	}
+	err = p.Apply(ctx, sp, events)
+	if err == nil {
+		return sp.Commit(ctx)
+	}
+	if rbErr := sp.Rollback(ctx); rbErr != nil || !parks(p, err) {
+		return errors.Join(err, rbErr)
+	}
+	more, err := applyIsolated(ctx, tx, p, events)
+	*parked = append(*parked, more...)
+	return err
 }
 
 func (r *Runner) inTx(ctx context.Context, fn func(pgx.Tx) error) error {

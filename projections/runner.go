@@ -34,6 +34,10 @@ type Config struct {
 	Logger          *slog.Logger
 	// Registerer receives the runner's metrics; nil registers nothing.
 	Registerer prometheus.Registerer
+	// ParkAfter is how many tries a failing batch gets before the next
+	// try applies it event by event and parks the events that fail (see
+	// park.go). Default 3.
+	ParkAfter int
 	// Linger is how long a projection that has caught up waits after new
 	// events arrive before applying them, so events arriving one by one
 	// are applied in batches. Default 20ms; negative: none.
@@ -49,6 +53,9 @@ func (c *Config) defaults() {
 	}
 	if c.BatchTimeout <= 0 {
 		c.BatchTimeout = 60 * time.Second
+	}
+	if c.ParkAfter <= 0 {
+		c.ParkAfter = 3
 	}
 	if c.Linger == 0 {
 		c.Linger = 20 * time.Millisecond
@@ -76,6 +83,8 @@ type Runner struct {
 	// timeouts holds, per projection, the timeout of the next try after a
 	// batch ran out of time (absent: BatchTimeout).
 	timeouts map[string]time.Duration
+	// failures counts, per projection, failed tries at one checkpoint.
+	failures map[string]failure
 	// head is the log head the lag metrics were last computed from, read
 	// at most every headEvery.
 	head   uint64
@@ -92,7 +101,7 @@ func NewRunner(pool *pgxpool.Pool, store eventstore.Store, cfg Config, ps ...Pro
 		return nil, errors.New("projections: nil pool or store")
 	}
 	cfg.defaults()
-	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]Projection{}, m: newMetrics(cfg.Registerer), timeouts: map[string]time.Duration{}}
+	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]Projection{}, m: newMetrics(cfg.Registerer, pool), timeouts: map[string]time.Duration{}, failures: map[string]failure{}}
 	for _, p := range ps {
 		if err := checkName(p); err != nil {
 			return nil, err
@@ -283,6 +292,15 @@ func (r *Runner) step1(ctx context.Context, name string) (uint64, int, bool, err
 	defer cancel()
 	start := time.Now()
 	last, n, more, err := r.step(bctx, p)
+	switch {
+	case err == nil:
+		if r.noteSuccess(name) {
+			r.clearFault(name)
+		}
+	case !errors.Is(err, errBusy) && ctx.Err() == nil:
+		r.noteFailure(name, last)
+		r.recordFault(p, last, err)
+	}
 	if err != nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
 		next := min(2*timeout, r.cfg.MaxBatchTimeout)
 		r.mu.Lock()
@@ -370,8 +388,16 @@ func (r *Runner) step(bctx context.Context, p Projection) (uint64, int, bool, er
 	if err := setSearchPath(bctx, tx, Schema(name)); err != nil {
 		return uint64(pos), 0, false, fmt.Errorf("search path: %w", err)
 	}
-	if err := p.Apply(bctx, tx, events); err != nil {
-		return uint64(pos), 0, false, fmt.Errorf("applying events %d..%d: %w", events[0].Position, events[len(events)-1].Position, err)
+	var parked []ParkedEvent
+	if r.isolateNext(p, uint64(from)) {
+		if parked, err = applyIsolated(bctx, tx, p, events); err != nil {
+			return uint64(pos), 0, false, fmt.Errorf("applying events %d..%d one by one: %w", events[0].Position, events[len(events)-1].Position, err)
+		}
+		if err := insertParked(bctx, tx, parked); err != nil {
+			return uint64(pos), 0, false, err
+		}
+	} else if err := p.Apply(bctx, tx, events); err != nil {
+		return uint64(pos), 0, false, fmt.Errorf("applying events %d..%d: %w", events[0].Position, events[len(events)-1].Position, &applyError{err})
 	}
 	if _, err := tx.Exec(bctx, `UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1`, name, int64(last)); err != nil {
 		return uint64(pos), 0, false, fmt.Errorf("advancing checkpoint: %w", err)
@@ -379,6 +405,7 @@ func (r *Runner) step(bctx context.Context, p Projection) (uint64, int, bool, er
 	if err := tx.Commit(bctx); err != nil {
 		return uint64(pos), 0, false, fmt.Errorf("commit: %w", err)
 	}
+	r.reportParked(parked)
 	return last, len(events), more, nil
 }
 

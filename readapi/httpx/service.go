@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"slices"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -59,10 +60,14 @@ type HealthReport struct {
 	Time        time.Time                  `json:"time"`
 	Database    Check                      `json:"database"`
 	Projections map[string]ProjectionCheck `json:"projections,omitempty"`
+	// Problems names what makes the status "degraded".
+	Problems []string `json:"problems,omitempty"`
 }
 
-// BaseHealth checks the database and the read models' lag. The status is
-// 200 when the database answers and 503 otherwise.
+// BaseHealth checks the database and the read models. The status is 200
+// when the database answers and 503 otherwise; the body's status is
+// "degraded", with the problems named, when the database is down or a
+// projection fails or has parked events.
 func (d Deps) BaseHealth(ctx context.Context, service string) (int, HealthReport) {
 	r := HealthReport{Status: "ok", Service: service, Version: d.Version, Time: time.Now().UTC(), Database: CheckDatabase(ctx, d.Pool)}
 	if r.Database.Status != "ok" {
@@ -71,8 +76,24 @@ func (d Deps) BaseHealth(ctx context.Context, service string) (int, HealthReport
 	}
 	if d.Head != nil {
 		if head, err := d.Head(ctx); err == nil {
-			r.Projections, _ = CheckProjections(ctx, d.Pool, head)
+			var err error
+			if r.Projections, err = CheckProjections(ctx, d.Pool, head); err != nil {
+				r.Problems = append(r.Problems, "projections could not be checked")
+			}
 		}
+	}
+	names := make([]string, 0, len(r.Projections))
+	for n := range r.Projections {
+		names = append(names, n)
+	}
+	slices.Sort(names)
+	for _, n := range names {
+		if p := r.Projections[n].Problem(n); p != "" {
+			r.Problems = append(r.Problems, p)
+		}
+	}
+	if len(r.Problems) > 0 {
+		r.Status = "degraded"
 	}
 	return http.StatusOK, r
 }
