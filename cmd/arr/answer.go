@@ -78,15 +78,6 @@ func openAnswer(cfg Config, s *system, log *slog.Logger) (*answerRole, error) {
 	}, nil
 }
 
-// serviceBase is the public base URL of a service.
-func (c *Config) serviceBase(service string) string {
-	if c.PublicBaseURL != "" {
-		return strings.TrimRight(strings.ReplaceAll(c.PublicBaseURL, "{service}", service), "/")
-	}
-	addr := map[string]string{"answer": c.AnswerAddr, "gateway": c.GatewayAddr, "records": c.RecordsAddr}[service]
-	return "http://" + addr
-}
-
 // seed fills a new local index with arr's own documentation (the three
 // OpenAPI documents, one document per operation, and README.md when arr
 // runs from its source tree), and the records service's data sources when

@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"net/http/pprof"
+	"net/netip"
 	"slices"
+	"strings"
 	"sync"
 	"time"
 
@@ -82,7 +84,10 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	if deps.Mailer, err = openMailer(a.cfg, log, roles); err != nil {
 		return err
 	}
-	deps.PublicBaseURL = a.cfg.PublicBaseURL
+	if deps.TrustedProxies, err = httpx.ParseTrustedProxies(a.cfg.TrustedProxies); err != nil {
+		return fmt.Errorf("ARR_TRUSTED_PROXIES: %w", err)
+	}
+	logTrustedProxies(log, roles, deps.TrustedProxies)
 	qs, err := openQuotas(ctx, a.cfg, s, log, deps.Now)
 	if err != nil {
 		return err
@@ -131,23 +136,34 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	}
 	var servers []*http.Server
 	var listeners []net.Listener
+	closeListeners := func() {
+		for _, l := range listeners {
+			_ = l.Close()
+		}
+	}
+	var bases []any // one log line names every service's link base
 	for _, r := range roles {
 		b, ok := builders[r]
 		if !ok {
 			continue
 		}
-		h, err := b.new(deps)
-		if err != nil {
-			return fmt.Errorf("%s: %w", r, err)
-		}
 		ln, err := net.Listen("tcp", b.addr)
 		if err != nil {
-			for _, l := range listeners {
-				_ = l.Close()
-			}
+			closeListeners()
 			return fmt.Errorf("%s service: listening on %s: %w", r, b.addr, err)
 		}
 		listeners = append(listeners, ln)
+		d := deps
+		if d.Site, err = a.cfg.site(r, listenAddr(b.addr, ln.Addr()), log); err != nil {
+			closeListeners()
+			return err
+		}
+		h, err := b.new(d)
+		if err != nil {
+			closeListeners()
+			return fmt.Errorf("%s: %w", r, err)
+		}
+		bases = append(bases, slog.String(r, d.Site.BaseURL()))
 		servers = append(servers, &http.Server{
 			Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
 			IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
@@ -155,14 +171,22 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 		})
 		log.Info(r+" service listening", "url", "http://"+ln.Addr().String())
 	}
+	if len(bases) > 0 {
+		from := "ARR_PUBLIC_BASE_URL"
+		if a.cfg.PublicBaseURL == "" {
+			from = "the listen addresses (ARR_PUBLIC_BASE_URL is unset)"
+		}
+		log.Info("links in mail and billing return URLs start with these base URLs, from "+from+"; sign-in and billing requests to other hosts get 421", bases...)
+		if len(bases) > 1 && a.cfg.PublicBaseURL != "" && !strings.Contains(a.cfg.PublicBaseURL, "{service}") {
+			log.Warn("ARR_PUBLIC_BASE_URL has no {service}: every service in this process builds its links on the same address, so all but one link to the wrong service; use e.g. https://{service}.arr.example")
+		}
+	}
 
 	services := len(servers)
 	if a.cfg.PprofAddr != "" {
 		ln, err := net.Listen("tcp", a.cfg.PprofAddr)
 		if err != nil {
-			for _, l := range listeners {
-				_ = l.Close()
-			}
+			closeListeners()
 			return fmt.Errorf("profiling listener on %s: %w", a.cfg.PprofAddr, err)
 		}
 		listeners = append(listeners, ln)
@@ -241,6 +265,22 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	wg.Wait()
 	log.Info("stopped")
 	return err
+}
+
+// logTrustedProxies says whose forwarding headers the services believe, and
+// warns when that is every peer.
+func logTrustedProxies(log *slog.Logger, roles []string, trusted []netip.Prefix) {
+	if !slices.ContainsFunc(roles, func(r string) bool { return r != "projections" }) || len(trusted) == 0 {
+		return
+	}
+	var list []string
+	for _, p := range trusted {
+		if p.Bits() == 0 {
+			log.Warn("ARR_TRUSTED_PROXIES contains "+p.String()+": every peer may set X-Forwarded-For, X-Forwarded-Proto and X-Forwarded-Host; list only the proxies in front of arr unless no client can reach arr directly", "prefix", p.String())
+		}
+		list = append(list, p.String())
+	}
+	log.Info("forwarding headers are believed only from the trusted proxies (ARR_TRUSTED_PROXIES)", "proxies", strings.Join(list, ","))
 }
 
 // pprofMux serves the Go runtime profiles of net/http/pprof.

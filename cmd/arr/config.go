@@ -3,12 +3,14 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"net/url"
 	"os"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 // Config is everything arr reads from its environment. Each field is an
@@ -45,6 +47,8 @@ type Config struct {
 	SMTPURL       string
 	MailFrom      string
 	PublicBaseURL string
+	// TrustedProxies: the peers whose X-Forwarded-* headers are believed.
+	TrustedProxies string
 
 	// Answer is the answer service's search, language model and index.
 	Answer AnswerConfig
@@ -115,7 +119,8 @@ func (c *Config) settings() []setting {
 		{env: "ARR_CACHE_TTL", dur: &c.CacheTTL, def: "1h", help: "how long a cached gateway reply is served"},
 		{env: "ARR_KEY_CACHE", str: &c.KeyCache, def: "false", help: "true: each server process authenticates API keys from memory, dropping them on every revocation or plan change it is notified of; a change made by another process (the CLI, another server) then takes effect when its notification arrives, normally within milliseconds, instead of before that process's command returns; false: every keyed request looks its key up"},
 		{env: "ARR_PPROF_ADDR", str: &c.PprofAddr, help: "address of a Go profiling listener (net/http/pprof, e.g. 127.0.0.1:6060) for operators; keep it off public interfaces; empty serves none"},
-		{env: "ARR_PUBLIC_BASE_URL", str: &c.PublicBaseURL, help: "base URL of links in mail, e.g. https://{service}.arr.example ({service} becomes answer, gateway or records); empty uses the scheme and Host of the request"},
+		{env: "ARR_PUBLIC_BASE_URL", str: &c.PublicBaseURL, help: "base URL of every link the services build (sign-in mail, Stripe return URLs), e.g. https://{service}.arr.example ({service} becomes answer, gateway or records); sign-in and billing requests made to another host get 421 and no link; empty uses each service's listen address (http://127.0.0.1:8081 for answer; an all-interfaces address like 0.0.0.0 becomes 127.0.0.1, with a warning); never the request's Host header"},
+		{env: "ARR_TRUSTED_PROXIES", str: &c.TrustedProxies, help: "comma-separated IP addresses and CIDR prefixes of the reverse proxies in front of arr (e.g. 127.0.0.1,10.0.0.0/8): only from these peers are X-Forwarded-For/X-Real-IP (the client IP of per-IP limits), X-Forwarded-Proto (Secure cookies) and X-Forwarded-Host believed; empty trusts nobody"},
 	}, c.answerSettings()...)
 }
 
@@ -170,10 +175,14 @@ func (c *Config) Validate() error {
 		return fmt.Errorf("ARR_PROJECTION_BATCH_SIZE must be between 1 and 100000, not %d", c.BatchSize)
 	}
 	if c.PublicBaseURL != "" {
-		u, err := url.Parse(strings.ReplaceAll(c.PublicBaseURL, "{service}", "gateway"))
-		if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.RawQuery != "" {
-			return fmt.Errorf("ARR_PUBLIC_BASE_URL must be an absolute http(s) URL without a query, like https://{service}.arr.example; got %q", c.PublicBaseURL)
+		if _, err := httpx.NewSite(strings.ReplaceAll(c.PublicBaseURL, "{service}", "gateway")); err != nil {
+			return domain.Invalid("invalid_public_base_url", "ARR_PUBLIC_BASE_URL",
+				"ARR_PUBLIC_BASE_URL must be an absolute http(s) URL without user, query or fragment, like https://{service}.arr.example; got %q", c.PublicBaseURL)
 		}
+	}
+	if _, err := httpx.ParseTrustedProxies(c.TrustedProxies); err != nil {
+		return domain.Invalid("invalid_trusted_proxies", "ARR_TRUSTED_PROXIES",
+			"ARR_TRUSTED_PROXIES=%q: %v; want comma-separated IP addresses or CIDR prefixes, like 127.0.0.1,10.0.0.0/8", c.TrustedProxies, err)
 	}
 	if c.PublicLimit < 1 {
 		return fmt.Errorf("ARR_PUBLIC_RATE_LIMIT must be at least 1, not %d", c.PublicLimit)

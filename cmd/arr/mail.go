@@ -3,9 +3,7 @@ package main
 import (
 	"fmt"
 	"log/slog"
-	"net"
 	"slices"
-	"strings"
 
 	"github.com/arr-dev/arr/adapters/mail"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -19,7 +17,6 @@ func openMailer(cfg Config, log *slog.Logger, roles []string) (httpx.Mailer, err
 	if !web {
 		log = slog.New(slog.DiscardHandler)
 	}
-	warnHostLinks(cfg, log, cfg.AnswerAddr, cfg.GatewayAddr, cfg.RecordsAddr)
 	if cfg.SMTPURL == "" {
 		log.Warn("no SMTP server configured (SMTP_URL unset): sign-in links are printed to this log instead of being mailed")
 		return mail.NewLog(log), nil
@@ -30,22 +27,4 @@ func openMailer(cfg Config, log *slog.Logger, roles []string) (httpx.Mailer, err
 	}
 	log.Info("mail goes out through SMTP", "server", m.Addr(), "from", cfg.MailFrom)
 	return m, nil
-}
-
-// warnHostLinks warns when links in mail will be built from the request's
-// Host header on a non-loopback listener: set ARR_PUBLIC_BASE_URL there, so
-// a forged Host cannot point someone's sign-in link elsewhere.
-func warnHostLinks(cfg Config, log *slog.Logger, addrs ...string) {
-	if cfg.PublicBaseURL != "" {
-		return
-	}
-	for _, a := range addrs {
-		host, _, err := net.SplitHostPort(a)
-		ip := net.ParseIP(host)
-		if err == nil && (strings.EqualFold(host, "localhost") || (ip != nil && ip.IsLoopback())) {
-			continue
-		}
-		log.Warn("ARR_PUBLIC_BASE_URL is unset: links in sign-in mail use the Host header of the request; set it when serving beyond this machine", "listen", a)
-		return
-	}
 }

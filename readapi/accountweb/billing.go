@@ -56,7 +56,7 @@ func (w *web) upgrade(c *gin.Context) {
 		w.fail(c, errNoBilling)
 		return
 	}
-	base := w.baseURL(c) + "/account?notice="
+	base := w.baseURL() + "/account?notice="
 	u, err := w.d.Billing.CheckoutURL(c.Request.Context(), billingAccount(p), plan, base+"checkout_success", base+"checkout_cancelled")
 	w.redirectOut(c, p, u, err)
 }
@@ -73,6 +73,6 @@ func (w *web) portal(c *gin.Context) {
 		w.accountPage(c, http.StatusConflict, p, accountView{Error: "There is no billing account yet: it is created with your first upgrade."})
 		return
 	}
-	u, err := w.d.Billing.PortalURL(c.Request.Context(), billingAccount(p), w.baseURL(c)+"/account")
+	u, err := w.d.Billing.PortalURL(c.Request.Context(), billingAccount(p), w.baseURL()+"/account")
 	w.redirectOut(c, p, u, err)
 }

@@ -22,6 +22,9 @@ import (
 //	POST /account/upgrade            start Stripe Checkout for a dearer plan
 //	POST /account/billing            open the Stripe billing portal
 //	POST /account/signout            end the session, clear the cookie
+//
+// The routes that build links (sign-in, upgrade, billing) answer only
+// requests made to one of d.Site's hosts, and 421 to others.
 func Mount(r gin.IRouter, svc account.Service, d httpx.Deps) error {
 	if svc.KeyPrefix() == "" {
 		return fmt.Errorf("accountweb: unknown service %q", svc)
@@ -40,16 +43,17 @@ func Mount(r gin.IRouter, svc account.Service, d httpx.Deps) error {
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
 	}
+	site := httpx.RequireSiteHost(d.Site, w.fail)
 	g := r.Group("/account", securityHeaders, httpx.Session(d.Identities, d.Now))
 	g.GET("", w.home)
-	g.POST("/signin", d.Quota.SignInMail(w.fail), w.requestLink)
+	g.POST("/signin", site, d.Quota.SignInMail(w.fail), w.requestLink)
 	g.GET("/signin/verify", w.confirmPage)
 	g.POST("/signin/verify", w.completeSignIn)
 	g.POST("/signout", w.signOut)
 	s := g.Group("", httpx.RequireSession(w.fail))
 	s.POST("/keys", w.mintKey)
 	s.POST("/keys/:id/revoke", w.revokeKey)
-	s.POST("/upgrade", w.upgrade)
-	s.POST("/billing", w.portal)
+	s.POST("/upgrade", site, w.upgrade)
+	s.POST("/billing", site, w.portal)
 	return nil
 }

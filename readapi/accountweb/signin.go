@@ -71,7 +71,7 @@ func (w *web) requestLink(c *gin.Context) {
 		return
 	}
 	q := url.Values{"link": {link.LinkID.String()}, "token": {link.Token}}
-	verify := w.baseURL(c) + "/account/signin/verify?" + q.Encode()
+	verify := w.baseURL() + "/account/signin/verify?" + q.Encode()
 	text := "Hello,\n\nsomeone (hopefully you) asked to sign in to arr " + string(w.svc) + " with this address.\n" +
 		"Open this link to sign in; if the address has no account yet, it creates a free one:\n\n" +
 		verify + "\n\nThe link works once and expires at " + link.ExpiresAt.UTC().Format("15:04 MST on 2 Jan 2006") + " (15 minutes).\n" +

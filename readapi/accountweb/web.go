@@ -123,7 +123,7 @@ func (w *web) fail(c *gin.Context, err error) {
 		http.StatusBadRequest: "That did not work", http.StatusUnauthorized: "You are not signed in",
 		http.StatusForbidden: "This form has expired", http.StatusNotFound: "Not found",
 		http.StatusConflict: "That did not work", http.StatusServiceUnavailable: "Temporarily unavailable",
-		http.StatusTooManyRequests: "Too many requests",
+		http.StatusTooManyRequests: "Too many requests", http.StatusMisdirectedRequest: "Wrong address",
 	}[p.Status]
 	msg := p.Message
 	switch {
@@ -144,17 +144,10 @@ func (w *web) metadata(c *gin.Context, actor string) eventstore.Metadata {
 
 func (w *web) now() time.Time { return w.d.Now().UTC() }
 
-// baseURL is where links in mail and Stripe's return URLs point.
-func (w *web) baseURL(c *gin.Context) string {
-	if w.d.PublicBaseURL != "" {
-		return strings.TrimRight(strings.ReplaceAll(w.d.PublicBaseURL, "{service}", string(w.svc)), "/")
-	}
-	scheme := "http"
-	if httpx.IsTLS(c) {
-		scheme = "https"
-	}
-	return scheme + "://" + c.Request.Host
-}
+// baseURL is where links in mail and Stripe's return URLs point: the
+// service's configured public address, never anything the request says.
+// Routes that use it run behind httpx.RequireSiteHost.
+func (w *web) baseURL() string { return w.d.Site.BaseURL() }
 
 var errNoMailer = &domain.Error{Kind: domain.ErrUnavailable, Code: "mail_unavailable", Message: "this server cannot send mail"}
 

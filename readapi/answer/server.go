@@ -36,7 +36,7 @@ func (p Pipeline) New(d httpx.Deps) (http.Handler, error) {
 	}
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Answer), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
-		Gatherer: d.Gatherer, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 64 << 10,
+		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 64 << 10,
 		Health: func(ctx context.Context) (int, any) { return d.BaseHealth(ctx, string(account.Answer)) },
 	})
 	if err != nil {

@@ -31,16 +31,20 @@ type handlers struct {
 //	POST /v1/checkout/session  public, X-Admin-Key bypass   {email, plan} → {id, url}
 //	POST /v1/stripe/webhook    Stripe-Signature → {received, …}
 //
+// The three routes that build return URLs answer only requests made to
+// one of d.Site's hosts, and 421 to others.
+//
 // It uses d.Billing when that is a *Billing (cmd/arr sets it when Stripe is
 // configured) and answers 503 otherwise; d.Identities and d.Now load
 // sessions. fail is the gateway's error responder.
 func Register(e *gin.Engine, d httpx.Deps, fail func(*gin.Context, error)) {
 	b, _ := d.Billing.(*Billing)
 	h := &handlers{b: b, d: d, fail: fail}
+	site := httpx.RequireSiteHost(d.Site, fail)
 	me := e.Group("/v1/me", h.session(), httpx.RequireSession(fail))
-	me.POST("/checkout", h.meCheckout)
-	me.POST("/portal", h.mePortal)
-	e.POST("/v1/checkout/session", h.publicCheckout)
+	me.POST("/checkout", site, h.meCheckout)
+	me.POST("/portal", site, h.mePortal)
+	e.POST("/v1/checkout/session", site, h.publicCheckout)
 	e.POST("/v1/stripe/webhook", h.webhook)
 }
 
@@ -61,19 +65,14 @@ func (h *handlers) session() gin.HandlerFunc {
 }
 
 // returnURLs are the gateway's account page with checkout=success|cancel.
-func returnURLs(c *gin.Context) (success, cancel string) {
-	page := accountPage(c)
+func (h *handlers) returnURLs() (success, cancel string) {
+	page := h.accountPage()
 	return withQuery(page, "checkout", "success"), withQuery(page, "checkout", "cancel")
 }
 
-// accountPage is /account on the host and scheme the request came in on.
-func accountPage(c *gin.Context) string {
-	scheme := "http"
-	if httpx.IsTLS(c) {
-		scheme = "https"
-	}
-	return scheme + "://" + c.Request.Host + "/account"
-}
+// accountPage is /account at the gateway's public address (never the
+// request's Host).
+func (h *handlers) accountPage() string { return h.d.Site.BaseURL() + "/account" }
 
 type checkoutBody struct {
 	Plan  string `json:"plan"`
@@ -102,7 +101,7 @@ func (h *handlers) meCheckout(c *gin.Context) {
 		return
 	}
 	p, _ := httpx.SessionOf(c)
-	success, cancel := returnURLs(c)
+	success, cancel := h.returnURLs()
 	s, err := h.b.checkout(c.Request.Context(), httpx.BillingAccount{ID: p.AccountID, Email: p.Email, Plan: p.Plan, StripeCustomerID: p.StripeCustomerID},
 		plan, false, success, cancel)
 	if err != nil {
@@ -115,7 +114,7 @@ func (h *handlers) meCheckout(c *gin.Context) {
 func (h *handlers) mePortal(c *gin.Context) {
 	p, _ := httpx.SessionOf(c)
 	s, err := h.b.portal(c.Request.Context(), httpx.BillingAccount{ID: p.AccountID, Email: p.Email, Plan: p.Plan, StripeCustomerID: p.StripeCustomerID},
-		accountPage(c))
+		h.accountPage())
 	if err != nil {
 		h.fail(c, err)
 		return
@@ -159,7 +158,7 @@ func (h *handlers) publicCheckout(c *gin.Context) {
 		h.fail(c, noAccount(err, email))
 		return
 	}
-	success, cancel := returnURLs(c)
+	success, cancel := h.returnURLs()
 	s, err := h.b.checkout(ctx, httpx.BillingAccount{ID: acct.ID, Email: acct.Email, Plan: acct.Plan, StripeCustomerID: acct.StripeCustomerID},
 		plan, bypass, success, cancel)
 	if err != nil {

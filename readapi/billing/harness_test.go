@@ -98,11 +98,16 @@ func newWorld(t testing.TB, stripeBase string) *world {
 		}
 		d.Billing, w.bill = b, b
 	}
+	srv := httptest.NewUnstartedServer(nil)
+	if d.Site, err = httpx.NewSite("http://"+srv.Listener.Addr().String(), srv.Listener.Addr().String()); err != nil {
+		t.Fatal(err)
+	}
 	h, err := gateway.New(d)
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv := httptest.NewServer(h)
+	srv.Config.Handler = h
+	srv.Start()
 	t.Cleanup(srv.Close)
 	w.url = srv.URL
 	return w

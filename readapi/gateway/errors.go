@@ -12,7 +12,7 @@ import (
 // openAIType maps a status to the OpenAI error type clients switch on.
 func openAIType(status int) string {
 	switch status {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusMethodNotAllowed:
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusMethodNotAllowed, http.StatusMisdirectedRequest:
 		return "invalid_request_error"
 	case http.StatusUnauthorized:
 		return "authentication_error"

@@ -1,5 +1,7 @@
 // Package httpx is the plumbing the three arr HTTP services share: the base
-// gin engine, API-key authentication, Prometheus HTTP metrics and the
-// mapping from domain errors to HTTP statuses. Everything here is safe for
+// gin engine, API-key authentication, Prometheus HTTP metrics, the
+// mapping from domain errors to HTTP statuses, each service's public site
+// (the base URL of the links it builds and the hosts that may ask for
+// them) and the trusted proxies whose forwarding headers are believed. Everything here is safe for
 // concurrent use once built.
 package httpx

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"runtime/debug"
 	"time"
 
@@ -35,6 +36,12 @@ type Base struct {
 	// Public runs before /openapi.json (the records service puts its per-IP
 	// limit here); /healthz and /metrics are for operators and never limited.
 	Public []gin.HandlerFunc
+	// TrustedProxies are the peers (addresses and prefixes, see
+	// ParseTrustedProxies) whose X-Forwarded-For, X-Real-IP,
+	// X-Forwarded-Proto and X-Forwarded-Host are believed: for
+	// gin.Context.ClientIP (per-IP limits), IsTLS and RequestHost. Empty
+	// trusts nobody: the client is the TCP peer and the headers are ignored.
+	TrustedProxies []netip.Prefix
 }
 
 // Validate checks the required fields.
@@ -66,7 +73,10 @@ func NewEngine(b Base) (*gin.Engine, error) {
 	e := gin.New()
 	e.HandleMethodNotAllowed = true
 	e.ContextWithFallback = true
-	e.Use(requestID(), b.Metrics.middleware(b.Service), accessLog(b.Service, b.Logger), recoverer(b.Logger, b.Fail), limitBody(b.MaxBodyBytes, b.Fail))
+	if err := trustProxies(e, b.TrustedProxies); err != nil {
+		return nil, err
+	}
+	e.Use(markTrustedPeer(b.TrustedProxies), requestID(), b.Metrics.middleware(b.Service), accessLog(b.Service, b.Logger), recoverer(b.Logger, b.Fail), limitBody(b.MaxBodyBytes, b.Fail))
 	e.NoRoute(func(c *gin.Context) {
 		b.Fail(c, domain.NotFound("route_not_found", "no route %s %s; see /openapi.json", c.Request.Method, c.Request.URL.Path))
 	})
@@ -84,6 +94,24 @@ func NewEngine(b Base) (*gin.Engine, error) {
 		c.Data(http.StatusOK, "application/json", b.OpenAPI)
 	})...)
 	return e, nil
+}
+
+// trustProxies configures gin's client-IP rules: forwarding headers count
+// only from the trusted proxies (gin's default trusts every peer), and no
+// platform header (CF-Connecting-IP and the like) is believed, since any
+// client can send one.
+func trustProxies(e *gin.Engine, trusted []netip.Prefix) error {
+	var cidrs []string
+	for _, p := range trusted {
+		cidrs = append(cidrs, p.String())
+	}
+	if err := e.SetTrustedProxies(cidrs); err != nil { // nil: trust nobody
+		return fmt.Errorf("httpx: trusted proxies: %w", err)
+	}
+	e.TrustedPlatform = ""
+	e.ForwardedByClientIP = true
+	e.RemoteIPHeaders = []string{"X-Forwarded-For", "X-Real-IP"}
+	return nil
 }
 
 // errMethod is the kind of a 405: a Problem with status 405.

@@ -38,6 +38,8 @@ func ProblemOf(err error) Problem {
 		p = Problem{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: err.Error()}
 	case errors.Is(err, ErrTooLarge):
 		p = Problem{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: err.Error()}
+	case errors.Is(err, ErrMisdirected):
+		p = Problem{Status: http.StatusMisdirectedRequest, Code: "misdirected_request", Message: err.Error()}
 	case errors.Is(err, errMethod):
 		p = Problem{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: err.Error()}
 	case errors.Is(err, domain.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):

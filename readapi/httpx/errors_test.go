@@ -26,6 +26,7 @@ func TestProblemOf(t *testing.T) {
 		{"rate limited", domain.RateLimited("daily_call_limit_reached", "100 per day"), http.StatusTooManyRequests, "daily_call_limit_reached"},
 		{"lost race", &eventstore.WrongExpectedVersionError{StreamID: "s"}, http.StatusConflict, "conflict"},
 		{"unauthenticated", &domain.Error{Kind: domain.ErrUnauthenticated, Code: "invalid_api_key", Message: "bad key"}, http.StatusUnauthorized, "invalid_api_key"},
+		{"misdirected", &domain.Error{Kind: httpx.ErrMisdirected, Code: "misdirected_request", Message: "use http://127.0.0.1:8081"}, http.StatusMisdirectedRequest, "misdirected_request"},
 		{"too large", httpx.TooLarge(10), http.StatusRequestEntityTooLarge, "body_too_large"},
 		{"max bytes reader", fmt.Errorf("reading body: %w", &http.MaxBytesError{Limit: 10}), http.StatusRequestEntityTooLarge, "body_too_large"},
 		{"timeout", fmt.Errorf("query: %w", context.DeadlineExceeded), http.StatusServiceUnavailable, "unavailable"},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"log/slog"
 	"net/http"
+	"net/netip"
 	"slices"
 	"time"
 
@@ -35,10 +36,14 @@ type Deps struct {
 	Gatherer prometheus.Gatherer
 	// Mailer sends the account pages' sign-in links; nil refuses to send.
 	Mailer Mailer
-	// PublicBaseURL is the address links in mail point to, e.g.
-	// https://{service}.arr.example ("{service}" becomes answer, gateway or
-	// records); empty derives it from the request's scheme and Host.
-	PublicBaseURL string
+	// Site is the service's public address: the base URL of the links it
+	// builds (sign-in mail, billing return URLs) and the hosts that may ask
+	// for them. Each service has its own (cmd/arr sets it per service);
+	// with the zero Site, routes that build links answer 500.
+	Site Site
+	// TrustedProxies are the peers whose forwarding headers are believed
+	// (Base.TrustedProxies); empty trusts nobody.
+	TrustedProxies []netip.Prefix
 	// Billing starts Checkout and billing-portal sessions for the account
 	// pages; nil shows upgrades as unavailable.
 	Billing Billing

@@ -7,6 +7,7 @@ import (
 	"crypto/subtle"
 	"encoding/base64"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -120,7 +121,8 @@ func CheckCSRF(c *gin.Context) bool {
 }
 
 // SetSessionCookie sets the session cookie: HttpOnly, SameSite=Lax, Secure
-// when the request came over TLS (directly or through a proxy that says so).
+// when the request came over TLS (directly or through a trusted proxy that
+// says so).
 func SetSessionCookie(c *gin.Context, token string, expires time.Time) {
 	http.SetCookie(c.Writer, &http.Cookie{
 		Name: SessionCookie, Value: token, Path: "/", Expires: expires, MaxAge: int(time.Until(expires).Seconds()),
@@ -134,7 +136,9 @@ func ClearSessionCookie(c *gin.Context) {
 		HttpOnly: true, SameSite: http.SameSiteLaxMode, Secure: IsTLS(c)})
 }
 
-// IsTLS reports whether the client reached us over TLS.
+// IsTLS reports whether the client reached us over TLS: directly, or
+// through a trusted proxy (ViaTrustedProxy) whose X-Forwarded-Proto is
+// https. The header of any other peer is ignored.
 func IsTLS(c *gin.Context) bool {
-	return c.Request.TLS != nil || c.GetHeader("X-Forwarded-Proto") == "https"
+	return c.Request.TLS != nil || ViaTrustedProxy(c) && strings.EqualFold(forwarded(c, "X-Forwarded-Proto"), "https")
 }

@@ -145,15 +145,17 @@ func (q *Quota) keyed(r rule, principal PrincipalFunc, fail FailFunc) gin.Handle
 
 // PublicPerIP limits the records service's public (key-less) routes:
 // Config.PublicPerHour requests per client IP per clock hour, counted apart
-// from every key's quota. The client IP is the TCP peer (forwarding headers
-// are not trusted: anyone could set them).
+// from every key's quota. The client IP is gin's Context.ClientIP: the TCP
+// peer, or the address a trusted proxy forwarded (the engine's trusted
+// proxies, httpx.Base.TrustedProxies; nobody by default), so a client
+// cannot pick its own bucket with X-Forwarded-For.
 func (q *Quota) PublicPerIP(fail FailFunc) gin.HandlerFunc {
 	if q == nil {
 		return func(c *gin.Context) { c.Next() }
 	}
 	return func(c *gin.Context) {
 		limit := q.cfg.PublicPerHour
-		q.take(c, IPBucket(account.Records, c.RemoteIP()), HourWindow, limit, fail, func(res Result, retry int64) error {
+		q.take(c, IPBucket(account.Records, c.ClientIP()), HourWindow, limit, fail, func(res Result, retry int64) error {
 			return domain.RateLimited("ip_rate_limit_reached",
 				"hourly limit of the public endpoints reached: %d requests per IP address per clock hour; the limit resets at %s (in %d s, see Retry-After). "+
 					"Requests made with an API key are counted per key instead (1000 per hour on the Free plan; more on paid plans, see the account page /account)",
@@ -186,7 +188,7 @@ func (q *Quota) SignInMail(fail FailFunc) gin.HandlerFunc {
 		}
 	}
 	return func(c *gin.Context) {
-		if !q.admit(c, "signin-ip:"+c.RemoteIP(), HourWindow, SignInMailsPerIP, fail, refusal("IP address", SignInMailsPerIP)) {
+		if !q.admit(c, "signin-ip:"+c.ClientIP(), HourWindow, SignInMailsPerIP, fail, refusal("IP address", SignInMailsPerIP)) {
 			return
 		}
 		if email, err := account.NormalizeEmail(c.PostForm("email")); err == nil {

@@ -68,7 +68,7 @@ func NewServer(d httpx.Deps, o Options) (http.Handler, error) {
 	perIP := d.Quota.PublicPerIP(fail)
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Records), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
-		Gatherer: d.Gatherer, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20, Public: []gin.HandlerFunc{perIP},
+		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20, Public: []gin.HandlerFunc{perIP},
 		Health: func(ctx context.Context) (int, any) { return d.BaseHealth(ctx, string(account.Records)) },
 	})
 	if err != nil {
