@@ -144,7 +144,7 @@ func (h *LoadLayerHandler) Handle(ctx context.Context, c LoadLayer, src RowSourc
 	st := src.Stats()
 	res.RowsRead, res.RowsSkipped, res.RowsRejected = st.Read, st.Skipped, len(rejects)
 	if err != nil {
-		failed, encErr := eventstore.Encode(&records.LayerLoadFailed{LoadID: c.LoadID, Layer: c.Layer, Reason: err.Error(), FailedAt: h.clock().UTC()}, c.Metadata)
+		failed, encErr := eventstore.Encode(&records.LayerLoadFailed{LoadID: c.LoadID, Layer: c.Layer, Reason: text.Clean(err.Error()), FailedAt: h.clock().UTC()}, c.Metadata)
 		if encErr == nil {
 			// Close the load even when ctx was cancelled (Ctrl-C).
 			_, _ = h.store.Append(context.WithoutCancel(ctx), stream, eventstore.Any(), failed)
@@ -154,6 +154,9 @@ func (h *LoadLayerHandler) Handle(ctx context.Context, c LoadLayer, src RowSourc
 	inEvent := rejects
 	if len(inEvent) > records.MaxRejectsInEvent {
 		inEvent = inEvent[:records.MaxRejectsInEvent]
+	}
+	for i := range inEvent { // reasons may quote the file
+		inEvent[i].Reason = text.Clean(inEvent[i].Reason)
 	}
 	done, err := eventstore.Encode(&records.LayerLoadCompleted{LoadID: c.LoadID, Layer: c.Layer, Counties: counties,
 		CrawledAt: c.CrawledAt.UTC(), CompletedAt: h.clock().UTC(), Chunks: res.Chunks, RowsRead: res.RowsRead,

@@ -2,9 +2,12 @@ package answer
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"net/http"
+	"net/url"
 	"strconv"
 	"sync"
 	"time"
@@ -55,26 +58,41 @@ type body struct {
 }
 
 func (h *handler) get(c *gin.Context) {
-	q, ok := c.GetQuery("q")
-	h.answer(c, q, ok, c.Query("tier"), c.Query("mode"))
+	req, err := ParseQuery(c.Request.URL.Query())
+	h.answer(c, req, err)
 }
 
 func (h *handler) post(c *gin.Context) {
+	req, err := ParseBody(c.Request.Body)
+	h.answer(c, req, err)
+}
+
+// ParseQuery reads the question of GET /api/v1/answer from its query
+// parameters q, tier and mode.
+func ParseQuery(v url.Values) (answer.Request, error) {
+	q, ok := v["q"]
+	first := ""
+	if ok && len(q) > 0 {
+		first = q[0]
+	}
+	return answer.ParseRequest(first, ok, v.Get("tier"), v.Get("mode"))
+}
+
+// ParseBody reads the question of POST /api/v1/answer from its JSON body.
+func ParseBody(r io.Reader) (answer.Request, error) {
 	var b body
-	if err := c.ShouldBindJSON(&b); err != nil {
+	if err := json.NewDecoder(r).Decode(&b); err != nil {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			fail(c, err)
-			return
+			return answer.Request{}, err
 		}
-		fail(c, domain.Invalid("invalid_json", "", "the body must be a JSON object like {\"q\":\"…\",\"tier\":\"free\",\"mode\":\"quick\"}: %v", err))
-		return
+		return answer.Request{}, domain.Invalid("invalid_json", "", "the body must be a JSON object like {\"q\":\"…\",\"tier\":\"free\",\"mode\":\"quick\"}: %v", err)
 	}
 	q := ""
 	if b.Q != nil {
 		q = *b.Q
 	}
-	h.answer(c, q, b.Q != nil, b.Tier, b.Mode)
+	return answer.ParseRequest(q, b.Q != nil, b.Tier, b.Mode)
 }
 
 // response is the answer body.
@@ -92,8 +110,7 @@ type response struct {
 	ExpiresAt     time.Time       `json:"expires_at"`
 }
 
-func (h *handler) answer(c *gin.Context, q string, present bool, tier, mode string) {
-	req, err := answer.ParseRequest(q, present, tier, mode)
+func (h *handler) answer(c *gin.Context, req answer.Request, err error) {
 	if err != nil {
 		fail(c, err)
 		return
