@@ -69,8 +69,8 @@ type chainResult struct {
 }
 
 // AuditChain is the sequencer of the audit chain: Record queues an entry;
-// Run takes everything queued, links it onto the chain's head (hash =
-// SHA-256(prev ‖ payload)) and appends it in one append to the chain's
+// Run takes everything queued, links it onto the chain's head (link 2:
+// hash = SHA-256(prev ‖ SHA-256(payload)), see audit.Link) and appends it in one append to the chain's
 // stream with the exact expected version, so the chain stays linear even
 // with several gateway processes: the loser of a race re-reads the head,
 // re-links its batch and appends again. Record returns once the entry is

@@ -37,6 +37,7 @@ CREATE TABLE entries (
     prev_hash   text        COLLATE "C" NOT NULL,
     position    bigint      NOT NULL,
     payload     json        NOT NULL,
+    link        smallint    NOT NULL,
     account_id  uuid        NOT NULL,
     verified    boolean     NOT NULL,
     problem     text        NOT NULL DEFAULT '',
@@ -61,6 +62,7 @@ func (Audit) EventTypes() []string {
 // one before them and inserted in one statement.
 func (Audit) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
 	var seqs, positions []int64
+	var links []int16
 	var hashes, prevs, payloads, problems []string
 	var accounts []uuid.UUID
 	var verified []bool
@@ -89,6 +91,7 @@ func (Audit) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) er
 			return fmt.Errorf("event %d: %w", e.Position, err)
 		}
 		seqs, positions = append(seqs, int64(r.Seq)), append(positions, int64(e.Position))
+		links = append(links, int16(r.LinkAlgorithm()))
 		hashes, prevs, payloads = append(hashes, r.Hash), append(prevs, r.PrevHash), append(payloads, string(r.Payload))
 		accounts, verified, problems = append(accounts, c.AccountID), append(verified, problem == ""), append(problems, problem)
 		at = append(at, e.RecordedAt)
@@ -97,9 +100,9 @@ func (Audit) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) er
 	if len(seqs) == 0 {
 		return nil
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO entries (seq, hash, prev_hash, position, payload, account_id, verified, problem, recorded_at)
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::json[], $6::uuid[], $7::bool[], $8::text[], $9::timestamptz[])`,
-		seqs, hashes, prevs, positions, payloads, accounts, verified, problems, at)
+	_, err := tx.Exec(ctx, `INSERT INTO entries (seq, hash, prev_hash, position, payload, link, account_id, verified, problem, recorded_at)
+		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::json[], $6::smallint[], $7::uuid[], $8::bool[], $9::text[], $10::timestamptz[])`,
+		seqs, hashes, prevs, positions, payloads, links, accounts, verified, problems, at)
 	if err != nil {
 		return fmt.Errorf("inserting audit entries: %w", err)
 	}
@@ -123,7 +126,9 @@ func hashBefore(ctx context.Context, tx pgx.Tx, seq uint64) (string, error) {
 	return h, nil
 }
 
-// AuditEntry is one entry of the chain with its context.
+// AuditEntry is one entry of the chain with its context. Payload and
+// Completion are the account's own (the HTTP layer decides who sees them);
+// the rest is the chain's public part.
 type AuditEntry struct {
 	Seq        uint64           `json:"seq"`
 	Hash       string           `json:"hash"`
@@ -131,9 +136,13 @@ type AuditEntry struct {
 	Position   uint64           `json:"position"`
 	Payload    json.RawMessage  `json:"payload"`
 	Completion audit.Completion `json:"-"`
-	Verified   bool             `json:"verified"`
-	Problem    string           `json:"problem,omitempty"`
-	RecordedAt time.Time        `json:"recorded_at"`
+	// Link is the entry's link algorithm (audit.LinkV1 or audit.LinkV2).
+	Link int `json:"link"`
+	// PayloadSHA256 is audit.PayloadSHA256 of Payload.
+	PayloadSHA256 string    `json:"payload_sha256"`
+	Verified      bool      `json:"verified"`
+	Problem       string    `json:"problem,omitempty"`
+	RecordedAt    time.Time `json:"recorded_at"`
 	// NextHash is the hash of the entry after it, if any.
 	NextHash string `json:"next_hash,omitempty"`
 }
@@ -148,12 +157,13 @@ func NewAuditEntries(pool *pgxpool.Pool) *AuditEntries { return &AuditEntries{po
 func (q *AuditEntries) Get(ctx context.Context, hash string) (AuditEntry, error) {
 	var e AuditEntry
 	var seq, pos int64
+	var link int16
 	var payload []byte
 	var next *string
-	err := q.pool.QueryRow(ctx, `SELECT e.seq, e.hash, e.prev_hash, e.position, e.payload::text, e.verified, e.problem, e.recorded_at,
+	err := q.pool.QueryRow(ctx, `SELECT e.seq, e.hash, e.prev_hash, e.position, e.payload::text, e.link, e.verified, e.problem, e.recorded_at,
 			(SELECT n.hash FROM rm_audit.entries n WHERE n.seq = e.seq + 1)
 		FROM rm_audit.entries e WHERE e.hash = $1`, hash).
-		Scan(&seq, &e.Hash, &e.PrevHash, &pos, &payload, &e.Verified, &e.Problem, &e.RecordedAt, &next)
+		Scan(&seq, &e.Hash, &e.PrevHash, &pos, &payload, &link, &e.Verified, &e.Problem, &e.RecordedAt, &next)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return e, domain.NotFound("audit_entry_not_found", "no audit entry has the hash %s", hash)
 	}
@@ -161,6 +171,7 @@ func (q *AuditEntries) Get(ctx context.Context, hash string) (AuditEntry, error)
 		return e, fmt.Errorf("reading audit entry: %w", err)
 	}
 	e.Seq, e.Position, e.Payload, e.RecordedAt = uint64(seq), uint64(pos), payload, e.RecordedAt.UTC()
+	e.Link, e.PayloadSHA256 = int(link), audit.PayloadSHA256(payload)
 	if next != nil {
 		e.NextHash = *next
 	}

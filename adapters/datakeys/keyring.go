@@ -6,18 +6,15 @@ import (
 	"crypto/cipher"
 	"crypto/rand"
 	"crypto/sha256"
-	"encoding/base64"
 	"encoding/hex"
 	"errors"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arr-dev/arr/adapters/secretkey"
 	"github.com/arr-dev/arr/domain"
 )
 
@@ -33,53 +30,9 @@ type Keyring struct {
 	masterID string
 }
 
-// MasterKeySize is the master key's length in bytes.
-const MasterKeySize = 32
-
-// ParseMasterKey reads a master key written as 64 hex digits or as base64
-// of 32 bytes.
-func ParseMasterKey(s string) ([]byte, error) {
-	s = strings.TrimSpace(s)
-	if b, err := hex.DecodeString(s); err == nil && len(b) == MasterKeySize {
-		return b, nil
-	}
-	if b, err := base64.StdEncoding.DecodeString(s); err == nil && len(b) == MasterKeySize {
-		return b, nil
-	}
-	return nil, errors.New("the master key must be 32 bytes, written as 64 hex digits or base64")
-}
-
-// MasterKeyFile reads the master key from path, creating it (random, mode
-// 0600) when it does not exist. It is the single-machine default when no
-// master key is configured.
-func MasterKeyFile(path string) ([]byte, error) {
-	b, err := os.ReadFile(path)
-	if err == nil {
-		return ParseMasterKey(string(b))
-	}
-	if !errors.Is(err, os.ErrNotExist) {
-		return nil, fmt.Errorf("reading the master key: %w", err)
-	}
-	key := make([]byte, MasterKeySize)
-	if _, err := rand.Read(key); err != nil {
-		return nil, err
-	}
-	if err := os.MkdirAll(filepath.Dir(path), 0o700); err != nil {
-		return nil, fmt.Errorf("creating the master key: %w", err)
-	}
-	f, err := os.OpenFile(path, os.O_WRONLY|os.O_CREATE|os.O_EXCL, 0o600)
-	if errors.Is(err, os.ErrExist) { // another process made it first
-		return MasterKeyFile(path)
-	}
-	if err != nil {
-		return nil, fmt.Errorf("creating the master key: %w", err)
-	}
-	defer f.Close()
-	if _, err := f.WriteString(hex.EncodeToString(key) + "\n"); err != nil {
-		return nil, fmt.Errorf("writing the master key: %w", err)
-	}
-	return key, nil
-}
+// MasterKeySize is the master key's length in bytes. The master key is
+// read (or created) by package secretkey.
+const MasterKeySize = secretkey.Size
 
 // New returns a keyring over pool with the master key.
 func New(pool *pgxpool.Pool, master []byte) (*Keyring, error) {

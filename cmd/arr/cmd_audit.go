@@ -20,7 +20,9 @@ func (a *app) auditCmd() *cobra.Command {
 		Use:   "verify [--from POS] [--json]",
 		Short: "Walk the audit chain in the event log and name the first broken link (exit 1)",
 		Long: "Walk the audit chain (the CompletionRecorded events of stream " + audit.StreamID + ") and check every entry: its sequence\n" +
-			"number, its prev_hash against the hash of the entry before it, and hash = SHA-256(prev_hash bytes || payload).\n" +
+			"number, its prev_hash against the hash of the entry before it, and its hash by the entry's link algorithm:\n" +
+			"  link 1 (entries without a \"link\" field, schema version 1): " + audit.LinkV1Rule + "\n" +
+			"  link 2: " + audit.LinkV2Rule + ",\n  where " + audit.PayloadSHA256Rule + "\n" +
 			"--from starts at the first entry at or after that log position (its link to the entry before is checked too).\n" +
 			"Exit status 0: the chain verifies; 1: it does not, and the first broken entry's log position is named.",
 		Args: cobra.NoArgs,

@@ -19,6 +19,7 @@ import (
 	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/adapters/layerfile"
 	"github.com/arr-dev/arr/adapters/listfile"
+	"github.com/arr-dev/arr/adapters/secretkey"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
@@ -29,15 +30,9 @@ import (
 // keyring opens the records data-key ring with the configured master key
 // (or ARR_DATA_DIR/master.key, created on first use).
 func (s *system) keyring() (*datakeys.Keyring, error) {
-	var master []byte
-	var err error
-	if s.cfg.MasterKey != "" {
-		master, err = datakeys.ParseMasterKey(s.cfg.MasterKey)
-		if err != nil {
-			return nil, fmt.Errorf("ARR_MASTER_KEY: %w", err)
-		}
-	} else if master, err = datakeys.MasterKeyFile(filepath.Join(s.cfg.DataDir, "master.key")); err != nil {
-		return nil, err
+	master, err := secretkey.Load("ARR_MASTER_KEY", s.cfg.MasterKey, filepath.Join(s.cfg.DataDir, "master.key"))
+	if err != nil {
+		return nil, fmt.Errorf("records master key: %w", err)
 	}
 	return datakeys.New(s.pool, master)
 }

@@ -68,6 +68,11 @@ type Config struct {
 	BreakerOpen     time.Duration
 	CacheEntries    int
 	CacheTTL        time.Duration
+	// The gateway's audit secrets (never logged or shown): the key of the
+	// HMAC-SHA-256 request and response hashes in audit entries, and the
+	// operator's auditor key that reads every entry's payload.
+	AuditHMACKey string
+	AuditorKey   string
 	// PprofAddr serves net/http/pprof for operators; empty serves nothing.
 	PprofAddr string
 }
@@ -117,6 +122,8 @@ func (c *Config) settings() []setting {
 		{env: "ARR_UPSTREAM_BREAKER_OPEN", dur: &c.BreakerOpen, def: "30s", help: "how long an open circuit breaker skips its upstream before one probe"},
 		{env: "ARR_CACHE_ENTRIES", num: &c.CacheEntries, def: "10000", help: "size of the gateway's exact-match response cache (0 turns it off)"},
 		{env: "ARR_CACHE_TTL", dur: &c.CacheTTL, def: "1h", help: "how long a cached gateway reply is served"},
+		{env: "ARR_AUDIT_HMAC_KEY", str: &c.AuditHMACKey, secret: true, help: "gateway audit hash key (64 hex digits or base64 of 32 bytes): request_hash and response_hash in audit entries are HMAC-SHA-256 under it; empty uses (and on first use creates) ARR_DATA_DIR/audit-hmac.key; processes sharing ARR_DATA_DIR share that file; give gateways on other machines the same key"},
+		{env: "ARR_AUDITOR_KEY", str: &c.AuditorKey, secret: true, help: "operator audit key (header X-Auditor-Key, at least 32 characters) that reads the payload of every audit entry on GET /v1/audit/{hash}; empty turns it off"},
 		{env: "ARR_KEY_CACHE", str: &c.KeyCache, def: "false", help: "true: each server process authenticates API keys from memory, dropping them on every revocation or plan change it is notified of; a change made by another process (the CLI, another server) then takes effect when its notification arrives, normally within milliseconds, instead of before that process's command returns; false: every keyed request looks its key up"},
 		{env: "ARR_PPROF_ADDR", str: &c.PprofAddr, help: "address of a Go profiling listener (net/http/pprof, e.g. 127.0.0.1:6060) for operators; keep it off public interfaces; empty serves none"},
 		{env: "ARR_PUBLIC_BASE_URL", str: &c.PublicBaseURL, help: "base URL of every link the services build (sign-in mail, Stripe return URLs), e.g. https://{service}.arr.example ({service} becomes answer, gateway or records); sign-in and billing requests made to another host get 421 and no link; empty uses each service's listen address (http://127.0.0.1:8081 for answer; an all-interfaces address like 0.0.0.0 becomes 127.0.0.1, with a warning); never the request's Host header"},
@@ -151,6 +158,9 @@ func (c *Config) bind(fs *pflag.FlagSet, getenv func(string) string) {
 		}
 	}
 }
+
+// minAuditorKey is the shortest ARR_AUDITOR_KEY accepted.
+const minAuditorKey = 32
 
 // Validate checks the values that have a fixed set of choices.
 func (c *Config) Validate() error {
@@ -195,6 +205,9 @@ func (c *Config) Validate() error {
 	}
 	if c.UpstreamTimeout <= 0 || c.BreakerOpen <= 0 || c.CacheTTL <= 0 || c.BreakerFailures < 1 || c.CacheEntries < 0 {
 		return fmt.Errorf("ARR_UPSTREAM_TIMEOUT, ARR_UPSTREAM_BREAKER_OPEN and ARR_CACHE_TTL must be positive, ARR_UPSTREAM_BREAKER_FAILURES at least 1, ARR_CACHE_ENTRIES not negative")
+	}
+	if c.AuditorKey != "" && len(c.AuditorKey) < minAuditorKey {
+		return fmt.Errorf("ARR_AUDITOR_KEY must be at least %d characters (it reads every account's audit payloads), e.g. 32 hex digits", minAuditorKey)
 	}
 	if c.ShutdownGrace <= 0 || c.RYWTimeout <= 0 {
 		return fmt.Errorf("ARR_SHUTDOWN_GRACE and ARR_READ_YOUR_WRITES_TIMEOUT must be positive durations")

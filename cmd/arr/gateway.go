@@ -4,11 +4,14 @@ import (
 	"fmt"
 	"log/slog"
 	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 
+	"github.com/arr-dev/arr/adapters/secretkey"
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/gateway"
@@ -80,6 +83,10 @@ func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routin
 	if err != nil {
 		return gateway.Routing{}, nil, err
 	}
+	hashKey, err := auditHashKey(cfg)
+	if err != nil {
+		return gateway.Routing{}, nil, err
+	}
 	entries := cfg.CacheEntries
 	if entries == 0 {
 		entries = -1 // off
@@ -88,6 +95,17 @@ func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routin
 		Catalog: cat, Upstream: up, Chain: chain,
 		Audit: projections.NewAuditEntries(s.pool), Usage: projections.NewGatewayUsageReports(s.pool),
 		Quality: projections.NewTierQualities(s.pool), Cache: gateway.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
-		Registerer: s.registry,
+		Registerer: s.registry, HashKey: hashKey, AuditorKey: cfg.AuditorKey,
 	}, chain, nil
+}
+
+// auditHashKey reads the key of the audit entries' request and response
+// hashes: ARR_AUDIT_HMAC_KEY, else ARR_DATA_DIR/audit-hmac.key (created on
+// first use, like the records master key beside it).
+func auditHashKey(cfg Config) (audit.HashKey, error) {
+	raw, err := secretkey.Load("ARR_AUDIT_HMAC_KEY", cfg.AuditHMACKey, filepath.Join(cfg.DataDir, "audit-hmac.key"))
+	if err != nil {
+		return audit.HashKey{}, fmt.Errorf("gateway audit hash key: %w", err)
+	}
+	return audit.NewHashKey(raw)
 }

@@ -115,7 +115,7 @@ func TestGatewayFailover(t *testing.T) {
 		}
 	}
 	hash := routingOf(t, final)["audit_hash"].(string)
-	_, ab := get(t, g.gateway+"/v1/audit/"+hash, nil)
+	_, ab := get(t, g.gateway+"/v1/audit/"+hash, g.owner())
 	if !strings.Contains(string(ab), `"outcome":"cut"`) {
 		t.Fatalf("audit entry of the cut stream: %s", ab)
 	}

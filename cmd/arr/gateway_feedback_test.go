@@ -134,7 +134,7 @@ func TestGatewayFeedbackCacheAndRebuild(t *testing.T) {
 	// Read models equal themselves after a rebuild from the log.
 	snapshot := func() (string, string) {
 		_, u := get(t, g.gateway+"/v1/usage?days=3", map[string]string{"Authorization": "Bearer " + g.key})
-		_, a := get(t, g.gateway+"/v1/audit/"+hashes[5], nil)
+		_, a := get(t, g.gateway+"/v1/audit/"+hashes[5], g.owner())
 		return string(u), string(a)
 	}
 	u1, a1 := snapshot()

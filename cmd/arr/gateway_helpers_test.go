@@ -36,6 +36,12 @@ func newGateway(t *testing.T, plan string, extraEnv ...string) *gw {
 	return &gw{env: e, up: up, key: k.Secret, proc: p}
 }
 
+// owner is the header of the gateway's own key: GET /v1/audit/{hash}
+// shows the payload of the account's entries only with it.
+func (g *gw) owner() map[string]string {
+	return map[string]string{"Authorization": "Bearer " + g.key}
+}
+
 // chat posts a chat completion and returns the status, headers and the
 // decoded body.
 func (g *gw) chat(t testing.TB, body any, headers ...string) (int, http.Header, map[string]any) {

@@ -35,7 +35,7 @@ func TestGatewayCompletions(t *testing.T) {
 	if last["user"] != "u-42" || last["seed"] != float64(7) || last["temperature"] != 0.7 {
 		t.Fatalf("upstream saw %v", last)
 	}
-	code, ab := get(t, g.gateway+"/v1/audit/"+hash, nil)
+	code, ab := get(t, g.gateway+"/v1/audit/"+hash, g.owner())
 	var entry struct {
 		Hash, PrevHash string
 		Verified       bool
@@ -76,7 +76,7 @@ func TestGatewayCompletions(t *testing.T) {
 	if resp.Trailer.Get("X-Arr-Audit-Hash") != fr["audit_hash"] {
 		t.Fatalf("trailer %v, routing %v", resp.Trailer, fr)
 	}
-	code, ab = get(t, g.gateway+"/v1/audit/"+fr["audit_hash"].(string), nil)
+	code, ab = get(t, g.gateway+"/v1/audit/"+fr["audit_hash"].(string), g.owner())
 	_ = json.Unmarshal(ab, &raw)
 	if code != 200 || raw["payload"].(map[string]any)["completion_tokens"] != u["completion_tokens"] || raw["prev_hash"] != hash {
 		t.Fatalf("streamed completion's audit entry %s (want real usage %v and prev %s)", ab, u, hash)

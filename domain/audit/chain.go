@@ -23,7 +23,8 @@ var Genesis = hex.EncodeToString(make([]byte, sha256.Size))
 
 // Completion is the payload of one audit entry: what was asked and
 // answered, by whom, at what cost — hashes of the request and response
-// bodies, never their text.
+// bodies, never their text. The hashes are keyed (HashKey) in entries
+// linked by LinkV2, plain SHA-256 in older ones.
 type Completion struct {
 	AccountID        uuid.UUID `json:"account_id"`
 	KeyID            uuid.UUID `json:"key_id"`
@@ -53,17 +54,55 @@ type Completion struct {
 // Day is the UTC day of the completion, for rollups.
 func (c Completion) Day() string { return c.StartedAt.UTC().Format("2006-01-02") }
 
+// The link algorithms: how an entry's hash binds its payload to the entry
+// before it. bytes(h) is the 32 bytes that the 64 hex digits h encode.
+const (
+	// LinkV1 is hash = hex(SHA-256(bytes(prev_hash) ‖ payload)). Entries
+	// of schema version 1 (no "link" field) use it. Checking it needs the
+	// payload itself.
+	LinkV1 = 1
+	// LinkV2 is hash = hex(SHA-256(bytes(prev_hash) ‖ bytes(payload_sha256)))
+	// with payload_sha256 = hex(SHA-256(payload)). Anyone holding the
+	// public view of an entry (hash, prev_hash, payload_sha256) can check
+	// it without the payload; the payload's owner checks payload_sha256.
+	LinkV2 = 2
+)
+
+// Rules of the chain in words, for the audit endpoint, its OpenAPI
+// document and `arr audit verify`.
+const (
+	LinkV1Rule        = "hash = hex(SHA-256(bytes(prev_hash) || payload)), payload being the payload's JSON text exactly as stored; checking it needs the payload"
+	LinkV2Rule        = "hash = hex(SHA-256(bytes(prev_hash) || bytes(payload_sha256))); checking it needs only hash, prev_hash and payload_sha256"
+	PayloadSHA256Rule = "payload_sha256 = hex(SHA-256(payload)), payload being the payload's JSON text exactly as stored; bytes(h) is the 32 bytes the 64 hex digits h encode"
+)
+
 // CompletionRecorded is one entry of the chain. Payload holds the
-// Completion as canonical JSON; Hash = SHA-256(PrevHash ‖ Payload).
+// Completion as canonical JSON; Hash links it to PrevHash by the entry's
+// link algorithm (LinkAlgorithm).
+//
+// Schema version 2 added Link; version 1 entries have none and use LinkV1.
 type CompletionRecorded struct {
 	Seq      uint64          `json:"seq"`
 	PrevHash string          `json:"prev_hash"`
 	Hash     string          `json:"hash"`
 	Payload  json.RawMessage `json:"payload"`
+	// Link is the link algorithm, LinkV2 for every new entry; absent in
+	// schema version 1 entries (LinkV1). It is not hashed itself: an entry
+	// whose Link was changed no longer matches its hash.
+	Link int `json:"link,omitempty"`
 }
 
 func (CompletionRecorded) EventType() string  { return "CompletionRecorded" }
-func (CompletionRecorded) SchemaVersion() int { return 1 }
+func (CompletionRecorded) SchemaVersion() int { return 2 }
+
+// LinkAlgorithm is the entry's link algorithm: Link, or LinkV1 when it is
+// absent.
+func (e *CompletionRecorded) LinkAlgorithm() int {
+	if e.Link == 0 {
+		return LinkV1
+	}
+	return e.Link
+}
 
 // Canonical encodes a payload canonically: compact JSON with the fields in
 // declaration order and times in RFC 3339 UTC.
@@ -76,11 +115,28 @@ func Canonical(c Completion) ([]byte, error) {
 	return b, nil
 }
 
-// Hash returns hex(SHA-256(prev ‖ payload)) for a hex prev hash.
-func Hash(prevHex string, payload []byte) (string, error) {
-	prev, err := hex.DecodeString(prevHex)
-	if err != nil || len(prev) != sha256.Size {
-		return "", fmt.Errorf("previous hash %q is not 64 hex digits", prevHex)
+// PayloadSHA256 returns hex(SHA-256(payload)): the payload_sha256 of an
+// entry, shown to everyone in its place.
+func PayloadSHA256(payload []byte) string {
+	s := sha256.Sum256(payload)
+	return hex.EncodeToString(s[:])
+}
+
+// decodeHash reads a 64-hex-digit hash into its 32 bytes.
+func decodeHash(what, h string) ([]byte, error) {
+	b, err := hex.DecodeString(h)
+	if err != nil || len(b) != sha256.Size {
+		return nil, fmt.Errorf("%s %q is not 64 hex digits", what, h)
+	}
+	return b, nil
+}
+
+// HashV1 returns hex(SHA-256(prev ‖ payload)) for a hex prev hash: the
+// LinkV1 rule.
+func HashV1(prevHex string, payload []byte) (string, error) {
+	prev, err := decodeHash("previous hash", prevHex)
+	if err != nil {
+		return "", err
 	}
 	h := sha256.New()
 	h.Write(prev)
@@ -88,18 +144,52 @@ func Hash(prevHex string, payload []byte) (string, error) {
 	return hex.EncodeToString(h.Sum(nil)), nil
 }
 
-// Link builds the entry with sequence number seq after prevHex.
+// HashV2 returns hex(SHA-256(prev ‖ payloadSHA256)) for hex prev and
+// payload digests: the LinkV2 rule, which needs no payload.
+func HashV2(prevHex, payloadSHA256Hex string) (string, error) {
+	prev, err := decodeHash("previous hash", prevHex)
+	if err != nil {
+		return "", err
+	}
+	digest, err := decodeHash("payload_sha256", payloadSHA256Hex)
+	if err != nil {
+		return "", err
+	}
+	h := sha256.New()
+	h.Write(prev)
+	h.Write(digest)
+	return hex.EncodeToString(h.Sum(nil)), nil
+}
+
+// ComputeHash returns the hash the entry's link algorithm gives for its
+// PrevHash and Payload.
+func (e *CompletionRecorded) ComputeHash() (string, error) {
+	switch a := e.LinkAlgorithm(); a {
+	case LinkV1:
+		return HashV1(e.PrevHash, e.Payload)
+	case LinkV2:
+		return HashV2(e.PrevHash, PayloadSHA256(e.Payload))
+	default:
+		return "", fmt.Errorf("unknown link algorithm %d", a)
+	}
+}
+
+// Link builds the entry with sequence number seq after prevHex, linked by
+// LinkV2.
 func Link(seq uint64, prevHex string, payload []byte) (*CompletionRecorded, error) {
-	h, err := Hash(prevHex, payload)
+	e := &CompletionRecorded{Seq: seq, PrevHash: prevHex, Payload: payload, Link: LinkV2}
+	h, err := e.ComputeHash()
 	if err != nil {
 		return nil, err
 	}
-	return &CompletionRecorded{Seq: seq, PrevHash: prevHex, Hash: h, Payload: payload}, nil
+	e.Hash = h
+	return e, nil
 }
 
 // Verify checks one entry against the hash of the entry before it (Genesis
-// for seq 0): the link, the hash of its payload, and that the payload is
-// canonical JSON. It returns nil or a description of what is broken.
+// for seq 0): the link, the hash of its payload by the entry's own link
+// algorithm (LinkV1 or LinkV2), and that the payload is canonical JSON. It
+// returns nil or a description of what is broken.
 func Verify(e *CompletionRecorded, expectedPrev string, expectedSeq uint64) error {
 	if e.Seq != expectedSeq {
 		return fmt.Errorf("sequence number %d where %d was expected", e.Seq, expectedSeq)
@@ -111,12 +201,16 @@ func Verify(e *CompletionRecorded, expectedPrev string, expectedSeq uint64) erro
 	if err := json.Compact(&compact, e.Payload); err != nil || !bytes.Equal(compact.Bytes(), e.Payload) {
 		return fmt.Errorf("payload is not canonical JSON")
 	}
-	h, err := Hash(e.PrevHash, e.Payload)
+	h, err := e.ComputeHash()
 	if err != nil {
 		return err
 	}
 	if h != e.Hash {
-		return fmt.Errorf("hash %s does not match SHA-256(prev_hash ‖ payload) = %s", e.Hash, h)
+		rule := "SHA-256(prev_hash ‖ payload)"
+		if e.LinkAlgorithm() == LinkV2 {
+			rule = "SHA-256(prev_hash ‖ SHA-256(payload))"
+		}
+		return fmt.Errorf("hash %s does not match %s = %s (link %d)", e.Hash, rule, h, e.LinkAlgorithm())
 	}
 	return nil
 }

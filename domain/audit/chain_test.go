@@ -25,9 +25,10 @@ func TestChainLinksAndVerifies(t *testing.T) {
 			t.Fatal(err)
 		}
 		raw, _ := hex.DecodeString(prev)
-		want := sha256.Sum256(append(raw, p...))
-		if e.Hash != hex.EncodeToString(want[:]) {
-			t.Fatalf("hash is not SHA-256(prev ‖ payload)")
+		digest := sha256.Sum256(p)
+		want := sha256.Sum256(append(raw, digest[:]...))
+		if e.Hash != hex.EncodeToString(want[:]) || e.Link != audit.LinkV2 {
+			t.Fatalf("hash is not SHA-256(prev ‖ SHA-256(payload)) with link 2: %+v", e)
 		}
 		if !strings.Contains(string(p), `"started_at":"2023-11-14T22:13:20Z"`) {
 			t.Fatalf("payload time is not canonical UTC: %s", p)

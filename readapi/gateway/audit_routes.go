@@ -47,27 +47,6 @@ func (s *completer) entry(ctx context.Context, hash string) (projections.AuditEn
 	return e, err
 }
 
-// auditEntry answers GET /v1/audit/{hash} (public: the hash is the
-// credential; the entry holds hashes of the request and reply, never
-// their text).
-func (s *completer) auditEntry(c *gin.Context) {
-	if !s.rt.configured() {
-		fail(c, errNotConfigured)
-		return
-	}
-	e, err := s.entry(c.Request.Context(), c.Param("hash"))
-	if err != nil {
-		fail(c, err)
-		return
-	}
-	c.JSON(http.StatusOK, gin.H{
-		"object": "audit_entry", "hash": e.Hash, "prev_hash": e.PrevHash, "seq": e.Seq, "position": e.Position,
-		"payload": json.RawMessage(e.Payload), "verified": e.Verified, "problem": e.Problem, "next_hash": e.NextHash,
-		"recorded_at": e.RecordedAt.Format(time.RFC3339Nano),
-		"chain":       gin.H{"algorithm": "hash = hex(SHA-256(bytes(prev_hash) || payload)), payload being the exact JSON text above", "genesis_prev_hash": audit.Genesis},
-	})
-}
-
 // feedback answers POST /v1/feedback (API key): a rating of one of the
 // caller's own completions.
 func (s *completer) feedback(c *gin.Context) {

@@ -255,12 +255,6 @@ func (r *chatRequest) extraBytes() int {
 	return len(r.raw["tools"]) + len(r.raw["response_format"])
 }
 
-// hash is the SHA-256 of the body as received.
-func (r *chatRequest) hash() string {
-	s := sha256.Sum256(r.body)
-	return hex.EncodeToString(s[:])
-}
-
 // cacheKey identifies the request for the response cache: the account
 // and every field but stream and stream_options (so a stream can replay a
 // cached reply and the other way round), keys sorted.

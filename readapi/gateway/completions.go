@@ -3,8 +3,6 @@ package gateway
 import (
 	"bytes"
 	"context"
-	"crypto/sha256"
-	"encoding/hex"
 	"errors"
 	"fmt"
 	"io"
@@ -191,7 +189,8 @@ func (s *completer) failCall(c *gin.Context, err error) {
 }
 
 // record appends the completion to the audit chain (waiting for the
-// commit, even if the client has gone).
+// commit, even if the client has gone). Its request hash, like respHash,
+// is keyed (Routing.HashKey), so it cannot confirm a guessed body.
 func (s *completer) record(c *gin.Context, k *call, m routing.Model, u usage, respHash string, cacheHit bool, outcome string, attempts int, upstreamTime time.Duration) (commands.Recorded, int64, error) {
 	cost := int64(0)
 	if !cacheHit {
@@ -204,7 +203,7 @@ func (s *completer) record(c *gin.Context, k *call, m routing.Model, u usage, re
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), timeout)
 	defer cancel()
 	rec, err := s.rt.Chain.Record(ctx, commands.RecordCompletion{Metadata: k.md, Completion: audit.Completion{
-		AccountID: k.p.AccountID, KeyID: k.p.KeyID, RequestID: k.md.RequestID, RequestHash: k.req.hash(), ResponseHash: respHash,
+		AccountID: k.p.AccountID, KeyID: k.p.KeyID, RequestID: k.md.RequestID, RequestHash: s.rt.HashKey.Sum(k.req.body), ResponseHash: respHash,
 		Tier: m.Tier, Model: m.ID, Vendor: m.Vendor, Difficulty: k.dec.Difficulty, Stream: k.req.stream,
 		PromptTokens: u.Prompt, CompletionTokens: u.Completion, UsageEstimated: u.Estimated, CostMicroUSD: cost,
 		CacheHit: cacheHit, Outcome: outcome, Attempts: attempts, UpstreamMS: ms(upstreamTime),
@@ -214,11 +213,6 @@ func (s *completer) record(c *gin.Context, k *call, m routing.Model, u usage, re
 		s.m.completed(m.Tier, m.ID, outcome, cacheHit, u, cost)
 	}
 	return rec, cost, err
-}
-
-func sha(b []byte) string {
-	s := sha256.Sum256(b)
-	return hex.EncodeToString(s[:])
 }
 
 func ms(d time.Duration) float64 { return math.Round(float64(d.Microseconds())) / 1000 }
@@ -276,7 +270,7 @@ func (s *completer) complete(c *gin.Context, k *call, resp *upstream.Response, a
 			}
 		}
 	}
-	rec, cost, err := s.record(c, k, cand.Model, u, sha(resp.Data), false, "ok", attempts, resp.FirstByte)
+	rec, cost, err := s.record(c, k, cand.Model, u, s.rt.HashKey.Sum(resp.Data), false, "ok", attempts, resp.FirstByte)
 	if err != nil {
 		fail(c, err)
 		return
@@ -350,7 +344,7 @@ func (s *completer) serveCached(c *gin.Context, k *call, hit cached) {
 		m = k.dec.Candidates[0].Model
 	}
 	pred := k.dec.Candidates[0].Predicted
-	rec, _, err := s.record(c, k, m, hit.usage, sha(hit.body), true, "ok", 0, 0)
+	rec, _, err := s.record(c, k, m, hit.usage, s.rt.HashKey.Sum(hit.body), true, "ok", 0, 0)
 	if err != nil {
 		fail(c, err)
 		return

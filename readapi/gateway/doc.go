@@ -9,5 +9,7 @@
 // (commands.AuditChain) before answering, and adds the routing object.
 // GET /v1/models, /v1/audit/{hash} and /v1/usage and POST /v1/feedback
 // answer from the catalog and the audit, gateway_usage and tier_quality
-// read models.
+// read models. GET /v1/audit/{hash} takes a key optionally: everyone sees
+// the entry's place in the chain, the owning account's keys and the
+// operator's auditor key (X-Auditor-Key) also its payload.
 package gateway

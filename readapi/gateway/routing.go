@@ -8,6 +8,7 @@ import (
 
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/projections"
 )
@@ -38,6 +39,12 @@ type Routing struct {
 	// Registerer receives the routing series (completions, upstream
 	// latency, failovers, cost, tokens); nil registers nothing.
 	Registerer prometheus.Registerer
+	// HashKey keys the request_hash and response_hash of audit entries
+	// (HMAC-SHA-256). Required with the rest of Routing.
+	HashKey audit.HashKey
+	// AuditorKey, sent in X-Auditor-Key, reads the payload of every audit
+	// entry; empty turns it off. A secret: never logged.
+	AuditorKey string
 }
 
 func (r Routing) configured() bool {

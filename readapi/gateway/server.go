@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"embed"
+	"errors"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -35,6 +36,9 @@ func New(d httpx.Deps) (http.Handler, error) { return NewWithRouting(d, Routing{
 
 // NewWithRouting returns the gateway's HTTP handler.
 func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
+	if rt.configured() && !rt.HashKey.Valid() {
+		return nil, errors.New("gateway: routing without the audit hash key (Routing.HashKey)")
+	}
 	openapi, err := OpenAPI()
 	if err != nil {
 		return nil, err
@@ -59,7 +63,7 @@ func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
 	keyed.GET("/usage", comp.usageReport)
 	keyed.POST("/feedback", comp.feedback)
 	e.GET("/v1/models", comp.models)
-	e.GET("/v1/audit/:hash", comp.auditEntry)
+	e.GET("/v1/audit/:hash", httpx.OptionalKeyAuth(d.Identities, account.Gateway, false, fail), comp.auditEntry)
 	if err := accountweb.Mount(e, account.Gateway, d); err != nil {
 		return nil, err
 	}

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"crypto/sha256"
 	"encoding/hex"
 	"errors"
 	"fmt"
@@ -191,7 +190,7 @@ func (s *completer) stream(c *gin.Context, k *call, resp *upstream.Response, att
 	cand := k.dec.Candidates[0]
 	out := streamHeaders(c, k.info(cand.Model, commands.Recorded{}, 0, false, attempts, cand.Predicted), true)
 	var a assembler
-	hash := sha256.New()
+	hash := s.rt.HashKey.New() // response_hash: keyed, over each data line and a newline
 	var up *usage
 	var cut error
 	for {

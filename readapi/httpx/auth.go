@@ -24,6 +24,19 @@ const principalKey = "arr.principal"
 // Failures go to fail (the service's error responder) with an error of kind
 // domain.ErrUnauthenticated.
 func KeyAuth(auth Authenticator, svc account.Service, allowXAPIKey bool, fail func(*gin.Context, error)) gin.HandlerFunc {
+	return keyAuth(auth, svc, allowXAPIKey, true, fail)
+}
+
+// OptionalKeyAuth is KeyAuth for routes that answer without a key too: a
+// request that sends no key goes on without a principal (PrincipalOf
+// reports false), while a key that is sent must be valid — a wrong,
+// revoked or other service's key is refused as by KeyAuth (401), never
+// treated as no key.
+func OptionalKeyAuth(auth Authenticator, svc account.Service, allowXAPIKey bool, fail func(*gin.Context, error)) gin.HandlerFunc {
+	return keyAuth(auth, svc, allowXAPIKey, false, fail)
+}
+
+func keyAuth(auth Authenticator, svc account.Service, allowXAPIKey, required bool, fail func(*gin.Context, error)) gin.HandlerFunc {
 	how := "Authorization: Bearer <key>"
 	if allowXAPIKey {
 		how += " or X-API-Key: <key>"
@@ -32,6 +45,10 @@ func KeyAuth(auth Authenticator, svc account.Service, allowXAPIKey bool, fail fu
 		secret := bearer(c.GetHeader("Authorization"))
 		if secret == "" && allowXAPIKey {
 			secret = strings.TrimSpace(c.GetHeader("X-API-Key"))
+		}
+		if secret == "" && !required {
+			c.Next()
+			return
 		}
 		if secret == "" {
 			c.Header("WWW-Authenticate", `Bearer realm="arr `+string(svc)+`"`)
@@ -60,7 +77,8 @@ func bearer(h string) string {
 	return ""
 }
 
-// PrincipalOf returns the principal KeyAuth stored on the request.
+// PrincipalOf returns the principal KeyAuth or OptionalKeyAuth stored on
+// the request; false when there is none.
 func PrincipalOf(c *gin.Context) (projections.Principal, bool) {
 	v, ok := c.Get(principalKey)
 	if !ok {
