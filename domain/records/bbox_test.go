@@ -2,6 +2,7 @@ package records_test
 
 import (
 	"errors"
+	"math"
 	"strings"
 	"testing"
 
@@ -70,4 +71,40 @@ func TestParseLayers(t *testing.T) {
 			t.Errorf("the message %q does not list %s", err, k)
 		}
 	}
+}
+
+// FuzzParseBBoxAndLayers: the records service's bbox and layers parameters
+// are refused with a validation error or parse into a box within the
+// rules and known layers.
+func FuzzParseBBoxAndLayers(f *testing.F) {
+	for _, s := range [][2]string{{"-76.66,39.30,-76.64,39.32", "vacant"}, {"1,2,3", ""}, {"NaN,0,1,1", "vacant,%00"},
+		{"-181,0,0,1", "x"}, {"0,0,3,1", "vacant,vacant"}, {"1e308,1e308,1e308,1e308", ",,"}, {" 0, 0 ,1 ,1", "VACANT"}} {
+		f.Add(s[0], s[1])
+	}
+	f.Fuzz(func(t *testing.T, bbox, layers string) {
+		b, err := records.ParseBBox(bbox)
+		if err != nil {
+			if !errors.Is(err, domain.ErrInvalid) {
+				t.Fatalf("ParseBBox(%q) = %v, not a validation error", bbox, err)
+			}
+		} else {
+			if b.East-b.West > 2 || b.North-b.South > 2 || b.West > b.East || b.South > b.North ||
+				b.West < -180 || b.East > 180 || b.South < -90 || b.North > 90 ||
+				math.IsNaN(b.West+b.East+b.South+b.North) {
+				t.Fatalf("ParseBBox(%q) accepted %+v", bbox, b)
+			}
+		}
+		ls, err := records.ParseLayers(layers)
+		if err != nil {
+			if !errors.Is(err, domain.ErrInvalid) {
+				t.Fatalf("ParseLayers(%q) = %v, not a validation error", layers, err)
+			}
+			return
+		}
+		for _, l := range ls {
+			if _, ok := l.Info(); !ok {
+				t.Fatalf("ParseLayers(%q) accepted unknown layer %q", layers, l)
+			}
+		}
+	})
 }

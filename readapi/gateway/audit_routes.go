@@ -8,7 +8,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	json "github.com/goccy/go-json"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
@@ -55,38 +54,22 @@ func (s *completer) feedback(c *gin.Context) {
 		return
 	}
 	p, _ := httpx.PrincipalOf(c)
-	var body struct {
-		AuditHash *string  `json:"audit_hash"`
-		Rating    *float64 `json:"rating"`
-		Notes     *string  `json:"notes"`
-	}
-	if err := json.NewDecoder(c.Request.Body).Decode(&body); err != nil {
-		fail(c, domain.Invalid("invalid_json", "", "the body must be JSON: {\"audit_hash\": \"…\", \"rating\": 1-5, \"notes\": \"…\"}"))
+	body, err := parseFeedback(c.Request.Body)
+	if err != nil {
+		fail(c, err)
 		return
 	}
-	if body.AuditHash == nil {
-		fail(c, domain.Invalid("missing_audit_hash", "audit_hash", "audit_hash is required (routing.audit_hash of the completion)"))
-		return
-	}
-	if body.Rating == nil {
-		fail(c, domain.Invalid("missing_rating", "rating", "rating is required: a number from 1 (useless) to 5 (excellent)"))
-		return
-	}
-	notes := ""
-	if body.Notes != nil {
-		notes = *body.Notes
-	}
-	e, err := s.entry(c.Request.Context(), *body.AuditHash)
+	e, err := s.entry(c.Request.Context(), body.AuditHash)
 	if err != nil {
 		if errors.Is(err, domain.ErrNotFound) {
-			err = domain.NotFound("audit_entry_not_found", "no completion of yours has the audit hash %s", *body.AuditHash)
+			err = domain.NotFound("audit_entry_not_found", "no completion of yours has the audit hash %s", body.AuditHash)
 		}
 		fail(c, err)
 		return
 	}
 	md := eventstore.Metadata{Actor: "key:" + p.KeyID.String(), RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
 	f, pos, err := s.d.Commands.SubmitFeedback.Handle(c.Request.Context(), commands.SubmitFeedback{
-		AuditHash: e.Hash, Entry: e.Completion, AccountID: p.AccountID, KeyID: p.KeyID, Rating: *body.Rating, Notes: notes, Metadata: md})
+		AuditHash: e.Hash, Entry: e.Completion, AccountID: p.AccountID, KeyID: p.KeyID, Rating: body.Rating, Notes: body.Notes, Metadata: md})
 	if err != nil {
 		fail(c, err)
 		return

@@ -7,6 +7,8 @@ import (
 	"fmt"
 	"math"
 
+	stdjson "encoding/json"
+
 	json "github.com/goccy/go-json"
 
 	"github.com/arr-dev/arr/domain"
@@ -46,6 +48,12 @@ func invalid(code, param, format string, args ...any) error {
 // parseChatRequest validates an OpenAI chat-completion body.
 func parseChatRequest(body []byte) (*chatRequest, error) {
 	r := &chatRequest{body: body, qualityFloor: routing.DefaultQualityFloor}
+	// goccy's decoder lets some malformed values through into a RawMessage
+	// (found by FuzzChatRequest: {"":A""}); the standard library's check is
+	// strict, so a body that is not JSON is a 400, never a failed upstream call.
+	if !stdjson.Valid(body) {
+		return nil, invalid("invalid_json", "", "the body must be a JSON object (a chat completion request): it is not valid JSON")
+	}
 	dec := json.NewDecoder(bytes.NewReader(body))
 	dec.UseNumber()
 	if err := dec.Decode(&r.raw); err != nil || r.raw == nil {
