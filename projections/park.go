@@ -156,13 +156,12 @@ func (r *Runner) recordFault(p Projection, at uint64, cause error) {
 	}
 }
 
-// clearFault drops p's fault row once it got past it (best effort: a row
-// left behind is stale, since only a row at or past the checkpoint counts).
+// clearFault drops name's fault row after a successful step. A row left
+// behind (this fails) is cleared by the next step that finds it.
 func (r *Runner) clearFault(name string) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if _, err := r.pool.Exec(ctx, `DELETE FROM projection_faults f USING projection_checkpoints c
-		WHERE f.projection = $1 AND c.name = f.projection AND c.position > f.position`, name); err != nil {
+	if _, err := r.pool.Exec(ctx, `DELETE FROM projection_faults WHERE projection = $1`, name); err != nil {
 		r.cfg.Logger.Warn("clearing projection fault", "projection", name, "err", err)
 	}
 }

@@ -291,10 +291,13 @@ func (r *Runner) step1(ctx context.Context, name string) (uint64, int, bool, err
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	start := time.Now()
-	last, n, more, err := r.step(bctx, p)
+	var faulted bool
+	last, n, more, err := r.step(bctx, p, &faulted)
 	switch {
 	case err == nil:
-		if r.noteSuccess(name) {
+		// A fault recorded by this runner or another is over: the
+		// projection just read (and applied) past its checkpoint.
+		if r.noteSuccess(name) || faulted {
 			r.clearFault(name)
 		}
 	case !errors.Is(err, errBusy) && ctx.Err() == nil:
@@ -330,10 +333,14 @@ func (r *Runner) batchTimeout(name string) time.Duration {
 // step reads a batch after the checkpoint and applies it (see Step). A
 // read that found only events of types the projection does not handle
 // (EventFilter) only advances the checkpoint.
-func (r *Runner) step(bctx context.Context, p Projection) (uint64, int, bool, error) {
+//
+// faulted is set when a fault of the projection is on record (any
+// runner's), so a successful step can clear it.
+func (r *Runner) step(bctx context.Context, p Projection, faulted *bool) (uint64, int, bool, error) {
 	name := p.Name()
 	var from int64
-	if err := r.pool.QueryRow(bctx, `SELECT position FROM projection_checkpoints WHERE name = $1`, name).Scan(&from); err != nil {
+	if err := r.pool.QueryRow(bctx, `SELECT c.position, EXISTS (SELECT 1 FROM projection_faults f WHERE f.projection = c.name)
+		FROM projection_checkpoints c WHERE c.name = $1`, name).Scan(&from, faulted); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return 0, 0, false, fmt.Errorf("projection %s is not set up (run arr migrate or arr up)", name)
 		}
