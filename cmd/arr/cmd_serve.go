@@ -166,7 +166,7 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 		bases = append(bases, slog.String(r, d.Site.BaseURL()))
 		servers = append(servers, &http.Server{
 			Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
-			IdleTimeout: 120 * time.Second, MaxHeaderBytes: 64 << 10,
+			IdleTimeout: 120 * time.Second, MaxHeaderBytes: httpx.ServerMaxHeaderBytes, // the engine answers 431 itself, in JSON
 			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		})
 		log.Info(r+" service listening", "url", "http://"+ln.Addr().String())

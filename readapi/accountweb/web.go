@@ -112,13 +112,11 @@ func (w *web) message(c *gin.Context, status int, heading, msg string) {
 }
 
 // fail renders an error as a page: the status and message of
-// httpx.ProblemOf, with headings people understand. It is the pages' error
-// responder, httpx.RequireSession's included.
+// httpx.ProblemFor (which records the cause for the access log and sets
+// Retry-After on a 503), with headings people understand. It is the pages'
+// error responder, httpx.RequireSession's included.
 func (w *web) fail(c *gin.Context, err error) {
-	p := httpx.ProblemOf(err)
-	if p.Status >= 500 {
-		w.log.Error("account page", "path", c.FullPath(), "err", err, "request_id", c.GetString("request_id"))
-	}
+	p := httpx.ProblemFor(c, err)
 	heading := map[int]string{
 		http.StatusBadRequest: "That did not work", http.StatusUnauthorized: "You are not signed in",
 		http.StatusForbidden: "This form has expired", http.StatusNotFound: "Not found",

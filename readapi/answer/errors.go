@@ -13,7 +13,7 @@ import (
 // domain error (web search down) keeps its code and message; the handler
 // sets Retry-After.
 func fail(c *gin.Context, err error) {
-	p := httpx.ProblemOf(err)
+	p := httpx.ProblemFor(c, err)
 	var de *domain.Error
 	if p.Status == 503 && errors.As(err, &de) {
 		p.Code, p.Message = de.Code, de.Message

@@ -12,7 +12,7 @@ import (
 // openAIType maps a status to the OpenAI error type clients switch on.
 func openAIType(status int) string {
 	switch status {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusMethodNotAllowed, http.StatusMisdirectedRequest:
+	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusRequestHeaderFieldsTooLarge, http.StatusMethodNotAllowed, http.StatusMisdirectedRequest:
 		return "invalid_request_error"
 	case http.StatusUnauthorized:
 		return "authentication_error"
@@ -32,7 +32,7 @@ func openAIType(status int) string {
 
 // fail is the gateway's one error responder.
 func fail(c *gin.Context, err error) {
-	p := httpx.ProblemOf(err)
+	p := httpx.ProblemFor(c, err)
 	var uf *upstreamFailure
 	if errors.As(err, &uf) {
 		p = httpx.Problem{Status: http.StatusBadGateway, Code: "upstream_unavailable", Message: uf.Error()}

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"net/netip"
 	"runtime/debug"
+	"strings"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -29,6 +30,10 @@ type Base struct {
 	OpenAPI []byte
 	// MaxBodyBytes caps request bodies. Default 1 MiB.
 	MaxBodyBytes int64
+	// MaxHeaderBytes caps the request line and headers (431 over it).
+	// Default DefaultMaxHeaderBytes; the http.Server must allow more
+	// (ServerMaxHeaderBytes).
+	MaxHeaderBytes int
 	// Health reports the service's health: its HTTP status and body.
 	Health func(ctx context.Context) (int, any)
 	// Fail is the service's error responder.
@@ -61,6 +66,9 @@ func (b *Base) Validate() error {
 	if b.MaxBodyBytes <= 0 {
 		b.MaxBodyBytes = 1 << 20
 	}
+	if b.MaxHeaderBytes <= 0 {
+		b.MaxHeaderBytes = DefaultMaxHeaderBytes
+	}
 	return nil
 }
 
@@ -76,7 +84,8 @@ func NewEngine(b Base) (*gin.Engine, error) {
 	if err := trustProxies(e, b.TrustedProxies); err != nil {
 		return nil, err
 	}
-	e.Use(markTrustedPeer(b.TrustedProxies), requestID(), b.Metrics.middleware(b.Service), accessLog(b.Service, b.Logger), recoverer(b.Logger, b.Fail), limitBody(b.MaxBodyBytes, b.Fail))
+	e.Use(markTrustedPeer(b.TrustedProxies), requestID(), b.Metrics.middleware(b.Service), accessLog(b.Service, b.Logger), recoverer(b.Logger, b.Fail),
+		limitHeaders(b.MaxHeaderBytes, b.Fail), limitBody(b.MaxBodyBytes, b.Fail))
 	e.NoRoute(func(c *gin.Context) {
 		b.Fail(c, domain.NotFound("route_not_found", "no route %s %s; see /openapi.json", c.Request.Method, c.Request.URL.Path))
 	})
@@ -146,16 +155,27 @@ func saneID(s string) bool {
 }
 
 // accessLog logs one line per request: never headers, never the query
-// string, so no key or question text reaches the log.
+// string, so no key or question text reaches the log. A 5xx is logged at
+// error level with its cause: the errors the responder recorded (see
+// ProblemFor).
 func accessLog(service string, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		c.Next()
-		log.LogAttrs(c.Request.Context(), slog.LevelInfo, "http request",
-			slog.String("service", service), slog.String("method", c.Request.Method),
-			slog.String("path", c.Request.URL.Path), slog.Int("status", c.Writer.Status()),
+		level, status := slog.LevelInfo, c.Writer.Status()
+		attrs := []slog.Attr{slog.String("service", service), slog.String("method", c.Request.Method),
+			slog.String("path", c.Request.URL.Path), slog.Int("status", status),
 			slog.Int("bytes", c.Writer.Size()), slog.Duration("took", time.Since(start)),
-			slog.String("request_id", c.GetString("request_id")))
+			slog.String("request_id", c.GetString("request_id"))}
+		if status >= http.StatusInternalServerError {
+			level = slog.LevelError
+			cause := "no error was recorded for this response"
+			if len(c.Errors) > 0 {
+				cause = strings.Join(c.Errors.Errors(), "; ")
+			}
+			attrs = append(attrs, slog.String("err", cause))
+		}
+		log.LogAttrs(c.Request.Context(), level, "http request", attrs...)
 	}
 }
 

@@ -28,6 +28,8 @@ func TestProblemOf(t *testing.T) {
 		{"unauthenticated", &domain.Error{Kind: domain.ErrUnauthenticated, Code: "invalid_api_key", Message: "bad key"}, http.StatusUnauthorized, "invalid_api_key"},
 		{"misdirected", &domain.Error{Kind: httpx.ErrMisdirected, Code: "misdirected_request", Message: "use http://127.0.0.1:8081"}, http.StatusMisdirectedRequest, "misdirected_request"},
 		{"too large", httpx.TooLarge(10), http.StatusRequestEntityTooLarge, "body_too_large"},
+		{"headers too large", httpx.HeadersTooLarge(10), http.StatusRequestHeaderFieldsTooLarge, "headers_too_large"},
+		{"invalid cursor", fmt.Errorf("paging: %w", domain.Invalid("invalid_cursor", "cursor", "not ours")), http.StatusBadRequest, "invalid_cursor"},
 		{"max bytes reader", fmt.Errorf("reading body: %w", &http.MaxBytesError{Limit: 10}), http.StatusRequestEntityTooLarge, "body_too_large"},
 		{"timeout", fmt.Errorf("query: %w", context.DeadlineExceeded), http.StatusServiceUnavailable, "unavailable"},
 		{"unknown", errors.New("pq: password authentication failed for user secret"), http.StatusInternalServerError, "internal_error"},

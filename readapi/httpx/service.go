@@ -50,7 +50,7 @@ type Deps struct {
 	// Quota enforces the plans' request limits and the records service's
 	// per-IP limit; nil limits nothing (tests of other parts).
 	Quota *ratelimit.Quota
-	// Meter turns admitted keyed requests into usage events; nil counts
+	// Meter turns admitted, served keyed requests into usage events; nil counts
 	// nothing.
 	Meter *metering.Meter
 	// Usage answers usage reports (the account pages' last 30 days).

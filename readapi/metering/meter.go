@@ -14,6 +14,7 @@ import (
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/usage"
 	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/ratelimit"
 )
 
 // Recorder appends usage counts; *commands.CountCallsHandler is one.
@@ -89,7 +90,7 @@ type batch struct {
 	due      time.Time
 }
 
-// Meter counts admitted requests and appends them as usage events.
+// Meter counts admitted, served requests and appends them as usage events.
 type Meter struct {
 	rec Recorder
 	cfg Config
@@ -124,17 +125,21 @@ func (m *Meter) Count(p projections.Principal, at time.Time) {
 	}
 }
 
-// Middleware counts every request that reaches it (place it after the
-// quota, so only admitted requests count). A nil *Meter counts nothing.
+// Middleware counts every request that reaches it and is served (place it
+// after the quota, so only admitted requests count): once the handler has
+// answered, a response whose status ratelimit.Served refuses (a 400, 403,
+// 404, ...) is not counted, as the quota gives it back. The request is
+// counted on the UTC day it arrived. A nil *Meter counts nothing.
 func (m *Meter) Middleware(principal func(*gin.Context) (projections.Principal, bool)) gin.HandlerFunc {
 	if m == nil {
 		return func(c *gin.Context) { c.Next() }
 	}
 	return func(c *gin.Context) {
-		if p, ok := principal(c); ok {
-			m.Count(p, m.cfg.Now())
-		}
+		at := m.cfg.Now()
 		c.Next()
+		if p, ok := principal(c); ok && ratelimit.Served(c.Writer.Status()) {
+			m.Count(p, at)
+		}
 	}
 }
 

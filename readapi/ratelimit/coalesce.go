@@ -127,6 +127,12 @@ func (c *Coalescing) Take(ctx context.Context, bucket string, w Window, limit in
 	}
 }
 
+// Give implements Limiter: it gives the request back through the
+// underlying limiter at once (refunds are not coalesced).
+func (c *Coalescing) Give(ctx context.Context, bucket string, w Window) error {
+	return c.l.Give(ctx, bucket, w)
+}
+
 // round is one round trip's share of the pending requests.
 type round struct {
 	keys   []queueKey

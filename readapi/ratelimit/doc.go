@@ -31,5 +31,16 @@
 // it resets and how to raise it. If the counter store fails, the request is
 // refused with 503 rather than served uncounted.
 //
+// Only served requests count (see Served): the quota is taken before the
+// handler, so that the limit holds exactly under concurrency and a 429
+// costs no work, and a request the handler refuses with a 4xx other than
+// 429 (bad parameters, a plan that does not allow it, an unknown list) is
+// given back (Limiter.Give) once it is answered; its X-RateLimit-Remaining
+// already counts it as given back. While a refused request runs it holds
+// its unit, so a concurrent request may see the window one fuller than it
+// ends up; served requests never exceed the limit. The sign-in mail limits
+// count every attempt: they bound mail sent on strangers' requests, not a
+// plan's usage.
+//
 // Everything here is safe for concurrent use.
 package ratelimit

@@ -60,6 +60,10 @@ type Limiter interface {
 	// admitted fewer than limit; otherwise it counts nothing and returns
 	// Allowed false. A limit below 1 admits nothing.
 	Take(ctx context.Context, bucket string, w Window, limit int64) (Result, error)
+	// Give gives back one request Take admitted in bucket's window w (the
+	// request was refused for its own fault and is not served), so the
+	// window admits one more. The count never goes below zero.
+	Give(ctx context.Context, bucket string, w Window) error
 }
 
 // AccountBucket names the counter of an account on a service.

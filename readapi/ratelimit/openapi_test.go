@@ -51,7 +51,9 @@ func TestLimitsAreDocumented(t *testing.T) {
 					t.Errorf("the description does not state %q", want)
 				}
 			}
-			for _, want := range append(tc.extra, "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Unix time, in seconds", "Retry-After", "429") {
+			// The rule of Served: refused requests are given back.
+			rule := []string{"Only served requests count", "any 4xx but 429", "given back", "a 5xx stays counted", "a 401 (no valid key) is never counted"}
+			for _, want := range append(append(tc.extra, rule...), "X-RateLimit-Limit", "X-RateLimit-Remaining", "X-RateLimit-Reset", "Unix time, in seconds", "Retry-After", "429") {
 				if !strings.Contains(d, want) {
 					t.Errorf("the description does not mention %q", want)
 				}

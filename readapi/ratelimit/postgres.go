@@ -110,6 +110,15 @@ func (p *Postgres) Take(ctx context.Context, bucket string, w Window, limit int6
 	return admitted(w, limit, n), nil
 }
 
+// Give implements Limiter with one UPDATE of the window's counter.
+func (p *Postgres) Give(ctx context.Context, bucket string, w Window) error {
+	if _, err := p.pool.Exec(ctx, `UPDATE quota_counters SET count = count - 1 WHERE bucket = $1 AND window_start = $2 AND count > 0`,
+		bucket, w.Start); err != nil {
+		return fmt.Errorf("giving back a request of %s: %w", bucket, err)
+	}
+	return nil
+}
+
 // TakeMany implements BatchLimiter in one round trip and one transaction
 // (committed without waiting for a flush, as Take's): it creates the
 // missing counters, locks every counter in (bucket, window) order, so that

@@ -201,16 +201,24 @@ func (q *Quota) SignInMail(fail FailFunc) gin.HandlerFunc {
 }
 
 // take counts the request, sets the X-RateLimit-* headers and either lets
-// the chain go on or answers 429 (or 503 if counting failed).
+// the chain go on or answers 429 (or 503 if counting failed). A request
+// the chain answers with a status that is not Served is given back.
 func (q *Quota) take(c *gin.Context, bucket string, window func(time.Time) Window, limit int64, fail FailFunc, refusal func(Result, int64) error) {
-	if q.admit(c, bucket, window, limit, fail, refusal) {
-		c.Next()
+	if res, ok := q.count(c, bucket, window, limit, fail, refusal); ok {
+		q.countServed(c, bucket, res)
 	}
 }
 
 // admit counts the request and sets the X-RateLimit-* headers; on a refusal
-// (or a counter failure) it answers through fail and returns false.
+// (or a counter failure) it answers through fail and returns false. The
+// request stays counted whatever its response.
 func (q *Quota) admit(c *gin.Context, bucket string, window func(time.Time) Window, limit int64, fail FailFunc, refusal func(Result, int64) error) bool {
+	_, ok := q.count(c, bucket, window, limit, fail, refusal)
+	return ok
+}
+
+// count is admit that also returns what Take said.
+func (q *Quota) count(c *gin.Context, bucket string, window func(time.Time) Window, limit int64, fail FailFunc, refusal func(Result, int64) error) (Result, bool) {
 	now := q.cfg.Now()
 	w := window(now)
 	res, err := q.limiter.Take(c.Request.Context(), bucket, w, limit)
@@ -220,7 +228,7 @@ func (q *Quota) admit(c *gin.Context, bucket string, window func(time.Time) Wind
 		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "quota_unavailable",
 			Message: "the request could not be counted against its quota; retry shortly"})
 		c.Abort()
-		return false
+		return res, false
 	}
 	SetHeaders(c.Writer.Header(), res)
 	if !res.Allowed {
@@ -228,9 +236,9 @@ func (q *Quota) admit(c *gin.Context, bucket string, window func(time.Time) Wind
 		c.Header("Retry-After", strconv.FormatInt(retry, 10))
 		fail(c, refusal(res, retry))
 		c.Abort()
-		return false
+		return res, false
 	}
-	return true
+	return res, true
 }
 
 // SetHeaders writes the X-RateLimit-* headers of a result.

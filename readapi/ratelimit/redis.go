@@ -65,6 +65,16 @@ return {k, c}
 `)
 }
 
+// newGiveScript returns the script that gives one request back: it
+// decrements the counter KEYS[1] if it is above zero. Returns the count.
+func newGiveScript() *redis.Script {
+	return redis.NewScript(`
+local n = tonumber(redis.call('GET', KEYS[1]) or '0')
+if n <= 0 then return 0 end
+return redis.call('DECR', KEYS[1])
+`)
+}
+
 // Redis is the Limiter used when REDIS_URL is set: one counter key per
 // bucket and window, checked and incremented by one Lua script, expiring
 // Keep after its window. Safe for concurrent use.
@@ -72,6 +82,7 @@ type Redis struct {
 	client redis.UniversalClient
 	script *redis.Script
 	takeN  *redis.Script
+	give   *redis.Script
 	cfg    RedisConfig
 }
 
@@ -83,7 +94,7 @@ func NewRedis(client redis.UniversalClient, cfg RedisConfig) (*Redis, error) {
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	return &Redis{client: client, script: newTakeScript(), takeN: newTakeNScript(), cfg: cfg}, nil
+	return &Redis{client: client, script: newTakeScript(), takeN: newTakeNScript(), give: newGiveScript(), cfg: cfg}, nil
 }
 
 // OpenRedis connects to the Redis at url (redis://[user:pass@]host:port/db
@@ -176,4 +187,13 @@ func (r *Redis) Take(ctx context.Context, bucket string, w Window, limit int64) 
 		return denied(w, limit), nil
 	}
 	return admitted(w, limit, v[1]), nil
+}
+
+// Give implements Limiter with one script run.
+func (r *Redis) Give(ctx context.Context, bucket string, w Window) error {
+	key, _ := r.key(bucket, w)
+	if err := r.give.Run(ctx, r.client, []string{key}).Err(); err != nil {
+		return fmt.Errorf("giving back a request of %s: %w", bucket, err)
+	}
+	return nil
 }

@@ -8,7 +8,7 @@ import (
 
 // fail is the records service's one error responder.
 func fail(c *gin.Context, err error) {
-	p := httpx.ProblemOf(err)
+	p := httpx.ProblemFor(c, err)
 	body := gin.H{"status": p.Status, "code": p.Code, "message": p.Message}
 	if p.Field != "" {
 		body["field"] = p.Field

@@ -1,14 +1,12 @@
 package records
 
 import (
-	"encoding/base64"
 	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain"
-	"github.com/arr-dev/arr/projections"
 )
 
 // Paging defaults and maxima, published in the OpenAPI document.
@@ -52,33 +50,14 @@ func flag(c *gin.Context, name string) (bool, error) {
 	}
 }
 
-// cursor is an opaque keyset cursor over (county, apn).
-func encodeCursor(k projections.ParcelKey) string {
-	return base64.RawURLEncoding.EncodeToString([]byte(k.County + "\x00" + k.APN))
-}
-
-func decodeCursor(s string) (*projections.ParcelKey, error) {
-	if s == "" {
-		return nil, nil
-	}
-	b, err := base64.RawURLEncoding.DecodeString(s)
-	county, apn, ok := strings.Cut(string(b), "\x00")
-	if err != nil || !ok {
-		return nil, domain.Invalid("invalid_cursor", "cursor", "cursor is not one this service returned (use next_cursor as is)")
-	}
-	return &projections.ParcelKey{County: county, APN: apn}, nil
-}
-
 // place reads state (USPS code or 2-digit FIPS) and county (5-digit FIPS)
 // filters into a county-FIPS prefix.
 func (s *server) place(c *gin.Context) (string, error) {
-	county := strings.TrimSpace(c.Query("county"))
-	state := strings.ToUpper(strings.TrimSpace(c.Query("state")))
-	if county != "" {
-		if len(county) != 5 || strings.Trim(county, "0123456789") != "" {
-			return "", domain.Invalid("invalid_county", "county", "county must be a 5-digit FIPS code (24510 is Baltimore City); got %q", county)
-		}
+	county, err := countyParam(c)
+	if err != nil {
+		return "", err
 	}
+	state := strings.ToUpper(strings.TrimSpace(c.Query("state")))
 	stateFIPS := ""
 	if state != "" {
 		for _, st := range s.gaz.States {
@@ -97,4 +76,13 @@ func (s *server) place(c *gin.Context) (string, error) {
 		return county, nil
 	}
 	return stateFIPS, nil
+}
+
+// countyParam reads the county filter: empty, or a 5-digit FIPS code.
+func countyParam(c *gin.Context) (string, error) {
+	county := strings.TrimSpace(c.Query("county"))
+	if county != "" && (len(county) != 5 || strings.Trim(county, "0123456789") != "") {
+		return "", domain.Invalid("invalid_county", "county", "county must be a 5-digit FIPS code (24510 is Baltimore City); got %q", county)
+	}
+	return county, nil
 }

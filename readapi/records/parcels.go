@@ -8,6 +8,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/readapi/records/cursor"
 )
 
 // parcelsInBBox is GET /api/v1/parcels: public parcels with coordinates
@@ -29,14 +30,15 @@ func (s *server) parcelsInBBox(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	after, err := decodeCursor(c.Query("cursor"))
-	if err != nil {
-		fail(c, err)
-		return
-	}
 	keys := make([]string, len(layers))
 	for i, l := range layers {
 		keys[i] = string(l)
+	}
+	query := cursor.Query{BBox: b, Layers: keys}
+	after, err := cursor.Decode(query, c.Query("cursor"))
+	if err != nil {
+		fail(c, err)
+		return
 	}
 	got, err := s.parcels.InBBox(c.Request.Context(), b, keys, after, limit+1)
 	if err != nil {
@@ -46,7 +48,7 @@ func (s *server) parcelsInBBox(c *gin.Context) {
 	var next *string
 	if len(got) > limit {
 		got = got[:limit]
-		cur := encodeCursor(got[len(got)-1].ParcelKey)
+		cur := cursor.Encode(query, got[len(got)-1].ParcelKey)
 		next = &cur
 	}
 	// Written by hand: the signals are pre-rendered JSON from the read

@@ -10,6 +10,7 @@ import (
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/domain/text"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
@@ -60,6 +61,15 @@ func (s *server) signals(c *gin.Context) {
 		return
 	}
 	id := strings.TrimSpace(c.Param("id"))
+	if err := text.Check("id", id, records.MaxRowTextChars); err != nil {
+		fail(c, err)
+		return
+	}
+	county, err := countyParam(c)
+	if err != nil {
+		fail(c, err)
+		return
+	}
 	var key projections.ParcelKey
 	var lead *uuid.UUID
 	if u, perr := uuid.Parse(id); perr == nil {
@@ -74,7 +84,6 @@ func (s *server) signals(c *gin.Context) {
 		}
 		key, lead = *row.Parcel, &u
 	} else {
-		county := c.Query("county")
 		keys, err := s.parcels.ParcelsByAPN(ctx, id, county)
 		if err != nil {
 			fail(c, err)

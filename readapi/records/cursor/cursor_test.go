@@ -1,0 +1,73 @@
+package cursor_test
+
+import (
+	"encoding/base64"
+	"errors"
+	"strings"
+	"testing"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/records/cursor"
+)
+
+func TestDecode(t *testing.T) {
+	baltimore := records.BBox{West: -76.72, South: 39.19, East: -76.52, North: 39.38}
+	q := cursor.Query{BBox: baltimore, Layers: []string{"vacant", "tax_sale"}}
+	key := projections.ParcelKey{County: "24510", APN: "0001 006"}
+	valid := cursor.Encode(q, key)
+	raw := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+	tests := []struct {
+		name   string
+		q      cursor.Query
+		cursor string
+		want   *projections.ParcelKey // nil and not bad: the first page
+		bad    bool
+	}{
+		{name: "no cursor is the first page", q: q, cursor: ""},
+		{name: "round trip", q: q, cursor: valid, want: &key},
+		{name: "layers in another order are the same search", q: cursor.Query{BBox: baltimore, Layers: []string{"tax_sale", "vacant"}}, cursor: valid, want: &key},
+		{name: "non-ASCII APN round trip", q: q, cursor: cursor.Encode(q, projections.ParcelKey{County: "12086", APN: "01-3114-040-0010 ñ"}),
+			want: &projections.ParcelKey{County: "12086", APN: "01-3114-040-0010 ñ"}},
+		{name: "AAAA (three zero bytes)", q: q, cursor: "AAAA", bad: true},
+		{name: "not base64url", q: q, cursor: "!!!!", bad: true},
+		{name: "padded base64", q: q, cursor: valid + "=", bad: true},
+		{name: "truncated", q: q, cursor: valid[:len(valid)-4], bad: true},
+		{name: "header only, no APN", q: q, cursor: raw(append([]byte{1}, make([]byte, 15)...)), bad: true},
+		{name: "trailing bytes", q: q, cursor: func() string {
+			b, _ := base64.RawURLEncoding.DecodeString(valid)
+			return raw(append(b, 'x'))
+		}(), bad: true},
+		{name: "another bbox", q: cursor.Query{BBox: records.BBox{West: -76.7, South: 39.2, East: -76.5, North: 39.3}, Layers: q.Layers}, cursor: valid, bad: true},
+		{name: "another layer filter", q: cursor.Query{BBox: baltimore, Layers: []string{"vacant"}}, cursor: valid, bad: true},
+		{name: "no layer filter", q: cursor.Query{BBox: baltimore}, cursor: valid, bad: true},
+		{name: "unknown version", q: q, cursor: func() string {
+			b, _ := base64.RawURLEncoding.DecodeString(valid)
+			b[0] = 2
+			return raw(b)
+		}(), bad: true},
+		{name: "NUL in the APN", q: q, cursor: cursor.Encode(q, projections.ParcelKey{County: "24510", APN: "0001\x00006"}), bad: true},
+		{name: "invalid UTF-8 in the APN", q: q, cursor: cursor.Encode(q, projections.ParcelKey{County: "24510", APN: "\xff\xfe"}), bad: true},
+		{name: "county not digits", q: q, cursor: cursor.Encode(q, projections.ParcelKey{County: "MD510", APN: "1"}), bad: true},
+		{name: "longer than any cursor", q: q, cursor: strings.Repeat("A", cursor.MaxLen+1), bad: true},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			got, err := cursor.Decode(tc.q, tc.cursor)
+			if tc.bad {
+				var de *domain.Error
+				if !errors.As(err, &de) || !errors.Is(err, domain.ErrInvalid) || de.Code != "invalid_cursor" || de.Field != "cursor" {
+					t.Fatalf("Decode(%q) = %v, %v; want invalid_cursor on field cursor", tc.cursor, got, err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatalf("Decode(%q): %v", tc.cursor, err)
+			}
+			if (got == nil) != (tc.want == nil) || (got != nil && *got != *tc.want) {
+				t.Fatalf("Decode(%q) = %+v, want %+v", tc.cursor, got, tc.want)
+			}
+		})
+	}
+}
