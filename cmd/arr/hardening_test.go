@@ -242,7 +242,11 @@ func parkedOf(t *testing.T, e *env, projection string) []parkedJSON {
 	var out struct {
 		Parked []parkedJSON `json:"parked"`
 	}
-	e.mustArr(&out, "projections", "parked", projection, "--json")
+	args := []string{"projections", "parked", "--json"}
+	if projection != "" {
+		args = append(args, projection)
+	}
+	e.mustArr(&out, args...)
 	return out.Parked
 }
 
