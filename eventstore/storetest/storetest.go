@@ -49,6 +49,7 @@ func Run(t *testing.T, f Factory, caps Capabilities) {
 		{"read backward", testReadBackward},
 		{"read all in position order", testReadAll},
 		{"metadata round trip", testMetadata},
+		{"an event PostgreSQL could not store is refused", testUnstorable},
 		{"concurrent appends to one stream: one winner per version", testConcurrentSameStream},
 		{"concurrent appends to different streams all succeed", testConcurrentStreams},
 		{"bulk append all or nothing", testBulk},
@@ -380,6 +381,28 @@ func testMetadata(t *testing.T, s eventstore.Store) {
 	got := readStream(t, s, id)
 	if len(got) != 1 || got[0].Metadata != e.Metadata {
 		t.Fatalf("metadata = %+v, want %+v", got[0].Metadata, e.Metadata)
+	}
+}
+
+// testUnstorable: an event whose data holds a \u0000 (or whose metadata
+// holds a NUL) is refused by Append and AppendBulk with ErrNotStorable,
+// and nothing of the append is written.
+func testUnstorable(t *testing.T, s eventstore.Store) {
+	id := stream(t, "nul")
+	bad := ev(t, "A", 1)
+	bad.Data = []byte(`{"name":"bad\u0000name"}`)
+	badMD := ev(t, "A", 2)
+	badMD.Metadata.Actor = "key:\x00"
+	for name, e := range map[string]eventstore.NewEvent{"data": bad, "metadata": badMD} {
+		if _, err := s.Append(ctx(t), id, eventstore.Any(), ev(t, "A", 0), e); !errors.Is(err, eventstore.ErrNotStorable) {
+			t.Fatalf("Append with a NUL in its %s = %v, want ErrNotStorable", name, err)
+		}
+		if _, err := s.AppendBulk(ctx(t), []eventstore.Append{{StreamID: id, Expected: eventstore.Any(), Events: []eventstore.NewEvent{ev(t, "A", 0), e}}}); !errors.Is(err, eventstore.ErrNotStorable) {
+			t.Fatalf("AppendBulk with a NUL in its %s = %v, want ErrNotStorable", name, err)
+		}
+	}
+	if got := readStream(t, s, id); len(got) != 0 {
+		t.Fatalf("a refused append wrote %d event(s)", len(got))
 	}
 }
 
