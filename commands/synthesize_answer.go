@@ -57,6 +57,7 @@ func (h *SynthesizeAnswerHandler) Handle(ctx context.Context, c SynthesizeAnswer
 		Tier: c.Request.Tier, Mode: c.Request.Mode, Answer: res.Answer, Sources: res.Sources, Synthesis: res.Synthesis,
 		Model: res.Model, SubQuestions: res.SubQuestions, Backend: h.research.Backend(), Costs: res.Costs,
 		SynthesizedAt: h.clock().UTC(), ValidForSeconds: int64(answer.TTL(res.Synthesis).Seconds()),
+		Retrieval: &res.Retrieval,
 	}
 	e.CleanWorldText()
 	ne, err := eventstore.Encode(e, c.Metadata)

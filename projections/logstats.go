@@ -164,5 +164,5 @@ func Stats(ctx context.Context, pool *pgxpool.Pool) ([]TypeStats, []CategoryStat
 
 // All returns every projection arr ships, in the order they are set up.
 func All() []Projection {
-	return []Projection{Identity{}, LogStats{}, Usage{}, AnswerCache{}, AnswerUsage{}, Parcels{}, Lists{}, Audit{}, GatewayUsage{}, TierQuality{}}
+	return []Projection{Identity{}, LogStats{}, Usage{}, AnswerCache{}, AnswerUsage{}, Parcels{}, Lists{}, Audit{}, GatewayUsage{}, TierQuality{}, AnswerDocs{}}
 }

@@ -5,7 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"net/http"
 	"os"
 	"path/filepath"
 	"sort"
@@ -14,11 +13,12 @@ import (
 	"time"
 
 	"github.com/arr-dev/arr/adapters/llm"
-	"github.com/arr-dev/arr/adapters/localindex"
 	"github.com/arr-dev/arr/adapters/webpage"
 	"github.com/arr-dev/arr/adapters/websearch"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/research"
+	domainanswer "github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/answer"
 	"github.com/arr-dev/arr/readapi/gateway"
@@ -29,20 +29,34 @@ import (
 type answerRole struct {
 	pipeline answer.Pipeline
 	served   *answer.Served
-	index    *localindex.Index // nil unless ARR_SEARCH=local
+	// index adds documents to the local index; nil unless ARR_SEARCH=local.
+	index *commands.IndexDocumentHandler
+	docs  *projections.AnswerDocQueries
 }
 
-func (c *Config) searcher() (research.Searcher, *localindex.Index, error) {
+func (c *Config) searcher(docs *projections.AnswerDocQueries) (research.Searcher, error) {
 	switch c.Answer.Search {
 	case "searxng":
-		s, err := websearch.NewSearXNG(c.Answer.SearXNGURL, 10*time.Second)
-		return s, nil, err
+		return websearch.NewSearXNG(c.Answer.SearXNGURL, 10*time.Second)
 	case "brave":
-		b, err := websearch.NewBrave(c.Answer.BraveAPIBase, c.Answer.BraveAPIKey, 10*time.Second)
-		return b, nil, err
+		return websearch.NewBrave(c.Answer.BraveAPIBase, c.Answer.BraveAPIKey, 10*time.Second)
 	}
-	x := localindex.New(c.indexDir())
-	return x, x, nil
+	return research.NewLocal(docs, research.DefaultWeights), nil
+}
+
+// answerModel is the language model answers are written with, or nil when
+// none is configured (no ARR_ANSWER_LLM_API_KEY and no
+// ARR_ANSWER_LLM_BASE_URL): then answers are extractive and no model is
+// called.
+func (c *Config) answerModel() (research.Model, error) {
+	if c.Answer.LLMAPIKey == "" && c.Answer.LLMBaseURL == "" {
+		return nil, nil
+	}
+	m, err := llm.New(llm.Config{BaseURL: c.llmBaseURL(), APIKey: c.Answer.LLMAPIKey})
+	if err != nil {
+		return nil, fmt.Errorf("ARR_ANSWER_LLM_BASE_URL: %w", err)
+	}
+	return m, nil
 }
 
 func (c *Config) fetcher() *webpage.Fetcher {
@@ -50,17 +64,29 @@ func (c *Config) fetcher() *webpage.Fetcher {
 }
 
 func openAnswer(cfg Config, s *system, log *slog.Logger) (*answerRole, error) {
-	search, index, err := cfg.searcher()
+	docs := projections.NewAnswerDocQueries(s.pool)
+	search, err := cfg.searcher(docs)
 	if err != nil {
 		return nil, err
 	}
-	model, err := llm.New(llm.Config{BaseURL: cfg.llmBaseURL(), APIKey: cfg.Answer.LLMAPIKey})
-	if err != nil {
-		return nil, fmt.Errorf("ARR_ANSWER_LLM_BASE_URL: %w", err)
-	}
-	r, err := research.New(research.Config{Search: search, Fetch: cfg.fetcher(), Model: model, ModelName: cfg.Answer.LLMModel, Logger: log})
+	model, err := cfg.answerModel()
 	if err != nil {
 		return nil, err
+	}
+	r, err := research.New(research.Config{Search: search, Fetch: cfg.fetcher(), Model: model, ModelName: cfg.Answer.LLMModel,
+		DocsBaseURL: cfg.serviceBase("answer"), Logger: log})
+	if err != nil {
+		return nil, err
+	}
+	var index *commands.IndexDocumentHandler
+	if cfg.Answer.Search == "local" {
+		if index, err = commands.NewIndexDocumentHandler(s.store, s.now); err != nil {
+			return nil, err
+		}
+	}
+	synthesis := "extractive"
+	if model != nil {
+		synthesis = "llm, extractive when the model does not answer"
 	}
 	synth, err := commands.NewSynthesizeAnswerHandler(s.store, s.now, r)
 	if err != nil {
@@ -71,10 +97,15 @@ func openAnswer(cfg Config, s *system, log *slog.Logger) (*answerRole, error) {
 		return nil, err
 	}
 	served := answer.NewServed(rec, log)
-	log.Info("answer service", "search", search.Name(), "llm", cfg.llmBaseURL(), "model", cfg.Answer.LLMModel)
+	if model != nil {
+		log.Info("answer service", "search", search.Name(), "synthesis", "llm", "llm", cfg.llmBaseURL(), "model", cfg.Answer.LLMModel)
+	} else {
+		log.Info("answer service", "search", search.Name(), "synthesis", "extractive (no language model configured: set ARR_ANSWER_LLM_API_KEY)")
+	}
 	return &answerRole{
-		pipeline: answer.Pipeline{Synthesize: synth, Cache: projections.NewAnswerCacheQueries(s.pool), Served: served},
-		served:   served, index: index,
+		pipeline: answer.Pipeline{Synthesize: synth, Cache: projections.NewAnswerCacheQueries(s.pool), Served: served,
+			Generation: r.Generation, Synthesis: synthesis, Docs: docs},
+		served: served, index: index, docs: docs,
 	}, nil
 }
 
@@ -87,18 +118,20 @@ func (a *answerRole) seed(ctx context.Context, cfg Config, log *slog.Logger) {
 	if a.index == nil || cfg.Answer.Seed != "on" {
 		return
 	}
-	if done, _ := a.index.Seeded("docs"); !done {
-		docs := openAPIDocs(cfg)
-		docs = append(docs, readmeDocs(log)...)
-		if err := a.index.AddSeed(ctx, "docs", docs...); err != nil {
-			log.Warn("seeding the local search index with arr's documentation", "err", err)
-		} else {
-			log.Info("seeded the local search index with arr's documentation", "documents", len(docs), "dir", a.index.Dir())
+	if _, n, err := a.docs.Generation(ctx); err != nil || n > 0 {
+		return // seeded before, or documents were added: leave the index to its owner
+	}
+	docs := openAPIDocs(cfg)
+	docs = append(docs, readmeDocs(log)...)
+	added := 0
+	for _, d := range docs {
+		if _, err := a.index.Handle(ctx, d); err != nil {
+			log.Warn("seeding the local search index with arr's documentation", "origin", d.Origin, "err", err)
+			continue
 		}
+		added++
 	}
-	if done, _ := a.index.Seeded("records-data-sources"); done {
-		return
-	}
+	log.Info("seeded the local search index with arr's documentation", "documents", added)
 	base := cfg.serviceBase("records")
 	f := webpage.New(webpage.Config{AllowPrivate: true, Timeout: 5 * time.Second})
 	for attempt := 0; attempt < 10 && ctx.Err() == nil; attempt++ {
@@ -107,7 +140,7 @@ func (a *answerRole) seed(ctx context.Context, cfg Config, log *slog.Logger) {
 			if !ok {
 				continue
 			}
-			if err := a.index.AddSeed(ctx, "records-data-sources", d); err != nil {
+			if _, err := a.index.Handle(ctx, d); err != nil {
 				log.Warn("seeding the records data sources", "err", err)
 			} else {
 				log.Info("seeded the local search index with the records service's data sources", "url", d.URL)
@@ -123,32 +156,44 @@ func (a *answerRole) seed(ctx context.Context, cfg Config, log *slog.Logger) {
 }
 
 // fetchDoc reads one page (HTML, text or JSON) as an index document.
-func fetchDoc(ctx context.Context, f *webpage.Fetcher, fetchURL, publicURL string) (localindex.Doc, bool) {
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, fetchURL, nil)
-	if err != nil {
-		return localindex.Doc{}, false
-	}
-	resp, err := http.DefaultClient.Do(req)
-	if err == nil && resp.StatusCode == http.StatusOK && strings.HasPrefix(resp.Header.Get("Content-Type"), "application/json") {
-		defer resp.Body.Close()
-		var v any
-		if json.NewDecoder(resp.Body).Decode(&v) == nil {
-			return localindex.Doc{URL: publicURL, Title: "Records data sources", Content: flatten(v)}, true
-		}
-		return localindex.Doc{}, false
-	}
-	if err == nil {
-		resp.Body.Close()
-	}
+func fetchDoc(ctx context.Context, f *webpage.Fetcher, fetchURL, publicURL string) (commands.IndexDocument, bool) {
 	raw, err := f.Fetch(ctx, fetchURL)
 	if err != nil {
-		return localindex.Doc{}, false
+		return commands.IndexDocument{}, false
+	}
+	if strings.HasPrefix(raw.ContentType, "application/json") {
+		var v any
+		if json.Unmarshal(raw.Body, &v) != nil {
+			return commands.IndexDocument{}, false
+		}
+		return textDoc(publicURL, "", "Records data sources", flatten(v)), true
 	}
 	p, err := webpage.Extract(raw)
 	if err != nil {
-		return localindex.Doc{}, false
+		return commands.IndexDocument{}, false
 	}
-	return localindex.Doc{URL: publicURL, Title: p.Title, Content: p.Text}, true
+	return pageDoc(publicURL, "", p), true
+}
+
+// pageDoc is the IndexDocument of an extracted page read from url (or,
+// url empty, from the local file origin).
+func pageDoc(url, origin string, p webpage.Page) commands.IndexDocument {
+	return textDoc(url, origin, p.Title, p.Text)
+}
+
+// textDoc is the IndexDocument of plain text: its paragraphs as prose.
+func textDoc(url, origin, title, text string) commands.IndexDocument {
+	var blocks []domainanswer.Block
+	for _, para := range strings.Split(text, "\n\n") {
+		if para = strings.TrimSpace(para); para != "" {
+			blocks = append(blocks, domainanswer.Block{Kind: domainanswer.Prose, Text: para})
+		}
+	}
+	if origin == "" {
+		origin = url
+	}
+	return commands.IndexDocument{URL: url, Origin: origin, Title: title, Sections: []domainanswer.Section{{Blocks: blocks}},
+		Metadata: eventstore.Metadata{Actor: "arr:answer-index"}}
 }
 
 // flatten writes JSON as "key: value" lines for full-text search.
@@ -181,8 +226,8 @@ func flatten(v any) string {
 
 // openAPIDocs turns the three services' OpenAPI documents into one index
 // document per operation, plus each document's description.
-func openAPIDocs(cfg Config) []localindex.Doc {
-	var out []localindex.Doc
+func openAPIDocs(cfg Config) []commands.IndexDocument {
+	var out []commands.IndexDocument
 	for _, svc := range []struct {
 		name    string
 		openapi func() ([]byte, error)
@@ -201,7 +246,7 @@ func openAPIDocs(cfg Config) []localindex.Doc {
 			continue
 		}
 		base := cfg.serviceBase(svc.name) + "/openapi.json"
-		out = append(out, localindex.Doc{URL: base, Title: doc.Info.Title, Content: doc.Info.Description})
+		out = append(out, textDoc(base, "", doc.Info.Title, doc.Info.Description))
 		for path, ops := range doc.Paths {
 			for method, op := range ops {
 				var o struct {
@@ -212,9 +257,8 @@ func openAPIDocs(cfg Config) []localindex.Doc {
 					continue
 				}
 				ptr := "#/paths/" + strings.ReplaceAll(strings.ReplaceAll(path, "~", "~0"), "/", "~1") + "/" + method
-				out = append(out, localindex.Doc{URL: base + ptr,
-					Title:   fmt.Sprintf("%s %s (%s service): %s", strings.ToUpper(method), path, svc.name, o.Summary),
-					Content: strings.TrimSpace(o.Summary + ".\n\n" + o.Description + "\n\n" + flatten(all))})
+				out = append(out, textDoc(base+ptr, "", fmt.Sprintf("%s %s (%s service): %s", strings.ToUpper(method), path, svc.name, o.Summary),
+					strings.TrimSpace(o.Summary+".\n\n"+o.Description)))
 			}
 		}
 	}
@@ -223,7 +267,7 @@ func openAPIDocs(cfg Config) []localindex.Doc {
 
 // readmeDocs indexes ./README.md by section, when arr runs from its source
 // tree.
-func readmeDocs(log *slog.Logger) []localindex.Doc {
+func readmeDocs(log *slog.Logger) []commands.IndexDocument {
 	abs, err := filepath.Abs("README.md")
 	if err != nil {
 		return nil
@@ -233,49 +277,11 @@ func readmeDocs(log *slog.Logger) []localindex.Doc {
 		log.Debug("no README.md in the working directory to seed the local index with")
 		return nil
 	}
-	return markdownDocs("file://"+abs, string(b))
-}
-
-// markdownDocs splits Markdown at its ## headings, one document a section.
-func markdownDocs(url, text string) []localindex.Doc {
-	var out []localindex.Doc
-	title, anchor := "", ""
-	var cur strings.Builder
-	flush := func() {
-		if strings.TrimSpace(cur.String()) != "" {
-			u := url
-			if anchor != "" {
-				u += "#" + anchor
-			}
-			out = append(out, localindex.Doc{URL: u, Title: title, Content: cur.String()})
-		}
-		cur.Reset()
+	p, err := webpage.Extract(webpage.Raw{URL: "file://" + abs, ContentType: "text/markdown", Body: b})
+	if err != nil {
+		return nil
 	}
-	for _, line := range strings.Split(text, "\n") {
-		if h, ok := strings.CutPrefix(line, "## "); ok || (strings.HasPrefix(line, "# ") && title == "") {
-			flush()
-			if !ok {
-				h = strings.TrimPrefix(line, "# ")
-			}
-			title, anchor = strings.TrimSpace(h), slug(h)
-		}
-		cur.WriteString(line + "\n")
-	}
-	flush()
-	return out
-}
-
-func slug(h string) string {
-	var b strings.Builder
-	for _, r := range strings.ToLower(strings.TrimSpace(h)) {
-		switch {
-		case r >= 'a' && r <= 'z', r >= '0' && r <= '9', r == '-', r == '_':
-			b.WriteRune(r)
-		case r == ' ':
-			b.WriteRune('-')
-		}
-	}
-	return b.String()
+	return []commands.IndexDocument{pageDoc("", abs, p)}
 }
 
 // start records served answers until meterCtx ends (after the HTTP drain)

@@ -21,8 +21,7 @@ func TestAnswerLocalIndex(t *testing.T) {
 		t.Skip("runs the arr binary against PostgreSQL")
 	}
 	e := newEnv(t)
-	index := filepath.Join(t.TempDir(), "answer-index")
-	e.extraEnv = append(e.extraEnv, "ARR_ANSWER_INDEX_DIR="+index, "ARR_ANSWER_LLM_BASE_URL=http://127.0.0.1:1/v1")
+	e.extraEnv = append(e.extraEnv, "ARR_ANSWER_LLM_BASE_URL=http://127.0.0.1:1/v1")
 	p := e.up()
 	e.createAccount("local@example.com", "free")
 	key := e.mint("local@example.com", "answer").Secret
@@ -68,8 +67,12 @@ func TestAnswerLocalIndex(t *testing.T) {
 		t.Fatalf("%d %+v", status, a)
 	}
 	assertCited(t, a)
-	if !strings.HasPrefix(a.Sources[0].URL, "file://"+dir) || !strings.Contains(a.Answer, "yeast") {
+	if !strings.HasPrefix(a.Sources[0].URL, e.answer+"/docs/") || !strings.Contains(a.Answer, "yeast") {
 		t.Fatalf("got %+v", a)
+	}
+	// A local file is served by the answer service at the URL it is cited by.
+	if code, body := get(t, a.Sources[0].URL, nil); code != 200 || !strings.Contains(string(body), "yeast") {
+		t.Fatalf("GET %s: %d %s", a.Sources[0].URL, code, body)
 	}
 	status, _, a = askAnswer(t, "POST", e.answer, key, map[string]string{"q": "What are neap tides?"})
 	if status != 200 {

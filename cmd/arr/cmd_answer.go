@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"io/fs"
 	"net/url"
@@ -10,9 +11,21 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arr-dev/arr/adapters/localindex"
 	"github.com/arr-dev/arr/adapters/webpage"
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/projections"
 )
+
+// indexResult is what `arr answer index add` did with one item.
+type indexResult struct {
+	Item string `json:"item"`
+	// Outcome is added, updated, unchanged or failed.
+	Outcome  string `json:"outcome"`
+	DocID    string `json:"doc_id,omitempty"`
+	URL      string `json:"url,omitempty"`
+	Passages int    `json:"passages,omitempty"`
+	Reason   string `json:"reason,omitempty"`
+}
 
 func (a *app) answerCmd() *cobra.Command {
 	c := &cobra.Command{Use: "answer", Short: "The answer service's local search index"}
@@ -21,36 +34,71 @@ func (a *app) answerCmd() *cobra.Command {
 	add := &cobra.Command{
 		Use:   "add URL|FILE|DIR...",
 		Short: "Add web pages, files or directories (.md, .txt, .html) to the local search index",
-		Long: "Add documents to the local search index under ARR_ANSWER_INDEX_DIR (default ARR_DATA_DIR/answer-index).\n" +
-			"A URL is fetched and its main text extracted; a file is read (HTML through readability, Markdown and text as they are) and\n" +
-			"cited with its file:// URL; a directory adds its .md, .markdown, .txt, .html and .htm files. Adding a URL again replaces it.\n" +
+		Long: "Add documents to the local search index (a read model of DocumentIndexed events).\n" +
+			"A URL is fetched and its text extracted; a file is read (HTML, Markdown, text) and served by the answer service at\n" +
+			"/docs/{doc_id}; a directory adds its .md, .markdown, .txt, .html and .htm files. Adding the same URL or file again\n" +
+			"updates it in place when its content changed and records nothing when it did not. Each item is reported as added,\n" +
+			"updated, unchanged or failed (with the reason); a failure does not undo what succeeded. Exit 1 if any item failed.\n" +
 			"Works while arr up is running.",
 		Args: cobra.MinimumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			if err := a.cfg.Answer.validate(); err != nil {
 				return err
 			}
-			x := localindex.New(a.cfg.indexDir())
-			f := a.cfg.fetcher()
-			var docs []localindex.Doc
-			for _, arg := range args {
-				d, err := collect(cmd, f, arg)
-				if err != nil {
-					return err
-				}
-				docs = append(docs, d...)
-			}
-			if len(docs) == 0 {
-				return fmt.Errorf("%w in %s", localindex.ErrEmpty, strings.Join(args, " "))
-			}
-			if err := x.Add(cmd.Context(), docs...); err != nil {
+			s, err := a.open(cmd, openOptions{setup: true})
+			if err != nil {
 				return err
 			}
-			n, _ := x.Count()
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"added": len(docs), "documents": n, "dir": x.Dir()})
+			defer s.Close()
+			h, err := commands.NewIndexDocumentHandler(s.store, s.now)
+			if err != nil {
+				return err
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "added %d documents; the index in %s holds %d\n", len(docs), x.Dir(), n)
+			f := a.cfg.fetcher()
+			var results []indexResult
+			report := func(r indexResult) {
+				results = append(results, r)
+				if !asJSON {
+					line := fmt.Sprintf("%-9s %s", r.Outcome, r.Item)
+					if r.Reason != "" {
+						line += ": " + r.Reason
+					}
+					fmt.Fprintln(cmd.OutOrStdout(), line)
+				}
+			}
+			for _, arg := range args {
+				for _, d := range collect(cmd.Context(), f, arg, report) {
+					res, err := h.Handle(cmd.Context(), d.doc)
+					if err != nil {
+						report(indexResult{Item: d.item, Outcome: "failed", Reason: err.Error()})
+						continue
+					}
+					report(indexResult{Item: d.item, Outcome: res.Outcome, DocID: res.DocID, URL: d.doc.URL, Passages: res.Passages})
+				}
+			}
+			if err := s.catchUp(cmd.Context(), projections.AnswerDocsName); err != nil {
+				return err
+			}
+			counts := map[string]int{}
+			for _, r := range results {
+				counts[r.Outcome]++
+			}
+			_, docs, err := projections.NewAnswerDocQueries(s.pool).Generation(cmd.Context())
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				if err := printJSON(cmd.OutOrStdout(), map[string]any{"results": nonNil(results), "added": counts["added"], "updated": counts["updated"],
+					"unchanged": counts["unchanged"], "failed": counts["failed"], "documents": docs}); err != nil {
+					return err
+				}
+			} else {
+				fmt.Fprintf(cmd.OutOrStdout(), "%d added, %d updated, %d unchanged, %d failed; the index holds %d documents\n",
+					counts["added"], counts["updated"], counts["unchanged"], counts["failed"], docs)
+			}
+			if counts["failed"] > 0 {
+				return fmt.Errorf("%d of %d items failed", counts["failed"], len(results))
+			}
 			return nil
 		},
 	}
@@ -60,7 +108,12 @@ func (a *app) answerCmd() *cobra.Command {
 		Short: "How many documents the local search index holds",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			n, err := localindex.New(a.cfg.indexDir()).Count()
+			s, err := a.open(cmd, openOptions{catchUp: []string{projections.AnswerDocsName}})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			_, n, err := projections.NewAnswerDocQueries(s.pool).Generation(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -75,38 +128,51 @@ func (a *app) answerCmd() *cobra.Command {
 
 var indexable = map[string]string{".md": "text/markdown", ".markdown": "text/markdown", ".txt": "text/plain", ".html": "text/html", ".htm": "text/html"}
 
-// collect turns one argument into documents.
-func collect(cmd *cobra.Command, f *webpage.Fetcher, arg string) ([]localindex.Doc, error) {
+// item is a document to index and how the user named it.
+type item struct {
+	item string
+	doc  commands.IndexDocument
+}
+
+// collect turns one argument into documents; what cannot be read is
+// reported as failed.
+func collect(ctx context.Context, f *webpage.Fetcher, arg string, report func(indexResult)) []item {
 	if u, err := url.Parse(arg); err == nil && (u.Scheme == "http" || u.Scheme == "https") {
-		raw, err := f.Fetch(cmd.Context(), arg)
+		raw, err := f.Fetch(ctx, arg)
 		if err != nil {
-			return nil, err
+			report(indexResult{Item: arg, Outcome: "failed", Reason: err.Error()})
+			return nil
 		}
 		p, err := webpage.Extract(raw)
 		if err != nil {
-			return nil, err
+			report(indexResult{Item: arg, Outcome: "failed", Reason: err.Error()})
+			return nil
 		}
-		return []localindex.Doc{{URL: p.URL, Title: p.Title, Content: p.Text}}, nil
+		return []item{{arg, pageDoc(raw.URL, "", p)}}
 	}
 	abs, err := filepath.Abs(arg)
 	if err != nil {
-		return nil, err
+		report(indexResult{Item: arg, Outcome: "failed", Reason: err.Error()})
+		return nil
 	}
 	st, err := os.Stat(abs)
 	if err != nil {
-		return nil, fmt.Errorf("%s is neither an http(s) URL nor a readable file or directory: %w", arg, err)
+		report(indexResult{Item: arg, Outcome: "failed", Reason: "neither an http(s) URL nor a readable file or directory"})
+		return nil
 	}
 	if !st.IsDir() {
 		d, err := fileDoc(abs)
 		if err != nil {
-			return nil, err
+			report(indexResult{Item: arg, Outcome: "failed", Reason: err.Error()})
+			return nil
 		}
-		return []localindex.Doc{d}, nil
+		return []item{{arg, d}}
 	}
-	var out []localindex.Doc
-	err = filepath.WalkDir(abs, func(p string, e fs.DirEntry, err error) error {
+	var out []item
+	_ = filepath.WalkDir(abs, func(p string, e fs.DirEntry, err error) error {
 		if err != nil {
-			return err
+			report(indexResult{Item: p, Outcome: "failed", Reason: err.Error()})
+			return nil
 		}
 		if e.IsDir() && strings.HasPrefix(e.Name(), ".") && p != abs {
 			return filepath.SkipDir
@@ -116,31 +182,32 @@ func collect(cmd *cobra.Command, f *webpage.Fetcher, arg string) ([]localindex.D
 		}
 		d, err := fileDoc(p)
 		if err != nil {
-			fmt.Fprintf(cmd.ErrOrStderr(), "skipping %s: %v\n", p, err)
+			report(indexResult{Item: p, Outcome: "failed", Reason: err.Error()})
 			return nil
 		}
-		out = append(out, d)
+		out = append(out, item{p, d})
 		return nil
 	})
-	return out, err
+	return out
 }
 
-func fileDoc(path string) (localindex.Doc, error) {
+// fileDoc reads a local file as a document the answer service serves at
+// /docs/{doc_id}.
+func fileDoc(path string) (commands.IndexDocument, error) {
 	ct := indexable[strings.ToLower(filepath.Ext(path))]
 	if ct == "" {
 		ct = "text/plain"
 	}
 	b, err := os.ReadFile(path)
 	if err != nil {
-		return localindex.Doc{}, err
+		return commands.IndexDocument{}, err
 	}
-	u := (&url.URL{Scheme: "file", Path: path}).String()
-	p, err := webpage.Extract(webpage.Raw{URL: u, ContentType: ct, Body: b})
+	p, err := webpage.Extract(webpage.Raw{URL: (&url.URL{Scheme: "file", Path: path}).String(), ContentType: ct, Body: b})
 	if err != nil {
-		return localindex.Doc{}, err
+		return commands.IndexDocument{}, err
 	}
 	if p.Title == "" {
 		p.Title = filepath.Base(path)
 	}
-	return localindex.Doc{URL: u, Title: p.Title, Content: p.Text}, nil
+	return pageDoc("", path, p), nil
 }

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"net/url"
 	"os"
-	"path/filepath"
 	"strings"
 	"sync"
 	"time"
@@ -16,7 +15,6 @@ type AnswerConfig struct {
 	SearXNGURL    string
 	BraveAPIKey   string
 	BraveAPIBase  string
-	IndexDir      string
 	LLMBaseURL    string
 	LLMAPIKey     string
 	LLMModel      string
@@ -28,11 +26,10 @@ type AnswerConfig struct {
 func (c *Config) answerSettings() []setting {
 	a := &c.Answer
 	return []setting{
-		{env: "ARR_SEARCH", str: &a.Search, def: "local", help: "answer search backend: local (Bleve index under ARR_DATA_DIR), searxng or brave"},
+		{env: "ARR_SEARCH", str: &a.Search, def: "local", help: "answer search backend: local (the local index: documents added with arr answer index add, ranked as passages), searxng or brave"},
 		{env: "SEARXNG_URL", str: &a.SearXNGURL, help: "SearXNG instance for ARR_SEARCH=searxng (its JSON format must be enabled)"},
 		{env: "BRAVE_API_KEY", str: &a.BraveAPIKey, secret: true, help: "Brave Search API key for ARR_SEARCH=brave"},
 		{env: "BRAVE_API_BASE", str: &a.BraveAPIBase, def: "https://api.search.brave.com", help: "Brave Search API base URL"},
-		{env: "ARR_ANSWER_INDEX_DIR", str: &a.IndexDir, help: "directory of the local search index; empty is ARR_DATA_DIR/answer-index"},
 		{env: "ARR_ANSWER_LLM_BASE_URL", str: &a.LLMBaseURL, help: "OpenAI-compatible base URL the answer service writes with; empty is this arr's gateway (http://ARR_GATEWAY_ADDR/v1)"},
 		{env: "ARR_ANSWER_LLM_API_KEY", str: &a.LLMAPIKey, secret: true, help: "API key for ARR_ANSWER_LLM_BASE_URL (for arr's gateway: a gateway key); without one that answers, answers are extractive"},
 		{env: "ARR_ANSWER_LLM_MODEL", str: &a.LLMModel, def: "auto", help: "model the answer service asks for (auto lets arr's gateway choose)"},
@@ -60,13 +57,6 @@ func (a AnswerConfig) validate() error {
 		return fmt.Errorf("ARR_ANSWER_SEED must be on or off, not %q", a.Seed)
 	}
 	return nil
-}
-
-func (c *Config) indexDir() string {
-	if c.Answer.IndexDir != "" {
-		return c.Answer.IndexDir
-	}
-	return filepath.Join(c.DataDir, "answer-index")
 }
 
 func (c *Config) llmBaseURL() string {

@@ -90,8 +90,7 @@ func TestHostileRequestsBreakNothing(t *testing.T) {
 	mail := mailtest.Start(t, mailtest.Options{})
 	up := upstreamtest.Start(t)
 	e := newEnv(t)
-	e.extraEnv = append(e.extraEnv, "SMTP_URL="+mail.URL, "ARR_ANSWER_INDEX_DIR="+filepath.Join(t.TempDir(), "answer-index"),
-		"ARR_ANSWER_LLM_BASE_URL=http://127.0.0.1:1/v1",
+	e.extraEnv = append(e.extraEnv, "SMTP_URL="+mail.URL, "ARR_ANSWER_LLM_BASE_URL=http://127.0.0.1:1/v1",
 		"ARR_UPSTREAM_BASE_URL="+up.URL, "ARR_UPSTREAM_API_KEY=sk-test-upstream", "ARR_UPSTREAM_TIMEOUT=2s")
 	e.up()
 	pool := testPool(t, e)

@@ -136,12 +136,12 @@ func derive(q string) []string {
 	var out []string
 	if parts := splitter.Split(q, -1); len(parts) > 1 {
 		for _, p := range parts {
-			if len(terms(p)) > 0 {
+			if len(words(p)) > 0 {
 				out = append(out, p)
 			}
 		}
 	}
-	if ts := terms(q); len(ts) > 1 {
+	if ts := words(q); len(ts) > 1 {
 		out = append(out, strings.Join(ts, " "))
 		if len(ts) > 3 {
 			out = append(out, strings.Join(ts[:len(ts)/2+1], " "), strings.Join(ts[len(ts)/2:], " "))

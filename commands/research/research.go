@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/arr-dev/arr/adapters/llm"
@@ -53,7 +54,10 @@ type Config struct {
 	QuickTimeout time.Duration
 	// FetchConcurrency is how many pages are fetched at once. Default 6.
 	FetchConcurrency int
-	Logger           *slog.Logger
+	// DocsBaseURL is the answer service's absolute base URL: local files
+	// of the index are cited at DocsBaseURL/docs/{doc_id}.
+	DocsBaseURL string
+	Logger      *slog.Logger
 }
 
 func (c *Config) defaults() error {
@@ -113,11 +117,21 @@ type Result struct {
 	Model        string
 	SubQuestions []string
 	Costs        answer.Costs
+	// Retrieval is how the answer was found (for AnswerSynthesized).
+	Retrieval answer.Retrieval
+
+	// ranked are the passages a passage searcher returned (local index);
+	// nil: rank the documents read.
+	ranked []Scored
+	chosen []Chosen
 }
 
 // document is one source as read.
 type document struct {
 	title, url, text string
+	// sections, when set, are the page's structure (else text is cut into
+	// paragraphs).
+	sections []answer.Section
 	// foundBy counts the searches that returned it.
 	foundBy int
 }
@@ -137,9 +151,12 @@ func (r *Researcher) Answer(ctx context.Context, req answer.Request) (Result, er
 	}
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
-	if req.Mode == answer.Deep {
+	switch ps, local := r.cfg.Search.(PassageSearcher); {
+	case local:
+		err = r.localGather(ctx, ps, req, &res)
+	case req.Mode == answer.Deep:
 		docs, err = r.deepGather(ctx, req, &res)
-	} else {
+	default:
 		docs, err = r.quickGather(ctx, req, &res.Costs)
 	}
 	if err != nil {
@@ -160,6 +177,42 @@ func (r *Researcher) sources(req answer.Request) int {
 		return r.cfg.ProSources
 	}
 	return r.cfg.FreeSources
+}
+
+// Generation is the local index's generation answers are made from now (0
+// for web search): part of an answer's cache key.
+func (r *Researcher) Generation(ctx context.Context) (uint64, error) {
+	if ps, ok := r.cfg.Search.(PassageSearcher); ok {
+		return ps.Generation(ctx)
+	}
+	return 0, nil
+}
+
+// localPassages is how many ranked passages of the local index an answer
+// considers.
+const localPassages = 60
+
+// localGather ranks the local index's passages for the question (in deep
+// mode, for the question and its sub-questions together); nothing is
+// fetched.
+func (r *Researcher) localGather(ctx context.Context, ps PassageSearcher, req answer.Request, res *Result) error {
+	t := time.Now()
+	q := req.Query
+	if req.Mode == answer.Deep {
+		res.SubQuestions = r.plan(ctx, req, res)
+		q = strings.Join(append([]string{req.Query}, res.SubQuestions...), " ")
+	}
+	ranked, _, err := ps.SearchPassages(ctx, q, localPassages)
+	res.Costs.Searches++
+	res.Costs.SearchUS = time.Since(t).Microseconds()
+	if err != nil {
+		return fmt.Errorf("searching: %w", err)
+	}
+	res.ranked = ranked
+	if res.ranked == nil {
+		res.ranked = []Scored{}
+	}
+	return nil
 }
 
 func (r *Researcher) quickGather(ctx context.Context, req answer.Request, costs *answer.Costs) ([]document, error) {

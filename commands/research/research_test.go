@@ -4,12 +4,10 @@ import (
 	"context"
 	"errors"
 	"net/url"
-	"path/filepath"
 	"strings"
 	"testing"
 
 	"github.com/arr-dev/arr/adapters/llm"
-	"github.com/arr-dev/arr/adapters/localindex"
 	"github.com/arr-dev/arr/adapters/webpage"
 	"github.com/arr-dev/arr/adapters/websearch"
 	"github.com/arr-dev/arr/commands/research"
@@ -153,16 +151,29 @@ func TestDeepSearchesSeveralTimesAndCitesCorroboratedSources(t *testing.T) {
 	}
 }
 
+// corpus is a local index held in memory: the passages of documents, as
+// the answer_docs read model cuts them.
+type corpus struct{ ps []answer.IndexedPassage }
+
+func (c corpus) Generation(context.Context) (uint64, int64, error) { return 1, 1, nil }
+func (c corpus) Passages(context.Context) ([]answer.IndexedPassage, uint64, error) {
+	return c.ps, 1, nil
+}
+
 func TestLocalBackendWithoutStandIns(t *testing.T) {
-	x := localindex.New(filepath.Join(t.TempDir(), "idx"))
-	var docs []localindex.Doc
+	var c corpus
 	for _, a := range researchtest.Articles {
-		docs = append(docs, localindex.Doc{URL: "file:///docs/" + a.Slug + ".md", Title: a.Title, Content: strings.Join(a.Paragraphs, "\n\n")})
+		var blocks []answer.Block
+		for _, p := range a.Paragraphs {
+			blocks = append(blocks, answer.Block{Kind: answer.Prose, Text: p})
+		}
+		d := answer.DocumentIndexed{DocID: answer.DocID("/docs/" + a.Slug + ".md"), Title: a.Title, Sections: []answer.Section{{Blocks: blocks}}}
+		for _, p := range answer.Passages(d) {
+			c.ps = append(c.ps, answer.IndexedPassage{Passage: p, Title: a.Title})
+		}
 	}
-	if err := x.Add(context.Background(), docs...); err != nil {
-		t.Fatal(err)
-	}
-	r, err := research.New(research.Config{Search: x, Fetch: webpage.New(webpage.Config{})})
+	r, err := research.New(research.Config{Search: research.NewLocal(c, research.DefaultWeights), Fetch: webpage.New(webpage.Config{}),
+		DocsBaseURL: "http://127.0.0.1:8081"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -171,7 +182,7 @@ func TestLocalBackendWithoutStandIns(t *testing.T) {
 		t.Fatal(err)
 	}
 	checkCited(t, res)
-	if res.Synthesis != answer.Extractive || res.Sources[0].URL != "file:///docs/bread.md" || !strings.Contains(res.Answer, "yeast") {
+	if res.Synthesis != answer.Extractive || res.Sources[0].URL != "http://127.0.0.1:8081/docs/"+answer.DocID("/docs/bread.md") || !strings.Contains(res.Answer, "yeast") {
 		t.Fatalf("got %+v", res)
 	}
 	res, err = r.Answer(context.Background(), ask(t, "quantum chromodynamics lattice", "", ""))

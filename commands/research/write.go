@@ -3,6 +3,7 @@ package research
 import (
 	"context"
 	"fmt"
+	"math"
 	"strings"
 	"time"
 
@@ -17,42 +18,48 @@ const (
 	maxSourceChars    = 1800
 )
 
-// numbered is one numbered source as the model sees it.
+// numbered is one numbered source: a page and its best passages.
 type numbered struct {
-	doc      int
-	passages []string
+	title, url, docID string
+	passages          []Scored
 }
 
-// select picks the best passages, at most maxPassagesPerDoc per document,
-// and numbers their documents in order of their best passage.
-func selectSources(ranked []passage, limit int) []numbered {
+// selectSources groups the best passages by page, at most
+// maxPassagesPerDoc per page and limit pages, numbering the pages in order
+// of their best passage.
+func selectSources(ranked []Scored, limit int) []numbered {
 	var out []numbered
-	index := map[int]int{}
+	index := map[string]int{}
 	used := 0
 	for _, p := range ranked {
-		if used == maxPassages || p.score <= 0 {
+		if used == maxPassages || p.Score <= 0 {
 			break
 		}
-		i, ok := index[p.doc]
+		key := p.URL + "\x00" + p.DocID
+		i, ok := index[key]
 		if !ok {
 			if len(out) == limit {
 				continue
 			}
 			i = len(out)
-			index[p.doc] = i
-			out = append(out, numbered{doc: p.doc})
+			index[key] = i
+			out = append(out, numbered{title: p.Title, url: p.URL, docID: p.DocID})
 		}
 		if len(out[i].passages) == maxPassagesPerDoc {
 			continue
 		}
-		out[i].passages = append(out[i].passages, p.text)
+		out[i].passages = append(out[i].passages, p)
 		used++
 	}
 	return out
 }
 
 func (n numbered) content() string {
-	s := strings.Join(n.passages, "\n\n")
+	texts := make([]string, len(n.passages))
+	for i, p := range n.passages {
+		texts[i] = p.Text
+	}
+	s := strings.Join(texts, "\n\n")
 	if len(s) > maxSourceChars {
 		s = s[:maxSourceChars]
 		if i := strings.LastIndexByte(s, ' '); i > maxSourceChars/2 {
@@ -71,7 +78,14 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	if len(res.SubQuestions) > 0 {
 		query += " " + strings.Join(res.SubQuestions, " ")
 	}
-	srcs := selectSources(rankPassages(query, docs), r.sources(req))
+	ranked := res.ranked
+	if ranked == nil {
+		ranked = rankPassages(query, docs)
+	}
+	defer func() {
+		record(res, query, req.Generation, ranked, func(p Scored) string { return r.sourceURL(numbered{url: p.URL, docID: p.DocID}) })
+	}()
+	srcs := selectSources(ranked, r.sources(req))
 	res.Costs.RankUS = time.Since(t).Microseconds()
 	if len(srcs) == 0 {
 		res.Synthesis = answer.NoSources
@@ -81,8 +95,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	}
 	all := make([]answer.Source, len(srcs))
 	for i, s := range srcs {
-		d := docs[s.doc]
-		all[i] = answer.Source{Title: d.title, URL: d.url, Content: s.content()}
+		all[i] = answer.Source{Title: s.title, URL: r.sourceURL(s), Content: s.content()}
 	}
 	t = time.Now()
 	text, ok := r.synthesize(ctx, req, all, res)
@@ -96,9 +109,40 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 		}
 		r.cfg.Logger.Warn("the model cited no source; answering extractively")
 	}
-	c := answer.CheckCitations(extractive(query, srcs, all), len(all))
+	text, chosen := extractive(req.Query, srcs)
+	if text == "" {
+		res.Synthesis, res.Model = answer.NoSources, ""
+		res.Answer = "The indexed sources do not answer this question."
+		return
+	}
+	c := answer.CheckCitations(text, len(all))
 	res.Answer, res.Synthesis, res.Model = c.Answer, answer.Extractive, ""
 	res.Sources = pick(all, c.Order)
+	res.chosen = chosen
+}
+
+// sourceURL is where a source is cited: its URL, or for a local file the
+// answer service's own /docs/{doc_id}.
+func (r *Researcher) sourceURL(n numbered) string {
+	if n.url != "" {
+		return n.url
+	}
+	return strings.TrimRight(r.cfg.DocsBaseURL, "/") + answer.DocsPath(n.docID)
+}
+
+// maxRecorded bounds the passages an AnswerSynthesized records.
+const maxRecorded = 20
+
+// record fills res.Retrieval.
+func record(res *Result, query string, generation uint64, ranked []Scored, sourceURL func(Scored) string) {
+	rt := answer.Retrieval{Query: query, Generation: generation}
+	for _, p := range ranked[:min(len(ranked), maxRecorded)] {
+		rt.Passages = append(rt.Passages, answer.RetrievedPassage{ID: p.ID, URL: sourceURL(p), Score: math.Round(p.Score*1e4) / 1e4})
+	}
+	for _, c := range res.chosen {
+		rt.Chosen = append(rt.Chosen, answer.ChosenSentence{Passage: c.Passage, Sentence: c.Sentence, Source: c.Source})
+	}
+	res.Retrieval = rt
 }
 
 func pick(all []answer.Source, order []int) []answer.Source {
@@ -147,79 +191,4 @@ func (r *Researcher) synthesize(ctx context.Context, req answer.Request, srcs []
 	res.Costs.CostMicroUSD += out.CostMicroUSD
 	res.Model = out.Model
 	return out.Content, true
-}
-
-// extractive writes an answer from the best sentences of the selected
-// passages, each followed by its source's marker.
-func extractive(query string, srcs []numbered, all []answer.Source) string {
-	type cand struct {
-		text string
-		src  int
-	}
-	var cs []cand
-	for i, s := range srcs {
-		for _, p := range s.passages {
-			for _, sen := range sentences(p) {
-				if l := len(sen); l >= 30 && l <= 400 {
-					cs = append(cs, cand{sen, i})
-				}
-			}
-		}
-	}
-	if len(cs) == 0 {
-		for i := range all {
-			cs = append(cs, cand{firstChars(all[i].Content, 300), i})
-		}
-	}
-	texts := make([]string, len(cs))
-	for i, c := range cs {
-		texts[i] = c.text
-	}
-	scores := bm25(query, texts)
-	best := make([]int, 0, 4)
-	perSrc := map[int]int{}
-	seen := map[string]bool{}
-	for len(best) < 4 {
-		top := -1
-		for i := range cs {
-			if seen[cs[i].text] || perSrc[cs[i].src] >= 2 {
-				continue
-			}
-			if top < 0 || scores[i] > scores[top] {
-				top = i
-			}
-		}
-		if top < 0 || (len(best) > 0 && scores[top] <= 0) {
-			break
-		}
-		seen[cs[top].text] = true
-		perSrc[cs[top].src]++
-		best = append(best, top)
-	}
-	var b strings.Builder
-	for _, i := range best {
-		if b.Len() > 0 {
-			b.WriteByte(' ')
-		}
-		s := strings.TrimSpace(cs[i].text)
-		end := ""
-		if n := len(s); n > 0 && strings.ContainsRune(".!?", rune(s[n-1])) {
-			s, end = s[:n-1], s[n-1:]
-		} else {
-			end = "."
-		}
-		fmt.Fprintf(&b, "%s [%d]%s", s, cs[i].src+1, end)
-	}
-	return b.String()
-}
-
-func firstChars(s string, n int) string {
-	if len(s) <= n {
-		return s
-	}
-	s = s[:n]
-	if i := strings.LastIndexByte(s, ' '); i > n/2 {
-		s = s[:i]
-	}
-	return s + " …"
 }

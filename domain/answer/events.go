@@ -12,11 +12,6 @@ import (
 // CacheTTL is how long a synthesized answer is served from the cache.
 const CacheTTL = 6 * time.Hour
 
-// ExtractiveTTL is how long an extractive answer (made without a language
-// model, because none answered) is served from the cache: short, so a
-// synthesized answer replaces it soon after the model is back.
-const ExtractiveTTL = 15 * time.Minute
-
 // Synthesis says how an answer was written.
 type Synthesis string
 
@@ -76,6 +71,38 @@ type AnswerSynthesized struct {
 	Costs           Costs     `json:"costs"`
 	SynthesizedAt   time.Time `json:"synthesized_at"`
 	ValidForSeconds int64     `json:"valid_for_seconds"`
+	// Retrieval records how the sources were found and which sentences an
+	// extractive answer quotes, so a new ranking can be replayed and
+	// compared offline (schema version 2; absent in version 1).
+	Retrieval *Retrieval `json:"retrieval,omitempty"`
+}
+
+// Retrieval is what an answer's retrieval did.
+type Retrieval struct {
+	// Query is the text retrieval ran for (the question, with deep mode's
+	// sub-questions).
+	Query string `json:"query"`
+	// Generation is the local index's generation (0 for web search).
+	Generation uint64 `json:"generation,omitempty"`
+	// Passages are the best passages, best first, with their scores.
+	Passages []RetrievedPassage `json:"passages"`
+	// Chosen are the sentences an extractive answer quotes, in its order.
+	Chosen []ChosenSentence `json:"chosen,omitempty"`
+}
+
+// RetrievedPassage is one ranked passage.
+type RetrievedPassage struct {
+	ID    string  `json:"id"`
+	URL   string  `json:"url"`
+	Score float64 `json:"score"`
+}
+
+// ChosenSentence is one quoted sentence: its passage, its index among the
+// passage's sentences and the source number it is cited as.
+type ChosenSentence struct {
+	Passage  string `json:"passage"`
+	Sentence int    `json:"sentence"`
+	Source   int    `json:"source"`
 }
 
 func (AnswerSynthesized) EventType() string { return "AnswerSynthesized" }
@@ -99,7 +126,7 @@ func (e *AnswerSynthesized) CleanWorldText() {
 		e.SubQuestions[i] = text.Clean(q)
 	}
 }
-func (AnswerSynthesized) SchemaVersion() int { return 1 }
+func (AnswerSynthesized) SchemaVersion() int { return 2 }
 
 // ExpiresAt is when the cache entry stops being served.
 func (e AnswerSynthesized) ExpiresAt() time.Time {
@@ -127,6 +154,7 @@ func Events() []func() domain.Event {
 	return []func() domain.Event{
 		func() domain.Event { return &AnswerSynthesized{} },
 		func() domain.Event { return &AnswerServed{} },
+		func() domain.Event { return &DocumentIndexed{} },
 	}
 }
 
@@ -139,10 +167,8 @@ func ServedStreamID(accountID uuid.UUID, day string) string {
 	return "answerserved-" + accountID.String() + "-" + day
 }
 
-// TTL is how long an answer written by s stays cached.
-func TTL(s Synthesis) time.Duration {
-	if s == Extractive || s == NoSources {
-		return ExtractiveTTL
-	}
-	return CacheTTL
-}
+// TTL is how long an answer is served from the cache: CacheTTL (6 hours,
+// as the interface specification says) whatever wrote it. An answer from
+// the local index is stale sooner, when a document changes: the index's
+// generation is part of its cache key.
+func TTL(Synthesis) time.Duration { return CacheTTL }

@@ -3,6 +3,7 @@ package answer
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"strconv"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -42,6 +43,10 @@ type Request struct {
 	Normalized string
 	Tier       Tier
 	Mode       Mode
+	// Generation is the local index's generation the answer may draw on
+	// (0 for web search): part of the cache key, so an answer is stale as
+	// soon as a document it could have used changes.
+	Generation uint64
 }
 
 // ParseRequest validates q, tier and mode as a client sent them (missing
@@ -100,7 +105,7 @@ func (r Request) Authorize(plan account.Plan) error {
 // CacheKey is the key of the 6-hour answer cache: a hash of the normalized
 // question, the tier and the mode.
 func (r Request) CacheKey() string {
-	sum := sha256.Sum256([]byte("v1\x00" + string(r.Tier) + "\x00" + string(r.Mode) + "\x00" + r.Normalized))
+	sum := sha256.Sum256([]byte("v2\x00" + string(r.Tier) + "\x00" + string(r.Mode) + "\x00" + strconv.FormatUint(r.Generation, 10) + "\x00" + r.Normalized))
 	return hex.EncodeToString(sum[:16])
 }
 

@@ -41,6 +41,15 @@ type Pipeline struct {
 	// SearchRetryAfter is the Retry-After of a 503 when search is down.
 	// Default 30s.
 	SearchRetryAfter time.Duration
+	// Generation is the local index's current generation (nil: web
+	// search): part of every answer's cache key.
+	Generation func(ctx context.Context) (uint64, error)
+	// Synthesis says in /healthz how answers are written ("extractive",
+	// or with a language model).
+	Synthesis string
+	// Docs serves the local index's documents at /docs/{doc_id}; nil
+	// serves none.
+	Docs Docs
 }
 
 type handler struct {
@@ -125,6 +134,12 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) {
 		return
 	}
 	ctx := c.Request.Context()
+	if h.p.Generation != nil {
+		if req.Generation, err = h.p.Generation(ctx); err != nil {
+			fail(c, err)
+			return
+		}
+	}
 	key := req.CacheKey()
 	cached := true
 	a, err := h.lookup(ctx, key)

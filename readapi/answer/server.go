@@ -37,7 +37,10 @@ func (p Pipeline) New(d httpx.Deps) (http.Handler, error) {
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Answer), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
 		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 64 << 10,
-		Health: func(ctx context.Context) (int, any) { return d.BaseHealth(ctx, string(account.Answer)) },
+		Health: func(ctx context.Context) (int, any) {
+			code, base := d.BaseHealth(ctx, string(account.Answer))
+			return code, healthReport{HealthReport: base, Synthesis: p.Synthesis}
+		},
 	})
 	if err != nil {
 		return nil, err
@@ -54,6 +57,7 @@ func (p Pipeline) New(d httpx.Deps) (http.Handler, error) {
 	h := &handler{p: p, d: d, memo: newMemo(50000)}
 	keyed.GET("/answer", h.get)
 	keyed.POST("/answer", h.post)
+	e.GET("/docs/:id", docsHandler(p.Docs))
 	if err := accountweb.Mount(e, account.Answer, d); err != nil {
 		return nil, err
 	}

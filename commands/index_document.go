@@ -1,0 +1,134 @@
+package commands
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"net/url"
+	"strings"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/domain/text"
+	"github.com/arr-dev/arr/eventstore"
+)
+
+// IndexDocument adds a document to the answer service's local index, or
+// updates it. Origin is the absolute http(s) URL it was read from (after
+// redirects) or, for a local file, its absolute path (URL empty: the
+// answer service serves it at /docs/{doc_id}).
+type IndexDocument struct {
+	URL      string
+	Origin   string
+	Title    string
+	Sections []answer.Section
+	Metadata eventstore.Metadata
+}
+
+// Indexed says what IndexDocument did.
+type Indexed struct {
+	DocID string `json:"doc_id"`
+	// Outcome is "added", "updated" or "unchanged".
+	Outcome  string `json:"outcome"`
+	Passages int    `json:"passages"`
+	Position uint64 `json:"position,omitempty"`
+}
+
+// IndexDocumentHandler handles IndexDocument: it appends DocumentIndexed to
+// the document's stream unless the stream's last version has the same
+// content hash. Safe for concurrent use.
+type IndexDocumentHandler struct {
+	store eventstore.Store
+	clock Clock
+}
+
+// NewIndexDocumentHandler refuses nil dependencies.
+func NewIndexDocumentHandler(store eventstore.Store, clock Clock) (*IndexDocumentHandler, error) {
+	if store == nil || clock == nil {
+		return nil, errors.New("index document: nil dependency")
+	}
+	return &IndexDocumentHandler{store: store, clock: clock}, nil
+}
+
+// errEmptyDocument: nothing to index.
+var errEmptyDocument = domain.Invalid("document_empty", "document", "the document has no text to index")
+
+// Handle indexes the document.
+func (h *IndexDocumentHandler) Handle(ctx context.Context, c IndexDocument) (Indexed, error) {
+	if c.URL != "" {
+		u, err := url.Parse(c.URL)
+		if err != nil || !u.IsAbs() || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+			return Indexed{}, domain.Invalid("invalid_url", "url", "a document's URL must be an absolute http(s) URL; got %q", c.URL)
+		}
+		c.Origin = c.URL
+	}
+	if c.Origin == "" {
+		return Indexed{}, domain.Invalid("origin_required", "origin", "a document needs the URL or the path it was read from")
+	}
+	if err := text.Check("url", c.URL, 2000); err != nil {
+		return Indexed{}, err
+	}
+	d := answer.DocumentIndexed{DocID: answer.DocID(c.Origin), URL: c.URL, Origin: text.Clean(c.Origin), Title: cleanLine(c.Title)}
+	for _, s := range c.Sections {
+		cs := answer.Section{Anchor: cleanLine(s.Anchor)}
+		for _, hd := range s.Heading {
+			if hd = cleanLine(hd); hd != "" {
+				cs.Heading = append(cs.Heading, hd)
+			}
+		}
+		for _, b := range s.Blocks {
+			if t := text.Clean(b.Text); strings.TrimSpace(t) != "" {
+				cs.Blocks = append(cs.Blocks, answer.Block{Kind: b.Kind, Text: t})
+			}
+		}
+		if len(cs.Blocks) > 0 {
+			d.Sections = append(d.Sections, cs)
+		}
+	}
+	passages := len(answer.Passages(d))
+	if passages == 0 {
+		return Indexed{DocID: d.DocID}, errEmptyDocument
+	}
+	if d.Title == "" {
+		d.Title = d.Origin
+	}
+	d.ContentHash = answer.ContentHash(d.Title, d.Sections)
+	stream := answer.DocumentStreamID(d.DocID)
+	last, err := h.store.ReadStream(ctx, stream, eventstore.ReadStreamOptions{Backward: true, FromEnd: true, Limit: 1})
+	if err != nil {
+		return Indexed{}, fmt.Errorf("reading %s: %w", stream, err)
+	}
+	res := Indexed{DocID: d.DocID, Outcome: "added", Passages: passages}
+	expected := eventstore.NoStream()
+	if len(last) == 1 {
+		var prev struct {
+			ContentHash string `json:"content_hash"`
+			URL         string `json:"url"`
+		}
+		if err := json.Unmarshal(last[0].Data, &prev); err != nil {
+			return Indexed{}, fmt.Errorf("reading the indexed version of %s: %w", d.Origin, err)
+		}
+		if prev.ContentHash == d.ContentHash && prev.URL == d.URL {
+			res.Outcome = "unchanged"
+			return res, nil
+		}
+		res.Outcome = "updated"
+		expected = eventstore.Exact(last[0].StreamVersion)
+	}
+	d.IndexedAt = h.clock().UTC()
+	ne, err := eventstore.Encode(d, c.Metadata)
+	if err != nil {
+		return Indexed{}, err
+	}
+	ar, err := h.store.Append(ctx, stream, expected, ne)
+	if err != nil {
+		return Indexed{}, fmt.Errorf("recording %s: %w", d.Origin, err)
+	}
+	res.Position = ar.LastPosition
+	return res, nil
+}
+
+// cleanLine is one line of text from the world: cleaned, white space
+// collapsed.
+func cleanLine(s string) string { return strings.Join(strings.Fields(text.Clean(s)), " ") }

@@ -1,0 +1,286 @@
+package research
+
+import (
+	"math"
+	"sort"
+	"strings"
+	"unicode"
+
+	"github.com/blevesearch/snowballstem"
+	"github.com/blevesearch/snowballstem/english"
+
+	"github.com/arr-dev/arr/domain/answer"
+)
+
+// Weights are the parameters of passage retrieval: BM25F field weights
+// (a term in a page title counts Title times a term in the body), the
+// BM25 saturation K1 and length normalisation B, and the boosts for query
+// terms that stand next to each other in the body in the query's order
+// (Phrase, per adjacent pair) or close together (Proximity, for the
+// tightest window holding two or more of them). Chosen by measurement on
+// the answer evaluation (scripts/eval/answer).
+type Weights struct {
+	Title, Heading, Body float64
+	K1, B                float64
+	Phrase, Proximity    float64
+}
+
+// DefaultWeights are the weights retrieval uses.
+var DefaultWeights = Weights{Title: 1.5, Heading: 2, Body: 1, K1: 1.2, B: 0.75, Phrase: 0.6, Proximity: 0.4}
+
+// Scored is a passage with its score.
+type Scored struct {
+	answer.IndexedPassage
+	Score float64
+}
+
+// posting is one passage's occurrences of a term.
+type posting struct {
+	passage             int32
+	title, head, bodyTF uint16
+	positions           []int32 // in the body
+}
+
+// Index is an in-memory BM25F index over passages. Build it once; Search
+// is safe for concurrent use.
+type Index struct {
+	w                       Weights
+	passages                []answer.IndexedPassage
+	postings                map[string][]posting
+	lenTitle, lenHead       []int32
+	lenBody                 []int32
+	avgTitle, avgHead, avgB float64
+	// Generation is the local index generation the passages are of (0 for
+	// an ad hoc collection of fetched pages).
+	Generation uint64
+}
+
+// BuildIndex indexes passages.
+func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index {
+	x := &Index{w: w, passages: ps, postings: map[string][]posting{}, Generation: generation,
+		lenTitle: make([]int32, len(ps)), lenHead: make([]int32, len(ps)), lenBody: make([]int32, len(ps))}
+	var sumT, sumH, sumB float64
+	type acc struct {
+		title, head uint16
+		pos         []int32
+	}
+	for i, p := range ps {
+		m := map[string]*acc{}
+		get := func(t string) *acc {
+			a := m[t]
+			if a == nil {
+				a = &acc{}
+				m[t] = a
+			}
+			return a
+		}
+		tt := Terms(p.Title)
+		for _, t := range tt {
+			get(t).title++
+		}
+		ht := Terms(strings.Join(p.Heading, " "))
+		for _, t := range ht {
+			get(t).head++
+		}
+		bt := Terms(p.Text)
+		for j, t := range bt {
+			a := get(t)
+			a.pos = append(a.pos, int32(j))
+		}
+		x.lenTitle[i], x.lenHead[i], x.lenBody[i] = int32(len(tt)), int32(len(ht)), int32(len(bt))
+		sumT, sumH, sumB = sumT+float64(len(tt)), sumH+float64(len(ht)), sumB+float64(len(bt))
+		for t, a := range m {
+			x.postings[t] = append(x.postings[t], posting{passage: int32(i), title: a.title, head: a.head, bodyTF: uint16(min(len(a.pos), math.MaxUint16)), positions: a.pos})
+		}
+	}
+	if n := float64(len(ps)); n > 0 {
+		x.avgTitle, x.avgHead, x.avgB = max(sumT/n, 1), max(sumH/n, 1), max(sumB/n, 1)
+	}
+	return x
+}
+
+// Len is the number of passages indexed.
+func (x *Index) Len() int { return len(x.passages) }
+
+// Search returns the best n passages for query, best first (only those
+// matching at least one query term).
+func (x *Index) Search(query string, n int) []Scored {
+	qt := uniqueTerms(Terms(query))
+	if len(qt) == 0 || len(x.passages) == 0 {
+		return nil
+	}
+	N := float64(len(x.passages))
+	scores := map[int32]float64{}
+	positions := map[int32][][]int32{} // per passage, per query term
+	for qi, t := range qt {
+		ps := x.postings[t]
+		if len(ps) == 0 {
+			continue
+		}
+		df := float64(len(ps))
+		idf := math.Log(1 + (N-df+0.5)/(df+0.5))
+		for _, p := range ps {
+			i := p.passage
+			tf := x.w.Title*float64(p.title)/(1-x.w.B+x.w.B*float64(x.lenTitle[i])/x.avgTitle) +
+				x.w.Heading*float64(p.head)/(1-x.w.B+x.w.B*float64(x.lenHead[i])/x.avgHead) +
+				x.w.Body*float64(p.bodyTF)/(1-x.w.B+x.w.B*float64(x.lenBody[i])/x.avgB)
+			scores[i] += idf * tf / (x.w.K1 + tf)
+			if len(p.positions) > 0 {
+				if positions[i] == nil {
+					positions[i] = make([][]int32, len(qt))
+				}
+				positions[i][qi] = p.positions
+			}
+		}
+	}
+	out := make([]Scored, 0, len(scores))
+	for i, s := range scores {
+		if pos := positions[i]; pos != nil && len(qt) > 1 {
+			s *= 1 + x.w.Phrase*adjacentPairs(pos)/float64(len(qt)-1) + x.w.Proximity*proximity(pos)
+		}
+		out = append(out, Scored{IndexedPassage: x.passages[i], Score: s})
+	}
+	sort.Slice(out, func(a, b int) bool {
+		if out[a].Score != out[b].Score {
+			return out[a].Score > out[b].Score
+		}
+		return out[a].ID < out[b].ID
+	})
+	if len(out) > n {
+		out = out[:n]
+	}
+	return out
+}
+
+// adjacentPairs counts the consecutive query terms that also stand next
+// to each other, in order, somewhere in the body.
+func adjacentPairs(pos [][]int32) float64 {
+	n := 0.0
+	for q := 0; q+1 < len(pos); q++ {
+		a, b := pos[q], pos[q+1]
+		if len(a) == 0 || len(b) == 0 {
+			continue
+		}
+		j := 0
+		for _, p := range a {
+			for j < len(b) && b[j] <= p {
+				j++
+			}
+			if j < len(b) && b[j] == p+1 {
+				n++
+				break
+			}
+		}
+	}
+	return n
+}
+
+// proximity is 0 to 1: the share of query terms found together in the
+// tightest window of the body, discounted by the window's width.
+func proximity(pos [][]int32) float64 {
+	type occ struct{ at, term int32 }
+	var all []occ
+	present := 0
+	for q, ps := range pos {
+		if len(ps) > 0 {
+			present++
+		}
+		for _, p := range ps {
+			all = append(all, occ{p, int32(q)})
+		}
+	}
+	if present < 2 {
+		return 0
+	}
+	sort.Slice(all, func(a, b int) bool { return all[a].at < all[b].at })
+	// The smallest window holding every present term (two pointers).
+	count := map[int32]int{}
+	have, best := 0, int32(math.MaxInt32)
+	for lo, hi := 0, 0; hi < len(all); hi++ {
+		if count[all[hi].term]++; count[all[hi].term] == 1 {
+			have++
+		}
+		for have == present {
+			if w := all[hi].at - all[lo].at + 1; w < best {
+				best = w
+			}
+			if count[all[lo].term]--; count[all[lo].term] == 0 {
+				have--
+			}
+			lo++
+		}
+	}
+	share := float64(present) / float64(len(pos))
+	return share * float64(present) / float64(max(best, int32(present)))
+}
+
+// stopwords are left out of queries and documents.
+var stopwords = func() map[string]bool {
+	m := map[string]bool{}
+	for _, w := range strings.Fields(`a an and are as at be by for from has have how i in is it its of on or that the this to was were what when where which who whom why will with does do did can you your my we our they their them there these those than then so if not no into about over under after before between also more most other some such only own same too very just should would could may might must shall am been being get gets got use used using value default`) {
+		m[w] = true
+	}
+	return m
+}()
+
+// Terms splits text into index terms: lower-case words and numbers
+// (identifiers split at dots and underscores are indexed whole and in
+// parts), stop words left out, stemmed (Snowball English).
+func Terms(s string) []string {
+	var out []string
+	word := func(w string) {
+		if w == "" || stopwords[w] {
+			return
+		}
+		if len(w) > 3 && !isNumber(w) {
+			env := snowballstem.NewEnv(w)
+			english.Stem(env)
+			w = env.Current()
+		}
+		out = append(out, w)
+	}
+	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' }) {
+		f = strings.Trim(f, "_")
+		if strings.Contains(f, "_") {
+			out = append(out, f) // the identifier whole (not stemmed)
+			for _, part := range strings.Split(f, "_") {
+				word(part)
+			}
+			continue
+		}
+		word(f)
+	}
+	return out
+}
+
+// words are the lower-case words of s without stop words, unstemmed.
+func words(s string) []string {
+	var out []string
+	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' }) {
+		if !stopwords[f] {
+			out = append(out, f)
+		}
+	}
+	return out
+}
+
+func isNumber(s string) bool {
+	for _, r := range s {
+		if !unicode.IsDigit(r) {
+			return false
+		}
+	}
+	return true
+}
+
+func uniqueTerms(ts []string) []string {
+	seen := map[string]bool{}
+	out := ts[:0:0]
+	for _, t := range ts {
+		if !seen[t] {
+			seen[t] = true
+			out = append(out, t)
+		}
+	}
+	return out
+}

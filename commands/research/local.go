@@ -1,0 +1,121 @@
+package research
+
+import (
+	"context"
+	"fmt"
+	"sync"
+
+	"golang.org/x/sync/singleflight"
+
+	"github.com/arr-dev/arr/adapters/websearch"
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/answer"
+)
+
+// Corpus is the local index as a read model (projections.AnswerDocQueries
+// is one).
+type Corpus interface {
+	// Generation is the position of the latest document version, and how
+	// many documents there are.
+	Generation(ctx context.Context) (uint64, int64, error)
+	// Passages returns every passage and the generation they are of.
+	Passages(ctx context.Context) ([]answer.IndexedPassage, uint64, error)
+}
+
+// PassageSearcher is a search backend that returns ranked passages rather
+// than pages to read.
+type PassageSearcher interface {
+	Searcher
+	// SearchPassages returns the best n passages for q and the generation
+	// of the index they come from.
+	SearchPassages(ctx context.Context, q string, n int) ([]Scored, uint64, error)
+	// Generation is the index's current generation.
+	Generation(ctx context.Context) (uint64, error)
+}
+
+// Local is the "local" search backend: passage retrieval (BM25F, Index)
+// over the local index read model, held in memory and rebuilt when the
+// read model's generation changes. Safe for concurrent use.
+type Local struct {
+	corpus Corpus
+	w      Weights
+	flight singleflight.Group
+
+	mu  sync.RWMutex
+	idx *Index
+}
+
+// NewLocal returns the local backend over corpus.
+func NewLocal(corpus Corpus, w Weights) *Local { return &Local{corpus: corpus, w: w} }
+
+// Name implements Searcher.
+func (*Local) Name() string { return "local" }
+
+// Generation implements PassageSearcher.
+func (l *Local) Generation(ctx context.Context) (uint64, error) {
+	g, _, err := l.corpus.Generation(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("local search: %w: %w", domain.ErrUnavailable, err)
+	}
+	return g, nil
+}
+
+// index returns the in-memory index of generation gen, building it when
+// the one held is older (one build at a time).
+func (l *Local) index(ctx context.Context, gen uint64) (*Index, error) {
+	l.mu.RLock()
+	idx := l.idx
+	l.mu.RUnlock()
+	if idx != nil && idx.Generation >= gen {
+		return idx, nil
+	}
+	v, err, _ := l.flight.Do("build", func() (any, error) {
+		ps, g, err := l.corpus.Passages(context.WithoutCancel(ctx))
+		if err != nil {
+			return nil, err
+		}
+		built := BuildIndex(ps, g, l.w)
+		l.mu.Lock()
+		if l.idx == nil || l.idx.Generation < built.Generation {
+			l.idx = built
+		}
+		l.mu.Unlock()
+		return built, nil
+	})
+	if err != nil {
+		return nil, fmt.Errorf("local search: %w: loading the index: %w", domain.ErrUnavailable, err)
+	}
+	return v.(*Index), nil
+}
+
+// SearchPassages implements PassageSearcher.
+func (l *Local) SearchPassages(ctx context.Context, q string, n int) ([]Scored, uint64, error) {
+	gen, err := l.Generation(ctx)
+	if err != nil {
+		return nil, 0, err
+	}
+	idx, err := l.index(ctx, gen)
+	if err != nil {
+		return nil, 0, err
+	}
+	return idx.Search(q, n), idx.Generation, nil
+}
+
+// Search implements Searcher: the pages of the best passages, best first,
+// each with its best passage as content.
+func (l *Local) Search(ctx context.Context, q string, n int) ([]websearch.Hit, error) {
+	ps, _, err := l.SearchPassages(ctx, q, 10*n)
+	if err != nil {
+		return nil, err
+	}
+	var out []websearch.Hit
+	seen := map[string]bool{}
+	for _, p := range ps {
+		if seen[p.DocID] || len(out) == n {
+			continue
+		}
+		seen[p.DocID] = true
+		out = append(out, websearch.Hit{Title: p.Title, URL: p.URL, Content: p.Text, Snippet: p.Text})
+	}
+	return out, nil
+}

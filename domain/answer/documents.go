@@ -1,0 +1,90 @@
+package answer
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"strings"
+	"time"
+)
+
+// BlockKind says what a block of a document is.
+type BlockKind string
+
+// Kinds of blocks. Code is kept (it is served with the document) but never
+// indexed or quoted in an answer's prose.
+const (
+	Prose BlockKind = "prose"
+	Term  BlockKind = "term"
+	Item  BlockKind = "item"
+	Row   BlockKind = "row"
+	Code  BlockKind = "code"
+)
+
+// Block is one piece of a section.
+type Block struct {
+	Kind BlockKind `json:"kind"`
+	Text string    `json:"text"`
+}
+
+// Section is the content under one heading path.
+type Section struct {
+	// Heading is the heading path, outermost first.
+	Heading []string `json:"heading,omitempty"`
+	// Anchor is the fragment that links to the section, or "".
+	Anchor string  `json:"anchor,omitempty"`
+	Blocks []Block `json:"blocks"`
+}
+
+// DocumentIndexed: a document was added to the local index, or changed.
+// A document is identified by DocID: the same URL (or local file) indexed
+// again replaces its earlier version; indexing the same content again
+// records nothing.
+type DocumentIndexed struct {
+	DocID string `json:"doc_id"`
+	// URL is the absolute http(s) URL the document was read from; empty for
+	// a local file, which the answer service serves itself at /docs/{DocID}.
+	URL string `json:"url,omitempty"`
+	// Origin is where it was read from: the URL, or the local file's path.
+	Origin      string    `json:"origin"`
+	Title       string    `json:"title"`
+	ContentHash string    `json:"content_hash"`
+	Sections    []Section `json:"sections"`
+	IndexedAt   time.Time `json:"indexed_at"`
+}
+
+func (DocumentIndexed) EventType() string  { return "DocumentIndexed" }
+func (DocumentIndexed) SchemaVersion() int { return 1 }
+
+// DocumentStreamID is the stream of one document's versions.
+func DocumentStreamID(docID string) string { return "answerdoc-" + docID }
+
+// DocID is the identity of a document read from origin (an absolute URL,
+// or a local file's absolute path). A URL's fragment counts: a page indexed
+// in parts (one OpenAPI operation each) is several documents.
+func DocID(origin string) string {
+	sum := sha256.Sum256([]byte(origin))
+	return hex.EncodeToString(sum[:12])
+}
+
+// ContentHash is the hash of a document's title and sections: equal hashes
+// mean nothing to re-index.
+func ContentHash(title string, sections []Section) string {
+	h := sha256.New()
+	h.Write([]byte(title))
+	for _, s := range sections {
+		h.Write([]byte{0})
+		h.Write([]byte(strings.Join(s.Heading, "\x1f")))
+		h.Write([]byte{0x1e})
+		h.Write([]byte(s.Anchor))
+		for _, b := range s.Blocks {
+			h.Write([]byte{0x1d})
+			h.Write([]byte(b.Kind))
+			h.Write([]byte{0x1c})
+			h.Write([]byte(b.Text))
+		}
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// DocsPath is where the answer service serves a local document.
+func DocsPath(docID string) string { return "/docs/" + docID }

@@ -1,0 +1,184 @@
+package answer
+
+import (
+	"strconv"
+	"strings"
+	"unicode"
+	"unicode/utf8"
+)
+
+// Passage is the unit of retrieval: consecutive blocks of one section,
+// under the section's heading path.
+type Passage struct {
+	// ID is "{doc_id}:{seq}".
+	ID      string
+	DocID   string
+	Seq     int
+	Heading []string
+	Anchor  string
+	Text    string
+}
+
+// IndexedPassage is a passage with its document's title and URL (empty
+// for a local file, which the answer service serves at DocsPath).
+type IndexedPassage struct {
+	Passage
+	Title string
+	URL   string
+}
+
+// Passage size bounds, in bytes: blocks are gathered up to PassageTarget;
+// a single block over PassageMax is cut at sentence boundaries.
+const (
+	PassageTarget = 700
+	PassageMax    = 1400
+)
+
+// PassageID names passage seq of a document.
+func PassageID(docID string, seq int) string { return docID + ":" + strconv.Itoa(seq) }
+
+// Passages cuts a document into passages: per section, its prose, terms,
+// list items and table rows (never code) in order, gathered up to
+// PassageTarget bytes. A term (an API signature) starts a passage, so an
+// entry's signature and its description stay together; a block longer
+// than PassageMax is cut at sentence boundaries.
+func Passages(d DocumentIndexed) []Passage {
+	var out []Passage
+	for _, s := range d.Sections {
+		var cur []string
+		size := 0
+		flush := func() {
+			if len(cur) == 0 {
+				return
+			}
+			seq := len(out)
+			out = append(out, Passage{ID: PassageID(d.DocID, seq), DocID: d.DocID, Seq: seq, Heading: s.Heading, Anchor: s.Anchor,
+				Text: strings.Join(cur, "\n")})
+			cur, size = cur[:0], 0
+		}
+		for _, b := range s.Blocks {
+			t := strings.TrimSpace(b.Text)
+			if b.Kind == Code || t == "" {
+				continue
+			}
+			if b.Kind == Term {
+				flush()
+			}
+			pieces := []string{t}
+			if len(t) > PassageMax {
+				pieces = chunkSentences(t, PassageTarget)
+			}
+			for _, p := range pieces {
+				if size > 0 && size+len(p) > PassageTarget && !(len(cur) == 1 && isTermOnly(s.Blocks, cur[0])) {
+					flush()
+				}
+				cur = append(cur, p)
+				size += len(p) + 1
+			}
+		}
+		flush()
+	}
+	return out
+}
+
+// isTermOnly reports whether text is a term block of blocks (a signature
+// is kept with at least the first block of its description).
+func isTermOnly(blocks []Block, text string) bool {
+	for _, b := range blocks {
+		if b.Kind == Term && strings.TrimSpace(b.Text) == text {
+			return true
+		}
+	}
+	return false
+}
+
+// chunkSentences cuts text into pieces of about target bytes at sentence
+// boundaries.
+func chunkSentences(text string, target int) []string {
+	var out []string
+	var cur strings.Builder
+	for _, s := range Sentences(text) {
+		if cur.Len() > 0 && cur.Len()+len(s) > target {
+			out = append(out, cur.String())
+			cur.Reset()
+		}
+		if cur.Len() > 0 {
+			cur.WriteByte(' ')
+		}
+		cur.WriteString(s)
+	}
+	if cur.Len() > 0 {
+		out = append(out, cur.String())
+	}
+	return out
+}
+
+// abbreviations end with a period that does not end a sentence.
+var abbreviations = map[string]bool{
+	"e.g.": true, "i.e.": true, "etc.": true, "vs.": true, "cf.": true, "approx.": true, "no.": true,
+	"mr.": true, "mrs.": true, "dr.": true, "st.": true, "fig.": true, "sec.": true, "ch.": true, "vol.": true, "ed.": true,
+}
+
+// Sentences splits text into sentences: after '.', '!' or '?' (and any
+// closing quotes or brackets) followed by white space and a capital
+// letter, a digit or an opening quote or bracket, unless the period ends
+// an abbreviation (e.g., i.e., etc.) or an initial. Newlines also end a
+// sentence (blocks are joined by newlines).
+func Sentences(text string) []string {
+	var out []string
+	start := 0
+	add := func(end int) {
+		if s := strings.Join(strings.Fields(text[start:end]), " "); s != "" {
+			out = append(out, s)
+		}
+		start = end
+	}
+	for i := 0; i < len(text); {
+		r, size := utf8.DecodeRuneInString(text[i:])
+		switch {
+		case r == '\n':
+			add(i)
+			i += size
+			start = i
+			continue
+		case r == '.' || r == '!' || r == '?':
+			j := i + size
+			for j < len(text) && strings.ContainsRune(`"')]»`, rune(text[j])) {
+				j++
+			}
+			if j >= len(text) || !unicode.IsSpace(rune(text[j])) || text[j] == '\n' {
+				break
+			}
+			k := j
+			for k < len(text) && (text[k] == ' ' || text[k] == '\t') {
+				k++
+			}
+			next, _ := utf8.DecodeRuneInString(text[k:])
+			if k >= len(text) || !(unicode.IsUpper(next) || unicode.IsDigit(next) || strings.ContainsRune(`"'(“[`, next)) {
+				break
+			}
+			if r == '.' && abbreviated(text[start:i+size]) {
+				break
+			}
+			add(j)
+		}
+		i += size
+	}
+	add(len(text))
+	return out
+}
+
+// abbreviated reports whether s ends with an abbreviation or an initial.
+func abbreviated(s string) bool {
+	f := strings.Fields(s)
+	if len(f) == 0 {
+		return false
+	}
+	last := strings.ToLower(strings.TrimLeft(f[len(f)-1], `"'(`))
+	if abbreviations[last] {
+		return true
+	}
+	// An initial ("J.") or a dotted abbreviation ("U.S.").
+	w := strings.TrimSuffix(last, ".")
+	return utf8.RuneCountInString(w) == 1 && unicode.IsLetter([]rune(w)[0]) && f[len(f)-1] != strings.ToLower(f[len(f)-1])
+}
