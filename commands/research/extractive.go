@@ -42,12 +42,12 @@ type Chosen struct {
 type qtype int
 
 const (
-	qOther qtype = iota
-	qValue       // what is the default / how many / how much / which version
-	qDefine      // what is X / what does X mean
-	qHowTo       // how do I / how can I / how to
-	qDiff        // difference between / compare
-	qError       // which exception / what error
+	qOther  qtype = iota
+	qValue        // what is the default / how many / how much / which version
+	qDefine       // what is X / what does X mean
+	qHowTo        // how do I / how can I / how to
+	qDiff         // difference between / compare
+	qError        // which exception / what error
 )
 
 var (

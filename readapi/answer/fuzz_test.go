@@ -12,8 +12,8 @@ import (
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/eventstore"
-	"github.com/arr-dev/arr/readapi/httpx"
 	readanswer "github.com/arr-dev/arr/readapi/answer"
+	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 // requireOutcome is the oracle of the answer parsers' fuzz targets: the
