@@ -88,10 +88,17 @@ var (
 	codeLike = regexp.MustCompile(`(^\s*(>>>|\$ |\.\.\.|#!|import |from \S+ import|def |class \w+[:(]|return |print\())|[{}]\s*$|^\s*[\[{"]|;\s*$|</?[a-z]+[ >]|&[a-z]+;|\b(Prev|Next|Up|Home|Navigation|index modules)\s*(\||$)`)
 )
 
+// minCoverage is the share of the question's key terms (by weight) the
+// best sentence must hold, with its neighbours, for the sources to count
+// as answering.
+const minCoverage = 0.5
+
 // candidate is a sentence that might be quoted.
 type candidate struct {
 	text    string // with its predecessor when it opens with a pronoun
 	terms   map[string]bool
+	cov     float64 // weighted share of the question's key terms
+	context map[string]bool // terms of its page title and heading path
 	src     int
 	passage string
 	index   int // of the sentence in its passage
@@ -112,10 +119,16 @@ func extractive(question string, srcs []numbered) (string, []Chosen) {
 	rank := 0
 	for si, s := range srcs {
 		for _, p := range s.passages {
+			ctxTerms := map[string]bool{}
+			for _, t := range Terms(p.Title + " " + strings.Join(p.Heading, " ")) {
+				ctxTerms[t] = true
+			}
+			n := 0 // sentence index within the passage
 			for _, block := range strings.Split(p.Text, "\n") {
 				sents := answer.Sentences(block)
 				for i, sen := range sents {
-					c := candidate{text: sen, src: si, passage: p.ID, index: i, rank: rank}
+					c := candidate{text: sen, src: si, passage: p.ID, index: n, rank: rank, context: ctxTerms}
+					n++
 					if pronounStart.MatchString(sen) && i > 0 {
 						c.text = sents[i-1] + " " + sen
 					}
@@ -158,11 +171,12 @@ func extractive(question string, srcs []numbered) (string, []Chosen) {
 			switch {
 			case c.terms[t]:
 				cov += weight[t]
-			case neighbourHas(cands, i, t):
+			case neighbourHas(cands, i, t), c.context[t]:
 				cov += 0.5 * weight[t]
 			}
 		}
 		cov /= total
+		c.cov = cov
 		c.score = cov*(1+0.3*closeness(c.text, key)) + 0.35*cue(qt, c.text, question) - 0.03*float64(c.rank)
 		if n := len(c.text); n < 40 {
 			c.score -= 0.15
@@ -176,7 +190,9 @@ func extractive(question string, srcs []numbered) (string, []Chosen) {
 			best = i
 		}
 	}
-	if best < 0 || cands[best].score < 0.45 {
+	// The sources answer only if some sentence (with its neighbours)
+	// holds most of what the question asks about.
+	if best < 0 || cands[best].score < 0.45 || cands[best].cov < minCoverage {
 		return "", nil
 	}
 	// Maximal marginal relevance: relevant, and unlike what is chosen.
@@ -186,7 +202,7 @@ func extractive(question string, srcs []numbered) (string, []Chosen) {
 	for len(chosen) < 5 && length < 900 {
 		next, nextScore := -1, math.Inf(-1)
 		for i := range cands {
-			if cands[i].score < 0.6*cands[best].score || contains(chosen, i) || overlaps(cands, chosen, i) {
+			if cands[i].score < 0.6*cands[best].score || cands[i].cov < minCoverage/2 || contains(chosen, i) || overlaps(cands, chosen, i) {
 				continue
 			}
 			sim := 0.0

@@ -217,7 +217,7 @@ func proximity(pos [][]int32) float64 {
 // stopwords are left out of queries and documents.
 var stopwords = func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(`a an and are as at be by for from has have how i in is it its of on or that the this to was were what when where which who whom why will with does do did can you your my we our they their them there these those than then so if not no into about over under after before between also more most other some such only own same too very just should would could may might must shall am been being get gets got use used using value default`) {
+	for _, w := range strings.Fields(`a an and are as at be by for from has have how i in is it its of on or that the this to was were what when where which who whom why will with does do did can you your my we our they their them there these those than then so if not no into about over under after before between also more most other some such only own same too very just should would could may might must shall am been being get gets got give gives given use used using value default`) {
 		m[w] = true
 	}
 	return m

@@ -122,8 +122,9 @@ type Result struct {
 
 	// ranked are the passages a passage searcher returned (local index);
 	// nil: rank the documents read.
-	ranked []Scored
-	chosen []Chosen
+	ranked     []Scored
+	generation uint64
+	chosen     []Chosen
 }
 
 // document is one source as read.
@@ -202,7 +203,8 @@ func (r *Researcher) localGather(ctx context.Context, ps PassageSearcher, req an
 		res.SubQuestions = r.plan(ctx, req, res)
 		q = strings.Join(append([]string{req.Query}, res.SubQuestions...), " ")
 	}
-	ranked, _, err := ps.SearchPassages(ctx, q, localPassages)
+	ranked, gen, err := ps.SearchPassages(ctx, q, localPassages)
+	res.generation = gen
 	res.Costs.Searches++
 	res.Costs.SearchUS = time.Since(t).Microseconds()
 	if err != nil {

@@ -83,7 +83,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 		ranked = rankPassages(query, docs)
 	}
 	defer func() {
-		record(res, query, req.Generation, ranked, func(p Scored) string { return r.sourceURL(numbered{url: p.URL, docID: p.DocID}) })
+		record(res, query, res.generation, ranked, func(p Scored) string { return r.sourceURL(numbered{url: p.URL, docID: p.DocID}) })
 	}()
 	srcs := selectSources(ranked, r.sources(req))
 	res.Costs.RankUS = time.Since(t).Microseconds()
