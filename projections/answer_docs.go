@@ -130,13 +130,22 @@ type AnswerDocQueries struct{ pool *pgxpool.Pool }
 func NewAnswerDocQueries(pool *pgxpool.Pool) *AnswerDocQueries { return &AnswerDocQueries{pool: pool} }
 
 // Generation is the position of the latest document version the read
-// model holds (0 when it holds none), and how many documents it holds.
-func (q *AnswerDocQueries) Generation(ctx context.Context) (gen uint64, docs int64, err error) {
+// model holds (0 when it holds none): one index probe.
+func (q *AnswerDocQueries) Generation(ctx context.Context) (uint64, error) {
 	var g int64
-	if err := q.pool.QueryRow(ctx, `SELECT coalesce(max(position), 0), count(*) FROM rm_answer_docs.documents`).Scan(&g, &docs); err != nil {
-		return 0, 0, fmt.Errorf("reading the local index generation: %w", err)
+	if err := q.pool.QueryRow(ctx, `SELECT coalesce(max(position), 0) FROM rm_answer_docs.documents`).Scan(&g); err != nil {
+		return 0, fmt.Errorf("reading the local index generation: %w", err)
 	}
-	return uint64(g), docs, nil
+	return uint64(g), nil
+}
+
+// Count is how many documents the local index holds.
+func (q *AnswerDocQueries) Count(ctx context.Context) (int64, error) {
+	var n int64
+	if err := q.pool.QueryRow(ctx, `SELECT count(*) FROM rm_answer_docs.documents`).Scan(&n); err != nil {
+		return 0, fmt.Errorf("counting the local index's documents: %w", err)
+	}
+	return n, nil
 }
 
 // Passages returns every passage with its document's title and URL, and

@@ -118,7 +118,7 @@ func (a *answerRole) seed(ctx context.Context, cfg Config, log *slog.Logger) {
 	if a.index == nil || cfg.Answer.Seed != "on" {
 		return
 	}
-	if _, n, err := a.docs.Generation(ctx); err != nil || n > 0 {
+	if n, err := a.docs.Count(ctx); err != nil || n > 0 {
 		return // seeded before, or documents were added: leave the index to its owner
 	}
 	docs := openAPIDocs(cfg)

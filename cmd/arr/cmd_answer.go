@@ -83,7 +83,7 @@ func (a *app) answerCmd() *cobra.Command {
 			for _, r := range results {
 				counts[r.Outcome]++
 			}
-			_, docs, err := projections.NewAnswerDocQueries(s.pool).Generation(cmd.Context())
+			docs, err := projections.NewAnswerDocQueries(s.pool).Count(cmd.Context())
 			if err != nil {
 				return err
 			}
@@ -113,7 +113,7 @@ func (a *app) answerCmd() *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			_, n, err := projections.NewAnswerDocQueries(s.pool).Generation(cmd.Context())
+			n, err := projections.NewAnswerDocQueries(s.pool).Count(cmd.Context())
 			if err != nil {
 				return err
 			}

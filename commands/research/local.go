@@ -15,9 +15,8 @@ import (
 // Corpus is the local index as a read model (projections.AnswerDocQueries
 // is one).
 type Corpus interface {
-	// Generation is the position of the latest document version, and how
-	// many documents there are.
-	Generation(ctx context.Context) (uint64, int64, error)
+	// Generation is the position of the latest document version.
+	Generation(ctx context.Context) (uint64, error)
 	// Passages returns every passage and the generation they are of.
 	Passages(ctx context.Context) ([]answer.IndexedPassage, uint64, error)
 }
@@ -53,7 +52,7 @@ func (*Local) Name() string { return "local" }
 
 // Generation implements PassageSearcher.
 func (l *Local) Generation(ctx context.Context) (uint64, error) {
-	g, _, err := l.corpus.Generation(ctx)
+	g, err := l.corpus.Generation(ctx)
 	if err != nil {
 		return 0, fmt.Errorf("local search: %w: %w", domain.ErrUnavailable, err)
 	}

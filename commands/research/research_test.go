@@ -155,7 +155,7 @@ func TestDeepSearchesSeveralTimesAndCitesCorroboratedSources(t *testing.T) {
 // the answer_docs read model cuts them.
 type corpus struct{ ps []answer.IndexedPassage }
 
-func (c corpus) Generation(context.Context) (uint64, int64, error) { return 1, 1, nil }
+func (c corpus) Generation(context.Context) (uint64, error) { return 1, nil }
 func (c corpus) Passages(context.Context) ([]answer.IndexedPassage, uint64, error) {
 	return c.ps, 1, nil
 }
