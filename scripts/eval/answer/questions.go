@@ -1,0 +1,184 @@
+package main
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"os"
+	"regexp"
+	"strconv"
+	"strings"
+)
+
+// question is one entry of the question file.
+type question struct {
+	// ID is "q" and a number; the number fixes the split (heldoutSplit).
+	ID       string `json:"id"`
+	Question string `json:"question"`
+	// Kind groups questions for reading the results: default, table,
+	// context, howto, difference, exception, definition.
+	Kind string `json:"kind"`
+	// Facts are alternatives; an answer states the fact when every string
+	// of one alternative matches it (see matcher).
+	Facts [][]string `json:"facts"`
+	// Pages are the documentation pages (paths under the HTML root) that
+	// state the fact.
+	Pages []string `json:"pages"`
+	// Split is "tune" or "heldout", as heldoutSplit says for the ID.
+	Split string `json:"split"`
+
+	alts [][]matcher
+}
+
+// matcher is one string of a fact: a case-insensitive substring of the
+// normalized text, or with the prefix "re:" a regular expression over it.
+type matcher struct {
+	src string
+	lit string
+	re  *regexp.Regexp
+}
+
+func (m matcher) match(normalized string) bool { return m.find(normalized) >= 0 }
+
+// find returns where m first matches normalized, or -1.
+func (m matcher) find(normalized string) int {
+	if m.re != nil {
+		if loc := m.re.FindStringIndex(normalized); loc != nil {
+			return loc[0]
+		}
+		return -1
+	}
+	return strings.Index(normalized, m.lit)
+}
+
+// heldoutSplit is the split rule, fixed before any result was seen: every
+// question whose number is a multiple of 3 is held out.
+func heldoutSplit(id string) (string, error) {
+	n, err := strconv.Atoi(strings.TrimPrefix(id, "q"))
+	if err != nil || !strings.HasPrefix(id, "q") || n <= 0 {
+		return "", fmt.Errorf("id %q is not q and a positive number", id)
+	}
+	if n%3 == 0 {
+		return "heldout", nil
+	}
+	return "tune", nil
+}
+
+func validKind(k string) bool {
+	switch k {
+	case "default", "table", "context", "howto", "difference", "exception", "definition":
+		return true
+	}
+	return false
+}
+
+// loadQuestions reads and checks the question file: ids and questions
+// unique, the split the rule's, every fact compiles, every page listed.
+func loadQuestions(path string, n *normalizer) ([]question, error) {
+	b, err := os.ReadFile(path)
+	if err != nil {
+		return nil, fmt.Errorf("reading the questions: %w", err)
+	}
+	var qs []question
+	if err := json.Unmarshal(b, &qs); err != nil {
+		return nil, fmt.Errorf("parsing %s: %w", path, err)
+	}
+	var errs []error
+	ids, texts := map[string]bool{}, map[string]bool{}
+	for i := range qs {
+		q := &qs[i]
+		bad := func(format string, a ...any) {
+			errs = append(errs, fmt.Errorf("%s: %s", q.ID, fmt.Sprintf(format, a...)))
+		}
+		split, err := heldoutSplit(q.ID)
+		if err != nil {
+			bad("%v", err)
+		} else if q.Split != split {
+			bad("split is %q but the rule (every third id held out) says %q", q.Split, split)
+		}
+		if ids[q.ID] {
+			bad("id used twice")
+		}
+		ids[q.ID] = true
+		norm := n.text(q.Question)
+		if norm == "" || texts[norm] {
+			bad("question empty or asked twice")
+		}
+		texts[norm] = true
+		if !validKind(q.Kind) {
+			bad("kind %q is not one of default, table, context, howto, difference, exception, definition", q.Kind)
+		}
+		if len(q.Facts) == 0 || len(q.Pages) == 0 {
+			bad("needs at least one fact alternative and one page")
+		}
+		for _, alt := range q.Facts {
+			if len(alt) == 0 {
+				bad("empty fact alternative")
+			}
+			var ms []matcher
+			for _, s := range alt {
+				m, err := n.matcher(s)
+				if err != nil {
+					bad("fact %q: %v", s, err)
+					continue
+				}
+				ms = append(ms, m)
+			}
+			q.alts = append(q.alts, ms)
+		}
+	}
+	return qs, errors.Join(errs...)
+}
+
+// pick returns the questions of split ("all" is every one).
+func pick(qs []question, split string) []question {
+	var out []question
+	for _, q := range qs {
+		if split == "all" || q.Split == split {
+			out = append(out, q)
+		}
+	}
+	return out
+}
+
+// matches returns the index of the first alternative whose strings all
+// match normalized text, or -1.
+func (q question) matches(normalized string) int {
+	for i, alt := range q.alts {
+		if allMatch(alt, normalized) {
+			return i
+		}
+	}
+	return -1
+}
+
+// matching returns the indexes of every alternative whose strings all
+// match normalized text.
+func (q question) matching(normalized string) []int {
+	var out []int
+	for i, alt := range q.alts {
+		if allMatch(alt, normalized) {
+			out = append(out, i)
+		}
+	}
+	return out
+}
+
+func allMatch(alt []matcher, normalized string) bool {
+	for _, m := range alt {
+		if !m.match(normalized) {
+			return false
+		}
+	}
+	return len(alt) > 0
+}
+
+// context is the text around m's first match in normalized, n bytes either
+// side.
+func (m matcher) context(normalized string, n int) string {
+	i := m.find(normalized)
+	if i < 0 {
+		return ""
+	}
+	return "…" + normalized[max(0, i-n):min(len(normalized), i+n)] + "…"
+}
