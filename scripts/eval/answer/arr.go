@@ -48,9 +48,9 @@ func freeAddr() (string, error) {
 }
 
 // startArr creates a database, runs `arr up` on it with the answer
-// service searching its local index under dir and no language model
-// (ARR_ANSWER_LLM_BASE_URL points at a closed loopback port, so answers
-// are extractive), and mints an answer key. Everything it starts is
+// service searching its local index and no language model configured (the
+// default: no model is called and answers are extractive), and mints an
+// answer key. Everything it starts is
 // stopped by cu.
 func startArr(ctx context.Context, o options, dir string, cu *cleanups) (*arr, error) {
 	admin, err := pgxpool.New(ctx, o.dbURL)
@@ -84,7 +84,7 @@ func startArr(ctx context.Context, o options, dir string, cu *cleanups) (*arr, e
 	a.env = append(os.Environ(), "DATABASE_URL="+u.String(), "ARR_DATA_DIR="+dir, "ARR_LOG_LEVEL=warn",
 		"ARR_ANSWER_ADDR="+addrs[0], "ARR_GATEWAY_ADDR="+addrs[1], "ARR_RECORDS_ADDR="+addrs[2],
 		"ARR_SEARCH=local", "ARR_ANSWER_INDEX_DIR=", "ARR_ANSWER_FETCH_PRIVATE=allow", "ARR_ANSWER_SEED=off",
-		"ARR_ANSWER_LLM_BASE_URL=http://127.0.0.1:1/v1", "ARR_ANSWER_LLM_API_KEY=", "ARR_DEMO_DATA=false")
+		"ARR_ANSWER_LLM_BASE_URL=", "ARR_ANSWER_LLM_API_KEY=", "ARR_DEMO_DATA=false")
 	up := exec.Command(a.bin, "up")
 	up.Env = a.env
 	logf, err := os.Create(dir + "/arr-up.log")
