@@ -47,6 +47,7 @@ CREATE TABLE passages (
     heading  text[]  NOT NULL,
     anchor   text    NOT NULL,
     body     text    NOT NULL,
+    kinds    text    NOT NULL,
     PRIMARY KEY (doc_id, seq)
 );
 `
@@ -100,13 +101,13 @@ func (AnswerDocs) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Even
 			if heading == nil {
 				heading = []string{}
 			}
-			rows = append(rows, []any{p.DocID, p.Seq, heading, p.Anchor, p.Text})
+			rows = append(rows, []any{p.DocID, p.Seq, heading, p.Anchor, p.Text, p.Kinds})
 		}
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM passages WHERE doc_id = ANY($1)`, ids); err != nil {
 		return fmt.Errorf("dropping old passages: %w", err)
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"passages"}, []string{"doc_id", "seq", "heading", "anchor", "body"}, pgx.CopyFromRows(rows)); err != nil {
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"passages"}, []string{"doc_id", "seq", "heading", "anchor", "body", "kinds"}, pgx.CopyFromRows(rows)); err != nil {
 		return fmt.Errorf("storing passages: %w", err)
 	}
 	return nil
@@ -160,14 +161,14 @@ func (q *AnswerDocQueries) Passages(ctx context.Context) ([]answer.IndexedPassag
 	if err := tx.QueryRow(ctx, `SELECT coalesce(max(position), 0) FROM rm_answer_docs.documents`).Scan(&gen); err != nil {
 		return nil, 0, fmt.Errorf("reading the local index: %w", err)
 	}
-	rows, err := tx.Query(ctx, `SELECT p.doc_id, p.seq, p.heading, p.anchor, p.body, d.title, d.url
+	rows, err := tx.Query(ctx, `SELECT p.doc_id, p.seq, p.heading, p.anchor, p.body, p.kinds, d.title, d.url
 		FROM rm_answer_docs.passages p JOIN rm_answer_docs.documents d USING (doc_id) ORDER BY p.doc_id, p.seq`)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading the local index: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (answer.IndexedPassage, error) {
 		var p answer.IndexedPassage
-		err := r.Scan(&p.DocID, &p.Seq, &p.Heading, &p.Anchor, &p.Text, &p.Title, &p.URL)
+		err := r.Scan(&p.DocID, &p.Seq, &p.Heading, &p.Anchor, &p.Text, &p.Kinds, &p.Title, &p.URL)
 		p.ID = answer.PassageID(p.DocID, p.Seq)
 		return p, err
 	})

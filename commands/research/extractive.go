@@ -124,7 +124,14 @@ func extractive(question string, srcs []numbered) (string, []Chosen) {
 				ctxTerms[t] = true
 			}
 			n := 0 // sentence index within the passage
-			for _, block := range strings.Split(p.Text, "\n") {
+			for li, block := range strings.Split(p.Text, "\n") {
+				if li < len(p.Kinds) && p.Kinds[li] == 't' {
+					// A term (an API signature) is context, not prose.
+					for _, t := range Terms(block) {
+						ctxTerms[t] = true
+					}
+					continue
+				}
 				sents := answer.Sentences(block)
 				for i, sen := range sents {
 					c := candidate{text: sen, src: si, passage: p.ID, index: n, rank: rank, context: ctxTerms}

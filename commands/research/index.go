@@ -217,7 +217,7 @@ func proximity(pos [][]int32) float64 {
 // stopwords are left out of queries and documents.
 var stopwords = func() map[string]bool {
 	m := map[string]bool{}
-	for _, w := range strings.Fields(`a an and are as at be by for from has have how i in is it its of on or that the this to was were what when where which who whom why will with does do did can you your my we our they their them there these those than then so if not no into about over under after before between also more most other some such only own same too very just should would could may might must shall am been being get gets got give gives given use used using value default`) {
+	for _, w := range strings.Fields(`a an and are as at be by for from has have how i in is it its of on or that the this to was were what when where which who whom why will with does do did can you your my we our they their them there these those than then so if not no into about over under after before between also more most other some such only own same too very just should would could may might must shall am been being give gives given use used using value default`) {
 		m[w] = true
 	}
 	return m
@@ -225,9 +225,11 @@ var stopwords = func() map[string]bool {
 
 // Terms splits text into index terms: lower-case words and numbers
 // (identifiers split at dots and underscores are indexed whole and in
-// parts), stop words left out, stemmed (Snowball English).
+// parts), stop words left out, stemmed (Snowball English); and the
+// symbols reference pages are about: operators ("//", "**", "^", "<<")
+// and format directives ("%j", "%U", case kept).
 func Terms(s string) []string {
-	var out []string
+	out := symbols(s)
 	word := func(w string) {
 		if w == "" || stopwords[w] {
 			return
@@ -249,6 +251,38 @@ func Terms(s string) []string {
 			continue
 		}
 		word(f)
+	}
+	return out
+}
+
+// operatorRunes make up operator terms.
+const operatorRunes = "%/*^<>=!&|~+@"
+
+// symbols are the operator and directive terms of s.
+func symbols(s string) []string {
+	var out []string
+	for i := 0; i < len(s); i++ {
+		c := s[i]
+		if c == '%' && i+1 < len(s) && (s[i+1] >= 'a' && s[i+1] <= 'z' || s[i+1] >= 'A' && s[i+1] <= 'Z') &&
+			(i+2 >= len(s) || !unicode.IsLetter(rune(s[i+2]))) {
+			out = append(out, s[i:i+2])
+			i++
+			continue
+		}
+		if !strings.ContainsRune(operatorRunes, rune(c)) {
+			continue
+		}
+		j := i
+		for j < len(s) && j-i < 3 && strings.ContainsRune(operatorRunes, rune(s[j])) {
+			j++
+		}
+		// An operator stands apart: not inside a URL, a path or a word.
+		before := i == 0 || s[i-1] == ' ' || s[i-1] == '(' || s[i-1] == '\'' || s[i-1] == '"'
+		after := j == len(s) || s[j] == ' ' || s[j] == ')' || s[j] == '\'' || s[j] == '"' || s[j] == ',' || s[j] == '?'
+		if before && after {
+			out = append(out, s[i:j])
+		}
+		i = j - 1
 	}
 	return out
 }

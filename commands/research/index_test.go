@@ -53,3 +53,15 @@ func TestTerms(t *testing.T) {
 		t.Fatalf("stop words kept: %q", got)
 	}
 }
+
+func TestSymbolTerms(t *testing.T) {
+	got := " " + strings.Join(research.Terms("What does x // y compute, and what does '^' or %j mean? See http://a/b and s * n."), " ") + " "
+	for _, want := range []string{" // ", " ^ ", " %j ", " * "} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("Terms = %q, want %q among them", got, want)
+		}
+	}
+	if strings.Contains(got, " / ") {
+		t.Fatalf("a URL's slash became a term: %q", got)
+	}
+}

@@ -16,7 +16,11 @@ type Passage struct {
 	Seq     int
 	Heading []string
 	Anchor  string
-	Text    string
+	// Text is the passage's blocks, one a line.
+	Text string
+	// Kinds has one letter a line of Text: the line's BlockKind's first
+	// letter (p prose, t term, i item, r row).
+	Kinds string
 }
 
 // IndexedPassage is a passage with its document's title and URL (empty
@@ -46,6 +50,7 @@ func Passages(d DocumentIndexed) []Passage {
 	var out []Passage
 	for _, s := range d.Sections {
 		var cur []string
+		var kinds []byte
 		size := 0
 		flush := func() {
 			if len(cur) == 0 {
@@ -53,8 +58,8 @@ func Passages(d DocumentIndexed) []Passage {
 			}
 			seq := len(out)
 			out = append(out, Passage{ID: PassageID(d.DocID, seq), DocID: d.DocID, Seq: seq, Heading: s.Heading, Anchor: s.Anchor,
-				Text: strings.Join(cur, "\n")})
-			cur, size = cur[:0], 0
+				Text: strings.Join(cur, "\n"), Kinds: string(kinds)})
+			cur, kinds, size = cur[:0], kinds[:0], 0
 		}
 		for _, b := range s.Blocks {
 			t := strings.TrimSpace(b.Text)
@@ -72,13 +77,21 @@ func Passages(d DocumentIndexed) []Passage {
 				if size > 0 && size+len(p) > PassageTarget && !(len(cur) == 1 && isTermOnly(s.Blocks, cur[0])) {
 					flush()
 				}
-				cur = append(cur, p)
+				cur = append(cur, strings.ReplaceAll(p, "\n", " "))
+				kinds = append(kinds, kindLetter(b.Kind))
 				size += len(p) + 1
 			}
 		}
 		flush()
 	}
 	return out
+}
+
+func kindLetter(k BlockKind) byte {
+	if k == "" {
+		return 'p'
+	}
+	return k[0]
 }
 
 // isTermOnly reports whether text is a term block of blocks (a signature
