@@ -97,7 +97,7 @@ const minCoverage = 0.5
 type candidate struct {
 	text    string // with its predecessor when it opens with a pronoun
 	terms   map[string]bool
-	cov     float64 // weighted share of the question's key terms
+	cov     float64         // weighted share of the question's key terms
 	context map[string]bool // terms of its page title and heading path
 	src     int
 	passage string
