@@ -4,8 +4,11 @@
 // sidebars and other boilerplate are dropped.
 //
 // Fetching is bounded: a timeout per page, a size limit (bytes past it are
-// not read), at most 5 redirects, http and https only, and only HTML,
-// XHTML and plain-text responses.
+// not read), at most 5 redirects, http and https only. Fetch takes only
+// HTML, XHTML and plain-text responses with status 200; Get, for callers
+// that judge the response themselves (a crawler reading robots.txt and
+// sitemaps), returns any status and content type and reads the body only
+// of the types its caller asks for.
 //
 // SSRF stance: unless AllowPrivate is set, the dialer checks every address
 // it connects to with a netguard.Guard, after DNS resolution and after

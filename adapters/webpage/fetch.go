@@ -97,35 +97,69 @@ func refuseNonPublic(g *netguard.Guard) func(network, address string, c syscall.
 	}
 }
 
-// Fetch gets one page.
+// Response is one HTTP response as Get read it, whatever its status and
+// content type.
+type Response struct {
+	// URL is the final URL, after redirects.
+	URL    string
+	Status int
+	// ContentType is the media type without parameters, lower case; empty
+	// when the server sent none.
+	ContentType string
+	// Body is nil unless the status is 2xx and Get was asked for it; at
+	// most MaxBytes.
+	Body      []byte
+	Truncated bool
+}
+
+// Fetch gets one page: status 200 and a Readable content type, or an error
+// that matches ErrRefused.
 func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Raw, error) {
-	u, err := url.Parse(rawURL)
-	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
-		return Raw{}, fmt.Errorf("%q is not an absolute http(s) URL: %w", rawURL, ErrRefused)
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	r, err := f.Get(ctx, rawURL, Readable)
 	if err != nil {
 		return Raw{}, err
 	}
+	if r.Status != http.StatusOK {
+		return Raw{}, fmt.Errorf("fetching %s: status %d: %w", rawURL, r.Status, ErrRefused)
+	}
+	if !Readable(r.ContentType) {
+		return Raw{}, fmt.Errorf("fetching %s: content type %q: %w", rawURL, r.ContentType, ErrRefused)
+	}
+	return Raw{URL: r.URL, ContentType: r.ContentType, Body: r.Body, Truncated: r.Truncated}, nil
+}
+
+// Get sends one GET, with the same bounds as Fetch (timeout, redirects,
+// the address guard), and returns the response whatever its status and
+// content type. The body is read, up to MaxBytes, only when the status is
+// 2xx and wantBody (nil: always) accepts the content type; otherwise the
+// connection is closed unread. The error is for a request that got no
+// response.
+func (f *Fetcher) Get(ctx context.Context, rawURL string, wantBody func(contentType string) bool) (Response, error) {
+	u, err := url.Parse(rawURL)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return Response{}, fmt.Errorf("%q is not an absolute http(s) URL: %w", rawURL, ErrRefused)
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodGet, u.String(), nil)
+	if err != nil {
+		return Response{}, fmt.Errorf("fetching %s: %w", rawURL, err)
+	}
 	req.Header.Set("User-Agent", f.cfg.UserAgent)
-	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.8")
+	req.Header.Set("Accept", "text/html,application/xhtml+xml,text/plain;q=0.8,application/xml;q=0.5,*/*;q=0.1")
 	resp, err := f.client.Do(req)
 	if err != nil {
-		return Raw{}, fmt.Errorf("fetching %s: %w", rawURL, err)
+		return Response{}, fmt.Errorf("fetching %s: %w", rawURL, err)
 	}
 	defer resp.Body.Close()
-	if resp.StatusCode != http.StatusOK {
-		return Raw{}, fmt.Errorf("fetching %s: status %d: %w", rawURL, resp.StatusCode, ErrRefused)
-	}
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	if !Readable(ct) {
-		return Raw{}, fmt.Errorf("fetching %s: content type %q: %w", rawURL, ct, ErrRefused)
+	r := Response{URL: resp.Request.URL.String(), Status: resp.StatusCode, ContentType: strings.ToLower(ct)}
+	if resp.StatusCode < 200 || resp.StatusCode > 299 || (wantBody != nil && !wantBody(r.ContentType)) {
+		return r, nil
 	}
 	body, err := io.ReadAll(io.LimitReader(resp.Body, f.cfg.MaxBytes+1))
 	if err != nil {
-		return Raw{}, fmt.Errorf("reading %s: %w", rawURL, err)
+		return Response{}, fmt.Errorf("reading %s: %w", rawURL, err)
 	}
-	r := Raw{URL: resp.Request.URL.String(), ContentType: ct, Body: body}
+	r.Body = body
 	if int64(len(body)) > f.cfg.MaxBytes {
 		r.Body, r.Truncated = body[:f.cfg.MaxBytes], true
 	}

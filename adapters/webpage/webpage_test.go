@@ -126,3 +126,46 @@ func TestFetchRefusesNonPublic(t *testing.T) {
 		t.Errorf("the loopback server answered %d requests, want 1 (the AllowPrivate one)", n)
 	}
 }
+
+// Get returns any status and content type, and reads only the bodies its
+// caller asks for.
+func TestGet(t *testing.T) {
+	t.Parallel()
+	srv := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		switch r.URL.Path {
+		case "/old":
+			http.Redirect(w, r, "/sitemap.xml", http.StatusMovedPermanently)
+		case "/sitemap.xml":
+			w.Header().Set("Content-Type", "Application/XML; charset=utf-8")
+			_, _ = w.Write([]byte("<urlset/>"))
+		case "/logo.png":
+			w.Header().Set("Content-Type", "image/png")
+			_, _ = w.Write([]byte("\x89PNG"))
+		default:
+			http.Error(w, "gone", http.StatusGone)
+		}
+	}))
+	defer srv.Close()
+	f := webpage.New(webpage.Config{AllowPrivate: true})
+	ctx := context.Background()
+	cases := []struct {
+		name, path string
+		want       func(string) bool
+		status     int
+		ct, body   string
+		final      string
+	}{
+		{name: "redirect followed, body read", path: "/old", status: 200, ct: "application/xml", body: "<urlset/>", final: "/sitemap.xml"},
+		{name: "body not wanted", path: "/logo.png", want: webpage.Readable, status: 200, ct: "image/png", final: "/logo.png"},
+		{name: "any type wanted", path: "/logo.png", status: 200, ct: "image/png", body: "\x89PNG", final: "/logo.png"},
+		{name: "error status, no body", path: "/missing", status: 410, ct: "text/plain", final: "/missing"},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			r, err := f.Get(ctx, srv.URL+tc.path, tc.want)
+			if err != nil || r.Status != tc.status || r.ContentType != tc.ct || string(r.Body) != tc.body || r.URL != srv.URL+tc.final {
+				t.Fatalf("Get(%s) = %+v, %v", tc.path, r, err)
+			}
+		})
+	}
+}

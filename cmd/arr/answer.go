@@ -63,6 +63,15 @@ func (c *Config) fetcher() *webpage.Fetcher {
 	return webpage.New(webpage.Config{AllowPrivate: c.Answer.FetchPrivate == "allow"})
 }
 
+// robotsAgent is the name `arr answer index add` goes by in robots.txt.
+const robotsAgent = "arr"
+
+// indexFetcher is the fetcher of `arr answer index add`: the answer
+// service's bounds and address guard, user agent arr.
+func (c *Config) indexFetcher() *webpage.Fetcher {
+	return webpage.New(webpage.Config{AllowPrivate: c.Answer.FetchPrivate == "allow", UserAgent: robotsAgent + "/1 (+https://github.com/arr-dev/arr)"})
+}
+
 func openAnswer(cfg Config, s *system, log *slog.Logger) (*answerRole, error) {
 	docs := projections.NewAnswerDocQueries(s.pool)
 	search, err := cfg.searcher(docs)

@@ -70,6 +70,14 @@ func (p *progress) line() string {
 	return fmt.Sprintf("%s: %d/%d %s (%.1f%%), %.0f %s/s, ETA %s", p.label, p.done, p.total, p.unit, pct, rate, p.unit, eta)
 }
 
+// clear takes the bar off the terminal until the next Set, so that a line
+// can be printed in its place.
+func (p *progress) clear() {
+	if p.bar != nil {
+		_ = p.bar.Clear()
+	}
+}
+
 // Finish prints the final line.
 func (p *progress) Finish() {
 	if p.bar != nil {
