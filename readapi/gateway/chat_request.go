@@ -7,9 +7,7 @@ import (
 	"fmt"
 	"math"
 
-	stdjson "encoding/json"
-
-	json "github.com/goccy/go-json"
+	"encoding/json"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/routing"
@@ -48,10 +46,11 @@ func invalid(code, param, format string, args ...any) error {
 // parseChatRequest validates an OpenAI chat-completion body.
 func parseChatRequest(body []byte) (*chatRequest, error) {
 	r := &chatRequest{body: body, qualityFloor: routing.DefaultQualityFloor}
-	// goccy's decoder lets some malformed values through into a RawMessage
-	// (found by FuzzChatRequest: {"":A""}); the standard library's check is
-	// strict, so a body that is not JSON is a 400, never a failed upstream call.
-	if !stdjson.Valid(body) {
+	// The standard library parses request bodies: FuzzChatRequest found
+	// goccy's decoder letting malformed values into a RawMessage ({"":A""},
+	// a failed upstream call) and panicking on long runs of invalid UTF-8
+	// in a key (an index out of range).
+	if !json.Valid(body) {
 		return nil, invalid("invalid_json", "", "the body must be a JSON object (a chat completion request): it is not valid JSON")
 	}
 	dec := json.NewDecoder(bytes.NewReader(body))
