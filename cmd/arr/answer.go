@@ -32,6 +32,9 @@ type answerRole struct {
 	// index adds documents to the local index; nil unless ARR_SEARCH=local.
 	index *commands.IndexDocumentHandler
 	docs  *projections.AnswerDocQueries
+	// local is the local search backend (nil for web search), kept fresh
+	// in the background.
+	local *research.Local
 }
 
 func (c *Config) searcher(docs *projections.AnswerDocQueries) (research.Searcher, error) {
@@ -87,6 +90,7 @@ func openAnswer(cfg Config, s *system, log *slog.Logger) (*answerRole, error) {
 	if err != nil {
 		return nil, err
 	}
+	local, _ := search.(*research.Local)
 	var index *commands.IndexDocumentHandler
 	if cfg.Answer.Search == "local" {
 		if index, err = commands.NewIndexDocumentHandler(s.store, s.now); err != nil {
@@ -114,7 +118,7 @@ func openAnswer(cfg Config, s *system, log *slog.Logger) (*answerRole, error) {
 	return &answerRole{
 		pipeline: answer.Pipeline{Synthesize: synth, Cache: projections.NewAnswerCacheQueries(s.pool), Served: served,
 			Generation: r.Generation, Synthesis: synthesis, Docs: docs},
-		served: served, index: index, docs: docs,
+		served: served, index: index, docs: docs, local: local,
 	}, nil
 }
 
@@ -299,4 +303,8 @@ func (a *answerRole) start(runCtx, meterCtx context.Context, wg *sync.WaitGroup,
 	wg.Add(2)
 	go func() { defer wg.Done(); _ = a.served.Run(meterCtx) }()
 	go func() { defer wg.Done(); a.seed(runCtx, cfg, log) }()
+	if a.local != nil {
+		wg.Add(1)
+		go func() { defer wg.Done(); a.local.Run(runCtx, log.Warn) }()
+	}
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"sync"
+	"time"
 
 	"golang.org/x/sync/singleflight"
 
@@ -34,7 +35,11 @@ type PassageSearcher interface {
 
 // Local is the "local" search backend: passage retrieval (BM25F, Index)
 // over the local index read model, held in memory and rebuilt when the
-// read model's generation changes. Safe for concurrent use.
+// read model's generation changes. Every search checks the generation
+// first (one index probe), so a document indexed before the question is
+// there to answer it; Run rebuilds in the background as soon as the
+// generation moves, so searches rarely wait for a build. Safe for
+// concurrent use.
 type Local struct {
 	corpus Corpus
 	w      Weights
@@ -44,19 +49,53 @@ type Local struct {
 	idx *Index
 }
 
+// RefreshEvery is how often Run checks the read model's generation.
+const RefreshEvery = 250 * time.Millisecond
+
+// Run rebuilds the index in memory in the background until ctx ends: it
+// checks the generation every RefreshEvery and rebuilds when it moved.
+func (l *Local) Run(ctx context.Context, warn func(msg string, args ...any)) {
+	t := time.NewTicker(RefreshEvery)
+	defer t.Stop()
+	for {
+		gen, err := l.corpus.Generation(ctx)
+		if err == nil {
+			_, err = l.index(ctx, gen)
+		}
+		if err != nil && ctx.Err() == nil {
+			warn("local index: refreshing", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return
+		case <-t.C:
+		}
+	}
+}
+
+// current returns the index of the read model's current generation.
+func (l *Local) current(ctx context.Context) (*Index, error) {
+	g, err := l.corpus.Generation(ctx)
+	if err != nil {
+		return nil, fmt.Errorf("local search: %w: %w", domain.ErrUnavailable, err)
+	}
+	return l.index(ctx, g)
+}
+
 // NewLocal returns the local backend over corpus.
 func NewLocal(corpus Corpus, w Weights) *Local { return &Local{corpus: corpus, w: w} }
 
 // Name implements Searcher.
 func (*Local) Name() string { return "local" }
 
-// Generation implements PassageSearcher.
+// Generation implements PassageSearcher: the generation of the index
+// searches use now.
 func (l *Local) Generation(ctx context.Context) (uint64, error) {
-	g, err := l.corpus.Generation(ctx)
+	idx, err := l.current(ctx)
 	if err != nil {
-		return 0, fmt.Errorf("local search: %w: %w", domain.ErrUnavailable, err)
+		return 0, err
 	}
-	return g, nil
+	return idx.Generation, nil
 }
 
 // index returns the in-memory index of generation gen, building it when
@@ -89,11 +128,7 @@ func (l *Local) index(ctx context.Context, gen uint64) (*Index, error) {
 
 // SearchPassages implements PassageSearcher.
 func (l *Local) SearchPassages(ctx context.Context, q string, n int) ([]Scored, uint64, error) {
-	gen, err := l.Generation(ctx)
-	if err != nil {
-		return nil, 0, err
-	}
-	idx, err := l.index(ctx, gen)
+	idx, err := l.current(ctx)
 	if err != nil {
 		return nil, 0, err
 	}
