@@ -22,7 +22,8 @@ func (a *app) answerCmd() *cobra.Command {
 		Use:   "add URL|FILE|DIR...",
 		Short: "Add web pages, files or directories (.md, .txt, .html) to the local search index",
 		Long: "Add documents to the local search index under ARR_ANSWER_INDEX_DIR (default ARR_DATA_DIR/answer-index).\n" +
-			"A URL is fetched and its main text extracted; a file is read (HTML through readability, Markdown and text as they are) and\n" +
+			"A URL is fetched and its main text extracted; a file is read (HTML without navigation and boilerplate, Markdown and text by\n" +
+			"their headings and paragraphs; code listings are left out of the indexed text) and\n" +
 			"cited with its file:// URL; a directory adds its .md, .markdown, .txt, .html and .htm files. Adding a URL again replaces it.\n" +
 			"Works while arr up is running.",
 		Args: cobra.MinimumNArgs(1),
