@@ -1,7 +1,23 @@
 // Package webpage fetches web pages for the answer service and extracts
-// their main text with a readability port
-// (codeberg.org/readeck/go-readability/v2): navigation, headers, footers,
-// sidebars and other boilerplate are dropped.
+// their text in sections under their headings, built for documentation
+// and reference pages as much as for articles: every section, definition
+// and table row of the main content is kept.
+//
+// Extract reads HTML with golang.org/x/net/html. It picks the main
+// content (<main>, [role=main], the <article>, Sphinx's div.body or
+// div.document, else the body) and drops what is not text of the page:
+// nav, page-level header, footer and aside, script, style, form, svg,
+// hidden elements, ARIA navigation/banner/contentinfo/search landmarks,
+// and classes and ids of boilerplate (Sphinx's sidebar and related bar,
+// DocBook's navigation tables, breadcrumbs, tables of contents, "¶"
+// permalinks, skip links, cookie banners). Headings h1–h6 build each
+// section's heading path; paragraphs are Prose, dt Term, li Item, table
+// rows Row ("Header: cell; ..." under a head row), pre Code kept verbatim.
+// Inline elements join with the page's own spacing, so words are
+// neither glued nor split. Markdown is read by its headings, fences,
+// lists and tables; plain text by paragraphs. All text passes
+// text.Clean, so no control character comes out. How much of a real
+// manual it keeps is measured by scripts/eval/extract.
 //
 // Fetching is bounded: a timeout per page, a size limit (bytes past it are
 // not read), at most 5 redirects, http and https only. Fetch takes only

@@ -1,59 +1,66 @@
 package webpage
 
-import (
-	"bytes"
-	"fmt"
-	"net/url"
-	"regexp"
-	"strings"
+import "strings"
 
-	readability "codeberg.org/readeck/go-readability/v2"
-)
-
-// Page is a page's main text.
-type Page struct {
-	URL   string
-	Title string
-	Text  string
-}
-
-var blankLines = regexp.MustCompile(`\n{3,}`)
-
-// Extract returns the main text of a fetched page: for HTML, what
-// readability keeps of it; plain text and Markdown as they are.
+// Extract returns the text of a fetched page in sections under their
+// headings: for HTML, the main content with navigation and other
+// boilerplate dropped; Markdown by its headings, fences, lists and
+// tables; plain text as paragraphs. It fails when an HTML page holds no
+// text. Extract is safe for concurrent use.
 func Extract(r Raw) (Page, error) {
-	p := Page{URL: r.URL}
-	switch r.ContentType {
-	case "text/plain", "text/markdown":
-		p.Text = strings.TrimSpace(string(r.Body))
-		p.Title = firstLine(p.Text)
-		return p, nil
+	switch strings.ToLower(r.ContentType) {
+	case "text/plain":
+		return finish(r.URL, plainText(string(r.Body))), nil
+	case "text/markdown":
+		return finish(r.URL, markdown(string(r.Body))), nil
 	}
-	base, err := url.Parse(r.URL)
-	if err != nil {
-		return Page{}, fmt.Errorf("extracting %s: %w", r.URL, err)
-	}
-	art, err := readability.FromReader(bytes.NewReader(r.Body), base)
-	if err != nil {
-		return Page{}, fmt.Errorf("extracting %s: %w", r.URL, err)
-	}
-	var b strings.Builder
-	if err := art.RenderText(&b); err != nil {
-		return Page{}, fmt.Errorf("extracting %s: %w", r.URL, err)
-	}
-	p.Title = strings.TrimSpace(art.Title())
-	p.Text = strings.TrimSpace(blankLines.ReplaceAllString(b.String(), "\n\n"))
-	if p.Text == "" {
-		return Page{}, fmt.Errorf("extracting %s: no readable text", r.URL)
-	}
-	return p, nil
+	return extractHTML(r)
 }
 
-func firstLine(s string) string {
-	line, _, _ := strings.Cut(s, "\n")
-	line = strings.TrimSpace(strings.TrimLeft(line, "# "))
-	if len(line) > 120 {
-		line = line[:120]
+// finish makes a Page of a text's outline, titled by its first heading or
+// else its first line.
+func finish(url string, o outline) Page {
+	p := Page{URL: url, Sections: o.sections, Text: flatText(o.sections)}
+	for _, s := range o.sections {
+		if len(s.Heading) > 0 {
+			p.Title = s.Heading[0]
+			return p
+		}
 	}
-	return line
+	line, _, _ := strings.Cut(p.Text, "\n")
+	if len(line) > 120 {
+		line = strings.ToValidUTF8(line[:120], "")
+	}
+	p.Title = line
+	return p
+}
+
+// plainText makes every paragraph (lines up to a blank line) a Prose
+// block of one section.
+func plainText(s string) outline {
+	var o outline
+	for _, para := range paragraphs(s) {
+		o.add(Prose, proseText(para))
+	}
+	return o
+}
+
+// paragraphs splits s at blank lines.
+func paragraphs(s string) []string {
+	var out []string
+	var cur []string
+	for _, l := range strings.Split(strings.ReplaceAll(s, "\r\n", "\n"), "\n") {
+		if strings.TrimSpace(l) == "" {
+			if len(cur) > 0 {
+				out = append(out, strings.Join(cur, "\n"))
+				cur = cur[:0]
+			}
+			continue
+		}
+		cur = append(cur, l)
+	}
+	if len(cur) > 0 {
+		out = append(out, strings.Join(cur, "\n"))
+	}
+	return out
 }

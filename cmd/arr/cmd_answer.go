@@ -23,7 +23,8 @@ func (a *app) answerCmd() *cobra.Command {
 			"indexes. With --crawl, links (a[href]) are followed breadth-first from each URL, --depth links deep, on the same\n" +
 			"site (scheme, host and port) unless --same-site=false; fragments are dropped and each URL is visited once. At most\n" +
 			"--limit URLs are visited in all.\n\n" +
-			"A file is read (HTML, Markdown, text) and served by the answer service at /docs/{doc_id}; a directory adds its .md,\n" +
+			"A file is read (HTML without navigation and boilerplate; Markdown and text by their headings and paragraphs;\n" +
+			"code listings are kept with the document but not indexed) and served by the answer service at /docs/{doc_id}; a directory adds its .md,\n" +
 			".markdown, .txt, .html and .htm files.\n\n" +
 			"Adding the same URL or file again updates it in place when its content changed and records nothing when it did not.\n" +
 			"Each item is reported as added, updated, unchanged, skipped (found by crawling but not for the index: an image,\n" +
