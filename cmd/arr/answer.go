@@ -191,7 +191,11 @@ func fetchDoc(ctx context.Context, f *webpage.Fetcher, fetchURL, publicURL strin
 // pageDoc is the IndexDocument of an extracted page read from url (or,
 // url empty, from the local file origin).
 func pageDoc(url, origin string, p webpage.Page) commands.IndexDocument {
-	return textDoc(url, origin, p.Title, p.Text)
+	if origin == "" {
+		origin = url
+	}
+	return commands.IndexDocument{URL: url, Origin: origin, Title: p.Title, Sections: research.Sections(p),
+		Metadata: eventstore.Metadata{Actor: "arr:answer-index"}}
 }
 
 // textDoc is the IndexDocument of plain text: its paragraphs as prose.

@@ -5,6 +5,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arr-dev/arr/adapters/webpage"
 	"github.com/arr-dev/arr/domain/answer"
 )
 
@@ -45,4 +46,17 @@ func rankPassages(query string, docs []document) []Scored {
 	}
 	sort.SliceStable(ranked, func(a, b int) bool { return ranked[a].Score > ranked[b].Score })
 	return ranked
+}
+
+// Sections turns an extracted page into the sections of a document.
+func Sections(p webpage.Page) []answer.Section {
+	out := make([]answer.Section, 0, len(p.Sections))
+	for _, s := range p.Sections {
+		as := answer.Section{Heading: s.Heading, Anchor: s.Anchor, Blocks: make([]answer.Block, 0, len(s.Blocks))}
+		for _, b := range s.Blocks {
+			as.Blocks = append(as.Blocks, answer.Block{Kind: answer.BlockKind(b.Kind), Text: b.Text})
+		}
+		out = append(out, as)
+	}
+	return out
 }
