@@ -93,6 +93,11 @@ var (
 // as answering.
 const minCoverage = 0.5
 
+// contextWeight is how much a key term counts that a sentence lacks but its
+// passage's page title or heading path holds (an FAQ entry's heading is the
+// question it answers).
+const contextWeight = 0.7
+
 // candidate is a sentence that might be quoted.
 type candidate struct {
 	text    string // with its predecessor when it opens with a pronoun
@@ -108,7 +113,10 @@ type candidate struct {
 
 // extractive writes the answer to question from the sources' passages; ""
 // when they do not answer it.
-func extractive(question string, srcs []numbered) (string, []Chosen) {
+//
+// Key terms weigh by their rarity in idx, the passages ranked (a word
+// every page uses, like "python" in Python's manual, hardly counts).
+func extractive(question string, srcs []numbered, idx *Index) (string, []Chosen) {
 	qt := classify(question)
 	key := uniqueTerms(Terms(question))
 	if len(key) == 0 {
@@ -162,6 +170,9 @@ func extractive(question string, srcs []numbered) (string, []Chosen) {
 	total := 0.0
 	for _, t := range key {
 		w := math.Log(1 + float64(len(cands)+1)/float64(df[t]+1))
+		if idx != nil && idx.Len() > 0 {
+			w = idx.IDF(t)
+		}
 		weight[t] = w
 		total += w
 	}
@@ -178,7 +189,9 @@ func extractive(question string, srcs []numbered) (string, []Chosen) {
 			switch {
 			case c.terms[t]:
 				cov += weight[t]
-			case neighbourHas(cands, i, t), c.context[t]:
+			case c.context[t]:
+				cov += contextWeight * weight[t]
+			case neighbourHas(cands, i, t):
 				cov += 0.5 * weight[t]
 			}
 		}
@@ -220,7 +233,11 @@ func extractive(question string, srcs []numbered) (string, []Chosen) {
 				next, nextScore = i, m
 			}
 		}
-		if next < 0 || (len(chosen) >= 2 && cands[next].score < 0.75*cands[best].score) {
+		keep := 0.75 // of the best score, for a third sentence and on
+		if qt == qDiff {
+			keep = 0.55 // a comparison wants both sides
+		}
+		if next < 0 || (len(chosen) >= 2 && cands[next].score < keep*cands[best].score) {
 			break
 		}
 		chosen = append(chosen, next)
@@ -228,12 +245,24 @@ func extractive(question string, srcs []numbered) (string, []Chosen) {
 	}
 	var b strings.Builder
 	out := make([]Chosen, 0, len(chosen))
+	used := map[string]bool{}
 	for _, i := range chosen {
 		c := cands[i]
+		// No sentence twice (a pronoun's predecessor may be quoted already).
+		var fresh []string
+		for _, s := range answer.Sentences(c.text) {
+			if k := strings.ToLower(s); !used[k] {
+				used[k] = true
+				fresh = append(fresh, s)
+			}
+		}
+		if len(fresh) == 0 {
+			continue
+		}
 		if b.Len() > 0 {
 			b.WriteByte(' ')
 		}
-		s := strings.TrimSpace(c.text)
+		s := strings.TrimSpace(strings.Join(fresh, " "))
 		end := "."
 		if r, size := utf8.DecodeLastRuneInString(s); strings.ContainsRune(".!?", r) {
 			s, end = s[:len(s)-size], string(r)

@@ -99,6 +99,12 @@ func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index
 	return x
 }
 
+// IDF is the inverse document frequency of a term over the passages (BM25's).
+func (x *Index) IDF(term string) float64 {
+	N, df := float64(len(x.passages)), float64(len(x.postings[term]))
+	return math.Log(1 + (N-df+0.5)/(df+0.5))
+}
+
 // Len is the number of passages indexed.
 func (x *Index) Len() int { return len(x.passages) }
 

@@ -26,9 +26,9 @@ type Corpus interface {
 // than pages to read.
 type PassageSearcher interface {
 	Searcher
-	// SearchPassages returns the best n passages for q and the generation
-	// of the index they come from.
-	SearchPassages(ctx context.Context, q string, n int) ([]Scored, uint64, error)
+	// SearchPassages returns the best n passages for q and the index they
+	// come from.
+	SearchPassages(ctx context.Context, q string, n int) ([]Scored, *Index, error)
 	// Generation is the index's current generation.
 	Generation(ctx context.Context) (uint64, error)
 }
@@ -127,12 +127,12 @@ func (l *Local) index(ctx context.Context, gen uint64) (*Index, error) {
 }
 
 // SearchPassages implements PassageSearcher.
-func (l *Local) SearchPassages(ctx context.Context, q string, n int) ([]Scored, uint64, error) {
+func (l *Local) SearchPassages(ctx context.Context, q string, n int) ([]Scored, *Index, error) {
 	idx, err := l.current(ctx)
 	if err != nil {
-		return nil, 0, err
+		return nil, nil, err
 	}
-	return idx.Search(q, n), idx.Generation, nil
+	return idx.Search(q, n), idx, nil
 }
 
 // Search implements Searcher: the pages of the best passages, best first,

@@ -27,7 +27,7 @@ func sectionsOf(text string) []answer.Section {
 // rankPassages cuts the documents into passages (answer.Passages), indexes
 // them together and returns the passages matching query, best first; a
 // document that several searches found has its passages' scores raised.
-func rankPassages(query string, docs []document) []Scored {
+func rankPassages(query string, docs []document) ([]Scored, *Index) {
 	var ps []answer.IndexedPassage
 	for i, d := range docs {
 		id := strconv.Itoa(i)
@@ -39,13 +39,14 @@ func rankPassages(query string, docs []document) []Scored {
 			ps = append(ps, answer.IndexedPassage{Passage: p, Title: d.title, URL: d.url})
 		}
 	}
-	ranked := BuildIndex(ps, 0, DefaultWeights).Search(query, len(ps))
+	idx := BuildIndex(ps, 0, DefaultWeights)
+	ranked := idx.Search(query, len(ps))
 	for i := range ranked {
 		d, _ := strconv.Atoi(ranked[i].DocID)
 		ranked[i].Score *= 1 + 0.5*float64(docs[d].foundBy-1)
 	}
 	sort.SliceStable(ranked, func(a, b int) bool { return ranked[a].Score > ranked[b].Score })
-	return ranked
+	return ranked, idx
 }
 
 // Sections turns an extracted page into the sections of a document.

@@ -123,6 +123,7 @@ type Result struct {
 	// ranked are the passages a passage searcher returned (local index);
 	// nil: rank the documents read.
 	ranked     []Scored
+	index      *Index // the ranked passages came from
 	generation uint64
 	chosen     []Chosen
 }
@@ -203,14 +204,13 @@ func (r *Researcher) localGather(ctx context.Context, ps PassageSearcher, req an
 		res.SubQuestions = r.plan(ctx, req, res)
 		q = strings.Join(append([]string{req.Query}, res.SubQuestions...), " ")
 	}
-	ranked, gen, err := ps.SearchPassages(ctx, q, localPassages)
-	res.generation = gen
+	ranked, idx, err := ps.SearchPassages(ctx, q, localPassages)
 	res.Costs.Searches++
 	res.Costs.SearchUS = time.Since(t).Microseconds()
 	if err != nil {
 		return fmt.Errorf("searching: %w", err)
 	}
-	res.ranked = ranked
+	res.ranked, res.index, res.generation = ranked, idx, idx.Generation
 	if res.ranked == nil {
 		res.ranked = []Scored{}
 	}

@@ -78,9 +78,9 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	if len(res.SubQuestions) > 0 {
 		query += " " + strings.Join(res.SubQuestions, " ")
 	}
-	ranked := res.ranked
+	ranked, idx := res.ranked, res.index
 	if ranked == nil {
-		ranked = rankPassages(query, docs)
+		ranked, idx = rankPassages(query, docs)
 	}
 	defer func() {
 		record(res, query, res.generation, ranked, func(p Scored) string { return r.sourceURL(numbered{url: p.URL, docID: p.DocID}) })
@@ -109,7 +109,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 		}
 		r.cfg.Logger.Warn("the model cited no source; answering extractively")
 	}
-	text, chosen := extractive(req.Query, srcs)
+	text, chosen := extractive(req.Query, srcs, idx)
 	if text == "" {
 		res.Synthesis, res.Model = answer.NoSources, ""
 		res.Answer = "The indexed sources do not answer this question."
