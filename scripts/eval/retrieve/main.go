@@ -1,0 +1,116 @@
+// Command retrieve shows what passage retrieval ranks first for a
+// question over the Python documentation pages of the answer evaluation
+// (scripts/eval/pages.txt), without running arr: for looking into a
+// ranking while tuning. With -tune it prints, for a grid of field
+// weights, the share of the evaluation's TUNE questions (never the
+// held-out ones) whose expected page is among the pages of the best 5
+// passages.
+//
+//	go run ./scripts/eval/retrieve "question" [n]
+//	go run ./scripts/eval/retrieve -tune
+package main
+
+import (
+	"bufio"
+	"encoding/json"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+
+	"github.com/arr-dev/arr/adapters/webpage"
+	"github.com/arr-dev/arr/commands/research"
+	"github.com/arr-dev/arr/domain/answer"
+)
+
+func main() {
+	if len(os.Args) < 2 {
+		fmt.Fprintln(os.Stderr, "usage: retrieve QUESTION [N] | -tune")
+		os.Exit(2)
+	}
+	root := "/usr/share/doc/python3.11/html"
+	f, err := os.Open("scripts/eval/pages.txt")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	defer f.Close()
+	var ps []answer.IndexedPassage
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		page := strings.TrimSpace(sc.Text())
+		if page == "" || strings.HasPrefix(page, "#") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root, page))
+		if err != nil {
+			continue
+		}
+		p, err := webpage.Extract(webpage.Raw{URL: "http://127.0.0.1/" + page, ContentType: "text/html", Body: b})
+		if err != nil {
+			continue
+		}
+		d := answer.DocumentIndexed{DocID: page, Title: p.Title, Sections: research.Sections(p)}
+		for _, q := range answer.Passages(d) {
+			ps = append(ps, answer.IndexedPassage{Passage: q, Title: p.Title, URL: page})
+		}
+	}
+	if os.Args[1] == "-tune" {
+		tune(ps)
+		return
+	}
+	n := 8
+	if len(os.Args) > 2 {
+		n, _ = strconv.Atoi(os.Args[2])
+	}
+	x := research.BuildIndex(ps, 0, research.DefaultWeights)
+	fmt.Printf("%d passages; terms %q\n", x.Len(), research.Terms(os.Args[1]))
+	for i, s := range x.Search(os.Args[1], n) {
+		fmt.Printf("%2d %6.2f %s %q\n   %.200s\n", i+1, s.Score, s.URL, s.Heading, strings.ReplaceAll(s.Text, "\n", " | "))
+	}
+}
+
+// tune prints retrieval recall on the tune questions for a grid of weights.
+func tune(ps []answer.IndexedPassage) {
+	b, err := os.ReadFile("scripts/eval/questions.json")
+	if err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	var qs []struct {
+		Question, Split string
+		Pages           []string
+	}
+	if err := json.Unmarshal(b, &qs); err != nil {
+		fmt.Fprintln(os.Stderr, err)
+		os.Exit(1)
+	}
+	for _, title := range []float64{0.5, 1.5} {
+		for _, heading := range []float64{1, 2, 4} {
+			for _, phrase := range []float64{0.3, 0.6} {
+				w := research.DefaultWeights
+				w.Title, w.Heading, w.Phrase = title, heading, phrase
+				x := research.BuildIndex(ps, 0, w)
+				hit, n := 0, 0
+				for _, q := range qs {
+					if q.Split != "tune" {
+						continue
+					}
+					n++
+					pages := map[string]bool{}
+					for _, s := range x.Search(q.Question, 5) {
+						pages[s.URL] = true
+					}
+					for _, p := range q.Pages {
+						if pages[p] {
+							hit++
+							break
+						}
+					}
+				}
+				fmt.Printf("title %.1f heading %.1f phrase %.1f: %d/%d\n", title, heading, phrase, hit, n)
+			}
+		}
+	}
+}
