@@ -91,7 +91,7 @@ var (
 // minCoverage is the share of the question's key terms (by weight) the
 // best sentence must hold, with its neighbours, for the sources to count
 // as answering.
-const minCoverage = 0.5
+const minCoverage = 0.4
 
 // contextWeight is how much a key term counts that a sentence lacks but its
 // passage's page title or heading path holds (an FAQ entry's heading is the
@@ -325,8 +325,10 @@ func cue(qt qtype, s, question string) float64 {
 		if cueNumber.MatchString(s) {
 			v += 0.5
 		}
+		// A question about a default is answered by the sentence that
+		// states one: it weighs more than any other cue.
 		if cueDefault.MatchString(s) && reDeflt.MatchString(question) {
-			v += 0.5
+			v += 1.2
 		}
 		return v
 	case qDefine:
