@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/spf13/cobra"
@@ -66,9 +67,25 @@ func (a *app) indexAdd(cmd *cobra.Command, args []string, o indexOptions) error 
 		run.files(ctx, p)
 	}
 	if len(urls) > 0 {
-		for r := range crawler.Crawl(ctx, urls) {
-			run.crawled(ctx, r, o.depth > 0)
+		// Pages are extracted and recorded by a few workers while the
+		// crawler fetches the next ones: extraction takes a core, and
+		// appends of different documents group-commit together.
+		work := make(chan crawl.Result)
+		var wg sync.WaitGroup
+		for range indexWorkers {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				for r := range work {
+					run.crawled(ctx, r, o.depth > 0)
+				}
+			}()
 		}
+		for r := range crawler.Crawl(ctx, urls) {
+			work <- r
+		}
+		close(work)
+		wg.Wait()
 	}
 	run.bar.Finish()
 	// What was recorded stays recorded when the run is interrupted: report
@@ -115,19 +132,33 @@ type indexResult struct {
 	Reason   string `json:"reason,omitempty"`
 }
 
+// indexWorkers is how many pages are extracted and recorded at once.
+const indexWorkers = 4
+
 // indexRun adds items to the local index, reporting each one as it goes
-// (a line on out unless asJSON) and the progress on bar.
+// (a line on out unless asJSON) and the progress on bar. Safe for
+// concurrent use.
 type indexRun struct {
-	h       *commands.IndexDocumentHandler
-	out     io.Writer
-	asJSON  bool
-	bar     *progress
+	h      *commands.IndexDocumentHandler
+	out    io.Writer
+	asJSON bool
+	bar    *progress
+
+	mu      sync.Mutex
 	results []indexResult
 	// pending is how many items are known to be waiting.
 	pending int
 }
 
+func (r *indexRun) setPending(n int) {
+	r.mu.Lock()
+	r.pending = n
+	r.mu.Unlock()
+}
+
 func (r *indexRun) report(res indexResult) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
 	r.results = append(r.results, res)
 	if !r.asJSON {
 		line := fmt.Sprintf("%-9s %s", res.Outcome, res.Item)
@@ -167,16 +198,16 @@ func (r *indexRun) index(ctx context.Context, res indexResult, d commands.IndexD
 func (r *indexRun) files(ctx context.Context, arg string) {
 	items := collectFiles(arg, r.report)
 	for i, it := range items {
-		r.pending = len(items) - i - 1
+		r.setPending(len(items) - i - 1)
 		r.index(ctx, indexResult{Item: it.item}, it.doc, false)
 	}
-	r.pending = 0
+	r.setPending(0)
 }
 
 // crawled indexes what the crawler made of one URL. Crawling (depth > 0)
 // makes a page with no readable text skipped rather than failed.
 func (r *indexRun) crawled(ctx context.Context, c crawl.Result, crawling bool) {
-	r.pending = c.Pending
+	r.setPending(c.Pending)
 	res := indexResult{Item: c.URL, From: c.From}
 	if c.Outcome != crawl.Fetched {
 		res.Outcome, res.Reason = string(c.Outcome), c.Err.Error()

@@ -84,6 +84,9 @@ func summary(rs []result, ix indexReport) string {
 		fmt.Fprintf(&b, " | stages p50 %s", st)
 	}
 	fmt.Fprintf(&b, " | indexed %d/%d pages", ix.Indexed, ix.Pages)
+	if ix.Seconds > 0 {
+		fmt.Fprintf(&b, " at %.0f pages/s", float64(ix.Indexed)/ix.Seconds)
+	}
 	if errs := countErrors(rs); errs > 0 {
 		fmt.Fprintf(&b, " | %d requests failed", errs)
 	}

@@ -69,6 +69,12 @@ func run(ctx context.Context, o options) error {
 	}
 	logf(o, "indexed %d/%d pages (%d documents) in %.1fs", ix.Indexed, ix.Pages, ix.Documents, ix.Seconds)
 
+	// One question first, not scored: the answer service builds its
+	// in-memory index once after documents change, and the latencies below
+	// are of answering, not of that build.
+	if _, _, took, err := a.ask(ctx, "warm-up: what is the local index?"); err == nil {
+		logf(o, "warm-up question answered in %s", took)
+	}
 	sc := newScorer(norm, c)
 	rs := make([]result, 0, len(asked))
 	for _, q := range asked {
