@@ -16,7 +16,8 @@ import (
 func TestUpPublishesEventsToNATS(t *testing.T) {
 	url := natstest.Start(t)
 	e := newEnv(t)
-	e.extraEnv = append(e.extraEnv, "ARR_BUS=nats", "NATS_URL="+url)
+	// No seeding: the local index's DocumentIndexed events would come first.
+	e.extraEnv = append(e.extraEnv, "ARR_BUS=nats", "NATS_URL="+url, "ARR_ANSWER_SEED=off")
 	e.up()
 	e.createAccount("bus@example.com", "pro")
 	e.mint("bus@example.com", "gateway")
