@@ -20,13 +20,15 @@ import (
 // tightest window holding two or more of them). Chosen by measurement on
 // the answer evaluation (scripts/eval/answer).
 type Weights struct {
-	Title, Heading, Body float64
-	K1, B                float64
-	Phrase, Proximity    float64
+	// Term weighs the passage's definition terms (API signatures, glossary
+	// words: the lines a passage defines), counted on top of the body.
+	Title, Heading, Body, Term float64
+	K1, B                      float64
+	Phrase, Proximity          float64
 }
 
 // DefaultWeights are the weights retrieval uses.
-var DefaultWeights = Weights{Title: 1.5, Heading: 2, Body: 1, K1: 1.2, B: 0.75, Phrase: 0.6, Proximity: 0.4}
+var DefaultWeights = Weights{Title: 1.5, Heading: 2, Body: 1, Term: 2, K1: 1.2, B: 0.75, Phrase: 0.6, Proximity: 0.4}
 
 // Scored is a passage with its score.
 type Scored struct {
@@ -36,9 +38,9 @@ type Scored struct {
 
 // posting is one passage's occurrences of a term.
 type posting struct {
-	passage             int32
-	title, head, bodyTF uint16
-	positions           []int32 // in the body
+	passage                   int32
+	title, head, bodyTF, term uint16
+	positions                 []int32 // in the body
 }
 
 // Index is an in-memory BM25F index over passages. Build it once; Search
@@ -61,8 +63,8 @@ func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index
 		lenTitle: make([]int32, len(ps)), lenHead: make([]int32, len(ps)), lenBody: make([]int32, len(ps))}
 	var sumT, sumH, sumB float64
 	type acc struct {
-		title, head uint16
-		pos         []int32
+		title, head, term uint16
+		pos               []int32
 	}
 	for i, p := range ps {
 		m := map[string]*acc{}
@@ -87,10 +89,18 @@ func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index
 			a := get(t)
 			a.pos = append(a.pos, int32(j))
 		}
+		for li, line := range strings.Split(p.Text, "\n") {
+			if li < len(p.Kinds) && p.Kinds[li] == 't' {
+				for _, t := range Terms(line) {
+					get(t).term++
+				}
+			}
+		}
 		x.lenTitle[i], x.lenHead[i], x.lenBody[i] = int32(len(tt)), int32(len(ht)), int32(len(bt))
 		sumT, sumH, sumB = sumT+float64(len(tt)), sumH+float64(len(ht)), sumB+float64(len(bt))
 		for t, a := range m {
-			x.postings[t] = append(x.postings[t], posting{passage: int32(i), title: a.title, head: a.head, bodyTF: uint16(min(len(a.pos), math.MaxUint16)), positions: a.pos})
+			x.postings[t] = append(x.postings[t], posting{passage: int32(i), title: a.title, head: a.head, term: a.term,
+				bodyTF: uint16(min(len(a.pos), math.MaxUint16)), positions: a.pos})
 		}
 	}
 	if n := float64(len(ps)); n > 0 {
@@ -129,7 +139,8 @@ func (x *Index) Search(query string, n int) []Scored {
 			i := p.passage
 			tf := x.w.Title*float64(p.title)/(1-x.w.B+x.w.B*float64(x.lenTitle[i])/x.avgTitle) +
 				x.w.Heading*float64(p.head)/(1-x.w.B+x.w.B*float64(x.lenHead[i])/x.avgHead) +
-				x.w.Body*float64(p.bodyTF)/(1-x.w.B+x.w.B*float64(x.lenBody[i])/x.avgB)
+				x.w.Body*float64(p.bodyTF)/(1-x.w.B+x.w.B*float64(x.lenBody[i])/x.avgB) +
+				x.w.Term*float64(p.term)
 			scores[i] += idf * tf / (x.w.K1 + tf)
 			if len(p.positions) > 0 {
 				if positions[i] == nil {

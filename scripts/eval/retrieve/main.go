@@ -8,10 +8,12 @@
 //
 //	go run ./scripts/eval/retrieve "question" [n]
 //	go run ./scripts/eval/retrieve -tune
+//	go run ./scripts/eval/retrieve -answer "question"
 package main
 
 import (
 	"bufio"
+	"context"
 	"encoding/json"
 	"fmt"
 	"os"
@@ -60,6 +62,28 @@ func main() {
 		tune(ps)
 		return
 	}
+	if os.Args[1] == "-answer" && len(os.Args) > 2 {
+		r, err := research.New(research.Config{Search: research.NewLocal(corpus(ps), research.DefaultWeights), Fetch: webpage.New(webpage.Config{})})
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		q, err := answer.ParseRequest(os.Args[2], true, "", "")
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		res, err := r.Answer(context.Background(), q)
+		if err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		fmt.Println(res.Answer)
+		for i, s := range res.Sources {
+			fmt.Printf("[%d] %s\n", i+1, s.URL)
+		}
+		return
+	}
 	n := 8
 	if len(os.Args) > 2 {
 		n, _ = strconv.Atoi(os.Args[2])
@@ -69,6 +93,14 @@ func main() {
 	for i, s := range x.Search(os.Args[1], n) {
 		fmt.Printf("%2d %6.2f %s %q\n   %.200s\n", i+1, s.Score, s.URL, s.Heading, strings.ReplaceAll(s.Text, "\n", " | "))
 	}
+}
+
+// corpus is the pages' passages as a research.Corpus.
+type corpus []answer.IndexedPassage
+
+func (c corpus) Generation(context.Context) (uint64, error) { return 1, nil }
+func (c corpus) Passages(context.Context) ([]answer.IndexedPassage, uint64, error) {
+	return c, 1, nil
 }
 
 // tune prints retrieval recall on the tune questions for a grid of weights.
@@ -87,10 +119,10 @@ func tune(ps []answer.IndexedPassage) {
 		os.Exit(1)
 	}
 	for _, title := range []float64{0.5, 1.5} {
-		for _, heading := range []float64{1, 2, 4} {
-			for _, phrase := range []float64{0.3, 0.6} {
+		for _, heading := range []float64{2, 4} {
+			for _, term := range []float64{0, 2, 4} {
 				w := research.DefaultWeights
-				w.Title, w.Heading, w.Phrase = title, heading, phrase
+				w.Title, w.Heading, w.Term = title, heading, term
 				x := research.BuildIndex(ps, 0, w)
 				hit, n := 0, 0
 				for _, q := range qs {
@@ -109,7 +141,7 @@ func tune(ps []answer.IndexedPassage) {
 						}
 					}
 				}
-				fmt.Printf("title %.1f heading %.1f phrase %.1f: %d/%d\n", title, heading, phrase, hit, n)
+				fmt.Printf("title %.1f heading %.1f term %.1f: %d/%d\n", title, heading, term, hit, n)
 			}
 		}
 	}
