@@ -233,7 +233,7 @@ func extractive(question string, srcs []numbered, idx *Index) (string, []Chosen)
 				next, nextScore = i, m
 			}
 		}
-		keep := 0.75 // of the best score, for a third sentence and on
+		keep := 0.55 // of the best score, for a third sentence and on
 		if qt == qDiff {
 			keep = 0.55 // a comparison wants both sides
 		}
