@@ -13,5 +13,7 @@ cd "$ARR_ROOT"
 ensure_pkgs python3.11-doc
 list=$(mktemp)
 trap 'rm -f "$list"' EXIT
-(cd /usr/share/doc/python3.11/html && find library reference tutorial howto faq -name '*.html' | sort) >"$list"
+(cd /usr/share/doc/python3.11/html &&
+  find library reference tutorial howto faq -name '*.html' | sort &&
+  ls ./*.html | sed 's|^\./||' | grep -v -e '^genindex' -e '^search\.html' -e '^py-modindex') >"$list"
 ./scripts/eval/answer.sh -batch 100000 -pages "$list" "$@"
