@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"sort"
 	"strings"
 	"unicode"
 	"unicode/utf8"
@@ -273,6 +274,28 @@ func extractive(question string, srcs []numbered, idx *Index) (string, []Chosen)
 		out = append(out, Chosen{Passage: c.passage, Sentence: c.index, Source: c.src + 1})
 	}
 	return b.String(), out
+}
+
+// defaultBoost raises, for a question about a default, the passages that
+// state one ("default" is no retrieval term: it is on every page).
+const defaultBoost = 1.3
+
+// preferAnswerType re-ranks passages for the kind of answer the question
+// wants: for a question about a default, passages that state a default
+// come first among equals.
+func preferAnswerType(question string, ranked []Scored) []Scored {
+	if classify(question) != qValue || !reDeflt.MatchString(question) {
+		return ranked
+	}
+	out := make([]Scored, len(ranked))
+	copy(out, ranked)
+	for i := range out {
+		if cueDefault.MatchString(out[i].Text) {
+			out[i].Score *= defaultBoost
+		}
+	}
+	sort.SliceStable(out, func(a, b int) bool { return out[a].Score > out[b].Score })
+	return out
 }
 
 // quotable reports whether a sentence can stand in an answer's prose: not

@@ -82,6 +82,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	if ranked == nil {
 		ranked, idx = rankPassages(query, docs)
 	}
+	ranked = preferAnswerType(req.Query, ranked)
 	defer func() {
 		record(res, query, res.generation, ranked, func(p Scored) string { return r.sourceURL(numbered{url: p.URL, docID: p.DocID}) })
 	}()
