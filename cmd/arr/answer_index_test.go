@@ -162,9 +162,6 @@ var (
 // unchanged one, adds a folder and a sitemap, and the answer service
 // answers from what was indexed. Every request goes to 127.0.0.1.
 func TestAnswerIndexCrawl(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the arr binary against PostgreSQL")
-	}
 	other := newLoopSite(t, map[string]string{"/": article("Elsewhere", []string{"A page on another site that the crawl must not reach."})})
 	site := newLoopSite(t, map[string]string{
 		"/robots.txt": "User-agent: *\nDisallow: /private/\n",

@@ -87,9 +87,6 @@ func (r reply) field() string {
 // them while served ones count; headers over the limit are a JSON 431,
 // OpenAI-shaped on the gateway; 404, 405 and 413 are JSON.
 func TestErrorResponses(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: needs PostgreSQL with PostGIS")
-	}
 	e := newEnv(t)
 	// No first-start seeding: it fetches records pages from 127.0.0.1,
 	// which would count against the per-IP window the test reads.

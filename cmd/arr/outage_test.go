@@ -105,9 +105,6 @@ func (l *pgLink) restore() { l.listen(l.addr) }
 // 500 internal_error, and logs the cause; when the database is back, they
 // serve again.
 func TestDatabaseOutage(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: needs PostgreSQL")
-	}
 	e := newEnv(t)
 	direct, err := url.Parse(e.dbURL)
 	if err != nil {
