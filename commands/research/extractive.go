@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"regexp"
+	"slices"
 	"sort"
 	"strings"
 	"unicode"
@@ -78,13 +79,19 @@ func classify(q string) qtype {
 }
 
 var (
-	cueNumber     = regexp.MustCompile(`(?i)(\b\d+(\.\d+)?\b|\b(none|true|false|zero|one|two|three|four|five|ten|infinite|unlimited)\b|\b(bytes?|seconds?|ms|kb|mb|gb|characters?|digits?|%|percent)\b)`)
-	cueDefault    = regexp.MustCompile(`(?i)\b(default(s|ed)?( (is|to|value))?|by default|if (omitted|not (given|specified|provided))|unless)\b`)
+	cueNumber  = regexp.MustCompile(`(?i)(\b\d+(\.\d+)?\b|\b(none|true|false|zero|one|two|three|four|five|ten|infinite|unlimited)\b|\b(bytes?|seconds?|ms|kb|mb|gb|characters?|digits?|%|percent)\b)`)
+	cueDefault = regexp.MustCompile(`(?i)\b(default(s|ed)?( (is|to|value))?|by default|if (omitted|not (given|specified|provided))|unless)\b`)
+	// cueDefaultValue states what a default is: "the default protocol is
+	// 4", "defaults to None", "(default: False)", "None (the default)",
+	// "this is the default".
+	cueDefaultValue = regexp.MustCompile(`(?i)\bdefault(s| value| [a-z_]+){0,3} (is|are|was|of|to|:|=) \S|\bdefaults to\b|\(\s*(the )?default\b|\b(is|are) (the|its|their) default\b|\b(is|are) (used )?by default\b`)
+	// versionRef is a version number, which answers no "how many".
+	versionRef    = regexp.MustCompile(`(?i)\b(version|python|protocol|since|in) \d+(\.\d+)*`)
 	cueDefinition = regexp.MustCompile(`(?i)\b(is|are) (a|an|the)\b|\b(refers to|means|is defined as|is used to|represents?)\b`)
 	cueHowTo      = regexp.MustCompile(`(?i)^(to |use |call |pass |set |run |add |create |write |open |import |you can |you should |the (easiest|simplest|recommended) way)|\b(use|call|pass|set|run|create|with the|using)\b`)
-	cueContrast   = regexp.MustCompile(`(?i)\b(whereas|while|unlike|but|however|instead|rather than|in contrast|differs?|difference|only|both)\b`)
+	cueContrast   = regexp.MustCompile(`(?i)\b(whereas|while|unlike|but|however|instead|rather than|in contrast|differs?|difference|only|both|except|identical to|same as|similar to|also)\b`)
 	cueError      = regexp.MustCompile(`\b[A-Z][A-Za-z]*(Error|Exception|Warning)\b|(?i)\braises?\b`)
-	pronounStart  = regexp.MustCompile(`^(This|These|That|Those|It|Its|They|Their|Such|He|She|Here|There|Thus|Also|Otherwise|In this case|In that case)\b`)
+	pronounStart  = regexp.MustCompile(`^(This|These|That|Those|It|Its|They|Their|Such|He|She|Here|There|Thus|Also|Otherwise|However|But|So|Therefore|Hence|Instead|Similarly|Likewise|Consequently|In this case|In that case|In either case|In both cases)\b`)
 	// codeLike marks a sentence that is code or markup, not prose.
 	codeLike = regexp.MustCompile(`(^\s*(>>>|\$ |\.\.\.|#!|import |from \S+ import|def |class \w+[:(]|return |print\())|[{}]\s*$|^\s*[\[{"]|;\s*$|</?[a-z]+[ >]|&[a-z]+;|\b(Prev|Next|Up|Home|Navigation|index modules)\s*(\||$)`)
 )
@@ -102,6 +109,7 @@ const contextWeight = 0.7
 // candidate is a sentence that might be quoted.
 type candidate struct {
 	text    string // with its predecessor when it opens with a pronoun
+	own     string // the sentence alone
 	terms   map[string]bool
 	cov     float64         // weighted share of the question's key terms
 	context map[string]bool // terms of its page title and heading path
@@ -110,6 +118,7 @@ type candidate struct {
 	index   int // of the sentence in its passage
 	rank    int // of its passage among the chosen ones
 	score   float64
+	named   bool // its passage is the entry of an API the question names
 }
 
 // extractive writes the answer to question from the sources' passages; ""
@@ -120,42 +129,69 @@ type candidate struct {
 func extractive(question string, srcs []numbered, idx *Index) (string, []Chosen) {
 	qt := classify(question)
 	key := uniqueTerms(Terms(question))
+	if qt == qDiff {
+		// "difference" names the kind of question, not what it is about.
+		key = slices.DeleteFunc(key, func(t string) bool { return diffWords[t] })
+	}
 	if len(key) == 0 {
 		return "", nil
 	}
 	// Each key term weighs by how rare it is among the passages' sentences.
 	var cands []candidate
 	rank := 0
+	names := apiNames(question)
 	for si, s := range srcs {
 		for _, p := range s.passages {
+			named := definesName(p.Passage, names)
 			ctxTerms := map[string]bool{}
 			for _, t := range Terms(p.Title + " " + strings.Join(p.Heading, " ")) {
 				ctxTerms[t] = true
 			}
-			n := 0 // sentence index within the passage
+			n := 0        // sentence index within the passage
+			prev := ""    // the sentence before, in this passage
+			subject := "" // the name of the term the next line describes
 			for li, block := range strings.Split(p.Text, "\n") {
 				if li < len(p.Kinds) && p.Kinds[li] == 't' {
 					// A term (an API signature) is context, not prose.
 					for _, t := range Terms(block) {
 						ctxTerms[t] = true
 					}
+					subject, prev = termName(block), ""
+					if subject == "" && quotable(block) {
+						// A term that is a sentence ("FORMAT_XZ: The .xz
+						// container format.") is what "This" refers to.
+						prev = block
+					}
 					continue
 				}
 				sents := answer.Sentences(block)
 				for i, sen := range sents {
-					c := candidate{text: sen, src: si, passage: p.ID, index: n, rank: rank, context: ctxTerms}
+					c := candidate{text: sen, src: si, passage: p.ID, index: n, rank: rank, context: ctxTerms, named: named}
 					n++
-					if pronounStart.MatchString(sen) && i > 0 {
-						c.text = sents[i-1] + " " + sen
+					switch {
+					case i == 0 && subject != "" && !mentions(sen, subject):
+						// The first sentence of a term's description has
+						// the term as its subject ("Identical to copy()
+						// except ..." describes shutil.copy2()).
+						c.text = subject + ": " + sen
+						sen = c.text
+					case pronounStart.MatchString(sen) && prev != "":
+						c.text = prev + " " + sen
 					}
+					prev = sen
+					c.own = sen
 					cands = append(cands, c)
 				}
+				subject = ""
 			}
 			rank++
 		}
 	}
 	if len(cands) == 0 {
 		return "", nil
+	}
+	if qt == qValue && reDeflt.MatchString(question) {
+		bringSubjects(cands, key)
 	}
 	df := map[string]int{}
 	for i := range cands {
@@ -168,14 +204,16 @@ func extractive(question string, srcs []numbered, idx *Index) (string, []Chosen)
 		}
 	}
 	weight := map[string]float64{}
-	total := 0.0
 	for _, t := range key {
 		w := math.Log(1 + float64(len(cands)+1)/float64(df[t]+1))
 		if idx != nil && idx.Len() > 0 {
 			w = idx.IDF(t)
 		}
 		weight[t] = w
-		total += w
+	}
+	var sides [][]string
+	if qt == qDiff {
+		sides = comparedSides(question, key)
 	}
 	// Neighbours: the terms of the sentences before and after in the same
 	// passage block, for coverage at half weight.
@@ -185,24 +223,32 @@ func extractive(question string, srcs []numbered, idx *Index) (string, []Chosen)
 			c.score = -1
 			continue
 		}
-		cov := 0.0
-		for _, t := range key {
-			switch {
-			case c.terms[t]:
-				cov += weight[t]
-			case c.context[t]:
-				cov += contextWeight * weight[t]
-			case neighbourHas(cands, i, t):
-				cov += 0.5 * weight[t]
-			}
+		cov := coverage(cands, i, key, weight)
+		// One side of a comparison, said of itself, answers half of it
+		// ("A shallow copy ... inserts references"): it covers its side's
+		// terms and those the sides share.
+		for _, side := range sides {
+			cov = max(cov, coverage(cands, i, side, weight))
 		}
-		cov /= total
 		c.cov = cov
 		c.score = cov*(1+0.3*closeness(c.text, key)) + 0.35*cue(qt, c.text, question) - 0.03*float64(c.rank)
 		if n := len(c.text); n < 40 {
 			c.score -= 0.15
 		} else if n > 450 {
 			c.score -= 0.1
+		}
+		if subjectOfSide(c.text, sides) {
+			// "A shallow copy constructs ...": a side as the subject says
+			// what it is.
+			c.score += sideBonus
+		}
+		if c.named {
+			// From the entry of an API the question names.
+			c.score += namedBonus
+		}
+		if changeNote.MatchString(c.text) {
+			// A version note says what changed, seldom what is.
+			c.score -= 0.15
 		}
 	}
 	best := -1
@@ -230,7 +276,13 @@ func extractive(question string, srcs []numbered, idx *Index) (string, []Chosen)
 			for _, j := range chosen {
 				sim = max(sim, jaccard(cands[i].terms, cands[j].terms))
 			}
-			if m := lambda*cands[i].score - (1-lambda)*sim; m > nextScore {
+			m := lambda*cands[i].score - (1-lambda)*sim
+			if newSide(cands, chosen, i, sides) {
+				// A side said of itself shares the other's words
+				// ("string representation") without repeating it.
+				m = lambda*cands[i].score + sideBonus
+			}
+			if m > nextScore {
 				next, nextScore = i, m
 			}
 		}
@@ -283,19 +335,173 @@ const defaultBoost = 1.3
 // preferAnswerType re-ranks passages for the kind of answer the question
 // wants: for a question about a default, passages that state a default
 // come first among equals.
+//
+// A question that names an API ("shutil.copy2()", "__repr__",
+// "ZeroDivisionError") asks first of all about that API's entry: the
+// passages whose term defines a named API are raised by namedBoost.
 func preferAnswerType(question string, ranked []Scored) []Scored {
-	if classify(question) != qValue || !reDeflt.MatchString(question) {
+	defaults := classify(question) == qValue && reDeflt.MatchString(question)
+	names := apiNames(question)
+	if !defaults && len(names) == 0 {
 		return ranked
 	}
 	out := make([]Scored, len(ranked))
 	copy(out, ranked)
+	var key map[string]bool
+	if defaults {
+		key = set(Terms(question))
+	}
 	for i := range out {
-		if cueDefault.MatchString(out[i].Text) {
+		if defaults && cueDefault.MatchString(out[i].Text) {
 			out[i].Score *= defaultBoost
+			if defaultOf(out[i].Text, key) {
+				out[i].Score *= defaultBoost
+			}
+		}
+		if len(names) > 0 && definesName(out[i].Passage, names) {
+			out[i].Score *= namedBoost
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Score > out[b].Score })
 	return out
+}
+
+// namedBonus raises a sentence of the entry of an API the question names.
+const namedBonus = 0.15
+
+// bringSubjects gives a sentence that states a default ("None (the
+// default) selects the most compact representation.") the sentence
+// before it when that one names a key term it lacks (what has the
+// default: "If indent is a non-negative integer ...").
+func bringSubjects(cands []candidate, key []string) {
+	for i := len(cands) - 1; i > 0; i-- {
+		c, prev := &cands[i], cands[i-1]
+		if prev.passage != c.passage || c.text != c.own || prev.text != prev.own || !cueDefaultValue.MatchString(c.text) {
+			continue
+		}
+		have, prevHas := set(Terms(c.text)), set(Terms(prev.text))
+		for _, t := range key {
+			if !have[t] && prevHas[t] {
+				c.text = prev.text + " " + c.text
+				break
+			}
+		}
+	}
+}
+
+// defaultOf reports whether text speaks of the default of what the
+// question asks about: "default" next to one of its key terms, within
+// two words ("the default protocol", "the protocol defaults to").
+func defaultOf(text string, key map[string]bool) bool {
+	ws := strings.FieldsFunc(strings.ToLower(text), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' })
+	for i, w := range ws {
+		if !strings.HasPrefix(w, "default") {
+			continue
+		}
+		for j := max(0, i-2); j <= min(len(ws)-1, i+2); j++ {
+			if j == i {
+				continue
+			}
+			for _, t := range Terms(ws[j]) {
+				if key[t] {
+					return true
+				}
+			}
+		}
+	}
+	return false
+}
+
+// namedBoost raises the passages that define an API the question names.
+const namedBoost = 1.4
+
+// reAPIName finds what looks like an API name in a question: a dotted
+// name, a call ("round()"), a name with an underscore or a CamelCase name
+// with an inner capital ("ZeroDivisionError").
+var reAPIName = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)*(?:\(\))?`)
+
+// apiNames returns the API names of question, lower case, without "()".
+func apiNames(question string) []string {
+	var out []string
+	for _, m := range reAPIName.FindAllString(question, -1) {
+		call := strings.HasSuffix(m, "()")
+		name := strings.TrimSuffix(m, "()")
+		inner := strings.IndexFunc(strings.TrimLeft(name, "_")[min(1, len(strings.TrimLeft(name, "_"))):], unicode.IsUpper) >= 0
+		if call || strings.ContainsAny(name, "._") || inner {
+			out = append(out, strings.ToLower(name))
+		}
+	}
+	return out
+}
+
+// definesName reports whether p opens with a term that names one of names
+// (in full, or as the last part of a dotted name).
+func definesName(p answer.Passage, names []string) bool {
+	if p.Kinds == "" || p.Kinds[0] != 't' {
+		return false
+	}
+	line, _, _ := strings.Cut(p.Text, "\n")
+	term := strings.ToLower(strings.TrimSuffix(termName(line), "()"))
+	if term == "" {
+		return false
+	}
+	for _, n := range names {
+		if term == n || strings.HasSuffix(term, "."+n) {
+			return true
+		}
+	}
+	return false
+}
+
+// termPrefixes are the keywords before a name in an API entry's term.
+var termPrefixes = []string{"exception ", "class ", "abstractmethod ", "classmethod ", "staticmethod ", "property ",
+	"coroutine ", "async ", "await ", "awaitable ", "method ", "function ", "attribute ", "data ", "opcode ", "decorator "}
+
+var (
+	reIdent    = regexp.MustCompile(`^[A-Za-z_][\w.]*[A-Za-z0-9_]$`)
+	reTermWord = regexp.MustCompile(`^[A-Za-z][A-Za-z '-]{0,38}[A-Za-z]$`)
+)
+
+// termName is what a definition term names, for a sentence of its
+// description to carry: "shutil.copy2()" for "shutil.copy2(src, dst, *,
+// follow_symlinks=True)", "ModuleNotFoundError" for "exception
+// ModuleNotFoundError", "decorator" for a glossary's "decorator"; "" when
+// the term is no plain name.
+func termName(term string) string {
+	t := strings.TrimSpace(term)
+	kind := ""
+	for again := true; again; {
+		again = false
+		for _, p := range termPrefixes {
+			if strings.HasPrefix(t, p) {
+				t, kind, again = strings.TrimSpace(t[len(p):]), p, true
+			}
+		}
+	}
+	name, call := t, false
+	if i := strings.IndexByte(t, '('); i > 0 {
+		name, call = t[:i], true
+	}
+	switch {
+	case reIdent.MatchString(name):
+		if call && kind != "class " && kind != "exception " {
+			return name + "()"
+		}
+		return name
+	case !call && reTermWord.MatchString(t):
+		return t
+	}
+	return ""
+}
+
+// mentions reports whether s names subject (its last dotted part, in any
+// case).
+func mentions(s, subject string) bool {
+	name := strings.TrimSuffix(subject, "()")
+	if i := strings.LastIndexByte(name, '.'); i >= 0 {
+		name = name[i+1:]
+	}
+	return strings.Contains(strings.ToLower(s), strings.ToLower(name))
 }
 
 // quotable reports whether a sentence can stand in an answer's prose: not
@@ -315,6 +521,142 @@ func quotable(s string) bool {
 	}
 	return letters >= 12 && symbols*6 < letters
 }
+
+// changeNote opens a version note.
+var changeNote = regexp.MustCompile(`^(Changed|New|Deprecated|Removed) (in|since) version\b`)
+
+// diffWords are the terms that make a question a comparison.
+var diffWords = map[string]bool{}
+
+func init() {
+	for _, w := range []string{"difference", "differences", "differ", "different", "compare", "comparison", "versus", "vs"} {
+		for _, t := range Terms(w) {
+			diffWords[t] = true
+		}
+	}
+}
+
+// sideBonus favours, for a comparison, a sentence about a side no chosen
+// sentence speaks of yet.
+const sideBonus = 0.2
+
+// reSides find the two things a comparison compares.
+var reSides = []*regexp.Regexp{
+	regexp.MustCompile(`(?i)\bbetween\s+(.+?)\s+and\s+(.+?)\s*[?.!]*$`),
+	regexp.MustCompile(`(?i)\b(?:does|do|is|are)\s+(.+?)\s+differ\s+from\s+(.+?)\s*[?.!]*$`),
+	regexp.MustCompile(`(?i)^(?:\s*(?:compare|comparing)\s+)?(.+?)\s+(?:vs\.?|versus|compared (?:to|with))\s+(.+?)\s*[?.!]*$`),
+}
+
+// comparedSides returns, for a comparison of A and B, the key terms of A
+// with those neither side names (the shared ones), and likewise of B;
+// nil when the question names no two sides.
+func comparedSides(question string, key []string) [][]string {
+	for _, re := range reSides {
+		m := re.FindStringSubmatch(question)
+		if m == nil {
+			continue
+		}
+		a, b := set(Terms(m[1])), set(Terms(m[2]))
+		var onlyA, onlyB, shared []string
+		for _, t := range key {
+			switch {
+			case a[t] && !b[t]:
+				onlyA = append(onlyA, t)
+			case b[t] && !a[t]:
+				onlyB = append(onlyB, t)
+			default:
+				shared = append(shared, t)
+			}
+		}
+		if len(onlyA) == 0 || len(onlyB) == 0 {
+			return nil
+		}
+		return [][]string{append(onlyA, shared...), append(onlyB, shared...)}
+	}
+	return nil
+}
+
+func set(ts []string) map[string]bool {
+	m := make(map[string]bool, len(ts))
+	for _, t := range ts {
+		m[t] = true
+	}
+	return m
+}
+
+// coverage is the weighted share of terms candidate i holds: a term in the
+// sentence counts whole, one of its page title or heading path at
+// contextWeight, one of a neighbouring sentence at half.
+func coverage(cands []candidate, i int, terms []string, weight map[string]float64) float64 {
+	c := &cands[i]
+	cov, total := 0.0, 0.0
+	for _, t := range terms {
+		total += weight[t]
+		switch {
+		case c.terms[t]:
+			cov += weight[t]
+		case c.context[t]:
+			cov += contextWeight * weight[t]
+		case neighbourHas(cands, i, t):
+			cov += 0.5 * weight[t]
+		}
+	}
+	if total == 0 {
+		return 0
+	}
+	return cov / total
+}
+
+// newSide reports whether candidate i speaks of one compared side only
+// (holds its own terms), and one no chosen sentence speaks of alone yet.
+func newSide(cands []candidate, chosen []int, i int, sides [][]string) bool {
+	s := onlySide(cands[i], sides)
+	if s < 0 {
+		return false
+	}
+	for _, j := range chosen {
+		if onlySide(cands[j], sides) == s {
+			return false
+		}
+	}
+	return true
+}
+
+// subjectOfSide reports whether text opens with (within its first three
+// terms) the own term of exactly one compared side.
+func subjectOfSide(text string, sides [][]string) bool {
+	if len(sides) == 0 {
+		return false
+	}
+	ts := Terms(text)
+	ts = ts[:min(3, len(ts))]
+	n := 0
+	for _, side := range sides {
+		if slices.Contains(ts, side[0]) {
+			n++
+		}
+	}
+	return n == 1
+}
+
+// onlySide is the one compared side c speaks of, or -1 when it speaks of
+// none or of both.
+func onlySide(c candidate, sides [][]string) int {
+	only := -1
+	for s, side := range sides {
+		if speaksOf(c, side) {
+			if only >= 0 {
+				return -1
+			}
+			only = s
+		}
+	}
+	return only
+}
+
+// speaksOf reports whether c holds the first term of side (a side's own
+// terms come first).
+func speaksOf(c candidate, side []string) bool { return len(side) > 0 && c.terms[side[0]] }
 
 func neighbourHas(cands []candidate, i int, t string) bool {
 	for _, j := range []int{i - 1, i + 1} {
@@ -345,13 +687,17 @@ func cue(qt qtype, s, question string) float64 {
 	switch qt {
 	case qValue:
 		v := 0.0
-		if cueNumber.MatchString(s) {
+		if cueNumber.MatchString(versionRef.ReplaceAllString(s, "")) {
 			v += 0.5
 		}
 		// A question about a default is answered by the sentence that
 		// states one: it weighs more than any other cue.
 		if cueDefault.MatchString(s) && reDeflt.MatchString(question) {
 			v += 1.2
+			if cueDefaultValue.MatchString(s) {
+				// ... and most the sentence that says what it is.
+				v += 0.6
+			}
 		}
 		return v
 	case qDefine:

@@ -25,10 +25,14 @@ type Weights struct {
 	Title, Heading, Body, Term float64
 	K1, B                      float64
 	Phrase, Proximity          float64
+	// Section raises a passage by this much times the share (by IDF) of
+	// the query's terms its own section heading holds: an FAQ entry
+	// headed "How do I delete a file?" for "how do I delete a file".
+	Section float64
 }
 
 // DefaultWeights are the weights retrieval uses.
-var DefaultWeights = Weights{Title: 1.5, Heading: 2, Body: 1, Term: 2, K1: 1.2, B: 0.75, Phrase: 0.6, Proximity: 0.4}
+var DefaultWeights = Weights{Title: 1.5, Heading: 2, Body: 1, Term: 2, K1: 1.2, B: 0.75, Phrase: 0.6, Proximity: 0.4, Section: 0.5}
 
 // Scored is a passage with its score.
 type Scored struct {
@@ -40,6 +44,7 @@ type Scored struct {
 type posting struct {
 	passage                   int32
 	title, head, bodyTF, term uint16
+	section                   bool    // in the passage's own section heading
 	positions                 []int32 // in the body
 }
 
@@ -64,6 +69,7 @@ func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index
 	var sumT, sumH, sumB float64
 	type acc struct {
 		title, head, term uint16
+		section           bool
 		pos               []int32
 	}
 	for i, p := range ps {
@@ -84,6 +90,11 @@ func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index
 		for _, t := range ht {
 			get(t).head++
 		}
+		if len(p.Heading) > 0 {
+			for _, t := range Terms(p.Heading[len(p.Heading)-1]) {
+				get(t).section = true
+			}
+		}
 		bt := Terms(p.Text)
 		for j, t := range bt {
 			a := get(t)
@@ -99,7 +110,7 @@ func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index
 		x.lenTitle[i], x.lenHead[i], x.lenBody[i] = int32(len(tt)), int32(len(ht)), int32(len(bt))
 		sumT, sumH, sumB = sumT+float64(len(tt)), sumH+float64(len(ht)), sumB+float64(len(bt))
 		for t, a := range m {
-			x.postings[t] = append(x.postings[t], posting{passage: int32(i), title: a.title, head: a.head, term: a.term,
+			x.postings[t] = append(x.postings[t], posting{passage: int32(i), title: a.title, head: a.head, term: a.term, section: a.section,
 				bodyTF: uint16(min(len(a.pos), math.MaxUint16)), positions: a.pos})
 		}
 	}
@@ -127,7 +138,9 @@ func (x *Index) Search(query string, n int) []Scored {
 	}
 	N := float64(len(x.passages))
 	scores := map[int32]float64{}
+	section := map[int32]float64{}     // IDF of the query terms in the passage's section heading
 	positions := map[int32][][]int32{} // per passage, per query term
+	idfSum := 0.0
 	for qi, t := range qt {
 		ps := x.postings[t]
 		if len(ps) == 0 {
@@ -135,7 +148,11 @@ func (x *Index) Search(query string, n int) []Scored {
 		}
 		df := float64(len(ps))
 		idf := math.Log(1 + (N-df+0.5)/(df+0.5))
+		idfSum += idf
 		for _, p := range ps {
+			if p.section {
+				section[p.passage] += idf
+			}
 			i := p.passage
 			tf := x.w.Title*float64(p.title)/(1-x.w.B+x.w.B*float64(x.lenTitle[i])/x.avgTitle) +
 				x.w.Heading*float64(p.head)/(1-x.w.B+x.w.B*float64(x.lenHead[i])/x.avgHead) +
@@ -154,6 +171,9 @@ func (x *Index) Search(query string, n int) []Scored {
 	for i, s := range scores {
 		if pos := positions[i]; pos != nil && len(qt) > 1 {
 			s *= 1 + x.w.Phrase*adjacentPairs(pos)/float64(len(qt)-1) + x.w.Proximity*proximity(pos)
+		}
+		if h := section[i]; h > 0 && len(qt) > 1 {
+			s *= 1 + x.w.Section*h/idfSum
 		}
 		out = append(out, Scored{IndexedPassage: x.passages[i], Score: s})
 	}

@@ -45,7 +45,9 @@ func selectSources(ranked []Scored, limit int) []numbered {
 			index[key] = i
 			out = append(out, numbered{title: p.Title, url: p.URL, docID: p.DocID})
 		}
-		if len(out[i].passages) == maxPassagesPerDoc {
+		if len(out[i].passages) == maxPassagesPerDoc+2*boolInt(i == 0) {
+			// The best page, which often holds the whole answer, gives
+			// two passages more.
 			continue
 		}
 		out[i].passages = append(out[i].passages, p)
@@ -192,4 +194,11 @@ func (r *Researcher) synthesize(ctx context.Context, req answer.Request, srcs []
 	res.Costs.CostMicroUSD += out.CostMicroUSD
 	res.Model = out.Model
 	return out.Content, true
+}
+
+func boolInt(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
 }

@@ -59,13 +59,15 @@ func CheckCitations(text string, nSources int) Cited {
 }
 
 var (
-	spaceBeforePunct = regexp.MustCompile(`[ \t]+([.,;:!?])`)
+	// A blank before punctuation that ends a clause, not before ".xz" or
+	// ".5".
+	spaceBeforePunct = regexp.MustCompile(`[ \t]+([.,;:!?])([\s"')\]]|$)`)
 	multiSpace       = regexp.MustCompile(`[ \t]{2,}`)
 )
 
 // tidy removes the blanks left where dropped markers stood.
 func tidy(s string) string {
-	s = spaceBeforePunct.ReplaceAllString(s, "$1")
+	s = spaceBeforePunct.ReplaceAllString(s, "$1$2")
 	s = multiSpace.ReplaceAllString(s, " ")
 	return strings.TrimSpace(s)
 }

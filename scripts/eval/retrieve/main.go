@@ -118,11 +118,11 @@ func tune(ps []answer.IndexedPassage) {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
 	}
-	for _, title := range []float64{0.5, 1.5} {
-		for _, heading := range []float64{2, 4} {
-			for _, term := range []float64{0, 2, 4} {
+	for _, title := range []float64{1.5} {
+		for _, heading := range []float64{2} {
+			for _, term := range []float64{0, 0.5, 1, 2} {
 				w := research.DefaultWeights
-				w.Title, w.Heading, w.Term = title, heading, term
+				w.Title, w.Heading, w.Section = title, heading, term
 				x := research.BuildIndex(ps, 0, w)
 				hit, n := 0, 0
 				for _, q := range qs {
@@ -141,7 +141,7 @@ func tune(ps []answer.IndexedPassage) {
 						}
 					}
 				}
-				fmt.Printf("title %.1f heading %.1f term %.1f: %d/%d\n", title, heading, term, hit, n)
+				fmt.Printf("title %.1f heading %.1f section %.1f: %d/%d\n", title, heading, term, hit, n)
 			}
 		}
 	}
