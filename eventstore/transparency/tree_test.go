@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"sync/atomic"
 	"testing"
 
 	"github.com/arr-dev/arr/eventstore/transparency"
@@ -197,5 +198,58 @@ func TestMemStorePut(t *testing.T) {
 	cancel()
 	if _, err := s.ReadNodes(cancelled, []transparency.NodeID{{Level: 0, Index: 0}}); !errors.Is(err, context.Canceled) {
 		t.Fatalf("ReadNodes with a cancelled context: err = %v", err)
+	}
+}
+
+// TestMemStoreConcurrent appends while readers build proofs for the sizes
+// already stored, as a log serving proofs during appends does; run it with
+// -race.
+func TestMemStoreConcurrent(t *testing.T) {
+	ctx := context.Background()
+	leaves := testLeaves(2000)
+	tree, store := transparency.NewTree(), transparency.NewMemStore()
+	var stored atomic.Uint64
+	var stop atomic.Bool // set when the test ends, so no reader outlives it
+	defer stop.Store(true)
+	done := make(chan error, 2)
+	for range 2 {
+		go func() {
+			for i := uint64(0); stored.Load() < uint64(len(leaves)) && !stop.Load(); i++ {
+				size := stored.Load()
+				if size == 0 {
+					continue
+				}
+				proof, err := transparency.InclusionProof(ctx, store, i%size, size)
+				if err != nil {
+					done <- err
+					return
+				}
+				root, err := transparency.RootAt(ctx, store, size)
+				if err != nil {
+					done <- err
+					return
+				}
+				if err := verifier.VerifyInclusion(i%size, size, leaves[i%size][:], proof, root[:]); err != nil {
+					done <- err
+					return
+				}
+			}
+			done <- nil
+		}()
+	}
+	for _, l := range leaves {
+		nodes, err := tree.Append(l)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := store.Put(nodes); err != nil {
+			t.Fatal(err)
+		}
+		stored.Store(tree.Size())
+	}
+	for range 2 {
+		if err := <-done; err != nil {
+			t.Fatal(err)
+		}
 	}
 }

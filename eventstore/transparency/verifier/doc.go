@@ -52,8 +52,9 @@
 //	<root hash, standard base64 with padding (RFC 4648 section 4)>
 //	timestamp-ms <Unix time in milliseconds, ASCII decimal, no leading zeros>
 //
-// The origin names the log; it is non-empty UTF-8 without spaces, plus
-// signs or control characters, so it is also the signature's key name. The
+// The origin names the log; it is non-empty UTF-8 of at most 255 bytes
+// without spaces, plus signs or control characters, so it is also the
+// signature's key name. The
 // signature is Ed25519 (RFC 8032) over the note text, all four lines and
 // their newlines: VerifyHead checks such a raw 64-byte signature.
 //
