@@ -1,8 +1,8 @@
 #!/usr/bin/env bash
 # Runs every request-parser and proof-verifier fuzz target of arr for a
 # while and prints, per target, the executions, the corpus size and whether
-# it failed. Not part of
-# the test suite (scripts/test.sh runs each target's seed corpus once).
+# it failed. Not part of the test suite (scripts/test.sh runs each target's
+# seed corpus once).
 #
 #   ./scripts/fuzz.sh [-t 10m] [-p 1] [TARGET ...]
 #

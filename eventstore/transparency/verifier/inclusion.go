@@ -27,21 +27,21 @@ func VerifyInclusion(leafIndex, treeSize uint64, leafHash []byte, proof [][]byte
 // section 2.1.3.2, steps 1 to 4, and the check of sn in step 5). Compare it
 // with a root the log signed; VerifyInclusion does both.
 func RootFromInclusionProof(leafIndex, treeSize uint64, leafHash []byte, proof [][]byte) ([HashSize]byte, error) {
-	var r [HashSize]byte
+	var none, r [HashSize]byte
 	if leafIndex >= treeSize {
-		return r, fmt.Errorf("%w: leaf index %d is not below tree size %d", ErrInvalid, leafIndex, treeSize)
+		return none, fmt.Errorf("%w: leaf index %d is not below tree size %d", ErrInvalid, leafIndex, treeSize)
 	}
 	if len(leafHash) != HashSize {
-		return r, fmt.Errorf("%w: leaf hash is %d bytes, want %d", ErrInvalid, len(leafHash), HashSize)
+		return none, fmt.Errorf("%w: leaf hash is %d bytes, want %d", ErrInvalid, len(leafHash), HashSize)
 	}
 	if err := checkProofHashes(proof); err != nil {
-		return r, err
+		return none, err
 	}
 	fn, sn := leafIndex, treeSize-1
 	r = [HashSize]byte(leafHash)
 	for _, p := range proof {
 		if sn == 0 {
-			return r, fmt.Errorf("%w: inclusion proof for leaf %d of %d has %d hashes, too many", ErrInvalid, leafIndex, treeSize, len(proof))
+			return none, fmt.Errorf("%w: inclusion proof for leaf %d of %d has %d hashes, too many", ErrInvalid, leafIndex, treeSize, len(proof))
 		}
 		if fn&1 == 1 || fn == sn {
 			r = NodeHash(p, r[:])
@@ -56,7 +56,7 @@ func RootFromInclusionProof(leafIndex, treeSize uint64, leafHash []byte, proof [
 		sn >>= 1
 	}
 	if sn != 0 {
-		return r, fmt.Errorf("%w: inclusion proof for leaf %d of %d has %d hashes, too few", ErrInvalid, leafIndex, treeSize, len(proof))
+		return none, fmt.Errorf("%w: inclusion proof for leaf %d of %d has %d hashes, too few", ErrInvalid, leafIndex, treeSize, len(proof))
 	}
 	return r, nil
 }
