@@ -1,7 +1,8 @@
 #!/usr/bin/env bash
-# Runs every request-parser fuzz target of arr for a while and prints, per
-# target, the executions, the corpus size and whether it failed. Not part of
-# the test suite (scripts/test.sh runs each target's seed corpus once).
+# Runs every request-parser and proof-verifier fuzz target of arr for a
+# while and prints, per target, the executions, the corpus size and whether
+# it failed. Not part of the test suite (scripts/test.sh runs each target's
+# seed corpus once).
 #
 #   ./scripts/fuzz.sh [-t 10m] [-p 1] [TARGET ...]
 #
@@ -36,6 +37,11 @@ all=(
   "./readapi/accountweb FuzzSignInForm"
   "./eventstore FuzzStorableJSON"
   "./domain/text FuzzClean"
+  "./eventstore/transparency/verifier FuzzVerifyInclusion"
+  "./eventstore/transparency/verifier FuzzVerifyConsistency"
+  "./eventstore/transparency/verifier FuzzParseHead"
+  "./eventstore/transparency/verifier FuzzOpenCheckpoint"
+  "./eventstore/transparency/verifier FuzzParseVerifierKey"
 )
 cache=$(go env GOCACHE)
 module=$(go list -m)
