@@ -129,6 +129,11 @@ type candidate struct {
 func extractive(question string, srcs []numbered, idx *Index) (string, []Chosen) {
 	qt := classify(question)
 	key := uniqueTerms(Terms(question))
+	if d := definedNames(question); len(d) > 0 {
+		// "What is a decorator in Python?" asks about "decorator"; the
+		// rest is the setting.
+		key = uniqueTerms(Terms(d[0]))
+	}
 	if qt == qDiff {
 		// "difference" names the kind of question, not what it is about.
 		key = slices.DeleteFunc(key, func(t string) bool { return diffWords[t] })
@@ -139,7 +144,7 @@ func extractive(question string, srcs []numbered, idx *Index) (string, []Chosen)
 	// Each key term weighs by how rare it is among the passages' sentences.
 	var cands []candidate
 	rank := 0
-	names := apiNames(question)
+	names := askedNames(question)
 	for si, s := range srcs {
 		for _, p := range s.passages {
 			named := definesName(p.Passage, names)
@@ -151,6 +156,20 @@ func extractive(question string, srcs []numbered, idx *Index) (string, []Chosen)
 			prev := ""    // the sentence before, in this passage
 			subject := "" // the name of the term the next line describes
 			for li, block := range strings.Split(p.Text, "\n") {
+				if li < len(p.Kinds) && p.Kinds[li] == 'c' {
+					// A one-line command a sentence introduces ("run the
+					// venv module as a script with the directory path:")
+					// completes that sentence.
+					if cmd, ok := command(block); ok && len(cands) > 0 {
+						last := &cands[len(cands)-1]
+						if last.passage == p.ID && strings.HasSuffix(last.own, ":") {
+							last.text += " " + cmd + "."
+							last.own += " " + cmd + "."
+							prev = last.own
+						}
+					}
+					continue
+				}
 				if li < len(p.Kinds) && p.Kinds[li] == 't' {
 					// A term (an API signature) is context, not prose.
 					for _, t := range Terms(block) {
@@ -231,7 +250,11 @@ func extractive(question string, srcs []numbered, idx *Index) (string, []Chosen)
 			cov = max(cov, coverage(cands, i, side, weight))
 		}
 		c.cov = cov
-		c.score = cov*(1+0.3*closeness(c.text, key)) + 0.35*cue(qt, c.text, question) - 0.03*float64(c.rank)
+		cueOf := cue(qt, c.text, question)
+		if qt == qDefine && c.named {
+			cueOf = 1 // the entry of what is asked about defines it
+		}
+		c.score = cov*(1+0.3*closeness(c.text, key)) + 0.35*cueOf - 0.03*float64(c.rank)
 		if n := len(c.text); n < 40 {
 			c.score -= 0.15
 		} else if n > 450 {
@@ -341,8 +364,8 @@ const defaultBoost = 1.3
 // passages whose term defines a named API are raised by namedBoost.
 func preferAnswerType(question string, ranked []Scored) []Scored {
 	defaults := classify(question) == qValue && reDeflt.MatchString(question)
-	names := apiNames(question)
-	if !defaults && len(names) == 0 {
+	names, defined := apiNames(question), definedNames(question)
+	if !defaults && len(names) == 0 && len(defined) == 0 {
 		return ranked
 	}
 	out := make([]Scored, len(ranked))
@@ -360,6 +383,9 @@ func preferAnswerType(question string, ranked []Scored) []Scored {
 		}
 		if len(names) > 0 && definesName(out[i].Passage, names) {
 			out[i].Score *= namedBoost
+		}
+		if len(defined) > 0 && definesName(out[i].Passage, defined) {
+			out[i].Score *= definedBoost
 		}
 	}
 	sort.SliceStable(out, func(a, b int) bool { return out[a].Score > out[b].Score })
@@ -434,6 +460,38 @@ func apiNames(question string) []string {
 	return out
 }
 
+// reDefined finds what a definition question asks about: "decorator" in
+// "What is a decorator in Python?", "generators" in "What are generators?".
+var reDefined = regexp.MustCompile(`(?i)^\s*(?:what(?:'s| is| are)|define|what does)\s+(?:an?\s+|the\s+)?(.+?)(?:\s+(?:in python|mean|stand for))?\s*\??\s*$`)
+
+// askedNames are the names whose entries answer question: the APIs it
+// names, and what a definition question asks about.
+func askedNames(question string) []string {
+	return append(apiNames(question), definedNames(question)...)
+}
+
+// definedNames is, for a definition question, the thing it asks about (as
+// written and singular), as a glossary would name it.
+func definedNames(question string) []string {
+	if classify(question) != qDefine {
+		return nil
+	}
+	m := reDefined.FindStringSubmatch(question)
+	if m == nil || len(strings.Fields(m[1])) > 4 {
+		return nil
+	}
+	w := strings.ToLower(strings.Trim(m[1], `"'“”‘’`))
+	names := []string{w}
+	if strings.HasSuffix(w, "s") && !strings.HasSuffix(w, "ss") {
+		names = append(names, strings.TrimSuffix(w, "s"))
+	}
+	return names
+}
+
+// definedBoost raises the entry (a glossary's, an API's) of what a
+// definition question asks about: the entry is the definition.
+const definedBoost = 2.5
+
 // definesName reports whether p opens with a term that names one of names
 // (in full, or as the last part of a dotted name).
 func definesName(p answer.Passage, names []string) bool {
@@ -451,6 +509,33 @@ func definesName(p answer.Passage, names []string) bool {
 		}
 	}
 	return false
+}
+
+// reCommand is a one-line shell command: a program and its arguments.
+var reCommand = regexp.MustCompile(`^(?:\$ |% )?([a-z][a-z0-9_.-]*)( +[^\s]+){1,8}$`)
+
+// codeWords open a line of program code, not a shell command.
+var codeWords = map[string]bool{"import": true, "from": true, "def": true, "class": true, "return": true, "print": true,
+	"for": true, "if": true, "elif": true, "else": true, "while": true, "with": true, "del": true, "raise": true, "assert": true,
+	"yield": true, "lambda": true, "pass": true, "try": true, "except": true, "finally": true, "global": true, "nonlocal": true,
+	"async": true, "await": true, "var": true, "let": true, "const": true, "function": true, "select": true, "insert": true,
+	"update": true, "delete": true, "create": true, "alter": true, "drop": true}
+
+// command returns code that is a one-line shell command ("python3 -m venv
+// tutorial-env"), without its prompt.
+func command(code string) (string, bool) {
+	code = strings.TrimSpace(code)
+	if len(code) > 80 || strings.ContainsAny(code, "\n(){}=;<>|&`'\"") {
+		return "", false
+	}
+	m := reCommand.FindStringSubmatch(code)
+	if m == nil {
+		return "", false
+	}
+	if codeWords[m[1]] {
+		return "", false // a statement, not a command
+	}
+	return strings.TrimLeft(strings.TrimPrefix(strings.TrimPrefix(code, "$ "), "% "), " "), true
 }
 
 // termPrefixes are the keywords before a name in an API entry's term.

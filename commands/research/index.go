@@ -95,7 +95,7 @@ func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index
 				get(t).section = true
 			}
 		}
-		bt := Terms(p.Text)
+		bt := Terms(bodyText(p.Passage))
 		for j, t := range bt {
 			a := get(t)
 			a.pos = append(a.pos, int32(j))
@@ -118,6 +118,22 @@ func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index
 		x.avgTitle, x.avgHead, x.avgB = max(sumT/n, 1), max(sumH/n, 1), max(sumB/n, 1)
 	}
 	return x
+}
+
+// bodyText is the passage's text without its code lines (commands are
+// quoted, not searched).
+func bodyText(p answer.Passage) string {
+	if !strings.Contains(p.Kinds, "c") {
+		return p.Text
+	}
+	lines := strings.Split(p.Text, "\n")
+	kept := lines[:0]
+	for i, l := range lines {
+		if i >= len(p.Kinds) || p.Kinds[i] != 'c' {
+			kept = append(kept, l)
+		}
+	}
+	return strings.Join(kept, "\n")
 }
 
 // IDF is the inverse document frequency of a term over the passages (BM25's).

@@ -19,7 +19,7 @@ type Passage struct {
 	// Text is the passage's blocks, one a line.
 	Text string
 	// Kinds has one letter a line of Text: the line's BlockKind's first
-	// letter (p prose, t term, i item, r row).
+	// letter (p prose, t term, i item, r row, c code).
 	Kinds string
 }
 
@@ -38,11 +38,25 @@ const (
 	PassageMax    = 1400
 )
 
+// maxCodeLine is the longest code block a passage keeps: a one-line
+// command ("python3 -m venv tutorial-env") completes the sentence that
+// introduces it; longer code is served with the document, never quoted.
+const maxCodeLine = 80
+
+// introducedLine reports whether code is one short line (not an
+// interpreter session) that the passage's last line introduces with a
+// colon.
+func introducedLine(cur []string, code string) bool {
+	return len(cur) > 0 && strings.HasSuffix(cur[len(cur)-1], ":") && len(code) <= maxCodeLine &&
+		!strings.Contains(code, "\n") && !strings.HasPrefix(code, ">>>")
+}
+
 // PassageID names passage seq of a document.
 func PassageID(docID string, seq int) string { return docID + ":" + strconv.Itoa(seq) }
 
 // Passages cuts a document into passages: per section, its prose, terms,
-// list items and table rows (never code) in order, gathered up to
+// list items, table rows and one-line code blocks a line introduces with
+// a colon (no other code) in order, gathered up to
 // PassageTarget bytes. A term (an API signature) starts a passage, so an
 // entry's signature and its description stay together; a block longer
 // than PassageMax is cut at sentence boundaries.
@@ -63,7 +77,7 @@ func Passages(d DocumentIndexed) []Passage {
 		}
 		for _, b := range s.Blocks {
 			t := strings.TrimSpace(b.Text)
-			if b.Kind == Code || t == "" {
+			if t == "" || b.Kind == Code && !introducedLine(cur, t) {
 				continue
 			}
 			if b.Kind == Term {

@@ -44,6 +44,11 @@ func TestPassages(t *testing.T) {
 		}},
 		{Heading: []string{"json", "Long"}, Blocks: []answer.Block{{Kind: answer.Prose, Text: long}}},
 		{Heading: []string{"json", "Only code"}, Blocks: []answer.Block{{Kind: answer.Code, Text: "x = 1"}}},
+		{Heading: []string{"json", "Command line"}, Blocks: []answer.Block{
+			{Kind: answer.Prose, Text: "To pretty-print a file, run the module as a script:"},
+			{Kind: answer.Code, Text: "python -m json.tool in.json"},
+			{Kind: answer.Code, Text: "python -m json.tool --sort-keys in.json"},
+		}},
 	}}
 	ps := answer.Passages(d)
 	if len(ps) < 4 {
@@ -64,6 +69,13 @@ func TestPassages(t *testing.T) {
 		}
 		if p.Heading[1] == "Only code" {
 			t.Fatalf("a section of code only made a passage")
+		}
+		if p.Heading[1] == "Command line" {
+			// The one-line command the prose introduces is kept, as a
+			// code line; the next code block is not introduced.
+			if p.Text != "To pretty-print a file, run the module as a script:\npython -m json.tool in.json" || p.Kinds != "pc" {
+				t.Fatalf("introduced command: %q %q", p.Text, p.Kinds)
+			}
 		}
 	}
 }
