@@ -26,8 +26,9 @@ type Weights struct {
 	K1, B                      float64
 	Phrase, Proximity          float64
 	// Section raises a passage by this much times the share (by IDF) of
-	// the query's terms its own section heading holds: an FAQ entry
-	// headed "How do I delete a file?" for "how do I delete a file".
+	// the query's terms its own section heading holds (twice this much
+	// when the heading is a question: an FAQ entry headed "How do I
+	// delete a file?" for "how do I delete a file").
 	Section float64
 }
 
@@ -56,6 +57,7 @@ type Index struct {
 	postings                map[string][]posting
 	lenTitle, lenHead       []int32
 	lenBody                 []int32
+	faq                     []bool // the passage's section heading is a question
 	avgTitle, avgHead, avgB float64
 	// Generation is the local index generation the passages are of (0 for
 	// an ad hoc collection of fetched pages).
@@ -65,7 +67,7 @@ type Index struct {
 // BuildIndex indexes passages.
 func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index {
 	x := &Index{w: w, passages: ps, postings: map[string][]posting{}, Generation: generation,
-		lenTitle: make([]int32, len(ps)), lenHead: make([]int32, len(ps)), lenBody: make([]int32, len(ps))}
+		lenTitle: make([]int32, len(ps)), lenHead: make([]int32, len(ps)), lenBody: make([]int32, len(ps)), faq: make([]bool, len(ps))}
 	var sumT, sumH, sumB float64
 	type acc struct {
 		title, head, term uint16
@@ -94,6 +96,7 @@ func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index
 			for _, t := range Terms(p.Heading[len(p.Heading)-1]) {
 				get(t).section = true
 			}
+			x.faq[i] = strings.Contains(p.Heading[len(p.Heading)-1], "?")
 		}
 		bt := Terms(bodyText(p.Passage))
 		for j, t := range bt {
@@ -189,7 +192,11 @@ func (x *Index) Search(query string, n int) []Scored {
 			s *= 1 + x.w.Phrase*adjacentPairs(pos)/float64(len(qt)-1) + x.w.Proximity*proximity(pos)
 		}
 		if h := section[i]; h > 0 && len(qt) > 1 {
-			s *= 1 + x.w.Section*h/idfSum
+			w := x.w.Section
+			if x.faq[i] {
+				w *= 2 // an FAQ entry: its heading is the question it answers
+			}
+			s *= 1 + w*h/idfSum
 		}
 		out = append(out, Scored{IndexedPassage: x.passages[i], Score: s})
 	}
@@ -294,8 +301,18 @@ func Terms(s string) []string {
 		}
 		out = append(out, w)
 	}
-	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' }) {
-		f = strings.Trim(f, "_")
+	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' }) {
+		parts := camelParts(f)
+		f = strings.ToLower(strings.Trim(f, "_"))
+		if len(parts) > 1 {
+			// A CamelCase name whole and in its words: ZeroDivisionError
+			// is about division by zero.
+			out = append(out, f)
+			for _, part := range parts {
+				word(strings.ToLower(part))
+			}
+			continue
+		}
 		if strings.Contains(f, "_") {
 			out = append(out, f) // the identifier whole (not stemmed)
 			for _, part := range strings.Split(f, "_") {
@@ -304,6 +321,32 @@ func Terms(s string) []string {
 			continue
 		}
 		word(f)
+	}
+	return out
+}
+
+// camelParts splits a CamelCase name at its inner capitals
+// ("ZeroDivisionError" into Zero, Division, Error; "HTTPServer" into
+// HTTP, Server); a name with no inner capital is one part.
+func camelParts(f string) []string {
+	rs := []rune(f)
+	var out []string
+	start := 0
+	for i := 1; i < len(rs); i++ {
+		lowerBefore := unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1])
+		acronymEnd := unicode.IsUpper(rs[i-1]) && i+1 < len(rs) && unicode.IsLower(rs[i+1])
+		if unicode.IsUpper(rs[i]) && (lowerBefore || acronymEnd) {
+			out = append(out, string(rs[start:i]))
+			start = i
+		}
+	}
+	out = append(out, string(rs[start:]))
+	if len(out) > 1 {
+		for _, p := range out {
+			if !unicode.IsLetter([]rune(p)[0]) {
+				return []string{f}
+			}
+		}
 	}
 	return out
 }
