@@ -160,7 +160,8 @@ var (
 // test starts (robots.txt, a redirect, a broken link, a PNG, pages three
 // levels deep, a link to another site), re-adds a changed page and an
 // unchanged one, adds a folder and a sitemap, and the answer service
-// answers from what was indexed. Every request goes to 127.0.0.1.
+// answers from what was indexed, a fact only a table states and a
+// sentence that needs the one before it included. Every request goes to 127.0.0.1.
 func TestAnswerIndexCrawl(t *testing.T) {
 	other := newLoopSite(t, map[string]string{"/": article("Elsewhere", []string{"A page on another site that the crawl must not reach."})})
 	site := newLoopSite(t, map[string]string{
@@ -183,6 +184,18 @@ func TestAnswerIndexCrawl(t *testing.T) {
 		"/ferry":          article("Ferry timetable", []string{"The island ferry leaves the north pier at nine and at three every day.", "The crossing takes forty minutes."}),
 		"/tides":          article("Tide tables", []string{"High water at the north pier comes about fifty minutes later each day.", "Spring tides follow the new and the full moon."}),
 		"/private/listed": article("Listed", []string{"Disallowed even when a sitemap lists it."}),
+		// Linked from nowhere: added by URL below.
+		"/signals": `<!doctype html><html><head><title>Harbour signals</title></head><body><article><h1>Harbour signals</h1>
+<p>The harbour master signals to boats with the pier horn.</p>
+<table><thead><tr><th>Signal</th><th>Meaning</th></tr></thead><tbody>
+<tr><td>One long blast</td><td>A ship is leaving the inner basin</td></tr>
+<tr><td>Three short blasts</td><td>The harbour mouth is closed to small boats until further notice</td></tr>
+</tbody></table></article></body></html>`,
+		"/bells": article("Bell history", []string{
+			"The lighthouse has hung two bells over its history.",
+			"The first was cast in Leith and cracked in a frost in 1880.",
+			"The second was cast in Whitechapel in 1884 from the metal of the first. This is the bell that visitors can ring at the end of the tour.",
+		}),
 	})
 	base := site.srv.URL
 
@@ -313,13 +326,30 @@ func TestAnswerIndexCrawl(t *testing.T) {
 		t.Fatalf("sitemap page not answered from: %d %+v", status, a)
 	}
 
+	// A fact that only a table states, and a sentence that needs the one
+	// before it ("This is the bell ...").
+	o, _, code = indexAdd(t, e, base+"/signals", base+"/bells")
+	if code != 0 || o.Added != 2 {
+		t.Fatalf("adding the table and bell pages: exit %d %+v", code, o)
+	}
+	status, _, a = askAnswer(t, "GET", e.answer, key, map[string]string{"q": "What do three short blasts of the pier horn mean?"})
+	if status != 200 || !strings.Contains(a.Answer, "closed to small boats") || !strings.HasPrefix(a.Sources[0].URL, base+"/signals") {
+		t.Fatalf("the table's fact: %d %+v", status, a)
+	}
+	assertCited(t, a)
+	status, _, a = askAnswer(t, "GET", e.answer, key, map[string]string{"q": "Which bell can visitors ring at the end of the tour?"})
+	if status != 200 || !strings.Contains(a.Answer, "The second was cast in Whitechapel in 1884 from the metal of the first. This is the bell") {
+		t.Fatalf("the sentence before 'This is the bell': %d %+v", status, a)
+	}
+	assertCited(t, a)
+
 	// The text report and a bad flag.
 	out, _, code := e.arr("answer", "index", "add", base+"/tides", base+"/logo.png", base+"/", "--crawl", "--depth", "1")
 	if code != 1 || !strings.Contains(out, "unchanged "+base+"/tides\n") || !strings.Contains(out, "failed    "+base+"/logo.png: not a readable type: image/png\n") ||
 		!strings.Contains(out, "unchanged "+base+"/old (as "+base+"/visiting)\n") ||
 		!strings.Contains(out, "failed    "+base+"/private/keys: disallowed by robots.txt (found on "+base+"/)\n") ||
 		!strings.Contains(out, "failed    "+base+"/broken: HTTP 404 (found on "+base+"/)\n") ||
-		!strings.Contains(out, "0 added, 0 updated, 4 unchanged, 0 skipped, 3 failed; the index holds 7 documents") {
+		!strings.Contains(out, "0 added, 0 updated, 4 unchanged, 0 skipped, 3 failed; the index holds 9 documents") {
 		t.Fatalf("text report: exit %d\n%s", code, out)
 	}
 	if _, errs, code := e.arr("answer", "index", "add", base+"/", "--depth", "3"); code == 0 || !strings.Contains(errs, "--depth needs --crawl") {
