@@ -93,7 +93,7 @@ var (
 	cueError      = regexp.MustCompile(`\b[A-Z][A-Za-z]*(Error|Exception|Warning)\b|(?i)\braises?\b`)
 	pronounStart  = regexp.MustCompile(`^(This|These|That|Those|It|Its|They|Their|Such|He|She|Here|There|Thus|Also|Otherwise|However|But|So|Therefore|Hence|Instead|Similarly|Likewise|Consequently|In this case|In that case|In either case|In both cases)\b`)
 	// codeLike marks a sentence that is code or markup, not prose.
-	codeLike = regexp.MustCompile(`(^\s*(>>>|\$ |\.\.\.|#!|import |from \S+ import|def |class \w+[:(]|return |print\())|[{}]\s*$|^\s*[\[{"]|;\s*$|</?[a-z]+[ >]|&[a-z]+;|\b(Prev|Next|Up|Home|Navigation|index modules)\s*(\||$)`)
+	codeLike = regexp.MustCompile(`(^\s*(>>>|\$ |\.\.\.|#!|import |def |class \w+[:(]|return |print\())|\bfrom \S+ import\b|[{}]\s*$|^\s*[\[{"]|;\s*$|</?[a-z]+[ >]|&[a-z]+;|\b(Prev|Next|Up|Home|Navigation|index modules)\s*(\||$)`)
 )
 
 // minCoverage is the share of the question's key terms (by weight) the

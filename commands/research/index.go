@@ -2,6 +2,7 @@ package research
 
 import (
 	"math"
+	"regexp"
 	"sort"
 	"strings"
 	"unicode"
@@ -351,12 +352,19 @@ func camelParts(f string) []string {
 	return out
 }
 
+// quotedSymbol is one or two punctuation characters in quotes, as a
+// reference names an option or a flag: "the ',' option", "'#'".
+var quotedSymbol = regexp.MustCompile(`['‘"“]([^\p{L}\p{N}\s'‘’"“”]{1,2})['’"”]`)
+
 // operatorRunes make up operator terms.
 const operatorRunes = "%/*^<>=!&|~+@"
 
 // symbols are the operator and directive terms of s.
 func symbols(s string) []string {
 	var out []string
+	for _, m := range quotedSymbol.FindAllStringSubmatch(s, -1) {
+		out = append(out, "'"+m[1]+"'")
+	}
 	for i := 0; i < len(s); i++ {
 		c := s[i]
 		if c == '%' && i+1 < len(s) && (s[i+1] >= 'a' && s[i+1] <= 'z' || s[i+1] >= 'A' && s[i+1] <= 'Z') &&
