@@ -11,6 +11,7 @@ import (
 	"github.com/gin-gonic/gin"
 	json "github.com/goccy/go-json"
 
+	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -73,8 +74,13 @@ func cacheMode(h string) complete.CacheMode {
 }
 
 // failCompletion answers a completion that failed: an upstream's refusal
-// of the request passes through with its status and body.
+// of the request passes through with its status and body. A completion
+// whose audit entry may or may not have committed gets no answer at all
+// (the connection is dropped): both "failed" and a reply could be false.
 func failCompletion(c *gin.Context, err error) {
+	if errors.Is(err, commands.ErrOutcomeUnknown) {
+		panic(http.ErrAbortHandler)
+	}
 	var r *complete.Refused
 	if errors.As(err, &r) && json.Valid(r.Body) {
 		c.Data(r.Status, "application/json", r.Body)

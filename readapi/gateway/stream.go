@@ -9,6 +9,7 @@ import (
 	"github.com/gin-gonic/gin"
 	json "github.com/goccy/go-json"
 
+	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
 )
 
@@ -88,6 +89,9 @@ func writeStream(c *gin.Context, st *complete.Stream, includeUsage bool) {
 		data, err := st.Next()
 		if errors.Is(err, io.EOF) {
 			break
+		}
+		if errors.Is(err, commands.ErrOutcomeUnknown) {
+			panic(http.ErrAbortHandler) // neither an error event nor [DONE] would be true
 		}
 		if err != nil {
 			out.errorEvent("audit_unavailable", "the completion could not be recorded in the audit chain; it is not billed, retry it")
