@@ -46,7 +46,10 @@ type Handler func(ctx context.Context, events []Event) error
 // Store is the event log. Implementations are safe for concurrent use.
 type Store interface {
 	// Append writes events to one stream atomically under an expected version.
-	// A failed expectation returns *WrongExpectedVersionError.
+	// A failed expectation returns *WrongExpectedVersionError. An error that
+	// wraps ErrNotAppended guarantees that nothing was written; any other
+	// error may hide a commit (a timeout, a connection lost after COMMIT was
+	// sent): retrying with the same event ids is safe and tells which.
 	Append(ctx context.Context, streamID string, expected ExpectedVersion, events ...NewEvent) (AppendResult, error)
 	// AppendBulk writes many appends in one transaction, all or nothing, by
 	// the fastest path the store has (COPY on PostgreSQL). For imports.
@@ -85,6 +88,12 @@ type TypeReader interface {
 // reused by a different append.
 var ErrDuplicateEventID = &domain.Error{Kind: domain.ErrConflict, Code: "duplicate_event_id",
 	Message: "an event id in this append already belongs to a different event"}
+
+// ErrNotAppended marks an Append error after which nothing of the append
+// is or will be in the log: the store never sent it to the database, or
+// the database refused it and rolled it back. A store that cannot tell
+// leaves its errors unmarked.
+var ErrNotAppended = errors.New("nothing was appended")
 
 // DefaultBatch is the batch size used by readers that do not choose one.
 const DefaultBatch = 1000

@@ -222,7 +222,9 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	}
 	if chain != nil {
 		// Like the meter, the audit chain outlives the HTTP drain, so
-		// completions served during shutdown are recorded.
+		// completions served during shutdown are recorded. Its context
+		// ends when the drain is over or ARR_SHUTDOWN_GRACE has passed,
+		// and Run returns at once then (entries not yet appended fail).
 		wg.Add(1)
 		go func() { defer wg.Done(); _ = chain.Run(meterCtx) }()
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/arr-dev/arr/adapters/secretkey"
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/projections"
@@ -42,9 +43,9 @@ func loadCatalog(cfg Config) (*routing.Catalog, error) {
 	return cat, nil
 }
 
-// openGatewayRouting builds the gateway's routing: the catalog, the
-// upstream client, the audit chain's sequencer (which the caller runs) and
-// the read models it answers from.
+// openGatewayRouting builds the gateway's routing: the completion use case
+// (the catalog, the upstream client and the audit chain's sequencer, which
+// the caller runs) and the read models it answers from.
 func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routing, *commands.AuditChain, error) {
 	cat, err := loadCatalog(cfg)
 	if err != nil {
@@ -91,11 +92,17 @@ func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routin
 	if entries == 0 {
 		entries = -1 // off
 	}
+	comp, err := complete.New(complete.Config{
+		Catalog: cat, Upstream: up, Chain: chain, HashKey: hashKey,
+		Quality: projections.NewTierQualities(s.pool), Cache: complete.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
+		Registerer: s.registry, Logger: log,
+	})
+	if err != nil {
+		return gateway.Routing{}, nil, err
+	}
 	return gateway.Routing{
-		Catalog: cat, Upstream: up, Chain: chain,
-		Audit: projections.NewAuditEntries(s.pool), Usage: projections.NewGatewayUsageReports(s.pool),
-		Quality: projections.NewTierQualities(s.pool), Cache: gateway.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
-		Registerer: s.registry, HashKey: hashKey, AuditorKey: cfg.AuditorKey,
+		Complete: comp, Audit: projections.NewAuditEntries(s.pool), Usage: projections.NewGatewayUsageReports(s.pool),
+		AuditorKey: cfg.AuditorKey,
 	}, chain, nil
 }
 

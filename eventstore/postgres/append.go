@@ -31,9 +31,9 @@ func (s *Store) Append(ctx context.Context, streamID string, expected eventstore
 	select {
 	case s.queue <- req:
 	case <-ctx.Done():
-		return eventstore.AppendResult{}, ctx.Err()
+		return eventstore.AppendResult{}, notAppended{ctx.Err()}
 	case <-s.stop:
-		return eventstore.AppendResult{}, errors.New("event store closed")
+		return eventstore.AppendResult{}, notAppended{errStoreClosed}
 	}
 	select {
 	case r := <-req.done:
@@ -72,11 +72,21 @@ func (s *Store) writer() {
 	}
 }
 
+// errStoreClosed fails appends made or queued after Close.
+var errStoreClosed = errors.New("event store closed")
+
+// notAppended is an append error after which nothing was written: it
+// wraps eventstore.ErrNotAppended beside the cause, and reads as the cause.
+type notAppended struct{ err error }
+
+func (e notAppended) Error() string   { return e.err.Error() }
+func (e notAppended) Unwrap() []error { return []error{e.err, eventstore.ErrNotAppended} }
+
 func (s *Store) failQueued() {
 	for {
 		select {
 		case r := <-s.queue:
-			r.done <- response{err: errors.New("event store closed")}
+			r.done <- response{err: notAppended{errStoreClosed}}
 		default:
 			return
 		}

@@ -60,7 +60,18 @@ var errIDsExist = errors.New("some event ids are already in the log")
 // the streams and the head, notify, COMMIT. A BeforeCommit hook gets COMMIT
 // its own round trip, after the hook; COPY (bulk) and an id look-up take
 // one more each.
-func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOrNothing, lookup bool) ([]eventstore.AppendResult, []error, error) {
+//
+// A failure before COMMIT is sent, or one the server reports, leaves
+// nothing written: its error wraps eventstore.ErrNotAppended. A failure
+// after (a connection lost, a timeout) may hide a commit.
+func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOrNothing, lookup bool) (_ []eventstore.AppendResult, _ []error, err error) {
+	commitSent := false
+	defer func() {
+		var pgErr *pgconn.PgError
+		if err != nil && (!commitSent || errors.As(err, &pgErr) || errors.Is(err, pgx.ErrTxCommitRollback)) {
+			err = notAppended{err}
+		}
+	}()
 	errs := make([]error, len(appends))
 	var ids []uuid.UUID
 	streamSet := make(map[string]struct{}, len(appends))
@@ -155,6 +166,7 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 	hook := s.cfg.BeforeCommit
 	if hook == nil {
 		b.Queue(`COMMIT`)
+		commitSent = true
 	}
 	if err := writeRest(conn.SendBatch(ctx, b), !useCopy, hook == nil, cols.n, dupErr); err != nil {
 		return nil, errs, err
@@ -163,6 +175,7 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 		if err := hook(ctx, cols.n); err != nil {
 			return nil, errs, fmt.Errorf("append: aborted before commit: %w", err)
 		}
+		commitSent = true
 		if err := commitTag(conn.Exec(ctx, `COMMIT`)); err != nil {
 			return nil, errs, err
 		}

@@ -17,7 +17,7 @@ func (s *completer) models(c *gin.Context) {
 		fail(c, errNotConfigured)
 		return
 	}
-	cat := s.rt.Catalog
+	cat := s.rt.Complete.Catalog()
 	var tierNames []string
 	data := []gin.H{}
 	for _, t := range cat.Tiers {

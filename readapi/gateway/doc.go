@@ -2,11 +2,11 @@
 // routes under /v1, errors in the OpenAI shape
 // {"error":{"message","type","param","code"}}, and its OpenAPI document.
 //
-// POST /v1/chat/completions validates the request, lets domain/routing
-// choose a tier and the failover order, calls the upstreams through
-// adapters/upstream (relaying streams chunk by chunk), serves exact repeats
-// from a per-process cache, records every completion in the audit chain
-// (commands.AuditChain) before answering, and adds the routing object.
+// POST /v1/chat/completions validates the request, runs it through the
+// completion use case (commands/complete: routing, failover, the cache,
+// usage and the audit record) and writes the reply as JSON with the
+// routing object, or the stream as server-sent events chunk by chunk; it
+// holds no routing, failover, cache or audit rules of its own.
 // GET /v1/models, /v1/audit/{hash} and /v1/usage and POST /v1/feedback
 // answer from the catalog and the audit, gateway_usage and tier_quality
 // read models. GET /v1/audit/{hash} takes a key optionally: everyone sees

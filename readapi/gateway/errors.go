@@ -6,6 +6,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -33,7 +34,7 @@ func openAIType(status int) string {
 // fail is the gateway's one error responder.
 func fail(c *gin.Context, err error) {
 	p := httpx.ProblemFor(c, err)
-	var uf *upstreamFailure
+	var uf *complete.UpstreamFailure
 	if errors.As(err, &uf) {
 		p = httpx.Problem{Status: http.StatusBadGateway, Code: "upstream_unavailable", Message: uf.Error()}
 	}

@@ -52,20 +52,17 @@ func FuzzChatRequest(f *testing.F) {
 			refusedWith4xx(t, err)
 			return
 		}
-		dec, err := routing.Route(cat, routing.Feedback{}, routing.Request{
-			Model: r.model, QualityFloor: r.qualityFloor, MaxCostMicro: r.maxCostMicro, BrandPref: r.brandPref, BrandPrefAllowed: true,
-			Difficulty: routing.Difficulty(r.features()), InputTokens: routing.EstimateTokens(r.messages, r.extraBytes()), MaxTokens: r.maxTokens,
-		})
+		dec, err := r.Route(cat, routing.Feedback{}, true)
 		if err != nil {
 			refusedWith4xx(t, err)
 			return
 		}
 		for _, c := range dec.Candidates {
-			if _, err := r.upstreamBody(routingCandidate{upstreamModel: c.Model.UpstreamModel, maxTokens: c.MaxTokens}); err != nil {
+			if _, err := r.UpstreamBody(c); err != nil {
 				t.Fatalf("building the upstream body of an accepted request: %v", err)
 			}
 		}
-		_ = r.cacheKey("acct")
+		_ = r.CacheKey("acct")
 	})
 }
 

@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 
+	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/billing"
 )
@@ -20,11 +21,11 @@ type RoutingHealth struct {
 	Status string         `json:"status"` // "ok" or "not_configured"
 	Tiers  map[string]int `json:"tiers"`  // models per tier
 	// TierCount and ModelCount count the catalog.
-	TierCount  int               `json:"tier_count"`
-	ModelCount int               `json:"model_count"`
-	Cache      CacheStats        `json:"cache"`
-	Breakers   map[string]string `json:"breakers"`
-	Audit      AuditHealth       `json:"audit"`
+	TierCount  int                 `json:"tier_count"`
+	ModelCount int                 `json:"model_count"`
+	Cache      complete.CacheStats `json:"cache"`
+	Breakers   map[string]string   `json:"breakers"`
+	Audit      AuditHealth         `json:"audit"`
 }
 
 // AuditHealth is the audit chain as its read model sees it.
@@ -40,17 +41,19 @@ func (s *completer) health(ctx context.Context) (int, any) {
 	if !ok {
 		return code, base
 	}
-	r := HealthReport{HealthReport: bh, Routing: RoutingHealth{Status: "not_configured", Tiers: map[string]int{}, Breakers: map[string]string{}, Cache: s.cache.stats()}}
+	r := HealthReport{HealthReport: bh, Routing: RoutingHealth{Status: "not_configured", Tiers: map[string]int{}, Breakers: map[string]string{}, Cache: complete.CacheStats{Status: "disabled"}}}
 	if !s.rt.configured() {
 		return code, r
 	}
 	r.Routing.Status = "ok"
-	for _, t := range s.rt.Catalog.Tiers {
+	r.Routing.Cache = s.rt.Complete.CacheStats()
+	cat := s.rt.Complete.Catalog()
+	for _, t := range cat.Tiers {
 		r.Routing.Tiers[t.Name] = len(t.Models)
 		r.Routing.ModelCount += len(t.Models)
 	}
-	r.Routing.TierCount = len(s.rt.Catalog.Tiers)
-	r.Routing.Breakers = s.rt.Upstream.BreakerStates()
+	r.Routing.TierCount = len(cat.Tiers)
+	r.Routing.Breakers = s.rt.Complete.BreakerStates()
 	n, head, err := s.rt.Audit.Stats(ctx)
 	r.Routing.Audit = AuditHealth{Entries: n, HeadHash: head}
 	if err != nil {

@@ -3,10 +3,12 @@ package gateway
 import (
 	"encoding/json"
 	"testing"
+
+	"github.com/arr-dev/arr/commands/complete"
 )
 
 func TestWithRouting(t *testing.T) {
-	ri := routingInfo{Tier: "nano", Model: "m", AuditHash: "h"}
+	ri := complete.Routing{Tier: "nano", Model: "m", AuditHash: "h"}
 	cases := []struct {
 		name       string
 		body       string
@@ -27,7 +29,7 @@ func TestWithRouting(t *testing.T) {
 			if err := json.Unmarshal(out, &doc); err != nil {
 				t.Fatalf("%s is not JSON: %v", out, err)
 			}
-			var got routingInfo
+			var got complete.Routing
 			if err := json.Unmarshal(doc["routing"], &got); err != nil || got.Tier != "nano" || got.AuditHash != "h" {
 				t.Fatalf("routing in %s: %+v %v", out, got, err)
 			}

@@ -3,7 +3,6 @@ package gateway
 import (
 	"context"
 	"embed"
-	"errors"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -36,9 +35,6 @@ func New(d httpx.Deps) (http.Handler, error) { return NewWithRouting(d, Routing{
 
 // NewWithRouting returns the gateway's HTTP handler.
 func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
-	if rt.configured() && !rt.HashKey.Valid() {
-		return nil, errors.New("gateway: routing without the audit hash key (Routing.HashKey)")
-	}
 	openapi, err := OpenAPI()
 	if err != nil {
 		return nil, err
@@ -46,7 +42,7 @@ func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	comp := &completer{d: d, rt: rt, cache: newCache(rt.Cache), fb: newFeedbackView(rt.Quality, rt.QualityRefresh, d.Logger), m: newMetrics(rt.Registerer)}
+	comp := &completer{d: d, rt: rt}
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Gateway), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
 		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20,

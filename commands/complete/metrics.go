@@ -1,4 +1,4 @@
-package gateway
+package complete
 
 import (
 	"github.com/prometheus/client_golang/prometheus"
@@ -42,7 +42,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 	return m
 }
 
-func (m *metrics) completed(tier, model, outcome string, cacheHit bool, u usage, cost int64) {
+func (m *metrics) completed(tier, model, outcome string, cacheHit bool, u Usage, cost int64) {
 	cache := "miss"
 	if cacheHit {
 		cache = "hit"

@@ -1,4 +1,4 @@
-package gateway
+package complete
 
 import (
 	"container/list"
@@ -21,11 +21,11 @@ type cached struct {
 	body   []byte
 	model  string
 	tier   string
-	usage  usage
+	usage  Usage
 	stored time.Time
 }
 
-// cache is an LRU of replies with a TTL, keyed by chatRequest.cacheKey.
+// cache is an LRU of replies with a TTL, keyed by Request.CacheKey.
 // Safe for concurrent use.
 type cache struct {
 	cfg   CacheConfig

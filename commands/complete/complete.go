@@ -1,0 +1,238 @@
+package complete
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"log/slog"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/arr-dev/arr/adapters/upstream"
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/audit"
+	"github.com/arr-dev/arr/domain/routing"
+	"github.com/arr-dev/arr/eventstore"
+)
+
+// Recorder appends completions to the audit chain; *commands.AuditChain is
+// one.
+type Recorder interface {
+	Record(ctx context.Context, c commands.RecordCompletion) (commands.Recorded, error)
+}
+
+// Config configures a Handler.
+type Config struct {
+	Catalog  *routing.Catalog
+	Upstream *upstream.Client
+	Chain    Recorder
+	// HashKey keys the request_hash and response_hash of audit entries
+	// (HMAC-SHA-256).
+	HashKey audit.HashKey
+	// Quality is the tier-quality read model the router corrects its
+	// predictions with; nil: none.
+	Quality FeedbackSource
+	// QualityRefresh is how often the router re-reads Quality. Default 1s.
+	QualityRefresh time.Duration
+	Cache          CacheConfig
+	// RecordTimeout bounds the wait for a completion's audit entry while
+	// it is still queued: an entry not sent to the store by then is
+	// withdrawn and the completion fails. Default 15s.
+	RecordTimeout time.Duration
+	// Registerer receives the routing series (completions, upstream
+	// latency, failovers, cost, tokens); nil registers nothing.
+	Registerer prometheus.Registerer
+	Logger     *slog.Logger
+	// Clock returns the current time. Default time.Now.
+	Clock func() time.Time
+}
+
+func (c *Config) validate() error {
+	var errs []error
+	if c.Catalog == nil {
+		errs = append(errs, errors.New("no catalog"))
+	}
+	if c.Upstream == nil {
+		errs = append(errs, errors.New("no upstream client"))
+	}
+	if c.Chain == nil {
+		errs = append(errs, errors.New("no audit chain"))
+	}
+	if !c.HashKey.Valid() {
+		errs = append(errs, errors.New("no audit hash key"))
+	}
+	if err := errors.Join(errs...); err != nil {
+		return fmt.Errorf("complete: %w", err)
+	}
+	if c.RecordTimeout <= 0 {
+		c.RecordTimeout = 15 * time.Second
+	}
+	if c.Logger == nil {
+		c.Logger = slog.New(slog.DiscardHandler)
+	}
+	if c.Clock == nil {
+		c.Clock = time.Now
+	}
+	return nil
+}
+
+// Handler runs completions. Safe for concurrent use.
+type Handler struct {
+	cfg   Config
+	cache *cache
+	fb    *feedbackView
+	m     *metrics
+}
+
+// New returns a Handler; it refuses a Config without a catalog, an
+// upstream client, an audit chain or a hash key.
+func New(cfg Config) (*Handler, error) {
+	if err := cfg.validate(); err != nil {
+		return nil, err
+	}
+	return &Handler{cfg: cfg, cache: newCache(cfg.Cache), fb: newFeedbackView(cfg.Quality, cfg.QualityRefresh, cfg.Logger), m: newMetrics(cfg.Registerer)}, nil
+}
+
+// Catalog is the catalog the handler routes over.
+func (h *Handler) Catalog() *routing.Catalog { return h.cfg.Catalog }
+
+// BreakerStates returns each upstream model's breaker state ("closed",
+// "open" or "half-open"); models never called are left out.
+func (h *Handler) BreakerStates() map[string]string { return h.cfg.Upstream.BreakerStates() }
+
+// CacheStats reports the response cache.
+func (h *Handler) CacheStats() CacheStats { return h.cache.stats() }
+
+// Caller is who asks for the completion.
+type Caller struct {
+	AccountID uuid.UUID
+	KeyID     uuid.UUID
+	Plan      account.Plan
+}
+
+// CacheMode is the client's choice of the response cache.
+type CacheMode int
+
+// The cache modes: automatic (temperature 0 and no tools), on and off.
+const (
+	CacheAuto CacheMode = iota
+	CacheOn
+	CacheOff
+)
+
+// Command is one completion to run.
+type Command struct {
+	Caller    Caller
+	Request   *Request
+	Cache     CacheMode
+	RequestID string
+}
+
+// Usage is a completion's token counts; Estimated when the upstream
+// reported none and they were counted from the text.
+type Usage struct {
+	Prompt     int64
+	Completion int64
+	Estimated  bool
+}
+
+// Routing is the routing object of a completion.
+type Routing struct {
+	Tier             string  `json:"tier"`
+	Model            string  `json:"model"`
+	Vendor           string  `json:"vendor"`
+	DifficultyScore  float64 `json:"difficulty_score"`
+	AuditHash        string  `json:"audit_hash"`
+	CostPer1K        float64 `json:"cost_per_1k"`
+	CostUSD          float64 `json:"cost_usd"`
+	CacheHit         bool    `json:"cache_hit"`
+	ElapsedSec       float64 `json:"elapsed_sec"`
+	Attempts         int     `json:"attempts"`
+	PredictedQuality float64 `json:"predicted_quality"`
+	AuditPosition    uint64  `json:"audit_position"`
+}
+
+// Result is a completion: Stream is set for a streamed request (the caller
+// reads it to the end and closes it), Reply otherwise.
+type Result struct {
+	Reply  Reply
+	Stream *Stream
+}
+
+// Reply is a whole completion, recorded in the audit chain.
+type Reply struct {
+	// Body is the upstream's chat.completion (or the cached one), byte for
+	// byte.
+	Body []byte
+	// HasRouting: Body has a "routing" field of its own, which the
+	// caller's routing object replaces.
+	HasRouting bool
+	Routing    Routing
+	Usage      Usage
+}
+
+// call is one completion in progress.
+type call struct {
+	start   time.Time
+	caller  Caller
+	req     *Request
+	dec     routing.Decision
+	cacheOn bool
+	key     string
+	md      eventstore.Metadata
+}
+
+// Handle runs one completion: it routes the request, answers from the
+// cache or calls the candidates in failover order, and records the
+// completion in the audit chain before it returns a reply; a stream is
+// recorded when it ends (Stream.Next). A completion that could not be
+// recorded is an error, never a reply.
+//
+// Errors: a domain error for a request routing refuses (unknown model, a
+// ceiling no tier meets, ...), *UpstreamFailure when no candidate answered,
+// *Refused when an upstream refused the request itself, an error wrapping
+// domain.ErrUnavailable when the audit chain did not record it, and
+// commands.ErrOutcomeUnknown when the chain cannot tell.
+func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
+	var k *call
+	var st *Stream
+	if cmd.Request.Stream {
+		st = &Stream{h: h, ctx: ctx}
+		k = &st.call
+	} else {
+		k = &call{}
+	}
+	k.start, k.caller, k.req = h.cfg.Clock(), cmd.Caller, cmd.Request
+	var err error
+	k.dec, err = k.req.Route(h.cfg.Catalog, h.fb.get(), cmd.Caller.Plan.Offer().Limits.BrandPref)
+	if err != nil {
+		return Result{}, err
+	}
+	k.md = eventstore.Metadata{Actor: "key:" + cmd.Caller.KeyID.String(), RequestID: cmd.RequestID, CorrelationID: cmd.RequestID}
+	switch cmd.Cache {
+	case CacheOn:
+		k.cacheOn = h.cache.enabled()
+	case CacheOff:
+	default:
+		k.cacheOn = h.cache.enabled() && k.req.autoCacheable()
+	}
+	if k.cacheOn {
+		k.key = k.req.CacheKey(cmd.Caller.AccountID.String())
+		if hit, ok := h.cache.get(k.key, k.start); ok {
+			return h.serveCached(ctx, k, st, hit)
+		}
+	}
+	resp, attempts, err := h.dispatch(ctx, k)
+	if err != nil {
+		return Result{}, err
+	}
+	if st != nil {
+		st.relay(resp, attempts)
+		return Result{Stream: st}, nil
+	}
+	rep, err := h.reply(ctx, k, resp, attempts)
+	return Result{Reply: rep}, err
+}

@@ -1,0 +1,73 @@
+package complete
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"strings"
+
+	"github.com/arr-dev/arr/adapters/upstream"
+)
+
+// UpstreamFailure says every candidate failed (or the one that answered
+// sent something that is not a chat completion).
+type UpstreamFailure struct {
+	Attempts []string
+}
+
+func (e *UpstreamFailure) Error() string {
+	return fmt.Sprintf("no upstream could answer (%d tried: %s); retry shortly", len(e.Attempts), strings.Join(e.Attempts, "; "))
+}
+
+// Refused is an upstream's refusal of the request itself (a 4xx other
+// than 408/429): its status and body are the answer to pass on.
+type Refused struct {
+	Status int
+	Body   []byte
+	Err    error
+}
+
+func (e *Refused) Error() string { return e.Err.Error() }
+
+func (e *Refused) Unwrap() error { return e.Err }
+
+// dispatch tries the candidates in order until one answers: on a 5xx,
+// 429, timeout, connection failure or open breaker (for a stream: also a
+// stream that breaks before its first event) it moves on; a 4xx of the
+// request's own is Refused. It leaves the candidate that answered first
+// in k.dec.Candidates.
+func (h *Handler) dispatch(ctx context.Context, k *call) (*upstream.Response, int, error) {
+	var tried []string
+	for i, cand := range k.dec.Candidates {
+		body, err := k.req.UpstreamBody(cand)
+		if err != nil {
+			return nil, i, err
+		}
+		resp, err := h.cfg.Upstream.Complete(ctx, cand.Model, body, k.req.Stream)
+		if err == nil {
+			h.m.upstream.WithLabelValues(cand.Model.ID).Observe(resp.FirstByte.Seconds())
+		}
+		if err == nil && k.req.Stream {
+			err = resp.Stream.Peek()
+			if err != nil {
+				resp.Stream.Close()
+				err = &upstream.Error{Model: cand.Model.ID, Retryable: true, Err: err}
+			}
+		}
+		if err == nil {
+			k.dec.Candidates = k.dec.Candidates[i:]
+			return resp, i + 1, nil
+		}
+		var ue *upstream.Error
+		if errors.As(err, &ue) && !ue.Retryable {
+			return nil, i + 1, &Refused{Status: ue.Status, Body: ue.Body, Err: ue}
+		}
+		if ctx.Err() != nil {
+			return nil, i + 1, ctx.Err()
+		}
+		tried = append(tried, fmt.Sprintf("%s: %v", cand.Model.ID, errors.Unwrap(err)))
+		h.m.failovers.WithLabelValues(cand.Model.ID).Inc()
+		h.cfg.Logger.Warn("upstream failed; trying the next", "model", cand.Model.ID, "err", err, "request_id", k.md.RequestID)
+	}
+	return nil, len(tried), &UpstreamFailure{Attempts: tried}
+}

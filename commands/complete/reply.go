@@ -1,0 +1,95 @@
+package complete
+
+import (
+	"bytes"
+	"context"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/arr-dev/arr/adapters/upstream"
+)
+
+// replyShape is what the gateway reads of a non-streamed reply.
+type replyShape struct {
+	Choices []struct {
+		FinishReason string `json:"finish_reason"`
+		Message      struct {
+			Content *string `json:"content"`
+		} `json:"message"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+	} `json:"usage"`
+	// Routing is set if the upstream sent a field of that name (another
+	// gateway in front of the upstream); ours replaces it.
+	Routing json.RawMessage `json:"routing"`
+}
+
+// reply finishes a non-streamed completion: it reads the usage (or
+// estimates it), records the completion and caches a finished reply.
+func (h *Handler) reply(ctx context.Context, k *call, resp *upstream.Response, attempts int) (Reply, error) {
+	cand := k.dec.Candidates[0]
+	var shape replyShape
+	if err := json.Unmarshal(resp.Data, &shape); err != nil || objectEnd(resp.Data) < 0 {
+		return Reply{}, &UpstreamFailure{Attempts: []string{cand.Model.ID + ": the reply is not a chat completion"}}
+	}
+	u := Usage{Estimated: true, Prompt: k.req.promptEstimate()}
+	if shape.Usage != nil {
+		u = Usage{Prompt: shape.Usage.PromptTokens, Completion: shape.Usage.CompletionTokens}
+	} else {
+		for _, ch := range shape.Choices {
+			if ch.Message.Content != nil {
+				u.Completion += int64(len(*ch.Message.Content)+3) / 4
+			}
+		}
+	}
+	rec, cost, err := h.record(ctx, k, cand.Model, u, h.cfg.HashKey.Sum(resp.Data), false, "ok", attempts, resp.FirstByte)
+	if err != nil {
+		return Reply{}, err
+	}
+	if k.cacheOn && len(shape.Choices) == 1 && (shape.Choices[0].FinishReason == "stop" || shape.Choices[0].FinishReason == "length") {
+		h.cache.put(k.key, cached{body: resp.Data, model: cand.Model.ID, tier: cand.Model.Tier, usage: u, stored: h.cfg.Clock()})
+	}
+	return Reply{Body: resp.Data, HasRouting: shape.Routing != nil, Usage: u,
+		Routing: h.routing(k, cand.Model, rec, cost, false, attempts, cand.Predicted)}, nil
+}
+
+// serveCached answers from the cache: no upstream call, no cost, still
+// recorded in the audit chain before anything is answered.
+func (h *Handler) serveCached(ctx context.Context, k *call, st *Stream, hit cached) (Result, error) {
+	m, ok := h.cfg.Catalog.Model(hit.model)
+	if !ok {
+		m = k.dec.Candidates[0].Model
+	}
+	if st != nil {
+		// Read the reply to replay before recording: a completion that is
+		// recorded is one that is answered.
+		if err := st.prepareReplay(hit); err != nil {
+			return Result{}, err
+		}
+	}
+	rec, _, err := h.record(ctx, k, m, hit.usage, h.cfg.HashKey.Sum(hit.body), true, "ok", 0, 0)
+	if err != nil {
+		return Result{}, err
+	}
+	ri := h.routing(k, m, rec, 0, true, 0, k.dec.Candidates[0].Predicted)
+	if st != nil {
+		st.routing, st.usage = ri, hit.usage
+		return Result{Stream: st}, nil
+	}
+	return Result{Reply: Reply{Body: hit.body, HasRouting: bytes.Contains(hit.body, []byte(`"routing"`)), Routing: ri, Usage: hit.usage}}, nil
+}
+
+// objectEnd returns the index of the closing brace of a JSON object body
+// (trailing whitespace allowed), or -1.
+func objectEnd(body []byte) int {
+	i := len(body) - 1
+	for i >= 0 && (body[i] == ' ' || body[i] == '\n' || body[i] == '\r' || body[i] == '\t') {
+		i--
+	}
+	if i < 1 || body[i] != '}' {
+		return -1
+	}
+	return i
+}

@@ -1,0 +1,106 @@
+package complete
+
+import (
+	"crypto/sha256"
+	"encoding/hex"
+	"encoding/json"
+
+	"github.com/arr-dev/arr/domain/routing"
+)
+
+// gatewayFields are the request fields the gateway reads and does not send
+// upstream.
+var gatewayFields = []string{"quality_floor", "max_cost_usd", "brand_pref"}
+
+// Request is a validated chat-completion request: its top-level fields as
+// sent (all passed upstream unchanged, except the model, the max-tokens
+// field, stream_options and the gateway's own fields) and what routing
+// reads of them. readapi/gateway's parser makes one from a
+// /v1/chat/completions body; a route that speaks another API builds the
+// chat request it translates to.
+type Request struct {
+	// Fields are the request's top-level fields.
+	Fields map[string]json.RawMessage
+	// Body is what the client sent; its keyed hash is the audit entry's
+	// request_hash.
+	Body []byte
+	// Model is "auto" (or empty), a tier name or a model id.
+	Model        string
+	Stream       bool
+	IncludeUsage bool // stream_options.include_usage
+	Messages     []routing.Message
+	Tools        int // how many tools are offered
+	JSONMode     bool
+	Temperature  *float64
+	// MaxTokens is the request's cap on output tokens (0: none), sent in
+	// MaxTokensField ("max_tokens" or "max_completion_tokens").
+	MaxTokens      int64
+	MaxTokensField string
+	QualityFloor   float64
+	MaxCostMicro   int64 // 0: no ceiling
+	BrandPref      string
+}
+
+// Route asks domain/routing for the tier and the failover order.
+func (r *Request) Route(cat *routing.Catalog, fb routing.Feedback, brandPrefAllowed bool) (routing.Decision, error) {
+	return routing.Route(cat, fb, routing.Request{
+		Model: r.Model, QualityFloor: r.QualityFloor, MaxCostMicro: r.MaxCostMicro,
+		BrandPref: r.BrandPref, BrandPrefAllowed: brandPrefAllowed,
+		Difficulty:  routing.Difficulty(routing.Features{Messages: r.Messages, Tools: r.Tools, JSONMode: r.JSONMode}),
+		InputTokens: r.promptEstimate(), MaxTokens: r.MaxTokens,
+	})
+}
+
+// promptEstimate is the prompt's size in tokens as estimated from the
+// messages, tools and response format.
+func (r *Request) promptEstimate() int64 {
+	return routing.EstimateTokens(r.Messages, len(r.Fields["tools"])+len(r.Fields["response_format"]))
+}
+
+// UpstreamBody is the request to send to candidate c: the client's fields,
+// the model replaced, the gateway's fields removed, max tokens capped, and
+// for streams include_usage forced on (so real usage is recorded).
+func (r *Request) UpstreamBody(c routing.Candidate) ([]byte, error) {
+	out := make(map[string]json.RawMessage, len(r.Fields)+2)
+	for k, v := range r.Fields {
+		out[k] = v
+	}
+	for _, f := range gatewayFields {
+		delete(out, f)
+	}
+	out["model"], _ = json.Marshal(c.Model.UpstreamModel)
+	if c.MaxTokens > 0 {
+		field := r.MaxTokensField
+		if field == "" {
+			field = "max_tokens"
+		}
+		out[field], _ = json.Marshal(c.MaxTokens)
+	}
+	if r.Stream {
+		out["stream_options"] = json.RawMessage(`{"include_usage":true}`)
+	}
+	return json.Marshal(out)
+}
+
+// CacheKey identifies the request for the response cache: the account
+// and every field but stream and stream_options (so a stream can replay a
+// cached reply and the other way round), keys sorted.
+func (r *Request) CacheKey(account string) string {
+	m := make(map[string]json.RawMessage, len(r.Fields))
+	for k, v := range r.Fields {
+		if k != "stream" && k != "stream_options" {
+			m[k] = v
+		}
+	}
+	b, _ := json.Marshal(m)
+	h := sha256.New()
+	h.Write([]byte(account))
+	h.Write([]byte{0})
+	h.Write(b)
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// autoCacheable is the automatic cache rule: temperature 0 and no tools.
+func (r *Request) autoCacheable() bool {
+	return r.Temperature != nil && *r.Temperature == 0 && r.Tools == 0
+}

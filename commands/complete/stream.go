@@ -1,0 +1,215 @@
+package complete
+
+import (
+	"context"
+	"encoding/hex"
+	"errors"
+	"fmt"
+	"hash"
+	"io"
+
+	json "github.com/goccy/go-json"
+
+	"github.com/arr-dev/arr/adapters/upstream"
+	"github.com/arr-dev/arr/commands"
+)
+
+// Stream is a streamed completion: the upstream's chat.completion.chunk
+// events relayed one by one, or a cached reply replayed as chunks. The
+// completion is recorded in the audit chain when the relay ends (Next
+// then returns io.EOF, or the error that kept it from being recorded); a
+// replay is recorded before it starts. Not safe for concurrent use.
+type Stream struct {
+	h   *Handler
+	ctx context.Context
+	call
+
+	// relay
+	resp     *upstream.Response
+	attempts int
+	hash     hash.Hash // response_hash: keyed, over each data line and a newline
+	a        assembler
+	upUsage  Usage
+	hasUp    bool // the upstream reported upUsage
+
+	// replay
+	replay [][]byte
+
+	routing Routing
+	usage   Usage
+	cut     error
+	done    bool
+	err     error // io.EOF once ended and recorded
+}
+
+// StreamCut says the upstream broke a stream off mid-way: what was relayed
+// is incomplete.
+type StreamCut struct {
+	Model string
+	Err   error
+}
+
+func (e *StreamCut) Error() string {
+	return fmt.Sprintf("the upstream %s broke the stream off mid-way (%v); the reply above is incomplete", e.Model, e.Err)
+}
+
+func (e *StreamCut) Unwrap() error { return e.Err }
+
+// StreamEnd is how a stream ended, for its closing chunk: the id, created
+// time and model the chunks carried, the usage, the routing object (with
+// the audit hash) and, if the upstream broke off, the cut.
+type StreamEnd struct {
+	ID      string
+	Created int64
+	Model   string
+	Usage   Usage
+	Routing Routing
+	Cut     *StreamCut
+}
+
+// Routing is the stream's routing object. Before the end of a relay it
+// has no audit hash (the completion is recorded at the end: send the hash
+// after the body); a replay from the cache has it from the start.
+func (s *Stream) Routing() Routing { return s.routing }
+
+// Next returns the data of the next chunk to send, valid until the next
+// call. After the last chunk it records the completion and returns
+// io.EOF (End then tells how the stream ended), or the error that kept
+// the completion from being recorded: then it is not in the audit chain
+// (or commands.ErrOutcomeUnknown: the chain cannot tell), and the client
+// must not be told it succeeded.
+func (s *Stream) Next() ([]byte, error) {
+	if s.done {
+		return nil, s.err
+	}
+	if s.resp == nil {
+		if len(s.replay) == 0 {
+			s.done, s.err = true, io.EOF
+			return nil, io.EOF
+		}
+		data := s.replay[0]
+		s.replay = s.replay[1:]
+		return data, nil
+	}
+	for {
+		data, err := s.resp.Stream.Next()
+		if errors.Is(err, io.EOF) {
+			return nil, s.finish(nil)
+		}
+		if err != nil {
+			return nil, s.finish(err)
+		}
+		s.hash.Write(data)
+		s.hash.Write([]byte{'\n'})
+		var ch chunkShape
+		if json.Unmarshal(data, &ch) != nil {
+			return data, nil
+		}
+		s.a.add(&ch)
+		if ch.Usage != nil {
+			s.upUsage, s.hasUp = Usage{Prompt: ch.Usage.PromptTokens, Completion: ch.Usage.CompletionTokens}, true
+			if len(ch.Choices) == 0 {
+				continue // the upstream's usage chunk: the closing chunk carries ours
+			}
+		}
+		return data, nil
+	}
+}
+
+// End tells how the stream ended; valid once Next returned io.EOF.
+func (s *Stream) End() StreamEnd {
+	e := StreamEnd{ID: s.a.id, Created: s.a.created, Model: s.a.model, Usage: s.usage, Routing: s.routing}
+	var cut *StreamCut
+	if errors.As(s.cut, &cut) {
+		e.Cut = cut
+	}
+	return e
+}
+
+// Close releases the upstream's stream. It may be called more than once.
+func (s *Stream) Close() {
+	if s.resp != nil && s.resp.Stream != nil {
+		_ = s.resp.Stream.Close()
+	}
+}
+
+// relay starts relaying the stream resp of the candidate that answered.
+func (s *Stream) relay(resp *upstream.Response, attempts int) {
+	cand := s.dec.Candidates[0]
+	s.resp, s.attempts, s.hash = resp, attempts, s.h.cfg.HashKey.New()
+	s.routing = s.h.routing(&s.call, cand.Model, commands.Recorded{}, 0, false, attempts, cand.Predicted)
+}
+
+// finish records the relayed stream (cut is the upstream's error if it
+// broke off) and caches a finished one.
+func (s *Stream) finish(cut error) error {
+	s.done = true
+	cand := s.dec.Candidates[0]
+	if s.a.id == "" {
+		s.a.id, s.a.created, s.a.model = "chatcmpl-arr", s.h.cfg.Clock().Unix(), cand.Model.UpstreamModel
+	}
+	u := Usage{Prompt: s.req.promptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}
+	if s.hasUp {
+		u = s.upUsage
+	}
+	outcome := "ok"
+	if cut != nil {
+		outcome = "cut"
+		if s.ctx.Err() != nil {
+			outcome = "canceled"
+		}
+	}
+	rec, cost, err := s.h.record(s.ctx, &s.call, cand.Model, u, hex.EncodeToString(s.hash.Sum(nil)), false, outcome, s.attempts, s.resp.FirstByte)
+	if err != nil {
+		s.h.cfg.Logger.Error("recording a streamed completion failed", "err", err, "request_id", s.md.RequestID)
+		s.err = err
+		return err
+	}
+	s.usage, s.err = u, io.EOF
+	s.routing = s.h.routing(&s.call, cand.Model, rec, cost, false, s.attempts, cand.Predicted)
+	if cut != nil {
+		s.cut = &StreamCut{Model: cand.Model.ID, Err: cut}
+		return io.EOF
+	}
+	if s.cacheOn && s.a.choices <= 1 && (s.a.finish == "stop" || s.a.finish == "length") {
+		s.h.cache.put(s.key, cached{body: s.a.reply(u), model: cand.Model.ID, tier: cand.Model.Tier, usage: u, stored: s.h.cfg.Clock()})
+	}
+	return io.EOF
+}
+
+// prepareReplay turns a cached reply into the chunks of its stream: the
+// role, the content, the tool calls and the finish.
+func (s *Stream) prepareReplay(hit cached) error {
+	var doc struct {
+		ID      string `json:"id"`
+		Created int64  `json:"created"`
+		Model   string `json:"model"`
+		Choices []struct {
+			Message struct {
+				Content   *string    `json:"content"`
+				ToolCalls []toolCall `json:"tool_calls"`
+			} `json:"message"`
+			FinishReason string `json:"finish_reason"`
+		} `json:"choices"`
+	}
+	if err := json.Unmarshal(hit.body, &doc); err != nil || len(doc.Choices) == 0 {
+		return fmt.Errorf("cached reply unreadable: %v", err)
+	}
+	s.a = assembler{id: doc.ID, created: doc.Created, model: doc.Model}
+	chunk := func(delta map[string]any, finish any) {
+		b, _ := json.Marshal(map[string]any{"id": doc.ID, "object": "chat.completion.chunk", "created": doc.Created, "model": doc.Model,
+			"choices": []any{map[string]any{"index": 0, "delta": delta, "logprobs": nil, "finish_reason": finish}}})
+		s.replay = append(s.replay, b)
+	}
+	ch := doc.Choices[0]
+	chunk(map[string]any{"role": "assistant", "content": ""}, nil)
+	if ch.Message.Content != nil && *ch.Message.Content != "" {
+		chunk(map[string]any{"content": *ch.Message.Content}, nil)
+	}
+	for i, t := range ch.Message.ToolCalls {
+		chunk(map[string]any{"tool_calls": []any{map[string]any{"index": i, "id": t.ID, "type": t.Type,
+			"function": map[string]any{"name": t.Function.Name, "arguments": t.Function.Arguments}}}}, nil)
+	}
+	chunk(map[string]any{}, ch.FinishReason)
+	return nil
+}
