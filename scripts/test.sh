@@ -20,5 +20,12 @@ log "PostgreSQL for tests: ${ARR_TEST_DATABASE_URL%%\?*}"
 if [ -z "${KURRENTDB_URL:-}" ]; then
   log "KURRENTDB_URL is unset: the KurrentDB contract run will be skipped (the PostgreSQL run is not)"
 fi
+# go.mod and go.sum say exactly what the code imports: a missing or
+# stale requirement, or one marked // indirect that the code imports,
+# fails the run before any test.
+if ! tidy=$(go mod tidy -diff 2>&1); then
+  printf '%s\n' "$tidy" >&2
+  die "go.mod/go.sum are not tidy: run go mod tidy and commit the result"
+fi
 go vet ./...
 exec gotestsum --format pkgname-and-test-fails -- -count=1 -timeout 20m "$@" ./...

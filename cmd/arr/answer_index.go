@@ -31,9 +31,6 @@ type indexOptions struct {
 // indexAdd is `arr answer index add`: files and directories first, then
 // the URLs in one crawl (so --limit and the visited set span them all).
 func (a *app) indexAdd(cmd *cobra.Command, args []string, o indexOptions) error {
-	if err := a.cfg.Answer.validate(); err != nil {
-		return err
-	}
 	if o.depth < 0 || o.limit < 1 {
 		return fmt.Errorf("--depth must be 0 or more and --limit 1 or more; got %d and %d", o.depth, o.limit)
 	}

@@ -1,15 +1,17 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
+	"slices"
+	"strconv"
 	"strings"
 	"time"
 
 	"github.com/spf13/pflag"
 
-	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -75,6 +77,9 @@ type Config struct {
 	AuditorKey   string
 	// PprofAddr serves net/http/pprof for operators; empty serves nothing.
 	PprofAddr string
+
+	// raw is each setting's text, from its flag or variable (bind).
+	raw map[string]*string
 }
 
 type setting struct {
@@ -84,47 +89,71 @@ type setting struct {
 	dur       *time.Duration
 	def       string
 	secret    bool // its value is never shown as the flag's default
+	// choices are the values a string setting accepts; nil: any.
+	choices []string
+	// min and max bound a number (max 0: none); a duration must be
+	// positive unless zeroOK.
+	min, max int
+	zeroOK   bool
 }
+
+// configError is one configuration value arr cannot use: the variable,
+// the value given and the form it accepts.
+type configError struct {
+	env, value, want string
+}
+
+func (e *configError) Error() string {
+	return fmt.Sprintf("%s=%q (flag --%s): want %s", e.env, e.value, flagName(e.env), e.want)
+}
+
+// ConfigErrors are every problem of a configuration; arr prints one line
+// each and exits 2.
+type ConfigErrors []error
+
+func (es ConfigErrors) Error() string { return errors.Join(es...).Error() }
+
+func (es ConfigErrors) Unwrap() []error { return es }
 
 func (c *Config) settings() []setting {
 	return append([]setting{
 		{env: "DATABASE_URL", str: &c.DatabaseURL, help: "PostgreSQL (with PostGIS) URL; empty starts a private PostgreSQL under ARR_DATA_DIR"},
 		{env: "ARR_DATA_DIR", str: &c.DataDir, def: ".arr", help: "directory for the embedded PostgreSQL and local state"},
-		{env: "ARR_EMBEDDED_PG_PORT", num: &c.EmbeddedPort, def: "54329", help: "port of the embedded PostgreSQL (127.0.0.1 only)"},
-		{env: "ARR_EVENTSTORE", str: &c.EventStore, def: "postgres", help: "event store: postgres or kurrentdb"},
+		{env: "ARR_EMBEDDED_PG_PORT", num: &c.EmbeddedPort, def: "54329", help: "port of the embedded PostgreSQL (127.0.0.1 only)", min: 1, max: 65535},
+		{env: "ARR_EVENTSTORE", str: &c.EventStore, def: "postgres", help: "event store: postgres or kurrentdb", choices: []string{"postgres", "kurrentdb"}},
 		{env: "KURRENTDB_URL", str: &c.KurrentDBURL, help: "KurrentDB connection string when ARR_EVENTSTORE=kurrentdb"},
-		{env: "ARR_BUS", str: &c.Bus, def: "none", help: "event fan-out: none, gochannel or nats"},
+		{env: "ARR_BUS", str: &c.Bus, def: "none", help: "event fan-out: none, gochannel or nats", choices: []string{"none", "gochannel", "nats"}},
 		{env: "NATS_URL", str: &c.NATSURL, def: "nats://127.0.0.1:4222", help: "NATS server when ARR_BUS=nats"},
 		{env: "ARR_ANSWER_ADDR", str: &c.AnswerAddr, def: "127.0.0.1:8081", help: "listen address of the answer service"},
 		{env: "ARR_GATEWAY_ADDR", str: &c.GatewayAddr, def: "127.0.0.1:8082", help: "listen address of the routing gateway"},
 		{env: "ARR_RECORDS_ADDR", str: &c.RecordsAddr, def: "127.0.0.1:8083", help: "listen address of the records service"},
-		{env: "ARR_LOG_LEVEL", str: &c.LogLevel, def: "info", help: "debug, info, warn or error"},
-		{env: "ARR_LOG_FORMAT", str: &c.LogFormat, def: "text", help: "text or json"},
+		{env: "ARR_LOG_LEVEL", str: &c.LogLevel, def: "info", help: "debug, info, warn or error", choices: []string{"debug", "info", "warn", "error"}},
+		{env: "ARR_LOG_FORMAT", str: &c.LogFormat, def: "text", help: "text or json", choices: []string{"text", "json"}},
 		{env: "ARR_SHUTDOWN_GRACE", dur: &c.ShutdownGrace, def: "20s", help: "how long SIGINT/SIGTERM waits for in-flight requests"},
 		{env: "ARR_READ_YOUR_WRITES_TIMEOUT", dur: &c.RYWTimeout, def: "5s", help: "bound on waiting for read models to show a write"},
-		{env: "ARR_PROJECTION_BATCH_SIZE", num: &c.BatchSize, def: "2000", help: "most events a projection applies per transaction"},
+		{env: "ARR_PROJECTION_BATCH_SIZE", num: &c.BatchSize, def: "2000", help: "most events a projection applies per transaction", min: 1, max: 100000},
 		{env: "ARR_PROJECTION_BATCH_TIMEOUT", dur: &c.BatchTimeout, def: "60s", help: "time a projection transaction gets; one that runs out is retried with twice the time (up to 1h)"},
 		{env: "STRIPE_API_KEY", str: &c.StripeAPIKey, secret: true, help: "Stripe secret key; empty turns billing off (checkout and portal answer 503)"},
 		{env: "STRIPE_API_BASE", str: &c.StripeAPIBase, def: "https://api.stripe.com", help: "Stripe API base URL (tests point it at stripe-mock)"},
 		{env: "STRIPE_WEBHOOK_SECRET", str: &c.StripeWebhookSecret, secret: true, help: "signing secret of the Stripe webhook endpoint POST /v1/stripe/webhook"},
 		{env: "ARR_ADMIN_KEY", str: &c.AdminKey, secret: true, help: "operator key (header X-Admin-Key) that bypasses the public checkout's plan checks; empty turns the bypass off"},
 		{env: "REDIS_URL", str: &c.RedisURL, help: "Redis for the quota counters (redis://host:6379/0); empty counts in PostgreSQL"},
-		{env: "ARR_PUBLIC_RATE_LIMIT", num: &c.PublicLimit, def: "600", help: "requests per clock hour per client IP on the records service's key-less endpoints"},
+		{env: "ARR_PUBLIC_RATE_LIMIT", num: &c.PublicLimit, def: "600", help: "requests per clock hour per client IP on the records service's key-less endpoints", min: 1},
 		{env: "SMTP_URL", str: &c.SMTPURL, secret: true, help: "SMTP server for sign-in mail: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465; empty prints each mail to the log instead"},
 		{env: "ARR_MAIL_FROM", str: &c.MailFrom, def: "arr <no-reply@arr.localhost>", help: "sender of arr's mail"},
 		{env: "ARR_MASTER_KEY", str: &c.MasterKey, secret: true, help: "records service master key (64 hex digits or base64 of 32 bytes) wrapping each account's data key; empty uses (and on first use creates) ARR_DATA_DIR/master.key"},
-		{env: "ARR_DEMO_DATA", str: &c.DemoData, def: "true", help: "true: `arr up` loads the shipped public-record demo data on first start; false: it does not"},
+		{env: "ARR_DEMO_DATA", str: &c.DemoData, def: "true", help: "true: `arr up` loads the shipped public-record demo data on first start; false: it does not", choices: []string{"true", "false"}},
 		{env: "ARR_CATALOG", str: &c.Catalog, help: "model catalog file of the gateway (tiers of upstream models, prices, quality, context windows); empty uses the catalog shipped in the binary"},
 		{env: "ARR_UPSTREAM_BASE_URL", str: &c.UpstreamBaseURL, help: "one OpenAI-compatible server (vLLM, Ollama, llama.cpp, …; e.g. http://127.0.0.1:11434/v1) that serves every catalog model, instead of each model's base_url"},
 		{env: "ARR_UPSTREAM_API_KEY", str: &c.UpstreamAPIKey, secret: true, help: "API key sent to ARR_UPSTREAM_BASE_URL"},
 		{env: "ARR_UPSTREAM_TIMEOUT", dur: &c.UpstreamTimeout, def: "60s", help: "timeout of an upstream call until its response headers (a whole non-streamed reply), and of the gap between stream chunks"},
-		{env: "ARR_UPSTREAM_BREAKER_FAILURES", num: &c.BreakerFailures, def: "5", help: "failures in a row that open an upstream model's circuit breaker"},
+		{env: "ARR_UPSTREAM_BREAKER_FAILURES", num: &c.BreakerFailures, def: "5", help: "failures in a row that open an upstream model's circuit breaker", min: 1},
 		{env: "ARR_UPSTREAM_BREAKER_OPEN", dur: &c.BreakerOpen, def: "30s", help: "how long an open circuit breaker skips its upstream before one probe"},
-		{env: "ARR_CACHE_ENTRIES", num: &c.CacheEntries, def: "10000", help: "size of the gateway's exact-match response cache (0 turns it off)"},
+		{env: "ARR_CACHE_ENTRIES", num: &c.CacheEntries, def: "10000", help: "size of the gateway's exact-match response cache (0 turns it off)", min: 0},
 		{env: "ARR_CACHE_TTL", dur: &c.CacheTTL, def: "1h", help: "how long a cached gateway reply is served"},
 		{env: "ARR_AUDIT_HMAC_KEY", str: &c.AuditHMACKey, secret: true, help: "gateway audit hash key (64 hex digits or base64 of 32 bytes): request_hash and response_hash in audit entries are HMAC-SHA-256 under it; empty uses (and on first use creates) ARR_DATA_DIR/audit-hmac.key; processes sharing ARR_DATA_DIR share that file; give gateways on other machines the same key"},
 		{env: "ARR_AUDITOR_KEY", str: &c.AuditorKey, secret: true, help: "operator audit key (header X-Auditor-Key, at least 32 characters) that reads the payload of every audit entry on GET /v1/audit/{hash}; empty turns it off"},
-		{env: "ARR_KEY_CACHE", str: &c.KeyCache, def: "false", help: "true: each server process authenticates API keys from memory, dropping them on every revocation or plan change it is notified of; a change made by another process (the CLI, another server) then takes effect when its notification arrives, normally within milliseconds, instead of before that process's command returns; false: every keyed request looks its key up"},
+		{env: "ARR_KEY_CACHE", str: &c.KeyCache, def: "false", help: "true: each server process authenticates API keys from memory, dropping them on every revocation or plan change it is notified of; a change made by another process (the CLI, another server) then takes effect when its notification arrives, normally within milliseconds, instead of before that process's command returns; false: every keyed request looks its key up", choices: []string{"true", "false"}},
 		{env: "ARR_PPROF_ADDR", str: &c.PprofAddr, help: "address of a Go profiling listener (net/http/pprof, e.g. 127.0.0.1:6060) for operators; keep it off public interfaces; empty serves none"},
 		{env: "ARR_PUBLIC_BASE_URL", str: &c.PublicBaseURL, help: "base URL of every link the services build (sign-in mail, Stripe return URLs), e.g. https://{service}.arr.example ({service} becomes answer, gateway or records); sign-in and billing requests made to another host get 421 and no link; empty uses each service's listen address (http://127.0.0.1:8081 for answer; an all-interfaces address like 0.0.0.0 becomes 127.0.0.1, with a warning); never the request's Host header"},
 		{env: "ARR_TRUSTED_PROXIES", str: &c.TrustedProxies, help: "comma-separated IP addresses and CIDR prefixes of the reverse proxies in front of arr (e.g. 127.0.0.1,10.0.0.0/8): only from these peers are X-Forwarded-For/X-Real-IP (the client IP of per-IP limits), X-Forwarded-Proto (Secure cookies) and X-Forwarded-Host believed; empty trusts nobody"},
@@ -133,91 +162,145 @@ func (c *Config) settings() []setting {
 
 func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
 
+// rawValue is a flag holding its setting's text as given; parse turns it
+// into the typed field, strictly.
+type rawValue struct {
+	s   *string
+	typ string
+}
+
+func (v rawValue) String() string     { return *v.s }
+func (v rawValue) Set(x string) error { *v.s = x; return nil }
+func (v rawValue) Type() string       { return v.typ }
+
 // bind registers one persistent flag per setting, defaulting to the
-// environment variable when set.
+// environment variable when set. The flags hold text: parse (run by
+// Validate) turns it into the typed fields and reports every bad value.
 func (c *Config) bind(fs *pflag.FlagSet, getenv func(string) string) {
+	c.raw = map[string]*string{}
 	for _, s := range c.settings() {
-		def := s.def
-		if v := getenv(s.env); v != "" {
-			def = v
+		v := s.def
+		if e, ok := lookup(getenv, s.env); ok {
+			v = e
 		}
+		raw := new(string)
+		*raw = v
+		c.raw[s.env] = raw
 		help := s.help + " (env " + s.env + ")"
+		typ := "string"
 		switch {
-		case s.secret:
-			fs.StringVar(s.str, flagName(s.env), "", help)
-			*s.str = def // set after registering, so --help never prints it
-		case s.str != nil:
-			fs.StringVar(s.str, flagName(s.env), def, help)
 		case s.num != nil:
-			var n int
-			fmt.Sscan(def, &n)
-			fs.IntVar(s.num, flagName(s.env), n, help)
+			typ = "int"
 		case s.dur != nil:
-			d, _ := time.ParseDuration(def)
-			fs.DurationVar(s.dur, flagName(s.env), d, help)
+			typ = "duration"
+		}
+		f := fs.VarPF(rawValue{raw, typ}, flagName(s.env), "", help)
+		if s.secret {
+			f.DefValue = "" // --help never prints a secret
+		} else {
+			f.DefValue = v
 		}
 	}
+}
+
+// lookup reads an environment variable; set to the empty string counts as
+// unset (as the shell's VAR= does), so the default applies.
+func lookup(getenv func(string) string, env string) (string, bool) {
+	v := getenv(env)
+	return v, v != ""
+}
+
+// parse sets the typed fields from the flags' text, strictly: a number
+// must be a whole number in its bounds, a duration a Go duration, a
+// choice one of its values. It reports every bad value.
+func (c *Config) parse() ConfigErrors {
+	var errs ConfigErrors
+	for _, s := range c.settings() {
+		raw := s.def
+		if r, ok := c.raw[s.env]; ok {
+			raw = *r
+		}
+		if err := s.set(raw); err != nil {
+			errs = append(errs, err)
+		}
+	}
+	return errs
+}
+
+func (s setting) set(raw string) error {
+	bad := func(want string) error { return &configError{env: s.env, value: raw, want: want} }
+	switch {
+	case s.num != nil:
+		n, err := strconv.Atoi(raw)
+		if err != nil || n < s.min || (s.max > 0 && n > s.max) {
+			if s.max > 0 {
+				return bad(fmt.Sprintf("a whole number from %d to %d, like %s", s.min, s.max, s.def))
+			}
+			return bad(fmt.Sprintf("a whole number of at least %d, like %s", s.min, s.def))
+		}
+		*s.num = n
+	case s.dur != nil:
+		d, err := time.ParseDuration(raw)
+		if err != nil || d < 0 || (d == 0 && !s.zeroOK) {
+			return bad(fmt.Sprintf("a positive duration with a unit, like %s (units: ms, s, m, h)", s.def))
+		}
+		*s.dur = d
+	default:
+		if s.choices != nil && !slices.Contains(s.choices, raw) {
+			return bad("one of " + strings.Join(s.choices, ", "))
+		}
+		*s.str = raw
+	}
+	return nil
 }
 
 // minAuditorKey is the shortest ARR_AUDITOR_KEY accepted.
 const minAuditorKey = 32
 
-// Validate checks the values that have a fixed set of choices.
+// Validate parses every setting strictly and checks them together; it
+// reports every problem at once (ConfigErrors), not the first.
 func (c *Config) Validate() error {
-	switch c.EventStore {
-	case "postgres":
-	case "kurrentdb":
-		if c.KurrentDBURL == "" {
-			return fmt.Errorf("ARR_EVENTSTORE=kurrentdb needs KURRENTDB_URL (e.g. esdb://127.0.0.1:2113?tls=false)")
-		}
-	default:
-		return fmt.Errorf("ARR_EVENTSTORE must be postgres or kurrentdb, not %q", c.EventStore)
+	errs := c.parse()
+	add := func(env, want string) {
+		errs = append(errs, &configError{env: env, value: c.rawOf(env), want: want})
 	}
-	switch c.Bus {
-	case "none", "gochannel", "nats":
-	default:
-		return fmt.Errorf("ARR_BUS must be none, gochannel or nats, not %q", c.Bus)
-	}
-	if c.BatchTimeout <= 0 {
-		return fmt.Errorf("ARR_PROJECTION_BATCH_TIMEOUT must be a positive duration, not %s", c.BatchTimeout)
-	}
-	if c.BatchSize < 1 || c.BatchSize > 100000 {
-		return fmt.Errorf("ARR_PROJECTION_BATCH_SIZE must be between 1 and 100000, not %d", c.BatchSize)
+	if c.EventStore == "kurrentdb" && c.KurrentDBURL == "" {
+		add("KURRENTDB_URL", "a KurrentDB connection string when ARR_EVENTSTORE=kurrentdb, like esdb://127.0.0.1:2113?tls=false")
 	}
 	if c.PublicBaseURL != "" {
 		if _, err := httpx.NewSite(strings.ReplaceAll(c.PublicBaseURL, "{service}", "gateway")); err != nil {
-			return domain.Invalid("invalid_public_base_url", "ARR_PUBLIC_BASE_URL",
-				"ARR_PUBLIC_BASE_URL must be an absolute http(s) URL without user, query or fragment, like https://{service}.arr.example; got %q", c.PublicBaseURL)
+			add("ARR_PUBLIC_BASE_URL", "an absolute http(s) URL without user, query or fragment, like https://{service}.arr.example")
 		}
 	}
 	if _, err := httpx.ParseTrustedProxies(c.TrustedProxies); err != nil {
-		return domain.Invalid("invalid_trusted_proxies", "ARR_TRUSTED_PROXIES",
-			"ARR_TRUSTED_PROXIES=%q: %v; want comma-separated IP addresses or CIDR prefixes, like 127.0.0.1,10.0.0.0/8", c.TrustedProxies, err)
-	}
-	if c.PublicLimit < 1 {
-		return fmt.Errorf("ARR_PUBLIC_RATE_LIMIT must be at least 1, not %d", c.PublicLimit)
-	}
-	if c.KeyCache != "true" && c.KeyCache != "false" {
-		return fmt.Errorf("ARR_KEY_CACHE must be true or false, not %q", c.KeyCache)
-	}
-	if c.DemoData != "true" && c.DemoData != "false" {
-		return fmt.Errorf("ARR_DEMO_DATA must be true or false, not %q", c.DemoData)
-	}
-	if c.UpstreamTimeout <= 0 || c.BreakerOpen <= 0 || c.CacheTTL <= 0 || c.BreakerFailures < 1 || c.CacheEntries < 0 {
-		return fmt.Errorf("ARR_UPSTREAM_TIMEOUT, ARR_UPSTREAM_BREAKER_OPEN and ARR_CACHE_TTL must be positive, ARR_UPSTREAM_BREAKER_FAILURES at least 1, ARR_CACHE_ENTRIES not negative")
+		add("ARR_TRUSTED_PROXIES", fmt.Sprintf("comma-separated IP addresses or CIDR prefixes, like 127.0.0.1,10.0.0.0/8 (%v)", err))
 	}
 	if c.AuditorKey != "" && len(c.AuditorKey) < minAuditorKey {
-		return fmt.Errorf("ARR_AUDITOR_KEY must be at least %d characters (it reads every account's audit payloads), e.g. 32 hex digits", minAuditorKey)
+		// The value is a secret: never shown.
+		errs = append(errs, fmt.Errorf("ARR_AUDITOR_KEY (flag --arr-auditor-key): want at least %d characters (it reads every account's audit payloads), e.g. 32 hex digits", minAuditorKey))
 	}
-	if c.ShutdownGrace <= 0 || c.RYWTimeout <= 0 {
-		return fmt.Errorf("ARR_SHUTDOWN_GRACE and ARR_READ_YOUR_WRITES_TIMEOUT must be positive durations")
+	errs = append(errs, c.Answer.validate(c)...)
+	if len(errs) > 0 {
+		return errs
 	}
-	return c.Answer.validate()
+	return nil
 }
 
+// rawOf is the text a setting was given.
+func (c *Config) rawOf(env string) string {
+	if r, ok := c.raw[env]; ok {
+		return *r
+	}
+	return ""
+}
+
+// logger is the process's logger; ARR_LOG_LEVEL is one of its choices
+// once Validate has passed (anything else logs at info).
 func (c *Config) logger() *slog.Logger {
 	var lvl slog.Level
-	_ = lvl.UnmarshalText([]byte(c.LogLevel))
+	if err := lvl.UnmarshalText([]byte(c.LogLevel)); err != nil {
+		lvl = slog.LevelInfo
+	}
 	opts := &slog.HandlerOptions{Level: lvl}
 	if c.LogFormat == "json" {
 		return slog.New(slog.NewJSONHandler(os.Stderr, opts))

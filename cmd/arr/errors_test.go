@@ -299,3 +299,31 @@ func TestErrorResponses(t *testing.T) {
 		t.Fatalf("a request of the test was answered with a 5xx: %s", m)
 	}
 }
+
+// TestBadConfigurationStopsArr: bad values stop arr before it touches the
+// database, with exit 2 and one line per bad setting naming the variable,
+// the value and the accepted form.
+func TestBadConfigurationStopsArr(t *testing.T) {
+	e := &env{t: t, dbURL: "postgres://nobody@127.0.0.1:1/none?sslmode=disable"}
+	e.extraEnv = []string{"ARR_PROJECTION_BATCH_SIZE=5k", "ARR_CACHE_ENTRIES=1e4", "ARR_SHUTDOWN_GRACE=20", "ARR_LOG_FORMAT=yaml"}
+	out, errs, code := e.arr("migrate")
+	lines := strings.Split(strings.TrimSpace(errs), "\n")
+	if code != 2 || out != "" || len(lines) != 4 {
+		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errs)
+	}
+	for _, want := range []string{
+		`ARR_PROJECTION_BATCH_SIZE="5k" (flag --arr-projection-batch-size): want a whole number from 1 to 100000`,
+		`ARR_CACHE_ENTRIES="1e4" (flag --arr-cache-entries): want a whole number of at least 0`,
+		`ARR_SHUTDOWN_GRACE="20" (flag --arr-shutdown-grace): want a positive duration with a unit`,
+		`ARR_LOG_FORMAT="yaml" (flag --arr-log-format): want one of text, json`,
+	} {
+		if !strings.Contains(errs, "arr: configuration: "+want) {
+			t.Errorf("stderr lacks %q:\n%s", want, errs)
+		}
+	}
+	// A flag is parsed as strictly as its variable.
+	e.extraEnv = nil
+	if _, errs, code := e.arr("migrate", "--arr-upstream-breaker-failures=0"); code != 2 || !strings.Contains(errs, `ARR_UPSTREAM_BREAKER_FAILURES="0"`) {
+		t.Fatalf("flag: exit %d %s", code, errs)
+	}
+}

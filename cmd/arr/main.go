@@ -5,6 +5,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"io"
 	"os"
@@ -26,9 +27,18 @@ func main() {
 }
 
 // reportError prints a failed command's error the way the HTTP services
-// would answer it: status, stable code and message. Domain errors exit 2
-// (the caller must change something), everything else 1.
+// would answer it: status, stable code and message. Domain errors and bad
+// configuration exit 2 (the caller must change something), everything
+// else 1.
 func reportError(w io.Writer, err error) int {
+	var ce ConfigErrors
+	if errors.As(err, &ce) {
+		// One line per bad setting: the variable, the value, what it takes.
+		for _, e := range ce {
+			fmt.Fprintf(w, "arr: configuration: %v\n", e)
+		}
+		return 2
+	}
 	p := httpx.ProblemOf(err)
 	if p.Status >= 500 {
 		fmt.Fprintf(w, "arr: %v\n", err)

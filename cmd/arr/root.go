@@ -23,6 +23,9 @@ func newRoot(version string) *cobra.Command {
 		Version:       version,
 		SilenceUsage:  true,
 		SilenceErrors: true,
+		// Every subcommand starts from a configuration that parsed
+		// strictly: a bad value stops arr before it does anything.
+		PersistentPreRunE: func(*cobra.Command, []string) error { return a.cfg.Validate() },
 	}
 	a.cfg.bind(root.PersistentFlags(), os.Getenv)
 	accounts := a.accountsCmd()

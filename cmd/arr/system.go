@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -88,8 +89,8 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 	if err != nil {
 		return nil, fmt.Errorf("DATABASE_URL: %w", err)
 	}
-	if pcfg.MaxConns < 16 {
-		pcfg.MaxConns = 16
+	if err := poolSize(pcfg, url); err != nil {
+		return nil, err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
@@ -179,4 +180,27 @@ func (s *system) catchUp(ctx context.Context, projection string) error {
 		return err
 	}
 	return s.waitFor(ctx, projection, head)
+}
+
+// Connection pool sizes: the size arr uses when DATABASE_URL names none,
+// and the least it runs with (projections, the audit chain, the quota
+// counters and requests share the pool).
+const (
+	defaultPoolConns = 16
+	minPoolConns     = 4
+)
+
+// poolSize sizes the pool: an operator's pool_max_conns in DATABASE_URL
+// is kept as given (one below minPoolConns is a configuration error, not
+// silently raised); without one, arr uses defaultPoolConns.
+func poolSize(pcfg *pgxpool.Config, url string) error {
+	if !strings.Contains(url, "pool_max_conns") {
+		pcfg.MaxConns = defaultPoolConns
+		return nil
+	}
+	if pcfg.MaxConns < minPoolConns {
+		return ConfigErrors{&configError{env: "DATABASE_URL", value: fmt.Sprintf("…pool_max_conns=%d…", pcfg.MaxConns),
+			want: fmt.Sprintf("pool_max_conns of at least %d (or none: arr then uses %d)", minPoolConns, defaultPoolConns)}}
+	}
+	return nil
 }
