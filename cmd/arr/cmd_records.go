@@ -22,6 +22,7 @@ import (
 	"github.com/arr-dev/arr/adapters/secretkey"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/projections"
@@ -42,7 +43,7 @@ func (s *system) recordsCommands() (commands.Records, *datakeys.Keyring, error) 
 	if err != nil {
 		return commands.Records{}, nil, err
 	}
-	rc, err := commands.NewRecords(s.store, kr, time.Now)
+	rc, err := commands.NewRecords(s.store, kr, s.now)
 	return rc, kr, err
 }
 
@@ -184,7 +185,11 @@ func (a *app) importCmd() *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			acct, err := s.ids.AccountByEmail(cmd.Context(), strings.ToLower(strings.TrimSpace(email)))
+			addr, err := account.NormalizeEmail(email)
+			if err != nil {
+				return err
+			}
+			acct, err := s.ids.AccountByEmail(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}
@@ -232,7 +237,11 @@ func (a *app) accountsEraseCmd() *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			acct, err := s.ids.AccountByEmail(cmd.Context(), strings.ToLower(strings.TrimSpace(email)))
+			addr, err := account.NormalizeEmail(email)
+			if err != nil {
+				return err
+			}
+			acct, err := s.ids.AccountByEmail(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}
