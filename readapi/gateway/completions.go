@@ -102,6 +102,9 @@ func (s *completer) handle(c *gin.Context) {
 		fail(c, err)
 		return
 	}
+	if sent, ok := c.Get(auditedBodyKey); ok { // POST /v1/responses: audit the body as the client sent it
+		k.req.body = sent.([]byte)
+	}
 	diff := routing.Difficulty(k.req.features())
 	k.dec, err = routing.Route(s.rt.Catalog, s.fb.get(), routing.Request{
 		Model: k.req.model, QualityFloor: k.req.qualityFloor, MaxCostMicro: k.req.maxCostMicro,

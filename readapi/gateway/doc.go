@@ -7,6 +7,9 @@
 // adapters/upstream (relaying streams chunk by chunk), serves exact repeats
 // from a per-process cache, records every completion in the audit chain
 // (commands.AuditChain) before answering, and adds the routing object.
+// POST /v1/responses (responses_route.go) translates an OpenAI Responses
+// request into a chat completion (package responses), serves it on that
+// same path and translates the reply back, event by event for streams.
 // GET /v1/models, /v1/audit/{hash} and /v1/usage and POST /v1/feedback
 // answer from the catalog and the audit, gateway_usage and tier_quality
 // read models. GET /v1/audit/{hash} takes a key optionally: everyone sees
