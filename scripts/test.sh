@@ -15,6 +15,7 @@ ensure_stripe_mock
 ensure_chromium
 ensure_redis
 ensure_node_openai
+ensure_node_ai_sdk
 
 log "PostgreSQL for tests: ${ARR_TEST_DATABASE_URL%%\?*}"
 if [ -z "${KURRENTDB_URL:-}" ]; then

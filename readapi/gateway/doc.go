@@ -7,6 +7,10 @@
 // usage and the audit record) and writes the reply as JSON with the
 // routing object, or the stream as server-sent events chunk by chunk; it
 // holds no routing, failover, cache or audit rules of its own.
+// POST /v1/responses (responses_route.go) translates an OpenAI Responses
+// request into the chat completion it asks for (package responses), runs
+// it through the same use case and translates the reply back, event by
+// event for streams.
 // GET /v1/models, /v1/audit/{hash} and /v1/usage and POST /v1/feedback
 // answer from the catalog and the audit, gateway_usage and tier_quality
 // read models. GET /v1/audit/{hash} takes a key optionally: everyone sees

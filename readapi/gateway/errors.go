@@ -41,7 +41,7 @@ func fail(c *gin.Context, err error) {
 	if errors.Is(err, errNotConfigured) {
 		p.Message = errNotConfigured.Message
 	}
-	if p.Status == http.StatusRequestEntityTooLarge && c.FullPath() == completionsPath {
+	if p.Status == http.StatusRequestEntityTooLarge && (c.FullPath() == completionsPath || c.FullPath() == responsesPath) {
 		// An oversized completion request is an invalid request, as the
 		// OpenAI clients classify it (400 invalid_request_error).
 		p.Status = http.StatusBadRequest

@@ -51,11 +51,13 @@ func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Only completions count against the plan's daily limit and the usage
-	// meter; the other keyed routes (key, usage, feedback) do not.
+	// Only completions (chat and Responses) count against the plan's daily
+	// limit and the usage meter; the other keyed routes (key, usage,
+	// feedback) do not.
 	keyed := e.Group("/v1", httpx.KeyAuth(d.Identities, account.Gateway, false, fail))
 	keyed.GET("/key", httpx.CurrentKey)
 	keyed.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), comp.handle)
+	keyed.POST(strings.TrimPrefix(responsesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), comp.handleResponses)
 	keyed.GET("/usage", comp.usageReport)
 	keyed.POST("/feedback", comp.feedback)
 	e.GET("/v1/models", comp.models)

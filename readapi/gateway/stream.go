@@ -30,6 +30,17 @@ func (s sse) done() {
 	s.w.Flush()
 }
 
+// event writes a named server-sent event (the Responses API's response.*
+// events).
+func (s sse) event(name string, b []byte) {
+	_, _ = s.w.WriteString("event: ")
+	_, _ = s.w.WriteString(name)
+	_, _ = s.w.WriteString("\ndata: ")
+	_, _ = s.w.Write(b)
+	_, _ = s.w.WriteString("\n\n")
+	s.w.Flush()
+}
+
 // errorEvent ends a stream that did not complete: an SSE "error" event in
 // the OpenAI error shape (and no [DONE]).
 func (s sse) errorEvent(code, msg string) {

@@ -1,0 +1,143 @@
+package gateway
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"errors"
+	"io"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/commands/complete"
+	"github.com/arr-dev/arr/readapi/gateway/responses"
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+// responsesPath is the route of the OpenAI Responses API.
+const responsesPath = "/v1/responses"
+
+// handleResponses serves POST /v1/responses: the request is translated
+// into the chat completion it asks for (package responses) and run by the
+// same use case as /v1/chat/completions (commands/complete: routing,
+// failover, the cache, usage and the audit record, whose request_hash
+// covers the body the client sent); the reply is translated back into a
+// Response object, or the stream event by event into response.* events.
+func (s *completer) handleResponses(c *gin.Context) {
+	if !s.rt.configured() {
+		fail(c, errNotConfigured)
+		return
+	}
+	body, err := io.ReadAll(c.Request.Body)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	rr, err := responses.ParseRequest(body)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	chat, err := rr.ChatBody()
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	req, err := parseChatRequest(chat)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	req.Body = body // the audit entry hashes what the client sent
+	p, _ := httpx.PrincipalOf(c)
+	res, err := s.rt.Complete.Handle(c.Request.Context(), complete.Command{
+		Caller:  complete.Caller{AccountID: p.AccountID, KeyID: p.KeyID, Plan: p.Plan},
+		Request: req, Cache: cacheMode(c.GetHeader("X-Arr-Cache")), RequestID: c.GetString("request_id"),
+	})
+	if err != nil {
+		failCompletion(c, err)
+		return
+	}
+	id, created := newResponseID(), time.Now().Unix()
+	if res.Stream != nil {
+		writeResponseEvents(c, res.Stream, responses.NewStream(rr, id, created))
+		return
+	}
+	chatReply, err := withRouting(res.Reply.Body, res.Reply.HasRouting, res.Reply.Routing)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	out, err := responses.FromChat(chatReply, rr, id, created)
+	if err != nil {
+		fail(c, &complete.UpstreamFailure{Attempts: []string{"the reply could not be read as a chat completion: " + err.Error()}})
+		return
+	}
+	h := c.Writer.Header()
+	setRoutingHeaders(h, res.Reply.Routing)
+	h.Set("X-Arr-Audit-Hash", res.Reply.Routing.AuditHash)
+	h.Set("X-Arr-Elapsed-Sec", strconv.FormatFloat(res.Reply.Routing.ElapsedSec, 'f', -1, 64))
+	c.Data(http.StatusOK, "application/json", out)
+}
+
+// newResponseID is resp_ and 24 random bytes in hex.
+func newResponseID() string {
+	var b [24]byte
+	_, _ = rand.Read(b[:])
+	return "resp_" + hex.EncodeToString(b[:])
+}
+
+// writeResponseEvents relays a completion's stream as Responses events:
+// each chat chunk translated as it comes, the routing chunk (with usage)
+// into response.completed; a cut stream ends in response.failed, and a
+// completion that could not be recorded in response.failed alone.
+func writeResponseEvents(c *gin.Context, st *complete.Stream, tr *responses.Stream) {
+	defer st.Close()
+	ri := st.Routing()
+	trailers := ri.AuditHash == ""
+	out := streamHeaders(c, ri)
+	emit := func(evs []responses.Event) {
+		for _, e := range evs {
+			out.event(e.Type, e.Data)
+		}
+	}
+	for {
+		data, err := st.Next()
+		if errors.Is(err, io.EOF) {
+			break
+		}
+		if errors.Is(err, commands.ErrOutcomeUnknown) {
+			panic(http.ErrAbortHandler) // neither a failure nor a completion would be true
+		}
+		if err != nil {
+			emit(tr.Fail("audit_unavailable", "the completion could not be recorded in the audit chain; it is not billed, retry it"))
+			return
+		}
+		evs, err := tr.Chunk(data)
+		if err != nil {
+			emit(tr.Fail("invalid_upstream_stream", "the upstream's stream could not be translated: "+err.Error()))
+			return
+		}
+		emit(evs)
+	}
+	end := st.End()
+	if trailers {
+		h := c.Writer.Header()
+		h.Set("X-Arr-Audit-Hash", end.Routing.AuditHash)
+		h.Set("X-Arr-Elapsed-Sec", strconv.FormatFloat(end.Routing.ElapsedSec, 'f', -1, 64))
+	}
+	evs, err := tr.Chunk(finalChunk(end, true))
+	if err != nil {
+		emit(tr.Fail("invalid_upstream_stream", "the completion's end could not be translated: "+err.Error()))
+		return
+	}
+	emit(evs)
+	if end.Cut != nil {
+		emit(tr.Fail("upstream_stream_cut", end.Cut.Error()))
+		return
+	}
+	emit(tr.Finish())
+}
