@@ -264,8 +264,18 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 		}
 	}
 	stopMeter()
-	wg.Wait()
-	log.Info("stopped")
+	// The meters' last flush and the projections' current batch get what
+	// is left of ARR_SHUTDOWN_GRACE, no more: a store that does not answer
+	// cannot hold the process past it.
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	select {
+	case <-done:
+		log.Info("stopped")
+	case <-grace.Done():
+		s.hurry = true
+		log.Warn("ARR_SHUTDOWN_GRACE is over: stopping without waiting further for the store (usage counts not yet appended are lost; completions not yet recorded were not answered)", "grace", a.cfg.ShutdownGrace)
+	}
 	return err
 }
 

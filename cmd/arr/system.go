@@ -37,6 +37,9 @@ type system struct {
 	closers  []func()
 	// now is the clock of commands and services (ARR_TEST_CLOCK_FILE moves it).
 	now func() time.Time
+	// hurry is set when the shutdown grace is over: Close no longer waits
+	// for connections still in use.
+	hurry bool
 }
 
 type openOptions struct {
@@ -97,7 +100,17 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
 	}
 	s.pool = pool
-	s.closers = append(s.closers, pool.Close)
+	s.closers = append(s.closers, func() {
+		// pgxpool.Close waits for every connection in use; after
+		// ARR_SHUTDOWN_GRACE (hurry) the process leaves them to the
+		// server, which rolls back what they had not committed.
+		done := make(chan struct{})
+		go func() { pool.Close(); close(done) }()
+		if s.hurry {
+			return
+		}
+		<-done
+	})
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := pool.Ping(pingCtx); err != nil {
@@ -123,7 +136,15 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 	default:
 		return nil, errors.New("ARR_EVENTSTORE=" + cfg.EventStore + " is not available in this build")
 	}
-	s.closers = append(s.closers, func() { _ = s.store.Close() })
+	s.closers = append(s.closers, func() {
+		// The store finishes the append in hand before it closes; after
+		// ARR_SHUTDOWN_GRACE (hurry) nobody waits for it.
+		if s.hurry {
+			go func() { _ = s.store.Close() }()
+			return
+		}
+		_ = s.store.Close()
+	})
 	s.runner, err = projections.NewRunner(pool, s.store, projections.Config{Logger: log, Registerer: s.registry, BatchSize: cfg.BatchSize, BatchTimeout: cfg.BatchTimeout}, projections.All()...)
 	if err != nil {
 		return nil, err
