@@ -45,13 +45,8 @@ func (s *completer) handle(c *gin.Context) {
 		fail(c, err)
 		return
 	}
-	p, _ := httpx.PrincipalOf(c)
-	res, err := s.rt.Complete.Handle(c.Request.Context(), complete.Command{
-		Caller:  complete.Caller{AccountID: p.AccountID, KeyID: p.KeyID, Plan: p.Plan},
-		Request: req, Cache: cacheMode(c.GetHeader("X-Arr-Cache")), RequestID: c.GetString("request_id"),
-	})
-	if err != nil {
-		failCompletion(c, err)
+	res, ok := s.run(c, req)
+	if !ok {
 		return
 	}
 	if res.Stream != nil {
@@ -59,6 +54,21 @@ func (s *completer) handle(c *gin.Context) {
 		return
 	}
 	writeReply(c, res.Reply)
+}
+
+// run runs the completion use case for the key's caller; on an error it
+// has answered the request and reports false.
+func (s *completer) run(c *gin.Context, req *complete.Request) (complete.Result, bool) {
+	p, _ := httpx.PrincipalOf(c)
+	res, err := s.rt.Complete.Handle(c.Request.Context(), complete.Command{
+		Caller:  complete.Caller{AccountID: p.AccountID, KeyID: p.KeyID, Plan: p.Plan},
+		Request: req, Cache: cacheMode(c.GetHeader("X-Arr-Cache")), RequestID: c.GetString("request_id"),
+	})
+	if err != nil {
+		failCompletion(c, err)
+		return complete.Result{}, false
+	}
+	return res, true
 }
 
 // cacheMode reads the X-Arr-Cache header: on, off, or (absent or anything

@@ -14,7 +14,6 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/readapi/gateway/responses"
-	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 // responsesPath is the route of the OpenAI Responses API.
@@ -52,13 +51,8 @@ func (s *completer) handleResponses(c *gin.Context) {
 		return
 	}
 	req.Body = body // the audit entry hashes what the client sent
-	p, _ := httpx.PrincipalOf(c)
-	res, err := s.rt.Complete.Handle(c.Request.Context(), complete.Command{
-		Caller:  complete.Caller{AccountID: p.AccountID, KeyID: p.KeyID, Plan: p.Plan},
-		Request: req, Cache: cacheMode(c.GetHeader("X-Arr-Cache")), RequestID: c.GetString("request_id"),
-	})
-	if err != nil {
-		failCompletion(c, err)
+	res, ok := s.run(c, req)
+	if !ok {
 		return
 	}
 	id, created := newResponseID(), time.Now().Unix()
