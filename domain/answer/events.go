@@ -1,6 +1,7 @@
 package answer
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -127,6 +128,16 @@ func (e *AnswerSynthesized) CleanWorldText() {
 	}
 }
 func (AnswerSynthesized) SchemaVersion() int { return 2 }
+
+// Upcast implements domain.Upcaster: version 2 added Retrieval, which a
+// version 1 answer did not record (absent: nothing to replay), so a
+// version 1 payload reads as version 2 unchanged.
+func (AnswerSynthesized) Upcast(from int, data []byte) ([]byte, error) {
+	if from != 1 {
+		return nil, fmt.Errorf("no schema version %d of AnswerSynthesized", from)
+	}
+	return data, nil
+}
 
 // ExpiresAt is when the cache entry stops being served.
 func (e AnswerSynthesized) ExpiresAt() time.Time {

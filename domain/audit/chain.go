@@ -6,6 +6,7 @@ import (
 	"encoding/hex"
 	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -94,6 +95,22 @@ type CompletionRecorded struct {
 
 func (CompletionRecorded) EventType() string  { return "CompletionRecorded" }
 func (CompletionRecorded) SchemaVersion() int { return 2 }
+
+// Upcast implements domain.Upcaster: a version 1 entry is a version 2 entry
+// whose link algorithm is LinkV1 (version 1 had no "link" field).
+func (CompletionRecorded) Upcast(from int, data []byte) ([]byte, error) {
+	if from != 1 {
+		return nil, fmt.Errorf("no schema version %d of CompletionRecorded", from)
+	}
+	var doc map[string]json.RawMessage
+	if err := json.Unmarshal(data, &doc); err != nil {
+		return nil, err
+	}
+	if _, ok := doc["link"]; !ok {
+		doc["link"] = json.RawMessage(strconv.Itoa(LinkV1))
+	}
+	return json.Marshal(doc)
+}
 
 // LinkAlgorithm is the entry's link algorithm: Link, or LinkV1 when it is
 // absent.
