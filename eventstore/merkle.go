@@ -5,6 +5,7 @@ import (
 	"errors"
 
 	"github.com/arr-dev/arr/eventstore/transparency"
+	"github.com/arr-dev/arr/eventstore/transparency/verifier"
 )
 
 // MerkleLog is a Store whose events are the leaves of an RFC 6962 Merkle
@@ -39,3 +40,15 @@ type StoredLeaf struct {
 // ErrNoMerkleTree is what a store without a Merkle tree answers a request
 // for heads or proofs with (the KurrentDB store).
 var ErrNoMerkleTree = errors.New("this event store keeps no Merkle tree: the tamper-evident log (signed heads, proofs, arr events verify) needs the PostgreSQL event store (ARR_EVENTSTORE=postgres)")
+
+// SignedHead is a signed tree head as the log keeps and serves it: the
+// head, its C2SP signed checkpoint and the note verifier key of the key
+// that signed it (docs/transparency.md, section 4).
+type SignedHead struct {
+	verifier.Head
+	// Checkpoint is the signed note: the head's text, an empty line and
+	// the log's signature line.
+	Checkpoint []byte
+	// VerifierKey publishes the public key that signed it.
+	VerifierKey string
+}
