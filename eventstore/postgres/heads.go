@@ -36,10 +36,10 @@ func (s *Store) HeadAt(ctx context.Context, size uint64) (h eventstore.SignedHea
 	return s.oneHead(ctx, `SELECT `+headColumns+` FROM event_tree_heads WHERE size = $1`, int64(size))
 }
 
-// HeadsSince returns up to limit kept heads of a size above since, smallest
-// first.
+// HeadsSince returns up to limit kept heads of size since or more,
+// smallest first.
 func (s *Store) HeadsSince(ctx context.Context, since uint64, limit int) ([]eventstore.SignedHead, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+headColumns+` FROM event_tree_heads WHERE size > $1 ORDER BY size LIMIT $2`, int64(min(since, 1<<63-1)), limit)
+	rows, err := s.pool.Query(ctx, `SELECT `+headColumns+` FROM event_tree_heads WHERE size >= $1 ORDER BY size LIMIT $2`, int64(min(since, 1<<63-1)), limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading signed heads: %w", err)
 	}

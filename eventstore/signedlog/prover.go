@@ -63,7 +63,7 @@ type ConsistencyProof struct {
 	Path                  [][]byte
 }
 
-// Heads returns up to limit kept heads of a size above since, smallest
+// Heads returns up to limit kept heads of size since or more, smallest
 // first.
 func (p *Prover) Heads(ctx context.Context, since uint64, limit int) ([]eventstore.SignedHead, error) {
 	return p.heads.HeadsSince(ctx, since, limit)

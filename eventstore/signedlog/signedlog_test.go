@@ -105,7 +105,7 @@ func TestSignOnDemand(t *testing.T) {
 	if err != nil || fresh || again.Size != 300 || string(again.Checkpoint) != string(h1.Checkpoint) {
 		t.Fatalf("signing with nothing new = %+v, fresh %v, %v; want the kept head", again.Head, fresh, err)
 	}
-	heads, err := f.store.HeadsSince(ctx, 0, 10)
+	heads, err := f.store.HeadsSince(ctx, 1, 10)
 	if err != nil || len(heads) != 1 || heads[0].Size != 300 {
 		t.Fatalf("heads since 0 = %v, %v", heads, err)
 	}
