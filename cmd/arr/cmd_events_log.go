@@ -31,7 +31,7 @@ type headJSON struct {
 
 func headOut(h eventstore.SignedHead) headJSON {
 	return headJSON{Origin: h.Origin, Size: h.Size, RootHash: h.Root[:], TimestampMS: h.Timestamp,
-		Timestamp: time.UnixMilli(h.Timestamp).UTC().Format("2006-01-02T15:04:05.000Z07:00"),
+		Timestamp:  time.UnixMilli(h.Timestamp).UTC().Format("2006-01-02T15:04:05.000Z07:00"),
 		Checkpoint: string(h.Checkpoint), VerifierKey: h.VerifierKey}
 }
 
@@ -250,4 +250,3 @@ func (e errLogBroken) Error() string {
 	}
 	return fmt.Sprintf("event log broken between positions %d and %d (%s)", e.p.After+1, e.p.Upto, e.p.Kind)
 }
-

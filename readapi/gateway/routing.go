@@ -30,9 +30,9 @@ type Routing struct {
 	Usage    *projections.GatewayUsageReports
 	// Log serves the signed event log's heads and proofs (/v1/log); nil
 	// (the KurrentDB event store) answers 503.
-	Log LogProofs
-	Quality  FeedbackSource
-	Cache    CacheConfig
+	Log     LogProofs
+	Quality FeedbackSource
+	Cache   CacheConfig
 	// QualityRefresh is how often the router re-reads the tier-quality
 	// read model. Default 1s.
 	QualityRefresh time.Duration
