@@ -28,11 +28,8 @@ type Routing struct {
 	Chain    Recorder
 	Audit    *projections.AuditEntries
 	Usage    *projections.GatewayUsageReports
-	// Log serves the signed event log's heads and proofs (/v1/log); nil
-	// (the KurrentDB event store) answers 503.
-	Log     LogProofs
-	Quality FeedbackSource
-	Cache   CacheConfig
+	Quality  FeedbackSource
+	Cache    CacheConfig
 	// QualityRefresh is how often the router re-reads the tier-quality
 	// read model. Default 1s.
 	QualityRefresh time.Duration
@@ -48,6 +45,9 @@ type Routing struct {
 	// AuditorKey, sent in X-Auditor-Key, reads the payload of every audit
 	// entry; empty turns it off. A secret: never logged.
 	AuditorKey string
+	// Log serves the signed event log's heads and proofs (/v1/log); nil
+	// (the KurrentDB event store) answers 503. It needs none of the rest.
+	Log LogProofs
 }
 
 func (r Routing) configured() bool {
