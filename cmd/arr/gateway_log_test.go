@@ -123,11 +123,11 @@ func TestGatewayLogProofs(t *testing.T) {
 	head1 := pinnedHead(t, g.gateway, entry.Position)
 
 	var proof struct {
-		Position   uint64   `json:"position"`
-		LeafIndex  uint64   `json:"leaf_index"`
-		TreeSize   uint64   `json:"tree_size"`
-		LeafHash   []byte   `json:"leaf_hash"`
-		AuditPath  []string `json:"audit_path"`
+		Position   uint64          `json:"position"`
+		LeafIndex  uint64          `json:"leaf_index"`
+		TreeSize   uint64          `json:"tree_size"`
+		LeafHash   []byte          `json:"leaf_hash"`
+		AuditPath  []string        `json:"audit_path"`
 		SignedHead *signedHeadView `json:"signed_head"`
 	}
 	code, body = get(t, fmt.Sprintf("%s%s&size=%d", g.gateway, entry.InclusionProof, head1.Size), nil)
@@ -169,7 +169,7 @@ func TestGatewayLogProofs(t *testing.T) {
 
 	var list struct {
 		Data    []signedHeadView `json:"data"`
-		HasMore bool      `json:"has_more"`
+		HasMore bool             `json:"has_more"`
 	}
 	code, body = get(t, g.gateway+"/v1/log/heads?since="+fmt.Sprint(head1.Size)+"&limit=1000", nil)
 	if code != http.StatusOK || json.Unmarshal(body, &list) != nil || len(list.Data) < 2 || list.Data[0].Size != head1.Size || list.HasMore {
