@@ -54,7 +54,10 @@ func (s *Store) catchUpChunk(ctx context.Context) (done bool, size, head int64, 
 	if err := tx.QueryRow(ctx, `SELECT position, tree_size, tree_frontier FROM event_log_head WHERE id FOR UPDATE`).Scan(&head, &size, &frontier); err != nil {
 		return false, 0, 0, fmt.Errorf("locking the log head: %w", err)
 	}
-	if size >= head {
+	if size > head {
+		return false, size, head, fmt.Errorf("the tree has %d leaves but the log's head is at position %d: events were removed (run `arr events verify`)", size, head)
+	}
+	if size == head {
 		return true, size, head, tx.Commit(ctx)
 	}
 	tree, err := decodeTree(size, frontier)
