@@ -16,7 +16,7 @@ import (
 )
 
 func (a *app) eventsCmd() *cobra.Command {
-	c := &cobra.Command{Use: "events", Short: "Read the event log: tail, export, stats"}
+	c := &cobra.Command{Use: "events", Short: "Read the event log: tail, export, stats; sign and verify its Merkle tree: checkpoint, verify"}
 
 	var from int64
 	var follow, tailJSON bool
@@ -169,6 +169,6 @@ func (a *app) eventsCmd() *cobra.Command {
 		},
 	}
 	stats.Flags().BoolVar(&statsJSON, "json", false, "print JSON")
-	c.AddCommand(tail, export, stats)
+	c.AddCommand(tail, export, stats, a.eventsCheckpointCmd(), a.eventsVerifyCmd())
 	return c
 }

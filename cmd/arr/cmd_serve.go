@@ -18,7 +18,9 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/fanout"
+	"github.com/arr-dev/arr/eventstore/signedlog"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -122,6 +124,23 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	if slices.Contains(roles, "gateway") {
 		if gwRouting, chain, err = openGatewayRouting(a.cfg, s, log); err != nil {
 			return err
+		}
+		if p, err := s.logProver(); err != nil {
+			return err
+		} else if p != nil {
+			gwRouting.Log = p
+		}
+	}
+	// The projections role also signs the log's tree heads.
+	var signer *signedlog.Signer
+	if slices.Contains(roles, "projections") {
+		if signer, err = s.logSigner(log); errors.Is(err, eventstore.ErrNoMerkleTree) {
+			log.Warn("no signed tree heads: " + err.Error())
+		} else if err != nil {
+			return fmt.Errorf("the event log's signer: %w", err)
+		} else {
+			log.Info("signing the event log's tree heads", "origin", a.cfg.LogOrigin, "verifier_key", signer.VerifierKey(),
+				"every_events", a.cfg.LogCheckpointEvery, "every", a.cfg.LogCheckpointTime)
 		}
 	}
 	builders := map[string]struct {
@@ -237,6 +256,10 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 				errc <- err
 			}
 		}()
+		if signer != nil {
+			wg.Add(1)
+			go func() { defer wg.Done(); _ = signer.Run(runCtx) }()
+		}
 		if fwd != nil {
 			wg.Add(1)
 			go func() {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/arr-dev/arr/eventstore/transparency/verifier"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -75,6 +76,12 @@ type Config struct {
 	// operator's auditor key that reads every entry's payload.
 	AuditHMACKey string
 	AuditorKey   string
+	// The signed event log: the tree heads' signing key (a secret), the
+	// log's origin and how often a head is signed.
+	LogSigningKey      string
+	LogOrigin          string
+	LogCheckpointEvery int
+	LogCheckpointTime  time.Duration
 	// PprofAddr serves net/http/pprof for operators; empty serves nothing.
 	PprofAddr string
 
@@ -153,6 +160,10 @@ func (c *Config) settings() []setting {
 		{env: "ARR_CACHE_TTL", dur: &c.CacheTTL, def: "1h", help: "how long a cached gateway reply is served"},
 		{env: "ARR_AUDIT_HMAC_KEY", str: &c.AuditHMACKey, secret: true, help: "gateway audit hash key (64 hex digits or base64 of 32 bytes): request_hash and response_hash in audit entries are HMAC-SHA-256 under it; empty uses (and on first use creates) ARR_DATA_DIR/audit-hmac.key; processes sharing ARR_DATA_DIR share that file; give gateways on other machines the same key"},
 		{env: "ARR_AUDITOR_KEY", str: &c.AuditorKey, secret: true, help: "operator audit key (header X-Auditor-Key, at least 32 characters) that reads the payload of every audit entry on GET /v1/audit/{hash}; empty turns it off"},
+		{env: "ARR_LOG_SIGNING_KEY", str: &c.LogSigningKey, secret: true, help: "Ed25519 key that signs the event log's tree heads: PEM (PKCS #8, as `openssl genpkey -algorithm ed25519` writes it) or base64 of the 32-byte seed; empty uses (and on first use creates) ARR_DATA_DIR/log-signing-key.pem; every process that signs heads of one log needs the same key"},
+		{env: "ARR_LOG_ORIGIN", str: &c.LogOrigin, def: "arr.localhost/log", help: "name of the event log in its signed heads (the C2SP checkpoint origin and key name): no spaces or plus signs, e.g. arr.example.com/log"},
+		{env: "ARR_LOG_CHECKPOINT_EVENTS", num: &c.LogCheckpointEvery, def: "1000", min: 1, help: "sign a tree head once the log has grown by this many events since the last one"},
+		{env: "ARR_LOG_CHECKPOINT_INTERVAL", dur: &c.LogCheckpointTime, def: "30s", help: "sign a tree head of a log that has grown at all once this long has passed since the last one"},
 		{env: "ARR_KEY_CACHE", str: &c.KeyCache, def: "false", help: "true: each server process authenticates API keys from memory, dropping them on every revocation or plan change it is notified of; a change made by another process (the CLI, another server) then takes effect when its notification arrives, normally within milliseconds, instead of before that process's command returns; false: every keyed request looks its key up", choices: []string{"true", "false"}},
 		{env: "ARR_PPROF_ADDR", str: &c.PprofAddr, help: "address of a Go profiling listener (net/http/pprof, e.g. 127.0.0.1:6060) for operators; keep it off public interfaces; empty serves none"},
 		{env: "ARR_PUBLIC_BASE_URL", str: &c.PublicBaseURL, help: "base URL of every link the services build (sign-in mail, Stripe return URLs), e.g. https://{service}.arr.example ({service} becomes answer, gateway or records); sign-in and billing requests made to another host get 421 and no link; empty uses each service's listen address (http://127.0.0.1:8081 for answer; an all-interfaces address like 0.0.0.0 becomes 127.0.0.1, with a warning); never the request's Host header"},
@@ -274,6 +285,12 @@ func (c *Config) Validate() error {
 	}
 	if _, err := httpx.ParseTrustedProxies(c.TrustedProxies); err != nil {
 		add("ARR_TRUSTED_PROXIES", fmt.Sprintf("comma-separated IP addresses or CIDR prefixes, like 127.0.0.1,10.0.0.0/8 (%v)", err))
+	}
+	if err := verifier.CheckOrigin(c.LogOrigin); err != nil {
+		add("ARR_LOG_ORIGIN", fmt.Sprintf("a log name without spaces or plus signs, like arr.example.com/log (%v)", err))
+	}
+	if c.LogCheckpointTime > 0 && c.LogCheckpointTime < time.Second { // (0: refused by parse already)
+		add("ARR_LOG_CHECKPOINT_INTERVAL", "a duration of at least 1s, like 30s")
 	}
 	if c.AuditorKey != "" && len(c.AuditorKey) < minAuditorKey {
 		// The value is a secret: never shown.

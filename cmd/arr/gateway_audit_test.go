@@ -151,7 +151,8 @@ func TestGatewayAuditEntryViews(t *testing.T) {
 	_ = json.Unmarshal(publicBody, &fields)
 	for k := range fields {
 		switch k {
-		case "object", "view", "hash", "prev_hash", "next_hash", "seq", "position", "recorded_at", "payload_sha256", "verified", "problem", "chain":
+		case "object", "view", "hash", "prev_hash", "next_hash", "seq", "position", "recorded_at", "payload_sha256", "verified", "problem", "chain",
+			"inclusion_proof": // the path of the public proof of its position in the signed log
 		default:
 			t.Errorf("the public view has a field %q: %s", k, publicBody)
 		}

@@ -126,6 +126,13 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 			return nil, err
 		}
 		s.store = st
+		// Events the log's Merkle tree lacks (from before it existed) are
+		// added now rather than on the first append. If that fails the
+		// log was altered: appends fail with the same error, while reads
+		// and `arr events verify` (which names what changed) still work.
+		if err := st.CatchUpTree(ctx); err != nil {
+			log.Error("the event log's Merkle tree cannot be extended; appends will fail", "err", err)
+		}
 	case "kurrentdb":
 		st, err := kurrentdb.New(kurrentdb.Config{URL: cfg.KurrentDBURL, Logger: log})
 		if err != nil {

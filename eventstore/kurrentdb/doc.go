@@ -18,6 +18,14 @@
 //     PostgreSQL store refuses it with eventstore.ErrDuplicateEventID).
 //   - A successful append costs three round trips (read the stream's tail to
 //     recognise retries, append, read the events back for their positions).
+//   - It keeps no Merkle tree: it is not an eventstore.MerkleLog, so no
+//     signed heads, no proofs and no `arr events verify`. A leaf commits to
+//     its event's position, which KurrentDB assigns on the server after
+//     the write, outside any transaction arr could extend a tree in, and
+//     its positions have gaps, so they cannot number the leaves either.
+//     The routes and commands of the tamper-evident log answer
+//     eventstore.ErrNoMerkleTree; the contract suite checks that the store
+//     does not claim a tree (storetest.Capabilities.MerkleTree is false).
 //
 // The server must be EventStoreDB 22.6 or later (earlier servers do not
 // return positions on stream reads), and the connection's user must be

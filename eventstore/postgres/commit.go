@@ -16,6 +16,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/eventstore"
+	"github.com/arr-dev/arr/eventstore/transparency"
 )
 
 // copyThreshold is the batch size from which COPY beats a multi-row INSERT.
@@ -43,12 +44,25 @@ type stored struct {
 // already in the log, the transaction is rolled back and done again with
 // the look-up. Bulk appends find duplicates through the unique index
 // instead (see AppendBulk).
+//
+// The tree must cover the whole log before a commit extends it: if it does
+// not (events written before it existed, or by a binary without it), the
+// commit catches it up first (catchUpTree) and tries again.
 func (s *Store) commit(ctx context.Context, appends []eventstore.Append, allOrNothing bool) ([]eventstore.AppendResult, []error, error) {
-	results, errs, err := s.commitTx(ctx, appends, allOrNothing, false)
-	if errors.Is(err, errIDsExist) {
-		return s.commitTx(ctx, appends, allOrNothing, true)
+	lookup := false
+	for attempt := 0; ; attempt++ {
+		results, errs, err := s.commitTx(ctx, appends, allOrNothing, lookup)
+		switch {
+		case errors.Is(err, errIDsExist) && !lookup:
+			lookup = true
+		case errors.Is(err, errTreeBehind) && attempt < 3:
+			if err := s.catchUpTree(ctx); err != nil {
+				return nil, errs, fmt.Errorf("append: %w", err)
+			}
+		default:
+			return results, errs, err
+		}
 	}
-	return results, errs, err
 }
 
 // errIDsExist says a group commit that did not look its event ids up met
@@ -98,11 +112,14 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 	// previous holder of the lock committed.
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
-	b.Queue(`UPDATE event_log_head SET position = position WHERE id RETURNING position, clock_timestamp()`)
+	b.Queue(`UPDATE event_log_head SET position = position WHERE id RETURNING position, clock_timestamp(), tree_size, tree_frontier`)
 	b.Queue(`SELECT stream_id, version FROM event_streams WHERE stream_id = ANY($1)`, streams)
-	head, now, current, err := readHead(conn.SendBatch(ctx, b), len(streams))
+	head, now, tree, current, err := readHead(conn.SendBatch(ctx, b), len(streams))
 	if err != nil {
 		return nil, errs, err
+	}
+	if tree == nil {
+		return nil, errs, errTreeBehind
 	}
 
 	var existing map[uuid.UUID]stored
@@ -141,11 +158,16 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 	if !lookup && !allOrNothing {
 		dupErr = errIDsExist
 	}
+	// The events' leaves extend the tree as they are encoded: row by row
+	// while COPY streams them, all at once before an INSERT.
+	cols.tree = tree
 	useCopy := cols.n >= copyThreshold
 	if useCopy {
 		if err := cols.copy(ctx, conn.Conn().PgConn()); err != nil {
 			return nil, errs, insertErr(err, cols.n, dupErr)
 		}
+	} else if err := cols.hashLeaves(); err != nil {
+		return nil, errs, err
 	}
 	var upStreams []string
 	var upVersions []int64
@@ -161,14 +183,15 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 	b.Queue(`INSERT INTO event_streams (stream_id, version, updated_at)
 		SELECT s, v, $3 FROM unnest($1::text[], $2::bigint[]) AS t(s, v)
 		ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`, upStreams, upVersions, now)
-	b.Queue(`UPDATE event_log_head SET position = $1 WHERE id`, pos)
+	cols.queueNodes(b)
+	b.Queue(`UPDATE event_log_head SET position = $1, tree_size = $2, tree_frontier = $3 WHERE id`, pos, int64(tree.Size()), frontierBytes(tree))
 	b.Queue(`SELECT pg_notify('`+channel+`', $1)`, strconv.FormatInt(pos, 10))
 	hook := s.cfg.BeforeCommit
 	if hook == nil {
 		b.Queue(`COMMIT`)
 		commitSent = true
 	}
-	if err := writeRest(conn.SendBatch(ctx, b), !useCopy, hook == nil, cols.n, dupErr); err != nil {
+	if err := writeRest(conn.SendBatch(ctx, b), !useCopy, cols.nodeCount() > 0, hook == nil, cols.n, dupErr); err != nil {
 		return nil, errs, err
 	}
 	if hook != nil {
@@ -248,41 +271,50 @@ func plan(appends []eventstore.Append, existing map[uuid.UUID]stored, current ma
 }
 
 // readHead reads the results of the first round trip: BEGIN, the locked
-// head with the clock, and the streams' current versions.
-func readHead(br pgx.BatchResults, nStreams int) (int64, time.Time, map[string]int64, error) {
+// head with the clock and the tree, and the streams' current versions. The
+// tree is nil when it does not cover the log up to the head.
+func readHead(br pgx.BatchResults, nStreams int) (int64, time.Time, *transparency.Tree, map[string]int64, error) {
 	defer br.Close()
-	var head int64
+	var head, treeSize int64
 	var now time.Time
+	var frontier []byte
 	if _, err := br.Exec(); err != nil {
-		return 0, now, nil, fmt.Errorf("append: begin: %w", err)
+		return 0, now, nil, nil, fmt.Errorf("append: begin: %w", err)
 	}
-	if err := br.QueryRow().Scan(&head, &now); err != nil {
-		return 0, now, nil, fmt.Errorf("append: locking log head: %w", err)
+	if err := br.QueryRow().Scan(&head, &now, &treeSize, &frontier); err != nil {
+		return 0, now, nil, nil, fmt.Errorf("append: locking log head: %w", err)
+	}
+	var tree *transparency.Tree
+	if treeSize == head {
+		var err error
+		if tree, err = decodeTree(treeSize, frontier); err != nil {
+			return 0, now, nil, nil, fmt.Errorf("append: %w", err)
+		}
 	}
 	versions := make(map[string]int64, nStreams)
 	rows, err := br.Query()
 	if err != nil {
-		return 0, now, nil, fmt.Errorf("append: reading stream versions: %w", err)
+		return 0, now, nil, nil, fmt.Errorf("append: reading stream versions: %w", err)
 	}
 	defer rows.Close()
 	for rows.Next() {
 		var id string
 		var v int64
 		if err := rows.Scan(&id, &v); err != nil {
-			return 0, now, nil, fmt.Errorf("append: reading stream versions: %w", err)
+			return 0, now, nil, nil, fmt.Errorf("append: reading stream versions: %w", err)
 		}
 		versions[id] = v
 	}
 	if err := rows.Err(); err != nil {
-		return 0, now, nil, fmt.Errorf("append: reading stream versions: %w", err)
+		return 0, now, nil, nil, fmt.Errorf("append: reading stream versions: %w", err)
 	}
-	return head, now, versions, br.Close()
+	return head, now, tree, versions, br.Close()
 }
 
 // writeRest reads the results of the second round trip: the events' insert
-// (unless they went by COPY), the streams' upsert, the head, the notify and,
-// if it was sent, COMMIT.
-func writeRest(br pgx.BatchResults, inserted, committed bool, n int, dupErr error) error {
+// (unless they went by COPY), the streams' upsert, the tree nodes (if any),
+// the head, the notify and, if it was sent, COMMIT.
+func writeRest(br pgx.BatchResults, inserted, nodes, committed bool, n int, dupErr error) error {
 	defer br.Close()
 	if inserted {
 		if _, err := br.Exec(); err != nil {
@@ -291,6 +323,11 @@ func writeRest(br pgx.BatchResults, inserted, committed bool, n int, dupErr erro
 	}
 	if _, err := br.Exec(); err != nil {
 		return fmt.Errorf("append: updating streams: %w", err)
+	}
+	if nodes {
+		if _, err := br.Exec(); err != nil {
+			return fmt.Errorf("append: storing tree nodes: %w", err)
+		}
 	}
 	if _, err := br.Exec(); err != nil {
 		return fmt.Errorf("append: updating log head: %w", err)
@@ -408,6 +445,12 @@ type columns struct {
 	actor     []pgtype.Text
 	request   []pgtype.Text
 	recorded  time.Time
+
+	// The tree the events extend and what they add to it (see tree.go).
+	tree   *transparency.Tree
+	hasher eventstore.LeafHasher
+	leaves []byte // 32 bytes per event, in row order, once hashed
+	nodes  nodeColumns
 }
 
 func newColumns(n int) *columns {
@@ -438,12 +481,12 @@ func (c *columns) add(pos int64, e eventstore.NewEvent, stream string, version i
 }
 
 const insertEvents = `INSERT INTO events (position, event_id, stream_id, stream_version, event_type, schema_version, data,
-		correlation_id, causation_id, actor, request_id, recorded_at)
-	SELECT p, i, s, v, t, sv, d::json, co, ca, ac, rq, $12
+		correlation_id, causation_id, actor, request_id, recorded_at, leaf_hash)
+	SELECT p, i, s, v, t, sv, d::json, co, ca, ac, rq, $12, lh
 	FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::text[],
-		$8::text[], $9::text[], $10::text[], $11::text[]) AS x(p, i, s, v, t, sv, d, co, ca, ac, rq)`
+		$8::text[], $9::text[], $10::text[], $11::text[], $13::bytea[]) AS x(p, i, s, v, t, sv, d, co, ca, ac, rq, lh)`
 
-// queueInsert queues the multi-row INSERT of the batch.
+// queueInsert queues the multi-row INSERT of the batch (its leaves hashed).
 func (c *columns) queueInsert(b *pgx.Batch) {
-	b.Queue(insertEvents, c.positions, c.ids, c.streams, c.versions, c.types, c.schemas, c.data, c.corr, c.cause, c.actor, c.request, c.recorded)
+	b.Queue(insertEvents, c.positions, c.ids, c.streams, c.versions, c.types, c.schemas, c.data, c.corr, c.cause, c.actor, c.request, c.recorded, c.leafSlices())
 }

@@ -13,11 +13,13 @@ import (
 
 // copyEvents is the COPY statement whose rows copyReader encodes.
 const copyEvents = `COPY events (position, event_id, stream_id, stream_version, event_type, schema_version, data,
-	correlation_id, causation_id, actor, request_id, recorded_at) FROM STDIN (FORMAT binary)`
+	correlation_id, causation_id, actor, request_id, recorded_at, leaf_hash) FROM STDIN (FORMAT binary)`
 
 // copy writes the batch with COPY in PostgreSQL's binary format, encoded
 // here rather than through pgx's per-value encode plans: bulk appends spend
 // their client time in encoding, and every column's wire form is fixed.
+// Each row's leaf hash is computed (and the tree extended) as the row is
+// encoded, while the server works on the rows before it.
 func (c *columns) copy(ctx context.Context, conn *pgconn.PgConn) error {
 	tag, err := conn.CopyFrom(ctx, &copyReader{c: c, recorded: pgMicros(c.recorded)}, copyEvents)
 	if err != nil {
@@ -44,6 +46,7 @@ type copyReader struct {
 	buf      []byte
 	off      int
 	done     bool
+	err      error
 }
 
 // copyHeader is the binary COPY signature, flags and header extension length.
@@ -53,10 +56,16 @@ const copyChunk = 256 << 10
 
 func (r *copyReader) Read(p []byte) (int, error) {
 	if r.off == len(r.buf) {
+		if r.err != nil {
+			return 0, r.err
+		}
 		if r.done {
 			return 0, io.EOF
 		}
 		r.fill()
+		if r.off == len(r.buf) && r.err != nil {
+			return 0, r.err
+		}
 	}
 	n := copy(p, r.buf[r.off:])
 	r.off += n
@@ -73,7 +82,11 @@ func (r *copyReader) fill() {
 	c := r.c
 	for ; r.row < c.n && len(b) < copyChunk; r.row++ {
 		i := r.row
-		b = binary.BigEndian.AppendUint16(b, 12)
+		if err := c.leaf(i); err != nil {
+			r.err = err
+			break
+		}
+		b = binary.BigEndian.AppendUint16(b, 13)
 		b = appendInt8(b, c.positions[i])
 		b = binary.BigEndian.AppendUint32(b, 16)
 		b = append(b, c.ids[i].Bytes[:]...)
@@ -88,8 +101,10 @@ func (r *copyReader) fill() {
 		b = appendText(b, c.actor[i])
 		b = appendText(b, c.request[i])
 		b = appendInt8(b, r.recorded)
+		b = binary.BigEndian.AppendUint32(b, hashSize)
+		b = append(b, c.leaves[i*hashSize:(i+1)*hashSize]...)
 	}
-	if r.row == c.n {
+	if r.row == c.n && r.err == nil {
 		b = binary.BigEndian.AppendUint16(b, 0xffff) // trailer: -1
 		r.done = true
 	}

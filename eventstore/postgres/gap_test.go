@@ -254,6 +254,9 @@ wait:
 		}
 	}
 	checkAgainstLedger(t, "ReadAll", logged, ledger)
+	// The Merkle tree the stores extended, each under the head lock and
+	// some in transactions rolled back, is the tree of the log's events.
+	checkStoreTree(t, reader, gapEvents)
 
 	// The typed tailer saw exactly the log's events of its type, in order.
 	var typed typedResult

@@ -17,5 +17,5 @@ func TestContract(t *testing.T) {
 			t.Fatalf("new store: %v", err)
 		}
 		return s
-	}, storetest.Capabilities{GlobalEventIDs: true, TypedReads: true})
+	}, storetest.Capabilities{GlobalEventIDs: true, TypedReads: true, MerkleTree: true})
 }

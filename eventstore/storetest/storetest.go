@@ -28,6 +28,12 @@ type Capabilities struct {
 	// TypedReads: the store is an eventstore.TypeReader (PostgreSQL); the
 	// suite then checks ReadAllOfTypes too.
 	TypedReads bool
+	// MerkleTree: the store is an eventstore.MerkleLog (PostgreSQL): every
+	// event a leaf of an RFC 6962 tree extended at commit. The suite then
+	// checks the tree against the events; without it, it checks that the
+	// store does not claim to be one (KurrentDB cannot: its server assigns
+	// positions after the write, outside any transaction of arr's).
+	MerkleTree bool
 }
 
 type contractTest struct {
@@ -60,6 +66,11 @@ func Run(t *testing.T, f Factory, caps Capabilities) {
 	}
 	if caps.TypedReads {
 		tests = append(tests, contractTest{"read all of some types (TypeReader)", testReadAllOfTypes})
+	}
+	if caps.MerkleTree {
+		tests = append(tests, merkleTests...)
+	} else {
+		tests = append(tests, contractTest{"no Merkle tree is claimed", testNoMerkleTree})
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -24,19 +24,22 @@ const AuditorKeyHeader = "X-Auditor-Key"
 // check a link-2 entry; Payload is there only for the owning account and
 // the auditor.
 type auditEntryBody struct {
-	Object        string          `json:"object"`
-	View          audit.Audience  `json:"view"`
-	Hash          string          `json:"hash"`
-	PrevHash      string          `json:"prev_hash"`
-	NextHash      string          `json:"next_hash"`
-	Seq           uint64          `json:"seq"`
-	Position      uint64          `json:"position"`
-	RecordedAt    string          `json:"recorded_at"`
-	PayloadSHA256 string          `json:"payload_sha256"`
-	Payload       json.RawMessage `json:"payload,omitempty"`
-	Verified      bool            `json:"verified"`
-	Problem       string          `json:"problem"`
-	Chain         chainRules      `json:"chain"`
+	Object   string         `json:"object"`
+	View     audit.Audience `json:"view"`
+	Hash     string         `json:"hash"`
+	PrevHash string         `json:"prev_hash"`
+	NextHash string         `json:"next_hash"`
+	Seq      uint64         `json:"seq"`
+	Position uint64         `json:"position"`
+	// InclusionProof is where the proof that the entry's event is in the
+	// signed log is served (GET /v1/log/proof/inclusion).
+	InclusionProof string          `json:"inclusion_proof"`
+	RecordedAt     string          `json:"recorded_at"`
+	PayloadSHA256  string          `json:"payload_sha256"`
+	Payload        json.RawMessage `json:"payload,omitempty"`
+	Verified       bool            `json:"verified"`
+	Problem        string          `json:"problem"`
+	Chain          chainRules      `json:"chain"`
 }
 
 // chainRules says how to check an entry: its link algorithm, every link
@@ -76,7 +79,8 @@ func (s *completer) auditEntry(c *gin.Context) {
 	out := auditEntryBody{
 		Object: "audit_entry", View: view, Hash: e.Hash, PrevHash: e.PrevHash, NextHash: e.NextHash,
 		Seq: e.Seq, Position: e.Position, RecordedAt: e.RecordedAt.Format(time.RFC3339Nano),
-		PayloadSHA256: e.PayloadSHA256, Verified: e.Verified, Problem: e.Problem,
+		InclusionProof: "/v1/log/proof/inclusion?position=" + strconv.FormatUint(e.Position, 10),
+		PayloadSHA256:  e.PayloadSHA256, Verified: e.Verified, Problem: e.Problem,
 		Chain: chainRules{
 			Link: e.Link, Algorithm: linkRule(e.Link), PublicVerifiable: e.Link == audit.LinkV2,
 			Algorithms:    map[string]string{strconv.Itoa(audit.LinkV1): audit.LinkV1Rule, strconv.Itoa(audit.LinkV2): audit.LinkV2Rule},

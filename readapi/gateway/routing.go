@@ -17,6 +17,9 @@ type Routing struct {
 	// AuditorKey, sent in X-Auditor-Key, reads the payload of every audit
 	// entry; empty turns it off. A secret: never logged.
 	AuditorKey string
+	// Log serves the signed event log's heads and proofs (/v1/log); nil
+	// (the KurrentDB event store) answers 503. It needs none of the rest.
+	Log LogProofs
 }
 
 func (r Routing) configured() bool {

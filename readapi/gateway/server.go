@@ -67,6 +67,7 @@ func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
 	}
 	mountMe(e, d)
 	e.GET("/v1/plans", plans)
+	mountLog(e, rt.Log)
 	billing.Register(e, d, fail)
 	return e, nil
 }

@@ -38,19 +38,29 @@ type Event struct {
 // comment gives the layout). It fails only for a schema version outside
 // 0..2^32-1 or a field longer than 2^32-1 bytes, which arr never stores.
 func LeafData(e Event) ([]byte, error) {
-	if e.SchemaVersion < 0 || uint64(e.SchemaVersion) > math.MaxUint32 {
-		return nil, fmt.Errorf("%w: schema version %d does not fit a uint32", ErrInvalid, e.SchemaVersion)
+	size := 1 + 8 + 16 + 4 + len(e.StreamID) + 8 + 4 + len(e.Type) + 4 + 4 + len(e.Data) + 4 + len(e.Metadata) + 8
+	b, err := AppendLeafData(make([]byte, 0, size), e)
+	if err != nil {
+		return nil, err
 	}
-	for _, f := range []struct {
+	return b, nil
+}
+
+// AppendLeafData appends LeafData(e) to b and returns the extended slice,
+// so that a caller hashing many events can reuse one buffer. It fails as
+// LeafData does, returning b unchanged.
+func AppendLeafData(b []byte, e Event) ([]byte, error) {
+	if e.SchemaVersion < 0 || uint64(e.SchemaVersion) > math.MaxUint32 {
+		return b, fmt.Errorf("%w: schema version %d does not fit a uint32", ErrInvalid, e.SchemaVersion)
+	}
+	for _, f := range [...]struct {
 		name string
 		n    int
 	}{{"stream id", len(e.StreamID)}, {"type", len(e.Type)}, {"data", len(e.Data)}, {"metadata", len(e.Metadata)}} {
 		if uint64(f.n) > math.MaxUint32 {
-			return nil, fmt.Errorf("%w: event %s is %d bytes, longer than a uint32 length", ErrInvalid, f.name, f.n)
+			return b, fmt.Errorf("%w: event %s is %d bytes, longer than a uint32 length", ErrInvalid, f.name, f.n)
 		}
 	}
-	size := 1 + 8 + 16 + 4 + len(e.StreamID) + 8 + 4 + len(e.Type) + 4 + 4 + len(e.Data) + 4 + len(e.Metadata) + 8
-	b := make([]byte, 0, size)
 	b = append(b, LeafFormatVersion)
 	b = binary.BigEndian.AppendUint64(b, e.Position)
 	b = append(b, e.ID[:]...)

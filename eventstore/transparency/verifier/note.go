@@ -44,7 +44,9 @@ func VerifierKey(name string, pub ed25519.PublicKey) (string, error) {
 // ParseVerifierKey reads a verifier key as VerifierKey writes it, checking
 // that its key id matches its name and key.
 func ParseVerifierKey(vkey string) (name string, pub ed25519.PublicKey, err error) {
-	parts := strings.Split(vkey, "+")
+	// The name has no plus sign and the key id is hex; the base64 key may
+	// hold plus signs of its own.
+	parts := strings.SplitN(vkey, "+", 3)
 	if len(parts) != 3 {
 		return "", nil, fmt.Errorf("%w: a verifier key is name+keyid+key, got %d parts", ErrInvalid, len(parts))
 	}

@@ -4,6 +4,7 @@ import (
 	"crypto/ed25519"
 	"encoding/base64"
 	"errors"
+	"fmt"
 	"strings"
 	"testing"
 
@@ -126,5 +127,18 @@ func TestOpenNote(t *testing.T) {
 				t.Fatalf("text = %q, want %q", text, noteText)
 			}
 		})
+	}
+}
+
+// A key whose base64 holds a plus sign (about one in three) parses: only
+// the first two plus signs separate the parts.
+func TestParseVerifierKeyWithPlusInKey(t *testing.T) {
+	const vkey = "arr.example/log+dddc51d2+AQOhB7/zzhC+HXDdGOdLwJln5NYwm6UNXx3chmQSVTG4"
+	name, pub, err := verifier.ParseVerifierKey(vkey)
+	if err != nil {
+		t.Fatalf("ParseVerifierKey(%q): %v", vkey, err)
+	}
+	if name != "arr.example/log" || fmt.Sprintf("%x", []byte(pub)) != "03a107bff3ce10be1d70dd18e74bc09967e4d6309ba50d5f1ddc8664125531b8" {
+		t.Fatalf("got %s %x", name, []byte(pub))
 	}
 }

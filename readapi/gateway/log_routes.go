@@ -1,0 +1,222 @@
+package gateway
+
+import (
+	"context"
+	"encoding/base64"
+	"net/http"
+	"strconv"
+	"time"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/eventstore"
+	"github.com/arr-dev/arr/eventstore/signedlog"
+)
+
+// LogProofs is the tamper-evident event log as the public /v1/log routes
+// read it (signedlog.Prover). They show tree heads, hashes and proofs,
+// never an event's content, so they reveal no tenant data.
+type LogProofs interface {
+	LatestHead(ctx context.Context) (eventstore.SignedHead, error)
+	Heads(ctx context.Context, since uint64, limit int) ([]eventstore.SignedHead, error)
+	Inclusion(ctx context.Context, position, size uint64) (signedlog.InclusionProof, error)
+	Consistency(ctx context.Context, first, second uint64) (signedlog.ConsistencyProof, error)
+}
+
+// maxHeadsPage is the most heads GET /v1/log/heads returns at once.
+const maxHeadsPage = 1000
+
+// mountLog registers the public routes of the signed log. With no log
+// (the KurrentDB event store keeps no tree) they answer 503 saying why.
+func mountLog(e *gin.Engine, log LogProofs) {
+	l := &logRoutes{log: log}
+	g := e.Group("/v1/log", l.available)
+	g.GET("/head", l.head)
+	g.GET("/heads", l.heads)
+	g.GET("/proof/inclusion", l.inclusion)
+	g.GET("/proof/consistency", l.consistency)
+}
+
+type logRoutes struct{ log LogProofs }
+
+func (l *logRoutes) available(c *gin.Context) {
+	if l.log == nil {
+		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "log_unavailable", Message: eventstore.ErrNoMerkleTree.Error()})
+	}
+}
+
+// headBody is a signed head as served.
+type headBody struct {
+	Object      string `json:"object"`
+	Origin      string `json:"origin"`
+	Size        uint64 `json:"tree_size"`
+	RootHash    string `json:"root_hash"`
+	Timestamp   string `json:"timestamp"`
+	TimestampMS int64  `json:"timestamp_ms"`
+	Checkpoint  string `json:"checkpoint"`
+	VerifierKey string `json:"verifier_key"`
+}
+
+func headOf(h eventstore.SignedHead) headBody {
+	return headBody{Object: "log_head", Origin: h.Origin, Size: h.Size, RootHash: b64(h.Root[:]),
+		Timestamp: time.UnixMilli(h.Timestamp).UTC().Format("2006-01-02T15:04:05.000Z07:00"), TimestampMS: h.Timestamp,
+		Checkpoint: string(h.Checkpoint), VerifierKey: h.VerifierKey}
+}
+
+func b64(b []byte) string { return base64.StdEncoding.EncodeToString(b) }
+
+func b64s(path [][]byte) []string {
+	out := make([]string, len(path))
+	for i, p := range path {
+		out[i] = b64(p)
+	}
+	return out
+}
+
+// head answers GET /v1/log/head: the latest signed head.
+func (l *logRoutes) head(c *gin.Context) {
+	if !onlyParams(c) {
+		return
+	}
+	h, err := l.log.LatestHead(c.Request.Context())
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	c.Header("Cache-Control", "no-cache")
+	c.PureJSON(http.StatusOK, headOf(h))
+}
+
+// heads answers GET /v1/log/heads?since=SIZE&limit=N: signed heads of
+// size since or more, smallest first.
+func (l *logRoutes) heads(c *gin.Context) {
+	if !onlyParams(c, "since", "limit") {
+		return
+	}
+	since, _, ok := uintParam(c, "since", 0)
+	if !ok {
+		return
+	}
+	limit, _, ok := uintParam(c, "limit", 100)
+	if !ok {
+		return
+	}
+	if limit < 1 || limit > maxHeadsPage {
+		fail(c, domain.Invalid("invalid_limit", "limit", "limit must be from 1 to %d", maxHeadsPage))
+		return
+	}
+	hs, err := l.log.Heads(c.Request.Context(), since, int(limit)+1)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	more := len(hs) > int(limit)
+	hs = hs[:min(len(hs), int(limit))]
+	data := make([]headBody, len(hs))
+	for i, h := range hs {
+		data[i] = headOf(h)
+	}
+	c.PureJSON(http.StatusOK, gin.H{"object": "list", "data": data, "has_more": more})
+}
+
+// inclusion answers GET /v1/log/proof/inclusion?position=P&size=N.
+func (l *logRoutes) inclusion(c *gin.Context) {
+	if !onlyParams(c, "position", "size") {
+		return
+	}
+	pos, given, ok := uintParam(c, "position", 0)
+	if !ok {
+		return
+	}
+	if !given {
+		fail(c, domain.Invalid("missing_position", "position", "position is required: the log position of the event to prove (an audit entry's position)"))
+		return
+	}
+	size, sized, ok := uintParam(c, "size", 0)
+	if !ok {
+		return
+	}
+	if sized && size == 0 {
+		fail(c, domain.Invalid("invalid_size", "size", "size must be 1 or more (leave it out for the latest signed head's size)"))
+		return
+	}
+	p, err := l.log.Inclusion(c.Request.Context(), pos, size)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	body := gin.H{"object": "inclusion_proof", "position": p.Position, "leaf_index": p.LeafIndex, "tree_size": p.Size,
+		"leaf_hash": b64(p.LeafHash[:]), "root_hash": b64(p.Root[:]), "audit_path": b64s(p.Path), "signed_head": nil}
+	if p.Signed != nil {
+		body["signed_head"] = headOf(*p.Signed)
+	}
+	if sized {
+		c.Header("Cache-Control", "public, max-age=3600") // a proof for a size never changes
+	}
+	c.PureJSON(http.StatusOK, body)
+}
+
+// consistency answers GET /v1/log/proof/consistency?first=M&second=N.
+func (l *logRoutes) consistency(c *gin.Context) {
+	if !onlyParams(c, "first", "second") {
+		return
+	}
+	first, given, ok := uintParam(c, "first", 0)
+	if !ok {
+		return
+	}
+	if !given {
+		fail(c, domain.Invalid("missing_first", "first", "first is required: the tree size of the head you hold"))
+		return
+	}
+	second, sized, ok := uintParam(c, "second", 0)
+	if !ok {
+		return
+	}
+	if sized && second == 0 && first > 0 {
+		fail(c, domain.Invalid("invalid_second", "second", "second must be 1 or more (leave it out for the latest signed head's size)"))
+		return
+	}
+	p, err := l.log.Consistency(c.Request.Context(), first, second)
+	if err != nil {
+		fail(c, err)
+		return
+	}
+	if sized {
+		c.Header("Cache-Control", "public, max-age=3600")
+	}
+	c.PureJSON(http.StatusOK, gin.H{"object": "consistency_proof", "first": p.First, "second": p.Second,
+		"first_root_hash": b64(p.FirstRoot[:]), "second_root_hash": b64(p.SecondRoot[:]), "consistency": b64s(p.Path)})
+}
+
+// uintParam reads an optional unsigned query parameter; a bad value is
+// answered with 400 (ok false).
+func uintParam(c *gin.Context, name string, def uint64) (v uint64, given, ok bool) {
+	s, given := c.GetQuery(name)
+	if !given {
+		return def, false, true
+	}
+	v, err := strconv.ParseUint(s, 10, 64)
+	if err != nil || (len(s) > 1 && s[0] == '0') {
+		fail(c, domain.Invalid("invalid_"+name, name, "%s must be a whole number written in decimal without leading zeros; got %q", name, s))
+		return 0, true, false
+	}
+	return v, true, true
+}
+
+// onlyParams refuses query parameters other than names (a misspelt one
+// would otherwise be ignored silently).
+func onlyParams(c *gin.Context, names ...string) bool {
+	for k, vs := range c.Request.URL.Query() {
+		known := false
+		for _, n := range names {
+			known = known || k == n
+		}
+		if !known || len(vs) > 1 {
+			fail(c, domain.Invalid("invalid_query_parameter", k, "query parameter %q is not known here or is repeated; this route takes %v", k, names))
+			return false
+		}
+	}
+	return true
+}
