@@ -13,6 +13,7 @@ import (
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/audit"
+	"github.com/arr-dev/arr/domain/catalog"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -119,6 +120,14 @@ type AuditChain struct {
 	headKnown bool
 	headSeq   int64 // -1: empty chain
 	headHash  string
+
+	reg *domain.Registry // decodes the entries it reads back
+}
+
+// decodeEntry decodes an audit chain entry through the registry, at its
+// current schema version.
+func decodeEntry(reg *domain.Registry, e eventstore.Event) (*audit.CompletionRecorded, error) {
+	return domain.DecodeAs[*audit.CompletionRecorded](reg, e.Type, e.SchemaVersion, e.Data)
 }
 
 // NewAuditChain returns a sequencer appending to store. Nothing is
@@ -128,7 +137,7 @@ func NewAuditChain(store eventstore.Store, cfg AuditChainConfig) (*AuditChain, e
 		return nil, errors.New("audit chain: nil event store")
 	}
 	cfg.defaults()
-	return &AuditChain{store: store, cfg: cfg, queue: make(chan *chainItem, 4*cfg.MaxBatch), stopped: make(chan struct{})}, nil
+	return &AuditChain{store: store, cfg: cfg, queue: make(chan *chainItem, 4*cfg.MaxBatch), stopped: make(chan struct{}), reg: catalog.Registry()}, nil
 }
 
 // errChainStopped is returned for entries not appended because Run has
@@ -360,8 +369,8 @@ func (c *AuditChain) readBack(ctx context.Context, res eventstore.AppendResult, 
 		if e.ID != batch[i].id {
 			return nil, fmt.Errorf("reading back audit entries already appended: version %d holds event %s, not %s", e.StreamVersion, e.ID, batch[i].id)
 		}
-		var r audit.CompletionRecorded
-		if err := json.Unmarshal(e.Data, &r); err != nil {
+		r, err := decodeEntry(c.reg, e)
+		if err != nil {
 			return nil, err
 		}
 		recs[i] = Recorded{Hash: r.Hash, PrevHash: r.PrevHash, Seq: r.Seq, Position: e.Position}
@@ -381,8 +390,8 @@ func (c *AuditChain) loadHead(ctx context.Context, batch []*chainItem) ([]Record
 		c.headKnown, c.headSeq, c.headHash = true, -1, audit.Genesis
 		return nil, false, nil
 	}
-	var head audit.CompletionRecorded
-	if err := json.Unmarshal(evs[0].Data, &head); err != nil {
+	head, err := decodeEntry(c.reg, evs[0])
+	if err != nil {
 		return nil, false, fmt.Errorf("decoding the audit chain's head: %w", err)
 	}
 	c.headKnown, c.headSeq, c.headHash = true, int64(evs[0].StreamVersion), head.Hash
@@ -393,8 +402,8 @@ func (c *AuditChain) loadHead(ctx context.Context, batch []*chainItem) ([]Record
 			if e.ID != batch[i].id {
 				return nil, false, nil
 			}
-			var r audit.CompletionRecorded
-			if err := json.Unmarshal(e.Data, &r); err != nil {
+			r, err := decodeEntry(c.reg, e)
+			if err != nil {
 				return nil, false, err
 			}
 			recs[i] = Recorded{Hash: r.Hash, PrevHash: r.PrevHash, Seq: r.Seq, Position: e.Position}

@@ -2,11 +2,11 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 
 	"github.com/arr-dev/arr/domain/audit"
+	"github.com/arr-dev/arr/domain/catalog"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -41,15 +41,17 @@ func VerifyChain(ctx context.Context, store eventstore.Store, from uint64) (Chai
 		return ChainReport{}, err
 	}
 	rep := ChainReport{OK: true, FirstSeq: start}
+	reg := catalog.Registry()
 	prev := audit.Genesis
 	if start > 0 {
 		evs, err := store.ReadStream(ctx, audit.StreamID, eventstore.ReadStreamOptions{From: start - 1, Limit: 1})
 		if err != nil {
 			return rep, err
 		}
-		var e audit.CompletionRecorded
-		if len(evs) == 1 && json.Unmarshal(evs[0].Data, &e) == nil {
-			prev = e.Hash
+		if len(evs) == 1 {
+			if e, err := decodeEntry(reg, evs[0]); err == nil {
+				prev = e.Hash
+			}
 		}
 	}
 	next := start
@@ -59,13 +61,13 @@ func VerifyChain(ctx context.Context, store eventstore.Store, from uint64) (Chai
 			return rep, fmt.Errorf("reading the audit chain at entry %d: %w", next, err)
 		}
 		for _, ev := range evs {
-			var e audit.CompletionRecorded
+			e := &audit.CompletionRecorded{}
 			problem := ""
 			if ev.Type != (audit.CompletionRecorded{}).EventType() {
 				problem = "event of type " + ev.Type + " in the audit chain's stream"
-			} else if err := json.Unmarshal(ev.Data, &e); err != nil {
+			} else if e, err = decodeEntry(reg, ev); err != nil {
 				problem = "unreadable entry: " + err.Error()
-			} else if err := audit.Verify(&e, prev, ev.StreamVersion); err != nil {
+			} else if err := audit.Verify(e, prev, ev.StreamVersion); err != nil {
 				problem = err.Error()
 			}
 			if problem != "" {

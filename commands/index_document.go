@@ -2,7 +2,6 @@ package commands
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"net/url"
@@ -10,6 +9,7 @@ import (
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/domain/catalog"
 	"github.com/arr-dev/arr/domain/text"
 	"github.com/arr-dev/arr/eventstore"
 )
@@ -41,6 +41,7 @@ type Indexed struct {
 type IndexDocumentHandler struct {
 	store eventstore.Store
 	clock Clock
+	reg   *domain.Registry
 }
 
 // NewIndexDocumentHandler refuses nil dependencies.
@@ -48,7 +49,7 @@ func NewIndexDocumentHandler(store eventstore.Store, clock Clock) (*IndexDocumen
 	if store == nil || clock == nil {
 		return nil, errors.New("index document: nil dependency")
 	}
-	return &IndexDocumentHandler{store: store, clock: clock}, nil
+	return &IndexDocumentHandler{store: store, clock: clock, reg: catalog.Registry()}, nil
 }
 
 // errEmptyDocument: nothing to index.
@@ -102,11 +103,8 @@ func (h *IndexDocumentHandler) Handle(ctx context.Context, c IndexDocument) (Ind
 	res := Indexed{DocID: d.DocID, Outcome: "added", Passages: passages}
 	expected := eventstore.NoStream()
 	if len(last) == 1 {
-		var prev struct {
-			ContentHash string `json:"content_hash"`
-			URL         string `json:"url"`
-		}
-		if err := json.Unmarshal(last[0].Data, &prev); err != nil {
+		prev, err := domain.DecodeAs[*answer.DocumentIndexed](h.reg, last[0].Type, last[0].SchemaVersion, last[0].Data)
+		if err != nil {
 			return Indexed{}, fmt.Errorf("reading the indexed version of %s: %w", d.Origin, err)
 		}
 		if prev.ContentHash == d.ContentHash && prev.URL == d.URL {

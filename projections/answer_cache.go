@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"time"
 
-	json "github.com/goccy/go-json"
+	"encoding/json"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain/answer"
-	"github.com/arr-dev/arr/eventstore"
 )
 
 // AnswerCache is the answer service's cache: per cache key (normalized
@@ -59,18 +59,16 @@ func (AnswerCache) EventTypes() []string {
 
 // Apply implements Projection: the last synthesis of a key in the batch
 // replaces what the table holds.
-func (AnswerCache) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+func (AnswerCache) Apply(ctx context.Context, tx pgx.Tx, events []Event) error {
 	last := map[string]int{}
 	var decoded []answer.AnswerSynthesized
 	var pos []int64
 	for _, e := range events {
-		if e.Type != (answer.AnswerSynthesized{}).EventType() {
+		p, ok := e.Payload.(*answer.AnswerSynthesized)
+		if !ok {
 			continue
 		}
-		var v answer.AnswerSynthesized
-		if err := json.Unmarshal(e.Data, &v); err != nil {
-			return fmt.Errorf("event %d: %w", e.Position, err)
-		}
+		v := *p
 		if i, ok := last[v.CacheKey]; ok {
 			decoded[i], pos[i] = v, int64(e.Position)
 			continue

@@ -6,13 +6,13 @@ import (
 	"fmt"
 	"time"
 
-	json "github.com/goccy/go-json"
+	"encoding/json"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
-	"github.com/arr-dev/arr/eventstore"
 )
 
 // AnswerDocs is the answer service's local index as a read model: the
@@ -58,18 +58,16 @@ func (AnswerDocs) EventTypes() []string { return []string{answer.DocumentIndexed
 
 // Apply implements Projection: each document's last version in the batch
 // replaces the document and its passages.
-func (AnswerDocs) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+func (AnswerDocs) Apply(ctx context.Context, tx pgx.Tx, events []Event) error {
 	last := map[string]int{}
 	var docs []answer.DocumentIndexed
 	var pos []int64
 	for _, e := range events {
-		if e.Type != (answer.DocumentIndexed{}).EventType() {
+		p, ok := e.Payload.(*answer.DocumentIndexed)
+		if !ok {
 			continue
 		}
-		var d answer.DocumentIndexed
-		if err := json.Unmarshal(e.Data, &d); err != nil {
-			return fmt.Errorf("event %d: %w", e.Position, err)
-		}
+		d := *p
 		if i, ok := last[d.DocID]; ok {
 			docs[i], pos[i] = d, int64(e.Position)
 			continue

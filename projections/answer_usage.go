@@ -5,13 +5,11 @@ import (
 	"fmt"
 	"time"
 
-	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/domain/usage"
-	"github.com/arr-dev/arr/eventstore"
 )
 
 // AnswerUsage is the answer service's usage per key and UTC day: answers
@@ -53,17 +51,15 @@ func (AnswerUsage) EventTypes() []string {
 }
 
 // Apply implements Projection.
-func (AnswerUsage) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+func (AnswerUsage) Apply(ctx context.Context, tx pgx.Tx, events []Event) error {
 	sums := map[answerSlot]*[4]int64{} // served, cached, deep, position
 	var order []answerSlot
 	for _, e := range events {
-		if e.Type != (answer.AnswerServed{}).EventType() {
+		p, ok := e.Payload.(*answer.AnswerServed)
+		if !ok {
 			continue
 		}
-		var v answer.AnswerServed
-		if err := json.Unmarshal(e.Data, &v); err != nil {
-			return fmt.Errorf("event %d: %w", e.Position, err)
-		}
+		v := *p
 		s := answerSlot{v.AccountID, v.KeyID, usage.Day(v.ServedAt)}
 		agg := sums[s]
 		if agg == nil {

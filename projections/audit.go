@@ -6,14 +6,14 @@ import (
 	"fmt"
 	"time"
 
-	json "github.com/goccy/go-json"
+	"encoding/json"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/audit"
-	"github.com/arr-dev/arr/eventstore"
 )
 
 // Audit is the read model of the audit chain: one row per
@@ -60,7 +60,7 @@ func (Audit) EventTypes() []string {
 
 // Apply implements Projection: entries are verified in order against the
 // one before them and inserted in one statement.
-func (Audit) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+func (Audit) Apply(ctx context.Context, tx pgx.Tx, events []Event) error {
 	var seqs, positions []int64
 	var links []int16
 	var hashes, prevs, payloads, problems []string
@@ -69,13 +69,11 @@ func (Audit) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) er
 	var at []time.Time
 	prevHash, prevSeq, havePrev := "", int64(0), false
 	for _, e := range events {
-		if e.Type != (audit.CompletionRecorded{}).EventType() {
+		p, ok := e.Payload.(*audit.CompletionRecorded)
+		if !ok {
 			continue
 		}
-		var r audit.CompletionRecorded
-		if err := json.Unmarshal(e.Data, &r); err != nil {
-			return fmt.Errorf("event %d: %w", e.Position, err)
-		}
+		r := *p
 		if !havePrev || prevSeq != int64(r.Seq)-1 {
 			var err error
 			if prevHash, err = hashBefore(ctx, tx, r.Seq); err != nil {

@@ -10,8 +10,9 @@ import (
 )
 
 // TestFiltersNameEveryAppliedType: for every projection that filters
-// batches (EventFilter), each event type its Apply names (as
-// pkg.Type{}.EventType()) is one its EventTypes names, so a type added to
+// batches (EventFilter), each event type its Apply names (as a typed
+// payload, *pkg.Type, or as pkg.Type{}.EventType()) is one its EventTypes
+// names (only those are decoded), so a type added to
 // Apply but not to EventTypes fails here instead of being skipped in
 // production.
 func TestFiltersNameEveryAppliedType(t *testing.T) {
@@ -79,7 +80,26 @@ func TestFiltersNameEveryAppliedType(t *testing.T) {
 // eventTypesNamed returns the X.Y of every X.Y{}.EventType() in n.
 func eventTypesNamed(n ast.Node) []string {
 	var out []string
+	pointee := func(e ast.Expr) {
+		if star, ok := e.(*ast.StarExpr); ok {
+			if ts, ok := star.X.(*ast.SelectorExpr); ok {
+				if pkg, ok := ts.X.(*ast.Ident); ok {
+					out = append(out, pkg.Name+"."+ts.Sel.Name)
+				}
+			}
+		}
+	}
 	ast.Inspect(n, func(n ast.Node) bool {
+		// A typed payload: e.Payload.(*pkg.Type), or case *pkg.Type: in a
+		// type switch.
+		switch t := n.(type) {
+		case *ast.TypeAssertExpr:
+			pointee(t.Type)
+		case *ast.CaseClause:
+			for _, e := range t.List {
+				pointee(e)
+			}
+		}
 		call, ok := n.(*ast.CallExpr)
 		if !ok {
 			return true

@@ -5,14 +5,12 @@ import (
 	"fmt"
 	"time"
 
-	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/audit"
-	"github.com/arr-dev/arr/eventstore"
 )
 
 // GatewayUsage is the read model of completions per account, UTC day and
@@ -60,17 +58,15 @@ func (GatewayUsage) EventTypes() []string {
 
 // Apply implements Projection: the batch is summed per slot in memory and
 // written with one upsert.
-func (GatewayUsage) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+func (GatewayUsage) Apply(ctx context.Context, tx pgx.Tx, events []Event) error {
 	sums := map[gwSlot]*[7]int64{}
 	var order []gwSlot
 	for _, e := range events {
-		if e.Type != (audit.CompletionRecorded{}).EventType() {
+		p, ok := e.Payload.(*audit.CompletionRecorded)
+		if !ok {
 			continue
 		}
-		var r audit.CompletionRecorded
-		if err := json.Unmarshal(e.Data, &r); err != nil {
-			return fmt.Errorf("event %d: %w", e.Position, err)
-		}
+		r := *p
 		c, err := r.DecodePayload()
 		if err != nil {
 			return fmt.Errorf("event %d: %w", e.Position, err)

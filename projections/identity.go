@@ -6,8 +6,6 @@ import (
 	"fmt"
 	"time"
 
-	json "github.com/goccy/go-json"
-
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -15,7 +13,6 @@ import (
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/signin"
-	"github.com/arr-dev/arr/eventstore"
 )
 
 // Identity is the read model of accounts and their API keys: it answers
@@ -90,7 +87,7 @@ func (Identity) EventTypes() []string {
 
 // Apply implements Projection. It gathers the batch into set-based
 // statements, so a rebuild runs at tens of thousands of events a second.
-func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []Event) error {
 	var acc struct {
 		ids       []uuid.UUID
 		emails    []string
@@ -138,21 +135,15 @@ func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event)
 		pos []int64
 	}
 	for _, e := range events {
-		switch e.Type {
-		case account.AccountCreated{}.EventType():
-			var v account.AccountCreated
-			if err := json.Unmarshal(e.Data, &v); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+		switch p := e.Payload.(type) {
+		case *account.AccountCreated:
+			v := *p
 			accInBatch[v.AccountID] = len(acc.ids)
 			acc.ids, acc.emails, acc.plans = append(acc.ids, v.AccountID), append(acc.emails, v.Email), append(acc.plans, string(v.Plan))
 			acc.at, acc.pos = append(acc.at, v.CreatedAt), append(acc.pos, int64(e.Position))
 			acc.customers, acc.changedAt = append(acc.customers, nil), append(acc.changedAt, nil)
-		case account.PlanChanged{}.EventType():
-			var v account.PlanChanged
-			if err := json.Unmarshal(e.Data, &v); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+		case *account.PlanChanged:
+			v := *p
 			var customer *string
 			if v.StripeCustomerID != "" {
 				c := v.StripeCustomerID
@@ -174,40 +165,28 @@ func (Identity) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event)
 				customer = prev.customer
 			}
 			planChanges[v.AccountID] = planChange{plan: string(v.To), customer: customer, at: v.ChangedAt, pos: int64(e.Position)}
-		case signin.SessionStarted{}.EventType():
-			var v signin.SessionStarted
-			if err := json.Unmarshal(e.Data, &v); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+		case *signin.SessionStarted:
+			v := *p
 			sessInBatch[v.SessionID] = len(sess.ids)
 			sess.ids, sess.accounts, sess.services, sess.hashes = append(sess.ids, v.SessionID), append(sess.accounts, v.AccountID), append(sess.services, v.Service), append(sess.hashes, v.TokenHash)
 			sess.started, sess.expires, sess.ended, sess.pos = append(sess.started, v.StartedAt), append(sess.expires, v.ExpiresAt), append(sess.ended, nil), append(sess.pos, int64(e.Position))
-		case signin.SessionEnded{}.EventType():
-			var v signin.SessionEnded
-			if err := json.Unmarshal(e.Data, &v); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+		case *signin.SessionEnded:
+			v := *p
 			if i, ok := sessInBatch[v.SessionID]; ok {
 				at := v.EndedAt
 				sess.ended[i], sess.pos[i] = &at, int64(e.Position)
 				continue
 			}
 			ends.ids, ends.at, ends.pos = append(ends.ids, v.SessionID), append(ends.at, v.EndedAt), append(ends.pos, int64(e.Position))
-		case account.KeyIssued{}.EventType():
-			var v account.KeyIssued
-			if err := json.Unmarshal(e.Data, &v); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+		case *account.KeyIssued:
+			v := *p
 			inBatch[v.KeyID] = len(keys.ids)
 			keys.ids, keys.accounts = append(keys.ids, v.KeyID), append(keys.accounts, v.AccountID)
 			keys.services, keys.prefixes, keys.hints = append(keys.services, string(v.Service)), append(keys.prefixes, v.Prefix), append(keys.hints, v.Hint)
 			keys.hashes, keys.names = append(keys.hashes, v.SecretHash), append(keys.names, v.Name)
 			keys.at, keys.revoked, keys.pos = append(keys.at, v.IssuedAt), append(keys.revoked, nil), append(keys.pos, int64(e.Position))
-		case account.KeyRevoked{}.EventType():
-			var v account.KeyRevoked
-			if err := json.Unmarshal(e.Data, &v); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+		case *account.KeyRevoked:
+			v := *p
 			if i, ok := inBatch[v.KeyID]; ok {
 				if keys.revoked[i] == nil {
 					at := v.RevokedAt

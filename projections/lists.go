@@ -4,12 +4,10 @@ import (
 	"context"
 	"fmt"
 
-	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arr-dev/arr/domain/records"
-	"github.com/arr-dev/arr/eventstore"
 )
 
 // Lists is the read model of the lists accounts imported into the records
@@ -78,7 +76,7 @@ func (Lists) EventTypes() []string {
 }
 
 // Apply implements Projection.
-func (Lists) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+func (Lists) Apply(ctx context.Context, tx pgx.Tx, events []Event) error {
 	type row struct {
 		list, account uuid.UUID
 		records.ListRow
@@ -103,29 +101,20 @@ func (Lists) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) er
 		return nil
 	}
 	for _, e := range events {
-		switch e.Type {
-		case records.ListImported{}.EventType():
-			var v records.ListImported
-			if err := json.Unmarshal(e.Data, &v); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+		switch p := e.Payload.(type) {
+		case *records.ListImported:
+			v := *p
 			if _, err := tx.Exec(ctx, `INSERT INTO lists (list_id, account_id, name, rows, columns, imported_at, position) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
 				v.ListID, v.AccountID, v.Name, v.Rows, v.Columns, v.ImportedAt, int64(e.Position)); err != nil {
 				return fmt.Errorf("event %d: %w", e.Position, err)
 			}
-		case records.ListRowsImported{}.EventType():
-			var v records.ListRowsImported
-			if err := json.Unmarshal(e.Data, &v); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+		case *records.ListRowsImported:
+			v := *p
 			for _, r := range v.Rows {
 				rows = append(rows, row{list: v.ListID, account: v.AccountID, ListRow: r, pos: int64(e.Position)})
 			}
-		case records.ContactDataErased{}.EventType():
-			var v records.ContactDataErased
-			if err := json.Unmarshal(e.Data, &v); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+		case *records.ContactDataErased:
+			v := *p
 			if err := flush(); err != nil {
 				return err
 			}

@@ -8,8 +8,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/arr-dev/arr/eventstore"
 )
 
 // LogStats is the read model behind `arr events stats`: events per type and
@@ -66,7 +64,7 @@ func Category(stream string) string {
 }
 
 // Apply implements Projection: one upsert per table per batch.
-func (LogStats) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+func (LogStats) Apply(ctx context.Context, tx pgx.Tx, events []Event) error {
 	types := map[string]*typeAgg{}
 	cats := map[string]*catAgg{}
 	for _, e := range events {

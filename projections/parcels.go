@@ -5,7 +5,8 @@ import (
 	"fmt"
 	"time"
 
-	json "github.com/goccy/go-json"
+	"encoding/json"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
@@ -130,7 +131,7 @@ func (Parcels) EventTypes() []string {
 }
 
 // Apply implements Projection.
-func (Parcels) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+func (Parcels) Apply(ctx context.Context, tx pgx.Tx, events []Event) error {
 	var staged []stagedRow
 	flush := func() error {
 		if len(staged) == 0 {
@@ -169,41 +170,29 @@ func (Parcels) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) 
 		return nil
 	}
 	for _, e := range events {
-		switch e.Type {
-		case records.LayerLoadStarted{}.EventType():
-			var v records.LayerLoadStarted
-			if err := json.Unmarshal(e.Data, &v); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+		switch p := e.Payload.(type) {
+		case *records.LayerLoadStarted:
+			v := *p
 			if _, err := tx.Exec(ctx, `INSERT INTO loads (load_id, layer, counties, source_url, source_date, file, crawled_at, started_at, status, position)
 				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'started', $9)`,
 				v.LoadID, string(v.Layer), v.Counties, v.SourceURL, v.SourceDate, v.File, v.CrawledAt, v.StartedAt, int64(e.Position)); err != nil {
 				return fmt.Errorf("event %d: recording load start: %w", e.Position, err)
 			}
-		case records.LayerRowsLoaded{}.EventType():
-			var v records.LayerRowsLoaded
-			if err := json.Unmarshal(e.Data, &v); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+		case *records.LayerRowsLoaded:
+			v := *p
 			for _, r := range v.Rows {
 				staged = append(staged, stagedRow{load: v.LoadID, Row: r})
 			}
-		case records.LayerLoadCompleted{}.EventType():
-			var v records.LayerLoadCompleted
-			if err := json.Unmarshal(e.Data, &v); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+		case *records.LayerLoadCompleted:
+			v := *p
 			if err := flush(); err != nil {
 				return err
 			}
 			if err := completeLoad(ctx, tx, v, int64(e.Position)); err != nil {
 				return fmt.Errorf("event %d: completing load %s: %w", e.Position, v.LoadID, err)
 			}
-		case records.LayerLoadFailed{}.EventType():
-			var v records.LayerLoadFailed
-			if err := json.Unmarshal(e.Data, &v); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+		case *records.LayerLoadFailed:
+			v := *p
 			if err := flush(); err != nil {
 				return err
 			}

@@ -12,6 +12,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/text"
 	"github.com/arr-dev/arr/eventstore"
 )
@@ -97,14 +98,14 @@ func Transient(err error) bool {
 // tx, and returns the ones that failed with an error that is not
 // Transient; the others are applied. A transient failure ends it with
 // that error (the batch is retried as a whole).
-func applyIsolated(ctx context.Context, tx pgx.Tx, p Projection, events []eventstore.Event) ([]ParkedEvent, error) {
+func applyIsolated(ctx context.Context, tx pgx.Tx, reg *domain.Registry, p Projection, events []eventstore.Event) ([]ParkedEvent, error) {
 	var parked []ParkedEvent
 	for i := range events {
 		sp, err := tx.Begin(ctx)
 		if err != nil {
 			return nil, fmt.Errorf("savepoint: %w", err)
 		}
-		err = p.Apply(ctx, sp, events[i:i+1])
+		err = apply(ctx, sp, reg, p, events[i:i+1])
 		if err == nil {
 			if err := sp.Commit(ctx); err != nil {
 				return nil, fmt.Errorf("releasing savepoint: %w", err)
@@ -270,7 +271,7 @@ func (r *Runner) RetryParked(ctx context.Context, name string) (RetryResult, err
 			if len(evs) != 1 || evs[0].Position != pe.Position {
 				return fmt.Errorf("parked event %d is not in the log", pe.Position)
 			}
-			again, err := applyIsolated(ctx, tx, p, evs)
+			again, err := applyIsolated(ctx, tx, r.reg, p, evs)
 			if err != nil {
 				return fmt.Errorf("applying parked event %d: %w", pe.Position, err)
 			}

@@ -14,7 +14,6 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
-	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/projections"
 )
 
@@ -32,7 +31,7 @@ func (t ticks) Name() string {
 func (ticks) DDL() string {
 	return `CREATE TABLE ticks (i int PRIMARY KEY, CONSTRAINT no_thirteen CHECK (i <> 13));`
 }
-func (ticks) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+func (ticks) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
 	for _, e := range events {
 		var v struct{ I int }
 		if err := json.Unmarshal(e.Data, &v); err != nil {

@@ -5,9 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"fmt"
+	"slices"
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -23,8 +25,51 @@ type Projection interface {
 	DDL() string
 	// Apply applies a batch of events, in log order, inside tx (whose
 	// search_path is the target schema). Events it does not care about are
-	// ignored.
-	Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error
+	// ignored. Each event's Payload is its typed event, decoded through the
+	// registry at its current schema version (older versions upcast), for
+	// the types the projection names (EventFilter); a projection that names
+	// none reads every event with a nil Payload.
+	Apply(ctx context.Context, tx pgx.Tx, events []Event) error
+}
+
+// Event is an event of the log with its payload decoded: a pointer to its
+// domain type (e.g. *usage.CallsCounted), or nil (see Projection.Apply).
+type Event struct {
+	eventstore.Event
+	Payload domain.Event
+}
+
+// decode decodes the events p names through reg. An event that does not
+// decode fails the batch like one that does not apply: alone, it is
+// parked (or, for a projection that fails closed, holds it).
+func decode(reg *domain.Registry, p Projection, events []eventstore.Event) ([]Event, error) {
+	out := make([]Event, len(events))
+	f, filters := p.(EventFilter)
+	var names []string
+	if filters {
+		names = f.EventTypes()
+	}
+	for i, e := range events {
+		out[i].Event = e
+		if !filters || !slices.Contains(names, e.Type) {
+			continue
+		}
+		payload, err := reg.Decode(e.Type, e.SchemaVersion, e.Data)
+		if err != nil {
+			return nil, fmt.Errorf("event %d: %w", e.Position, err)
+		}
+		out[i].Payload = payload
+	}
+	return out, nil
+}
+
+// apply decodes events for p and applies them in tx.
+func apply(ctx context.Context, tx pgx.Tx, reg *domain.Registry, p Projection, events []eventstore.Event) error {
+	evs, err := decode(reg, p, events)
+	if err != nil {
+		return err
+	}
+	return p.Apply(ctx, tx, evs)
 }
 
 // IndexDeferrer is a Projection with secondary indexes that a rebuild

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -80,7 +81,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 				if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
 					return err
 				}
-				return p.Apply(ctx, tx, events)
+				return apply(ctx, tx, r.reg, p, events)
 			})
 			if err != nil && parks(p, err) {
 				// Apply the batch again event by event; what fails is
@@ -89,7 +90,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 					if err := setSearchPath(ctx, tx, shadow); err != nil {
 						return err
 					}
-					more, err := applyIsolated(ctx, tx, p, events)
+					more, err := applyIsolated(ctx, tx, r.reg, p, events)
 					parked = append(parked, more...)
 					return err
 				})
@@ -164,7 +165,7 @@ func (r *Runner) swap(ctx context.Context, p Projection, from, pos uint64, parke
 				return err
 			}
 			if len(events) > 0 {
-				if err := applyOrPark(ctx, tx, p, events, &parked); err != nil {
+				if err := applyOrPark(ctx, tx, r.reg, p, events, &parked); err != nil {
 					return err
 				}
 			}
@@ -206,19 +207,19 @@ func parks(p Projection, err error) bool {
 // applyOrPark applies events in tx; if that fails for the events' sake
 // (parks), it applies them again one by one under savepoints and adds
 // what fails to parked.
-func applyOrPark(ctx context.Context, tx pgx.Tx, p Projection, events []eventstore.Event, parked *[]ParkedEvent) error {
+func applyOrPark(ctx context.Context, tx pgx.Tx, reg *domain.Registry, p Projection, events []eventstore.Event, parked *[]ParkedEvent) error {
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return err
 	}
-	err = p.Apply(ctx, sp, events)
+	err = apply(ctx, sp, reg, p, events)
 	if err == nil {
 		return sp.Commit(ctx)
 	}
 	if rbErr := sp.Rollback(ctx); rbErr != nil || !parks(p, err) {
 		return errors.Join(err, rbErr)
 	}
-	more, err := applyIsolated(ctx, tx, p, events)
+	more, err := applyIsolated(ctx, tx, reg, p, events)
 	*parked = append(*parked, more...)
 	return err
 }

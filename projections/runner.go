@@ -13,6 +13,8 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/catalog"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -78,6 +80,8 @@ type Runner struct {
 	byName map[string]Projection
 	order  []Projection
 	m      *metrics
+	// reg decodes every event a projection reads (domain/catalog).
+	reg *domain.Registry
 
 	mu sync.Mutex
 	// timeouts holds, per projection, the timeout of the next try after a
@@ -101,7 +105,8 @@ func NewRunner(pool *pgxpool.Pool, store eventstore.Store, cfg Config, ps ...Pro
 		return nil, errors.New("projections: nil pool or store")
 	}
 	cfg.defaults()
-	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]Projection{}, m: newMetrics(cfg.Registerer, pool), timeouts: map[string]time.Duration{}, failures: map[string]failure{}}
+	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]Projection{}, m: newMetrics(cfg.Registerer, pool), reg: catalog.Registry(),
+		timeouts: map[string]time.Duration{}, failures: map[string]failure{}}
 	for _, p := range ps {
 		if err := checkName(p); err != nil {
 			return nil, err
@@ -397,13 +402,13 @@ func (r *Runner) step(bctx context.Context, p Projection, faulted *bool) (uint64
 	}
 	var parked []ParkedEvent
 	if r.isolateNext(p, uint64(from)) {
-		if parked, err = applyIsolated(bctx, tx, p, events); err != nil {
+		if parked, err = applyIsolated(bctx, tx, r.reg, p, events); err != nil {
 			return uint64(pos), 0, false, fmt.Errorf("applying events %d..%d one by one: %w", events[0].Position, events[len(events)-1].Position, err)
 		}
 		if err := insertParked(bctx, tx, parked); err != nil {
 			return uint64(pos), 0, false, err
 		}
-	} else if err := p.Apply(bctx, tx, events); err != nil {
+	} else if err := apply(bctx, tx, r.reg, p, events); err != nil {
 		return uint64(pos), 0, false, fmt.Errorf("applying events %d..%d: %w", events[0].Position, events[len(events)-1].Position, &applyError{err})
 	}
 	if _, err := tx.Exec(bctx, `UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1`, name, int64(last)); err != nil {

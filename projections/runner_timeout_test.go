@@ -9,7 +9,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
-	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections"
@@ -20,7 +19,7 @@ type slowCount struct{ projections.LogStats }
 
 func (slowCount) Name() string { return "slow_count" }
 
-func (s slowCount) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+func (s slowCount) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_sleep(0.3)`); err != nil {
 		return err
 	}

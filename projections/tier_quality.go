@@ -5,13 +5,11 @@ import (
 	"errors"
 	"fmt"
 
-	json "github.com/goccy/go-json"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain/feedback"
 	"github.com/arr-dev/arr/domain/routing"
-	"github.com/arr-dev/arr/eventstore"
 )
 
 // TierQuality is the read model of feedback: each completion's latest
@@ -56,15 +54,13 @@ func (TierQuality) EventTypes() []string {
 // Apply implements Projection. Feedback is rare next to completions, so it
 // goes rating by rating: a new rating of a completion replaces its old
 // one in the sums.
-func (TierQuality) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+func (TierQuality) Apply(ctx context.Context, tx pgx.Tx, events []Event) error {
 	for _, e := range events {
-		if e.Type != (feedback.FeedbackSubmitted{}).EventType() {
+		p, ok := e.Payload.(*feedback.FeedbackSubmitted)
+		if !ok {
 			continue
 		}
-		var f feedback.FeedbackSubmitted
-		if err := json.Unmarshal(e.Data, &f); err != nil {
-			return fmt.Errorf("event %d: %w", e.Position, err)
-		}
+		f := *p
 		band := string(routing.BandOf(f.Difficulty))
 		var oldTier, oldBand string
 		var old float64

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"time"
 
-	json "github.com/goccy/go-json"
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -13,7 +12,6 @@ import (
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/usage"
-	"github.com/arr-dev/arr/eventstore"
 )
 
 // Usage is the read model of metered calls: per account, key, service and
@@ -63,17 +61,15 @@ func (Usage) EventTypes() []string {
 
 // Apply implements Projection: the batch is summed per slot in memory and
 // written with one upsert.
-func (Usage) Apply(ctx context.Context, tx pgx.Tx, events []eventstore.Event) error {
+func (Usage) Apply(ctx context.Context, tx pgx.Tx, events []Event) error {
 	sums := map[usageSlot]*[2]int64{} // calls, last position
 	var order []usageSlot
 	for _, e := range events {
-		if e.Type != (usage.CallsCounted{}).EventType() {
+		p, ok := e.Payload.(*usage.CallsCounted)
+		if !ok {
 			continue
 		}
-		var v usage.CallsCounted
-		if err := json.Unmarshal(e.Data, &v); err != nil {
-			return fmt.Errorf("event %d: %w", e.Position, err)
-		}
+		v := *p
 		s := usageSlot{v.AccountID, v.KeyID, string(v.Service), v.Day}
 		agg := sums[s]
 		if agg == nil {

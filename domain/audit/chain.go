@@ -114,6 +114,10 @@ func (CompletionRecorded) Upcast(from int, data []byte) ([]byte, error) {
 
 // LinkAlgorithm is the entry's link algorithm: Link, or LinkV1 when it is
 // absent.
+//
+// A version 1 entry, which has no link field, reads as LinkV1: through the
+// registry, Upcast sets it; a payload decoded without the registry has
+// Link 0, which this also reads as LinkV1.
 func (e *CompletionRecorded) LinkAlgorithm() int {
 	if e.Link == 0 {
 		return LinkV1
