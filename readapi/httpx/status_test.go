@@ -1,10 +1,13 @@
 package httpx_test
 
 import (
+	"bytes"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
+	"net/http/httptest"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgconn"
@@ -100,5 +103,20 @@ func TestStatusPrecedence(t *testing.T) {
 				t.Fatalf("ProblemOf(%v) = %+v, want %+v", tc.err, got, tc.want)
 			}
 		})
+	}
+}
+
+// TestStatusMethodNotAllowed covers the table's one row whose kind is
+// unexported: a known path with a method it does not serve.
+func TestStatusMethodNotAllowed(t *testing.T) {
+	var logs bytes.Buffer
+	rec := httptest.NewRecorder()
+	testEngine(t, &logs).ServeHTTP(rec, httptest.NewRequest(http.MethodDelete, "/ok", nil))
+	var body errorBody
+	if err := json.Unmarshal(rec.Body.Bytes(), &body); err != nil {
+		t.Fatalf("DELETE /ok: %d %s: %v", rec.Code, rec.Body, err)
+	}
+	if rec.Code != http.StatusMethodNotAllowed || body.Error.Code != "method_not_allowed" || body.Error.Message != "DELETE is not allowed on /ok; see /openapi.json" {
+		t.Fatalf("DELETE /ok: %d %+v, want 405 method_not_allowed", rec.Code, body.Error)
 	}
 }
