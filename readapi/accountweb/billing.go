@@ -20,59 +20,52 @@ func billingAccount(p projections.SessionPrincipal) httpx.BillingAccount {
 }
 
 // redirectOut sends the browser to a hosted payment page.
-func (w *web) redirectOut(c *gin.Context, p projections.SessionPrincipal, target string, err error) {
+func (w *web) redirectOut(c *gin.Context, p projections.SessionPrincipal, target string, err error) error {
 	if isKind(err, domain.ErrInvalid) || isKind(err, domain.ErrConflict) {
 		pr := httpx.ProblemOf(err)
-		w.accountPage(c, pr.Status, p, accountView{Error: pr.Message})
-		return
+		return w.accountPage(c, pr.Status, p, accountView{Error: pr.Message})
 	}
 	if err != nil {
-		w.fail(c, err)
-		return
+		return err
 	}
 	u, perr := url.Parse(target)
 	if perr != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		w.log.Error("billing returned an unusable URL", "request_id", c.GetString("request_id"))
-		w.fail(c, errNoBilling)
-		return
+		return errNoBilling
 	}
 	c.Redirect(http.StatusSeeOther, target)
+	return nil
 }
 
 // upgrade is POST /account/upgrade: a Checkout Session for a dearer
 // self-serve plan, then a redirect to Stripe.
-func (w *web) upgrade(c *gin.Context) {
+func (w *web) upgrade(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	plan, err := account.ParsePlan(c.PostForm("plan"))
 	if err != nil {
-		w.accountPage(c, http.StatusBadRequest, p, accountView{Error: httpx.ProblemOf(err).Message})
-		return
+		return w.accountPage(c, http.StatusBadRequest, p, accountView{Error: httpx.ProblemOf(err).Message})
 	}
 	if o := plan.Offer(); !o.SelfServe || plan.Rank() <= p.Plan.Rank() {
-		w.accountPage(c, http.StatusBadRequest, p, accountView{Error: "Choose a self-serve plan above your current one (" + p.Plan.Offer().Title + ")."})
-		return
+		return w.accountPage(c, http.StatusBadRequest, p, accountView{Error: "Choose a self-serve plan above your current one (" + p.Plan.Offer().Title + ")."})
 	}
 	if w.d.Billing == nil {
-		w.fail(c, errNoBilling)
-		return
+		return errNoBilling
 	}
 	base := w.baseURL() + "/account?notice="
 	u, err := w.d.Billing.CheckoutURL(c.Request.Context(), billingAccount(p), plan, base+"checkout_success", base+"checkout_cancelled")
-	w.redirectOut(c, p, u, err)
+	return w.redirectOut(c, p, u, err)
 }
 
 // portal is POST /account/billing: the Stripe billing portal of the
 // account's customer.
-func (w *web) portal(c *gin.Context) {
+func (w *web) portal(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	if w.d.Billing == nil {
-		w.fail(c, errNoBilling)
-		return
+		return errNoBilling
 	}
 	if p.StripeCustomerID == "" {
-		w.accountPage(c, http.StatusConflict, p, accountView{Error: "There is no billing account yet: it is created with your first upgrade."})
-		return
+		return w.accountPage(c, http.StatusConflict, p, accountView{Error: "There is no billing account yet: it is created with your first upgrade."})
 	}
 	u, err := w.d.Billing.PortalURL(c.Request.Context(), billingAccount(p), w.baseURL()+"/account")
-	w.redirectOut(c, p, u, err)
+	return w.redirectOut(c, p, u, err)
 }

@@ -15,7 +15,7 @@ import (
 
 // mintKey is POST /account/keys: the answer is the account page with the
 // new secret, the only time it is shown.
-func (w *web) mintKey(c *gin.Context) {
+func (w *web) mintKey(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	ctx := c.Request.Context()
 	name := strings.TrimSpace(c.PostForm("name"))
@@ -23,19 +23,16 @@ func (w *web) mintKey(c *gin.Context) {
 		Metadata: w.metadata(c, "session:"+p.SessionID.String())})
 	if isKind(err, domain.ErrConflict) || isKind(err, domain.ErrInvalid) {
 		pr := httpx.ProblemOf(err)
-		w.accountPage(c, pr.Status, p, accountView{Error: pr.Message})
-		return
+		return w.accountPage(c, pr.Status, p, accountView{Error: pr.Message})
 	}
 	if err != nil {
-		w.fail(c, err)
-		return
+		return err
 	}
 	// The page lists keys from the read model: wait until it has this one.
 	if err := w.d.WaitFor(ctx, projections.IdentityName, k.Position); err != nil {
-		w.fail(c, err)
-		return
+		return err
 	}
-	w.accountPage(c, http.StatusCreated, p, accountView{NewKey: &newKey{Name: k.Name, Secret: k.Secret}})
+	return w.accountPage(c, http.StatusCreated, p, accountView{NewKey: &newKey{Name: k.Name, Secret: k.Secret}})
 }
 
 // errNoKey is the answer for a key id that is malformed, unknown, another
@@ -46,33 +43,29 @@ func errNoKey(id string) error {
 }
 
 // revokeKey is POST /account/keys/:id/revoke.
-func (w *web) revokeKey(c *gin.Context) {
+func (w *web) revokeKey(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	ctx := c.Request.Context()
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		w.fail(c, errNoKey(c.Param("id")))
-		return
+		return errNoKey(c.Param("id"))
 	}
 	k, err := w.d.Identities.Key(ctx, id)
 	if err != nil || k.AccountID != p.AccountID || k.Service != w.svc {
 		if err != nil && !isKind(err, domain.ErrNotFound) {
-			w.fail(c, err)
-			return
+			return err
 		}
-		w.fail(c, errNoKey(id.String()))
-		return
+		return errNoKey(id.String())
 	}
 	pos, err := w.d.Commands.RevokeKey.Handle(ctx, commands.RevokeKey{AccountID: p.AccountID, KeyID: id,
 		Metadata: w.metadata(c, "session:"+p.SessionID.String())})
 	if err != nil {
-		w.fail(c, err)
-		return
+		return err
 	}
 	// A revoked key must fail at once, and the page must show it revoked.
 	if err := w.d.WaitFor(ctx, projections.IdentityName, pos); err != nil {
-		w.fail(c, err)
-		return
+		return err
 	}
 	c.Redirect(http.StatusSeeOther, "/account?notice=revoked")
+	return nil
 }

@@ -48,17 +48,15 @@ type answerUsageRow struct {
 }
 
 // accountPage renders the signed-in account page from the read models.
-func (w *web) accountPage(c *gin.Context, status int, p projections.SessionPrincipal, v accountView) {
+func (w *web) accountPage(c *gin.Context, status int, p projections.SessionPrincipal, v accountView) error {
 	ctx := c.Request.Context()
 	acct, err := w.d.Identities.Account(ctx, p.AccountID)
 	if err != nil {
-		w.fail(c, err)
-		return
+		return err
 	}
 	keys, err := w.d.Identities.Keys(ctx, p.AccountID)
 	if err != nil {
-		w.fail(c, err)
-		return
+		return err
 	}
 	b := w.base(c, "Your account")
 	b.SignedIn = true
@@ -101,6 +99,7 @@ func (w *web) accountPage(c *gin.Context, status int, p projections.SessionPrinc
 		}
 	}
 	w.render(c, status, "account", d)
+	return nil
 }
 
 // limitsText says what a plan allows on this service, in words.

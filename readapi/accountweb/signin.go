@@ -20,18 +20,18 @@ type signinPage struct {
 }
 
 // home is GET /account: the account page when signed in, else the form.
-func (w *web) home(c *gin.Context) {
+func (w *web) home(c *gin.Context) error {
 	if p, ok := httpx.SessionOf(c); ok {
 		n := notices[c.Query("notice")]
 		if v := c.Query("checkout"); v != "" { // the return URLs of POST /v1/me/checkout
 			n = notices["checkout_"+map[string]string{"success": "success", "cancel": "cancelled"}[v]]
 		}
-		w.accountPage(c, http.StatusOK, p, accountView{Notice: n})
-		return
+		return w.accountPage(c, http.StatusOK, p, accountView{Notice: n})
 	}
 	b := w.base(c, "Sign in")
 	b.CSRF = preSessionToken(c)
 	w.render(c, http.StatusOK, "signin", signinPage{base: b, Notice: notices[c.Query("notice")]})
+	return nil
 }
 
 // notices are the fixed messages a redirect may ask the page to show.
@@ -50,25 +50,22 @@ func (w *web) signinForm(c *gin.Context, status int, email, errMsg string) {
 
 // requestLink is POST /account/signin. Its answer is the same whether or
 // not the address has an account.
-func (w *web) requestLink(c *gin.Context) {
+func (w *web) requestLink(c *gin.Context) error {
 	if !checkPreSession(c) {
-		w.fail(c, errFormExpired)
-		return
+		return errFormExpired
 	}
 	email := c.PostForm("email")
 	link, err := w.d.Commands.RequestSignIn.Handle(c.Request.Context(), commands.RequestSignIn{
 		Email: email, Service: w.svc, Metadata: w.metadata(c, "account-page:"+string(w.svc))})
 	if isKind(err, domain.ErrInvalid) {
 		w.signinForm(c, http.StatusBadRequest, email, httpx.ProblemOf(err).Message)
-		return
+		return nil
 	}
 	if err != nil {
-		w.fail(c, err)
-		return
+		return err
 	}
 	if w.d.Mailer == nil {
-		w.fail(c, errNoMailer)
-		return
+		return errNoMailer
 	}
 	q := url.Values{"link": {link.LinkID.String()}, "token": {link.Token}}
 	verify := w.baseURL() + "/account/signin/verify?" + q.Encode()
@@ -82,10 +79,11 @@ func (w *web) requestLink(c *gin.Context) {
 		w.log.Error("sending a sign-in link", "err", err, "request_id", c.GetString("request_id"))
 		w.message(c, http.StatusServiceUnavailable, "The mail could not be sent",
 			"We could not send the sign-in mail just now. Please try again in a minute.")
-		return
+		return nil
 	}
 	b := w.base(c, "Check your mail")
 	w.render(c, http.StatusOK, "sent", signinPage{base: b, Email: link.Email})
+	return nil
 }
 
 type confirmPage struct {
@@ -101,55 +99,52 @@ func (w *web) invalidLink(c *gin.Context) {
 
 // confirmPage is GET /account/signin/verify: a page whose button uses the
 // link, so that mail scanners that fetch links do not use it up.
-func (w *web) confirmPage(c *gin.Context) {
+func (w *web) confirmPage(c *gin.Context) error {
 	link, token := c.Query("link"), c.Query("token")
 	if link == "" || token == "" || len(link) > 64 || len(token) > 128 {
 		w.invalidLink(c)
-		return
+		return nil
 	}
 	b := w.base(c, "Confirm sign-in")
 	b.CSRF = preSessionToken(c)
 	w.render(c, http.StatusOK, "confirm", confirmPage{base: b, Link: link, Token: token})
+	return nil
 }
 
 // completeSignIn is POST /account/signin/verify: it uses the link, sets the
 // session cookie, and shows the account page, with the first gateway key
 // when the sign-in was a gateway sign-up.
-func (w *web) completeSignIn(c *gin.Context) {
+func (w *web) completeSignIn(c *gin.Context) error {
 	if !checkPreSession(c) {
-		w.fail(c, errFormExpired)
-		return
+		return errFormExpired
 	}
 	ctx := c.Request.Context()
 	res, err := w.d.Commands.CompleteSignIn.Handle(ctx, commands.CompleteSignIn{
 		LinkID: c.PostForm("link"), Token: c.PostForm("token"), Metadata: w.metadata(c, "account-page:"+string(w.svc))})
 	if isKind(err, domain.ErrUnauthenticated) || isKind(err, domain.ErrNotFound) || isKind(err, domain.ErrConcurrency) {
 		w.invalidLink(c)
-		return
+		return nil
 	}
 	if err != nil {
-		w.fail(c, err)
-		return
+		return err
 	}
 	// The session must be readable before the browser comes back with it.
 	if err := w.d.WaitFor(ctx, projections.IdentityName, res.Position); err != nil {
-		w.fail(c, err)
-		return
+		return err
 	}
 	httpx.SetSessionCookie(c, res.SessionToken, res.ExpiresAt)
 	if res.FirstKey == nil {
 		c.Redirect(http.StatusSeeOther, "/account")
-		return
+		return nil
 	}
 	acct, err := w.d.Identities.Account(ctx, res.AccountID)
 	if err != nil {
-		w.fail(c, err)
-		return
+		return err
 	}
 	p := projections.SessionPrincipal{SessionID: res.SessionID, AccountID: res.AccountID, Email: res.Email,
 		Plan: acct.Plan, Service: res.Service, StripeCustomerID: acct.StripeCustomerID, ExpiresAt: res.ExpiresAt}
 	k := res.FirstKey
-	w.accountPage(c, http.StatusOK, p, accountView{
+	return w.accountPage(c, http.StatusOK, p, accountView{
 		csrf: httpx.CSRFTokenFor(res.SessionToken), FirstKey: true,
 		NewKey: &newKey{Name: k.Name, Secret: k.Secret},
 	})
@@ -158,24 +153,22 @@ func (w *web) completeSignIn(c *gin.Context) {
 // signOut is POST /account/signout: it ends the session (checking the CSRF
 // token) and clears the cookie; without a live session it only clears the
 // cookie.
-func (w *web) signOut(c *gin.Context) {
+func (w *web) signOut(c *gin.Context) error {
 	p, ok := httpx.SessionOf(c)
 	if ok {
 		if !httpx.CheckCSRF(c) {
-			w.fail(c, domain.Forbidden("csrf_token_invalid", "missing or wrong CSRF token"))
-			return
+			return domain.Forbidden("csrf_token_invalid", "missing or wrong CSRF token")
 		}
 		pos, err := w.d.Commands.EndSession.Handle(c.Request.Context(), commands.EndSession{
 			SessionID: p.SessionID, Metadata: w.metadata(c, "session:"+p.SessionID.String())})
 		if err != nil {
-			w.fail(c, err)
-			return
+			return err
 		}
 		if err := w.d.WaitFor(c.Request.Context(), projections.IdentityName, pos); err != nil {
-			w.fail(c, err)
-			return
+			return err
 		}
 	}
 	httpx.ClearSessionCookie(c)
 	c.Redirect(http.StatusSeeOther, "/account?notice=signed_out")
+	return nil
 }

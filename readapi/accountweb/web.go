@@ -111,6 +111,10 @@ func (w *web) message(c *gin.Context, status int, heading, msg string) {
 	w.render(c, status, "message", p)
 }
 
+// handle is an account page's route: h returns its error, and fail
+// renders it.
+func (w *web) handle(h httpx.Handler) gin.HandlerFunc { return httpx.Handle(w.fail, h) }
+
 // fail renders an error as a page: the status and message of
 // httpx.ProblemFor (which records the cause for the access log and sets
 // Retry-After on a 503), with headings people understand. It is the pages'

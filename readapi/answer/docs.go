@@ -45,20 +45,18 @@ var docPage = template.Must(template.New("doc").Parse(`<!doctype html>
 // docsHandler serves GET /docs/{doc_id}: a document of the local index
 // that was read from a local file, as HTML, so that the URL an answer
 // cites for it resolves. Public, like the sources it cites.
-func docsHandler(docs Docs) gin.HandlerFunc {
-	return func(c *gin.Context) {
+func docsHandler(docs Docs) httpx.Handler {
+	return func(c *gin.Context) error {
 		if docs == nil {
-			fail(c, domain.NotFound("document_not_found", "this server has no local index"))
-			return
+			return domain.NotFound("document_not_found", "this server has no local index")
 		}
 		d, err := docs.Document(c.Request.Context(), c.Param("id"))
 		if err != nil {
-			fail(c, err)
-			return
+			return err
 		}
 		if d.URL != "" { // read from the web: its own URL is where it lives
 			c.Redirect(http.StatusFound, d.URL)
-			return
+			return nil
 		}
 		c.Header("Content-Type", "text/html; charset=utf-8")
 		c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
@@ -67,5 +65,6 @@ func docsHandler(docs Docs) gin.HandlerFunc {
 		if err := docPage.Execute(c.Writer, d); err != nil {
 			_ = c.Error(err)
 		}
+		return nil
 	}
 }

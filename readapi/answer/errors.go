@@ -9,6 +9,9 @@ import (
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
+// handle is an answer route: h returns its error, and fail answers it.
+func handle(h httpx.Handler) gin.HandlerFunc { return httpx.Handle(fail, h) }
+
 // fail is the answer service's one error responder. A 503 that carries a
 // domain error (web search down) keeps its code and message; the handler
 // sets Retry-After.

@@ -66,14 +66,14 @@ type body struct {
 	Mode string  `json:"mode"`
 }
 
-func (h *handler) get(c *gin.Context) {
+func (h *handler) get(c *gin.Context) error {
 	req, err := ParseQuery(c.Request.URL.Query())
-	h.answer(c, req, err)
+	return h.answer(c, req, err)
 }
 
-func (h *handler) post(c *gin.Context) {
+func (h *handler) post(c *gin.Context) error {
 	req, err := ParseBody(c.Request.Body)
-	h.answer(c, req, err)
+	return h.answer(c, req, err)
 }
 
 // ParseQuery reads the question of GET /api/v1/answer from its query
@@ -119,25 +119,21 @@ type response struct {
 	ExpiresAt     time.Time       `json:"expires_at"`
 }
 
-func (h *handler) answer(c *gin.Context, req answer.Request, err error) {
+func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	p, _ := httpx.PrincipalOf(c)
 	if err := req.Authorize(p.Plan); err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	if h.p.Synthesize == nil || h.p.Cache == nil {
-		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "search_unavailable", Message: "no search backend is configured on this server"})
-		return
+		return &domain.Error{Kind: domain.ErrUnavailable, Code: "search_unavailable", Message: "no search backend is configured on this server"}
 	}
 	ctx := c.Request.Context()
 	if h.p.Generation != nil {
 		if req.Generation, err = h.p.Generation(ctx); err != nil {
-			fail(c, err)
-			return
+			return err
 		}
 	}
 	key := req.CacheKey()
@@ -151,12 +147,10 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) {
 		if errors.Is(err, domain.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
 			secs := int(h.p.SearchRetryAfter.Seconds())
 			c.Header("Retry-After", strconv.Itoa(secs))
-			fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "search_unavailable",
-				Message: fmt.Sprintf("web search is temporarily unavailable; retry in %d seconds", secs)})
-			return
+			return &domain.Error{Kind: domain.ErrUnavailable, Code: "search_unavailable",
+				Message: fmt.Sprintf("web search is temporarily unavailable; retry in %d seconds", secs)}
 		}
-		fail(c, err)
-		return
+		return err
 	}
 	if h.p.Served != nil {
 		h.p.Served.Record(answer.AnswerServed{AccountID: p.AccountID, KeyID: p.KeyID, CacheKey: key, AnswerID: a.AnswerID,
@@ -165,6 +159,7 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) {
 	c.JSON(http.StatusOK, response{Query: req.Query, Answer: a.Answer, Sources: a.Sources, Tier: req.Tier, Mode: req.Mode,
 		Cached: cached, Synthesis: string(a.Synthesis), SubQuestions: a.SubQuestions, AnswerID: a.AnswerID.String(),
 		SynthesizedAt: a.SynthesizedAt, ExpiresAt: a.ExpiresAt})
+	return nil
 }
 
 // lookup reads the cache: the in-process memo first, the read model next.

@@ -55,9 +55,9 @@ func (p Pipeline) New(d httpx.Deps) (http.Handler, error) {
 		p.SearchRetryAfter = 30 * time.Second
 	}
 	h := &handler{p: p, d: d, memo: newMemo(50000)}
-	keyed.GET("/answer", h.get)
-	keyed.POST("/answer", h.post)
-	e.GET("/docs/:id", docsHandler(p.Docs))
+	keyed.GET("/answer", handle(h.get))
+	keyed.POST("/answer", handle(h.post))
+	e.GET("/docs/:id", handle(docsHandler(p.Docs)))
 	if err := accountweb.Mount(e, account.Answer, d); err != nil {
 		return nil, err
 	}

@@ -42,11 +42,15 @@ func Register(e *gin.Engine, d httpx.Deps, fail func(*gin.Context, error)) {
 	h := &handlers{b: b, d: d, fail: fail}
 	site := httpx.RequireSiteHost(d.Site, fail)
 	me := e.Group("/v1/me", h.session(), httpx.RequireSession(fail))
-	me.POST("/checkout", site, h.meCheckout)
-	me.POST("/portal", site, h.mePortal)
-	e.POST("/v1/checkout/session", site, h.publicCheckout)
-	e.POST("/v1/stripe/webhook", h.webhook)
+	me.POST("/checkout", site, h.handle(h.meCheckout))
+	me.POST("/portal", site, h.handle(h.mePortal))
+	e.POST("/v1/checkout/session", site, h.handle(h.publicCheckout))
+	e.POST("/v1/stripe/webhook", h.handle(h.webhook))
 }
+
+// handle is a billing route: fn returns its error, and h.fail (the
+// gateway's responder) answers it.
+func (h *handlers) handle(fn httpx.Handler) gin.HandlerFunc { return httpx.Handle(h.fail, fn) }
 
 // session loads the session cookie unless an earlier middleware already did.
 func (h *handlers) session() gin.HandlerFunc {
@@ -89,83 +93,74 @@ func bind(c *gin.Context, v *checkoutBody) error {
 	return nil
 }
 
-func (h *handlers) meCheckout(c *gin.Context) {
+func (h *handlers) meCheckout(c *gin.Context) error {
 	var body checkoutBody
 	if err := bind(c, &body); err != nil {
-		h.fail(c, err)
-		return
+		return err
 	}
 	plan, err := account.ParsePlan(body.Plan)
 	if err != nil {
-		h.fail(c, err)
-		return
+		return err
 	}
 	p, _ := httpx.SessionOf(c)
 	success, cancel := h.returnURLs()
 	s, err := h.b.checkout(c.Request.Context(), httpx.BillingAccount{ID: p.AccountID, Email: p.Email, Plan: p.Plan, StripeCustomerID: p.StripeCustomerID},
 		plan, false, success, cancel)
 	if err != nil {
-		h.fail(c, err)
-		return
+		return err
 	}
 	c.JSON(http.StatusOK, gin.H{"id": s.ID, "url": s.URL})
+	return nil
 }
 
-func (h *handlers) mePortal(c *gin.Context) {
+func (h *handlers) mePortal(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	s, err := h.b.portal(c.Request.Context(), httpx.BillingAccount{ID: p.AccountID, Email: p.Email, Plan: p.Plan, StripeCustomerID: p.StripeCustomerID},
 		h.accountPage())
 	if err != nil {
-		h.fail(c, err)
-		return
+		return err
 	}
 	c.JSON(http.StatusOK, gin.H{"url": s.URL})
+	return nil
 }
 
-func (h *handlers) publicCheckout(c *gin.Context) {
+func (h *handlers) publicCheckout(c *gin.Context) error {
 	bypass, err := h.adminBypass(c)
 	if err != nil {
-		h.fail(c, err)
-		return
+		return err
 	}
 	var body checkoutBody
 	if err := bind(c, &body); err != nil {
-		h.fail(c, err)
-		return
+		return err
 	}
 	plan, err := account.ParsePlan(body.Plan)
 	if err != nil {
-		h.fail(c, err)
-		return
+		return err
 	}
 	email, err := account.NormalizeEmail(body.Email)
 	if err != nil {
-		h.fail(c, err)
-		return
+		return err
 	}
 	if err := h.b.enabled(); err != nil {
-		h.fail(c, err)
-		return
+		return err
 	}
 	ctx := c.Request.Context()
 	info, err := h.b.cfg.Identities.AccountByEmail(ctx, email)
 	if err != nil {
-		h.fail(c, noAccount(err, email))
-		return
+		return noAccount(err, email)
 	}
 	acct, err := h.b.cfg.Identities.Account(ctx, info.ID)
 	if err != nil {
-		h.fail(c, noAccount(err, email))
-		return
+		return noAccount(err, email)
 	}
 	success, cancel := h.returnURLs()
 	s, err := h.b.checkout(ctx, httpx.BillingAccount{ID: acct.ID, Email: acct.Email, Plan: acct.Plan, StripeCustomerID: acct.StripeCustomerID},
 		plan, bypass, success, cancel)
 	if err != nil {
-		h.fail(c, err)
-		return
+		return err
 	}
 	c.JSON(http.StatusOK, gin.H{"id": s.ID, "url": s.URL})
+	return nil
 }
 
 func noAccount(err error, email string) error {

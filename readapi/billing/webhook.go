@@ -29,32 +29,27 @@ const (
 // and appends nothing; every verified event is 200 (Stripe stops
 // retrying), except when applying it failed on our side (5xx, Stripe
 // retries, and the event id makes the retry safe).
-func (h *handlers) webhook(c *gin.Context) {
+func (h *handlers) webhook(c *gin.Context) error {
 	if h.b == nil || !h.b.cfg.Payments.WebhooksEnabled() {
-		h.fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "webhooks_not_configured", Message: "STRIPE_WEBHOOK_SECRET is unset"})
-		return
+		return &domain.Error{Kind: domain.ErrUnavailable, Code: "webhooks_not_configured", Message: "STRIPE_WEBHOOK_SECRET is unset"}
 	}
 	limit := h.b.cfg.MaxWebhookBytes
 	body, err := io.ReadAll(io.LimitReader(c.Request.Body, limit+1))
 	if err != nil {
-		h.fail(c, err)
-		return
+		return err
 	}
 	if int64(len(body)) > limit {
-		h.fail(c, httpx.TooLarge(limit))
-		return
+		return httpx.TooLarge(limit)
 	}
 	ev, err := h.b.cfg.Payments.ParseWebhook(body, c.GetHeader("Stripe-Signature"))
 	if err != nil {
-		h.fail(c, err)
-		return
+		return err
 	}
 	md := eventstore.Metadata{Actor: "stripe", CausationID: ev.ID, RequestID: c.GetString("request_id")}
 	outcome, reason, err := h.b.Apply(c.Request.Context(), ev, md)
 	if err != nil {
 		h.b.cfg.Logger.Error("applying a Stripe webhook", "event_id", ev.ID, "type", ev.Type, "err", err)
-		h.fail(c, err)
-		return
+		return err
 	}
 	if outcome == OutcomeIgnored {
 		h.b.cfg.Logger.Info("Stripe webhook ignored", "event_id", ev.ID, "type", ev.Type, "reason", reason)
@@ -64,6 +59,7 @@ func (h *handlers) webhook(c *gin.Context) {
 		resp["reason"] = reason
 	}
 	c.JSON(http.StatusOK, resp)
+	return nil
 }
 
 // Apply turns one verified Stripe event into a plan change (ChangePlan with

@@ -41,32 +41,27 @@ func keyAuth(auth Authenticator, svc account.Service, allowXAPIKey, required boo
 	if allowXAPIKey {
 		how += " or X-API-Key: <key>"
 	}
-	return func(c *gin.Context) {
+	return Handle(fail, func(c *gin.Context) error {
 		secret := bearer(c.GetHeader("Authorization"))
 		if secret == "" && allowXAPIKey {
 			secret = strings.TrimSpace(c.GetHeader("X-API-Key"))
 		}
 		if secret == "" && !required {
-			c.Next()
-			return
+			return nil
 		}
 		if secret == "" {
 			c.Header("WWW-Authenticate", `Bearer realm="arr `+string(svc)+`"`)
-			fail(c, &domain.Error{Kind: domain.ErrUnauthenticated, Code: "missing_api_key",
-				Message: "no API key: send " + how + "; create a key on the account page"})
-			c.Abort()
-			return
+			return &domain.Error{Kind: domain.ErrUnauthenticated, Code: "missing_api_key",
+				Message: "no API key: send " + how + "; create a key on the account page"}
 		}
 		p, err := auth.Authenticate(c.Request.Context(), secret, svc)
 		if err != nil {
 			c.Header("WWW-Authenticate", `Bearer realm="arr `+string(svc)+`", error="invalid_token"`)
-			fail(c, err)
-			c.Abort()
-			return
+			return err
 		}
 		c.Set(principalKey, p)
-		c.Next()
-	}
+		return nil
+	})
 }
 
 func bearer(h string) string {

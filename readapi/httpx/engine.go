@@ -86,12 +86,12 @@ func NewEngine(b Base) (*gin.Engine, error) {
 	}
 	e.Use(markTrustedPeer(b.TrustedProxies), requestID(), b.Metrics.middleware(b.Service), accessLog(b.Service, b.Logger), recoverer(b.Logger, b.Fail),
 		limitHeaders(b.MaxHeaderBytes, b.Fail), limitBody(b.MaxBodyBytes, b.Fail))
-	e.NoRoute(func(c *gin.Context) {
-		b.Fail(c, domain.NotFound("route_not_found", "no route %s %s; see /openapi.json", c.Request.Method, c.Request.URL.Path))
-	})
-	e.NoMethod(func(c *gin.Context) {
-		b.Fail(c, &domain.Error{Kind: errMethod, Code: "method_not_allowed", Message: fmt.Sprintf("%s is not allowed on %s; see /openapi.json", c.Request.Method, c.Request.URL.Path)})
-	})
+	e.NoRoute(Handle(b.Fail, func(c *gin.Context) error {
+		return domain.NotFound("route_not_found", "no route %s %s; see /openapi.json", c.Request.Method, c.Request.URL.Path)
+	}))
+	e.NoMethod(Handle(b.Fail, func(c *gin.Context) error {
+		return &domain.Error{Kind: errMethod, Code: "method_not_allowed", Message: fmt.Sprintf("%s is not allowed on %s; see /openapi.json", c.Request.Method, c.Request.URL.Path)}
+	}))
 	e.GET("/healthz", func(c *gin.Context) {
 		ctx, cancel := context.WithTimeout(c.Request.Context(), 3*time.Second)
 		defer cancel()
@@ -187,10 +187,7 @@ func recoverer(log *slog.Logger, fail func(*gin.Context, error)) gin.HandlerFunc
 					panic(r)
 				}
 				log.Error("panic in handler", "panic", fmt.Sprint(r), "request_id", c.GetString("request_id"), "stack", string(debug.Stack()))
-				if !c.Writer.Written() {
-					fail(c, fmt.Errorf("panic: %v", r))
-				}
-				c.Abort()
+				respond(c, fail, fmt.Errorf("panic: %v", r))
 			}
 		}()
 		c.Next()
@@ -210,14 +207,12 @@ func TooLarge(limit int64) error {
 }
 
 func limitBody(n int64, fail func(*gin.Context, error)) gin.HandlerFunc {
-	return func(c *gin.Context) {
+	return Handle(fail, func(c *gin.Context) error {
 		if c.Request.ContentLength > n {
 			c.Header("Connection", "close")
-			fail(c, TooLarge(n))
-			c.Abort()
-			return
+			return TooLarge(n)
 		}
 		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
-		c.Next()
-	}
+		return nil
+	})
 }

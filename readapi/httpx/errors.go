@@ -24,42 +24,69 @@ type Problem struct {
 	RetryAfter int
 }
 
-// ProblemOf maps an error to a Problem with errors.Is / errors.As. Errors of
-// no known kind are 500s whose message says nothing about internals. A
-// PostgreSQL outage (see TranslateDB) is a 503 database_unavailable; every
-// 503 has a RetryAfter.
+// statusRow is one row of the status table: an error for which
+// errors.Is(err, kind) holds is answered with status and code, and with
+// message, or the error's own text when message is "".
+type statusRow struct {
+	kind    error
+	status  int
+	code    string
+	message string
+}
+
+// statusTable maps error kinds to statuses. ProblemOf walks it in order and
+// the first row whose kind the error is wins, so an error of several kinds
+// gets the earliest. Read-only.
+var statusTable = []statusRow{
+	{domain.ErrInvalid, http.StatusBadRequest, "invalid_request", ""},
+	{domain.ErrUnauthenticated, http.StatusUnauthorized, "invalid_api_key", ""},
+	{domain.ErrForbidden, http.StatusForbidden, "forbidden", ""},
+	{domain.ErrNotFound, http.StatusNotFound, "not_found", ""},
+	{domain.ErrConflict, http.StatusConflict, "conflict", ""},
+	{domain.ErrConcurrency, http.StatusConflict, "conflict", ""},
+	{domain.ErrRateLimited, http.StatusTooManyRequests, "rate_limited", ""},
+	{ErrHeadersTooLarge, http.StatusRequestHeaderFieldsTooLarge, "headers_too_large", ""},
+	{ErrTooLarge, http.StatusRequestEntityTooLarge, "body_too_large", ""},
+	{ErrMisdirected, http.StatusMisdirectedRequest, "misdirected_request", ""},
+	{errMethod, http.StatusMethodNotAllowed, "method_not_allowed", ""},
+	{domain.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", unavailableMessage},
+	{context.DeadlineExceeded, http.StatusServiceUnavailable, "unavailable", unavailableMessage},
+}
+
+const (
+	unavailableMessage = "temporarily unavailable; retry shortly"
+	// internalMessage is all a 500 says: nothing about internals.
+	internalMessage = "internal error; the request id in the response headers identifies it in the logs"
+)
+
+// ProblemOf maps an error to a Problem, in this order:
+//
+//  1. TranslateDB: a PostgreSQL outage becomes domain.ErrUnavailable;
+//  2. the first row of statusTable whose kind errors.Is finds; an error of
+//     no known kind is a 500 whose message says nothing about internals;
+//  3. an *http.MaxBytesError (errors.As) is a 413 body_too_large, whatever
+//     the table said;
+//  4. below 500, a *domain.Error (errors.As) gives its code, message and
+//     field;
+//  5. every 503 has a RetryAfter (DatabaseRetryAfter), and an outage's
+//     503 is database_unavailable with its message.
 func ProblemOf(err error) Problem {
 	err = TranslateDB(err)
-	var de *domain.Error
-	p := Problem{Status: http.StatusInternalServerError, Code: "internal_error", Message: "internal error; the request id in the response headers identifies it in the logs"}
-	switch {
-	case errors.Is(err, domain.ErrInvalid):
-		p = Problem{Status: http.StatusBadRequest, Code: "invalid_request", Message: err.Error()}
-	case errors.Is(err, domain.ErrUnauthenticated):
-		p = Problem{Status: http.StatusUnauthorized, Code: "invalid_api_key", Message: err.Error()}
-	case errors.Is(err, domain.ErrForbidden):
-		p = Problem{Status: http.StatusForbidden, Code: "forbidden", Message: err.Error()}
-	case errors.Is(err, domain.ErrNotFound):
-		p = Problem{Status: http.StatusNotFound, Code: "not_found", Message: err.Error()}
-	case errors.Is(err, domain.ErrConflict), errors.Is(err, domain.ErrConcurrency):
-		p = Problem{Status: http.StatusConflict, Code: "conflict", Message: err.Error()}
-	case errors.Is(err, domain.ErrRateLimited):
-		p = Problem{Status: http.StatusTooManyRequests, Code: "rate_limited", Message: err.Error()}
-	case errors.Is(err, ErrHeadersTooLarge):
-		p = Problem{Status: http.StatusRequestHeaderFieldsTooLarge, Code: "headers_too_large", Message: err.Error()}
-	case errors.Is(err, ErrTooLarge):
-		p = Problem{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: err.Error()}
-	case errors.Is(err, ErrMisdirected):
-		p = Problem{Status: http.StatusMisdirectedRequest, Code: "misdirected_request", Message: err.Error()}
-	case errors.Is(err, errMethod):
-		p = Problem{Status: http.StatusMethodNotAllowed, Code: "method_not_allowed", Message: err.Error()}
-	case errors.Is(err, domain.ErrUnavailable), errors.Is(err, context.DeadlineExceeded):
-		p = Problem{Status: http.StatusServiceUnavailable, Code: "unavailable", Message: "temporarily unavailable; retry shortly"}
+	p := Problem{Status: http.StatusInternalServerError, Code: "internal_error", Message: internalMessage}
+	for _, row := range statusTable {
+		if errors.Is(err, row.kind) {
+			p = Problem{Status: row.status, Code: row.code, Message: row.message}
+			if p.Message == "" {
+				p.Message = err.Error()
+			}
+			break
+		}
 	}
 	var mbe *http.MaxBytesError
 	if errors.As(err, &mbe) {
 		p = Problem{Status: http.StatusRequestEntityTooLarge, Code: "body_too_large", Message: fmt.Sprintf("the request body is over the limit of %d bytes", mbe.Limit)}
 	}
+	var de *domain.Error
 	if errors.As(err, &de) && p.Status < 500 {
 		p.Code, p.Message, p.Field = de.Code, de.Message, de.Field
 	}

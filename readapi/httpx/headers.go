@@ -54,13 +54,11 @@ func HeaderBytes(r *http.Request) int {
 // limitHeaders refuses a request whose line and headers are over n bytes
 // with a 431 through the service's error responder.
 func limitHeaders(n int, fail func(*gin.Context, error)) gin.HandlerFunc {
-	return func(c *gin.Context) {
+	return Handle(fail, func(c *gin.Context) error {
 		if HeaderBytes(c.Request) > n {
 			c.Header("Connection", "close")
-			fail(c, HeadersTooLarge(n))
-			c.Abort()
-			return
+			return HeadersTooLarge(n)
 		}
-		c.Next()
-	}
+		return nil
+	})
 }

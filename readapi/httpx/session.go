@@ -59,21 +59,17 @@ func Session(lookup SessionLookup, now func() time.Time) gin.HandlerFunc {
 // session for, and checks the CSRF token of every state-changing request
 // (403 through fail).
 func RequireSession(fail func(*gin.Context, error)) gin.HandlerFunc {
-	return func(c *gin.Context) {
+	return Handle(fail, func(c *gin.Context) error {
 		if _, ok := SessionOf(c); !ok {
-			fail(c, &domain.Error{Kind: domain.ErrUnauthenticated, Code: "no_session",
-				Message: "not signed in: sign in on the account page, which sets the " + SessionCookie + " cookie"})
-			c.Abort()
-			return
+			return &domain.Error{Kind: domain.ErrUnauthenticated, Code: "no_session",
+				Message: "not signed in: sign in on the account page, which sets the " + SessionCookie + " cookie"}
 		}
 		if !CheckCSRF(c) {
-			fail(c, domain.Forbidden("csrf_token_invalid",
-				"missing or wrong CSRF token: send the csrf_token of GET /v1/me (or of the account page) in the "+CSRFHeader+" header or the "+CSRFField+" form field"))
-			c.Abort()
-			return
+			return domain.Forbidden("csrf_token_invalid",
+				"missing or wrong CSRF token: send the csrf_token of GET /v1/me (or of the account page) in the "+CSRFHeader+" header or the "+CSRFField+" form field")
 		}
-		c.Next()
-	}
+		return nil
+	})
 }
 
 // SessionOf returns the session Session loaded, if any.

@@ -120,20 +120,16 @@ var errNoSite = errors.New("httpx: the service has no public base URL, so it bui
 // no link is made for, and no mail sent on behalf of, a request that named
 // another host. With the zero Site every request is refused (500: wiring).
 func RequireSiteHost(s Site, fail func(*gin.Context, error)) gin.HandlerFunc {
-	return func(c *gin.Context) {
+	return Handle(fail, func(c *gin.Context) error {
 		if s.base == "" {
-			fail(c, errNoSite)
-			c.Abort()
-			return
+			return errNoSite
 		}
 		if !s.Allows(RequestHost(c)) {
-			fail(c, &domain.Error{Kind: ErrMisdirected, Code: "misdirected_request", Message: fmt.Sprintf(
-				"this service gives out sign-in and billing links only at its public address %s: open %s/account and try again there", s.base, s.base)})
-			c.Abort()
-			return
+			return &domain.Error{Kind: ErrMisdirected, Code: "misdirected_request", Message: fmt.Sprintf(
+				"this service gives out sign-in and billing links only at its public address %s: open %s/account and try again there", s.base, s.base)}
 		}
-		c.Next()
-	}
+		return nil
+	})
 }
 
 // DefaultBaseURL is the base URL of a service that listens on listen

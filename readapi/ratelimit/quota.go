@@ -53,6 +53,20 @@ type PrincipalFunc func(*gin.Context) (projections.Principal, bool)
 // FailFunc is a service's error responder.
 type FailFunc func(*gin.Context, error)
 
+// refusing is the middleware that runs admit and, when admit returns an
+// error (a refusal, or a counter that failed), stops the chain and answers
+// the error through fail; a nil error lets the chain go on. It is
+// httpx.Handle for a middleware that answers before anything is written
+// (httpx imports this package, so it cannot be used here).
+func refusing(fail FailFunc, admit func(*gin.Context) error) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		if err := admit(c); err != nil {
+			c.Abort()
+			fail(c, err)
+		}
+	}
+}
+
 // Quota builds the services' limit middlewares on one Limiter. A nil
 // *Quota builds middlewares that limit nothing (for tests of other parts).
 // Safe for concurrent use.
@@ -124,23 +138,22 @@ func (q *Quota) keyed(r rule, principal PrincipalFunc, fail FailFunc) gin.Handle
 	if q == nil {
 		return func(c *gin.Context) { c.Next() }
 	}
-	return func(c *gin.Context) {
+	return refusing(fail, func(c *gin.Context) error {
 		p, ok := principal(c)
 		if !ok {
 			// The key middleware runs first; reaching here without a
 			// principal is a wiring bug, not a client error.
-			fail(c, errors.New("ratelimit: keyed route without a principal"))
-			return
+			return errors.New("ratelimit: keyed route without a principal")
 		}
 		offer := p.Plan.Offer()
 		limit := r.limit(offer.Limits)
-		q.take(c, r.bucket(p), r.window, limit, fail, func(res Result, retry int64) error {
+		return q.take(c, r.bucket(p), r.window, limit, func(res Result, retry int64) error {
 			return domain.RateLimited(r.code,
 				"%s limit reached: the %s plan allows %d %s; the limit resets at %s (in %d s, see Retry-After). "+
 					"To raise it, upgrade the plan on the account page (/account); plans and their limits are listed at GET /v1/plans of the gateway",
 				r.resets, offer.Title, limit, r.what, res.Window.End.Format(time.RFC3339), retry)
 		})
-	}
+	})
 }
 
 // PublicPerIP limits the records service's public (key-less) routes:
@@ -153,15 +166,15 @@ func (q *Quota) PublicPerIP(fail FailFunc) gin.HandlerFunc {
 	if q == nil {
 		return func(c *gin.Context) { c.Next() }
 	}
-	return func(c *gin.Context) {
+	return refusing(fail, func(c *gin.Context) error {
 		limit := q.cfg.PublicPerHour
-		q.take(c, IPBucket(account.Records, c.ClientIP()), HourWindow, limit, fail, func(res Result, retry int64) error {
+		return q.take(c, IPBucket(account.Records, c.ClientIP()), HourWindow, limit, func(res Result, retry int64) error {
 			return domain.RateLimited("ip_rate_limit_reached",
 				"hourly limit of the public endpoints reached: %d requests per IP address per clock hour; the limit resets at %s (in %d s, see Retry-After). "+
 					"Requests made with an API key are counted per key instead (1000 per hour on the Free plan; more on paid plans, see the account page /account)",
 				limit, res.Window.End.Format(time.RFC3339), retry)
 		})
-	}
+	})
 }
 
 // Sign-in mail limits: magic links are e-mail we send on a stranger's
@@ -187,58 +200,53 @@ func (q *Quota) SignInMail(fail FailFunc) gin.HandlerFunc {
 				what, limit, res.Window.End.Format(time.RFC3339), retry)
 		}
 	}
-	return func(c *gin.Context) {
-		if !q.admit(c, "signin-ip:"+c.ClientIP(), HourWindow, SignInMailsPerIP, fail, refusal("IP address", SignInMailsPerIP)) {
-			return
+	return refusing(fail, func(c *gin.Context) error {
+		if _, err := q.count(c, "signin-ip:"+c.ClientIP(), HourWindow, SignInMailsPerIP, refusal("IP address", SignInMailsPerIP)); err != nil {
+			return err
 		}
 		if email, err := account.NormalizeEmail(c.PostForm("email")); err == nil {
-			if !q.admit(c, "signin-email:"+email, HourWindow, SignInMailsPerAddress, fail, refusal("address", SignInMailsPerAddress)) {
-				return
+			if _, err := q.count(c, "signin-email:"+email, HourWindow, SignInMailsPerAddress, refusal("address", SignInMailsPerAddress)); err != nil {
+				return err
 			}
 		}
-		c.Next()
+		return nil
+	})
+}
+
+// take counts the request, sets the X-RateLimit-* headers and either runs
+// the rest of the chain or returns the 429 refusal (or the 503 error if
+// counting failed). A request the chain answers with a status that is not
+// Served is given back.
+func (q *Quota) take(c *gin.Context, bucket string, window func(time.Time) Window, limit int64, refusal func(Result, int64) error) error {
+	res, err := q.count(c, bucket, window, limit, refusal)
+	if err != nil {
+		return err
 	}
+	q.countServed(c, bucket, res)
+	return nil
 }
 
-// take counts the request, sets the X-RateLimit-* headers and either lets
-// the chain go on or answers 429 (or 503 if counting failed). A request
-// the chain answers with a status that is not Served is given back.
-func (q *Quota) take(c *gin.Context, bucket string, window func(time.Time) Window, limit int64, fail FailFunc, refusal func(Result, int64) error) {
-	if res, ok := q.count(c, bucket, window, limit, fail, refusal); ok {
-		q.countServed(c, bucket, res)
-	}
-}
-
-// admit counts the request and sets the X-RateLimit-* headers; on a refusal
-// (or a counter failure) it answers through fail and returns false. The
-// request stays counted whatever its response.
-func (q *Quota) admit(c *gin.Context, bucket string, window func(time.Time) Window, limit int64, fail FailFunc, refusal func(Result, int64) error) bool {
-	_, ok := q.count(c, bucket, window, limit, fail, refusal)
-	return ok
-}
-
-// count is admit that also returns what Take said.
-func (q *Quota) count(c *gin.Context, bucket string, window func(time.Time) Window, limit int64, fail FailFunc, refusal func(Result, int64) error) (Result, bool) {
+// count counts the request and sets the X-RateLimit-* headers; on a
+// refusal it sets Retry-After and returns refusal's error, and when the
+// counter fails an ErrUnavailable error (quota_unavailable). The request
+// stays counted whatever its response.
+func (q *Quota) count(c *gin.Context, bucket string, window func(time.Time) Window, limit int64, refusal func(Result, int64) error) (Result, error) {
 	now := q.cfg.Now()
 	w := window(now)
 	res, err := q.limiter.Take(c.Request.Context(), bucket, w, limit)
 	if err != nil {
 		q.cfg.Logger.Error("quota counter unavailable: refusing the request", "bucket", bucket, "err", err,
 			"request_id", c.GetString("request_id"))
-		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "quota_unavailable",
-			Message: "the request could not be counted against its quota; retry shortly"})
-		c.Abort()
-		return res, false
+		return res, &domain.Error{Kind: domain.ErrUnavailable, Code: "quota_unavailable",
+			Message: "the request could not be counted against its quota; retry shortly"}
 	}
 	SetHeaders(c.Writer.Header(), res)
 	if !res.Allowed {
 		retry := w.RetryAfter(now)
 		c.Header("Retry-After", strconv.FormatInt(retry, 10))
-		fail(c, refusal(res, retry))
-		c.Abort()
-		return res, false
+		return res, refusal(res, retry)
 	}
-	return res, true
+	return res, nil
 }
 
 // SetHeaders writes the X-RateLimit-* headers of a result.

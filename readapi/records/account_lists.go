@@ -35,16 +35,16 @@ func (s *server) mountAccountLists(r gin.IRouter) error {
 		now = time.Now
 	}
 	g := r.Group("/account", httpx.Session(s.d.Identities, now))
-	g.GET("/lists", func(c *gin.Context) {
+	g.GET("/lists", handle(func(c *gin.Context) error {
 		if _, ok := httpx.SessionOf(c); !ok {
 			c.Redirect(http.StatusSeeOther, "/account")
-			return
+			return nil
 		}
-		s.listsPage(c, t, http.StatusOK, c.Query("notice"), "")
-	})
+		return s.listsPage(c, t, http.StatusOK, c.Query("notice"), "")
+	}))
 	req := g.Group("", httpx.RequireSession(fail))
-	req.POST("/lists", func(c *gin.Context) { s.importList(c, t) })
-	req.POST("/contact-data/erase", s.eraseContact)
+	req.POST("/lists", handle(func(c *gin.Context) error { return s.importList(c, t) }))
+	req.POST("/contact-data/erase", handle(s.eraseContact))
 	return nil
 }
 
@@ -55,17 +55,15 @@ type listsView struct {
 	MaxRows                    int
 }
 
-func (s *server) listsPage(c *gin.Context, t *template.Template, status int, notice, errMsg string) {
+func (s *server) listsPage(c *gin.Context, t *template.Template, status int, notice, errMsg string) error {
 	p, _ := httpx.SessionOf(c)
 	ls, err := s.lists.Lists(c.Request.Context(), p.AccountID)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	acct, err := s.d.Identities.Account(c.Request.Context(), p.AccountID)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	c.Header("Content-Type", "text/html; charset=utf-8")
 	c.Header("Cache-Control", "no-store")
@@ -73,33 +71,29 @@ func (s *server) listsPage(c *gin.Context, t *template.Template, status int, not
 	c.Status(status)
 	_ = t.Execute(c.Writer, listsView{Email: acct.Email, CSRF: httpx.CSRFToken(c), Notice: notice, Error: errMsg, Lists: ls,
 		CanImport: s.o.Commands.ImportList != nil, MaxRows: listfile.MaxRows})
+	return nil
 }
 
-func (s *server) importList(c *gin.Context, t *template.Template) {
+func (s *server) importList(c *gin.Context, t *template.Template) error {
 	p, _ := httpx.SessionOf(c)
 	if s.o.Commands.ImportList == nil {
-		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "import_unavailable", Message: "list import is not configured on this server"})
-		return
+		return &domain.Error{Kind: domain.ErrUnavailable, Code: "import_unavailable", Message: "list import is not configured on this server"}
 	}
 	fh, err := c.FormFile("file")
 	if err != nil {
-		s.listsPage(c, t, http.StatusBadRequest, "", "choose a CSV file to import")
-		return
+		return s.listsPage(c, t, http.StatusBadRequest, "", "choose a CSV file to import")
 	}
 	if fh.Size > maxListUpload {
-		s.listsPage(c, t, http.StatusRequestEntityTooLarge, "", "the file is over 4 MiB; import it with `arr import list`")
-		return
+		return s.listsPage(c, t, http.StatusRequestEntityTooLarge, "", "the file is over 4 MiB; import it with `arr import list`")
 	}
 	f, err := fh.Open()
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	defer f.Close()
 	l, err := listfile.Parse(io.LimitReader(f, maxListUpload))
 	if err != nil {
-		s.listsPage(c, t, http.StatusBadRequest, "", err.Error())
-		return
+		return s.listsPage(c, t, http.StatusBadRequest, "", err.Error())
 	}
 	name := c.PostForm("name")
 	if name == "" {
@@ -108,39 +102,35 @@ func (s *server) importList(c *gin.Context, t *template.Template) {
 	res, err := s.o.Commands.ImportList.Handle(c.Request.Context(), commands.ImportList{AccountID: p.AccountID, Name: name, List: l,
 		Metadata: eventstore.Metadata{Actor: "session:" + p.SessionID.String(), RequestID: c.GetString("request_id")}})
 	if errors.Is(err, domain.ErrInvalid) {
-		s.listsPage(c, t, http.StatusBadRequest, "", httpx.ProblemOf(err).Message)
-		return
+		return s.listsPage(c, t, http.StatusBadRequest, "", httpx.ProblemOf(err).Message)
 	}
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	if s.d.WaitFor != nil {
 		if err := s.d.WaitFor(c.Request.Context(), projections.ListsName, res.Position); err != nil {
-			fail(c, err)
-			return
+			return err
 		}
 	}
 	c.Redirect(http.StatusSeeOther, "/account/lists?notice=imported")
+	return nil
 }
 
-func (s *server) eraseContact(c *gin.Context) {
+func (s *server) eraseContact(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	if s.o.Commands.EraseContactData == nil {
-		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "erase_unavailable", Message: "erasure is not configured on this server"})
-		return
+		return &domain.Error{Kind: domain.ErrUnavailable, Code: "erase_unavailable", Message: "erasure is not configured on this server"}
 	}
 	pos, err := s.o.Commands.EraseContactData.Handle(c.Request.Context(), commands.EraseContactData{AccountID: p.AccountID,
 		Metadata: eventstore.Metadata{Actor: "session:" + p.SessionID.String()}})
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	if s.d.WaitFor != nil {
 		if err := s.d.WaitFor(c.Request.Context(), projections.ListsName, pos); err != nil {
-			fail(c, err)
-			return
+			return err
 		}
 	}
 	c.Redirect(http.StatusSeeOther, "/account/lists?notice=erased")
+	return nil
 }

@@ -125,26 +125,24 @@ func (s *server) report(ctx context.Context) (dataSourceReport, error) {
 }
 
 // dataSources is GET /api/v1/data-sources.
-func (s *server) dataSources(c *gin.Context) {
+func (s *server) dataSources(c *gin.Context) error {
 	r, err := s.report(c.Request.Context())
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	c.JSON(http.StatusOK, r)
+	return nil
 }
 
 // dataSourcesPage is GET /data-sources: the same report as an HTML page.
-func (s *server) dataSourcesPage(c *gin.Context) {
+func (s *server) dataSourcesPage(c *gin.Context) error {
 	r, err := s.report(c.Request.Context())
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	t, err := template.ParseFS(templateFiles, "templates/data_sources.html")
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	c.Header("Content-Type", "text/html; charset=utf-8")
 	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
@@ -152,4 +150,5 @@ func (s *server) dataSourcesPage(c *gin.Context) {
 	if err := t.Execute(c.Writer, r); err != nil {
 		s.d.Logger.Warn("rendering the data-sources page", "err", err)
 	}
+	return nil
 }

@@ -6,6 +6,9 @@ import (
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
+// handle is a records route: h returns its error, and fail answers it.
+func handle(h httpx.Handler) gin.HandlerFunc { return httpx.Handle(fail, h) }
+
 // fail is the records service's one error responder.
 func fail(c *gin.Context, err error) {
 	p := httpx.ProblemFor(c, err)

@@ -56,16 +56,14 @@ type stateOut struct {
 }
 
 // states is GET /api/v1/states.
-func (s *server) states(c *gin.Context) {
+func (s *server) states(c *gin.Context) error {
 	limit, offset, err := page(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	cov, err := s.parcels.CountiesCovered(c.Request.Context())
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	all := make([]stateOut, 0, len(s.gaz.States))
 	for _, st := range s.gaz.States {
@@ -88,6 +86,7 @@ func (s *server) states(c *gin.Context) {
 		all = append(all, o)
 	}
 	c.JSON(http.StatusOK, pageOf(all, limit, offset))
+	return nil
 }
 
 type countyOut struct {
@@ -98,21 +97,18 @@ type countyOut struct {
 }
 
 // counties is GET /api/v1/counties?state=&county=.
-func (s *server) counties(c *gin.Context) {
+func (s *server) counties(c *gin.Context) error {
 	limit, offset, err := page(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	prefix, err := s.place(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	cov, err := s.parcels.CountiesCovered(c.Request.Context())
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	all := []countyOut{}
 	for _, ct := range s.gaz.Counties {
@@ -125,6 +121,7 @@ func (s *server) counties(c *gin.Context) {
 		}
 	}
 	c.JSON(http.StatusOK, pageOf(all, limit, offset))
+	return nil
 }
 
 func pageOf[T any](all []T, limit, offset int) gin.H {
@@ -133,64 +130,59 @@ func pageOf[T any](all []T, limit, offset int) gin.H {
 	return gin.H{"object": "list", "data": all[lo:hi], "total": total, "limit": limit, "offset": offset}
 }
 
-func (s *server) recordsOf(c *gin.Context, layer string) {
+func (s *server) recordsOf(c *gin.Context, layer string) error {
 	limit, offset, err := page(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	prefix, err := s.place(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	rs, total, err := s.parcels.Records(c.Request.Context(), projections.RecordFilter{Layer: layer, CountyPrefix: prefix, Limit: limit, Offset: offset})
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	if rs == nil {
 		rs = []projections.Record{}
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": rs, "total": total, "limit": limit, "offset": offset})
+	return nil
 }
 
 // records is GET /api/v1/records?state=&county=&layer=.
-func (s *server) records(c *gin.Context) {
+func (s *server) records(c *gin.Context) error {
 	layer := ""
 	if v := c.Query("layer"); v != "" {
 		l, err := records.ParseLayer(v)
 		if err != nil {
-			fail(c, err)
-			return
+			return err
 		}
 		layer = string(l)
 	}
-	s.recordsOf(c, layer)
+	return s.recordsOf(c, layer)
 }
 
 // taxSales is GET /api/v1/tax-sales: the tax_sale layer's records.
-func (s *server) taxSales(c *gin.Context) { s.recordsOf(c, string(records.TaxSale)) }
+func (s *server) taxSales(c *gin.Context) error { return s.recordsOf(c, string(records.TaxSale)) }
 
 // lenders is GET /api/v1/lenders: plaintiffs of the lis pendens layer.
-func (s *server) lenders(c *gin.Context) {
+func (s *server) lenders(c *gin.Context) error {
 	limit, offset, err := page(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	prefix, err := s.place(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	ls, total, err := s.parcels.Lenders(c.Request.Context(), prefix, limit, offset)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	if ls == nil {
 		ls = []projections.Lender{}
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": ls, "total": total, "limit": limit, "offset": offset})
+	return nil
 }

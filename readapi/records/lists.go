@@ -16,17 +16,17 @@ import (
 )
 
 // listLists is GET /api/v1/lists: the caller's own lists.
-func (s *server) listLists(c *gin.Context) {
+func (s *server) listLists(c *gin.Context) error {
 	p, _ := httpx.PrincipalOf(c)
 	ls, err := s.lists.Lists(c.Request.Context(), p.AccountID)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	if ls == nil {
 		ls = []projections.ListInfo{}
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": ls})
+	return nil
 }
 
 type contactOut struct {
@@ -36,58 +36,49 @@ type contactOut struct {
 
 // listRows is GET /api/v1/lists/{list_id}/rows. Another account's list and
 // a malformed id are the same 404.
-func (s *server) listRows(c *gin.Context) {
+func (s *server) listRows(c *gin.Context) error {
 	ctx := c.Request.Context()
 	p, _ := httpx.PrincipalOf(c)
 	id, err := uuid.Parse(c.Param("list_id"))
 	if err != nil {
-		fail(c, projections.ErrNoList(c.Param("list_id")))
-		return
+		return projections.ErrNoList(c.Param("list_id"))
 	}
 	limit, offset, err := page(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	withSignals, err := flag(c, "signals")
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	withContact, err := flag(c, "include_contact")
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	tab, asOf, err := s.scoreParams(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	list, err := s.lists.List(ctx, p.AccountID, id)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	rows, err := s.lists.Rows(ctx, p.AccountID, id, limit, offset)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	var opener *datakeys.Opener
 	keyGone := false
 	if withContact {
 		if s.o.Keyring == nil {
-			fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "contact_unavailable", Message: "this server has no data-key ring"})
-			return
+			return &domain.Error{Kind: domain.ErrUnavailable, Code: "contact_unavailable", Message: "this server has no data-key ring"}
 		}
 		opener, err = s.o.Keyring.Opener(ctx, p.AccountID)
 		if errors.Is(err, datakeys.ErrShredded) {
 			keyGone, err = true, nil
 		}
 		if err != nil {
-			fail(c, err)
-			return
+			return err
 		}
 	}
 	out := make([]gin.H, 0, len(rows))
@@ -101,8 +92,7 @@ func (s *server) listRows(c *gin.Context) {
 			if r.Parcel != nil {
 				parcel, err := s.parcels.Parcel(ctx, *r.Parcel)
 				if err != nil {
-					fail(c, err)
-					return
+					return err
 				}
 				var named []projections.LayerSignal
 				for _, l := range parcel.Layers {
@@ -119,6 +109,7 @@ func (s *server) listRows(c *gin.Context) {
 		out = append(out, o)
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "list_rows", "list": list, "data": out, "limit": limit, "offset": offset, "total": list.Rows})
+	return nil
 }
 
 // openContact returns a row's contact columns and their status: "ok",

@@ -14,21 +14,18 @@ import (
 // parcelsInBBox is GET /api/v1/parcels: public parcels with coordinates
 // inside the box, with their layer signals, as a GeoJSON FeatureCollection,
 // paged by an opaque cursor. Never contact data.
-func (s *server) parcelsInBBox(c *gin.Context) {
+func (s *server) parcelsInBBox(c *gin.Context) error {
 	b, err := records.ParseBBox(c.Query("bbox"))
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	layers, err := records.ParseLayers(c.Query("layers"))
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	limit, err := intParam(c, "limit", defaultLimit, 1, maxLimit)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	keys := make([]string, len(layers))
 	for i, l := range layers {
@@ -37,13 +34,11 @@ func (s *server) parcelsInBBox(c *gin.Context) {
 	query := cursor.Query{BBox: b, Layers: keys}
 	after, err := cursor.Decode(query, c.Query("cursor"))
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	got, err := s.parcels.InBBox(c.Request.Context(), b, keys, after, limit+1)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	var next *string
 	if len(got) > limit {
@@ -98,6 +93,7 @@ func (s *server) parcelsInBBox(c *gin.Context) {
 	buf, _ = appendJSON(buf, next)
 	buf = append(buf, '}')
 	c.Data(http.StatusOK, "application/json; charset=utf-8", buf)
+	return nil
 }
 
 // appendJSONString appends s as a JSON string, escaped as encoding/json

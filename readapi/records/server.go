@@ -77,9 +77,9 @@ func NewServer(d httpx.Deps, o Options) (http.Handler, error) {
 	keyed := e.Group("/api/v1", httpx.KeyAuth(d.Identities, account.Records, true, fail),
 		d.Quota.Records(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	keyed.GET("/key", httpx.CurrentKey)
-	keyed.GET("/lists", s.listLists)
-	keyed.GET("/lists/:list_id/rows", s.listRows)
-	keyed.GET("/signals/:id", s.signals)
+	keyed.GET("/lists", handle(s.listLists))
+	keyed.GET("/lists/:list_id/rows", handle(s.listRows))
+	keyed.GET("/signals/:id", handle(s.signals))
 	if err := accountweb.Mount(e, account.Records, d); err != nil {
 		return nil, err
 	}
@@ -89,15 +89,15 @@ func NewServer(d httpx.Deps, o Options) (http.Handler, error) {
 	// Key-less /api/v1 routes go on public, under the per-IP limit.
 	public := e.Group("/api/v1", perIP)
 	public.GET("", s.index)
-	public.GET("/parcels", s.parcelsInBBox)
-	public.GET("/data-sources", s.dataSources)
+	public.GET("/parcels", handle(s.parcelsInBBox))
+	public.GET("/data-sources", handle(s.dataSources))
 	public.GET("/layers", s.layers)
 	public.GET("/weights", s.weights)
-	public.GET("/states", s.states)
-	public.GET("/counties", s.counties)
-	public.GET("/records", s.records)
-	public.GET("/tax-sales", s.taxSales)
-	public.GET("/lenders", s.lenders)
-	e.GET("/data-sources", perIP, s.dataSourcesPage)
+	public.GET("/states", handle(s.states))
+	public.GET("/counties", handle(s.counties))
+	public.GET("/records", handle(s.records))
+	public.GET("/tax-sales", handle(s.taxSales))
+	public.GET("/lenders", handle(s.lenders))
+	e.GET("/data-sources", perIP, handle(s.dataSourcesPage))
 	return e, nil
 }

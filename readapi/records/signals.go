@@ -52,61 +52,52 @@ func score(named []projections.LayerSignal, asOf time.Time, t records.WeightTabl
 // signals is GET /api/v1/signals/{id}: id is a lead id (a row of one of
 // the caller's lists) or an APN (county= disambiguates one that several
 // counties use).
-func (s *server) signals(c *gin.Context) {
+func (s *server) signals(c *gin.Context) error {
 	ctx := c.Request.Context()
 	p, _ := httpx.PrincipalOf(c)
 	tab, asOf, err := s.scoreParams(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	id := strings.TrimSpace(c.Param("id"))
 	if err := text.Check("id", id, records.MaxRowTextChars); err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	county, err := countyParam(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	var key projections.ParcelKey
 	var lead *uuid.UUID
 	if u, perr := uuid.Parse(id); perr == nil {
 		row, err := s.lists.Lead(ctx, p.AccountID, u)
 		if err != nil {
-			fail(c, err)
-			return
+			return err
 		}
 		if row.Parcel == nil {
-			fail(c, domain.NotFound("lead_unmatched", "lead %s (row %d of its list) matches no parcel by APN or address", u, row.Row))
-			return
+			return domain.NotFound("lead_unmatched", "lead %s (row %d of its list) matches no parcel by APN or address", u, row.Row)
 		}
 		key, lead = *row.Parcel, &u
 	} else {
 		keys, err := s.parcels.ParcelsByAPN(ctx, id, county)
 		if err != nil {
-			fail(c, err)
-			return
+			return err
 		}
 		switch {
 		case len(keys) == 0:
-			fail(c, domain.NotFound("parcel_not_found", "no parcel with APN %q%s", id, map[bool]string{true: " in county " + county}[county != ""]))
-			return
+			return domain.NotFound("parcel_not_found", "no parcel with APN %q%s", id, map[bool]string{true: " in county " + county}[county != ""])
 		case len(keys) > 1:
 			var cs []string
 			for _, k := range keys {
 				cs = append(cs, k.County)
 			}
-			fail(c, domain.Conflict("ambiguous_apn", "APN %q names parcels in counties %s; add county=FIPS", id, strings.Join(cs, ", ")))
-			return
+			return domain.Conflict("ambiguous_apn", "APN %q names parcels in counties %s; add county=FIPS", id, strings.Join(cs, ", "))
 		}
 		key = keys[0]
 	}
 	parcel, err := s.parcels.Parcel(ctx, key)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	named, former := []projections.LayerSignal{}, []projections.LayerSignal{}
 	for _, l := range parcel.Layers {
@@ -121,4 +112,5 @@ func (s *server) signals(c *gin.Context) {
 		"layers": named, "no_longer_named": former,
 		"motivation": score(named, asOf, tab), "weights": tab,
 	})
+	return nil
 }
