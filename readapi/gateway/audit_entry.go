@@ -59,20 +59,17 @@ type chainRules struct {
 // that made the completion, or the auditor key, the payload is added. A
 // key or auditor key that is sent but not valid is 401 (OptionalKeyAuth,
 // isAuditor).
-func (s *completer) auditEntry(c *gin.Context) {
+func (s *completer) auditEntry(c *gin.Context) error {
 	if !s.rt.configured() {
-		fail(c, errNotConfigured)
-		return
+		return errNotConfigured
 	}
 	auditor, err := s.isAuditor(c)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	e, err := s.entry(c.Request.Context(), c.Param("hash"))
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	p, _ := httpx.PrincipalOf(c) // the zero principal (uuid.Nil) without a key
 	view := audit.AudienceOf(e.Completion.AccountID, p.AccountID, auditor)
@@ -93,6 +90,7 @@ func (s *completer) auditEntry(c *gin.Context) {
 		c.Header("Cache-Control", "private, no-store")
 	}
 	c.PureJSON(http.StatusOK, out) // payload goes out byte for byte (no HTML escaping), so payload_sha256 checks
+	return nil
 }
 
 // isAuditor reports whether the request carries the configured auditor

@@ -48,51 +48,46 @@ func (s *completer) entry(ctx context.Context, hash string) (projections.AuditEn
 
 // feedback answers POST /v1/feedback (API key): a rating of one of the
 // caller's own completions.
-func (s *completer) feedback(c *gin.Context) {
+func (s *completer) feedback(c *gin.Context) error {
 	if !s.rt.configured() || s.d.Commands.SubmitFeedback == nil {
-		fail(c, errNotConfigured)
-		return
+		return errNotConfigured
 	}
 	p, _ := httpx.PrincipalOf(c)
 	body, err := parseFeedback(c.Request.Body)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	e, err := s.entry(c.Request.Context(), body.AuditHash)
 	if err != nil {
 		if errors.Is(err, domain.ErrNotFound) {
 			err = domain.NotFound("audit_entry_not_found", "no completion of yours has the audit hash %s", body.AuditHash)
 		}
-		fail(c, err)
-		return
+		return err
 	}
 	md := eventstore.Metadata{Actor: "key:" + p.KeyID.String(), RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
 	f, pos, err := s.d.Commands.SubmitFeedback.Handle(c.Request.Context(), commands.SubmitFeedback{
 		AuditHash: e.Hash, Entry: e.Completion, AccountID: p.AccountID, KeyID: p.KeyID, Rating: body.Rating, Notes: body.Notes, Metadata: md})
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	c.JSON(http.StatusCreated, gin.H{"object": "feedback", "audit_hash": f.AuditHash, "rating": f.Rating, "notes": f.Notes,
 		"tier": f.Tier, "model": f.Model, "difficulty_score": f.Difficulty, "difficulty_band": routing.BandOf(f.Difficulty),
 		"submitted_at": f.SubmittedAt.Format(time.RFC3339Nano), "position": pos})
+	return nil
 }
 
 // usageReport answers GET /v1/usage?days=N (API key): the account's daily
 // rollup of completions.
-func (s *completer) usageReport(c *gin.Context) {
+func (s *completer) usageReport(c *gin.Context) error {
 	if !s.rt.configured() {
-		fail(c, errNotConfigured)
-		return
+		return errNotConfigured
 	}
 	p, _ := httpx.PrincipalOf(c)
 	days := 30
 	if v, ok := c.GetQuery("days"); ok {
 		n, err := strconv.Atoi(v)
 		if err != nil || n < 1 || n > projections.MaxGatewayUsageDays {
-			fail(c, domain.Invalid("invalid_days", "days", "days must be an integer from 1 to %d; got %q", projections.MaxGatewayUsageDays, v))
-			return
+			return domain.Invalid("invalid_days", "days", "days must be an integer from 1 to %d; got %q", projections.MaxGatewayUsageDays, v)
 		}
 		days = n
 	}
@@ -103,9 +98,9 @@ func (s *completer) usageReport(c *gin.Context) {
 	}
 	r, err := s.rt.Usage.Rollup(c.Request.Context(), p.AccountID, days, now())
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "usage", "account_id": p.AccountID, "days": days, "from": r.From, "to": r.To,
 		"total": r.Total, "by_tier": r.ByTier, "data": r.Days})
+	return nil
 }

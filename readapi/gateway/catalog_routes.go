@@ -12,10 +12,9 @@ func round6(f float64) float64 { return float64(int64(f*1e9+0.5)) / 1e9 }
 
 // models answers GET /v1/models (public): "auto", each tier and each
 // model, in the OpenAI list shape with the gateway's fields added.
-func (s *completer) models(c *gin.Context) {
+func (s *completer) models(c *gin.Context) error {
 	if !s.rt.configured() {
-		fail(c, errNotConfigured)
-		return
+		return errNotConfigured
 	}
 	cat := s.rt.Complete.Catalog()
 	var tierNames []string
@@ -46,4 +45,5 @@ func (s *completer) models(c *gin.Context) {
 	}
 	c.Header("Cache-Control", "public, max-age=60")
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": data})
+	return nil
 }

@@ -30,45 +30,36 @@ var errNotConfigured = &domain.Error{Kind: domain.ErrUnavailable, Code: "routing
 // handle serves POST /v1/chat/completions: it parses the request, runs the
 // completion (commands/complete) and writes the reply as JSON or the
 // stream as server-sent events.
-func (s *completer) handle(c *gin.Context) {
+func (s *completer) handle(c *gin.Context) error {
 	if !s.rt.configured() {
-		fail(c, errNotConfigured)
-		return
+		return errNotConfigured
 	}
 	body, err := io.ReadAll(c.Request.Body)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	req, err := parseChatRequest(body)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
-	res, ok := s.run(c, req)
-	if !ok {
-		return
+	res, err := s.run(c, req)
+	if err != nil {
+		return err
 	}
 	if res.Stream != nil {
 		writeStream(c, res.Stream, req.IncludeUsage)
-		return
+		return nil
 	}
-	writeReply(c, res.Reply)
+	return writeReply(c, res.Reply)
 }
 
-// run runs the completion use case for the key's caller; on an error it
-// has answered the request and reports false.
-func (s *completer) run(c *gin.Context, req *complete.Request) (complete.Result, bool) {
+// run runs the completion use case for the key's caller.
+func (s *completer) run(c *gin.Context, req *complete.Request) (complete.Result, error) {
 	p, _ := httpx.PrincipalOf(c)
-	res, err := s.rt.Complete.Handle(c.Request.Context(), complete.Command{
+	return s.rt.Complete.Handle(c.Request.Context(), complete.Command{
 		Caller:  complete.Caller{AccountID: p.AccountID, KeyID: p.KeyID, Plan: p.Plan},
 		Request: req, Cache: cacheMode(c.GetHeader("X-Arr-Cache")), RequestID: c.GetString("request_id"),
 	})
-	if err != nil {
-		failCompletion(c, err)
-		return complete.Result{}, false
-	}
-	return res, true
 }
 
 // cacheMode reads the X-Arr-Cache header: on, off, or (absent or anything
@@ -151,15 +142,15 @@ func withRouting(body []byte, hasRouting bool, ri complete.Routing) ([]byte, err
 
 // writeReply writes a whole completion with its routing object and
 // headers.
-func writeReply(c *gin.Context, rep complete.Reply) {
+func writeReply(c *gin.Context, rep complete.Reply) error {
 	out, err := withRouting(rep.Body, rep.HasRouting, rep.Routing)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	h := c.Writer.Header()
 	setRoutingHeaders(h, rep.Routing)
 	h.Set("X-Arr-Audit-Hash", rep.Routing.AuditHash)
 	h.Set("X-Arr-Elapsed-Sec", strconv.FormatFloat(rep.Routing.ElapsedSec, 'f', -1, 64))
 	c.Data(http.StatusOK, "application/json", out)
+	return nil
 }

@@ -32,6 +32,11 @@ func openAIType(status int) string {
 }
 
 // fail is the gateway's one error responder.
+// handle is a gateway route: h returns its error, and failCompletion
+// answers it (an upstream's refusal as sent, no answer at all when the
+// audit chain cannot tell, else fail).
+func handle(h httpx.Handler) gin.HandlerFunc { return httpx.Handle(failCompletion, h) }
+
 func fail(c *gin.Context, err error) {
 	p := httpx.ProblemFor(c, err)
 	var uf *complete.UpstreamFailure

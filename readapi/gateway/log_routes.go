@@ -31,19 +31,20 @@ const maxHeadsPage = 1000
 // (the KurrentDB event store keeps no tree) they answer 503 saying why.
 func mountLog(e *gin.Engine, log LogProofs) {
 	l := &logRoutes{log: log}
-	g := e.Group("/v1/log", l.available)
-	g.GET("/head", l.head)
-	g.GET("/heads", l.heads)
-	g.GET("/proof/inclusion", l.inclusion)
-	g.GET("/proof/consistency", l.consistency)
+	g := e.Group("/v1/log", handle(l.available))
+	g.GET("/head", handle(l.head))
+	g.GET("/heads", handle(l.heads))
+	g.GET("/proof/inclusion", handle(l.inclusion))
+	g.GET("/proof/consistency", handle(l.consistency))
 }
 
 type logRoutes struct{ log LogProofs }
 
-func (l *logRoutes) available(c *gin.Context) {
+func (l *logRoutes) available(*gin.Context) error {
 	if l.log == nil {
-		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "log_unavailable", Message: eventstore.ErrNoMerkleTree.Error()})
+		return &domain.Error{Kind: domain.ErrUnavailable, Code: "log_unavailable", Message: eventstore.ErrNoMerkleTree.Error()}
 	}
+	return nil
 }
 
 // headBody is a signed head as served.
@@ -75,41 +76,39 @@ func b64s(path [][]byte) []string {
 }
 
 // head answers GET /v1/log/head: the latest signed head.
-func (l *logRoutes) head(c *gin.Context) {
-	if !onlyParams(c) {
-		return
+func (l *logRoutes) head(c *gin.Context) error {
+	if err := onlyParams(c); err != nil {
+		return err
 	}
 	h, err := l.log.LatestHead(c.Request.Context())
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	c.Header("Cache-Control", "no-cache")
 	c.PureJSON(http.StatusOK, headOf(h))
+	return nil
 }
 
 // heads answers GET /v1/log/heads?since=SIZE&limit=N: signed heads of
 // size since or more, smallest first.
-func (l *logRoutes) heads(c *gin.Context) {
-	if !onlyParams(c, "since", "limit") {
-		return
+func (l *logRoutes) heads(c *gin.Context) error {
+	if err := onlyParams(c, "since", "limit"); err != nil {
+		return err
 	}
-	since, _, ok := uintParam(c, "since", 0)
-	if !ok {
-		return
+	since, _, err := uintParam(c, "since", 0)
+	if err != nil {
+		return err
 	}
-	limit, _, ok := uintParam(c, "limit", 100)
-	if !ok {
-		return
+	limit, _, err := uintParam(c, "limit", 100)
+	if err != nil {
+		return err
 	}
 	if limit < 1 || limit > maxHeadsPage {
-		fail(c, domain.Invalid("invalid_limit", "limit", "limit must be from 1 to %d", maxHeadsPage))
-		return
+		return domain.Invalid("invalid_limit", "limit", "limit must be from 1 to %d", maxHeadsPage)
 	}
 	hs, err := l.log.Heads(c.Request.Context(), since, int(limit)+1)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	more := len(hs) > int(limit)
 	hs = hs[:min(len(hs), int(limit))]
@@ -118,33 +117,31 @@ func (l *logRoutes) heads(c *gin.Context) {
 		data[i] = headOf(h)
 	}
 	c.PureJSON(http.StatusOK, gin.H{"object": "list", "data": data, "has_more": more})
+	return nil
 }
 
 // inclusion answers GET /v1/log/proof/inclusion?position=P&size=N.
-func (l *logRoutes) inclusion(c *gin.Context) {
-	if !onlyParams(c, "position", "size") {
-		return
+func (l *logRoutes) inclusion(c *gin.Context) error {
+	if err := onlyParams(c, "position", "size"); err != nil {
+		return err
 	}
-	pos, given, ok := uintParam(c, "position", 0)
-	if !ok {
-		return
+	pos, given, err := uintParam(c, "position", 0)
+	if err != nil {
+		return err
 	}
 	if !given {
-		fail(c, domain.Invalid("missing_position", "position", "position is required: the log position of the event to prove (an audit entry's position)"))
-		return
+		return domain.Invalid("missing_position", "position", "position is required: the log position of the event to prove (an audit entry's position)")
 	}
-	size, sized, ok := uintParam(c, "size", 0)
-	if !ok {
-		return
+	size, sized, err := uintParam(c, "size", 0)
+	if err != nil {
+		return err
 	}
 	if sized && size == 0 {
-		fail(c, domain.Invalid("invalid_size", "size", "size must be 1 or more (leave it out for the latest signed head's size)"))
-		return
+		return domain.Invalid("invalid_size", "size", "size must be 1 or more (leave it out for the latest signed head's size)")
 	}
 	p, err := l.log.Inclusion(c.Request.Context(), pos, size)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	body := gin.H{"object": "inclusion_proof", "position": p.Position, "leaf_index": p.LeafIndex, "tree_size": p.Size,
 		"leaf_hash": b64(p.LeafHash[:]), "root_hash": b64(p.Root[:]), "audit_path": b64s(p.Path), "signed_head": nil}
@@ -155,68 +152,65 @@ func (l *logRoutes) inclusion(c *gin.Context) {
 		c.Header("Cache-Control", "public, max-age=3600") // a proof for a size never changes
 	}
 	c.PureJSON(http.StatusOK, body)
+	return nil
 }
 
 // consistency answers GET /v1/log/proof/consistency?first=M&second=N.
-func (l *logRoutes) consistency(c *gin.Context) {
-	if !onlyParams(c, "first", "second") {
-		return
+func (l *logRoutes) consistency(c *gin.Context) error {
+	if err := onlyParams(c, "first", "second"); err != nil {
+		return err
 	}
-	first, given, ok := uintParam(c, "first", 0)
-	if !ok {
-		return
+	first, given, err := uintParam(c, "first", 0)
+	if err != nil {
+		return err
 	}
 	if !given {
-		fail(c, domain.Invalid("missing_first", "first", "first is required: the tree size of the head you hold"))
-		return
+		return domain.Invalid("missing_first", "first", "first is required: the tree size of the head you hold")
 	}
-	second, sized, ok := uintParam(c, "second", 0)
-	if !ok {
-		return
+	second, sized, err := uintParam(c, "second", 0)
+	if err != nil {
+		return err
 	}
 	if sized && second == 0 && first > 0 {
-		fail(c, domain.Invalid("invalid_second", "second", "second must be 1 or more (leave it out for the latest signed head's size)"))
-		return
+		return domain.Invalid("invalid_second", "second", "second must be 1 or more (leave it out for the latest signed head's size)")
 	}
 	p, err := l.log.Consistency(c.Request.Context(), first, second)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	if sized {
 		c.Header("Cache-Control", "public, max-age=3600")
 	}
 	c.PureJSON(http.StatusOK, gin.H{"object": "consistency_proof", "first": p.First, "second": p.Second,
 		"first_root_hash": b64(p.FirstRoot[:]), "second_root_hash": b64(p.SecondRoot[:]), "consistency": b64s(p.Path)})
+	return nil
 }
 
-// uintParam reads an optional unsigned query parameter; a bad value is
-// answered with 400 (ok false).
-func uintParam(c *gin.Context, name string, def uint64) (v uint64, given, ok bool) {
+// uintParam reads an optional unsigned query parameter; a bad value is a
+// 400.
+func uintParam(c *gin.Context, name string, def uint64) (v uint64, given bool, err error) {
 	s, given := c.GetQuery(name)
 	if !given {
-		return def, false, true
+		return def, false, nil
 	}
-	v, err := strconv.ParseUint(s, 10, 64)
+	v, err = strconv.ParseUint(s, 10, 64)
 	if err != nil || (len(s) > 1 && s[0] == '0') {
-		fail(c, domain.Invalid("invalid_"+name, name, "%s must be a whole number written in decimal without leading zeros; got %q", name, s))
-		return 0, true, false
+		return 0, true, domain.Invalid("invalid_"+name, name, "%s must be a whole number written in decimal without leading zeros; got %q", name, s)
 	}
-	return v, true, true
+	return v, true, nil
 }
 
 // onlyParams refuses query parameters other than names (a misspelt one
 // would otherwise be ignored silently).
-func onlyParams(c *gin.Context, names ...string) bool {
+func onlyParams(c *gin.Context, names ...string) error {
 	for k, vs := range c.Request.URL.Query() {
 		known := false
 		for _, n := range names {
 			known = known || k == n
 		}
 		if !known || len(vs) > 1 {
-			fail(c, domain.Invalid("invalid_query_parameter", k, "query parameter %q is not known here or is repeated; this route takes %v", k, names))
-			return false
+			return domain.Invalid("invalid_query_parameter", k, "query parameter %q is not known here or is repeated; this route takes %v", k, names)
 		}
 	}
-	return true
+	return nil
 }

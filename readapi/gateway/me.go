@@ -32,10 +32,10 @@ func mountMe(e *gin.Engine, d httpx.Deps) {
 	}
 	h := &me{d: d}
 	g := e.Group("/v1/me", httpx.Session(d.Identities, d.Now), httpx.RequireSession(fail))
-	g.GET("", h.account)
-	g.POST("/keys", h.mintKey)
-	g.DELETE("/keys/:id", h.revokeKey)
-	g.GET("/usage", h.usage)
+	g.GET("", handle(h.account))
+	g.POST("/keys", handle(h.mintKey))
+	g.DELETE("/keys/:id", handle(h.revokeKey))
+	g.GET("/usage", handle(h.usage))
 }
 
 // keyObject is a gateway key as /v1/me lists it: never the secret.
@@ -45,18 +45,16 @@ func keyObject(k projections.KeyInfo) gin.H {
 }
 
 // account answers GET /v1/me.
-func (h *me) account(c *gin.Context) {
+func (h *me) account(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	ctx := c.Request.Context()
 	a, err := h.d.Identities.Account(ctx, p.AccountID)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	keys, err := h.d.Identities.Keys(ctx, p.AccountID)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	data := []gin.H{}
 	active := 0
@@ -75,6 +73,7 @@ func (h *me) account(c *gin.Context) {
 		"created_at": a.CreatedAt, "csrf_token": httpx.CSRFToken(c), "session_expires_at": p.ExpiresAt,
 		"keys": gin.H{"active": active, "max_active": account.Gateway.MaxActiveKeys(), "data": data},
 	})
+	return nil
 }
 
 func (h *me) metadata(c *gin.Context, p projections.SessionPrincipal) eventstore.Metadata {
@@ -83,7 +82,7 @@ func (h *me) metadata(c *gin.Context, p projections.SessionPrincipal) eventstore
 
 // mintKey answers POST /v1/me/keys {"name"?}: 201 with the secret, shown
 // this once.
-func (h *me) mintKey(c *gin.Context) {
+func (h *me) mintKey(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	var body struct {
 		Name *string `json:"name"`
@@ -93,11 +92,9 @@ func (h *me) mintKey(c *gin.Context) {
 	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
 		var mbe *http.MaxBytesError
 		if errors.As(err, &mbe) {
-			fail(c, err)
-			return
+			return err
 		}
-		fail(c, domain.Invalid("invalid_body", "body", "the body must be empty or a JSON object like {\"name\":\"laptop\"}: %v", err))
-		return
+		return domain.Invalid("invalid_body", "body", "the body must be empty or a JSON object like {\"name\":\"laptop\"}: %v", err)
 	}
 	name := ""
 	if body.Name != nil {
@@ -106,55 +103,49 @@ func (h *me) mintKey(c *gin.Context) {
 	ctx := c.Request.Context()
 	k, err := h.d.Commands.IssueKey.Handle(ctx, commands.IssueKey{AccountID: p.AccountID, Service: account.Gateway, Name: name, Metadata: h.metadata(c, p)})
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	// The key must authenticate as soon as the caller has it.
 	if err := h.d.WaitFor(ctx, projections.IdentityName, k.Position); err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	c.JSON(http.StatusCreated, gin.H{"object": "api_key", "id": k.KeyID, "service": k.Service, "prefix": k.Prefix,
 		"hint": k.Hint, "name": k.Name, "created_at": k.CreatedAt, "revoked_at": nil, "secret": k.Secret})
+	return nil
 }
 
 // revokeKey answers DELETE /v1/me/keys/{id}. A key id that is malformed,
 // unknown, another account's or not a gateway key is the same 404.
-func (h *me) revokeKey(c *gin.Context) {
+func (h *me) revokeKey(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	ctx := c.Request.Context()
 	notFound := domain.NotFound("key_not_found", "no gateway key %s on this account", c.Param("id"))
 	id, err := uuid.Parse(c.Param("id"))
 	if err != nil {
-		fail(c, notFound)
-		return
+		return notFound
 	}
 	k, err := h.d.Identities.Key(ctx, id)
 	if err != nil && !errors.Is(err, domain.ErrNotFound) {
-		fail(c, err)
-		return
+		return err
 	}
 	if err != nil || k.AccountID != p.AccountID || k.Service != account.Gateway {
-		fail(c, notFound)
-		return
+		return notFound
 	}
 	pos, err := h.d.Commands.RevokeKey.Handle(ctx, commands.RevokeKey{AccountID: p.AccountID, KeyID: id, Metadata: h.metadata(c, p)})
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	// A revoked key fails at once: the read model must show it before we answer.
 	if err := h.d.WaitFor(ctx, projections.IdentityName, pos); err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	if k, err = h.d.Identities.Key(ctx, id); err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	out := keyObject(k)
 	out["deleted"] = true
 	c.JSON(http.StatusOK, out)
+	return nil
 }
 
 // maxUsageDays bounds GET /v1/me/usage?days=.
@@ -162,25 +153,22 @@ const maxUsageDays = 90
 
 // usage answers GET /v1/me/usage?days=N: the account's gateway calls per
 // UTC day.
-func (h *me) usage(c *gin.Context) {
+func (h *me) usage(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	days := 30
 	if s, ok := c.GetQuery("days"); ok {
 		n, err := strconv.Atoi(s)
 		if err != nil || n < 1 || n > maxUsageDays {
-			fail(c, domain.Invalid("invalid_days", "days", "days must be a whole number from 1 to %d; got %q", maxUsageDays, s))
-			return
+			return domain.Invalid("invalid_days", "days", "days must be a whole number from 1 to %d; got %q", maxUsageDays, s)
 		}
 		days = n
 	}
 	if h.d.Usage == nil {
-		fail(c, &domain.Error{Kind: domain.ErrUnavailable, Code: "usage_unavailable", Message: "usage is not recorded by this server"})
-		return
+		return &domain.Error{Kind: domain.ErrUnavailable, Code: "usage_unavailable", Message: "usage is not recorded by this server"}
 	}
 	all, err := h.d.Usage.Account(c.Request.Context(), p.AccountID, days, h.d.Now())
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	data := []gin.H{}
 	var total int64
@@ -197,4 +185,5 @@ func (h *me) usage(c *gin.Context) {
 		out["from"], out["to"] = data[0]["date"], data[len(data)-1]["date"]
 	}
 	c.JSON(http.StatusOK, out)
+	return nil
 }

@@ -25,56 +25,50 @@ const responsesPath = "/v1/responses"
 // failover, the cache, usage and the audit record, whose request_hash
 // covers the body the client sent); the reply is translated back into a
 // Response object, or the stream event by event into response.* events.
-func (s *completer) handleResponses(c *gin.Context) {
+func (s *completer) handleResponses(c *gin.Context) error {
 	if !s.rt.configured() {
-		fail(c, errNotConfigured)
-		return
+		return errNotConfigured
 	}
 	body, err := io.ReadAll(c.Request.Body)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	rr, err := responses.ParseRequest(body)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	chat, err := rr.ChatBody()
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	req, err := parseChatRequest(chat)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	req.Body = body // the audit entry hashes what the client sent
-	res, ok := s.run(c, req)
-	if !ok {
-		return
+	res, err := s.run(c, req)
+	if err != nil {
+		return err
 	}
 	id, created := newResponseID(), time.Now().Unix()
 	if res.Stream != nil {
 		writeResponseEvents(c, res.Stream, responses.NewStream(rr, id, created))
-		return
+		return nil
 	}
 	chatReply, err := withRouting(res.Reply.Body, res.Reply.HasRouting, res.Reply.Routing)
 	if err != nil {
-		fail(c, err)
-		return
+		return err
 	}
 	out, err := responses.FromChat(chatReply, rr, id, created)
 	if err != nil {
-		fail(c, &complete.UpstreamFailure{Attempts: []string{"the reply could not be read as a chat completion: " + err.Error()}})
-		return
+		return &complete.UpstreamFailure{Attempts: []string{"the reply could not be read as a chat completion: " + err.Error()}}
 	}
 	h := c.Writer.Header()
 	setRoutingHeaders(h, res.Reply.Routing)
 	h.Set("X-Arr-Audit-Hash", res.Reply.Routing.AuditHash)
 	h.Set("X-Arr-Elapsed-Sec", strconv.FormatFloat(res.Reply.Routing.ElapsedSec, 'f', -1, 64))
 	c.Data(http.StatusOK, "application/json", out)
+	return nil
 }
 
 // newResponseID is resp_ and 24 random bytes in hex.
