@@ -13,9 +13,9 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -140,8 +140,8 @@ func (w *web) fail(c *gin.Context, err error) {
 	w.message(c, p.Status, heading, msg)
 }
 
-func (w *web) metadata(c *gin.Context, actor string) eventstore.Metadata {
-	return eventstore.Metadata{Actor: actor, RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
+func (w *web) metadata(c *gin.Context, actor string) commands.Metadata {
+	return commands.Metadata{Actor: actor, RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
 }
 
 func (w *web) now() time.Time { return w.d.Now().UTC() }

@@ -13,7 +13,6 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
@@ -45,7 +44,7 @@ func (h *handlers) webhook(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	md := eventstore.Metadata{Actor: "stripe", CausationID: ev.ID, RequestID: c.GetString("request_id")}
+	md := commands.Metadata{Actor: "stripe", CausationID: ev.ID, RequestID: c.GetString("request_id")}
 	outcome, reason, err := h.b.Apply(c.Request.Context(), ev, md)
 	if err != nil {
 		h.b.cfg.Logger.Error("applying a Stripe webhook", "event_id", ev.ID, "type", ev.Type, "err", err)
@@ -65,7 +64,7 @@ func (h *handlers) webhook(c *gin.Context) error {
 // Apply turns one verified Stripe event into a plan change (ChangePlan with
 // the event id as Reference) and waits for the identity read model to show
 // it. It returns the outcome and, when ignored, why.
-func (b *Billing) Apply(ctx context.Context, ev payments.Event, md eventstore.Metadata) (outcome, reason string, err error) {
+func (b *Billing) Apply(ctx context.Context, ev payments.Event, md commands.Metadata) (outcome, reason string, err error) {
 	id, change, reason, err := b.planChangeFor(ctx, ev)
 	if err != nil || reason != "" {
 		return OutcomeIgnored, reason, err

@@ -13,7 +13,6 @@ import (
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/domain/routing"
-	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
@@ -64,7 +63,7 @@ func (s *completer) feedback(c *gin.Context) error {
 		}
 		return err
 	}
-	md := eventstore.Metadata{Actor: "key:" + p.KeyID.String(), RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
+	md := commands.Metadata{Actor: "key:" + p.KeyID.String(), RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
 	f, pos, err := s.d.Commands.SubmitFeedback.Handle(c.Request.Context(), commands.SubmitFeedback{
 		AuditHash: e.Hash, Entry: e.Completion, AccountID: p.AccountID, KeyID: p.KeyID, Rating: body.Rating, Notes: body.Notes, Metadata: md})
 	if err != nil {

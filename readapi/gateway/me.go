@@ -15,7 +15,6 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
@@ -76,8 +75,8 @@ func (h *me) account(c *gin.Context) error {
 	return nil
 }
 
-func (h *me) metadata(c *gin.Context, p projections.SessionPrincipal) eventstore.Metadata {
-	return eventstore.Metadata{Actor: "session:" + p.SessionID.String(), RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
+func (h *me) metadata(c *gin.Context, p projections.SessionPrincipal) commands.Metadata {
+	return commands.Metadata{Actor: "session:" + p.SessionID.String(), RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
 }
 
 // mintKey answers POST /v1/me/keys {"name"?}: 201 with the secret, shown

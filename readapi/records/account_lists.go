@@ -12,7 +12,6 @@ import (
 	"github.com/arr-dev/arr/adapters/listfile"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
-	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
@@ -100,7 +99,7 @@ func (s *server) importList(c *gin.Context, t *template.Template) error {
 		name = fh.Filename
 	}
 	res, err := s.o.Commands.ImportList.Handle(c.Request.Context(), commands.ImportList{AccountID: p.AccountID, Name: name, List: l,
-		Metadata: eventstore.Metadata{Actor: "session:" + p.SessionID.String(), RequestID: c.GetString("request_id")}})
+		Metadata: commands.Metadata{Actor: "session:" + p.SessionID.String(), RequestID: c.GetString("request_id")}})
 	if errors.Is(err, domain.ErrInvalid) {
 		return s.listsPage(c, t, http.StatusBadRequest, "", httpx.ProblemOf(err).Message)
 	}
@@ -122,7 +121,7 @@ func (s *server) eraseContact(c *gin.Context) error {
 		return &domain.Error{Kind: domain.ErrUnavailable, Code: "erase_unavailable", Message: "erasure is not configured on this server"}
 	}
 	pos, err := s.o.Commands.EraseContactData.Handle(c.Request.Context(), commands.EraseContactData{AccountID: p.AccountID,
-		Metadata: eventstore.Metadata{Actor: "session:" + p.SessionID.String()}})
+		Metadata: commands.Metadata{Actor: "session:" + p.SessionID.String()}})
 	if err != nil {
 		return err
 	}
