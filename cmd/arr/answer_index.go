@@ -18,6 +18,7 @@ import (
 	"github.com/arr-dev/arr/adapters/crawl"
 	"github.com/arr-dev/arr/adapters/webpage"
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/commands/docseed"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/projections"
 )
@@ -221,7 +222,7 @@ func (r *indexRun) crawled(ctx context.Context, c crawl.Result, crawling bool) {
 		r.report(res)
 		return
 	}
-	r.index(ctx, res, pageDoc(c.FinalURL, "", p), lenient)
+	r.index(ctx, res, docseed.PageDoc(c.FinalURL, "", p), lenient)
 }
 
 // counts is how many results had each outcome.
@@ -309,5 +310,5 @@ func fileDoc(path string) (commands.IndexDocument, error) {
 	if p.Title == "" {
 		p.Title = filepath.Base(path)
 	}
-	return pageDoc("", path, p), nil
+	return docseed.PageDoc("", path, p), nil
 }

@@ -1,0 +1,216 @@
+package docseed
+
+import (
+	"context"
+	"encoding/json"
+	"fmt"
+	"log/slog"
+	"os"
+	"path/filepath"
+	"sort"
+	"strings"
+	"time"
+
+	"github.com/arr-dev/arr/adapters/webpage"
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/commands/research"
+	domainanswer "github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/eventstore"
+)
+
+// Seeder fills a new local index: Index adds the documents, Count tells
+// whether the index holds any, Specs are the services' OpenAPI documents,
+// RecordsAddr and RecordsBase where the records service listens and the
+// base URL its pages are cited by ("" RecordsAddr: no records service).
+type Seeder struct {
+	Index       *commands.IndexDocumentHandler
+	Count       func(context.Context) (int64, error)
+	Specs       []Spec
+	RecordsAddr string
+	RecordsBase string
+	Log         *slog.Logger
+}
+
+// Seed fills a new local index with arr's own documentation (the three
+// OpenAPI documents, one document per operation, and README.md when arr
+// runs from its source tree), and the records service's data sources when
+// that service answers. Each part is added once; a part that could not be
+// read is tried again on the next start.
+func (s Seeder) Seed(ctx context.Context) {
+	log := s.Log
+	if n, err := s.Count(ctx); err != nil || n > 0 {
+		return // seeded before, or documents were added: leave the index to its owner
+	}
+	docs := OpenAPIDocs(s.Specs)
+	docs = append(docs, ReadmeDocs(log)...)
+	added := 0
+	for _, d := range docs {
+		if _, err := s.Index.Handle(ctx, d); err != nil {
+			log.Warn("seeding the local search index with arr's documentation", "origin", d.Origin, "err", err)
+			continue
+		}
+		added++
+	}
+	log.Info("seeded the local search index with arr's documentation", "documents", added)
+	if s.RecordsAddr == "" {
+		return
+	}
+	f := webpage.New(webpage.Config{AllowPrivate: true, Timeout: 5 * time.Second})
+	for attempt := 0; attempt < 10 && ctx.Err() == nil; attempt++ {
+		for _, path := range []string{"/data-sources", "/api/v1/data-sources"} {
+			d, ok := FetchDoc(ctx, f, "http://"+s.RecordsAddr+path, s.RecordsBase+path)
+			if !ok {
+				continue
+			}
+			if _, err := s.Index.Handle(ctx, d); err != nil {
+				log.Warn("seeding the records data sources", "err", err)
+			} else {
+				log.Info("seeded the local search index with the records service's data sources", "url", d.URL)
+			}
+			return
+		}
+		select {
+		case <-ctx.Done():
+		case <-time.After(time.Second):
+		}
+	}
+	log.Info("the records service's data-sources page is not there yet; the local index will try again on the next start")
+}
+
+// FetchDoc reads one page (HTML, text or JSON) as an index document.
+func FetchDoc(ctx context.Context, f *webpage.Fetcher, fetchURL, publicURL string) (commands.IndexDocument, bool) {
+	raw, err := f.Fetch(ctx, fetchURL)
+	if err != nil {
+		return commands.IndexDocument{}, false
+	}
+	if strings.HasPrefix(raw.ContentType, "application/json") {
+		var v any
+		if json.Unmarshal(raw.Body, &v) != nil {
+			return commands.IndexDocument{}, false
+		}
+		return TextDoc(publicURL, "", "Records data sources", Flatten(v)), true
+	}
+	p, err := webpage.Extract(raw)
+	if err != nil {
+		return commands.IndexDocument{}, false
+	}
+	return PageDoc(publicURL, "", p), true
+}
+
+// PageDoc is the IndexDocument of an extracted page read from url (or,
+// url empty, from the local file origin).
+func PageDoc(url, origin string, p webpage.Page) commands.IndexDocument {
+	if origin == "" {
+		origin = url
+	}
+	return commands.IndexDocument{URL: url, Origin: origin, Title: p.Title, Sections: research.Sections(p),
+		Metadata: eventstore.Metadata{Actor: "arr:answer-index"}}
+}
+
+// TextDoc is the IndexDocument of plain text: its paragraphs as prose.
+func TextDoc(url, origin, title, text string) commands.IndexDocument {
+	var blocks []domainanswer.Block
+	for _, para := range strings.Split(text, "\n\n") {
+		if para = strings.TrimSpace(para); para != "" {
+			blocks = append(blocks, domainanswer.Block{Kind: domainanswer.Prose, Text: para})
+		}
+	}
+	if origin == "" {
+		origin = url
+	}
+	return commands.IndexDocument{URL: url, Origin: origin, Title: title, Sections: []domainanswer.Section{{Blocks: blocks}},
+		Metadata: eventstore.Metadata{Actor: "arr:answer-index"}}
+}
+
+// Flatten writes JSON as "key: value" lines for full-text search.
+func Flatten(v any) string {
+	var b strings.Builder
+	var walk func(prefix string, v any)
+	walk = func(prefix string, v any) {
+		switch t := v.(type) {
+		case map[string]any:
+			keys := make([]string, 0, len(t))
+			for k := range t {
+				keys = append(keys, k)
+			}
+			sort.Strings(keys)
+			for _, k := range keys {
+				walk(strings.TrimPrefix(prefix+" "+k, " "), t[k])
+			}
+		case []any:
+			for _, e := range t {
+				walk(prefix, e)
+			}
+			b.WriteString("\n")
+		default:
+			fmt.Fprintf(&b, "%s: %v\n", strings.ReplaceAll(prefix, "_", " "), t)
+		}
+	}
+	walk("", v)
+	return b.String()
+}
+
+// Spec is one service's OpenAPI document and the base URL it is served
+// under.
+type Spec struct {
+	Service string
+	Base    string
+	OpenAPI func() ([]byte, error)
+}
+
+// OpenAPIDocs turns the services' OpenAPI documents into one index
+// document per operation, plus each document's description.
+func OpenAPIDocs(specs []Spec) []commands.IndexDocument {
+	var out []commands.IndexDocument
+	for _, svc := range specs {
+		raw, err := svc.OpenAPI()
+		if err != nil {
+			continue
+		}
+		var doc struct {
+			Info struct {
+				Title, Description string
+			} `json:"info"`
+			Paths map[string]map[string]json.RawMessage `json:"paths"`
+		}
+		if json.Unmarshal(raw, &doc) != nil {
+			continue
+		}
+		base := svc.Base + "/openapi.json"
+		out = append(out, TextDoc(base, "", doc.Info.Title, doc.Info.Description))
+		for path, ops := range doc.Paths {
+			for method, op := range ops {
+				var o struct {
+					Summary, Description string
+				}
+				var all any
+				if json.Unmarshal(op, &o) != nil || json.Unmarshal(op, &all) != nil || method == "parameters" {
+					continue
+				}
+				ptr := "#/paths/" + strings.ReplaceAll(strings.ReplaceAll(path, "~", "~0"), "/", "~1") + "/" + method
+				out = append(out, TextDoc(base+ptr, "", fmt.Sprintf("%s %s (%s service): %s", strings.ToUpper(method), path, svc.Service, o.Summary),
+					strings.TrimSpace(o.Summary+".\n\n"+o.Description)))
+			}
+		}
+	}
+	return out
+}
+
+// ReadmeDocs indexes ./README.md by section, when arr runs from its source
+// tree.
+func ReadmeDocs(log *slog.Logger) []commands.IndexDocument {
+	abs, err := filepath.Abs("README.md")
+	if err != nil {
+		return nil
+	}
+	b, err := os.ReadFile(abs)
+	if err != nil {
+		log.Debug("no README.md in the working directory to seed the local index with")
+		return nil
+	}
+	p, err := webpage.Extract(webpage.Raw{URL: "file://" + abs, ContentType: "text/markdown", Body: b})
+	if err != nil {
+		return nil
+	}
+	return []commands.IndexDocument{PageDoc("", abs, p)}
+}
