@@ -9,7 +9,8 @@ import (
 	"strings"
 	"time"
 
-	json "github.com/goccy/go-json"
+	"encoding/json"
+
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/adapters/layerfile"

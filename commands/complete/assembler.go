@@ -3,7 +3,7 @@ package complete
 import (
 	"strings"
 
-	json "github.com/goccy/go-json"
+	"encoding/json"
 )
 
 // chunkShape is what the use case reads of a stream chunk.

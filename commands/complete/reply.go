@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 
-	json "github.com/goccy/go-json"
+	"encoding/json"
 
 	"github.com/arr-dev/arr/adapters/upstream"
 )

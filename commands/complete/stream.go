@@ -8,7 +8,7 @@ import (
 	"hash"
 	"io"
 
-	json "github.com/goccy/go-json"
+	"encoding/json"
 
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"

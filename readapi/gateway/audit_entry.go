@@ -7,8 +7,9 @@ import (
 	"strconv"
 	"time"
 
+	"encoding/json"
+
 	"github.com/gin-gonic/gin"
-	json "github.com/goccy/go-json"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/audit"

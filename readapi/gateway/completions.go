@@ -8,8 +8,9 @@ import (
 	"strconv"
 	"strings"
 
+	"encoding/json"
+
 	"github.com/gin-gonic/gin"
-	json "github.com/goccy/go-json"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"

@@ -6,8 +6,9 @@ import (
 	"net/http"
 	"strconv"
 
+	"encoding/json"
+
 	"github.com/gin-gonic/gin"
-	json "github.com/goccy/go-json"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
