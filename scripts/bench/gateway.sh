@@ -5,10 +5,13 @@
 # pointed at the same upstream (x-portkey-provider: openai,
 # x-portkey-custom-host). arr runs as `arr up` on a fresh database with every
 # completion durably appended to the audit chain; the run ends with
-# `arr audit verify`. Reports p50/p99, req/s and overhead; asserts nothing.
-# Numbers on a shared 2-core machine are noisy: compare within one run.
+# `arr audit verify`. Reports p50/p99, req/s, overhead and each gateway's
+# CPU time per request (its process's user+system time); asserts nothing.
+# Every level is measured -repeat times (default 3), arr and Portkey taking
+# turns, and the table shows the median of each figure. Numbers on a shared
+# 2-core machine are noisy: compare within one run.
 #
-#   scripts/bench/gateway.sh [flags of scripts/bench/gateway, e.g. -n 20000 -concurrency 1,16,64]
+#   scripts/bench/gateway.sh [flags of scripts/bench/gateway, e.g. -n 20000 -concurrency 1,16,64 -repeat 5]
 #
 # DATABASE_URL is the PostgreSQL server (default: local, user postgres).
 # Results go to scripts/bench/results/ (git-ignored) and to stdout.

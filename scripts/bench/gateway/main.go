@@ -4,7 +4,11 @@
 // and every completion durably appended to the audit chain), and through
 // Portkey's open-source gateway pointed at the same upstream. It reports
 // p50, p99 and requests per second at each concurrency, and the overhead
-// (gateway minus direct) at p50 and p99. It asserts nothing.
+// (gateway minus direct) at p50 and p99, and each gateway's CPU time per
+// request (its process's user+system CPU seconds, from /proc/PID/stat,
+// over the measured requests). With -repeat N every level is measured N
+// times, the targets taking turns, and the table shows the median of each
+// figure over the N rounds. It asserts nothing.
 //
 // Run it through scripts/bench/gateway.sh, which builds arr and installs
 // Portkey.
@@ -45,6 +49,7 @@ func main() {
 		n1      = flag.Int("n1", 2000, "requests per target at concurrency 1")
 		nN      = flag.Int("n", 10000, "requests per target at higher concurrency")
 		warm    = flag.Int("warmup", 300, "warm-up requests per target and level (not measured)")
+		repeat  = flag.Int("repeat", 3, "rounds per level; the table shows each figure's median")
 		jsonOut = flag.String("json", "", "also write the results as JSON here")
 	)
 	flag.Parse()
@@ -65,7 +70,7 @@ func main() {
 	}
 	defer drop()
 
-	arrURL, key, stopArr, err := startArr(*arrBin, db, up.URL)
+	arrURL, key, arrPID, stopArr, err := startArr(*arrBin, db, up.URL)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -73,16 +78,16 @@ func main() {
 
 	targets := []target{
 		{name: "direct (upstream)", url: up.URL + "/chat/completions", model: "gpt-4.1-nano"},
-		{name: "arr gateway", url: arrURL + "/v1/chat/completions", model: "auto", headers: map[string]string{"Authorization": "Bearer " + key}},
+		{name: "arr gateway", url: arrURL + "/v1/chat/completions", model: "auto", headers: map[string]string{"Authorization": "Bearer " + key}, pid: arrPID},
 	}
 	if *portkey != "" {
-		pkURL, stopPK, err := startPortkey(*portkey)
+		pkURL, pkPID, stopPK, err := startPortkey(*portkey)
 		if err != nil {
 			log.Fatal(err)
 		}
 		defer stopPK()
 		targets = append(targets, target{name: "portkey 1.15.2", url: pkURL + "/v1/chat/completions", model: "gpt-4.1-nano", headers: map[string]string{
-			"Authorization": "Bearer sk-bench", "x-portkey-provider": "openai", "x-portkey-custom-host": up.URL}})
+			"Authorization": "Bearer sk-bench", "x-portkey-provider": "openai", "x-portkey-custom-host": up.URL}, pid: pkPID})
 	}
 
 	var results []result
@@ -93,12 +98,14 @@ func main() {
 		if c == 1 {
 			n = *n1
 		}
-		for _, t := range targets {
-			run(t, c, *warm)
-			r := run(t, c, n)
-			r.target, r.concurrency = t.name, c
-			results = append(results, r)
-			log.Printf("%-18s c=%-3d n=%-6d p50 %.3f ms  p99 %.3f ms  %.0f req/s  errors %d", t.name, c, n, r.P50, r.P99, r.RPS, r.Errors)
+		for round := 1; round <= max(*repeat, 1); round++ {
+			for _, t := range targets {
+				run(t, c, *warm)
+				r := run(t, c, n)
+				r.target, r.concurrency, r.Round = t.name, c, round
+				results = append(results, r)
+				log.Printf("%-18s c=%-3d n=%-6d round %d  p50 %.3f ms  p99 %.3f ms  %.0f req/s  errors %d  CPU %s", t.name, c, n, round, r.P50, r.P99, r.RPS, r.Errors, cpuText(r.CPUPerReqMS))
+			}
 		}
 	}
 	report(results)
@@ -117,6 +124,7 @@ func main() {
 type target struct {
 	name, url, model string
 	headers          map[string]string
+	pid              int // the gateway's process, whose CPU time is read (0: none)
 }
 
 type result struct {
@@ -129,6 +137,47 @@ type result struct {
 	P99         float64 `json:"p99_ms"`
 	RPS         float64 `json:"req_per_s"`
 	Errors      int64   `json:"errors"`
+	Round       int     `json:"round"`
+	// CPUPerReqMS is the gateway process's CPU time (user+system) per
+	// measured request, in ms; -1 when not measured.
+	CPUPerReqMS float64 `json:"cpu_ms_per_request"`
+}
+
+// cpuSeconds reads a process's user+system CPU time from /proc/PID/stat.
+func cpuSeconds(pid int) (float64, bool) {
+	if pid == 0 {
+		return 0, false
+	}
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		return 0, false
+	}
+	// The command name (field 2) is in parentheses and may hold spaces:
+	// count the fields after its closing one. utime and stime are fields
+	// 14 and 15, in clock ticks (USER_HZ, 100 on Linux).
+	i := bytes.LastIndexByte(b, ')')
+	if i < 0 {
+		return 0, false
+	}
+	f := strings.Fields(string(b[i+1:]))
+	if len(f) < 13 {
+		return 0, false
+	}
+	var ut, st float64
+	if _, err := fmt.Sscan(f[11], &ut); err != nil {
+		return 0, false
+	}
+	if _, err := fmt.Sscan(f[12], &st); err != nil {
+		return 0, false
+	}
+	return (ut + st) / 100, true
+}
+
+func cpuText(ms float64) string {
+	if ms < 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%.3f ms/req", ms)
 }
 
 func run(t target, c, n int) result {
@@ -138,6 +187,7 @@ func run(t target, c, n int) result {
 	lat := make([]time.Duration, n)
 	var next, errs atomic.Int64
 	var wg sync.WaitGroup
+	cpu0, cpuOK := cpuSeconds(t.pid)
 	start := time.Now()
 	for w := 0; w < c; w++ {
 		wg.Add(1)
@@ -173,27 +223,71 @@ func run(t target, c, n int) result {
 	}
 	wg.Wait()
 	took := time.Since(start)
+	cpuPer := -1.0
+	if cpu1, ok := cpuSeconds(t.pid); ok && cpuOK {
+		cpuPer = (cpu1 - cpu0) * 1000 / float64(n)
+	}
 	sort.Slice(lat, func(i, j int) bool { return lat[i] < lat[j] })
 	pct := func(p float64) float64 { return float64(lat[int(p*float64(n-1))].Microseconds()) / 1000 }
-	return result{N: n, P50: pct(0.50), P99: pct(0.99), RPS: float64(n) / took.Seconds(), Errors: errs.Load()}
+	return result{N: n, P50: pct(0.50), P99: pct(0.99), RPS: float64(n) / took.Seconds(), Errors: errs.Load(), CPUPerReqMS: cpuPer}
 }
 
+// report prints, per target and level, the median over the rounds of
+// each figure; the overheads are medians of the per-round differences
+// from the direct calls of the same round.
 func report(rs []result) {
-	direct := map[int]result{}
-	for _, r := range rs {
-		if strings.HasPrefix(r.target, "direct") {
-			direct[r.concurrency] = r
-		}
+	type key struct {
+		target string
+		c      int
 	}
-	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
-	fmt.Fprintln(w, "target\tconcurrency\tn\tp50 ms\tp99 ms\treq/s\terrors\toverhead p50 ms\toverhead p99 ms\t")
+	direct := map[[2]int]result{} // concurrency, round
 	for i := range rs {
 		r := &rs[i]
 		r.Target, r.Concurrency = r.target, r.concurrency
-		d := direct[r.concurrency]
-		fmt.Fprintf(w, "%s\t%d\t%d\t%.3f\t%.3f\t%.0f\t%d\t%.3f\t%.3f\t\n", r.target, r.concurrency, r.N, r.P50, r.P99, r.RPS, r.Errors, r.P50-d.P50, r.P99-d.P99)
+		if strings.HasPrefix(r.target, "direct") {
+			direct[[2]int{r.concurrency, r.Round}] = *r
+		}
+	}
+	var order []key
+	byKey := map[key][]result{}
+	for _, r := range rs {
+		k := key{r.target, r.concurrency}
+		if _, ok := byKey[k]; !ok {
+			order = append(order, k)
+		}
+		byKey[k] = append(byKey[k], r)
+	}
+	w := tabwriter.NewWriter(os.Stdout, 0, 0, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(w, "target\tconcurrency\tn\trounds\tp50 ms\tp99 ms\treq/s\terrors\toverhead p50 ms\toverhead p99 ms\tCPU ms/req\t")
+	for _, k := range order {
+		g := byKey[k]
+		pick := func(f func(r result) float64) float64 {
+			v := make([]float64, len(g))
+			for i, r := range g {
+				v[i] = f(r)
+			}
+			return median(v)
+		}
+		var errs int64
+		for _, r := range g {
+			errs += r.Errors
+		}
+		fmt.Fprintf(w, "%s\t%d\t%d\t%d\t%.3f\t%.3f\t%.0f\t%d\t%.3f\t%.3f\t%s\t\n", k.target, k.c, g[0].N, len(g),
+			pick(func(r result) float64 { return r.P50 }), pick(func(r result) float64 { return r.P99 }),
+			pick(func(r result) float64 { return r.RPS }), errs,
+			pick(func(r result) float64 { return r.P50 - direct[[2]int{r.concurrency, r.Round}].P50 }),
+			pick(func(r result) float64 { return r.P99 - direct[[2]int{r.concurrency, r.Round}].P99 }),
+			cpuText(pick(func(r result) float64 { return r.CPUPerReqMS })))
 	}
 	w.Flush()
+}
+
+func median(v []float64) float64 {
+	sort.Float64s(v)
+	if len(v)%2 == 1 {
+		return v[len(v)/2]
+	}
+	return (v[len(v)/2-1] + v[len(v)/2]) / 2
 }
 
 // precommit reports, from the audit read model, how long arr spent on a
@@ -249,17 +343,19 @@ func freeAddr() string {
 	return ln.Addr().String()
 }
 
-func startArr(bin, db, upstreamURL string) (string, string, func(), error) {
+func startArr(bin, db, upstreamURL string) (string, string, int, func(), error) {
 	gw, an, rc := freeAddr(), freeAddr(), freeAddr()
 	dir, _ := os.MkdirTemp("", "arr-bench-")
-	env := append(os.Environ(), "DATABASE_URL="+db, "ARR_DATA_DIR="+dir, "ARR_LOG_LEVEL=warn",
+	// No demo data: its projection would still be catching up while the
+	// gateway is measured.
+	env := append(os.Environ(), "DATABASE_URL="+db, "ARR_DATA_DIR="+dir, "ARR_LOG_LEVEL=warn", "ARR_DEMO_DATA=false",
 		"ARR_GATEWAY_ADDR="+gw, "ARR_ANSWER_ADDR="+an, "ARR_RECORDS_ADDR="+rc, "ARR_UPSTREAM_BASE_URL="+upstreamURL)
 	os.Setenv("DATABASE_URL", db) // for the closing `arr audit verify`
 	cmd := exec.Command(bin, "up")
 	cmd.Env = env
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return "", "", nil, err
+		return "", "", 0, nil, err
 	}
 	stop := func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -269,7 +365,7 @@ func startArr(bin, db, upstreamURL string) (string, string, func(), error) {
 	base := "http://" + gw
 	if err := waitOK(base + "/healthz"); err != nil {
 		stop()
-		return "", "", nil, err
+		return "", "", 0, nil, err
 	}
 	cli := func(args ...string) ([]byte, error) {
 		c := exec.Command(bin, args...)
@@ -278,35 +374,35 @@ func startArr(bin, db, upstreamURL string) (string, string, func(), error) {
 	}
 	if _, err := cli("accounts", "create", "--email", "bench@example.com", "--plan", "enterprise", "--json"); err != nil {
 		stop()
-		return "", "", nil, fmt.Errorf("creating the bench account: %w", err)
+		return "", "", 0, nil, fmt.Errorf("creating the bench account: %w", err)
 	}
 	out, err := cli("keys", "mint", "--email", "bench@example.com", "--service", "gateway", "--json")
 	if err != nil {
 		stop()
-		return "", "", nil, fmt.Errorf("minting a key: %w", err)
+		return "", "", 0, nil, fmt.Errorf("minting a key: %w", err)
 	}
 	var k struct {
 		Secret string `json:"secret"`
 	}
 	_ = json.Unmarshal(out, &k)
-	return base, k.Secret, stop, nil
+	return base, k.Secret, cmd.Process.Pid, stop, nil
 }
 
-func startPortkey(script string) (string, func(), error) {
+func startPortkey(script string) (string, int, func(), error) {
 	addr := freeAddr()
 	_, port, _ := net.SplitHostPort(addr)
 	cmd := exec.Command("node", script, "--port="+port, "--headless")
 	cmd.Env = append(os.Environ(), "NODE_ENV=production")
 	if err := cmd.Start(); err != nil {
-		return "", nil, err
+		return "", 0, nil, err
 	}
 	stop := func() { _ = cmd.Process.Signal(syscall.SIGTERM); _ = cmd.Wait() }
 	base := "http://127.0.0.1:" + port
 	if err := waitOK(base + "/"); err != nil {
 		stop()
-		return "", nil, fmt.Errorf("portkey: %w", err)
+		return "", 0, nil, fmt.Errorf("portkey: %w", err)
 	}
-	return base, stop, nil
+	return base, cmd.Process.Pid, stop, nil
 }
 
 func waitOK(u string) error {
