@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"io"
 	"strings"
 	"time"
 
@@ -17,6 +18,13 @@ import (
 	"github.com/arr-dev/arr/domain/text"
 	"github.com/arr-dev/arr/eventstore"
 )
+
+// MaxListRows is the most rows an imported list may hold.
+const MaxListRows = listfile.MaxRows
+
+// ParseListFile reads a list file (a CSV with a header row) into the list
+// ImportList records; its errors say what to fix in the file.
+func ParseListFile(r io.Reader) (listfile.List, error) { return listfile.Parse(r) }
 
 // ImportList imports a list into an account.
 type ImportList struct {

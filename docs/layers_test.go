@@ -69,7 +69,6 @@ var knownWrongArrows = []string{
 	"readapi/gateway -> eventstore/signedlog",
 	"readapi/records -> adapters/datakeys",
 	"readapi/records -> adapters/demodata",
-	"readapi/records -> adapters/listfile",
 }
 
 // TestLayers: every package's imports follow architecture.md's table.

@@ -9,7 +9,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arr-dev/arr/adapters/listfile"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/projections"
@@ -69,7 +68,7 @@ func (s *server) listsPage(c *gin.Context, t *template.Template, status int, not
 	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
 	c.Status(status)
 	_ = t.Execute(c.Writer, listsView{Email: acct.Email, CSRF: httpx.CSRFToken(c), Notice: notice, Error: errMsg, Lists: ls,
-		CanImport: s.o.Commands.ImportList != nil, MaxRows: listfile.MaxRows})
+		CanImport: s.o.Commands.ImportList != nil, MaxRows: commands.MaxListRows})
 	return nil
 }
 
@@ -90,7 +89,7 @@ func (s *server) importList(c *gin.Context, t *template.Template) error {
 		return err
 	}
 	defer f.Close()
-	l, err := listfile.Parse(io.LimitReader(f, maxListUpload))
+	l, err := commands.ParseListFile(io.LimitReader(f, maxListUpload))
 	if err != nil {
 		return s.listsPage(c, t, http.StatusBadRequest, "", err.Error())
 	}
