@@ -156,8 +156,13 @@ func TestGapFreeUnderConcurrentWritersAndRollbacks(t *testing.T) {
 		err  error
 	}
 	typedDone := make(chan typedResult, 1)
+	// The typed tailer has a context of its own: the subscription's ends as
+	// soon as the subscriber has caught up, which may be before the tailer
+	// has (it failed that way on a loaded machine).
+	typedCtx, stopTyped := context.WithCancel(context.Background())
+	defer stopTyped()
 	go func() {
-		seen, err := tailType(subCtx, reader, gapEvents)
+		seen, err := tailType(typedCtx, reader, gapEvents)
 		typedDone <- typedResult{seen, err}
 	}()
 
