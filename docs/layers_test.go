@@ -68,7 +68,6 @@ var knownWrongArrows = []string{
 	"readapi/gateway -> eventstore",
 	"readapi/gateway -> eventstore/signedlog",
 	"readapi/records -> adapters/datakeys",
-	"readapi/records -> adapters/demodata",
 }
 
 // TestLayers: every package's imports follow architecture.md's table.

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/arr-dev/arr/domain/records"
 	"github.com/google/uuid"
 )
 
@@ -53,31 +54,13 @@ func Loads() ([]Load, error) {
 	return out, nil
 }
 
-// State is a state of the Census gazetteer.
-type State struct {
-	FIPS string `json:"fips"`
-	Code string `json:"code"`
-	Name string `json:"name"`
-}
-
-// County is a county of the Census gazetteer.
-type County struct {
-	FIPS      string  `json:"fips"`
-	State     string  `json:"state"`
-	Name      string  `json:"name"`
-	LandSqMi  float64 `json:"land_sq_mi"`
-	WaterSqMi float64 `json:"water_sq_mi"`
-	Lat       float64 `json:"lat"`
-	Lon       float64 `json:"lon"`
-}
-
-// Gazetteer is the Census 2017 gazetteer of states and counties.
-type Gazetteer struct {
-	States   []State
-	Counties []County
-	// SourceURL is where it came from.
-	SourceURL string
-}
+// State, County and Gazetteer are the reference data's types, which the
+// records service serves (domain/records holds them).
+type (
+	State     = records.State
+	County    = records.County
+	Gazetteer = records.Gazetteer
+)
 
 // LoadGazetteer parses the embedded gazetteer; callers keep the result.
 func LoadGazetteer() (*Gazetteer, error) { return parseGazetteer() }

@@ -17,6 +17,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/spf13/cobra"
 
+	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/fanout"
@@ -150,7 +151,11 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 		"answer":  {a.cfg.AnswerAddr, func(d httpx.Deps) (http.Handler, error) { return ans.pipeline.New(d) }},
 		"gateway": {a.cfg.GatewayAddr, func(d httpx.Deps) (http.Handler, error) { return gateway.NewWithRouting(d, gwRouting) }},
 		"records": {a.cfg.RecordsAddr, func(d httpx.Deps) (http.Handler, error) {
-			return records.NewServer(d, records.Options{Keyring: kr, Commands: rc})
+			gaz, err := demodata.LoadGazetteer()
+			if err != nil {
+				return nil, fmt.Errorf("records: %w", err)
+			}
+			return records.NewServer(d, records.Options{Keyring: kr, Commands: rc, Gazetteer: gaz})
 		}},
 	}
 	var servers []*http.Server

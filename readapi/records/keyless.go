@@ -6,7 +6,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/projections"
 )
@@ -48,7 +47,7 @@ func (s *server) weights(c *gin.Context) {
 }
 
 type stateOut struct {
-	demodata.State
+	records.State
 	Counties        int      `json:"counties"`
 	CountiesCovered int      `json:"counties_covered"`
 	SourceURL       string   `json:"source_url"`
@@ -90,7 +89,7 @@ func (s *server) states(c *gin.Context) error {
 }
 
 type countyOut struct {
-	demodata.County
+	records.County
 	StateFIPS string   `json:"state_fips"`
 	Layers    []string `json:"layers"`
 	SourceURL string   `json:"source_url"`

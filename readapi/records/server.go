@@ -3,16 +3,16 @@ package records
 import (
 	"context"
 	"embed"
-	"fmt"
+	"errors"
 	"io/fs"
 	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/adapters/datakeys"
-	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/accountweb"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -38,11 +38,16 @@ type Options struct {
 	// Commands import lists from the account page; a nil ImportList turns
 	// the upload off (503).
 	Commands commands.Records
+	// Gazetteer names the states and counties (adapters/demodata loads the
+	// shipped one); required.
+	Gazetteer *records.Gazetteer
 }
 
-// New returns the records service's HTTP handler without contact
-// decryption or list upload (see NewServer).
-func New(d httpx.Deps) (http.Handler, error) { return NewServer(d, Options{}) }
+// New returns the records service's HTTP handler over gazetteer, without
+// contact decryption or list upload (see NewServer).
+func New(d httpx.Deps, gazetteer *records.Gazetteer) (http.Handler, error) {
+	return NewServer(d, Options{Gazetteer: gazetteer})
+}
 
 // server holds the handlers' dependencies.
 type server struct {
@@ -50,7 +55,7 @@ type server struct {
 	o       Options
 	parcels *projections.ParcelQueries
 	lists   *projections.ListQueries
-	gaz     *demodata.Gazetteer
+	gaz     *records.Gazetteer
 }
 
 // NewServer returns the records service's HTTP handler.
@@ -59,9 +64,9 @@ func NewServer(d httpx.Deps, o Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	gaz, err := demodata.LoadGazetteer()
-	if err != nil {
-		return nil, fmt.Errorf("records: %w", err)
+	gaz := o.Gazetteer
+	if gaz == nil {
+		return nil, errors.New("records: no gazetteer")
 	}
 	s := &server{d: d, o: o, parcels: projections.NewParcelQueries(d.Pool), lists: projections.NewListQueries(d.Pool), gaz: gaz}
 	// Key-less requests are counted per client IP, apart from every key's quota.

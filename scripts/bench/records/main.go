@@ -32,6 +32,7 @@ import (
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/adapters/layerfile"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/eventstore/postgres"
@@ -228,7 +229,11 @@ func run(n, conc, poolSize int, dur time.Duration, boxDeg float64, admin, jsonOu
 	if err != nil {
 		return err
 	}
-	handler, err := records.New(httpx.Deps{Pool: pool, Identities: projections.NewIdentities(pool), Quota: quota, Version: "bench"})
+	gaz, err := demodata.LoadGazetteer()
+	if err != nil {
+		return err
+	}
+	handler, err := records.New(httpx.Deps{Pool: pool, Identities: projections.NewIdentities(pool), Quota: quota, Version: "bench"}, gaz)
 	if err != nil {
 		return err
 	}
