@@ -10,6 +10,7 @@ import (
 	"github.com/gin-gonic/gin"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/answer"
@@ -34,7 +35,13 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 	}{
 		{"answer", answer.New, answer.OpenAPI},
 		{"gateway", gateway.New, gateway.OpenAPI},
-		{"records", records.New, records.OpenAPI},
+		{"records", func(d httpx.Deps) (http.Handler, error) {
+			gaz, err := demodata.LoadGazetteer()
+			if err != nil {
+				return nil, err
+			}
+			return records.New(d, gaz)
+		}, records.OpenAPI},
 	}
 	for _, s := range services {
 		t.Run(s.name, func(t *testing.T) {
