@@ -11,6 +11,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/adapters/mail/mailtest"
@@ -39,6 +40,26 @@ func logHead(t *testing.T, pool *pgxpool.Pool) int64 {
 		t.Fatal(err)
 	}
 	return head
+}
+
+// backgroundEvents are the types arr appends on its own while a test runs:
+// the usage meter's counts of requests served earlier and the local index's
+// seeding.
+var backgroundEvents = []string{"CallsCounted", "DocumentIndexed"}
+
+// appendedSince lists the types of the events after position pos, but for
+// backgroundEvents.
+func appendedSince(t *testing.T, pool *pgxpool.Pool, pos int64) []string {
+	t.Helper()
+	rows, err := pool.Query(context.Background(), `SELECT event_type FROM events WHERE position > $1 AND NOT event_type = ANY($2) ORDER BY position`, pos, backgroundEvents)
+	if err != nil {
+		t.Fatal(err)
+	}
+	types, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil {
+		t.Fatal(err)
+	}
+	return types
 }
 
 type healthBody struct {
@@ -138,8 +159,8 @@ func TestHostileRequestsBreakNothing(t *testing.T) {
 		if exit != 2 || !strings.Contains(errs, "address_control_character") || !strings.Contains(errs, "line 2") {
 			t.Fatalf("importing a list with a NUL cell: exit %d\n%s%s", exit, out, errs)
 		}
-		if after := logHead(t, pool); after != before {
-			t.Fatalf("the refused requests appended %d event(s)", after-before)
+		if got := appendedSince(t, pool, before); len(got) > 0 {
+			t.Fatalf("the refused requests appended events: %v", got)
 		}
 	})
 
