@@ -4,6 +4,7 @@ import (
 	"errors"
 	"time"
 
+	"github.com/arr-dev/arr/adapters/datakeys"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -18,13 +19,19 @@ type Commands struct {
 	EndSession     *EndSessionHandler
 	CountCalls     *CountCallsHandler
 	SubmitFeedback *SubmitFeedbackHandler
+	LoadLayer      *LoadLayerHandler
+	// ImportList and EraseContactData seal and destroy contact data with
+	// the data-key ring; they are nil when New was given none.
+	ImportList       *ImportListHandler
+	EraseContactData *EraseContactDataHandler
 }
 
 // Clock returns the current time; tests pass a fixed one.
 type Clock func() time.Time
 
-// New wires every handler to the store.
-func New(store eventstore.Store, clock Clock) (Commands, error) {
+// New wires every handler to the store. keys seals imported lists'
+// contact columns; with nil, the commands that need it are nil.
+func New(store eventstore.Store, clock Clock, keys *datakeys.Keyring) (Commands, error) {
 	if store == nil {
 		return Commands{}, errors.New("commands: nil event store")
 	}
@@ -67,5 +74,18 @@ func New(store eventstore.Store, clock Clock) (Commands, error) {
 	if err != nil {
 		return Commands{}, err
 	}
-	return Commands{CreateAccount: ca, IssueKey: ik, RevokeKey: rk, ChangePlan: cp, RequestSignIn: rs, CompleteSignIn: cs, EndSession: es, CountCalls: cc, SubmitFeedback: sf}, nil
+	ll, err := NewLoadLayerHandler(store, clock)
+	if err != nil {
+		return Commands{}, err
+	}
+	c := Commands{CreateAccount: ca, IssueKey: ik, RevokeKey: rk, ChangePlan: cp, RequestSignIn: rs, CompleteSignIn: cs, EndSession: es, CountCalls: cc, SubmitFeedback: sf, LoadLayer: ll}
+	if keys != nil {
+		if c.ImportList, err = NewImportListHandler(store, keys, clock); err != nil {
+			return Commands{}, err
+		}
+		if c.EraseContactData, err = NewEraseContactDataHandler(store, keys, clock); err != nil {
+			return Commands{}, err
+		}
+	}
+	return c, nil
 }

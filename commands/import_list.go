@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"strings"
-	"time"
 
 	"github.com/google/uuid"
 
@@ -153,31 +152,4 @@ func (h *EraseContactDataHandler) Handle(ctx context.Context, c EraseContactData
 		return 0, fmt.Errorf("recording the erasure: %w", err)
 	}
 	return res.LastPosition, nil
-}
-
-// Records gathers the records service's commands.
-type Records struct {
-	LoadLayer        *LoadLayerHandler
-	ImportList       *ImportListHandler
-	EraseContactData *EraseContactDataHandler
-}
-
-// NewRecords wires the records commands.
-func NewRecords(store eventstore.Store, keys *datakeys.Keyring, clock Clock) (Records, error) {
-	if clock == nil {
-		clock = time.Now
-	}
-	ll, err := NewLoadLayerHandler(store, clock)
-	if err != nil {
-		return Records{}, err
-	}
-	il, err := NewImportListHandler(store, keys, clock)
-	if err != nil {
-		return Records{}, err
-	}
-	ec, err := NewEraseContactDataHandler(store, keys, clock)
-	if err != nil {
-		return Records{}, err
-	}
-	return Records{LoadLayer: ll, ImportList: il, EraseContactData: ec}, nil
 }

@@ -20,5 +20,8 @@
 // read-your-writes to handlers: it returns once a projection has passed a
 // position, applying pending batches itself if no runner got there first.
 //
-// Each read model also exports the queries handlers use (see identity.go).
+// The runner is this package; each read model arr ships is a package
+// beside it (identity, parcels, lists, usage, …) holding the projection and
+// its queries, and builtin lists them all. readapi/app gathers the queries
+// behind the interfaces the services call.
 package projections

@@ -6,6 +6,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arr-dev/arr/projections/logstats"
+	"github.com/arr-dev/arr/projections/tierquality"
+
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain/feedback"
@@ -34,10 +37,10 @@ func TestFilteredBatchOnlyAdvances(t *testing.T) {
 
 func testFilteredBatchOnlyAdvances(t *testing.T, typed bool, steps int) {
 	ctx := context.Background()
-	pool, st, r := setup(t, projections.TierQuality{}, projections.LogStats{})
+	pool, st, r := setup(t, tierquality.Projection{}, logstats.Projection{})
 	if !typed {
 		var err error
-		if r, err = projections.NewRunner(pool, plainStore{st}, projections.Config{BatchSize: 100}, projections.TierQuality{}, projections.LogStats{}); err != nil {
+		if r, err = projections.NewRunner(pool, plainStore{st}, projections.Config{BatchSize: 100}, tierquality.Projection{}, logstats.Projection{}); err != nil {
 			t.Fatal(err)
 		}
 	}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -183,8 +184,8 @@ func (r *Runner) swap(ctx context.Context, p Projection, from, pos uint64, parke
 			`ALTER SCHEMA ` + liveID + ` RENAME TO ` + retiredID,
 			`ALTER SCHEMA ` + shadowID + ` RENAME TO ` + liveID,
 		}
-		if name == IdentityName { // processes caching principals drop them
-			stmts = append(stmts, `SELECT pg_notify('`+IdentityChannel+`', '')`)
+		if fc, ok := p.(FailsClosed); ok { // processes caching the read model drop it
+			stmts = append(stmts, `SELECT pg_notify(`+quoteLiteral(fc.FailClosedChannel())+`, '')`)
 		}
 		for _, s := range stmts {
 			if _, err := tx.Exec(ctx, s); err != nil {
@@ -263,3 +264,6 @@ func (r *Runner) WaitFor(ctx context.Context, name string, pos uint64) error {
 		}
 	}
 }
+
+// quoteLiteral quotes s as an SQL string literal.
+func quoteLiteral(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

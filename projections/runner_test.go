@@ -8,31 +8,21 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arr-dev/arr/migrations/migratetest"
+	"github.com/arr-dev/arr/projections/logstats"
+	"github.com/arr-dev/arr/projections/projectiontest"
+
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/eventstore"
-	"github.com/arr-dev/arr/eventstore/postgres"
-	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections"
 )
 
 func setup(t *testing.T, ps ...projections.Projection) (*pgxpool.Pool, eventstore.Store, *projections.Runner) {
 	t.Helper()
 	pool, _ := migratetest.NewPool(t)
-	st, err := postgres.New(pool, postgres.Config{})
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { _ = st.Close() })
-	r, err := projections.NewRunner(pool, st, projections.Config{BatchSize: 100}, ps...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := r.Setup(context.Background()); err != nil {
-		t.Fatal(err)
-	}
-	return pool, st, r
+	return projectiontest.Setup(t, pool, ps...)
 }
 
 func appendN(t *testing.T, st eventstore.Store, stream string, n int) uint64 {
@@ -59,11 +49,11 @@ func count(t *testing.T, pool *pgxpool.Pool) int64 {
 }
 
 func TestWaitForAppliesPendingBatches(t *testing.T) {
-	pool, st, r := setup(t, projections.LogStats{})
+	pool, st, r := setup(t, logstats.Projection{})
 	pos := appendN(t, st, "tick-1", 250)
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
-	if err := r.WaitFor(ctx, projections.LogStatsName, pos); err != nil {
+	if err := r.WaitFor(ctx, logstats.Name, pos); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(t, pool); n != 250 {
@@ -71,14 +61,14 @@ func TestWaitForAppliesPendingBatches(t *testing.T) {
 	}
 	short, cancel2 := context.WithTimeout(context.Background(), 50*time.Millisecond)
 	defer cancel2()
-	if err := r.WaitFor(short, projections.LogStatsName, pos+1000); err == nil {
+	if err := r.WaitFor(short, logstats.Name, pos+1000); err == nil {
 		t.Fatalf("waiting for a position that does not exist returned nil")
 	}
 }
 
 func TestConcurrentRunnersApplyEachEventOnce(t *testing.T) {
-	pool, st, r := setup(t, projections.LogStats{})
-	r2, err := projections.NewRunner(pool, st, projections.Config{BatchSize: 7}, projections.LogStats{})
+	pool, st, r := setup(t, logstats.Projection{})
+	r2, err := projections.NewRunner(pool, st, projections.Config{BatchSize: 7}, logstats.Projection{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -104,7 +94,7 @@ func TestConcurrentRunnersApplyEachEventOnce(t *testing.T) {
 	aw.Wait()
 	wctx, wcancel := context.WithTimeout(context.Background(), 10*time.Second)
 	defer wcancel()
-	if err := r.WaitFor(wctx, projections.LogStatsName, last); err != nil {
+	if err := r.WaitFor(wctx, logstats.Name, last); err != nil {
 		t.Fatal(err)
 	}
 	cancel()
@@ -115,11 +105,11 @@ func TestConcurrentRunnersApplyEachEventOnce(t *testing.T) {
 }
 
 func TestReplayFromPosition(t *testing.T) {
-	pool, st, r := setup(t, projections.LogStats{})
+	pool, st, r := setup(t, logstats.Projection{})
 	mid := appendN(t, st, "tick-a", 100)
 	appendN(t, st, "tick-b", 50)
 	var progressCalls int
-	if err := r.Replay(context.Background(), projections.LogStatsName, mid, func(done, total uint64) {
+	if err := r.Replay(context.Background(), logstats.Name, mid, func(done, total uint64) {
 		progressCalls++
 		if done > total {
 			t.Errorf("progress %d/%d", done, total)
@@ -133,7 +123,7 @@ func TestReplayFromPosition(t *testing.T) {
 	if progressCalls == 0 {
 		t.Fatalf("no progress reported")
 	}
-	if err := r.Rebuild(context.Background(), projections.LogStatsName, nil); err != nil {
+	if err := r.Rebuild(context.Background(), logstats.Name, nil); err != nil {
 		t.Fatal(err)
 	}
 	if n := count(t, pool); n != 150 {
@@ -148,16 +138,16 @@ func TestReplayFromPosition(t *testing.T) {
 
 // changedStats is LogStats with different DDL: Setup must notice and
 // rebuild it from the log.
-type changedStats struct{ projections.LogStats }
+type changedStats struct{ logstats.Projection }
 
 func (changedStats) DDL() string {
-	return projections.LogStats{}.DDL() + "\nCREATE INDEX event_types_events ON event_types (events);"
+	return logstats.Projection{}.DDL() + "\nCREATE INDEX event_types_events ON event_types (events);"
 }
 
 func TestSetupRebuildsWhenDDLChanges(t *testing.T) {
-	pool, st, r := setup(t, projections.LogStats{})
+	pool, st, r := setup(t, logstats.Projection{})
 	pos := appendN(t, st, "tick-1", 30)
-	if err := r.WaitFor(context.Background(), projections.LogStatsName, pos); err != nil {
+	if err := r.WaitFor(context.Background(), logstats.Name, pos); err != nil {
 		t.Fatal(err)
 	}
 	r2, err := projections.NewRunner(pool, st, projections.Config{}, changedStats{})

@@ -7,6 +7,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arr-dev/arr/projections/logstats"
+
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arr-dev/arr/eventstore/postgres"
@@ -15,7 +17,7 @@ import (
 )
 
 // slowCount is LogStats whose every batch takes 300 ms of database time.
-type slowCount struct{ projections.LogStats }
+type slowCount struct{ logstats.Projection }
 
 func (slowCount) Name() string { return "slow_count" }
 
@@ -23,7 +25,7 @@ func (s slowCount) Apply(ctx context.Context, tx pgx.Tx, events []projections.Ev
 	if _, err := tx.Exec(ctx, `SELECT pg_sleep(0.3)`); err != nil {
 		return err
 	}
-	return s.LogStats.Apply(ctx, tx, events)
+	return s.Projection.Apply(ctx, tx, events)
 }
 
 // TestBatchThatRunsOutOfTimeGetsLonger: a batch that needs more than

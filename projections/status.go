@@ -34,3 +34,68 @@ func Checkpoints(ctx context.Context, pool *pgxpool.Pool) ([]Checkpoint, error) 
 	}
 	return out, nil
 }
+
+// Health is one read model's state in a health report.
+type Health struct {
+	Position  int64 `json:"position"`
+	LagEvents int64 `json:"lag_events"`
+	// Parked counts the events the projection could not apply and moved
+	// past (arr projections parked NAME lists them).
+	Parked int64 `json:"parked_events"`
+	// FailingSince is set while the projection's last batch failed and it
+	// has not got past it.
+	FailingSince *time.Time `json:"failing_since,omitempty"`
+}
+
+// Problem says what is wrong with the read model, or "" when nothing is.
+func (pc Health) Problem(name string) string {
+	switch {
+	case pc.FailingSince != nil:
+		return fmt.Sprintf("projection %s cannot apply the events after position %d (failing since %s)", name, pc.Position, pc.FailingSince.Format(time.RFC3339))
+	case pc.Parked > 0:
+		return fmt.Sprintf("projection %s parked %d event(s) it could not apply (arr projections parked %s)", name, pc.Parked, name)
+	}
+	return ""
+}
+
+// Status reads the runner's own tables (checkpoints, parked events,
+// faults) for health reports. Safe for concurrent use.
+type Status struct{ pool *pgxpool.Pool }
+
+// NewStatus reads through pool.
+func NewStatus(pool *pgxpool.Pool) *Status { return &Status{pool: pool} }
+
+// Ping checks that PostgreSQL answers.
+func (s *Status) Ping(ctx context.Context) error { return s.pool.Ping(ctx) }
+
+// Checkpoints lists every checkpoint.
+func (s *Status) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
+	return Checkpoints(ctx, s.pool)
+}
+
+// Health reports each read model's position and lag behind the log head
+// head, its parked events and whether it is failing now.
+func (s *Status) Health(ctx context.Context, head uint64) (map[string]Health, error) {
+	rows, err := s.pool.Query(ctx, `SELECT c.name, c.position, greatest($1::bigint - c.position, 0),
+		(SELECT count(*) FROM projection_parked p WHERE p.projection = c.name), f.since
+		FROM projection_checkpoints c LEFT JOIN projection_faults f ON f.projection = c.name AND c.position <= f.position
+		ORDER BY c.name`, int64(head))
+	if err != nil {
+		return nil, fmt.Errorf("reading the projections' health: %w", err)
+	}
+	defer rows.Close()
+	out := map[string]Health{}
+	for rows.Next() {
+		var name string
+		var h Health
+		if err := rows.Scan(&name, &h.Position, &h.LagEvents, &h.Parked, &h.FailingSince); err != nil {
+			return nil, fmt.Errorf("reading the projections' health: %w", err)
+		}
+		if h.FailingSince != nil {
+			t := h.FailingSince.UTC()
+			h.FailingSince = &t
+		}
+		out[name] = h
+	}
+	return out, rows.Err()
+}

@@ -11,9 +11,10 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/adapters/demodata"
+	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/migrations/migratetest"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/answer"
+	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/httpx"
 	"github.com/arr-dev/arr/readapi/records"
@@ -27,7 +28,11 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	deps := httpx.Deps{Pool: pool, Identities: projections.NewIdentities(pool), Version: "test"}
+	application, err := app.New(pool, commands.Commands{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := httpx.Deps{App: application, Version: "test"}
 	services := []struct {
 		name    string
 		new     func(httpx.Deps) (http.Handler, error)

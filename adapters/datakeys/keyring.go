@@ -15,13 +15,12 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/adapters/secretkey"
-	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/records"
 )
 
 // ErrShredded is returned when an account's data key was destroyed (or
 // never made): what it sealed cannot be opened.
-var ErrShredded = &domain.Error{Kind: domain.ErrNotFound, Code: "data_key_destroyed",
-	Message: "the account's data key does not exist (erased accounts' contact data is unreadable)"}
+var ErrShredded = records.ErrDataKeyDestroyed
 
 // Keyring seals and opens with per-account data keys.
 type Keyring struct {

@@ -7,13 +7,15 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arr-dev/arr/projections/answercache"
+	"github.com/arr-dev/arr/projections/answerdocs"
+
 	"github.com/arr-dev/arr/adapters/llm"
 	"github.com/arr-dev/arr/adapters/webpage"
 	"github.com/arr-dev/arr/adapters/websearch"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/docseed"
 	"github.com/arr-dev/arr/commands/research"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/answer"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/records"
@@ -25,13 +27,13 @@ type answerRole struct {
 	served   *answer.Served
 	// index adds documents to the local index; nil unless ARR_SEARCH=local.
 	index *commands.IndexDocumentHandler
-	docs  *projections.AnswerDocQueries
+	docs  *answerdocs.Queries
 	// local is the local search backend (nil for web search), kept fresh
 	// in the background.
 	local *research.Local
 }
 
-func (c *Config) searcher(docs *projections.AnswerDocQueries) (research.Searcher, error) {
+func (c *Config) searcher(docs *answerdocs.Queries) (research.Searcher, error) {
 	switch c.Answer.Search {
 	case "searxng":
 		return websearch.NewSearXNG(c.Answer.SearXNGURL, 10*time.Second)
@@ -70,7 +72,7 @@ func (c *Config) indexFetcher() *webpage.Fetcher {
 }
 
 func openAnswer(cfg Config, s *system, log *slog.Logger) (*answerRole, error) {
-	docs := projections.NewAnswerDocQueries(s.pool)
+	docs := answerdocs.NewQueries(s.pool)
 	search, err := cfg.searcher(docs)
 	if err != nil {
 		return nil, err
@@ -110,7 +112,7 @@ func openAnswer(cfg Config, s *system, log *slog.Logger) (*answerRole, error) {
 		log.Info("answer service", "search", search.Name(), "synthesis", "extractive (no language model configured: set ARR_ANSWER_LLM_API_KEY)")
 	}
 	return &answerRole{
-		pipeline: answer.Pipeline{Synthesize: synth, Cache: projections.NewAnswerCacheQueries(s.pool), Served: served,
+		pipeline: answer.Pipeline{Synthesize: synth, Cache: answercache.NewQueries(s.pool), Served: served,
 			Generation: r.Generation, Synthesis: synthesis, Docs: docs},
 		served: served, index: index, docs: docs, local: local,
 	}, nil

@@ -13,6 +13,8 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arr-dev/arr/projections/answerdocs"
+
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/adapters/crawl"
@@ -20,7 +22,6 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/docseed"
 	"github.com/arr-dev/arr/domain"
-	"github.com/arr-dev/arr/projections"
 )
 
 // indexOptions are the flags of `arr answer index add`.
@@ -31,7 +32,7 @@ type indexOptions struct {
 
 // indexAdd is `arr answer index add`: files and directories first, then
 // the URLs in one crawl (so --limit and the visited set span them all).
-func (a *app) indexAdd(cmd *cobra.Command, args []string, o indexOptions) error {
+func (a *cli) indexAdd(cmd *cobra.Command, args []string, o indexOptions) error {
 	if o.depth < 0 || o.limit < 1 {
 		return fmt.Errorf("--depth must be 0 or more and --limit 1 or more; got %d and %d", o.depth, o.limit)
 	}
@@ -90,10 +91,10 @@ func (a *app) indexAdd(cmd *cobra.Command, args []string, o indexOptions) error 
 	// it, within a bounded wait of its own.
 	wctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
 	defer cancel()
-	if err := s.catchUp(wctx, projections.AnswerDocsName); err != nil {
+	if err := s.catchUp(wctx, answerdocs.Name); err != nil {
 		return fmt.Errorf("waiting for the answer_docs read model: %w", err)
 	}
-	docs, err := projections.NewAnswerDocQueries(s.pool).Count(wctx)
+	docs, err := answerdocs.NewQueries(s.pool).Count(wctx)
 	if err != nil {
 		return fmt.Errorf("counting the indexed documents: %w", err)
 	}

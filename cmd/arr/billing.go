@@ -26,7 +26,7 @@ func openBilling(cfg Config, s *system, log *slog.Logger) (httpx.Billing, error)
 		log.Warn("STRIPE_WEBHOOK_SECRET is unset: Stripe webhooks are refused, so plans do not change after checkout")
 	}
 	b, err := billing.New(billing.Config{
-		Payments: pay, Identities: s.ids, ChangePlan: s.cmds.ChangePlan, WaitFor: s.waitFor,
+		Payments: pay, Identities: s.app.Queries.Identities, ChangePlan: s.app.Commands.ChangePlan, WaitFor: s.waitFor,
 		AdminKey: cfg.AdminKey, Logger: log,
 	})
 	if err != nil {

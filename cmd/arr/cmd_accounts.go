@@ -3,19 +3,20 @@ package main
 import (
 	"fmt"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/eventstore"
-	"github.com/arr-dev/arr/projections"
 )
 
 func cliMetadata(cmd *cobra.Command) eventstore.Metadata {
 	return eventstore.Metadata{Actor: "cli:" + cmd.CommandPath()}
 }
 
-func (a *app) accountsCmd() *cobra.Command {
+func (a *cli) accountsCmd() *cobra.Command {
 	c := &cobra.Command{Use: "accounts", Short: "Create and show accounts"}
 	var email, plan string
 	var asJSON bool
@@ -29,11 +30,11 @@ func (a *app) accountsCmd() *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			res, err := s.cmds.CreateAccount.Handle(cmd.Context(), commands.CreateAccount{Email: email, Plan: plan, Metadata: cliMetadata(cmd)})
+			res, err := s.app.Commands.CreateAccount.Handle(cmd.Context(), commands.CreateAccount{Email: email, Plan: plan, Metadata: cliMetadata(cmd)})
 			if err != nil {
 				return err
 			}
-			if err := s.waitFor(cmd.Context(), projections.IdentityName, res.Position); err != nil {
+			if err := s.waitFor(cmd.Context(), identity.Name, res.Position); err != nil {
 				return err
 			}
 			out := map[string]any{"id": res.AccountID, "email": res.Email, "plan": res.Plan, "position": res.Position}
@@ -56,7 +57,7 @@ func (a *app) accountsCmd() *cobra.Command {
 		Short: "Show an account and its keys",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.open(cmd, openOptions{catchUp: []string{projections.IdentityName}})
+			s, err := a.open(cmd, openOptions{catchUp: []string{identity.Name}})
 			if err != nil {
 				return err
 			}
@@ -65,11 +66,11 @@ func (a *app) accountsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			acc, err := s.ids.AccountByEmail(cmd.Context(), e)
+			acc, err := s.app.Queries.Identities.AccountByEmail(cmd.Context(), e)
 			if err != nil {
 				return err
 			}
-			keys, err := s.ids.Keys(cmd.Context(), acc.ID)
+			keys, err := s.app.Queries.Identities.Keys(cmd.Context(), acc.ID)
 			if err != nil {
 				return err
 			}

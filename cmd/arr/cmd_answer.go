@@ -4,12 +4,12 @@ import (
 	"errors"
 	"fmt"
 
-	"github.com/spf13/cobra"
+	"github.com/arr-dev/arr/projections/answerdocs"
 
-	"github.com/arr-dev/arr/projections"
+	"github.com/spf13/cobra"
 )
 
-func (a *app) answerCmd() *cobra.Command {
+func (a *cli) answerCmd() *cobra.Command {
 	c := &cobra.Command{Use: "answer", Short: "The answer service's local search index"}
 	idx := &cobra.Command{Use: "index", Short: "Fill and inspect the local search index (ARR_SEARCH=local)"}
 	var o indexOptions
@@ -52,12 +52,12 @@ func (a *app) answerCmd() *cobra.Command {
 		Short: "How many documents the local search index holds",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.open(cmd, openOptions{catchUp: []string{projections.AnswerDocsName}})
+			s, err := a.open(cmd, openOptions{catchUp: []string{answerdocs.Name}})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			n, err := projections.NewAnswerDocQueries(s.pool).Count(cmd.Context())
+			n, err := answerdocs.NewQueries(s.pool).Count(cmd.Context())
 			if err != nil {
 				return err
 			}

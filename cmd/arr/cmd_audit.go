@@ -9,7 +9,7 @@ import (
 	"github.com/arr-dev/arr/domain/audit"
 )
 
-func (a *app) auditCmd() *cobra.Command {
+func (a *cli) auditCmd() *cobra.Command {
 	c := &cobra.Command{Use: "audit", Short: "Check the gateway's audit chain"}
 	var from uint64
 	var asJSON bool

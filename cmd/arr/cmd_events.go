@@ -9,13 +9,14 @@ import (
 	"text/tabwriter"
 	"time"
 
+	"github.com/arr-dev/arr/projections/logstats"
+
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/eventstore"
-	"github.com/arr-dev/arr/projections"
 )
 
-func (a *app) eventsCmd() *cobra.Command {
+func (a *cli) eventsCmd() *cobra.Command {
 	c := &cobra.Command{Use: "events", Short: "Read the event log: tail, export, stats; sign and verify its Merkle tree: checkpoint, verify"}
 
 	var from int64
@@ -140,7 +141,7 @@ func (a *app) eventsCmd() *cobra.Command {
 		Short: "Events per type and per stream category, from the logstats read model",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.open(cmd, openOptions{catchUp: []string{projections.LogStatsName}})
+			s, err := a.open(cmd, openOptions{catchUp: []string{logstats.Name}})
 			if err != nil {
 				return err
 			}
@@ -149,7 +150,7 @@ func (a *app) eventsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			types, cats, err := projections.Stats(cmd.Context(), s.pool)
+			types, cats, err := logstats.Stats(cmd.Context(), s.pool)
 			if err != nil {
 				return err
 			}

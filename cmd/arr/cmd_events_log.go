@@ -35,7 +35,7 @@ func headOut(h eventstore.SignedHead) headJSON {
 		Checkpoint: string(h.Checkpoint), VerifierKey: h.VerifierKey}
 }
 
-func (a *app) eventsCheckpointCmd() *cobra.Command {
+func (a *cli) eventsCheckpointCmd() *cobra.Command {
 	var asJSON bool
 	c := &cobra.Command{
 		Use:   "checkpoint [--json]",
@@ -76,7 +76,7 @@ func (a *app) eventsCheckpointCmd() *cobra.Command {
 	return c
 }
 
-func (a *app) eventsVerifyCmd() *cobra.Command {
+func (a *cli) eventsVerifyCmd() *cobra.Command {
 	var headFile, vkey string
 	var from uint64
 	var asJSON bool

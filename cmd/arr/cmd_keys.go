@@ -4,16 +4,17 @@ import (
 	"fmt"
 	"text/tabwriter"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/projections"
 )
 
-func (a *app) keysCmd() *cobra.Command {
+func (a *cli) keysCmd() *cobra.Command {
 	c := &cobra.Command{Use: "keys", Short: "Mint, revoke and list API keys"}
 
 	var email, service, name string
@@ -36,13 +37,13 @@ func (a *app) keysCmd() *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			k, err := s.cmds.IssueKey.Handle(cmd.Context(), commands.IssueKey{
+			k, err := s.app.Commands.IssueKey.Handle(cmd.Context(), commands.IssueKey{
 				AccountID: account.IDForEmail(e), Service: svc, Name: name, Metadata: cliMetadata(cmd)})
 			if err != nil {
 				return err
 			}
 			// Read-your-writes: the key authenticates as soon as we return.
-			if err := s.waitFor(cmd.Context(), projections.IdentityName, k.Position); err != nil {
+			if err := s.waitFor(cmd.Context(), identity.Name, k.Position); err != nil {
 				return fmt.Errorf("key %s was minted but the read model did not catch up: %w", k.KeyID, err)
 			}
 			out := map[string]any{
@@ -74,20 +75,20 @@ func (a *app) keysCmd() *cobra.Command {
 			if err != nil {
 				return domain.Invalid("invalid_key_id", "id", "--id must be a key id (a UUID); got %q", id)
 			}
-			s, err := a.open(cmd, openOptions{catchUp: []string{projections.IdentityName}})
+			s, err := a.open(cmd, openOptions{catchUp: []string{identity.Name}})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			k, err := s.ids.Key(cmd.Context(), keyID)
+			k, err := s.app.Queries.Identities.Key(cmd.Context(), keyID)
 			if err != nil {
 				return err
 			}
-			pos, err := s.cmds.RevokeKey.Handle(cmd.Context(), commands.RevokeKey{AccountID: k.AccountID, KeyID: keyID, Metadata: cliMetadata(cmd)})
+			pos, err := s.app.Commands.RevokeKey.Handle(cmd.Context(), commands.RevokeKey{AccountID: k.AccountID, KeyID: keyID, Metadata: cliMetadata(cmd)})
 			if err != nil {
 				return err
 			}
-			if err := s.waitFor(cmd.Context(), projections.IdentityName, pos); err != nil {
+			if err := s.waitFor(cmd.Context(), identity.Name, pos); err != nil {
 				return fmt.Errorf("key %s was revoked but the read model did not catch up: %w", keyID, err)
 			}
 			if revokeJSON {
@@ -112,22 +113,22 @@ func (a *app) keysCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			s, err := a.open(cmd, openOptions{catchUp: []string{projections.IdentityName}})
+			s, err := a.open(cmd, openOptions{catchUp: []string{identity.Name}})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			acc, err := s.ids.AccountByEmail(cmd.Context(), e)
+			acc, err := s.app.Queries.Identities.AccountByEmail(cmd.Context(), e)
 			if err != nil {
 				return err
 			}
-			keys, err := s.ids.Keys(cmd.Context(), acc.ID)
+			keys, err := s.app.Queries.Identities.Keys(cmd.Context(), acc.ID)
 			if err != nil {
 				return err
 			}
 			if listJSON {
 				if keys == nil {
-					keys = []projections.KeyInfo{}
+					keys = []identity.KeyInfo{}
 				}
 				return printJSON(cmd.OutOrStdout(), keys)
 			}
@@ -143,7 +144,7 @@ func (a *app) keysCmd() *cobra.Command {
 	return c
 }
 
-func printKeys(cmd *cobra.Command, keys []projections.KeyInfo) {
+func printKeys(cmd *cobra.Command, keys []identity.KeyInfo) {
 	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
 	fmt.Fprintln(tw, "ID\tSERVICE\tKEY\tNAME\tCREATED\tSTATUS")
 	for _, k := range keys {

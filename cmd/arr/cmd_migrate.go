@@ -4,7 +4,7 @@ import (
 	"github.com/spf13/cobra"
 )
 
-func (a *app) migrateCmd() *cobra.Command {
+func (a *cli) migrateCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "migrate",
 		Short: "Apply the embedded database migrations and set up missing read models",

@@ -20,7 +20,7 @@ type projectionStatus struct {
 	UpdatedAt  time.Time `json:"updated_at"`
 }
 
-func (a *app) projectionsCmd() *cobra.Command {
+func (a *cli) projectionsCmd() *cobra.Command {
 	c := &cobra.Command{Use: "projections", Short: "Inspect, rebuild and replay read models"}
 
 	var asJSON bool
@@ -173,7 +173,7 @@ func nonNil[T any](s []T) []T {
 	return s
 }
 
-func (a *app) replay(ctx context.Context, name string, from uint64) error {
+func (a *cli) replay(ctx context.Context, name string, from uint64) error {
 	s, err := openSystem(ctx, a.cfg, a.cfg.logger(), openOptions{setup: true})
 	if err != nil {
 		return err

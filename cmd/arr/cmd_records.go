@@ -13,6 +13,10 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arr-dev/arr/projections/identity"
+	"github.com/arr-dev/arr/projections/lists"
+	"github.com/arr-dev/arr/projections/parcels"
+
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/adapters/datakeys"
@@ -25,7 +29,6 @@ import (
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/eventstore"
-	"github.com/arr-dev/arr/projections"
 )
 
 // keyring opens the records data-key ring with the configured master key
@@ -38,16 +41,7 @@ func (s *system) keyring() (*datakeys.Keyring, error) {
 	return datakeys.New(s.pool, master)
 }
 
-func (s *system) recordsCommands() (commands.Records, *datakeys.Keyring, error) {
-	kr, err := s.keyring()
-	if err != nil {
-		return commands.Records{}, nil, err
-	}
-	rc, err := commands.NewRecords(s.store, kr, s.now)
-	return rc, kr, err
-}
-
-func (a *app) loadCmd() *cobra.Command {
+func (a *cli) loadCmd() *cobra.Command {
 	c := &cobra.Command{Use: "load", Short: "Load public-record data"}
 	var layer, county, sourceURL, sourceDate, mapping, rejectsPath, crawled string
 	var chunk int
@@ -83,10 +77,7 @@ func (a *app) loadCmd() *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			rc, _, err := s.recordsCommands()
-			if err != nil {
-				return err
-			}
+			rc := s.app.Commands
 			var crawledAt time.Time
 			if crawled != "" {
 				if crawledAt, err = time.Parse(time.RFC3339, crawled); err != nil {
@@ -105,7 +96,7 @@ func (a *app) loadCmd() *cobra.Command {
 				return err
 			}
 			if wait {
-				if err := s.catchUp(cmd.Context(), projections.ParcelsName); err != nil {
+				if err := s.catchUp(cmd.Context(), parcels.Name); err != nil {
 					return err
 				}
 			}
@@ -162,7 +153,7 @@ func writeRejects(path string, rejects []records.Reject) error {
 	return f.Close()
 }
 
-func (a *app) importCmd() *cobra.Command {
+func (a *cli) importCmd() *cobra.Command {
 	c := &cobra.Command{Use: "import", Short: "Import an account's data"}
 	var email, name string
 	var asJSON bool
@@ -180,7 +171,7 @@ func (a *app) importCmd() *cobra.Command {
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
-			s, err := a.open(cmd, openOptions{catchUp: []string{projections.IdentityName}})
+			s, err := a.open(cmd, openOptions{catchUp: []string{identity.Name}, contactKeys: true})
 			if err != nil {
 				return err
 			}
@@ -189,14 +180,11 @@ func (a *app) importCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			acct, err := s.ids.AccountByEmail(cmd.Context(), addr)
+			acct, err := s.app.Queries.Identities.AccountByEmail(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}
-			rc, _, err := s.recordsCommands()
-			if err != nil {
-				return err
-			}
+			rc := s.app.Commands
 			if name == "" {
 				name = filepath.Base(args[0])
 			}
@@ -204,7 +192,7 @@ func (a *app) importCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if err := s.waitFor(cmd.Context(), projections.ListsName, res.Position); err != nil {
+			if err := s.waitFor(cmd.Context(), lists.Name, res.Position); err != nil {
 				return err
 			}
 			if asJSON {
@@ -224,7 +212,7 @@ func (a *app) importCmd() *cobra.Command {
 
 // accountsEraseCmd is `arr accounts erase-contact-data`: crypto-shredding of
 // an account's records contact data.
-func (a *app) accountsEraseCmd() *cobra.Command {
+func (a *cli) accountsEraseCmd() *cobra.Command {
 	var email string
 	var asJSON bool
 	c := &cobra.Command{
@@ -232,7 +220,7 @@ func (a *app) accountsEraseCmd() *cobra.Command {
 		Short: "Erase an account's records contact data: destroy its data key (crypto-shredding), then drop the sealed columns from read models",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.open(cmd, openOptions{catchUp: []string{projections.IdentityName}})
+			s, err := a.open(cmd, openOptions{catchUp: []string{identity.Name}, contactKeys: true})
 			if err != nil {
 				return err
 			}
@@ -241,19 +229,16 @@ func (a *app) accountsEraseCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			acct, err := s.ids.AccountByEmail(cmd.Context(), addr)
+			acct, err := s.app.Queries.Identities.AccountByEmail(cmd.Context(), addr)
 			if err != nil {
 				return err
 			}
-			rc, _, err := s.recordsCommands()
-			if err != nil {
-				return err
-			}
+			rc := s.app.Commands
 			pos, err := rc.EraseContactData.Handle(cmd.Context(), commands.EraseContactData{AccountID: acct.ID, Metadata: cliMetadata(cmd)})
 			if err != nil {
 				return err
 			}
-			if err := s.waitFor(cmd.Context(), projections.ListsName, pos); err != nil {
+			if err := s.waitFor(cmd.Context(), lists.Name, pos); err != nil {
 				return err
 			}
 			if asJSON {
@@ -276,10 +261,7 @@ func loadDemo(ctx context.Context, s *system, log *slog.Logger) error {
 	if err != nil {
 		return err
 	}
-	rc, _, err := s.recordsCommands()
-	if err != nil {
-		return err
-	}
+	rc := s.app.Commands
 	var bar *progress
 	for _, l := range loads {
 		if evs, err := s.store.ReadStream(ctx, records.LoadStreamID(l.LoadID()), eventstoreFirst()); err != nil {
@@ -301,7 +283,7 @@ func loadDemo(ctx context.Context, s *system, log *slog.Logger) error {
 	return nil
 }
 
-func loadDemoOne(ctx context.Context, rc commands.Records, l demodata.Load, bar *progress) error {
+func loadDemoOne(ctx context.Context, rc commands.Commands, l demodata.Load, bar *progress) error {
 	mb, err := demodata.ReadFile(l.Mapping)
 	if err != nil {
 		return err

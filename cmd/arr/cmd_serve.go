@@ -15,14 +15,16 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 	"github.com/spf13/cobra"
 
+	"github.com/arr-dev/arr/adapters/datakeys"
 	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/fanout"
 	"github.com/arr-dev/arr/eventstore/signedlog"
-	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/projections/logproofs"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/httpx"
 	"github.com/arr-dev/arr/readapi/records"
@@ -30,7 +32,7 @@ import (
 
 func roleNames() []string { return []string{"answer", "gateway", "records", "projections"} }
 
-func (a *app) upCmd() *cobra.Command {
+func (a *cli) upCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:   "up",
 		Short: "Run everything in one process: migrations, projections and the three services",
@@ -43,7 +45,7 @@ func (a *app) upCmd() *cobra.Command {
 	}
 }
 
-func (a *app) serveCmd() *cobra.Command {
+func (a *cli) serveCmd() *cobra.Command {
 	return &cobra.Command{
 		Use:       "serve answer|gateway|records|projections",
 		Short:     "Run one role, so several processes can share one database",
@@ -63,10 +65,10 @@ func (a *app) serveCmd() *cobra.Command {
 // serve runs the roles until ctx ends, then drains: HTTP servers stop
 // accepting and finish in-flight requests (bounded by ARR_SHUTDOWN_GRACE),
 // projections finish the batch in hand.
-func (a *app) serve(ctx context.Context, roles []string) error {
+func (a *cli) serve(ctx context.Context, roles []string) error {
 	log := a.cfg.logger()
 	gin.SetMode(gin.ReleaseMode)
-	s, err := openSystem(ctx, a.cfg, log, openOptions{setup: true})
+	s, err := openSystem(ctx, a.cfg, log, openOptions{setup: true, contactKeys: true})
 	if err != nil {
 		return err
 	}
@@ -78,7 +80,7 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 	}
 
 	deps := httpx.Deps{
-		Pool: s.pool, Identities: s.ids, Commands: s.cmds, WaitFor: s.waitFor, Now: s.now, Head: s.store.Head, Version: a.version,
+		App: s.app, WaitFor: s.waitFor, Now: s.now, Head: s.store.Head, Version: a.version,
 		Logger: log, Metrics: httpx.NewMetrics(s.registry), Gatherer: s.registry,
 	}
 	if deps.Billing, err = openBilling(a.cfg, s, log); err != nil {
@@ -96,7 +98,7 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 		return err
 	}
 	defer qs.close()
-	deps.Quota, deps.Meter, deps.Usage = qs.quota, qs.meter, projections.NewUsageReports(s.pool)
+	deps.Quota, deps.Meter = qs.quota, qs.meter
 	// The bus connection is made before any listener opens, so a bad
 	// ARR_BUS fails the start cleanly.
 	var fwd *fanout.Forwarder
@@ -116,10 +118,6 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 			return fmt.Errorf("answer: %w", err)
 		}
 	}
-	rc, kr, err := s.recordsCommands()
-	if err != nil {
-		return err
-	}
 	var gwRouting gateway.Routing
 	var chain *commands.AuditChain
 	if slices.Contains(roles, "gateway") {
@@ -129,7 +127,7 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 		if p, err := s.logProver(); err != nil {
 			return err
 		} else if p != nil {
-			gwRouting.Log = p
+			gwRouting.Log = logproofs.New(p)
 		}
 	}
 	// The projections role also signs the log's tree heads.
@@ -155,7 +153,7 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 			if err != nil {
 				return nil, fmt.Errorf("records: %w", err)
 			}
-			return records.NewServer(d, records.Options{Keyring: kr, Commands: rc, Gazetteer: gaz})
+			return records.NewServer(d, records.Options{ContactKeys: contactKeys{s.keys}, Gazetteer: gaz})
 		}},
 	}
 	var servers []*http.Server
@@ -238,7 +236,7 @@ func (a *app) serve(ctx context.Context, roles []string) error {
 		qs.start(runCtx, meterCtx, &wg)
 		if a.cfg.KeyCache == "true" {
 			wg.Add(1)
-			go func() { defer wg.Done(); s.ids.ListenForChanges(runCtx, log.Warn) }()
+			go func() { defer wg.Done(); s.app.Queries.Identities.ListenForChanges(runCtx, log.Warn) }()
 		}
 	}
 	if ans != nil {
@@ -332,4 +330,15 @@ func pprofMux() *http.ServeMux {
 	m.HandleFunc("/debug/pprof/symbol", pprof.Symbol)
 	m.HandleFunc("/debug/pprof/trace", pprof.Trace)
 	return m
+}
+
+// contactKeys gives the records service the data-key ring as
+// records.ContactKeys; with no ring it opens nothing.
+type contactKeys struct{ kr *datakeys.Keyring }
+
+func (k contactKeys) Opener(ctx context.Context, account uuid.UUID) (records.ContactOpener, error) {
+	if k.kr == nil {
+		return nil, errors.New("no data-key ring")
+	}
+	return k.kr.Opener(ctx, account)
 }

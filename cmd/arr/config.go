@@ -60,7 +60,7 @@ type Config struct {
 	MasterKey string
 	DemoData  string
 	// KeyCache: "true" authenticates API keys from memory (see
-	// projections.Identities.ListenForChanges).
+	// identity.Queries.ListenForChanges).
 	KeyCache string
 	// The gateway's routing (UpstreamAPIKey is a secret: never shown).
 	Catalog         string

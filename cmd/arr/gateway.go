@@ -8,13 +8,16 @@ import (
 	"slices"
 	"strings"
 
+	auditrm "github.com/arr-dev/arr/projections/audit"
+	"github.com/arr-dev/arr/projections/gatewayusage"
+	"github.com/arr-dev/arr/projections/tierquality"
+
 	"github.com/arr-dev/arr/adapters/secretkey"
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/domain/routing"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/gateway"
 )
 
@@ -94,14 +97,14 @@ func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routin
 	}
 	comp, err := complete.New(complete.Config{
 		Catalog: cat, Upstream: up, Chain: chain, HashKey: hashKey,
-		Quality: projections.NewTierQualities(s.pool), Cache: complete.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
+		Quality: tierquality.NewQueries(s.pool), Cache: complete.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
 		Registerer: s.registry, Logger: log,
 	})
 	if err != nil {
 		return gateway.Routing{}, nil, err
 	}
 	return gateway.Routing{
-		Complete: comp, Audit: projections.NewAuditEntries(s.pool), Usage: projections.NewGatewayUsageReports(s.pool),
+		Complete: comp, Audit: auditrm.NewQueries(s.pool), Usage: gatewayusage.NewQueries(s.pool),
 		AuditorKey: cfg.AuditorKey,
 	}, chain, nil
 }

@@ -48,7 +48,7 @@ func openQuotas(ctx context.Context, cfg Config, s *system, log *slog.Logger, no
 		q.close()
 		return nil, err
 	}
-	if q.meter, err = metering.New(s.cmds.CountCalls, metering.Config{Now: now, Logger: log}); err != nil {
+	if q.meter, err = metering.New(s.app.Commands.CountCalls, metering.Config{Now: now, Logger: log}); err != nil {
 		q.close()
 		return nil, err
 	}

@@ -11,6 +11,7 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/projections/builtin"
 )
 
 // TestPlansKeysSessionsAndUsageRebuildIdentically: accounts with plan
@@ -20,7 +21,7 @@ func TestPlansKeysSessionsAndUsageRebuildIdentically(t *testing.T) {
 	e := newEnv(t)
 	e.createAccount("seed@example.com", "free") // sets the read models up
 	pool, st := openStore(t, e.dbURL)
-	cmds, err := commands.New(st, time.Now)
+	cmds, err := commands.New(st, time.Now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -57,7 +58,7 @@ func TestPlansKeysSessionsAndUsageRebuildIdentically(t *testing.T) {
 		}
 	}
 	// Live: small batches, as a running projection process applies them.
-	runner, err := projections.NewRunner(pool, st, projections.Config{BatchSize: 7}, projections.All()...)
+	runner, err := projections.NewRunner(pool, st, projections.Config{BatchSize: 7}, builtin.All()...)
 	if err != nil {
 		t.Fatal(err)
 	}

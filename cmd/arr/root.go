@@ -8,15 +8,15 @@ import (
 	"github.com/spf13/cobra"
 )
 
-// app is what every subcommand shares: the configuration and the build
+// cli is what every subcommand shares: the configuration and the build
 // version.
-type app struct {
+type cli struct {
 	cfg     Config
 	version string
 }
 
 func newRoot(version string) *cobra.Command {
-	a := &app{version: version}
+	a := &cli{version: version}
 	root := &cobra.Command{
 		Use:           "arr",
 		Short:         "arr: the answer service, routing gateway and records service on one event log",

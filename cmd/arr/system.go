@@ -8,6 +8,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arr-dev/arr/adapters/datakeys"
+	"github.com/arr-dev/arr/projections/builtin"
+	"github.com/arr-dev/arr/projections/identity"
+	"github.com/arr-dev/arr/readapi/app"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/collectors"
@@ -26,13 +31,16 @@ import (
 // builds one with openSystem; the end-to-end tests drive the same code
 // through the binary.
 type system struct {
-	cfg      Config
-	log      *slog.Logger
-	pool     *pgxpool.Pool
-	store    eventstore.Store
-	runner   *projections.Runner
-	cmds     commands.Commands
-	ids      *projections.Identities
+	cfg    Config
+	log    *slog.Logger
+	pool   *pgxpool.Pool
+	store  eventstore.Store
+	runner *projections.Runner
+	// app is the application every service and subcommand calls.
+	app app.Application
+	// keys is the data-key ring of imported lists' contact columns (only
+	// with openOptions.contactKeys).
+	keys     *datakeys.Keyring
 	registry *prometheus.Registry
 	closers  []func()
 	// now is the clock of commands and services (ARR_TEST_CLOCK_FILE moves it).
@@ -49,10 +57,13 @@ type openOptions struct {
 	// catchUp names read models to bring up to the log head before use
 	// (implies setup).
 	catchUp []string
+	// contactKeys loads the data-key ring (ARR_MASTER_KEY), for the
+	// commands that seal and destroy lists' contact data.
+	contactKeys bool
 }
 
 // open builds the system for a CLI command.
-func (a *app) open(cmd *cobra.Command, o openOptions) (*system, error) {
+func (a *cli) open(cmd *cobra.Command, o openOptions) (*system, error) {
 	return openSystem(cmd.Context(), a.cfg, a.cfg.logger(), o)
 }
 
@@ -152,7 +163,7 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 		}
 		_ = s.store.Close()
 	})
-	s.runner, err = projections.NewRunner(pool, s.store, projections.Config{Logger: log, Registerer: s.registry, BatchSize: cfg.BatchSize, BatchTimeout: cfg.BatchTimeout}, projections.All()...)
+	s.runner, err = projections.NewRunner(pool, s.store, projections.Config{Logger: log, Registerer: s.registry, BatchSize: cfg.BatchSize, BatchTimeout: cfg.BatchTimeout}, builtin.All()...)
 	if err != nil {
 		return nil, err
 	}
@@ -161,10 +172,18 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 			return nil, err
 		}
 	}
-	if s.cmds, err = commands.New(s.store, s.now); err != nil {
+	if o.contactKeys {
+		if s.keys, err = s.keyring(); err != nil {
+			return nil, err
+		}
+	}
+	cmds, err := commands.New(s.store, s.now, s.keys)
+	if err != nil {
 		return nil, err
 	}
-	s.ids = projections.NewIdentities(pool)
+	if s.app, err = app.New(pool, cmds); err != nil {
+		return nil, err
+	}
 	for _, name := range o.catchUp {
 		if err := s.catchUp(ctx, name); err != nil {
 			return nil, err
@@ -193,10 +212,10 @@ func (s *system) waitFor(ctx context.Context, projection string, pos uint64) err
 	if err := s.runner.WaitFor(ctx, projection, pos); err != nil {
 		return err
 	}
-	if projection == projections.IdentityName {
+	if projection == identity.Name {
 		// The write is in the read model: no principal cached from
 		// before it may answer this process's next request.
-		s.ids.Forget()
+		s.app.Queries.Identities.Forget()
 	}
 	return nil
 }

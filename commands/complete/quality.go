@@ -10,7 +10,7 @@ import (
 )
 
 // FeedbackSource reads the tier-quality read model;
-// *projections.TierQualities is one.
+// *tierquality.Queries is one.
 type FeedbackSource interface {
 	Feedback(ctx context.Context) (routing.Feedback, error)
 }

@@ -13,7 +13,7 @@ import (
 	"github.com/arr-dev/arr/domain/answer"
 )
 
-// Corpus is the local index as a read model (projections.AnswerDocQueries
+// Corpus is the local index as a read model (answerdocs.Queries
 // is one).
 type Corpus interface {
 	// Generation is the position of the latest document version.

@@ -167,3 +167,9 @@ const (
 	// MaxRowTextChars caps each text cell of a layer row.
 	MaxRowTextChars = 2000
 )
+
+// ErrDataKeyDestroyed: an account's data key was destroyed (or never
+// made), so what it sealed (imported lists' contact columns) cannot be
+// opened.
+var ErrDataKeyDestroyed = &domain.Error{Kind: domain.ErrNotFound, Code: "data_key_destroyed",
+	Message: "the account's data key does not exist (erased accounts' contact data is unreadable)"}

@@ -4,23 +4,24 @@ import (
 	"net/http"
 	"net/url"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 var errNoBilling = &domain.Error{Kind: domain.ErrUnavailable, Code: "billing_unavailable",
 	Message: "billing is not configured on this server"}
 
-func billingAccount(p projections.SessionPrincipal) httpx.BillingAccount {
+func billingAccount(p identity.SessionPrincipal) httpx.BillingAccount {
 	return httpx.BillingAccount{ID: p.AccountID, Email: p.Email, Plan: p.Plan, StripeCustomerID: p.StripeCustomerID}
 }
 
 // redirectOut sends the browser to a hosted payment page.
-func (w *web) redirectOut(c *gin.Context, p projections.SessionPrincipal, target string, err error) error {
+func (w *web) redirectOut(c *gin.Context, p identity.SessionPrincipal, target string, err error) error {
 	if isKind(err, domain.ErrInvalid) || isKind(err, domain.ErrConflict) {
 		pr := httpx.ProblemOf(err)
 		return w.accountPage(c, pr.Status, p, accountView{Error: pr.Message})

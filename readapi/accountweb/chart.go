@@ -4,10 +4,10 @@ import (
 	"fmt"
 	"time"
 
+	"github.com/arr-dev/arr/projections/usage"
+
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
-
-	"github.com/arr-dev/arr/projections"
 )
 
 // chartDays is how many days the account page's chart shows.
@@ -31,7 +31,7 @@ type bar struct {
 }
 
 // layoutChart places one bar per day, scaled to the busiest day.
-func layoutChart(days []projections.DailyCalls) chart {
+func layoutChart(days []usage.DailyCalls) chart {
 	c := chart{Days: len(days), Width: 640, Height: 200, PlotX: 44, LabelX: 38, PlotTopText: 18, PlotBottom: 170, AxisText: 190}
 	const top = 14
 	for _, d := range days {
@@ -62,27 +62,27 @@ func layoutChart(days []projections.DailyCalls) chart {
 // zeros and says why.
 func (w *web) usageChart(c *gin.Context, accountID uuid.UUID) chart {
 	now := w.now()
-	zeros := func() []projections.DailyCalls {
-		out := make([]projections.DailyCalls, chartDays)
+	zeros := func() []usage.DailyCalls {
+		out := make([]usage.DailyCalls, chartDays)
 		day := now.Truncate(24 * time.Hour)
 		for i := range out {
-			out[i] = projections.DailyCalls{Day: day.AddDate(0, 0, i-(chartDays-1)).Format("2006-01-02")}
+			out[i] = usage.DailyCalls{Day: day.AddDate(0, 0, i-(chartDays-1)).Format("2006-01-02")}
 		}
 		return out
 	}
-	if w.d.Usage == nil {
+	if w.d.App.Queries.Usage == nil {
 		ch := layoutChart(zeros())
 		ch.Note = "This server does not record usage."
 		return ch
 	}
-	all, err := w.d.Usage.Account(c.Request.Context(), accountID, chartDays, now)
+	all, err := w.d.App.Queries.Usage.Account(c.Request.Context(), accountID, chartDays, now)
 	if err != nil {
 		w.log.Warn("reading usage for the account page", "err", err, "request_id", c.GetString("request_id"))
 		ch := layoutChart(zeros())
 		ch.Note = "Usage could not be read just now."
 		return ch
 	}
-	var mine []projections.DailyCalls
+	var mine []usage.DailyCalls
 	for _, d := range all {
 		if d.Service == w.svc {
 			mine = append(mine, d)

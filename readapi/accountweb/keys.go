@@ -4,12 +4,13 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -19,7 +20,7 @@ func (w *web) mintKey(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	ctx := c.Request.Context()
 	name := strings.TrimSpace(c.PostForm("name"))
-	k, err := w.d.Commands.IssueKey.Handle(ctx, commands.IssueKey{AccountID: p.AccountID, Service: w.svc, Name: name,
+	k, err := w.d.App.Commands.IssueKey.Handle(ctx, commands.IssueKey{AccountID: p.AccountID, Service: w.svc, Name: name,
 		Metadata: w.metadata(c, "session:"+p.SessionID.String())})
 	if isKind(err, domain.ErrConflict) || isKind(err, domain.ErrInvalid) {
 		pr := httpx.ProblemOf(err)
@@ -29,7 +30,7 @@ func (w *web) mintKey(c *gin.Context) error {
 		return err
 	}
 	// The page lists keys from the read model: wait until it has this one.
-	if err := w.d.WaitFor(ctx, projections.IdentityName, k.Position); err != nil {
+	if err := w.d.WaitFor(ctx, identity.Name, k.Position); err != nil {
 		return err
 	}
 	return w.accountPage(c, http.StatusCreated, p, accountView{NewKey: &newKey{Name: k.Name, Secret: k.Secret}})
@@ -50,20 +51,20 @@ func (w *web) revokeKey(c *gin.Context) error {
 	if err != nil {
 		return errNoKey(c.Param("id"))
 	}
-	k, err := w.d.Identities.Key(ctx, id)
+	k, err := w.d.App.Queries.Identities.Key(ctx, id)
 	if err != nil || k.AccountID != p.AccountID || k.Service != w.svc {
 		if err != nil && !isKind(err, domain.ErrNotFound) {
 			return err
 		}
 		return errNoKey(id.String())
 	}
-	pos, err := w.d.Commands.RevokeKey.Handle(ctx, commands.RevokeKey{AccountID: p.AccountID, KeyID: id,
+	pos, err := w.d.App.Commands.RevokeKey.Handle(ctx, commands.RevokeKey{AccountID: p.AccountID, KeyID: id,
 		Metadata: w.metadata(c, "session:"+p.SessionID.String())})
 	if err != nil {
 		return err
 	}
 	// A revoked key must fail at once, and the page must show it revoked.
-	if err := w.d.WaitFor(ctx, projections.IdentityName, pos); err != nil {
+	if err := w.d.WaitFor(ctx, identity.Name, pos); err != nil {
 		return err
 	}
 	c.Redirect(http.StatusSeeOther, "/account?notice=revoked")

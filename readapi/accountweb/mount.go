@@ -29,7 +29,7 @@ func Mount(r gin.IRouter, svc account.Service, d httpx.Deps) error {
 	if svc.KeyPrefix() == "" {
 		return fmt.Errorf("accountweb: unknown service %q", svc)
 	}
-	if d.Identities == nil {
+	if d.App.Queries.Identities == nil {
 		return fmt.Errorf("accountweb: no identity read model")
 	}
 	tmpl, err := parseTemplates()
@@ -44,7 +44,7 @@ func Mount(r gin.IRouter, svc account.Service, d httpx.Deps) error {
 		w.log = slog.New(slog.DiscardHandler)
 	}
 	site := httpx.RequireSiteHost(d.Site, w.fail)
-	g := r.Group("/account", securityHeaders, httpx.Session(d.Identities, d.Now))
+	g := r.Group("/account", securityHeaders, httpx.Session(d.App.Queries.Identities, d.Now))
 	g.GET("", w.handle(w.home))
 	g.POST("/signin", site, d.Quota.SignInMail(w.fail), w.handle(w.requestLink))
 	g.GET("/signin/verify", w.handle(w.confirmPage))

@@ -4,10 +4,11 @@ import (
 	"fmt"
 	"strings"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/projections"
 )
 
 // newKey is a key just minted: the only time its secret is on a page.
@@ -48,13 +49,13 @@ type answerUsageRow struct {
 }
 
 // accountPage renders the signed-in account page from the read models.
-func (w *web) accountPage(c *gin.Context, status int, p projections.SessionPrincipal, v accountView) error {
+func (w *web) accountPage(c *gin.Context, status int, p identity.SessionPrincipal, v accountView) error {
 	ctx := c.Request.Context()
-	acct, err := w.d.Identities.Account(ctx, p.AccountID)
+	acct, err := w.d.App.Queries.Identities.Account(ctx, p.AccountID)
 	if err != nil {
 		return err
 	}
-	keys, err := w.d.Identities.Keys(ctx, p.AccountID)
+	keys, err := w.d.App.Queries.Identities.Keys(ctx, p.AccountID)
 	if err != nil {
 		return err
 	}
@@ -80,12 +81,12 @@ func (w *web) accountPage(c *gin.Context, status int, p projections.SessionPrinc
 	}
 	d.CanMint = d.ActiveKeys < d.MaxKeys
 	d.Chart = w.usageChart(c, p.AccountID)
-	if w.svc == account.Answer && w.d.Usage != nil {
+	if w.svc == account.Answer && w.d.App.Queries.Usage != nil {
 		names := map[string]string{}
 		for _, k := range d.Keys {
 			names[k.ID] = k.Prefix + "…" + k.Hint
 		}
-		rows, err := w.d.Usage.AnswerUsageByKey(ctx, p.AccountID, 30, w.d.Now())
+		rows, err := w.d.App.Queries.AnswerUsage.ByKey(ctx, p.AccountID, 30, w.d.Now())
 		if err != nil {
 			w.log.Warn("reading answer usage", "err", err)
 		}

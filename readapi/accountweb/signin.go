@@ -6,11 +6,12 @@ import (
 	"net/url"
 	"time"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -55,7 +56,7 @@ func (w *web) requestLink(c *gin.Context) error {
 		return errFormExpired
 	}
 	email := c.PostForm("email")
-	link, err := w.d.Commands.RequestSignIn.Handle(c.Request.Context(), commands.RequestSignIn{
+	link, err := w.d.App.Commands.RequestSignIn.Handle(c.Request.Context(), commands.RequestSignIn{
 		Email: email, Service: w.svc, Metadata: w.metadata(c, "account-page:"+string(w.svc))})
 	if isKind(err, domain.ErrInvalid) {
 		w.signinForm(c, http.StatusBadRequest, email, httpx.ProblemOf(err).Message)
@@ -119,7 +120,7 @@ func (w *web) completeSignIn(c *gin.Context) error {
 		return errFormExpired
 	}
 	ctx := c.Request.Context()
-	res, err := w.d.Commands.CompleteSignIn.Handle(ctx, commands.CompleteSignIn{
+	res, err := w.d.App.Commands.CompleteSignIn.Handle(ctx, commands.CompleteSignIn{
 		LinkID: c.PostForm("link"), Token: c.PostForm("token"), Metadata: w.metadata(c, "account-page:"+string(w.svc))})
 	if isKind(err, domain.ErrUnauthenticated) || isKind(err, domain.ErrNotFound) || isKind(err, domain.ErrConcurrency) {
 		w.invalidLink(c)
@@ -129,7 +130,7 @@ func (w *web) completeSignIn(c *gin.Context) error {
 		return err
 	}
 	// The session must be readable before the browser comes back with it.
-	if err := w.d.WaitFor(ctx, projections.IdentityName, res.Position); err != nil {
+	if err := w.d.WaitFor(ctx, identity.Name, res.Position); err != nil {
 		return err
 	}
 	httpx.SetSessionCookie(c, res.SessionToken, res.ExpiresAt)
@@ -137,11 +138,11 @@ func (w *web) completeSignIn(c *gin.Context) error {
 		c.Redirect(http.StatusSeeOther, "/account")
 		return nil
 	}
-	acct, err := w.d.Identities.Account(ctx, res.AccountID)
+	acct, err := w.d.App.Queries.Identities.Account(ctx, res.AccountID)
 	if err != nil {
 		return err
 	}
-	p := projections.SessionPrincipal{SessionID: res.SessionID, AccountID: res.AccountID, Email: res.Email,
+	p := identity.SessionPrincipal{SessionID: res.SessionID, AccountID: res.AccountID, Email: res.Email,
 		Plan: acct.Plan, Service: res.Service, StripeCustomerID: acct.StripeCustomerID, ExpiresAt: res.ExpiresAt}
 	k := res.FirstKey
 	return w.accountPage(c, http.StatusOK, p, accountView{
@@ -159,12 +160,12 @@ func (w *web) signOut(c *gin.Context) error {
 		if !httpx.CheckCSRF(c) {
 			return domain.Forbidden("csrf_token_invalid", "missing or wrong CSRF token")
 		}
-		pos, err := w.d.Commands.EndSession.Handle(c.Request.Context(), commands.EndSession{
+		pos, err := w.d.App.Commands.EndSession.Handle(c.Request.Context(), commands.EndSession{
 			SessionID: p.SessionID, Metadata: w.metadata(c, "session:"+p.SessionID.String())})
 		if err != nil {
 			return err
 		}
-		if err := w.d.WaitFor(c.Request.Context(), projections.IdentityName, pos); err != nil {
+		if err := w.d.WaitFor(c.Request.Context(), identity.Name, pos); err != nil {
 			return err
 		}
 	}

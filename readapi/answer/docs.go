@@ -5,16 +5,17 @@ import (
 	"html/template"
 	"net/http"
 
+	"github.com/arr-dev/arr/projections/answerdocs"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 // Docs reads the local index's documents.
 type Docs interface {
-	Document(ctx context.Context, docID string) (projections.IndexedDoc, error)
+	Document(ctx context.Context, docID string) (answerdocs.IndexedDoc, error)
 }
 
 // healthReport is the answer service's /healthz body.

@@ -12,13 +12,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arr-dev/arr/projections/answercache"
+
 	"github.com/gin-gonic/gin"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -29,7 +30,7 @@ type Synthesizer interface {
 
 // Cache reads the answer cache read model.
 type Cache interface {
-	Lookup(ctx context.Context, key string, now time.Time) (projections.CachedAnswer, error)
+	Lookup(ctx context.Context, key string, now time.Time) (answercache.CachedAnswer, error)
 }
 
 // Pipeline is what the answer endpoint needs beyond httpx.Deps. A zero
@@ -139,7 +140,7 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
 	key := req.CacheKey()
 	cached := true
 	a, err := h.lookup(ctx, key)
-	if errors.Is(err, projections.ErrNoCachedAnswer) {
+	if errors.Is(err, answercache.ErrNoCachedAnswer) {
 		cached = false
 		a, err = h.synthesize(ctx, req)
 	}
@@ -163,7 +164,7 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
 }
 
 // lookup reads the cache: the in-process memo first, the read model next.
-func (h *handler) lookup(ctx context.Context, key string) (projections.CachedAnswer, error) {
+func (h *handler) lookup(ctx context.Context, key string) (answercache.CachedAnswer, error) {
 	now := h.d.Now()
 	if a, ok := h.memo.get(key, now); ok {
 		return a, nil
@@ -178,7 +179,7 @@ func (h *handler) lookup(ctx context.Context, key string) (projections.CachedAns
 // synthesize runs the command once per cache key at a time (concurrent
 // askers of the same question share it), waits until the cache read model
 // holds the result and answers from there.
-func (h *handler) synthesize(ctx context.Context, req answer.Request) (projections.CachedAnswer, error) {
+func (h *handler) synthesize(ctx context.Context, req answer.Request) (answercache.CachedAnswer, error) {
 	key := req.CacheKey()
 	v, err, _ := h.flight.Do(key, func() (any, error) {
 		// The research outlives a caller that hangs up: its result is
@@ -190,16 +191,16 @@ func (h *handler) synthesize(ctx context.Context, req answer.Request) (projectio
 			return nil, err
 		}
 		if h.d.WaitFor != nil {
-			if err := h.d.WaitFor(rctx, projections.AnswerCacheName, pos); err != nil {
+			if err := h.d.WaitFor(rctx, answercache.Name, pos); err != nil {
 				return nil, fmt.Errorf("waiting for the answer cache: %w", err)
 			}
 		}
 		return h.p.Cache.Lookup(rctx, key, h.d.Now())
 	})
 	if err != nil {
-		return projections.CachedAnswer{}, err
+		return answercache.CachedAnswer{}, err
 	}
-	a := v.(projections.CachedAnswer)
+	a := v.(answercache.CachedAnswer)
 	h.memo.put(a)
 	return a, nil
 }
@@ -209,23 +210,23 @@ func (h *handler) synthesize(ctx context.Context, req answer.Request) (projectio
 // memoized entry is served exactly while the read model would serve it.
 type memo struct {
 	mu  sync.RWMutex
-	m   map[string]projections.CachedAnswer
+	m   map[string]answercache.CachedAnswer
 	max int
 }
 
-func newMemo(max int) *memo { return &memo{m: map[string]projections.CachedAnswer{}, max: max} }
+func newMemo(max int) *memo { return &memo{m: map[string]answercache.CachedAnswer{}, max: max} }
 
-func (m *memo) get(key string, now time.Time) (projections.CachedAnswer, bool) {
+func (m *memo) get(key string, now time.Time) (answercache.CachedAnswer, bool) {
 	m.mu.RLock()
 	a, ok := m.m[key]
 	m.mu.RUnlock()
 	if !ok || !now.Before(a.ExpiresAt) {
-		return projections.CachedAnswer{}, false
+		return answercache.CachedAnswer{}, false
 	}
 	return a, true
 }
 
-func (m *memo) put(a projections.CachedAnswer) {
+func (m *memo) put(a answercache.CachedAnswer) {
 	m.mu.Lock()
 	defer m.mu.Unlock()
 	if len(m.m) >= m.max {

@@ -45,7 +45,7 @@ func (p Pipeline) New(d httpx.Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	keyed := e.Group("/api/v1", httpx.KeyAuth(d.Identities, account.Answer, false, fail),
+	keyed := e.Group("/api/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Answer, false, fail),
 		d.Quota.Answer(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	keyed.GET("/key", httpx.CurrentKey)
 	if d.Now == nil {

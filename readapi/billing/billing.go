@@ -13,7 +13,7 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -22,7 +22,7 @@ type Config struct {
 	// Payments is the Stripe client.
 	Payments *payments.Client
 	// Identities finds accounts by e-mail and by Stripe customer.
-	Identities *projections.Identities
+	Identities app.Identities
 	// ChangePlan applies what webhooks report.
 	ChangePlan *commands.ChangePlanHandler
 	// WaitFor is read-your-writes (httpx.Deps.WaitFor); nil waits for nothing.

@@ -35,7 +35,7 @@ type handlers struct {
 // one of d.Site's hosts, and 421 to others.
 //
 // It uses d.Billing when that is a *Billing (cmd/arr sets it when Stripe is
-// configured) and answers 503 otherwise; d.Identities and d.Now load
+// configured) and answers 503 otherwise; d.App.Queries.Identities and d.Now load
 // sessions. fail is the gateway's error responder.
 func Register(e *gin.Engine, d httpx.Deps, fail func(*gin.Context, error)) {
 	b, _ := d.Billing.(*Billing)
@@ -58,7 +58,7 @@ func (h *handlers) session() gin.HandlerFunc {
 	if now == nil {
 		now = time.Now
 	}
-	load := httpx.Session(h.d.Identities, now)
+	load := httpx.Session(h.d.App.Queries.Identities, now)
 	return func(c *gin.Context) {
 		if _, ok := httpx.SessionOf(c); ok {
 			c.Next()

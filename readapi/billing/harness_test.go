@@ -14,6 +14,9 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arr-dev/arr/projections/builtin"
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/adapters/payments"
@@ -24,6 +27,7 @@ import (
 	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/billing"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -42,7 +46,7 @@ type world struct {
 	store  eventstore.Store
 	runner *projections.Runner
 	cmds   commands.Commands
-	ids    *projections.Identities
+	ids    app.Identities
 	bill   *billing.Billing
 	url    string
 }
@@ -71,19 +75,23 @@ func newWorld(t testing.TB, stripeBase string) *world {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	runner, err := projections.NewRunner(pool, st, projections.Config{}, projections.All()...)
+	runner, err := projections.NewRunner(pool, st, projections.Config{}, builtin.All()...)
 	if err != nil {
 		t.Fatal(err)
 	}
 	if err := runner.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	cmds, err := commands.New(st, time.Now)
+	cmds, err := commands.New(st, time.Now, nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	w := &world{t: t, pool: pool, store: st, runner: runner, cmds: cmds, ids: projections.NewIdentities(pool)}
-	d := httpx.Deps{Pool: pool, Identities: w.ids, Commands: cmds, WaitFor: w.waitFor, Now: time.Now, Head: st.Head, Version: "test"}
+	application, err := app.New(pool, cmds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	w := &world{t: t, pool: pool, store: st, runner: runner, cmds: cmds, ids: application.Queries.Identities}
+	d := httpx.Deps{App: application, WaitFor: w.waitFor, Now: time.Now, Head: st.Head, Version: "test"}
 	if stripeBase != "none" {
 		if stripeBase == "" {
 			stripeBase = stripemocktest.Start(t)
@@ -126,7 +134,7 @@ func (w *world) createAccount(email string, plan account.Plan) commands.AccountC
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if err := w.waitFor(context.Background(), projections.IdentityName, r.Position); err != nil {
+	if err := w.waitFor(context.Background(), identity.Name, r.Position); err != nil {
 		w.t.Fatal(err)
 	}
 	return r
@@ -145,7 +153,7 @@ func (w *world) signIn(email string) string {
 	if err != nil {
 		w.t.Fatal(err)
 	}
-	if err := w.waitFor(ctx, projections.IdentityName, s.Position); err != nil {
+	if err := w.waitFor(ctx, identity.Name, s.Position); err != nil {
 		w.t.Fatal(err)
 	}
 	return s.SessionToken

@@ -6,6 +6,8 @@ import (
 	"io"
 	"net/http"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
@@ -13,7 +15,6 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -80,7 +81,7 @@ func (b *Billing) Apply(ctx context.Context, ev payments.Event, md commands.Meta
 		return OutcomeUnchanged, "", nil
 	}
 	if b.cfg.WaitFor != nil {
-		if werr := b.cfg.WaitFor(ctx, projections.IdentityName, pos); werr != nil {
+		if werr := b.cfg.WaitFor(ctx, identity.Name, pos); werr != nil {
 			// The change is recorded; only its visibility lags.
 			b.cfg.Logger.Warn("plan changed but the identity read model has not caught up", "event_id", ev.ID, "err", werr)
 		}

@@ -7,13 +7,15 @@ import (
 	"strconv"
 	"time"
 
+	auditrm "github.com/arr-dev/arr/projections/audit"
+	"github.com/arr-dev/arr/projections/gatewayusage"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/domain/routing"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -32,13 +34,13 @@ func (s *completer) caughtUp(ctx context.Context, projection string) error {
 
 // entry reads an audit entry; a hash not found is looked for again once
 // the read model has caught up with the log.
-func (s *completer) entry(ctx context.Context, hash string) (projections.AuditEntry, error) {
+func (s *completer) entry(ctx context.Context, hash string) (auditrm.AuditEntry, error) {
 	if !audit.ValidHash(hash) {
-		return projections.AuditEntry{}, domain.Invalid("invalid_audit_hash", "hash", "an audit hash is 64 lowercase hex digits (routing.audit_hash)")
+		return auditrm.AuditEntry{}, domain.Invalid("invalid_audit_hash", "hash", "an audit hash is 64 lowercase hex digits (routing.audit_hash)")
 	}
 	e, err := s.rt.Audit.Get(ctx, hash)
 	if errors.Is(err, domain.ErrNotFound) {
-		if werr := s.caughtUp(ctx, projections.AuditName); werr == nil {
+		if werr := s.caughtUp(ctx, auditrm.Name); werr == nil {
 			e, err = s.rt.Audit.Get(ctx, hash)
 		}
 	}
@@ -48,7 +50,7 @@ func (s *completer) entry(ctx context.Context, hash string) (projections.AuditEn
 // feedback answers POST /v1/feedback (API key): a rating of one of the
 // caller's own completions.
 func (s *completer) feedback(c *gin.Context) error {
-	if !s.rt.configured() || s.d.Commands.SubmitFeedback == nil {
+	if !s.rt.configured() || s.d.App.Commands.SubmitFeedback == nil {
 		return errNotConfigured
 	}
 	p, _ := httpx.PrincipalOf(c)
@@ -64,7 +66,7 @@ func (s *completer) feedback(c *gin.Context) error {
 		return err
 	}
 	md := commands.Metadata{Actor: "key:" + p.KeyID.String(), RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
-	f, pos, err := s.d.Commands.SubmitFeedback.Handle(c.Request.Context(), commands.SubmitFeedback{
+	f, pos, err := s.d.App.Commands.SubmitFeedback.Handle(c.Request.Context(), commands.SubmitFeedback{
 		AuditHash: e.Hash, Entry: e.Completion, AccountID: p.AccountID, KeyID: p.KeyID, Rating: body.Rating, Notes: body.Notes, Metadata: md})
 	if err != nil {
 		return err
@@ -85,12 +87,12 @@ func (s *completer) usageReport(c *gin.Context) error {
 	days := 30
 	if v, ok := c.GetQuery("days"); ok {
 		n, err := strconv.Atoi(v)
-		if err != nil || n < 1 || n > projections.MaxGatewayUsageDays {
-			return domain.Invalid("invalid_days", "days", "days must be an integer from 1 to %d; got %q", projections.MaxGatewayUsageDays, v)
+		if err != nil || n < 1 || n > gatewayusage.MaxDays {
+			return domain.Invalid("invalid_days", "days", "days must be an integer from 1 to %d; got %q", gatewayusage.MaxDays, v)
 		}
 		days = n
 	}
-	_ = s.caughtUp(c.Request.Context(), projections.GatewayUsageName) // bounded; a lagging rollup is still an answer
+	_ = s.caughtUp(c.Request.Context(), gatewayusage.Name) // bounded; a lagging rollup is still an answer
 	now := time.Now
 	if s.d.Now != nil {
 		now = s.d.Now

@@ -10,18 +10,17 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain"
-	"github.com/arr-dev/arr/eventstore"
-	"github.com/arr-dev/arr/eventstore/signedlog"
+	"github.com/arr-dev/arr/projections/logproofs"
 )
 
 // LogProofs is the tamper-evident event log as the public /v1/log routes
-// read it (signedlog.Prover). They show tree heads, hashes and proofs,
+// read it (projections/logproofs). They show tree heads, hashes and proofs,
 // never an event's content, so they reveal no tenant data.
 type LogProofs interface {
-	LatestHead(ctx context.Context) (eventstore.SignedHead, error)
-	Heads(ctx context.Context, since uint64, limit int) ([]eventstore.SignedHead, error)
-	Inclusion(ctx context.Context, position, size uint64) (signedlog.InclusionProof, error)
-	Consistency(ctx context.Context, first, second uint64) (signedlog.ConsistencyProof, error)
+	LatestHead(ctx context.Context) (logproofs.Head, error)
+	Heads(ctx context.Context, since uint64, limit int) ([]logproofs.Head, error)
+	Inclusion(ctx context.Context, position, size uint64) (logproofs.InclusionProof, error)
+	Consistency(ctx context.Context, first, second uint64) (logproofs.ConsistencyProof, error)
 }
 
 // maxHeadsPage is the most heads GET /v1/log/heads returns at once.
@@ -42,7 +41,7 @@ type logRoutes struct{ log LogProofs }
 
 func (l *logRoutes) available(*gin.Context) error {
 	if l.log == nil {
-		return &domain.Error{Kind: domain.ErrUnavailable, Code: "log_unavailable", Message: eventstore.ErrNoMerkleTree.Error()}
+		return &domain.Error{Kind: domain.ErrUnavailable, Code: "log_unavailable", Message: logproofs.Unavailable}
 	}
 	return nil
 }
@@ -59,7 +58,7 @@ type headBody struct {
 	VerifierKey string `json:"verifier_key"`
 }
 
-func headOf(h eventstore.SignedHead) headBody {
+func headOf(h logproofs.Head) headBody {
 	return headBody{Object: "log_head", Origin: h.Origin, Size: h.Size, RootHash: b64(h.Root[:]),
 		Timestamp: time.UnixMilli(h.Timestamp).UTC().Format("2006-01-02T15:04:05.000Z07:00"), TimestampMS: h.Timestamp,
 		Checkpoint: string(h.Checkpoint), VerifierKey: h.VerifierKey}

@@ -9,13 +9,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -30,7 +31,7 @@ func mountMe(e *gin.Engine, d httpx.Deps) {
 		d.Now = time.Now
 	}
 	h := &me{d: d}
-	g := e.Group("/v1/me", httpx.Session(d.Identities, d.Now), httpx.RequireSession(fail))
+	g := e.Group("/v1/me", httpx.Session(d.App.Queries.Identities, d.Now), httpx.RequireSession(fail))
 	g.GET("", handle(h.account))
 	g.POST("/keys", handle(h.mintKey))
 	g.DELETE("/keys/:id", handle(h.revokeKey))
@@ -38,7 +39,7 @@ func mountMe(e *gin.Engine, d httpx.Deps) {
 }
 
 // keyObject is a gateway key as /v1/me lists it: never the secret.
-func keyObject(k projections.KeyInfo) gin.H {
+func keyObject(k identity.KeyInfo) gin.H {
 	return gin.H{"object": "api_key", "id": k.ID, "service": k.Service, "prefix": k.Prefix, "hint": k.Hint,
 		"name": k.Name, "created_at": k.CreatedAt, "revoked_at": k.RevokedAt}
 }
@@ -47,11 +48,11 @@ func keyObject(k projections.KeyInfo) gin.H {
 func (h *me) account(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	ctx := c.Request.Context()
-	a, err := h.d.Identities.Account(ctx, p.AccountID)
+	a, err := h.d.App.Queries.Identities.Account(ctx, p.AccountID)
 	if err != nil {
 		return err
 	}
-	keys, err := h.d.Identities.Keys(ctx, p.AccountID)
+	keys, err := h.d.App.Queries.Identities.Keys(ctx, p.AccountID)
 	if err != nil {
 		return err
 	}
@@ -75,7 +76,7 @@ func (h *me) account(c *gin.Context) error {
 	return nil
 }
 
-func (h *me) metadata(c *gin.Context, p projections.SessionPrincipal) commands.Metadata {
+func (h *me) metadata(c *gin.Context, p identity.SessionPrincipal) commands.Metadata {
 	return commands.Metadata{Actor: "session:" + p.SessionID.String(), RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
 }
 
@@ -100,12 +101,12 @@ func (h *me) mintKey(c *gin.Context) error {
 		name = strings.TrimSpace(*body.Name)
 	}
 	ctx := c.Request.Context()
-	k, err := h.d.Commands.IssueKey.Handle(ctx, commands.IssueKey{AccountID: p.AccountID, Service: account.Gateway, Name: name, Metadata: h.metadata(c, p)})
+	k, err := h.d.App.Commands.IssueKey.Handle(ctx, commands.IssueKey{AccountID: p.AccountID, Service: account.Gateway, Name: name, Metadata: h.metadata(c, p)})
 	if err != nil {
 		return err
 	}
 	// The key must authenticate as soon as the caller has it.
-	if err := h.d.WaitFor(ctx, projections.IdentityName, k.Position); err != nil {
+	if err := h.d.WaitFor(ctx, identity.Name, k.Position); err != nil {
 		return err
 	}
 	c.JSON(http.StatusCreated, gin.H{"object": "api_key", "id": k.KeyID, "service": k.Service, "prefix": k.Prefix,
@@ -123,22 +124,22 @@ func (h *me) revokeKey(c *gin.Context) error {
 	if err != nil {
 		return notFound
 	}
-	k, err := h.d.Identities.Key(ctx, id)
+	k, err := h.d.App.Queries.Identities.Key(ctx, id)
 	if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		return err
 	}
 	if err != nil || k.AccountID != p.AccountID || k.Service != account.Gateway {
 		return notFound
 	}
-	pos, err := h.d.Commands.RevokeKey.Handle(ctx, commands.RevokeKey{AccountID: p.AccountID, KeyID: id, Metadata: h.metadata(c, p)})
+	pos, err := h.d.App.Commands.RevokeKey.Handle(ctx, commands.RevokeKey{AccountID: p.AccountID, KeyID: id, Metadata: h.metadata(c, p)})
 	if err != nil {
 		return err
 	}
 	// A revoked key fails at once: the read model must show it before we answer.
-	if err := h.d.WaitFor(ctx, projections.IdentityName, pos); err != nil {
+	if err := h.d.WaitFor(ctx, identity.Name, pos); err != nil {
 		return err
 	}
-	if k, err = h.d.Identities.Key(ctx, id); err != nil {
+	if k, err = h.d.App.Queries.Identities.Key(ctx, id); err != nil {
 		return err
 	}
 	out := keyObject(k)
@@ -162,10 +163,10 @@ func (h *me) usage(c *gin.Context) error {
 		}
 		days = n
 	}
-	if h.d.Usage == nil {
+	if h.d.App.Queries.Usage == nil {
 		return &domain.Error{Kind: domain.ErrUnavailable, Code: "usage_unavailable", Message: "usage is not recorded by this server"}
 	}
-	all, err := h.d.Usage.Account(c.Request.Context(), p.AccountID, days, h.d.Now())
+	all, err := h.d.App.Queries.Usage.Account(c.Request.Context(), p.AccountID, days, h.d.Now())
 	if err != nil {
 		return err
 	}

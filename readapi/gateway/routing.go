@@ -2,7 +2,8 @@ package gateway
 
 import (
 	"github.com/arr-dev/arr/commands/complete"
-	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/projections/audit"
+	"github.com/arr-dev/arr/projections/gatewayusage"
 )
 
 // Routing is what the completion routes need beyond httpx.Deps. The zero
@@ -12,8 +13,8 @@ type Routing struct {
 	// Complete runs completions: routing, failover, cache, usage and the
 	// audit record.
 	Complete *complete.Handler
-	Audit    *projections.AuditEntries
-	Usage    *projections.GatewayUsageReports
+	Audit    *audit.Queries
+	Usage    *gatewayusage.Queries
 	// AuditorKey, sent in X-Auditor-Key, reads the payload of every audit
 	// entry; empty turns it off. A secret: never logged.
 	AuditorKey string

@@ -54,14 +54,14 @@ func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
 	// Only completions (chat and Responses) count against the plan's daily
 	// limit and the usage meter; the other keyed routes (key, usage,
 	// feedback) do not.
-	keyed := e.Group("/v1", httpx.KeyAuth(d.Identities, account.Gateway, false, fail))
+	keyed := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail))
 	keyed.GET("/key", httpx.CurrentKey)
 	keyed.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handle))
 	keyed.POST(strings.TrimPrefix(responsesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleResponses))
 	keyed.GET("/usage", handle(comp.usageReport))
 	keyed.POST("/feedback", handle(comp.feedback))
 	e.GET("/v1/models", handle(comp.models))
-	e.GET("/v1/audit/:hash", httpx.OptionalKeyAuth(d.Identities, account.Gateway, false, fail), handle(comp.auditEntry))
+	e.GET("/v1/audit/:hash", httpx.OptionalKeyAuth(d.App.Queries.Identities, account.Gateway, false, fail), handle(comp.auditEntry))
 	if err := accountweb.Mount(e, account.Gateway, d); err != nil {
 		return nil, err
 	}

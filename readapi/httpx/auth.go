@@ -5,16 +5,17 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/projections"
 )
 
 // Authenticator maps a presented secret to its principal.
 type Authenticator interface {
-	Authenticate(ctx context.Context, secret string, svc account.Service) (projections.Principal, error)
+	Authenticate(ctx context.Context, secret string, svc account.Service) (identity.Principal, error)
 }
 
 const principalKey = "arr.principal"
@@ -74,18 +75,18 @@ func bearer(h string) string {
 
 // PrincipalOf returns the principal KeyAuth or OptionalKeyAuth stored on
 // the request; false when there is none.
-func PrincipalOf(c *gin.Context) (projections.Principal, bool) {
+func PrincipalOf(c *gin.Context) (identity.Principal, bool) {
 	v, ok := c.Get(principalKey)
 	if !ok {
-		return projections.Principal{}, false
+		return identity.Principal{}, false
 	}
-	p, ok := v.(projections.Principal)
+	p, ok := v.(identity.Principal)
 	return p, ok
 }
 
 // KeyObject is the JSON body that describes the calling key (GET …/key):
 // never the secret, never its hash.
-func KeyObject(p projections.Principal) gin.H {
+func KeyObject(p identity.Principal) gin.H {
 	return gin.H{
 		"object":     "api_key",
 		"id":         p.KeyID,

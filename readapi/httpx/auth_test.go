@@ -6,23 +6,24 @@ import (
 	"net/http/httptest"
 	"testing"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 // oneKey authenticates the secret "good" only.
 type oneKey struct{ account uuid.UUID }
 
-func (k oneKey) Authenticate(_ context.Context, secret string, _ account.Service) (projections.Principal, error) {
+func (k oneKey) Authenticate(_ context.Context, secret string, _ account.Service) (identity.Principal, error) {
 	if secret != "good" {
-		return projections.Principal{}, &domain.Error{Kind: domain.ErrUnauthenticated, Code: "invalid_api_key", Message: "bad key"}
+		return identity.Principal{}, &domain.Error{Kind: domain.ErrUnauthenticated, Code: "invalid_api_key", Message: "bad key"}
 	}
-	return projections.Principal{AccountID: k.account}, nil
+	return identity.Principal{AccountID: k.account}, nil
 }
 
 // TestOptionalKeyAuth: no key passes without a principal, a valid key

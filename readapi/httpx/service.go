@@ -8,21 +8,18 @@ import (
 	"slices"
 	"time"
 
-	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/prometheus/client_golang/prometheus"
 
-	"github.com/arr-dev/arr/commands"
-	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/metering"
 	"github.com/arr-dev/arr/readapi/ratelimit"
 )
 
 // Deps are what every service's server is built from.
 type Deps struct {
-	Pool       *pgxpool.Pool
-	Identities *projections.Identities
-	// Commands change state; handlers call one per request.
-	Commands commands.Commands
+	// App is the application: handlers call one of its commands or
+	// queries per request.
+	App app.Application
 	// WaitFor gives read-your-writes: it returns once the named projection
 	// has applied position pos (bounded; an error after the bound).
 	WaitFor func(ctx context.Context, projection string, pos uint64) error
@@ -53,8 +50,6 @@ type Deps struct {
 	// Meter turns admitted, served keyed requests into usage events; nil counts
 	// nothing.
 	Meter *metering.Meter
-	// Usage answers usage reports (the account pages' last 30 days).
-	Usage *projections.UsageReports
 }
 
 // HealthReport is the shared part of every /healthz body.
@@ -74,7 +69,7 @@ type HealthReport struct {
 // "degraded", with the problems named, when the database is down or a
 // projection fails or has parked events.
 func (d Deps) BaseHealth(ctx context.Context, service string) (int, HealthReport) {
-	r := HealthReport{Status: "ok", Service: service, Version: d.Version, Time: time.Now().UTC(), Database: CheckDatabase(ctx, d.Pool)}
+	r := HealthReport{Status: "ok", Service: service, Version: d.Version, Time: time.Now().UTC(), Database: CheckDatabase(ctx, d.App.Queries.Status)}
 	if r.Database.Status != "ok" {
 		r.Status = "degraded"
 		return http.StatusServiceUnavailable, r
@@ -82,7 +77,7 @@ func (d Deps) BaseHealth(ctx context.Context, service string) (int, HealthReport
 	if d.Head != nil {
 		if head, err := d.Head(ctx); err == nil {
 			var err error
-			if r.Projections, err = CheckProjections(ctx, d.Pool, head); err != nil {
+			if r.Projections, err = d.App.Queries.Status.Health(ctx, head); err != nil {
 				r.Problems = append(r.Problems, "projections could not be checked")
 			}
 		}

@@ -10,10 +10,11 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain"
-	"github.com/arr-dev/arr/projections"
 )
 
 // SessionCookie is the name of the session cookie. Its value is the opaque
@@ -29,7 +30,7 @@ const (
 
 // SessionLookup maps a session token to its live session.
 type SessionLookup interface {
-	SessionByToken(ctx context.Context, token string, now time.Time) (projections.SessionPrincipal, error)
+	SessionByToken(ctx context.Context, token string, now time.Time) (identity.SessionPrincipal, error)
 }
 
 const (
@@ -73,12 +74,12 @@ func RequireSession(fail func(*gin.Context, error)) gin.HandlerFunc {
 }
 
 // SessionOf returns the session Session loaded, if any.
-func SessionOf(c *gin.Context) (projections.SessionPrincipal, bool) {
+func SessionOf(c *gin.Context) (identity.SessionPrincipal, bool) {
 	v, ok := c.Get(sessionKey)
 	if !ok {
-		return projections.SessionPrincipal{}, false
+		return identity.SessionPrincipal{}, false
 	}
-	p, ok := v.(projections.SessionPrincipal)
+	p, ok := v.(identity.SessionPrincipal)
 	return p, ok
 }
 

@@ -7,13 +7,14 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/usage"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/ratelimit"
 )
 
@@ -114,7 +115,7 @@ func New(rec Recorder, cfg Config) (*Meter, error) {
 
 // Count counts one admitted request of p's key at time at. It never blocks
 // on I/O.
-func (m *Meter) Count(p projections.Principal, at time.Time) {
+func (m *Meter) Count(p identity.Principal, at time.Time) {
 	s := slot{account: p.AccountID, key: p.KeyID, service: p.Service, day: usage.Day(at)}
 	m.mu.Lock()
 	m.pending[s]++
@@ -130,7 +131,7 @@ func (m *Meter) Count(p projections.Principal, at time.Time) {
 // answered, a response whose status ratelimit.Served refuses (a 400, 403,
 // 404, ...) is not counted, as the quota gives it back. The request is
 // counted on the UTC day it arrived. A nil *Meter counts nothing.
-func (m *Meter) Middleware(principal func(*gin.Context) (projections.Principal, bool)) gin.HandlerFunc {
+func (m *Meter) Middleware(principal func(*gin.Context) (identity.Principal, bool)) gin.HandlerFunc {
 	if m == nil {
 		return func(c *gin.Context) { c.Next() }
 	}

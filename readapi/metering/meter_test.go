@@ -12,6 +12,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/commands"
@@ -20,7 +22,6 @@ import (
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/migrations/migratetest"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/metering"
 )
 
@@ -94,7 +95,7 @@ func TestCountsAddUp(t *testing.T) {
 	}
 	stop := run(t, m)
 	acct := uuid.New()
-	ps := []projections.Principal{
+	ps := []identity.Principal{
 		{AccountID: acct, KeyID: uuid.New(), Service: account.Gateway},
 		{AccountID: acct, KeyID: uuid.New(), Service: account.Records},
 		{AccountID: uuid.New(), KeyID: uuid.New(), Service: account.Answer},
@@ -176,7 +177,7 @@ func TestRetriesAppendOnce(t *testing.T) {
 				t.Fatal(err)
 			}
 			stop := run(t, m)
-			p := projections.Principal{AccountID: uuid.New(), KeyID: uuid.New(), Service: account.Records}
+			p := identity.Principal{AccountID: uuid.New(), KeyID: uuid.New(), Service: account.Records}
 			at := time.Date(2026, 11, 22, 10, 0, 0, 0, time.UTC)
 			for i := 0; i < 7; i++ {
 				m.Count(p, at)
@@ -215,7 +216,7 @@ func TestGivenUpIsLogged(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := projections.Principal{AccountID: uuid.New(), KeyID: uuid.New(), Service: account.Answer}
+	p := identity.Principal{AccountID: uuid.New(), KeyID: uuid.New(), Service: account.Answer}
 	m.Count(p, time.Now())
 	if err := m.Flush(context.Background()); err == nil {
 		t.Fatalf("Flush reported success with a closed store")

@@ -7,12 +7,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/usage"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/metering"
 )
 
@@ -27,9 +28,9 @@ func TestMiddlewareCountsServedRequests(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	p := projections.Principal{AccountID: uuid.New(), KeyID: uuid.New(), Service: account.Records}
+	p := identity.Principal{AccountID: uuid.New(), KeyID: uuid.New(), Service: account.Records}
 	e := gin.New()
-	g := e.Group("", m.Middleware(func(*gin.Context) (projections.Principal, bool) { return p, true }))
+	g := e.Group("", m.Middleware(func(*gin.Context) (identity.Principal, bool) { return p, true }))
 	for path, status := range map[string]int{"/ok": 200, "/bad": 400, "/forbidden": 403, "/missing": 404, "/boom": 500} {
 		g.GET(path, func(c *gin.Context) { c.JSON(status, gin.H{}) })
 	}

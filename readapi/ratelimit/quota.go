@@ -7,11 +7,12 @@ import (
 	"strconv"
 	"time"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/projections"
 )
 
 // DefaultPublicPerHour is the records service's per-IP limit on its public
@@ -48,7 +49,7 @@ func (c *Config) Validate() error {
 
 // PrincipalFunc returns the authenticated principal of a request (the key
 // middleware put it there).
-type PrincipalFunc func(*gin.Context) (projections.Principal, bool)
+type PrincipalFunc func(*gin.Context) (identity.Principal, bool)
 
 // FailFunc is a service's error responder.
 type FailFunc func(*gin.Context, error)
@@ -95,7 +96,7 @@ type rule struct {
 	code   string
 	window func(time.Time) Window
 	limit  func(account.Limits) int64
-	bucket func(projections.Principal) string
+	bucket func(identity.Principal) string
 	what   string // "100 gateway requests per account per UTC day"
 	resets string // "daily" or "hourly"
 }
@@ -107,7 +108,7 @@ func (q *Quota) Gateway(principal PrincipalFunc, fail FailFunc) gin.HandlerFunc 
 	return q.keyed(rule{
 		svc: account.Gateway, code: "daily_request_limit_reached", window: DayWindow, resets: "daily",
 		limit:  func(l account.Limits) int64 { return l.GatewayRequestsPerDay },
-		bucket: func(p projections.Principal) string { return AccountBucket(account.Gateway, p.AccountID) },
+		bucket: func(p identity.Principal) string { return AccountBucket(account.Gateway, p.AccountID) },
 		what:   "gateway requests per account per UTC day",
 	}, principal, fail)
 }
@@ -118,7 +119,7 @@ func (q *Quota) Answer(principal PrincipalFunc, fail FailFunc) gin.HandlerFunc {
 	return q.keyed(rule{
 		svc: account.Answer, code: "daily_call_limit_reached", window: DayWindow, resets: "daily",
 		limit:  func(l account.Limits) int64 { return l.AnswerCallsPerDay },
-		bucket: func(p projections.Principal) string { return KeyBucket(account.Answer, p.KeyID) },
+		bucket: func(p identity.Principal) string { return KeyBucket(account.Answer, p.KeyID) },
 		what:   "answer calls per key per UTC day",
 	}, principal, fail)
 }
@@ -129,7 +130,7 @@ func (q *Quota) Records(principal PrincipalFunc, fail FailFunc) gin.HandlerFunc 
 	return q.keyed(rule{
 		svc: account.Records, code: "hourly_request_limit_reached", window: HourWindow, resets: "hourly",
 		limit:  func(l account.Limits) int64 { return l.RecordsRequestsPerHour },
-		bucket: func(p projections.Principal) string { return KeyBucket(account.Records, p.KeyID) },
+		bucket: func(p identity.Principal) string { return KeyBucket(account.Records, p.KeyID) },
 		what:   "records requests per key per clock hour",
 	}, principal, fail)
 }

@@ -9,11 +9,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 	"github.com/arr-dev/arr/readapi/ratelimit"
 )
@@ -26,8 +27,8 @@ func fail(c *gin.Context, err error) {
 
 // principals stands in for the key middleware: the X-Test-Key header names
 // a principal of the table.
-func principals(ps map[string]projections.Principal) ratelimit.PrincipalFunc {
-	return func(c *gin.Context) (projections.Principal, bool) {
+func principals(ps map[string]identity.Principal) ratelimit.PrincipalFunc {
+	return func(c *gin.Context) (identity.Principal, bool) {
 		p, ok := ps[c.GetHeader("X-Test-Key")]
 		return p, ok
 	}
@@ -82,7 +83,7 @@ func TestMiddlewares(t *testing.T) {
 		code      string
 		mention   []string
 		sharedAcc bool // both keys of the account share the count
-		bucket    func(p projections.Principal) string
+		bucket    func(p identity.Principal) string
 		window    func(time.Time) ratelimit.Window
 		mw        func(*ratelimit.Quota, ratelimit.PrincipalFunc) gin.HandlerFunc
 	}{
@@ -91,7 +92,7 @@ func TestMiddlewares(t *testing.T) {
 			now: time.Date(2026, 11, 22, 22, 59, 30, 0, time.UTC), reset: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC),
 			code: "daily_request_limit_reached", sharedAcc: true,
 			mention: []string{"Free plan allows 100 gateway requests per account per UTC day", "2026-11-23T00:00:00Z", "in 3630 s", "upgrade the plan"},
-			bucket:  func(p projections.Principal) string { return ratelimit.AccountBucket(account.Gateway, p.AccountID) },
+			bucket:  func(p identity.Principal) string { return ratelimit.AccountBucket(account.Gateway, p.AccountID) },
 			window:  ratelimit.DayWindow,
 			mw: func(q *ratelimit.Quota, pf ratelimit.PrincipalFunc) gin.HandlerFunc {
 				return q.Gateway(pf, fail)
@@ -102,7 +103,7 @@ func TestMiddlewares(t *testing.T) {
 			now: time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC), reset: time.Date(2026, 11, 23, 0, 0, 0, 0, time.UTC),
 			code:    "daily_call_limit_reached",
 			mention: []string{"Pro plan allows 5000 answer calls per key per UTC day", "2026-11-23T00:00:00Z", "in 86400 s", "upgrade the plan"},
-			bucket:  func(p projections.Principal) string { return ratelimit.KeyBucket(account.Answer, p.KeyID) },
+			bucket:  func(p identity.Principal) string { return ratelimit.KeyBucket(account.Answer, p.KeyID) },
 			window:  ratelimit.DayWindow,
 			mw: func(q *ratelimit.Quota, pf ratelimit.PrincipalFunc) gin.HandlerFunc {
 				return q.Answer(pf, fail)
@@ -113,7 +114,7 @@ func TestMiddlewares(t *testing.T) {
 			now: time.Date(2026, 11, 22, 10, 15, 0, 250_000_000, time.UTC), reset: time.Date(2026, 11, 22, 11, 0, 0, 0, time.UTC),
 			code:    "hourly_request_limit_reached",
 			mention: []string{"Free plan allows 1000 records requests per key per clock hour", "2026-11-22T11:00:00Z", "in 2700 s", "upgrade the plan"},
-			bucket:  func(p projections.Principal) string { return ratelimit.KeyBucket(account.Records, p.KeyID) },
+			bucket:  func(p identity.Principal) string { return ratelimit.KeyBucket(account.Records, p.KeyID) },
 			window:  ratelimit.HourWindow,
 			mw: func(q *ratelimit.Quota, pf ratelimit.PrincipalFunc) gin.HandlerFunc {
 				return q.Records(pf, fail)
@@ -130,7 +131,7 @@ func TestMiddlewares(t *testing.T) {
 				if err != nil {
 					t.Fatal(err)
 				}
-				ps := map[string]projections.Principal{
+				ps := map[string]identity.Principal{
 					"a": {AccountID: acct, KeyID: keyA, Plan: tc.plan, Service: tc.svc},
 					"b": {AccountID: acct, KeyID: keyB, Plan: tc.plan, Service: tc.svc},
 				}
@@ -193,11 +194,11 @@ func TestPublicPerIP(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			key := projections.Principal{AccountID: uuid.New(), KeyID: uuid.New(), Plan: account.Free, Service: account.Records}
+			key := identity.Principal{AccountID: uuid.New(), KeyID: uuid.New(), Plan: account.Free, Service: account.Records}
 			e := gin.New()
 			ok := func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{}) }
 			e.GET("/public", q.PublicPerIP(fail), ok)
-			e.GET("/keyed", q.Records(principals(map[string]projections.Principal{"k": key}), fail), ok)
+			e.GET("/keyed", q.Records(principals(map[string]identity.Principal{"k": key}), fail), ok)
 			const ip = "203.0.113.9:5555"
 			for i := int64(0); i < 3; i++ {
 				if r := do(t, e, "/public", "", ip); r.status != http.StatusOK || headerInt(t, r, "X-RateLimit-Remaining") != 2-i || headerInt(t, r, "X-RateLimit-Limit") != 3 {
@@ -237,7 +238,7 @@ func TestCounterDown(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	ps := map[string]projections.Principal{"k": {AccountID: uuid.New(), KeyID: uuid.New(), Plan: account.Free, Service: account.Gateway}}
+	ps := map[string]identity.Principal{"k": {AccountID: uuid.New(), KeyID: uuid.New(), Plan: account.Free, Service: account.Gateway}}
 	e := gin.New()
 	e.GET("/x", q.Gateway(principals(ps), fail), func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{}) })
 	if r := do(t, e, "/x", "k", ""); r.status != http.StatusOK {

@@ -8,12 +8,13 @@ import (
 	"testing"
 	"time"
 
+	"github.com/arr-dev/arr/projections/identity"
+
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/ratelimit"
 )
 
@@ -110,9 +111,9 @@ func TestRefusedRequestsAreGivenBack(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			p := projections.Principal{AccountID: uuid.New(), KeyID: uuid.New(), Plan: account.Free, Service: account.Answer}
+			p := identity.Principal{AccountID: uuid.New(), KeyID: uuid.New(), Plan: account.Free, Service: account.Answer}
 			e := gin.New()
-			keyed := e.Group("/k", q.Answer(principals(map[string]projections.Principal{"k": p}), fail))
+			keyed := e.Group("/k", q.Answer(principals(map[string]identity.Principal{"k": p}), fail))
 			public := e.Group("/p", q.PublicPerIP(fail))
 			for _, g := range []*gin.RouterGroup{keyed, public} {
 				g.GET("/ok", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"ok": true}) })

@@ -7,11 +7,12 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/arr-dev/arr/projections/lists"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -32,7 +33,7 @@ func (s *server) mountAccountLists(r gin.IRouter) error {
 	if now == nil {
 		now = time.Now
 	}
-	g := r.Group("/account", httpx.Session(s.d.Identities, now))
+	g := r.Group("/account", httpx.Session(s.d.App.Queries.Identities, now))
 	g.GET("/lists", handle(func(c *gin.Context) error {
 		if _, ok := httpx.SessionOf(c); !ok {
 			c.Redirect(http.StatusSeeOther, "/account")
@@ -48,7 +49,7 @@ func (s *server) mountAccountLists(r gin.IRouter) error {
 
 type listsView struct {
 	Email, CSRF, Notice, Error string
-	Lists                      []projections.ListInfo
+	Lists                      []lists.ListInfo
 	CanImport                  bool
 	MaxRows                    int
 }
@@ -59,7 +60,7 @@ func (s *server) listsPage(c *gin.Context, t *template.Template, status int, not
 	if err != nil {
 		return err
 	}
-	acct, err := s.d.Identities.Account(c.Request.Context(), p.AccountID)
+	acct, err := s.d.App.Queries.Identities.Account(c.Request.Context(), p.AccountID)
 	if err != nil {
 		return err
 	}
@@ -68,13 +69,13 @@ func (s *server) listsPage(c *gin.Context, t *template.Template, status int, not
 	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
 	c.Status(status)
 	_ = t.Execute(c.Writer, listsView{Email: acct.Email, CSRF: httpx.CSRFToken(c), Notice: notice, Error: errMsg, Lists: ls,
-		CanImport: s.o.Commands.ImportList != nil, MaxRows: commands.MaxListRows})
+		CanImport: s.d.App.Commands.ImportList != nil, MaxRows: commands.MaxListRows})
 	return nil
 }
 
 func (s *server) importList(c *gin.Context, t *template.Template) error {
 	p, _ := httpx.SessionOf(c)
-	if s.o.Commands.ImportList == nil {
+	if s.d.App.Commands.ImportList == nil {
 		return &domain.Error{Kind: domain.ErrUnavailable, Code: "import_unavailable", Message: "list import is not configured on this server"}
 	}
 	fh, err := c.FormFile("file")
@@ -97,7 +98,7 @@ func (s *server) importList(c *gin.Context, t *template.Template) error {
 	if name == "" {
 		name = fh.Filename
 	}
-	res, err := s.o.Commands.ImportList.Handle(c.Request.Context(), commands.ImportList{AccountID: p.AccountID, Name: name, List: l,
+	res, err := s.d.App.Commands.ImportList.Handle(c.Request.Context(), commands.ImportList{AccountID: p.AccountID, Name: name, List: l,
 		Metadata: commands.Metadata{Actor: "session:" + p.SessionID.String(), RequestID: c.GetString("request_id")}})
 	if errors.Is(err, domain.ErrInvalid) {
 		return s.listsPage(c, t, http.StatusBadRequest, "", httpx.ProblemOf(err).Message)
@@ -106,7 +107,7 @@ func (s *server) importList(c *gin.Context, t *template.Template) error {
 		return err
 	}
 	if s.d.WaitFor != nil {
-		if err := s.d.WaitFor(c.Request.Context(), projections.ListsName, res.Position); err != nil {
+		if err := s.d.WaitFor(c.Request.Context(), lists.Name, res.Position); err != nil {
 			return err
 		}
 	}
@@ -116,16 +117,16 @@ func (s *server) importList(c *gin.Context, t *template.Template) error {
 
 func (s *server) eraseContact(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
-	if s.o.Commands.EraseContactData == nil {
+	if s.d.App.Commands.EraseContactData == nil {
 		return &domain.Error{Kind: domain.ErrUnavailable, Code: "erase_unavailable", Message: "erasure is not configured on this server"}
 	}
-	pos, err := s.o.Commands.EraseContactData.Handle(c.Request.Context(), commands.EraseContactData{AccountID: p.AccountID,
+	pos, err := s.d.App.Commands.EraseContactData.Handle(c.Request.Context(), commands.EraseContactData{AccountID: p.AccountID,
 		Metadata: commands.Metadata{Actor: "session:" + p.SessionID.String()}})
 	if err != nil {
 		return err
 	}
 	if s.d.WaitFor != nil {
-		if err := s.d.WaitFor(c.Request.Context(), projections.ListsName, pos); err != nil {
+		if err := s.d.WaitFor(c.Request.Context(), lists.Name, pos); err != nil {
 			return err
 		}
 	}

@@ -7,12 +7,13 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arr-dev/arr/projections/parcels"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/domain/text"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 	"github.com/arr-dev/arr/readapi/records/cursor"
 )
@@ -24,7 +25,7 @@ import (
 // reaches a query can make PostgreSQL fail).
 func FuzzParams(f *testing.F) {
 	good := cursor.Encode(cursor.Query{BBox: records.BBox{West: -76.66, South: 39.30, East: -76.64, North: 39.32}, Layers: []string{"vacant"}},
-		projections.ParcelKey{County: "24510", APN: "0001"})
+		parcels.ParcelKey{County: "24510", APN: "0001"})
 	for _, s := range [][2]string{
 		{"bbox=-76.66,39.30,-76.64,39.32&layers=vacant&cursor=" + good, "lead"},
 		{"bbox=-76.66,39.30,-76.64,39.32&layers=vacant&limit=10", "123"},

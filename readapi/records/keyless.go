@@ -4,10 +4,11 @@ import (
 	"net/http"
 	"strings"
 
+	"github.com/arr-dev/arr/projections/parcels"
+
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain/records"
-	"github.com/arr-dev/arr/projections"
 )
 
 // index is GET /api/v1: the key-less API's resources.
@@ -138,12 +139,12 @@ func (s *server) recordsOf(c *gin.Context, layer string) error {
 	if err != nil {
 		return err
 	}
-	rs, total, err := s.parcels.Records(c.Request.Context(), projections.RecordFilter{Layer: layer, CountyPrefix: prefix, Limit: limit, Offset: offset})
+	rs, total, err := s.parcels.Records(c.Request.Context(), parcels.RecordFilter{Layer: layer, CountyPrefix: prefix, Limit: limit, Offset: offset})
 	if err != nil {
 		return err
 	}
 	if rs == nil {
-		rs = []projections.Record{}
+		rs = []parcels.Record{}
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": rs, "total": total, "limit": limit, "offset": offset})
 	return nil
@@ -180,7 +181,7 @@ func (s *server) lenders(c *gin.Context) error {
 		return err
 	}
 	if ls == nil {
-		ls = []projections.Lender{}
+		ls = []parcels.Lender{}
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": ls, "total": total, "limit": limit, "offset": offset})
 	return nil

@@ -1,17 +1,20 @@
 package records
 
 import (
+	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
 
+	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/projections/lists"
+	"github.com/arr-dev/arr/projections/parcels"
+
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
-	"github.com/arr-dev/arr/adapters/datakeys"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -23,7 +26,7 @@ func (s *server) listLists(c *gin.Context) error {
 		return err
 	}
 	if ls == nil {
-		ls = []projections.ListInfo{}
+		ls = []lists.ListInfo{}
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": ls})
 	return nil
@@ -41,7 +44,7 @@ func (s *server) listRows(c *gin.Context) error {
 	p, _ := httpx.PrincipalOf(c)
 	id, err := uuid.Parse(c.Param("list_id"))
 	if err != nil {
-		return projections.ErrNoList(c.Param("list_id"))
+		return lists.ErrNoList(c.Param("list_id"))
 	}
 	limit, offset, err := page(c)
 	if err != nil {
@@ -67,14 +70,14 @@ func (s *server) listRows(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	var opener *datakeys.Opener
+	var opener ContactOpener
 	keyGone := false
 	if withContact {
-		if s.o.Keyring == nil {
+		if s.o.ContactKeys == nil {
 			return &domain.Error{Kind: domain.ErrUnavailable, Code: "contact_unavailable", Message: "this server has no data-key ring"}
 		}
-		opener, err = s.o.Keyring.Opener(ctx, p.AccountID)
-		if errors.Is(err, datakeys.ErrShredded) {
+		opener, err = s.o.ContactKeys.Opener(ctx, p.AccountID)
+		if errors.Is(err, records.ErrDataKeyDestroyed) {
 			keyGone, err = true, nil
 		}
 		if err != nil {
@@ -94,7 +97,7 @@ func (s *server) listRows(c *gin.Context) error {
 				if err != nil {
 					return err
 				}
-				var named []projections.LayerSignal
+				var named []parcels.LayerSignal
 				for _, l := range parcel.Layers {
 					if l.Named {
 						named = append(named, l)
@@ -115,7 +118,7 @@ func (s *server) listRows(c *gin.Context) error {
 // openContact returns a row's contact columns and their status: "ok",
 // "none" (the upload had none), "erased" (the account's data key was
 // destroyed) or "unreadable".
-func (s *server) openContact(r projections.ListRow, o *datakeys.Opener, keyGone bool) (*contactOut, string) {
+func (s *server) openContact(r lists.ListRow, o ContactOpener, keyGone bool) (*contactOut, string) {
 	switch {
 	case r.ContactErased || (keyGone && len(r.Contact) > 0):
 		return nil, "erased"
@@ -140,4 +143,16 @@ func (s *server) openContact(r projections.ListRow, o *datakeys.Opener, keyGone 
 		out.Email = &ct.Email
 	}
 	return out, "ok"
+}
+
+// ContactKeys opens an account's sealed contact columns
+// (adapters/datakeys.Keyring). Opener fails with
+// records.ErrDataKeyDestroyed once the account's data key is gone.
+type ContactKeys interface {
+	Opener(ctx context.Context, account uuid.UUID) (ContactOpener, error)
+}
+
+// ContactOpener opens what one account's data key sealed.
+type ContactOpener interface {
+	Open(sealed []byte) ([]byte, error)
 }

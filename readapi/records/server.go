@@ -9,12 +9,10 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arr-dev/arr/adapters/datakeys"
-	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/records"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/accountweb"
+	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -32,12 +30,10 @@ func OpenAPI() ([]byte, error) {
 
 // Options are what the records service needs beyond the shared Deps.
 type Options struct {
-	// Keyring opens the contact columns of imported lists; nil answers
-	// include_contact=1 with 503.
-	Keyring *datakeys.Keyring
-	// Commands import lists from the account page; a nil ImportList turns
-	// the upload off (503).
-	Commands commands.Records
+	// ContactKeys opens the contact columns of imported lists; nil answers
+	// include_contact=1 with 503. The list upload is the ImportList
+	// command of the Deps' application; nil turns it off (503).
+	ContactKeys ContactKeys
 	// Gazetteer names the states and counties (adapters/demodata loads the
 	// shipped one); required.
 	Gazetteer *records.Gazetteer
@@ -53,8 +49,8 @@ func New(d httpx.Deps, gazetteer *records.Gazetteer) (http.Handler, error) {
 type server struct {
 	d       httpx.Deps
 	o       Options
-	parcels *projections.ParcelQueries
-	lists   *projections.ListQueries
+	parcels app.Parcels
+	lists   app.Lists
 	gaz     *records.Gazetteer
 }
 
@@ -68,7 +64,7 @@ func NewServer(d httpx.Deps, o Options) (http.Handler, error) {
 	if gaz == nil {
 		return nil, errors.New("records: no gazetteer")
 	}
-	s := &server{d: d, o: o, parcels: projections.NewParcelQueries(d.Pool), lists: projections.NewListQueries(d.Pool), gaz: gaz}
+	s := &server{d: d, o: o, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz}
 	// Key-less requests are counted per client IP, apart from every key's quota.
 	perIP := d.Quota.PublicPerIP(fail)
 	e, err := httpx.NewEngine(httpx.Base{
@@ -79,7 +75,7 @@ func NewServer(d httpx.Deps, o Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	keyed := e.Group("/api/v1", httpx.KeyAuth(d.Identities, account.Records, true, fail),
+	keyed := e.Group("/api/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Records, true, fail),
 		d.Quota.Records(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	keyed.GET("/key", httpx.CurrentKey)
 	keyed.GET("/lists", handle(s.listLists))

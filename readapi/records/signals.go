@@ -5,13 +5,14 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arr-dev/arr/projections/parcels"
+
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/domain/text"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -36,7 +37,7 @@ func (s *server) scoreParams(c *gin.Context) (records.WeightTable, time.Time, er
 }
 
 // score computes the motivation score from the layers naming a parcel.
-func score(named []projections.LayerSignal, asOf time.Time, t records.WeightTable) records.Score {
+func score(named []parcels.LayerSignal, asOf time.Time, t records.WeightTable) records.Score {
 	var in []records.ScoreInput
 	for _, l := range named {
 		d := l.SourceDate
@@ -67,7 +68,7 @@ func (s *server) signals(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	var key projections.ParcelKey
+	var key parcels.ParcelKey
 	var lead *uuid.UUID
 	if u, perr := uuid.Parse(id); perr == nil {
 		row, err := s.lists.Lead(ctx, p.AccountID, u)
@@ -99,7 +100,7 @@ func (s *server) signals(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	named, former := []projections.LayerSignal{}, []projections.LayerSignal{}
+	named, former := []parcels.LayerSignal{}, []parcels.LayerSignal{}
 	for _, l := range parcel.Layers {
 		if l.Named {
 			named = append(named, l)

@@ -9,10 +9,11 @@ import (
 	"slices"
 	"unicode/utf8"
 
+	"github.com/arr-dev/arr/projections/parcels"
+
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/domain/text"
-	"github.com/arr-dev/arr/projections"
 )
 
 // Layout of a cursor before base64url (no padding): a version byte, the
@@ -56,7 +57,7 @@ func (q Query) fingerprint() []byte {
 }
 
 // Encode returns the cursor that continues q after the parcel k.
-func Encode(q Query, k projections.ParcelKey) string {
+func Encode(q Query, k parcels.ParcelKey) string {
 	b := make([]byte, 0, headerBytes+len(k.APN))
 	b = append(b, version)
 	b = append(b, q.fingerprint()...)
@@ -70,7 +71,7 @@ func Encode(q Query, k projections.ParcelKey) string {
 // (the first page). Any string Encode did not make for q, including a
 // cursor of another bbox or layer filter, is a domain validation error
 // with code invalid_cursor on field cursor. Safe for concurrent use.
-func Decode(q Query, s string) (*projections.ParcelKey, error) {
+func Decode(q Query, s string) (*parcels.ParcelKey, error) {
 	if s == "" {
 		return nil, nil
 	}
@@ -98,7 +99,7 @@ func Decode(q Query, s string) (*projections.ParcelKey, error) {
 	if !text.Valid(apn) || utf8.RuneCountInString(apn) > records.MaxRowTextChars {
 		return nil, invalid("its parcel number is not valid text")
 	}
-	return &projections.ParcelKey{County: county, APN: apn}, nil
+	return &parcels.ParcelKey{County: county, APN: apn}, nil
 }
 
 func invalid(why string) error {

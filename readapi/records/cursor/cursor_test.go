@@ -6,30 +6,31 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arr-dev/arr/projections/parcels"
+
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
-	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/records/cursor"
 )
 
 func TestDecode(t *testing.T) {
 	baltimore := records.BBox{West: -76.72, South: 39.19, East: -76.52, North: 39.38}
 	q := cursor.Query{BBox: baltimore, Layers: []string{"vacant", "tax_sale"}}
-	key := projections.ParcelKey{County: "24510", APN: "0001 006"}
+	key := parcels.ParcelKey{County: "24510", APN: "0001 006"}
 	valid := cursor.Encode(q, key)
 	raw := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 	tests := []struct {
 		name   string
 		q      cursor.Query
 		cursor string
-		want   *projections.ParcelKey // nil and not bad: the first page
+		want   *parcels.ParcelKey // nil and not bad: the first page
 		bad    bool
 	}{
 		{name: "no cursor is the first page", q: q, cursor: ""},
 		{name: "round trip", q: q, cursor: valid, want: &key},
 		{name: "layers in another order are the same search", q: cursor.Query{BBox: baltimore, Layers: []string{"tax_sale", "vacant"}}, cursor: valid, want: &key},
-		{name: "non-ASCII APN round trip", q: q, cursor: cursor.Encode(q, projections.ParcelKey{County: "12086", APN: "01-3114-040-0010 ñ"}),
-			want: &projections.ParcelKey{County: "12086", APN: "01-3114-040-0010 ñ"}},
+		{name: "non-ASCII APN round trip", q: q, cursor: cursor.Encode(q, parcels.ParcelKey{County: "12086", APN: "01-3114-040-0010 ñ"}),
+			want: &parcels.ParcelKey{County: "12086", APN: "01-3114-040-0010 ñ"}},
 		{name: "AAAA (three zero bytes)", q: q, cursor: "AAAA", bad: true},
 		{name: "not base64url", q: q, cursor: "!!!!", bad: true},
 		{name: "padded base64", q: q, cursor: valid + "=", bad: true},
@@ -47,9 +48,9 @@ func TestDecode(t *testing.T) {
 			b[0] = 2
 			return raw(b)
 		}(), bad: true},
-		{name: "NUL in the APN", q: q, cursor: cursor.Encode(q, projections.ParcelKey{County: "24510", APN: "0001\x00006"}), bad: true},
-		{name: "invalid UTF-8 in the APN", q: q, cursor: cursor.Encode(q, projections.ParcelKey{County: "24510", APN: "\xff\xfe"}), bad: true},
-		{name: "county not digits", q: q, cursor: cursor.Encode(q, projections.ParcelKey{County: "MD510", APN: "1"}), bad: true},
+		{name: "NUL in the APN", q: q, cursor: cursor.Encode(q, parcels.ParcelKey{County: "24510", APN: "0001\x00006"}), bad: true},
+		{name: "invalid UTF-8 in the APN", q: q, cursor: cursor.Encode(q, parcels.ParcelKey{County: "24510", APN: "\xff\xfe"}), bad: true},
+		{name: "county not digits", q: q, cursor: cursor.Encode(q, parcels.ParcelKey{County: "MD510", APN: "1"}), bad: true},
 		{name: "longer than any cursor", q: q, cursor: strings.Repeat("A", cursor.MaxLen+1), bad: true},
 	}
 	for _, tc := range tests {

@@ -30,6 +30,7 @@ import (
 	"github.com/arr-dev/arr/migrations"
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/projections/builtin"
 )
 
 func main() {
@@ -106,7 +107,7 @@ func run(ctx context.Context, admin string, n, runs, batch int, jsonOut string) 
 	fmt.Printf("loaded %d events (%d accounts) with AppendBulk in %s: %.0f events/s (includes generating and encoding them)\n",
 		head, accounts, load.Round(time.Millisecond), float64(head)/load.Seconds())
 
-	r, err := projections.NewRunner(pool, st, projections.Config{BatchSize: batch, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))}, projections.All()...)
+	r, err := projections.NewRunner(pool, st, projections.Config{BatchSize: batch, Logger: slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))}, builtin.All()...)
 	if err != nil {
 		return err
 	}

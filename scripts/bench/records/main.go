@@ -29,6 +29,8 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/arr-dev/arr/projections/parcels"
+
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -39,6 +41,7 @@ import (
 	"github.com/arr-dev/arr/migrations"
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/httpx"
 	"github.com/arr-dev/arr/readapi/ratelimit"
 	"github.com/arr-dev/arr/readapi/records"
@@ -156,7 +159,7 @@ func run(n, conc, poolSize int, dur time.Duration, boxDeg float64, admin, jsonOu
 	if err != nil {
 		return err
 	}
-	runner, err := projections.NewRunner(pool, store, projections.Config{}, projections.Parcels{})
+	runner, err := projections.NewRunner(pool, store, projections.Config{}, parcels.Projection{})
 	if err != nil {
 		return err
 	}
@@ -195,7 +198,7 @@ func run(n, conc, poolSize int, dur time.Duration, boxDeg float64, admin, jsonOu
 	applyStart := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
 	defer cancel()
-	if err := runner.WaitFor(wctx, projections.ParcelsName, lr.Position); err != nil {
+	if err := runner.WaitFor(wctx, parcels.Name, lr.Position); err != nil {
 		return err
 	}
 	res.ApplySeconds = time.Since(applyStart).Seconds()
@@ -233,7 +236,11 @@ func run(n, conc, poolSize int, dur time.Duration, boxDeg float64, admin, jsonOu
 	if err != nil {
 		return err
 	}
-	handler, err := records.New(httpx.Deps{Pool: pool, Identities: projections.NewIdentities(pool), Quota: quota, Version: "bench"}, gaz)
+	application, err := app.New(pool, commands.Commands{})
+	if err != nil {
+		return err
+	}
+	handler, err := records.New(httpx.Deps{App: application, Quota: quota, Version: "bench"}, gaz)
 	if err != nil {
 		return err
 	}

@@ -1,0 +1,161 @@
+package answercache
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"time"
+
+	"encoding/json"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/projections"
+)
+
+// Projection is the answer service's cache: per cache key (normalized
+// question, tier and mode) the latest AnswerSynthesized, served while
+// expires_at (synthesized_at plus the event's validity) lies ahead.
+type Projection struct{}
+
+// Name is the projection's name and checkpoint key.
+const Name = "answer_cache"
+
+// Name implements Projection.
+func (Projection) Name() string { return Name }
+
+// DDL implements Projection.
+func (Projection) DDL() string {
+	return `
+CREATE TABLE answers (
+    cache_key      text        PRIMARY KEY,
+    answer_id      uuid        NOT NULL,
+    question       text        NOT NULL,
+    normalized     text        NOT NULL,
+    tier           text        NOT NULL,
+    mode           text        NOT NULL,
+    answer         text        NOT NULL,
+    sources        json        NOT NULL,
+    synthesis      text        NOT NULL,
+    model          text        NOT NULL,
+    sub_questions  json        NOT NULL,
+    backend        text        NOT NULL,
+    costs          json        NOT NULL,
+    synthesized_at timestamptz NOT NULL,
+    expires_at     timestamptz NOT NULL,
+    position       bigint      NOT NULL
+);
+`
+}
+
+// EventTypes implements EventFilter.
+func (Projection) EventTypes() []string {
+	return []string{
+		answer.AnswerSynthesized{}.EventType(),
+	}
+}
+
+// Apply implements Projection: the last synthesis of a key in the batch
+// replaces what the table holds.
+func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
+	last := map[string]int{}
+	var decoded []answer.AnswerSynthesized
+	var pos []int64
+	for _, e := range events {
+		p, ok := e.Payload.(*answer.AnswerSynthesized)
+		if !ok {
+			continue
+		}
+		v := *p
+		if i, ok := last[v.CacheKey]; ok {
+			decoded[i], pos[i] = v, int64(e.Position)
+			continue
+		}
+		last[v.CacheKey] = len(decoded)
+		decoded = append(decoded, v)
+		pos = append(pos, int64(e.Position))
+	}
+	if len(decoded) == 0 {
+		return nil
+	}
+	b := &pgx.Batch{}
+	for i, v := range decoded {
+		sources, _ := json.Marshal(v.Sources)
+		subs, _ := json.Marshal(v.SubQuestions)
+		costs, _ := json.Marshal(v.Costs)
+		if v.Sources == nil {
+			sources = []byte("[]")
+		}
+		if v.SubQuestions == nil {
+			subs = []byte("[]")
+		}
+		b.Queue(`INSERT INTO answers AS a (cache_key, answer_id, question, normalized, tier, mode, answer, sources, synthesis, model, sub_questions, backend, costs, synthesized_at, expires_at, position)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+			ON CONFLICT (cache_key) DO UPDATE SET answer_id = excluded.answer_id, question = excluded.question, normalized = excluded.normalized,
+			  tier = excluded.tier, mode = excluded.mode, answer = excluded.answer, sources = excluded.sources, synthesis = excluded.synthesis,
+			  model = excluded.model, sub_questions = excluded.sub_questions, backend = excluded.backend, costs = excluded.costs,
+			  synthesized_at = excluded.synthesized_at, expires_at = excluded.expires_at, position = excluded.position`,
+			v.CacheKey, v.AnswerID, v.Question, v.Normalized, string(v.Tier), string(v.Mode), v.Answer, string(sources), string(v.Synthesis),
+			v.Model, string(subs), v.Backend, string(costs), v.SynthesizedAt.UTC(), v.ExpiresAt().UTC(), pos[i])
+	}
+	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+		return fmt.Errorf("upserting cached answers: %w", err)
+	}
+	return nil
+}
+
+// CachedAnswer is one cache entry.
+type CachedAnswer struct {
+	CacheKey      string
+	AnswerID      uuid.UUID
+	Question      string
+	Tier          answer.Tier
+	Mode          answer.Mode
+	Answer        string
+	Sources       []answer.Source
+	Synthesis     answer.Synthesis
+	Model         string
+	SubQuestions  []string
+	SynthesizedAt time.Time
+	ExpiresAt     time.Time
+	Position      int64
+}
+
+// Queries reads the answer cache. Safe for concurrent use.
+type Queries struct{ pool *pgxpool.Pool }
+
+// NewQueries returns the queries over the answer cache.
+func NewQueries(pool *pgxpool.Pool) *Queries {
+	return &Queries{pool: pool}
+}
+
+// ErrNoCachedAnswer: the cache holds nothing valid for the key.
+var ErrNoCachedAnswer = errors.New("no cached answer")
+
+// Lookup returns the entry of key if it is still valid at now.
+func (q *Queries) Lookup(ctx context.Context, key string, now time.Time) (CachedAnswer, error) {
+	var a CachedAnswer
+	var sources, subs []byte
+	var tier, mode, synthesis string
+	err := q.pool.QueryRow(ctx, `SELECT cache_key, answer_id, question, tier, mode, answer, sources::text, synthesis, model, sub_questions::text, synthesized_at, expires_at, position
+		FROM rm_answer_cache.answers WHERE cache_key = $1 AND expires_at > $2`, key, now.UTC()).
+		Scan(&a.CacheKey, &a.AnswerID, &a.Question, &tier, &mode, &a.Answer, &sources, &synthesis, &a.Model, &subs, &a.SynthesizedAt, &a.ExpiresAt, &a.Position)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return CachedAnswer{}, ErrNoCachedAnswer
+	}
+	if err != nil {
+		return CachedAnswer{}, fmt.Errorf("reading the answer cache: %w", err)
+	}
+	a.Tier, a.Mode, a.Synthesis = answer.Tier(tier), answer.Mode(mode), answer.Synthesis(synthesis)
+	if err := json.Unmarshal(sources, &a.Sources); err != nil {
+		return CachedAnswer{}, fmt.Errorf("decoding cached sources: %w", err)
+	}
+	if err := json.Unmarshal(subs, &a.SubQuestions); err != nil {
+		return CachedAnswer{}, fmt.Errorf("decoding cached sub-questions: %w", err)
+	}
+	a.SynthesizedAt, a.ExpiresAt = a.SynthesizedAt.UTC(), a.ExpiresAt.UTC()
+	return a, nil
+}

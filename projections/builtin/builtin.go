@@ -1,0 +1,24 @@
+package builtin
+
+import (
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/projections/answercache"
+	"github.com/arr-dev/arr/projections/answerdocs"
+	"github.com/arr-dev/arr/projections/answerusage"
+	"github.com/arr-dev/arr/projections/audit"
+	"github.com/arr-dev/arr/projections/gatewayusage"
+	"github.com/arr-dev/arr/projections/identity"
+	"github.com/arr-dev/arr/projections/lists"
+	"github.com/arr-dev/arr/projections/logstats"
+	"github.com/arr-dev/arr/projections/parcels"
+	"github.com/arr-dev/arr/projections/tierquality"
+	"github.com/arr-dev/arr/projections/usage"
+)
+
+// All returns every projection arr ships, in the order they are set up.
+func All() []projections.Projection {
+	return []projections.Projection{
+		identity.Projection{}, logstats.Projection{}, usage.Projection{}, answercache.Projection{}, answerusage.Projection{},
+		parcels.Projection{}, lists.Projection{}, audit.Projection{}, gatewayusage.Projection{}, tierquality.Projection{}, answerdocs.Projection{},
+	}
+}

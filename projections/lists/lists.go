@@ -1,0 +1,134 @@
+package lists
+
+import (
+	"context"
+	"fmt"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/projections"
+)
+
+// Projection is the read model of the lists accounts imported into the records
+// service. Contact columns stay sealed with the account's data key (the
+// read model never holds them in clear); when an account's contact data is
+// erased, its sealed columns are dropped here too.
+type Projection struct{}
+
+// Name is the lists projection's name and checkpoint key.
+const Name = "lists"
+
+// Name implements Projection.
+func (Projection) Name() string { return Name }
+
+// DDL implements Projection.
+func (Projection) DDL() string {
+	return `
+CREATE TABLE lists (
+    list_id     uuid        PRIMARY KEY,
+    account_id  uuid        NOT NULL,
+    name        text        NOT NULL,
+    rows        integer     NOT NULL,
+    columns     text[]      NOT NULL,
+    imported_at timestamptz NOT NULL,
+    position    bigint      NOT NULL
+);
+CREATE TABLE list_rows (
+    list_id      uuid    NOT NULL,
+    row_no       integer NOT NULL,
+    lead_id      uuid    NOT NULL,
+    account_id   uuid    NOT NULL,
+    apn          text    COLLATE "C" NOT NULL,
+    apn_norm     text    COLLATE "C" NOT NULL,
+    county       text    COLLATE "C" NOT NULL,
+    address      text    NOT NULL,
+    norm_address text    COLLATE "C" NOT NULL,
+    contact      bytea,
+    contact_erased boolean NOT NULL DEFAULT false,
+    position     bigint  NOT NULL,
+    PRIMARY KEY (list_id, row_no)
+);
+CREATE TABLE erasures (
+    account_id uuid        PRIMARY KEY,
+    erased_at  timestamptz NOT NULL,
+    position   bigint      NOT NULL
+);
+`
+}
+
+// DeferredDDL implements IndexDeferrer.
+func (Projection) DeferredDDL() string {
+	return `
+CREATE INDEX lists_account ON lists (account_id, imported_at DESC);
+CREATE UNIQUE INDEX list_rows_lead ON list_rows (lead_id);
+CREATE INDEX list_rows_account ON list_rows (account_id);
+`
+}
+
+// EventTypes implements EventFilter.
+func (Projection) EventTypes() []string {
+	return []string{
+		records.ListImported{}.EventType(),
+		records.ListRowsImported{}.EventType(),
+		records.ContactDataErased{}.EventType(),
+	}
+}
+
+// Apply implements Projection.
+func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
+	type row struct {
+		list, account uuid.UUID
+		records.ListRow
+		pos int64
+	}
+	var rows []row
+	flush := func() error {
+		if len(rows) == 0 {
+			return nil
+		}
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"list_rows"},
+			[]string{"list_id", "row_no", "lead_id", "account_id", "apn", "apn_norm", "county", "address", "norm_address", "contact", "position"},
+			pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
+				r := rows[i]
+				return []any{r.list, int32(r.Row), r.LeadID, r.account, r.APN, records.NormalizeAPN(r.APN), r.County, r.Address,
+					records.NormalizeAddress(r.Address), r.Contact, r.pos}, nil
+			}))
+		rows = rows[:0]
+		if err != nil {
+			return fmt.Errorf("inserting list rows: %w", err)
+		}
+		return nil
+	}
+	for _, e := range events {
+		switch p := e.Payload.(type) {
+		case *records.ListImported:
+			v := *p
+			if _, err := tx.Exec(ctx, `INSERT INTO lists (list_id, account_id, name, rows, columns, imported_at, position) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+				v.ListID, v.AccountID, v.Name, v.Rows, v.Columns, v.ImportedAt, int64(e.Position)); err != nil {
+				return fmt.Errorf("event %d: %w", e.Position, err)
+			}
+		case *records.ListRowsImported:
+			v := *p
+			for _, r := range v.Rows {
+				rows = append(rows, row{list: v.ListID, account: v.AccountID, ListRow: r, pos: int64(e.Position)})
+			}
+		case *records.ContactDataErased:
+			v := *p
+			if err := flush(); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `UPDATE list_rows SET contact = NULL, contact_erased = true, position = $2
+				WHERE account_id = $1 AND (contact IS NOT NULL OR NOT contact_erased)`, v.AccountID, int64(e.Position)); err != nil {
+				return fmt.Errorf("event %d: %w", e.Position, err)
+			}
+			if _, err := tx.Exec(ctx, `INSERT INTO erasures (account_id, erased_at, position) VALUES ($1, $2, $3)
+				ON CONFLICT (account_id) DO UPDATE SET erased_at = excluded.erased_at, position = excluded.position`,
+				v.AccountID, v.ErasedAt, int64(e.Position)); err != nil {
+				return fmt.Errorf("event %d: %w", e.Position, err)
+			}
+		}
+	}
+	return flush()
+}

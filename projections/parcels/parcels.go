@@ -1,0 +1,422 @@
+package parcels
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"encoding/json"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/eventstore"
+	"github.com/arr-dev/arr/projections"
+)
+
+// Projection is the read model of the records service's public data: layer
+// loads, parcels (PostGIS points) and, per parcel and layer, the freshness
+// of the layer's signal. A load's rows are staged as they arrive and
+// applied only when the load completes, so a failed or unfinished load
+// leaves the parcels as they were.
+type Projection struct{}
+
+// Name is the parcels projection's name and checkpoint key.
+const Name = "parcels"
+
+// Name implements Projection.
+func (Projection) Name() string { return Name }
+
+// DDL implements Projection.
+func (Projection) DDL() string {
+	return `
+CREATE TABLE loads (
+    load_id          uuid        PRIMARY KEY,
+    layer            text        COLLATE "C" NOT NULL,
+    counties         text[]      NOT NULL,
+    source_url       text        NOT NULL,
+    source_date      date        NOT NULL,
+    file             text        NOT NULL,
+    crawled_at       timestamptz NOT NULL,
+    started_at       timestamptz NOT NULL,
+    finished_at      timestamptz,
+    status           text        NOT NULL,
+    reason           text,
+    rows_read        integer,
+    rows_loaded      integer,
+    rows_skipped     integer,
+    rows_rejected    integer,
+    rows_without_geometry integer,
+    parcels          integer,
+    rejects          jsonb,
+    position         bigint      NOT NULL
+);
+CREATE TABLE staged (
+    load_id      uuid    NOT NULL,
+    line         integer NOT NULL,
+    county       text    COLLATE "C" NOT NULL,
+    apn          text    COLLATE "C" NOT NULL,
+    apn_norm     text    COLLATE "C" NOT NULL,
+    address      text    NOT NULL,
+    norm_address text    COLLATE "C" NOT NULL,
+    lon          double precision,
+    lat          double precision,
+    source_url   text,
+    record_date  date,
+    amount_micros bigint,
+    lender       text,
+    detail       jsonb
+);
+CREATE INDEX staged_load ON staged (load_id);
+CREATE TABLE parcel_layers (
+    county        text        COLLATE "C" NOT NULL,
+    apn           text        COLLATE "C" NOT NULL,
+    layer         text        COLLATE "C" NOT NULL,
+    named         boolean     NOT NULL,
+    first_seen    timestamptz NOT NULL,
+    last_seen     timestamptz NOT NULL,
+    last_crawl    timestamptz NOT NULL,
+    source_date   date        NOT NULL,
+    source_url    text        NOT NULL,
+    record_date   date,
+    amount_micros bigint,
+    record_count  integer     NOT NULL,
+    lender        text,
+    address       text        NOT NULL,
+    detail        jsonb,
+    load_id       uuid        NOT NULL,
+    position      bigint      NOT NULL,
+    PRIMARY KEY (county, apn, layer)
+);
+CREATE TABLE parcels (
+    county       text        COLLATE "C" NOT NULL,
+    apn          text        COLLATE "C" NOT NULL,
+    apn_norm     text        COLLATE "C" NOT NULL,
+    address      text        NOT NULL,
+    norm_address text        COLLATE "C" NOT NULL,
+    geom         geometry(Point, 4326),
+    source_url   text        NOT NULL,
+    layers       text[]      NOT NULL DEFAULT '{}',
+    signals      jsonb       NOT NULL DEFAULT '[]',
+    position     bigint      NOT NULL,
+    PRIMARY KEY (county, apn)
+);
+`
+}
+
+// DeferredDDL implements IndexDeferrer.
+func (Projection) DeferredDDL() string {
+	return `
+CREATE INDEX parcels_geom ON parcels USING gist (geom);
+CREATE INDEX parcels_apn_norm ON parcels (apn_norm);
+CREATE INDEX parcels_norm_address ON parcels (norm_address) WHERE norm_address <> '';
+CREATE INDEX parcel_layers_layer ON parcel_layers (layer, county) WHERE named;
+CREATE INDEX parcel_layers_lender ON parcel_layers (lender) WHERE lender IS NOT NULL AND named;
+`
+}
+
+type stagedRow struct {
+	load uuid.UUID
+	records.Row
+}
+
+// EventTypes implements EventFilter.
+func (Projection) EventTypes() []string {
+	return []string{
+		records.LayerLoadStarted{}.EventType(),
+		records.LayerRowsLoaded{}.EventType(),
+		records.LayerLoadCompleted{}.EventType(),
+		records.LayerLoadFailed{}.EventType(),
+	}
+}
+
+// Apply implements Projection.
+func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
+	var staged []stagedRow
+	flush := func() error {
+		if len(staged) == 0 {
+			return nil
+		}
+		_, err := tx.CopyFrom(ctx, pgx.Identifier{"staged"},
+			[]string{"load_id", "line", "county", "apn", "apn_norm", "address", "norm_address", "lon", "lat", "source_url", "record_date", "amount_micros", "lender", "detail"},
+			pgx.CopyFromSlice(len(staged), func(i int) ([]any, error) {
+				r := staged[i]
+				var url, lender *string
+				if r.SourceURL != "" {
+					url = &r.SourceURL
+				}
+				if r.Lender != "" {
+					lender = &r.Lender
+				}
+				var date *time.Time
+				if r.Date != "" {
+					d, err := time.Parse(time.DateOnly, r.Date)
+					if err != nil {
+						return nil, fmt.Errorf("line %d: date %q: %w", r.Line, r.Date, err)
+					}
+					date = &d
+				}
+				var detail []byte
+				if len(r.Detail) > 0 {
+					detail, _ = json.Marshal(r.Detail)
+				}
+				return []any{r.load, int32(r.Line), r.County, r.APN, records.NormalizeAPN(r.APN), r.Address, records.NormalizeAddress(r.Address),
+					r.Lon, r.Lat, url, date, r.Amount, lender, detail}, nil
+			}))
+		staged = staged[:0]
+		if err != nil {
+			return fmt.Errorf("staging layer rows: %w", err)
+		}
+		return nil
+	}
+	for _, e := range events {
+		switch p := e.Payload.(type) {
+		case *records.LayerLoadStarted:
+			v := *p
+			if _, err := tx.Exec(ctx, `INSERT INTO loads (load_id, layer, counties, source_url, source_date, file, crawled_at, started_at, status, position)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'started', $9)`,
+				v.LoadID, string(v.Layer), v.Counties, v.SourceURL, v.SourceDate, v.File, v.CrawledAt, v.StartedAt, int64(e.Position)); err != nil {
+				return fmt.Errorf("event %d: recording load start: %w", e.Position, err)
+			}
+		case *records.LayerRowsLoaded:
+			v := *p
+			for _, r := range v.Rows {
+				staged = append(staged, stagedRow{load: v.LoadID, Row: r})
+			}
+		case *records.LayerLoadCompleted:
+			v := *p
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := completeLoad(ctx, tx, v, int64(e.Position)); err != nil {
+				return fmt.Errorf("event %d: completing load %s: %w", e.Position, v.LoadID, err)
+			}
+		case *records.LayerLoadFailed:
+			v := *p
+			if err := flush(); err != nil {
+				return err
+			}
+			if _, err := tx.Exec(ctx, `DELETE FROM staged WHERE load_id = $1`, v.LoadID); err != nil {
+				return fmt.Errorf("event %d: %w", e.Position, err)
+			}
+			if _, err := tx.Exec(ctx, `UPDATE loads SET status = 'failed', reason = $2, finished_at = $3, position = $4 WHERE load_id = $1`,
+				v.LoadID, v.Reason, v.FailedAt, int64(e.Position)); err != nil {
+				return fmt.Errorf("event %d: %w", e.Position, err)
+			}
+		}
+	}
+	return flush()
+}
+
+// maxTxWork bounds, in bytes of row JSON, the work the live runner puts
+// in one transaction: about 250,000 staged rows, or the publishing of a
+// load of that size. A bigger load is staged over several transactions
+// and published alone in one.
+const maxTxWork = 32 << 20
+
+// publishBytesPerRow estimates a completed load's publishing work per row,
+// in the units of maxTxWork.
+const publishBytesPerRow = 128
+
+// Cut implements BatchCutter: row chunks weigh their JSON, a completed load
+// its rows; a batch ends before the event that would pass maxTxWork.
+func (Projection) Cut(events []eventstore.Event) int {
+	work := 0
+	for i, e := range events {
+		switch e.Type {
+		case records.LayerRowsLoaded{}.EventType():
+			work += len(e.Data)
+		case records.LayerLoadCompleted{}.EventType():
+			var v struct {
+				RowsLoaded int `json:"rows_loaded"`
+			}
+			if json.Unmarshal(e.Data, &v) == nil {
+				work += v.RowsLoaded * publishBytesPerRow
+			}
+		}
+		if i > 0 && work > maxTxWork {
+			return i
+		}
+	}
+	return len(events)
+}
+
+// signalSQL renders one parcel_layers row (aliased %[1]s) as an element of
+// parcels.signals.
+const signalSQL = `jsonb_build_object(
+    'layer', %[1]s.layer,
+    'source_date', to_char(%[1]s.source_date, 'YYYY-MM-DD'),
+    'record_date', to_char(%[1]s.record_date, 'YYYY-MM-DD'),
+    'first_seen', to_char(%[1]s.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'last_seen', to_char(%[1]s.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'last_crawl', to_char(%[1]s.last_crawl AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
+    'source_url', %[1]s.source_url)`
+
+// loadSignalSQL is signalSQL for a row of load_parcels, with what is the
+// same for the whole load formatted once ($2 layer, $3 source date, $4
+// crawl time): the same JSON, without three timestamp renderings per row.
+const loadSignalSQL = `jsonb_build_object(
+    'layer', $2::text,
+    'source_date', $3::text,
+    'record_date', to_char(lp.record_date, 'YYYY-MM-DD'),
+    'first_seen', CASE WHEN lp.first_seen = lp.last_seen THEN $4::text
+                       ELSE to_char(lp.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"') END,
+    'last_seen', $4::text,
+    'last_crawl', $4::text,
+    'source_url', lp.source_url)`
+
+// signalTime is signalSQL's timestamp format in Go.
+const signalTime = "2006-01-02T15:04:05Z"
+
+// completeLoad publishes a completed load's staged rows in the caller's
+// transaction: the parcels it names are (again) named by its layer, with
+// first/last seen; parcels of its counties it does not name stop being
+// named (last_seen stays). It reads the stage once: one sort makes one row
+// per parcel (in a temporary table, never WAL-logged) with its layer
+// record, its parcel fields and its rendered signals, and each read-model
+// row is then written once. New parcels are written in spatial order (the
+// geometry's sort order is a space-filling curve), so a bbox query finds a
+// box's parcels on few pages and the GiST index is filled locally.
+func completeLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, pos int64) error {
+	var sourceURL string
+	var sourceDate time.Time
+	if err := tx.QueryRow(ctx, `SELECT source_url, source_date FROM loads WHERE load_id = $1`, v.LoadID).Scan(&sourceURL, &sourceDate); err != nil {
+		return fmt.Errorf("the load's start: %w", err)
+	}
+	layer := string(v.Layer)
+	// The layers other than this one that name parcels: those of completed
+	// loads (a short list the partial index on (layer, county) serves).
+	var otherLayers []string
+	if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT layer), '{}') FROM loads WHERE status = 'completed' AND layer <> $1`, layer).Scan(&otherLayers); err != nil {
+		return fmt.Errorf("the other layers: %w", err)
+	}
+	stmts := []struct {
+		what string
+		sql  string
+		args []any
+	}{
+		// Sorts of a million rows stay in memory; JIT compiling costs more
+		// than it saves on these plans.
+		{"settings", `SELECT set_config('work_mem', '256MB', true), set_config('jit', 'off', true)`, nil},
+		{"dropping the last load's work tables", `DROP TABLE IF EXISTS pg_temp.load_parcels, pg_temp.load_others, pg_temp.load_dropped`, nil},
+		// One row per parcel, in key order: the layer record comes from
+		// its last row (max record date, summed amounts, row count over
+		// all its rows), the parcel's fields from its last row with
+		// coordinates (p_line; fixed up below when that is not the last
+		// row), first_seen from the layer's earlier record of it.
+		{"one row per parcel", `
+CREATE TEMP TABLE load_parcels ON COMMIT DROP AS
+SELECT s.*, coalesce(pl.first_seen, s.last_seen) AS first_seen
+FROM (
+    SELECT DISTINCT ON (county, apn) county, apn, line, lender, detail, address,
+        apn_norm, address AS p_address, norm_address, lon, lat, coalesce(source_url, $5) AS p_source_url,
+        $2::text AS layer, $3::timestamptz AS last_seen, $3::timestamptz AS last_crawl, $4::date AS source_date,
+        coalesce(source_url, $5) AS source_url,
+        max(record_date) OVER w AS record_date, sum(amount_micros) OVER w AS amount_micros, count(*) OVER w AS record_count,
+        count(*) FILTER (WHERE lon IS NULL) OVER w AS rows_without_geometry,
+        max(line) FILTER (WHERE lon IS NOT NULL) OVER w AS p_line
+    FROM staged WHERE load_id = $1
+    WINDOW w AS (PARTITION BY county, apn)
+    ORDER BY county, apn, line DESC
+) s
+LEFT JOIN parcel_layers pl ON pl.county = s.county AND pl.apn = s.apn AND pl.layer = $2
+ORDER BY s.county, s.apn`,
+			[]any{v.LoadID, layer, v.CrawledAt, sourceDate, sourceURL}},
+		{"taking parcel fields from the last row with coordinates", `
+UPDATE load_parcels lp SET apn_norm = st.apn_norm, p_address = st.address, norm_address = st.norm_address,
+    lon = st.lon, lat = st.lat, p_source_url = coalesce(st.source_url, $2)
+FROM staged st
+WHERE lp.p_line IS NOT NULL AND lp.p_line <> lp.line
+  AND st.load_id = $1 AND st.county = lp.county AND st.apn = lp.apn AND st.line = lp.p_line`,
+			[]any{v.LoadID, sourceURL}},
+		{"naming parcels", `
+INSERT INTO parcel_layers AS pl (county, apn, layer, named, first_seen, last_seen, last_crawl, source_date, source_url,
+    record_date, amount_micros, record_count, lender, address, detail, load_id, position)
+SELECT county, apn, layer, true, first_seen, last_seen, last_crawl, source_date, source_url,
+    record_date, amount_micros, record_count, lender, address, detail, $1, $2
+FROM load_parcels
+ON CONFLICT (county, apn, layer) DO UPDATE SET named = true, last_seen = excluded.last_seen, last_crawl = excluded.last_crawl,
+    source_date = excluded.source_date, source_url = excluded.source_url, record_date = excluded.record_date,
+    amount_micros = excluded.amount_micros, record_count = excluded.record_count, lender = excluded.lender,
+    address = excluded.address, detail = excluded.detail, load_id = excluded.load_id, position = excluded.position`,
+			[]any{v.LoadID, pos}},
+		{"dropping parcels the load no longer names", `
+CREATE TEMP TABLE load_dropped ON COMMIT DROP AS
+WITH d AS (
+    UPDATE parcel_layers SET named = false, last_crawl = $4, position = $5
+    WHERE layer = $2 AND county = ANY($3) AND named AND load_id <> $1
+    RETURNING county, apn)
+SELECT * FROM d`,
+			[]any{v.LoadID, layer, v.Counties, v.CrawledAt, pos}},
+		// Signals of the other layers naming the load's parcels or the
+		// parcels it dropped; usually few or none.
+		{"collecting the other layers' signals", fmt.Sprintf(`
+CREATE TEMP TABLE load_others ON COMMIT DROP AS
+SELECT o.county, o.apn, array_agg(o.layer ORDER BY o.layer) AS layers, jsonb_agg(%s ORDER BY o.layer) AS signals
+FROM parcel_layers o
+WHERE o.named AND o.layer = ANY($1) AND o.county = ANY($2)
+GROUP BY o.county, o.apn`, fmt.Sprintf(signalSQL, "o")),
+			[]any{otherLayers, v.Counties}},
+		{"upserting parcels", fmt.Sprintf(`
+INSERT INTO parcels AS p (county, apn, apn_norm, address, norm_address, geom, source_url, layers, signals, position)
+SELECT lp.county, lp.apn, lp.apn_norm, lp.p_address, lp.norm_address,
+    CASE WHEN lp.lon IS NOT NULL THEN ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) END, lp.p_source_url,
+    CASE WHEN o.county IS NULL THEN ARRAY[lp.layer]
+         ELSE (SELECT array_agg(l ORDER BY l COLLATE "C") FROM unnest(o.layers || lp.layer) l) END,
+    CASE WHEN o.county IS NULL THEN jsonb_build_array(%[1]s)
+         ELSE (SELECT jsonb_agg(e ORDER BY e->>'layer' COLLATE "C") FROM jsonb_array_elements(o.signals || jsonb_build_array(%[1]s)) e) END,
+    $1
+FROM load_parcels lp LEFT JOIN load_others o ON o.county = lp.county AND o.apn = lp.apn
+ORDER BY ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) NULLS LAST, lp.county, lp.apn
+ON CONFLICT (county, apn) DO UPDATE SET
+    address = CASE WHEN excluded.address <> '' THEN excluded.address ELSE p.address END,
+    norm_address = CASE WHEN excluded.address <> '' THEN excluded.norm_address ELSE p.norm_address END,
+    geom = coalesce(excluded.geom, p.geom), source_url = excluded.source_url,
+    layers = excluded.layers, signals = excluded.signals, position = excluded.position`, loadSignalSQL),
+			[]any{pos, layer, sourceDate.Format(time.DateOnly), v.CrawledAt.UTC().Format(signalTime)}},
+		{"rendering the dropped parcels' signals", `
+UPDATE parcels p SET layers = coalesce(o.layers, '{}'), signals = coalesce(o.signals, '[]'), position = $1
+FROM load_dropped d LEFT JOIN load_others o ON o.county = d.county AND o.apn = d.apn
+WHERE p.county = d.county AND p.apn = d.apn`,
+			[]any{pos}},
+	}
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s.sql, s.args...); err != nil {
+			return fmt.Errorf("%s: %w", s.what, err)
+		}
+	}
+	var withoutGeom, parcels int
+	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(rows_without_geometry), 0), count(*) FROM load_parcels`).Scan(&withoutGeom, &parcels); err != nil {
+		return fmt.Errorf("counting the load's parcels: %w", err)
+	}
+	if err := clearStage(ctx, tx, v.LoadID); err != nil {
+		return err
+	}
+	rejects, _ := json.Marshal(v.Rejects)
+	_, err := tx.Exec(ctx, `UPDATE loads SET status = 'completed', finished_at = $2, rows_read = $3, rows_loaded = $4, rows_skipped = $5,
+		rows_rejected = $6, rows_without_geometry = $7, parcels = $8, rejects = $9, position = $10 WHERE load_id = $1`,
+		v.LoadID, v.CompletedAt, v.RowsRead, v.RowsLoaded, v.RowsSkipped, v.RowsRejected, withoutGeom, parcels, rejects, pos)
+	return err
+}
+
+// clearStage deletes a load's staged rows; when no other load is staged it
+// truncates the stage instead, which leaves no dead rows behind.
+func clearStage(ctx context.Context, tx pgx.Tx, load uuid.UUID) error {
+	var others bool
+	if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM staged WHERE load_id < $1 OR load_id > $1)`, load).Scan(&others); err != nil {
+		return fmt.Errorf("clearing the stage: %w", err)
+	}
+	sql := `TRUNCATE staged`
+	if others {
+		sql = `DELETE FROM staged WHERE load_id = $1`
+	}
+	var args []any
+	if others {
+		args = []any{load}
+	}
+	if _, err := tx.Exec(ctx, sql, args...); err != nil {
+		return fmt.Errorf("clearing the stage: %w", err)
+	}
+	return nil
+}

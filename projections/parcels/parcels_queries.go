@@ -1,0 +1,307 @@
+package parcels
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/records"
+)
+
+// Queries answers the records service's public questions from the
+// parcels read model. Safe for concurrent use.
+type Queries struct{ pool *pgxpool.Pool }
+
+// NewQueries returns the queries over the parcels read model.
+func NewQueries(pool *pgxpool.Pool) *Queries { return &Queries{pool: pool} }
+
+// ParcelKey names a parcel: its county and APN.
+type ParcelKey struct {
+	County string `json:"county"`
+	APN    string `json:"apn"`
+}
+
+// ParcelFeature is a parcel as the bbox search returns it; Layers (the
+// keys of the layers naming it) and Signals (their records) are JSON
+// arrays rendered by PostgreSQL, ready to be written into a response.
+type ParcelFeature struct {
+	ParcelKey
+	Address   string
+	Lon, Lat  float64
+	SourceURL string
+	Layers    json.RawMessage
+	Signals   json.RawMessage
+}
+
+// InBBox returns up to limit parcels with coordinates inside b, named by
+// any of layers (every parcel when layers is empty), in (county, apn) order
+// after the cursor.
+func (q *Queries) InBBox(ctx context.Context, b records.BBox, layers []string, after *ParcelKey, limit int) ([]ParcelFeature, error) {
+	// The GiST index finds the box's parcels (the table is filled in
+	// spatial order, so they sit on few pages); the page is the first
+	// `limit` of them by key, and only those are rendered.
+	sql := `SELECT county, apn, address, ST_X(geom), ST_Y(geom), source_url, array_to_json(layers)::text, signals::text FROM (
+		SELECT county, apn, address, geom, source_url, layers, signals
+		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326)`
+	args := []any{b.West, b.South, b.East, b.North}
+	if len(layers) > 0 {
+		args = append(args, layers)
+		sql += fmt.Sprintf(` AND layers && $%d::text[]`, len(args))
+	}
+	if after != nil {
+		args = append(args, after.County, after.APN)
+		sql += fmt.Sprintf(` AND (county, apn) > ($%d, $%d)`, len(args)-1, len(args))
+	}
+	args = append(args, limit)
+	sql += fmt.Sprintf(` ORDER BY county, apn LIMIT $%d) page ORDER BY county, apn`, len(args))
+	rows, err := q.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("parcels in bbox: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ParcelFeature, error) {
+		var f ParcelFeature
+		var layers, sig string
+		err := r.Scan(&f.County, &f.APN, &f.Address, &f.Lon, &f.Lat, &f.SourceURL, &layers, &sig)
+		f.Layers, f.Signals = json.RawMessage(layers), json.RawMessage(sig)
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("parcels in bbox: %w", err)
+	}
+	return out, nil
+}
+
+// LayerSignal is one layer's record of a parcel with its freshness.
+type LayerSignal struct {
+	Layer       records.Layer     `json:"layer"`
+	Named       bool              `json:"named"`
+	SourceDate  string            `json:"source_date"`
+	RecordDate  *string           `json:"record_date"`
+	FirstSeen   time.Time         `json:"first_seen"`
+	LastSeen    time.Time         `json:"last_seen"`
+	LastCrawl   time.Time         `json:"last_crawl"`
+	SourceURL   string            `json:"source_url"`
+	AmountUSD   *json.Number      `json:"amount_usd"`
+	RecordCount int               `json:"record_count"`
+	Lender      *string           `json:"lender,omitempty"`
+	Detail      map[string]string `json:"detail"`
+}
+
+// Parcel is one parcel with every layer that ever named it.
+type Parcel struct {
+	ParcelKey
+	Address   string        `json:"address"`
+	Location  *[2]float64   `json:"location"`
+	SourceURL string        `json:"source_url"`
+	Layers    []LayerSignal `json:"-"`
+}
+
+// ParcelsByAPN finds parcels by APN (compared normalized), in one county or
+// in any.
+func (q *Queries) ParcelsByAPN(ctx context.Context, apn, county string) ([]ParcelKey, error) {
+	rows, err := q.pool.Query(ctx, `SELECT county, apn FROM rm_parcels.parcels WHERE apn_norm = $1 AND ($2 = '' OR county = $2) ORDER BY county, apn LIMIT 20`,
+		records.NormalizeAPN(apn), county)
+	if err != nil {
+		return nil, fmt.Errorf("finding parcel %q: %w", apn, err)
+	}
+	return pgx.CollectRows(rows, pgx.RowToStructByPos[ParcelKey])
+}
+
+// Parcel returns one parcel with its layer signals.
+func (q *Queries) Parcel(ctx context.Context, k ParcelKey) (Parcel, error) {
+	p := Parcel{ParcelKey: k}
+	var lon, lat *float64
+	err := q.pool.QueryRow(ctx, `SELECT address, ST_X(geom), ST_Y(geom), source_url FROM rm_parcels.parcels WHERE county = $1 AND apn = $2`, k.County, k.APN).
+		Scan(&p.Address, &lon, &lat, &p.SourceURL)
+	if errors.Is(err, pgx.ErrNoRows) {
+		return p, domain.NotFound("parcel_not_found", "no parcel %s in county %s", k.APN, k.County)
+	}
+	if err != nil {
+		return p, fmt.Errorf("loading parcel: %w", err)
+	}
+	if lon != nil && lat != nil {
+		p.Location = &[2]float64{*lon, *lat}
+	}
+	rows, err := q.pool.Query(ctx, `SELECT layer, named, to_char(source_date, 'YYYY-MM-DD'), to_char(record_date, 'YYYY-MM-DD'), first_seen, last_seen, last_crawl,
+			source_url, round(amount_micros / 1000000.0, 2)::text, record_count, lender, coalesce(detail, '{}')::text
+		FROM rm_parcels.parcel_layers WHERE county = $1 AND apn = $2 ORDER BY layer`, k.County, k.APN)
+	if err != nil {
+		return p, fmt.Errorf("loading parcel signals: %w", err)
+	}
+	p.Layers, err = pgx.CollectRows(rows, scanSignal)
+	if err != nil {
+		return p, fmt.Errorf("loading parcel signals: %w", err)
+	}
+	return p, nil
+}
+
+func scanSignal(r pgx.CollectableRow) (LayerSignal, error) {
+	var s LayerSignal
+	var amount *string
+	var detail string
+	if err := r.Scan(&s.Layer, &s.Named, &s.SourceDate, &s.RecordDate, &s.FirstSeen, &s.LastSeen, &s.LastCrawl, &s.SourceURL, &amount, &s.RecordCount, &s.Lender, &detail); err != nil {
+		return s, err
+	}
+	s.FirstSeen, s.LastSeen, s.LastCrawl = s.FirstSeen.UTC(), s.LastSeen.UTC(), s.LastCrawl.UTC()
+	if amount != nil {
+		n := json.Number(*amount)
+		s.AmountUSD = &n
+	}
+	s.Detail = map[string]string{}
+	err := json.Unmarshal([]byte(detail), &s.Detail)
+	return s, err
+}
+
+// Record is a layer's current record of a parcel (the key-less API's
+// records, tax sales).
+type Record struct {
+	ParcelKey
+	Address string `json:"address"`
+	LayerSignal
+}
+
+// RecordFilter selects records.
+type RecordFilter struct {
+	Layer         string
+	CountyPrefix  string // a county FIPS, or a state's 2-digit FIPS
+	Limit, Offset int
+}
+
+// Records lists the records layers currently hold, by county and APN.
+func (q *Queries) Records(ctx context.Context, f RecordFilter) ([]Record, int, error) {
+	var total int
+	if err := q.pool.QueryRow(ctx, `SELECT count(*) FROM rm_parcels.parcel_layers WHERE named AND ($1 = '' OR layer = $1) AND county LIKE $2 || '%'`,
+		f.Layer, f.CountyPrefix).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("counting records: %w", err)
+	}
+	rows, err := q.pool.Query(ctx, `SELECT county, apn, address, layer, named, to_char(source_date, 'YYYY-MM-DD'), to_char(record_date, 'YYYY-MM-DD'), first_seen, last_seen, last_crawl,
+			source_url, round(amount_micros / 1000000.0, 2)::text, record_count, lender, coalesce(detail, '{}')::text
+		FROM rm_parcels.parcel_layers WHERE named AND ($1 = '' OR layer = $1) AND county LIKE $2 || '%'
+		ORDER BY county, apn, layer LIMIT $3 OFFSET $4`, f.Layer, f.CountyPrefix, f.Limit, f.Offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing records: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (Record, error) {
+		var rec Record
+		var amount *string
+		var detail string
+		err := r.Scan(&rec.County, &rec.APN, &rec.Address, &rec.Layer, &rec.Named, &rec.SourceDate, &rec.RecordDate, &rec.FirstSeen, &rec.LastSeen, &rec.LastCrawl,
+			&rec.SourceURL, &amount, &rec.RecordCount, &rec.Lender, &detail)
+		if err != nil {
+			return rec, err
+		}
+		rec.FirstSeen, rec.LastSeen, rec.LastCrawl = rec.FirstSeen.UTC(), rec.LastSeen.UTC(), rec.LastCrawl.UTC()
+		if amount != nil {
+			n := json.Number(*amount)
+			rec.AmountUSD = &n
+		}
+		rec.Detail = map[string]string{}
+		return rec, json.Unmarshal([]byte(detail), &rec.Detail)
+	})
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing records: %w", err)
+	}
+	return out, total, nil
+}
+
+// Lender is a plaintiff of lis pendens filings.
+type Lender struct {
+	Name      string   `json:"name"`
+	Filings   int      `json:"filings"`
+	Counties  []string `json:"counties"`
+	LastFiled *string  `json:"last_filed"`
+	SourceURL string   `json:"source_url"`
+}
+
+// Lenders lists the plaintiffs of the lis pendens layer, most filings first.
+func (q *Queries) Lenders(ctx context.Context, countyPrefix string, limit, offset int) ([]Lender, int, error) {
+	var total int
+	if err := q.pool.QueryRow(ctx, `SELECT count(DISTINCT lender) FROM rm_parcels.parcel_layers WHERE named AND layer = 'lis_pendens' AND lender IS NOT NULL AND county LIKE $1 || '%'`,
+		countyPrefix).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("counting lenders: %w", err)
+	}
+	rows, err := q.pool.Query(ctx, `SELECT lender, sum(record_count)::int, array_agg(DISTINCT county ORDER BY county), to_char(max(record_date), 'YYYY-MM-DD'), min(source_url)
+		FROM rm_parcels.parcel_layers WHERE named AND layer = 'lis_pendens' AND lender IS NOT NULL AND county LIKE $1 || '%'
+		GROUP BY lender ORDER BY 2 DESC, 1 LIMIT $2 OFFSET $3`, countyPrefix, limit, offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing lenders: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Lender])
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing lenders: %w", err)
+	}
+	return out, total, nil
+}
+
+// LayerState is what the read model holds of one layer, for the
+// data-sources report.
+type LayerState struct {
+	Layer            string
+	Loads            int
+	LastSourceDate   *string
+	LastCrawl        *time.Time
+	LastLoadedAt     *time.Time
+	LastLoadID       *string
+	Counties         []string
+	ParcelsNamed     int
+	NamedNoGeometry  int
+	RejectedLastLoad int
+	FailedLoads      int
+	SourceURLs       []string
+}
+
+// LayerStates reports every layer that has at least one load, computed now
+// from the loads and parcel_layers tables.
+func (q *Queries) LayerStates(ctx context.Context) (map[string]LayerState, error) {
+	rows, err := q.pool.Query(ctx, `
+WITH done AS (SELECT * FROM rm_parcels.loads WHERE status = 'completed'),
+last AS (SELECT DISTINCT ON (layer) layer, to_char(source_date, 'YYYY-MM-DD') sd, crawled_at, finished_at, load_id::text, rows_rejected
+         FROM done ORDER BY layer, finished_at DESC, position DESC),
+named AS (SELECT pl.layer, count(*) n, count(*) FILTER (WHERE p.geom IS NULL) nogeom
+          FROM rm_parcels.parcel_layers pl JOIN rm_parcels.parcels p USING (county, apn) WHERE pl.named GROUP BY pl.layer),
+agg AS (SELECT layer, count(*) FILTER (WHERE status = 'completed') loads, count(*) FILTER (WHERE status = 'failed') failed,
+               array(SELECT DISTINCT c FROM rm_parcels.loads l2, unnest(l2.counties) c WHERE l2.layer = l.layer AND l2.status = 'completed' ORDER BY c) counties,
+               array(SELECT DISTINCT source_url FROM rm_parcels.loads l3 WHERE l3.layer = l.layer AND l3.status = 'completed' ORDER BY 1) urls
+        FROM rm_parcels.loads l GROUP BY layer)
+SELECT agg.layer, agg.loads, last.sd, last.crawled_at, last.finished_at, last.load_id, agg.counties, coalesce(named.n, 0), coalesce(named.nogeom, 0),
+       coalesce(last.rows_rejected, 0), agg.failed, agg.urls
+FROM agg LEFT JOIN last USING (layer) LEFT JOIN named USING (layer)`)
+	if err != nil {
+		return nil, fmt.Errorf("reading layer states: %w", err)
+	}
+	list, err := pgx.CollectRows(rows, pgx.RowToStructByPos[LayerState])
+	if err != nil {
+		return nil, fmt.Errorf("reading layer states: %w", err)
+	}
+	out := map[string]LayerState{}
+	for _, s := range list {
+		out[s.Layer] = s
+	}
+	return out, nil
+}
+
+// CountiesCovered returns, per county FIPS, the layers with a completed
+// load covering it.
+func (q *Queries) CountiesCovered(ctx context.Context) (map[string][]string, error) {
+	rows, err := q.pool.Query(ctx, `SELECT c, array_agg(DISTINCT layer ORDER BY layer) FROM rm_parcels.loads, unnest(counties) c WHERE status = 'completed' GROUP BY c`)
+	if err != nil {
+		return nil, fmt.Errorf("reading coverage: %w", err)
+	}
+	defer rows.Close()
+	out := map[string][]string{}
+	for rows.Next() {
+		var c string
+		var ls []string
+		if err := rows.Scan(&c, &ls); err != nil {
+			return nil, err
+		}
+		out[c] = ls
+	}
+	return out, rows.Err()
+}

@@ -1,0 +1,20 @@
+package app
+
+import (
+	"context"
+
+	"github.com/google/uuid"
+
+	"github.com/arr-dev/arr/projections/lists"
+)
+
+// Lists is the imported-lists read model: an account's lists and their
+// rows, contact columns still sealed (projections/lists).
+type Lists interface {
+	Lists(ctx context.Context, account uuid.UUID) ([]lists.ListInfo, error)
+	List(ctx context.Context, account, id uuid.UUID) (lists.ListInfo, error)
+	Rows(ctx context.Context, account, list uuid.UUID, limit, offset int) ([]lists.ListRow, error)
+	Lead(ctx context.Context, account, lead uuid.UUID) (lists.ListRow, error)
+}
+
+var _ Lists = (*lists.Queries)(nil)

@@ -1,0 +1,22 @@
+package app
+
+import (
+	"context"
+
+	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/projections/parcels"
+)
+
+// Parcels is the parcels read model: parcels with their layer signals,
+// records, lenders and the layers' load state (projections/parcels).
+type Parcels interface {
+	InBBox(ctx context.Context, b records.BBox, layers []string, after *parcels.ParcelKey, limit int) ([]parcels.ParcelFeature, error)
+	Parcel(ctx context.Context, k parcels.ParcelKey) (parcels.Parcel, error)
+	ParcelsByAPN(ctx context.Context, apn, county string) ([]parcels.ParcelKey, error)
+	Records(ctx context.Context, f parcels.RecordFilter) ([]parcels.Record, int, error)
+	Lenders(ctx context.Context, countyPrefix string, limit, offset int) ([]parcels.Lender, int, error)
+	CountiesCovered(ctx context.Context) (map[string][]string, error)
+	LayerStates(ctx context.Context) (map[string]parcels.LayerState, error)
+}
+
+var _ Parcels = (*parcels.Queries)(nil)
