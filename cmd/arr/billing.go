@@ -1,7 +1,11 @@
 package main
 
 import (
+	"context"
 	"log/slog"
+
+	corebilling "github.com/arr-dev/arr/commands/billing"
+	"github.com/arr-dev/arr/projections/identity"
 
 	"github.com/arr-dev/arr/adapters/payments"
 	"github.com/arr-dev/arr/readapi/billing"
@@ -25,10 +29,14 @@ func openBilling(cfg Config, s *system, log *slog.Logger) (httpx.Billing, error)
 	if cfg.StripeWebhookSecret == "" {
 		log.Warn("STRIPE_WEBHOOK_SECRET is unset: Stripe webhooks are refused, so plans do not change after checkout")
 	}
-	b, err := billing.New(billing.Config{
-		Payments: pay, Identities: s.app.Queries.Identities, ChangePlan: s.app.Commands.ChangePlan, WaitFor: s.waitFor,
-		AdminKey: cfg.AdminKey, Logger: log,
+	core, err := corebilling.New(corebilling.Config{
+		Payments: pay, Subscriber: billing.SubscriberOf(s.app.Queries.Identities), ChangePlan: s.app.Commands.ChangePlan,
+		WaitFor: func(ctx context.Context, pos uint64) error { return s.waitFor(ctx, identity.Name, pos) }, Logger: log,
 	})
+	if err != nil {
+		return nil, err
+	}
+	b, err := billing.New(billing.Config{Billing: core, Identities: s.app.Queries.Identities, AdminKey: cfg.AdminKey, Logger: log})
 	if err != nil {
 		return nil, err
 	}

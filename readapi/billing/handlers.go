@@ -3,11 +3,13 @@ package billing
 import (
 	"crypto/sha256"
 	"crypto/subtle"
+	"errors"
 	"net/http"
 	"time"
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/arr-dev/arr/commands/billing"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -104,7 +106,7 @@ func (h *handlers) meCheckout(c *gin.Context) error {
 	}
 	p, _ := httpx.SessionOf(c)
 	success, cancel := h.returnURLs()
-	s, err := h.b.checkout(c.Request.Context(), httpx.BillingAccount{ID: p.AccountID, Email: p.Email, Plan: p.Plan, StripeCustomerID: p.StripeCustomerID},
+	s, err := h.b.core().Checkout(c.Request.Context(), billing.Account{ID: p.AccountID, Email: p.Email, Plan: p.Plan, StripeCustomerID: p.StripeCustomerID},
 		plan, false, success, cancel)
 	if err != nil {
 		return err
@@ -115,7 +117,7 @@ func (h *handlers) meCheckout(c *gin.Context) error {
 
 func (h *handlers) mePortal(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
-	s, err := h.b.portal(c.Request.Context(), httpx.BillingAccount{ID: p.AccountID, Email: p.Email, Plan: p.Plan, StripeCustomerID: p.StripeCustomerID},
+	s, err := h.b.core().Portal(c.Request.Context(), billing.Account{ID: p.AccountID, Email: p.Email, Plan: p.Plan, StripeCustomerID: p.StripeCustomerID},
 		h.accountPage())
 	if err != nil {
 		return err
@@ -141,7 +143,7 @@ func (h *handlers) publicCheckout(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	if err := h.b.enabled(); err != nil {
+	if err := h.b.core().Enabled(); err != nil {
 		return err
 	}
 	ctx := c.Request.Context()
@@ -154,7 +156,7 @@ func (h *handlers) publicCheckout(c *gin.Context) error {
 		return noAccount(err, email)
 	}
 	success, cancel := h.returnURLs()
-	s, err := h.b.checkout(ctx, httpx.BillingAccount{ID: acct.ID, Email: acct.Email, Plan: acct.Plan, StripeCustomerID: acct.StripeCustomerID},
+	s, err := h.b.core().Checkout(ctx, billing.Account{ID: acct.ID, Email: acct.Email, Plan: acct.Plan, StripeCustomerID: acct.StripeCustomerID},
 		plan, bypass, success, cancel)
 	if err != nil {
 		return err
@@ -164,7 +166,7 @@ func (h *handlers) publicCheckout(c *gin.Context) error {
 }
 
 func noAccount(err error, email string) error {
-	if domainNotFound(err) {
+	if errors.Is(err, domain.ErrNotFound) {
 		return domain.NotFound("account_not_found", "no account for %s: sign up on the account page first (GET /account)", email)
 	}
 	return err

@@ -14,6 +14,8 @@ import (
 	"testing"
 	"time"
 
+	corebilling "github.com/arr-dev/arr/commands/billing"
+
 	"github.com/arr-dev/arr/projections/builtin"
 	"github.com/arr-dev/arr/projections/identity"
 
@@ -100,7 +102,12 @@ func newWorld(t testing.TB, stripeBase string) *world {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := billing.New(billing.Config{Payments: pay, Identities: w.ids, ChangePlan: cmds.ChangePlan, WaitFor: w.waitFor, AdminKey: adminKey})
+		core, err := corebilling.New(corebilling.Config{Payments: pay, Subscriber: billing.SubscriberOf(w.ids), ChangePlan: cmds.ChangePlan,
+			WaitFor: func(ctx context.Context, pos uint64) error { return w.waitFor(ctx, identity.Name, pos) }})
+		if err != nil {
+			t.Fatal(err)
+		}
+		b, err := billing.New(billing.Config{Billing: core, Identities: w.ids, AdminKey: adminKey})
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -21,7 +21,7 @@ type HealthReport struct {
 func Health(ctx context.Context, d httpx.Deps, service string) (int, any) {
 	code, base := d.BaseHealth(ctx, service)
 	b, _ := d.Billing.(*Billing)
-	st := b.PaymentStatus(ctx)
+	st := b.core().PaymentStatus(ctx)
 	r := HealthReport{HealthReport: base, PaymentProvider: httpx.Check{
 		Status: st.State, LatencyMS: float64(st.Latency.Microseconds()) / 1000, Error: st.Error,
 	}}
