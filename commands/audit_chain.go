@@ -52,28 +52,44 @@ type AuditChainConfig struct {
 	Logger        *slog.Logger
 }
 
-func (c *AuditChainConfig) defaults() {
-	if c.MaxBatch <= 0 {
+// Validate fills in the defaults of the settings left zero and reports
+// every setting that is out of range at once.
+func (c *AuditChainConfig) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"MaxBatch", int64(c.MaxBatch)}, {"MaxAttempts", int64(c.MaxAttempts)}, {"MaxFailures", int64(c.MaxFailures)},
+		{"RetryBackoff", int64(c.RetryBackoff)}, {"MaxBackoff", int64(c.MaxBackoff)}, {"AppendTimeout", int64(c.AppendTimeout)}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("audit chain: %s is negative (%d); leave it zero for the default", f.name, f.v))
+		}
+	}
+	if c.MaxBatch == 0 {
 		c.MaxBatch = 2048
 	}
-	if c.MaxAttempts <= 0 {
+	if c.MaxAttempts == 0 {
 		c.MaxAttempts = 50
 	}
-	if c.MaxFailures <= 0 {
+	if c.MaxFailures == 0 {
 		c.MaxFailures = 5
 	}
-	if c.RetryBackoff <= 0 {
+	if c.RetryBackoff == 0 {
 		c.RetryBackoff = 50 * time.Millisecond
 	}
-	if c.MaxBackoff < c.RetryBackoff {
+	if c.MaxBackoff == 0 {
 		c.MaxBackoff = max(2*time.Second, c.RetryBackoff)
 	}
-	if c.AppendTimeout <= 0 {
+	if c.MaxBackoff > 0 && c.RetryBackoff > 0 && c.MaxBackoff < c.RetryBackoff {
+		errs = append(errs, fmt.Errorf("audit chain: MaxBackoff (%s) is below RetryBackoff (%s)", c.MaxBackoff, c.RetryBackoff))
+	}
+	if c.AppendTimeout == 0 {
 		c.AppendTimeout = 10 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	return errors.Join(errs...)
 }
 
 // The states of a queued entry. An entry is queued until Run takes it
@@ -136,7 +152,9 @@ func NewAuditChain(store eventstore.Store, cfg AuditChainConfig) (*AuditChain, e
 	if store == nil {
 		return nil, errors.New("audit chain: nil event store")
 	}
-	cfg.defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	return &AuditChain{store: store, cfg: cfg, queue: make(chan *chainItem, 4*cfg.MaxBatch), stopped: make(chan struct{}), reg: catalog.Registry()}, nil
 }
 

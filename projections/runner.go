@@ -46,28 +46,44 @@ type Config struct {
 	Linger time.Duration
 }
 
-func (c *Config) defaults() {
-	if c.BatchSize <= 0 {
+// Validate fills in the defaults of the settings left zero and reports
+// every setting that is out of range at once.
+func (c *Config) Validate() error {
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    int64
+	}{{"BatchSize", int64(c.BatchSize)}, {"RebuildBatchSize", int64(c.RebuildBatchSize)}, {"ParkAfter", int64(c.ParkAfter)},
+		{"BatchTimeout", int64(c.BatchTimeout)}, {"MaxBatchTimeout", int64(c.MaxBatchTimeout)}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("projections: %s is negative (%d); leave it zero for the default", f.name, f.v))
+		}
+	}
+	if c.BatchSize == 0 {
 		c.BatchSize = 2000
 	}
-	if c.RebuildBatchSize <= 0 {
+	if c.RebuildBatchSize == 0 {
 		c.RebuildBatchSize = 20000
 	}
-	if c.BatchTimeout <= 0 {
+	if c.BatchTimeout == 0 {
 		c.BatchTimeout = 60 * time.Second
 	}
-	if c.ParkAfter <= 0 {
+	if c.ParkAfter == 0 {
 		c.ParkAfter = 3
 	}
 	if c.Linger == 0 {
 		c.Linger = 20 * time.Millisecond
 	}
-	if c.MaxBatchTimeout < c.BatchTimeout {
+	if c.MaxBatchTimeout == 0 {
 		c.MaxBatchTimeout = max(time.Hour, c.BatchTimeout)
+	}
+	if c.MaxBatchTimeout > 0 && c.BatchTimeout > 0 && c.MaxBatchTimeout < c.BatchTimeout {
+		errs = append(errs, fmt.Errorf("projections: MaxBatchTimeout (%s) is below BatchTimeout (%s)", c.MaxBatchTimeout, c.BatchTimeout))
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	return errors.Join(errs...)
 }
 
 // Runner keeps a set of projections up to date. Safe for concurrent use;
@@ -104,7 +120,9 @@ func NewRunner(pool *pgxpool.Pool, store eventstore.Store, cfg Config, ps ...Pro
 	if pool == nil || store == nil {
 		return nil, errors.New("projections: nil pool or store")
 	}
-	cfg.defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]Projection{}, m: newMetrics(cfg.Registerer, pool), reg: catalog.Registry(),
 		timeouts: map[string]time.Duration{}, failures: map[string]failure{}}
 	for _, p := range ps {

@@ -43,7 +43,8 @@ type Config struct {
 	Logger    *slog.Logger
 }
 
-// Validate fills in defaults.
+// Validate fills in defaults and reports every setting out of range at
+// once.
 func (c *Config) Validate() error {
 	if c.Timeout == 0 {
 		c.Timeout = 60 * time.Second
@@ -63,10 +64,19 @@ func (c *Config) Validate() error {
 	if c.APIKey == nil {
 		c.APIKey = func(string) string { return "" }
 	}
-	if c.Timeout < 0 || c.StreamIdleTimeout < 0 || c.BreakerOpenFor < 0 {
-		return errors.New("upstream: timeouts must be positive")
+	var errs []error
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{{"Timeout", c.Timeout}, {"StreamIdleTimeout", c.StreamIdleTimeout}, {"BreakerOpenFor", c.BreakerOpenFor}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("upstream: %s is negative (%s)", f.name, f.v))
+		}
 	}
-	return nil
+	if c.BreakerFailures < 0 {
+		errs = append(errs, fmt.Errorf("upstream: BreakerFailures is negative (%d)", c.BreakerFailures))
+	}
+	return errors.Join(errs...)
 }
 
 // Client calls upstreams. Safe for concurrent use.

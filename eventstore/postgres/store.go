@@ -33,19 +33,32 @@ type Config struct {
 	Logger       *slog.Logger
 }
 
-func (c *Config) defaults() {
-	if c.MaxBatchEvents <= 0 {
+// Validate fills in the defaults of the settings left zero and reports
+// every setting that is out of range at once.
+func (c *Config) Validate() error {
+	var errs []error
+	if c.MaxBatchEvents < 0 {
+		errs = append(errs, fmt.Errorf("postgres event store: MaxBatchEvents is negative (%d)", c.MaxBatchEvents))
+	}
+	if c.CommitTimeout < 0 {
+		errs = append(errs, fmt.Errorf("postgres event store: CommitTimeout is negative (%s)", c.CommitTimeout))
+	}
+	if c.PollInterval < 0 {
+		errs = append(errs, fmt.Errorf("postgres event store: PollInterval is negative (%s)", c.PollInterval))
+	}
+	if c.MaxBatchEvents == 0 {
 		c.MaxBatchEvents = 4096
 	}
-	if c.CommitTimeout <= 0 {
+	if c.CommitTimeout == 0 {
 		c.CommitTimeout = 30 * time.Second
 	}
-	if c.PollInterval <= 0 {
+	if c.PollInterval == 0 {
 		c.PollInterval = 2 * time.Second
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
+	return errors.Join(errs...)
 }
 
 // Store is the PostgreSQL event store. Safe for concurrent use.
@@ -71,7 +84,9 @@ func New(pool *pgxpool.Pool, cfg Config) (*Store, error) {
 	if pool == nil {
 		return nil, errors.New("postgres event store: nil pool")
 	}
-	cfg.defaults()
+	if err := cfg.Validate(); err != nil {
+		return nil, err
+	}
 	s := &Store{
 		pool:  pool,
 		cfg:   cfg,

@@ -3,6 +3,7 @@ package metering
 import (
 	"context"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -72,10 +73,22 @@ func (c *Config) Validate() error {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.Workers < 1 || c.MaxAttempts < 1 || c.RetryDelay < 0 || c.AppendTimeout < 0 || c.DrainTimeout < 0 {
-		return errors.New("metering: Workers and MaxAttempts must be at least 1, durations positive")
+	var errs []error
+	if c.Workers < 1 {
+		errs = append(errs, fmt.Errorf("metering: Workers must be at least 1, not %d", c.Workers))
 	}
-	return nil
+	if c.MaxAttempts < 1 {
+		errs = append(errs, fmt.Errorf("metering: MaxAttempts must be at least 1, not %d", c.MaxAttempts))
+	}
+	for _, f := range []struct {
+		name string
+		v    time.Duration
+	}{{"RetryDelay", c.RetryDelay}, {"AppendTimeout", c.AppendTimeout}, {"DrainTimeout", c.DrainTimeout}, {"MinInterval", c.MinInterval}} {
+		if f.v < 0 {
+			errs = append(errs, fmt.Errorf("metering: %s is negative (%s)", f.name, f.v))
+		}
+	}
+	return errors.Join(errs...)
 }
 
 type slot struct {

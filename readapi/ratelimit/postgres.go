@@ -42,10 +42,17 @@ func (c *PostgresConfig) Validate() error {
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
 	}
-	if c.CleanupEvery < 0 || c.CleanupBatch < 1 || c.Keep < 0 {
-		return errors.New("ratelimit: CleanupEvery, CleanupBatch and Keep must be positive")
+	var errs []error
+	if c.CleanupEvery < 0 {
+		errs = append(errs, fmt.Errorf("ratelimit: CleanupEvery is negative (%s)", c.CleanupEvery))
 	}
-	return nil
+	if c.CleanupBatch < 1 {
+		errs = append(errs, fmt.Errorf("ratelimit: CleanupBatch must be at least 1, not %d", c.CleanupBatch))
+	}
+	if c.Keep < 0 {
+		errs = append(errs, fmt.Errorf("ratelimit: Keep is negative (%s)", c.Keep))
+	}
+	return errors.Join(errs...)
 }
 
 // Postgres is the default Limiter: counters in the quota_counters table,
