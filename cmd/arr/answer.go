@@ -7,9 +7,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/arr-dev/arr/projections/answercache"
-	"github.com/arr-dev/arr/projections/answerdocs"
-
+	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/adapters/llm"
 	"github.com/arr-dev/arr/adapters/webpage"
 	"github.com/arr-dev/arr/adapters/websearch"
@@ -17,6 +15,7 @@ import (
 	"github.com/arr-dev/arr/commands/docseed"
 	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/readapi/answer"
+	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/records"
 )
@@ -27,13 +26,16 @@ type answerRole struct {
 	served   *answer.Served
 	// index adds documents to the local index; nil unless ARR_SEARCH=local.
 	index *commands.IndexDocumentHandler
-	docs  *answerdocs.Queries
+	docs  app.AnswerDocs
 	// local is the local search backend (nil for web search), kept fresh
 	// in the background.
 	local *research.Local
+	// dataSources is the records data-source report the seeding indexes
+	// (the query GET /api/v1/data-sources answers from).
+	dataSources func(context.Context) (any, error)
 }
 
-func (c *Config) searcher(docs *answerdocs.Queries) (research.Searcher, error) {
+func (c *Config) searcher(docs app.AnswerDocs) (research.Searcher, error) {
 	switch c.Answer.Search {
 	case "searxng":
 		return websearch.NewSearXNG(c.Answer.SearXNGURL, 10*time.Second)
@@ -72,7 +74,7 @@ func (c *Config) indexFetcher() *webpage.Fetcher {
 }
 
 func openAnswer(cfg Config, s *system, log *slog.Logger) (*answerRole, error) {
-	docs := answerdocs.NewQueries(s.pool)
+	docs := s.app.Queries.AnswerDocs
 	search, err := cfg.searcher(docs)
 	if err != nil {
 		return nil, err
@@ -111,10 +113,15 @@ func openAnswer(cfg Config, s *system, log *slog.Logger) (*answerRole, error) {
 	} else {
 		log.Info("answer service", "search", search.Name(), "synthesis", "extractive (no language model configured: set ARR_ANSWER_LLM_API_KEY)")
 	}
+	gaz, err := demodata.LoadGazetteer()
+	if err != nil {
+		return nil, err
+	}
 	return &answerRole{
-		pipeline: answer.Pipeline{Synthesize: synth, Cache: answercache.NewQueries(s.pool), Served: served,
+		pipeline: answer.Pipeline{Synthesize: synth, Cache: s.app.Queries.AnswerCache, Served: served,
 			Generation: r.Generation, Synthesis: synthesis, Docs: docs},
 		served: served, index: index, docs: docs, local: local,
+		dataSources: func(ctx context.Context) (any, error) { return s.app.Queries.Parcels.DataSources(ctx, gaz, s.now()) },
 	}, nil
 }
 
@@ -124,7 +131,7 @@ func (a *answerRole) seed(ctx context.Context, cfg Config, log *slog.Logger) {
 	if a.index == nil || cfg.Answer.Seed != "on" {
 		return
 	}
-	docseed.Seeder{Index: a.index, Count: a.docs.Count, Log: log, RecordsAddr: cfg.RecordsAddr, RecordsBase: cfg.serviceBase("records"),
+	docseed.Seeder{Index: a.index, Count: a.docs.Count, Log: log, DataSources: a.dataSources, RecordsBase: cfg.serviceBase("records"),
 		Specs: []docseed.Spec{{Service: "answer", Base: cfg.serviceBase("answer"), OpenAPI: answer.OpenAPI},
 			{Service: "gateway", Base: cfg.serviceBase("gateway"), OpenAPI: gateway.OpenAPI},
 			{Service: "records", Base: cfg.serviceBase("records"), OpenAPI: records.OpenAPI}}}.Seed(ctx)

@@ -94,7 +94,7 @@ func (a *cli) indexAdd(cmd *cobra.Command, args []string, o indexOptions) error 
 	if err := s.catchUp(wctx, answerdocs.Name); err != nil {
 		return fmt.Errorf("waiting for the answer_docs read model: %w", err)
 	}
-	docs, err := answerdocs.NewQueries(s.pool).Count(wctx)
+	docs, err := s.app.Queries.AnswerDocs.Count(wctx)
 	if err != nil {
 		return fmt.Errorf("counting the indexed documents: %w", err)
 	}

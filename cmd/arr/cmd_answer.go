@@ -57,7 +57,7 @@ func (a *cli) answerCmd() *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			n, err := answerdocs.NewQueries(s.pool).Count(cmd.Context())
+			n, err := s.app.Queries.AnswerDocs.Count(cmd.Context())
 			if err != nil {
 				return err
 			}

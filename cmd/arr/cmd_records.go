@@ -3,9 +3,7 @@ package main
 import (
 	"context"
 	"encoding/csv"
-	"errors"
 	"fmt"
-	"io"
 	"log/slog"
 	"os"
 	"path/filepath"
@@ -20,15 +18,12 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/adapters/datakeys"
-	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/adapters/layerfile"
 	"github.com/arr-dev/arr/adapters/listfile"
 	"github.com/arr-dev/arr/adapters/secretkey"
 	"github.com/arr-dev/arr/commands"
-	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/records"
-	"github.com/arr-dev/arr/eventstore"
 )
 
 // keyring opens the records data-key ring with the configured master key
@@ -254,65 +249,16 @@ func (a *cli) accountsEraseCmd() *cobra.Command {
 	return c
 }
 
-// loadDemo loads the shipped demo data that is not in the log yet (each
-// demo load has a fixed id), with a progress bar.
+// loadDemo loads the shipped demo data that is not in the log yet
+// (commands.LoadLayerHandler.LoadDemo), with a progress bar.
 func loadDemo(ctx context.Context, s *system, log *slog.Logger) error {
-	loads, err := demodata.Loads()
-	if err != nil {
-		return err
-	}
-	rc := s.app.Commands
 	var bar *progress
-	for _, l := range loads {
-		if evs, err := s.store.ReadStream(ctx, records.LoadStreamID(l.LoadID()), eventstoreFirst()); err != nil {
-			return err
-		} else if len(evs) > 0 {
-			continue
-		}
-		if bar == nil {
-			log.Info("first start: loading the shipped public-record demo data (ARR_DEMO_DATA=false turns this off)")
-			bar = newProgressOf(os.Stderr, "demo data", "rows")
-		}
-		if err := loadDemoOne(ctx, rc, l, bar); err != nil {
-			return fmt.Errorf("demo load %s: %w", l.ID, err)
-		}
-	}
+	err := s.app.Commands.LoadLayer.LoadDemo(ctx, func() {
+		log.Info("first start: loading the shipped public-record demo data (ARR_DEMO_DATA=false turns this off)")
+		bar = newProgressOf(os.Stderr, "demo data", "rows")
+	}, func(rows uint64) { bar.Set(rows, rows) })
 	if bar != nil {
 		bar.Finish()
 	}
-	return nil
-}
-
-func loadDemoOne(ctx context.Context, rc commands.Commands, l demodata.Load, bar *progress) error {
-	mb, err := demodata.ReadFile(l.Mapping)
-	if err != nil {
-		return err
-	}
-	m, err := layerfile.ParseMapping(mb)
-	if err != nil {
-		return err
-	}
-	f, err := demodata.Open(l.File)
-	if err != nil {
-		return err
-	}
-	defer f.Close()
-	src, err := layerfile.NewReader(f.(io.Reader), layerfile.Options{Name: l.File, County: l.County, Mapping: &m})
-	if err != nil {
-		return err
-	}
-	crawled, err := time.Parse(time.DateOnly, l.SourceDate)
-	if err != nil {
-		return err
-	}
-	base := bar.done
-	_, err = rc.LoadLayer.Handle(ctx, commands.LoadLayer{LoadID: l.LoadID(), Layer: records.Layer(l.Layer), Counties: []string{l.County},
-		SourceURL: l.SourceURL, SourceDate: l.SourceDate, File: l.File, CrawledAt: crawled,
-		Progress: func(n int) { bar.Set(base+uint64(n), base+uint64(n)) }}, src)
-	if errors.Is(err, domain.ErrConflict) { // another process loaded it meanwhile
-		return nil
-	}
 	return err
 }
-
-func eventstoreFirst() eventstore.ReadStreamOptions { return eventstore.ReadStreamOptions{Limit: 1} }

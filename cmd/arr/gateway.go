@@ -8,10 +8,6 @@ import (
 	"slices"
 	"strings"
 
-	auditrm "github.com/arr-dev/arr/projections/audit"
-	"github.com/arr-dev/arr/projections/gatewayusage"
-	"github.com/arr-dev/arr/projections/tierquality"
-
 	"github.com/arr-dev/arr/adapters/secretkey"
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"
@@ -97,14 +93,14 @@ func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routin
 	}
 	comp, err := complete.New(complete.Config{
 		Catalog: cat, Upstream: up, Chain: chain, HashKey: hashKey,
-		Quality: tierquality.NewQueries(s.pool), Cache: complete.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
+		Quality: s.app.Queries.TierQuality, Cache: complete.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
 		Registerer: s.registry, Logger: log,
 	})
 	if err != nil {
 		return gateway.Routing{}, nil, err
 	}
 	return gateway.Routing{
-		Complete: comp, Audit: auditrm.NewQueries(s.pool), Usage: gatewayusage.NewQueries(s.pool),
+		Complete: comp, Audit: s.app.Queries.Audit, Usage: s.app.Queries.GatewayUsage,
 		AuditorKey: cfg.AuditorKey,
 	}, chain, nil
 }

@@ -9,7 +9,6 @@ import (
 	"path/filepath"
 	"sort"
 	"strings"
-	"time"
 
 	"github.com/arr-dev/arr/adapters/webpage"
 	"github.com/arr-dev/arr/commands"
@@ -20,13 +19,14 @@ import (
 
 // Seeder fills a new local index: Index adds the documents, Count tells
 // whether the index holds any, Specs are the services' OpenAPI documents,
-// RecordsAddr and RecordsBase where the records service listens and the
-// base URL its pages are cited by ("" RecordsAddr: no records service).
+// DataSources is the records service's data-source report (the query
+// GET /api/v1/data-sources answers from; nil: none) and RecordsBase the
+// base URL that report is cited by.
 type Seeder struct {
 	Index       *commands.IndexDocumentHandler
 	Count       func(context.Context) (int64, error)
 	Specs       []Spec
-	RecordsAddr string
+	DataSources func(context.Context) (any, error)
 	RecordsBase string
 	Log         *slog.Logger
 }
@@ -52,49 +52,34 @@ func (s Seeder) Seed(ctx context.Context) {
 		added++
 	}
 	log.Info("seeded the local search index with arr's documentation", "documents", added)
-	if s.RecordsAddr == "" {
+	if s.DataSources == nil {
 		return
 	}
-	f := webpage.New(webpage.Config{AllowPrivate: true, Timeout: 5 * time.Second})
-	for attempt := 0; attempt < 10 && ctx.Err() == nil; attempt++ {
-		for _, path := range []string{"/data-sources", "/api/v1/data-sources"} {
-			d, ok := FetchDoc(ctx, f, "http://"+s.RecordsAddr+path, s.RecordsBase+path)
-			if !ok {
-				continue
-			}
-			if _, err := s.Index.Handle(ctx, d); err != nil {
-				log.Warn("seeding the records data sources", "err", err)
-			} else {
-				log.Info("seeded the local search index with the records service's data sources", "url", d.URL)
-			}
-			return
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(time.Second):
+	report, err := s.DataSources(ctx)
+	if err == nil {
+		var d commands.IndexDocument
+		if d, err = jsonDoc(s.RecordsBase+"/api/v1/data-sources", "Records data sources", report); err == nil {
+			_, err = s.Index.Handle(ctx, d)
 		}
 	}
-	log.Info("the records service's data-sources page is not there yet; the local index will try again on the next start")
+	if err != nil {
+		log.Warn("seeding the local search index with the records service's data sources; it will try again on the next start", "err", err)
+		return
+	}
+	log.Info("seeded the local search index with the records service's data sources")
 }
 
-// FetchDoc reads one page (HTML, text or JSON) as an index document.
-func FetchDoc(ctx context.Context, f *webpage.Fetcher, fetchURL, publicURL string) (commands.IndexDocument, bool) {
-	raw, err := f.Fetch(ctx, fetchURL)
+// jsonDoc is the IndexDocument of a JSON value, flattened to prose.
+func jsonDoc(url, title string, v any) (commands.IndexDocument, error) {
+	b, err := json.Marshal(v)
 	if err != nil {
-		return commands.IndexDocument{}, false
+		return commands.IndexDocument{}, fmt.Errorf("encoding %s: %w", title, err)
 	}
-	if strings.HasPrefix(raw.ContentType, "application/json") {
-		var v any
-		if json.Unmarshal(raw.Body, &v) != nil {
-			return commands.IndexDocument{}, false
-		}
-		return TextDoc(publicURL, "", "Records data sources", Flatten(v)), true
+	var generic any
+	if err := json.Unmarshal(b, &generic); err != nil {
+		return commands.IndexDocument{}, fmt.Errorf("decoding %s: %w", title, err)
 	}
-	p, err := webpage.Extract(raw)
-	if err != nil {
-		return commands.IndexDocument{}, false
-	}
-	return PageDoc(publicURL, "", p), true
+	return TextDoc(url, "", title, Flatten(generic)), nil
 }
 
 // PageDoc is the IndexDocument of an extracted page read from url (or,

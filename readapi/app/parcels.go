@@ -2,6 +2,7 @@ package app
 
 import (
 	"context"
+	"time"
 
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/projections/parcels"
@@ -17,6 +18,7 @@ type Parcels interface {
 	Lenders(ctx context.Context, countyPrefix string, limit, offset int) ([]parcels.Lender, int, error)
 	CountiesCovered(ctx context.Context) (map[string][]string, error)
 	LayerStates(ctx context.Context) (map[string]parcels.LayerState, error)
+	DataSources(ctx context.Context, gaz *records.Gazetteer, now time.Time) (parcels.DataSourceReport, error)
 }
 
 var _ Parcels = (*parcels.Queries)(nil)

@@ -2,8 +2,7 @@ package gateway
 
 import (
 	"github.com/arr-dev/arr/commands/complete"
-	"github.com/arr-dev/arr/projections/audit"
-	"github.com/arr-dev/arr/projections/gatewayusage"
+	"github.com/arr-dev/arr/readapi/app"
 )
 
 // Routing is what the completion routes need beyond httpx.Deps. The zero
@@ -13,8 +12,8 @@ type Routing struct {
 	// Complete runs completions: routing, failover, cache, usage and the
 	// audit record.
 	Complete *complete.Handler
-	Audit    *audit.Queries
-	Usage    *gatewayusage.Queries
+	Audit    app.Audit
+	Usage    app.GatewayUsage
 	// AuditorKey, sent in X-Auditor-Key, reads the payload of every audit
 	// entry; empty turns it off. A secret: never logged.
 	AuditorKey string
