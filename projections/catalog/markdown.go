@@ -28,7 +28,8 @@ place (the type's ` + "`Upcast`" + ` method, through ` + "`domain.Registry.Decod
 So a **handler** — a built-in projection, a SQL projection, a command
 reading a stream — always **receives the current version**, whatever
 version an event was stored at. ` + "`arr events export`" + ` writes events as
-stored (the ` + "`schema_version`" + ` column says which).
+stored (the ` + "`schema_version`" + ` column says which), or with ` + "`--upcast`" + `
+at the version handlers receive.
 
 | type | schema version | upcast from | handlers receive | Go type |
 |---|---|---|---|---|
