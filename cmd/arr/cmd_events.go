@@ -5,7 +5,6 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
-	"os"
 	"text/tabwriter"
 	"time"
 
@@ -17,7 +16,7 @@ import (
 )
 
 func (a *cli) eventsCmd() *cobra.Command {
-	c := &cobra.Command{Use: "events", Short: "Read the event log: tail, export, stats; sign and verify its Merkle tree: checkpoint, verify"}
+	c := &cobra.Command{Use: "events", Short: "Read the event log: tail, export, stats, types (the event catalog); sign and verify its Merkle tree: checkpoint, verify"}
 
 	var from int64
 	var follow, tailJSON bool
@@ -72,68 +71,7 @@ func (a *cli) eventsCmd() *cobra.Command {
 	tail.Flags().BoolVar(&follow, "follow", true, "keep printing new events until interrupted")
 	tail.Flags().BoolVar(&tailJSON, "json", false, "one JSON object per line")
 
-	var expFrom, expTo uint64
-	var format string
-	export := &cobra.Command{
-		Use:   "export --from POS [--to POS] --format ndjson",
-		Short: "Write events to stdout as NDJSON (progress on stderr)",
-		Args:  cobra.NoArgs,
-		RunE: func(cmd *cobra.Command, _ []string) error {
-			if format != "ndjson" {
-				return fmt.Errorf("--format %q: only ndjson is supported", format)
-			}
-			if expTo != 0 && expTo <= expFrom {
-				return fmt.Errorf("--to (%d) must be greater than --from (%d)", expTo, expFrom)
-			}
-			s, err := a.open(cmd, openOptions{})
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			end := expTo
-			if end == 0 {
-				if end, err = s.store.Head(cmd.Context()); err != nil {
-					return err
-				}
-			}
-			p := newProgress(os.Stderr, "export")
-			w := bufio.NewWriterSize(cmd.OutOrStdout(), 1<<20)
-			enc := json.NewEncoder(w)
-			pos, n := expFrom, uint64(0)
-			for pos < end {
-				evs, err := s.store.ReadAll(cmd.Context(), pos, eventstore.DefaultBatch*5)
-				if err != nil {
-					return err
-				}
-				if len(evs) == 0 {
-					break
-				}
-				for _, e := range evs {
-					if e.Position > end {
-						break
-					}
-					if err := enc.Encode(e); err != nil {
-						return err
-					}
-					n++
-					pos = e.Position
-				}
-				if evs[len(evs)-1].Position > end {
-					break
-				}
-				p.Set(pos-expFrom, end-expFrom)
-			}
-			if err := w.Flush(); err != nil {
-				return err
-			}
-			p.done = n
-			p.Finish()
-			return nil
-		},
-	}
-	export.Flags().Uint64Var(&expFrom, "from", 0, "export events after this position")
-	export.Flags().Uint64Var(&expTo, "to", 0, "export up to and including this position (default: the head at start)")
-	export.Flags().StringVar(&format, "format", "ndjson", "output format: ndjson")
+	export := a.eventsExportCmd()
 
 	var statsJSON bool
 	stats := &cobra.Command{
@@ -170,6 +108,6 @@ func (a *cli) eventsCmd() *cobra.Command {
 		},
 	}
 	stats.Flags().BoolVar(&statsJSON, "json", false, "print JSON")
-	c.AddCommand(tail, export, stats, a.eventsCheckpointCmd(), a.eventsVerifyCmd())
+	c.AddCommand(tail, export, stats, a.eventsTypesCmd(), a.eventsCheckpointCmd(), a.eventsVerifyCmd())
 	return c
 }

@@ -10,9 +10,13 @@ import (
 
 // AccountCreated: a customer account came into being.
 type AccountCreated struct {
+	// AccountID identifies the account; its stream is account-{AccountID}.
 	AccountID uuid.UUID `json:"account_id"`
-	Email     string    `json:"email"`
-	Plan      Plan      `json:"plan"`
+	// Email is the account's address, as the customer signs in with it.
+	Email string `json:"email"`
+	// Plan is the plan the account starts on.
+	Plan Plan `json:"plan"`
+	// CreatedAt is when the account was created (UTC).
 	CreatedAt time.Time `json:"created_at"`
 }
 
@@ -23,14 +27,24 @@ func (AccountCreated) SchemaVersion() int { return 1 }
 // secret is recorded; the secret itself is shown to the caller once and
 // never stored.
 type KeyIssued struct {
-	AccountID  uuid.UUID `json:"account_id"`
-	KeyID      uuid.UUID `json:"key_id"`
-	Service    Service   `json:"service"`
-	Prefix     string    `json:"prefix"`
-	Hint       string    `json:"hint"`
-	SecretHash string    `json:"secret_hash"`
-	Name       string    `json:"name,omitempty"`
-	IssuedAt   time.Time `json:"issued_at"`
+	// AccountID is the account that owns the key.
+	AccountID uuid.UUID `json:"account_id"`
+	// KeyID identifies the key (revocations and usage name it).
+	KeyID uuid.UUID `json:"key_id"`
+	// Service is the one service the key works for.
+	Service Service `json:"service"`
+	// Prefix is the start every key of the service shares (arr_gw_,
+	// arr_ans_, arr_rec_).
+	Prefix string `json:"prefix"`
+	// Hint is the secret's last 4 characters, shown to tell keys apart.
+	Hint string `json:"hint"`
+	// SecretHash is the lowercase hex SHA-256 of the whole secret: how a
+	// presented key is recognized without storing it.
+	SecretHash string `json:"secret_hash"`
+	// Name is the label the customer gave the key, if any.
+	Name string `json:"name,omitempty"`
+	// IssuedAt is when the key was minted (UTC).
+	IssuedAt time.Time `json:"issued_at"`
 }
 
 func (KeyIssued) EventType() string  { return "KeyIssued" }
@@ -38,8 +52,11 @@ func (KeyIssued) SchemaVersion() int { return 1 }
 
 // KeyRevoked: a key stopped working for good.
 type KeyRevoked struct {
+	// AccountID is the account that owned the key.
 	AccountID uuid.UUID `json:"account_id"`
-	KeyID     uuid.UUID `json:"key_id"`
+	// KeyID is the revoked key (as in its KeyIssued).
+	KeyID uuid.UUID `json:"key_id"`
+	// RevokedAt is when the key stopped working (UTC).
 	RevokedAt time.Time `json:"revoked_at"`
 }
 
@@ -61,14 +78,26 @@ func Events() []func() domain.Event {
 // caused it (a Stripe event id, an operator command) so that a replayed
 // cause changes nothing twice.
 type PlanChanged struct {
-	AccountID            uuid.UUID `json:"account_id"`
-	From                 Plan      `json:"from"`
-	To                   Plan      `json:"to"`
-	Source               string    `json:"source"`
-	Reference            string    `json:"reference"`
-	StripeCustomerID     string    `json:"stripe_customer_id,omitempty"`
-	StripeSubscriptionID string    `json:"stripe_subscription_id,omitempty"`
-	ChangedAt            time.Time `json:"changed_at"`
+	// AccountID is the account whose plan changed.
+	AccountID uuid.UUID `json:"account_id"`
+	// From is the plan the account was on.
+	From Plan `json:"from"`
+	// To is the plan the account is on from now.
+	To Plan `json:"to"`
+	// Source says what changed it: "stripe" for a Stripe webhook, or the
+	// operator tool that did.
+	Source string `json:"source"`
+	// Reference is the cause's own id (a Stripe event id for "stripe"):
+	// the same reference twice changes nothing.
+	Reference string `json:"reference"`
+	// StripeCustomerID is the Stripe customer paying for the plan, when
+	// Stripe caused the change.
+	StripeCustomerID string `json:"stripe_customer_id,omitempty"`
+	// StripeSubscriptionID is the Stripe subscription behind the plan,
+	// when Stripe caused the change.
+	StripeSubscriptionID string `json:"stripe_subscription_id,omitempty"`
+	// ChangedAt is when the change was recorded (UTC).
+	ChangedAt time.Time `json:"changed_at"`
 }
 
 func (PlanChanged) EventType() string  { return "PlanChanged" }

@@ -22,8 +22,10 @@ const (
 
 // Block is one piece of a section.
 type Block struct {
+	// Kind says what the block is.
 	Kind BlockKind `json:"kind"`
-	Text string    `json:"text"`
+	// Text is the block's text.
+	Text string `json:"text"`
 }
 
 // Section is the content under one heading path.
@@ -31,7 +33,8 @@ type Section struct {
 	// Heading is the heading path, outermost first.
 	Heading []string `json:"heading,omitempty"`
 	// Anchor is the fragment that links to the section, or "".
-	Anchor string  `json:"anchor,omitempty"`
+	Anchor string `json:"anchor,omitempty"`
+	// Blocks are the section's content, in order.
 	Blocks []Block `json:"blocks"`
 }
 
@@ -40,16 +43,23 @@ type Section struct {
 // again replaces its earlier version; indexing the same content again
 // records nothing.
 type DocumentIndexed struct {
+	// DocID identifies the document: 24 hex digits of the SHA-256 of its
+	// origin.
 	DocID string `json:"doc_id"`
 	// URL is the absolute http(s) URL the document was read from; empty for
 	// a local file, which the answer service serves itself at /docs/{DocID}.
 	URL string `json:"url,omitempty"`
 	// Origin is where it was read from: the URL, or the local file's path.
-	Origin      string    `json:"origin"`
-	Title       string    `json:"title"`
-	ContentHash string    `json:"content_hash"`
-	Sections    []Section `json:"sections"`
-	IndexedAt   time.Time `json:"indexed_at"`
+	Origin string `json:"origin"`
+	// Title is the document's title.
+	Title string `json:"title"`
+	// ContentHash is the hex SHA-256 of the title and sections: an equal
+	// hash means nothing to re-index.
+	ContentHash string `json:"content_hash"`
+	// Sections are the document's content, one per heading path.
+	Sections []Section `json:"sections"`
+	// IndexedAt is when the document was indexed (UTC).
+	IndexedAt time.Time `json:"indexed_at"`
 }
 
 func (DocumentIndexed) EventType() string  { return "DocumentIndexed" }

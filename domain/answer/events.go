@@ -30,48 +30,85 @@ const (
 // Source is one cited source: its title, absolute URL and the passage(s)
 // the answer drew on.
 type Source struct {
-	Title   string `json:"title"`
-	URL     string `json:"url"`
+	// Title is the source page's title.
+	Title string `json:"title"`
+	// URL is the source's absolute URL.
+	URL string `json:"url"`
+	// Content is the passage(s) of the source the answer drew on.
 	Content string `json:"content"`
 }
 
 // Costs are what one synthesis used.
 type Costs struct {
-	Searches         int   `json:"searches"`
-	PagesFetched     int   `json:"pages_fetched"`
-	LLMCalls         int   `json:"llm_calls"`
-	PromptTokens     int64 `json:"prompt_tokens"`
+	// Searches is the number of web searches run.
+	Searches int `json:"searches"`
+	// PagesFetched is the number of pages fetched to read.
+	PagesFetched int `json:"pages_fetched"`
+	// LLMCalls is the number of language-model calls made.
+	LLMCalls int `json:"llm_calls"`
+	// PromptTokens is the language model's input tokens, summed over calls.
+	PromptTokens int64 `json:"prompt_tokens"`
+	// CompletionTokens is the language model's output tokens, summed over
+	// calls.
 	CompletionTokens int64 `json:"completion_tokens"`
 	// CostMicroUSD is the language model's cost as its upstream reported
 	// it (0 when it reported none).
 	CostMicroUSD int64 `json:"cost_micro_usd"`
-	// Stage durations in microseconds (fetch: the slowest page of the concurrent fetch; extract: the sum over pages).
-	SearchUS    int64 `json:"search_us"`
-	FetchUS     int64 `json:"fetch_us"`
-	ExtractUS   int64 `json:"extract_us"`
-	RankUS      int64 `json:"rank_us"`
+	// SearchUS is the web search's duration in microseconds.
+	SearchUS int64 `json:"search_us"`
+	// FetchUS is the page fetch's duration in microseconds: the slowest
+	// page of the concurrent fetch.
+	FetchUS int64 `json:"fetch_us"`
+	// ExtractUS is the text extraction's duration in microseconds, summed
+	// over pages.
+	ExtractUS int64 `json:"extract_us"`
+	// RankUS is the passage ranking's duration in microseconds.
+	RankUS int64 `json:"rank_us"`
+	// SynthesisUS is the writing of the answer's duration in microseconds.
 	SynthesisUS int64 `json:"synthesis_us"`
-	TotalUS     int64 `json:"total_us"`
+	// TotalUS is the whole synthesis's duration in microseconds.
+	TotalUS int64 `json:"total_us"`
 }
 
 // AnswerSynthesized: an answer was researched and written. It is the cache
 // entry for CacheKey from SynthesizedAt for ValidForSeconds.
 type AnswerSynthesized struct {
-	AnswerID        uuid.UUID `json:"answer_id"`
-	Question        string    `json:"question"`
-	Normalized      string    `json:"normalized"`
-	CacheKey        string    `json:"cache_key"`
-	Tier            Tier      `json:"tier"`
-	Mode            Mode      `json:"mode"`
-	Answer          string    `json:"answer"`
-	Sources         []Source  `json:"sources"`
-	Synthesis       Synthesis `json:"synthesis"`
-	Model           string    `json:"model,omitempty"`
-	SubQuestions    []string  `json:"sub_questions,omitempty"`
-	Backend         string    `json:"backend"`
-	Costs           Costs     `json:"costs"`
-	SynthesizedAt   time.Time `json:"synthesized_at"`
-	ValidForSeconds int64     `json:"valid_for_seconds"`
+	// AnswerID identifies the answer (AnswerServed names it).
+	AnswerID uuid.UUID `json:"answer_id"`
+	// Question is the question as asked, trimmed.
+	Question string `json:"question"`
+	// Normalized is the question folded for the cache: lower case, letters
+	// and digits kept, separators collapsed.
+	Normalized string `json:"normalized"`
+	// CacheKey is the answer cache's key: a hash of the normalized
+	// question, tier, mode and local index generation (32 hex digits).
+	CacheKey string `json:"cache_key"`
+	// Tier is the answer tier asked for.
+	Tier Tier `json:"tier"`
+	// Mode is the research mode asked for.
+	Mode Mode `json:"mode"`
+	// Answer is the answer's text, with numbered citation markers ([1])
+	// into Sources.
+	Answer string `json:"answer"`
+	// Sources are the cited sources, in citation order ([1] is the first).
+	Sources []Source `json:"sources"`
+	// Synthesis says how the answer was written.
+	Synthesis Synthesis `json:"synthesis"`
+	// Model is the language model that wrote the answer (empty when none
+	// did).
+	Model string `json:"model,omitempty"`
+	// SubQuestions are the sub-questions deep mode researched.
+	SubQuestions []string `json:"sub_questions,omitempty"`
+	// Backend names the search backend the sources came from.
+	Backend string `json:"backend"`
+	// Costs are what the synthesis used.
+	Costs Costs `json:"costs"`
+	// SynthesizedAt is when the answer was written (UTC); the cache entry
+	// starts then.
+	SynthesizedAt time.Time `json:"synthesized_at"`
+	// ValidForSeconds is how long the cache serves the answer from
+	// SynthesizedAt.
+	ValidForSeconds int64 `json:"valid_for_seconds"`
 	// Retrieval records how the sources were found and which sentences an
 	// extractive answer quotes, so a new ranking can be replayed and
 	// compared offline (schema version 2; absent in version 1).
@@ -93,17 +130,24 @@ type Retrieval struct {
 
 // RetrievedPassage is one ranked passage.
 type RetrievedPassage struct {
-	ID    string  `json:"id"`
-	URL   string  `json:"url"`
+	// ID is the passage's id, "{doc_id}:{seq}".
+	ID string `json:"id"`
+	// URL is the passage's source URL.
+	URL string `json:"url"`
+	// Score is the passage's ranking score (higher is better).
 	Score float64 `json:"score"`
 }
 
 // ChosenSentence is one quoted sentence: its passage, its index among the
 // passage's sentences and the source number it is cited as.
 type ChosenSentence struct {
-	Passage  string `json:"passage"`
-	Sentence int    `json:"sentence"`
-	Source   int    `json:"source"`
+	// Passage is the quoted passage's ID.
+	Passage string `json:"passage"`
+	// Sentence is the sentence's 0-based index among the passage's
+	// sentences.
+	Sentence int `json:"sentence"`
+	// Source is the source number the sentence is cited as ([1] is 1).
+	Source int `json:"source"`
 }
 
 func (AnswerSynthesized) EventType() string { return "AnswerSynthesized" }
@@ -146,14 +190,23 @@ func (e AnswerSynthesized) ExpiresAt() time.Time {
 
 // AnswerServed: a key received an answer, from the cache or freshly made.
 type AnswerServed struct {
+	// AccountID is the account the answer was served to.
 	AccountID uuid.UUID `json:"account_id"`
-	KeyID     uuid.UUID `json:"key_id"`
-	CacheKey  string    `json:"cache_key"`
-	AnswerID  uuid.UUID `json:"answer_id"`
-	Tier      Tier      `json:"tier"`
-	Mode      Mode      `json:"mode"`
-	Cached    bool      `json:"cached"`
-	ServedAt  time.Time `json:"served_at"`
+	// KeyID is the key that asked.
+	KeyID uuid.UUID `json:"key_id"`
+	// CacheKey is the answer's cache key (as in its AnswerSynthesized).
+	CacheKey string `json:"cache_key"`
+	// AnswerID is the answer served (its AnswerSynthesized).
+	AnswerID uuid.UUID `json:"answer_id"`
+	// Tier is the answer tier asked for.
+	Tier Tier `json:"tier"`
+	// Mode is the research mode asked for.
+	Mode Mode `json:"mode"`
+	// Cached is true when the answer came from the cache, false when it
+	// was made for this request.
+	Cached bool `json:"cached"`
+	// ServedAt is when it was served (UTC).
+	ServedAt time.Time `json:"served_at"`
 }
 
 func (AnswerServed) EventType() string  { return "AnswerServed" }

@@ -27,29 +27,54 @@ var Genesis = hex.EncodeToString(make([]byte, sha256.Size))
 // bodies, never their text. The hashes are keyed (HashKey) in entries
 // linked by LinkV2, plain SHA-256 in older ones.
 type Completion struct {
-	AccountID        uuid.UUID `json:"account_id"`
-	KeyID            uuid.UUID `json:"key_id"`
-	RequestID        string    `json:"request_id"`
-	RequestHash      string    `json:"request_hash"`
-	ResponseHash     string    `json:"response_hash"`
-	Tier             string    `json:"tier"`
-	Model            string    `json:"model"`
-	Vendor           string    `json:"vendor"`
-	Difficulty       float64   `json:"difficulty"`
-	Stream           bool      `json:"stream"`
-	PromptTokens     int64     `json:"prompt_tokens"`
-	CompletionTokens int64     `json:"completion_tokens"`
+	// AccountID is the account that asked.
+	AccountID uuid.UUID `json:"account_id"`
+	// KeyID is the key that asked.
+	KeyID uuid.UUID `json:"key_id"`
+	// RequestID is the gateway's id of the request (its x-request-id).
+	RequestID string `json:"request_id"`
+	// RequestHash is the hex hash of the request body (keyed in LinkV2
+	// entries).
+	RequestHash string `json:"request_hash"`
+	// ResponseHash is the hex hash of the response body (keyed in LinkV2
+	// entries).
+	ResponseHash string `json:"response_hash"`
+	// Tier is the routing tier that answered (nano, small, mid, high).
+	Tier string `json:"tier"`
+	// Model is the upstream model that answered.
+	Model string `json:"model"`
+	// Vendor is the upstream's vendor.
+	Vendor string `json:"vendor"`
+	// Difficulty is the request's difficulty score in [0, 1], which chose
+	// the tier.
+	Difficulty float64 `json:"difficulty"`
+	// Stream is true for a streamed (server-sent events) completion.
+	Stream bool `json:"stream"`
+	// PromptTokens is the completion's input tokens.
+	PromptTokens int64 `json:"prompt_tokens"`
+	// CompletionTokens is the completion's output tokens.
+	CompletionTokens int64 `json:"completion_tokens"`
 	// UsageEstimated is true when the upstream did not report usage and
 	// the gateway counted the tokens itself.
-	UsageEstimated bool  `json:"usage_estimated"`
-	CostMicroUSD   int64 `json:"cost_micro_usd"`
-	CacheHit       bool  `json:"cache_hit"`
+	UsageEstimated bool `json:"usage_estimated"`
+	// CostMicroUSD is the completion's cost in micro-dollars (millionths
+	// of a US dollar).
+	CostMicroUSD int64 `json:"cost_micro_usd"`
+	// CacheHit is true when the gateway answered from its response cache
+	// without calling an upstream (and cost nothing).
+	CacheHit bool `json:"cache_hit"`
 	// Outcome is "ok", or "cut" for a stream the upstream broke off.
-	Outcome    string    `json:"outcome"`
-	Attempts   int       `json:"attempts"`
-	UpstreamMS float64   `json:"upstream_ms"`
-	TotalMS    float64   `json:"total_ms"`
-	StartedAt  time.Time `json:"started_at"`
+	Outcome string `json:"outcome"`
+	// Attempts is how many upstream calls it took, retries and failovers
+	// included (0 for a cache hit).
+	Attempts int `json:"attempts"`
+	// UpstreamMS is the time until the answering upstream's first byte, in
+	// milliseconds (0 for a cache hit).
+	UpstreamMS float64 `json:"upstream_ms"`
+	// TotalMS is the request's whole time in the gateway, in milliseconds.
+	TotalMS float64 `json:"total_ms"`
+	// StartedAt is when the gateway received the request (UTC).
+	StartedAt time.Time `json:"started_at"`
 }
 
 // Day is the UTC day of the completion, for rollups.
@@ -83,10 +108,17 @@ const (
 //
 // Schema version 2 added Link; version 1 entries have none and use LinkV1.
 type CompletionRecorded struct {
-	Seq      uint64          `json:"seq"`
-	PrevHash string          `json:"prev_hash"`
-	Hash     string          `json:"hash"`
-	Payload  json.RawMessage `json:"payload"`
+	// Seq is the entry's place in the chain, from 0 (its version in the
+	// auditchain stream).
+	Seq uint64 `json:"seq"`
+	// PrevHash is the hash of the entry before (Genesis, 64 zeros, for
+	// the first).
+	PrevHash string `json:"prev_hash"`
+	// Hash is the entry's hash (64 hex digits): the audit_hash the
+	// gateway returns with the completion.
+	Hash string `json:"hash"`
+	// Payload is the Completion, as canonical JSON.
+	Payload json.RawMessage `json:"payload"`
 	// Link is the link algorithm, LinkV2 for every new entry; absent in
 	// schema version 1 entries (LinkV1). It is not hashed itself: an entry
 	// whose Link was changed no longer matches its hash.

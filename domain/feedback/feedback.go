@@ -20,14 +20,25 @@ const MaxNotes = 2000
 // model needs nothing else. A later rating of the same completion replaces
 // the earlier one.
 type FeedbackSubmitted struct {
-	AuditHash   string    `json:"audit_hash"`
-	AccountID   uuid.UUID `json:"account_id"`
-	KeyID       uuid.UUID `json:"key_id"`
-	Tier        string    `json:"tier"`
-	Model       string    `json:"model"`
-	Difficulty  float64   `json:"difficulty"`
-	Rating      float64   `json:"rating"`
-	Notes       string    `json:"notes"`
+	// AuditHash is the rated completion's audit hash (64 hex digits, the
+	// hash of its CompletionRecorded entry).
+	AuditHash string `json:"audit_hash"`
+	// AccountID is the rating account, the completion's own.
+	AccountID uuid.UUID `json:"account_id"`
+	// KeyID is the key that submitted the rating.
+	KeyID uuid.UUID `json:"key_id"`
+	// Tier is the tier that answered (copied from the audit entry).
+	Tier string `json:"tier"`
+	// Model is the model that answered (copied from the audit entry).
+	Model string `json:"model"`
+	// Difficulty is the request's difficulty score in [0, 1] (copied from
+	// the audit entry).
+	Difficulty float64 `json:"difficulty"`
+	// Rating is from 1 (useless) to 5 (excellent).
+	Rating float64 `json:"rating"`
+	// Notes is the rater's free text (at most MaxNotes characters).
+	Notes string `json:"notes"`
+	// SubmittedAt is when the rating was given (UTC).
 	SubmittedAt time.Time `json:"submitted_at"`
 }
 

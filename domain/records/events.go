@@ -20,43 +20,70 @@ func ContactStreamID(accountID uuid.UUID) string { return "recordscontact-" + ac
 
 // LayerLoadStarted opens a load of one layer from one source file.
 type LayerLoadStarted struct {
-	LoadID     uuid.UUID `json:"load_id"`
-	Layer      Layer     `json:"layer"`
-	Counties   []string  `json:"counties"`
-	SourceURL  string    `json:"source_url"`
-	SourceDate string    `json:"source_date"`
-	File       string    `json:"file"`
-	CrawledAt  time.Time `json:"crawled_at"`
-	StartedAt  time.Time `json:"started_at"`
+	// LoadID identifies the load; its stream is layerload-{LoadID}.
+	LoadID uuid.UUID `json:"load_id"`
+	// Layer is the layer loaded.
+	Layer Layer `json:"layer"`
+	// Counties are the 5-digit county FIPS codes the load covers.
+	Counties []string `json:"counties"`
+	// SourceURL is the public page the source file came from.
+	SourceURL string `json:"source_url"`
+	// SourceDate is the source's own date (YYYY-MM-DD).
+	SourceDate string `json:"source_date"`
+	// File is the source file's name.
+	File string `json:"file"`
+	// CrawledAt is when the source was fetched (UTC).
+	CrawledAt time.Time `json:"crawled_at"`
+	// StartedAt is when the load began (UTC).
+	StartedAt time.Time `json:"started_at"`
 }
 
 // Row is one accepted row of a layer load. Rows carry public record data
 // only: never an owner's or a defendant's name, never contact data.
 type Row struct {
-	Line      int               `json:"line"`
-	County    string            `json:"county"`
-	APN       string            `json:"apn"`
-	Address   string            `json:"address,omitempty"`
-	Lon       *float64          `json:"lon,omitempty"`
-	Lat       *float64          `json:"lat,omitempty"`
-	SourceURL string            `json:"url,omitempty"`
-	Date      string            `json:"date,omitempty"`
-	Amount    *int64            `json:"amount_micros,omitempty"`
-	Lender    string            `json:"lender,omitempty"`
-	Detail    map[string]string `json:"detail,omitempty"`
+	// Line is the row's line (or feature number) in the source file.
+	Line int `json:"line"`
+	// County is the parcel's 5-digit county FIPS code.
+	County string `json:"county"`
+	// APN is the parcel number, formatted as the county writes it.
+	APN string `json:"apn"`
+	// Address is the parcel's street address.
+	Address string `json:"address,omitempty"`
+	// Lon is the longitude (WGS 84).
+	Lon *float64 `json:"lon,omitempty"`
+	// Lat is the latitude (WGS 84).
+	Lat *float64 `json:"lat,omitempty"`
+	// SourceURL is the record's own public URL, or the load's source URL.
+	SourceURL string `json:"url,omitempty"`
+	// Date is the record's own date (recorded, filed, auction), YYYY-MM-DD.
+	Date string `json:"date,omitempty"`
+	// Amount is the record's money amount (taxes owed, a judgment) in
+	// micro-dollars.
+	Amount *int64 `json:"amount_micros,omitempty"`
+	// Lender is the plaintiff or lender of a public filing, never a
+	// private person's name.
+	Lender string `json:"lender,omitempty"`
+	// Detail holds further public columns of the source, by name.
+	Detail map[string]string `json:"detail,omitempty"`
 }
 
 // LayerRowsLoaded carries one chunk of a load's accepted rows.
 type LayerRowsLoaded struct {
+	// LoadID is the load the rows belong to.
 	LoadID uuid.UUID `json:"load_id"`
-	Layer  Layer     `json:"layer"`
-	Chunk  int       `json:"chunk"`
-	Rows   []Row     `json:"rows"`
+	// Layer is the load's layer.
+	Layer Layer `json:"layer"`
+	// Chunk is the chunk's number in its load, from 0.
+	Chunk int `json:"chunk"`
+	// Rows are the chunk's accepted rows.
+	Rows []Row `json:"rows"`
 }
 
 // Reject is a row a load skipped, with why.
 type Reject struct {
-	Line   int    `json:"line"`
+	// Line is the rejected row's line in the source file.
+	Line int `json:"line"`
+	// Reason says why it was rejected.
 	Reason string `json:"reason"`
 }
 
@@ -64,16 +91,26 @@ type Reject struct {
 // rows in its counties, and parcels it does not name are no longer named by
 // the layer there.
 type LayerLoadCompleted struct {
-	LoadID       uuid.UUID `json:"load_id"`
-	Layer        Layer     `json:"layer"`
-	Counties     []string  `json:"counties"`
-	CrawledAt    time.Time `json:"crawled_at"`
-	CompletedAt  time.Time `json:"completed_at"`
-	Chunks       int       `json:"chunks"`
-	RowsRead     int       `json:"rows_read"`
-	RowsLoaded   int       `json:"rows_loaded"`
-	RowsSkipped  int       `json:"rows_skipped"`
-	RowsRejected int       `json:"rows_rejected"`
+	// LoadID is the completed load.
+	LoadID uuid.UUID `json:"load_id"`
+	// Layer is the load's layer.
+	Layer Layer `json:"layer"`
+	// Counties are the counties whose layer rows the load replaces.
+	Counties []string `json:"counties"`
+	// CrawledAt is when the source was fetched (UTC).
+	CrawledAt time.Time `json:"crawled_at"`
+	// CompletedAt is when the load finished (UTC).
+	CompletedAt time.Time `json:"completed_at"`
+	// Chunks is how many LayerRowsLoaded events the load appended.
+	Chunks int `json:"chunks"`
+	// RowsRead is how many rows the source file held.
+	RowsRead int `json:"rows_read"`
+	// RowsLoaded is how many rows were accepted (in the chunks).
+	RowsLoaded int `json:"rows_loaded"`
+	// RowsSkipped is how many rows the mapping's conditions left out.
+	RowsSkipped int `json:"rows_skipped"`
+	// RowsRejected is how many rows were refused as invalid.
+	RowsRejected int `json:"rows_rejected"`
 	// Rejects lists the first rejected rows (at most MaxRejectsInEvent).
 	Rejects []Reject `json:"rejects,omitempty"`
 }
@@ -85,19 +122,29 @@ const MaxRejectsInEvent = 1000
 // LayerLoadFailed closes a load that did not finish: none of its rows
 // count.
 type LayerLoadFailed struct {
-	LoadID   uuid.UUID `json:"load_id"`
-	Layer    Layer     `json:"layer"`
-	Reason   string    `json:"reason"`
+	// LoadID is the failed load.
+	LoadID uuid.UUID `json:"load_id"`
+	// Layer is the load's layer.
+	Layer Layer `json:"layer"`
+	// Reason is the error that stopped it.
+	Reason string `json:"reason"`
+	// FailedAt is when it failed (UTC).
 	FailedAt time.Time `json:"failed_at"`
 }
 
 // ListImported opens an account's imported list.
 type ListImported struct {
-	ListID     uuid.UUID `json:"list_id"`
-	AccountID  uuid.UUID `json:"account_id"`
-	Name       string    `json:"name"`
-	Rows       int       `json:"rows"`
-	Columns    []string  `json:"columns"`
+	// ListID identifies the list; its stream is list-{ListID}.
+	ListID uuid.UUID `json:"list_id"`
+	// AccountID is the account that imported it and alone can read it.
+	AccountID uuid.UUID `json:"account_id"`
+	// Name is the list's name.
+	Name string `json:"name"`
+	// Rows is how many rows the list holds.
+	Rows int `json:"rows"`
+	// Columns are the uploaded file's column headers.
+	Columns []string `json:"columns"`
+	// ImportedAt is when it was imported (UTC).
 	ImportedAt time.Time `json:"imported_at"`
 }
 
@@ -105,28 +152,41 @@ type ListImported struct {
 // e-mail sealed with the account's data key (AES-256-GCM); it is unreadable
 // once the key is destroyed.
 type ListRow struct {
-	Row     int       `json:"row"`
-	LeadID  uuid.UUID `json:"lead_id"`
-	APN     string    `json:"apn,omitempty"`
-	County  string    `json:"county,omitempty"`
-	Address string    `json:"address,omitempty"`
-	Contact []byte    `json:"contact,omitempty"`
+	// Row is the row's number in the list, from 1.
+	Row int `json:"row"`
+	// LeadID identifies the row as a lead.
+	LeadID uuid.UUID `json:"lead_id"`
+	// APN is the row's parcel number, if it has one.
+	APN string `json:"apn,omitempty"`
+	// County is the row's 5-digit county FIPS code, if known.
+	County string `json:"county,omitempty"`
+	// Address is the row's street address.
+	Address string `json:"address,omitempty"`
+	// Contact is the row's phone and e-mail sealed with the account's
+	// data key (AES-256-GCM), base64 in JSON; absent when it had none.
+	Contact []byte `json:"contact,omitempty"`
 }
 
 // ListRowsImported carries one chunk of a list's rows.
 type ListRowsImported struct {
-	ListID    uuid.UUID `json:"list_id"`
+	// ListID is the list the rows belong to.
+	ListID uuid.UUID `json:"list_id"`
+	// AccountID is the list's account.
 	AccountID uuid.UUID `json:"account_id"`
-	Chunk     int       `json:"chunk"`
-	Rows      []ListRow `json:"rows"`
+	// Chunk is the chunk's number in its list, from 0.
+	Chunk int `json:"chunk"`
+	// Rows are the chunk's rows.
+	Rows []ListRow `json:"rows"`
 }
 
 // ContactDataErased records that an account's records data key was
 // destroyed: every contact column it sealed is unreadable from then on, and
 // read models drop what they hold of it.
 type ContactDataErased struct {
+	// AccountID is the account whose data key was destroyed.
 	AccountID uuid.UUID `json:"account_id"`
-	ErasedAt  time.Time `json:"erased_at"`
+	// ErasedAt is when it was destroyed (UTC).
+	ErasedAt time.Time `json:"erased_at"`
 }
 
 func (LayerLoadStarted) EventType() string   { return "LayerLoadStarted" }

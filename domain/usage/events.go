@@ -17,12 +17,19 @@ const DayLayout = "2006-01-02"
 // Day that its plan's quota admitted. A day's total is the sum of its
 // events; the meter batches requests, so one event may count many calls.
 type CallsCounted struct {
-	AccountID uuid.UUID       `json:"account_id"`
-	KeyID     uuid.UUID       `json:"key_id"`
-	Service   account.Service `json:"service"`
-	Day       string          `json:"day"`
-	Calls     int64           `json:"calls"`
-	CountedAt time.Time       `json:"counted_at"`
+	// AccountID is the account the calls are billed to.
+	AccountID uuid.UUID `json:"account_id"`
+	// KeyID is the key that made the calls.
+	KeyID uuid.UUID `json:"key_id"`
+	// Service is the service called.
+	Service account.Service `json:"service"`
+	// Day is the UTC day counted, as 2006-01-02.
+	Day string `json:"day"`
+	// Calls is how many more admitted calls this event counts (positive);
+	// the day's total is the sum over its events.
+	Calls int64 `json:"calls"`
+	// CountedAt is when the meter flushed the count (UTC).
+	CountedAt time.Time `json:"counted_at"`
 }
 
 func (CallsCounted) EventType() string  { return "CallsCounted" }

@@ -1,0 +1,45 @@
+// Command eventsdoc writes the event catalog's generated files: the doc
+// comments of domain/'s types (projections/catalog/fielddocs.json, which
+// the arr binary embeds) and docs/events.md. Run it as `go generate
+// ./docs`; docs/events_test.go fails when either file is stale.
+package main
+
+import (
+	"flag"
+	"fmt"
+	"os"
+	"path/filepath"
+
+	domaincatalog "github.com/arr-dev/arr/domain/catalog"
+	"github.com/arr-dev/arr/projections/catalog"
+)
+
+func main() {
+	root := flag.String("root", ".", "the repository's root")
+	flag.Parse()
+	if err := run(*root); err != nil {
+		fmt.Fprintln(os.Stderr, "eventsdoc:", err)
+		os.Exit(1)
+	}
+}
+
+func run(root string) error {
+	docs, err := catalog.Extract(filepath.Join(root, "domain"), "github.com/arr-dev/arr/domain")
+	if err != nil {
+		return err
+	}
+	reg := domaincatalog.Registry()
+	docs = docs.For(reg)
+	types, err := catalog.Build(reg, docs)
+	if err != nil {
+		return err
+	}
+	md, err := catalog.Markdown(types)
+	if err != nil {
+		return err
+	}
+	if err := os.WriteFile(filepath.Join(root, "projections", "catalog", "fielddocs.json"), docs.JSON(), 0o644); err != nil {
+		return err
+	}
+	return os.WriteFile(filepath.Join(root, "docs", "events.md"), md, 0o644)
+}
