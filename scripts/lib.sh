@@ -164,7 +164,10 @@ ensure_node_duckdb() {
   local dir="$ARR_ROOT/scripts/clients/duckdb"
   [ -f "$dir/node_modules/@duckdb/node-api/package.json" ] || {
     log "installing the @duckdb/node-api npm package into $dir"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+    # npm install, not npm ci: the lock pins the engine's linux-x64 build
+    # only, and npm ci refuses a lock that lacks the other platforms'
+    # optional builds; --no-save leaves package.json and the lock as they are.
+    (cd "$dir" && npm install --no-save --no-audit --no-fund --loglevel=error)
   }
 }
 
