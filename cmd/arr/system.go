@@ -19,6 +19,7 @@ import (
 	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/migrations"
 	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/projections/sqlproj"
 )
 
 // system is arr wired together: the database, the event store, the
@@ -26,11 +27,13 @@ import (
 // builds one with openSystem; the end-to-end tests drive the same code
 // through the binary.
 type system struct {
-	cfg      Config
-	log      *slog.Logger
-	pool     *pgxpool.Pool
-	store    eventstore.Store
-	runner   *projections.Runner
+	cfg    Config
+	log    *slog.Logger
+	pool   *pgxpool.Pool
+	store  eventstore.Store
+	runner *projections.Runner
+	// sql runs analysts' SQL projections; the runner holds those defined.
+	sql      *sqlproj.Engine
 	cmds     commands.Commands
 	ids      *projections.Identities
 	registry *prometheus.Registry
@@ -152,14 +155,26 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 		}
 		_ = s.store.Close()
 	})
-	s.runner, err = projections.NewRunner(pool, s.store, projections.Config{Logger: log, Registerer: s.registry, BatchSize: cfg.BatchSize, BatchTimeout: cfg.BatchTimeout}, projections.All()...)
+	s.runner, err = projections.NewRunner(pool, s.store, projections.Config{Logger: log, Registerer: s.registry, BatchSize: cfg.BatchSize, BatchTimeout: cfg.BatchTimeout},
+		append(projections.All(), sqlproj.Definitions{})...)
 	if err != nil {
 		return nil, err
 	}
+	if s.sql, err = sqlproj.Open(ctx, pool, sqlproj.Config{StatementTimeout: cfg.SQLTimeout, Logger: log}); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, s.sql.Close)
 	if o.setup || len(o.catchUp) > 0 {
 		if err := s.runner.Setup(ctx); err != nil {
 			return nil, err
 		}
+		if err := s.catchUp(ctx, sqlproj.DefinitionsName); err != nil {
+			return nil, err
+		}
+	}
+	// The analysts' SQL projections defined now join the built-ins.
+	if _, err := s.sql.Sync(ctx, s.runner, o.setup || len(o.catchUp) > 0); err != nil {
+		log.Error("SQL projections: not every definition could be loaded", "err", err)
 	}
 	if s.cmds, err = commands.New(s.store, s.now); err != nil {
 		return nil, err

@@ -103,3 +103,22 @@ func (e *Engine) inTx(ctx context.Context, opts pgx.TxOptions, fn func(pgx.Tx) e
 	}
 	return tx.Commit(ctx)
 }
+
+// DefinitionName parses a definition file and returns its projection's
+// name (commands.SQLProjectionChecker).
+func (e *Engine) DefinitionName(file, sql string) (string, error) {
+	d, err := e.Parse(file, sql)
+	if err != nil {
+		return "", err
+	}
+	return d.Name, nil
+}
+
+// CheckDefinition parses and checks a definition file (see Check).
+func (e *Engine) CheckDefinition(ctx context.Context, file, sql string) error {
+	d, err := e.Parse(file, sql)
+	if err != nil {
+		return err
+	}
+	return e.Check(ctx, d)
+}

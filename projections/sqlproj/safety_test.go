@@ -254,3 +254,24 @@ func TestBatchOverTime(t *testing.T) {
 		t.Fatalf("checkpoint %d (want %d), parked %v %v", pos, before, parked, err)
 	}
 }
+
+// TestQueryIsReadOnly: a query runs in a READ ONLY transaction as the
+// role: it cannot write, even through a function of the projection's.
+func TestQueryIsReadOnly(t *testing.T) {
+	h := newHarness(t, sqlproj.Config{})
+	p := h.define(t, head+"CREATE FUNCTION bump() RETURNS int LANGUAGE sql AS $$ INSERT INTO t VALUES ('x') RETURNING 1 $$;\n-- arr:on KeyIssued\nDELETE FROM t;")
+	for q, want := range map[string]string{
+		"SELECT bump()":                          "cannot execute INSERT in a read-only transaction",
+		"SELECT count(*) FROM public.events":     "permission denied for table events",
+		"SELECT current_user::text, 1; SELECT 2": "syntax error",
+	} {
+		_, err := h.engine.Query(context.Background(), p.Name(), q)
+		if err == nil || !strings.Contains(err.Error(), want) {
+			t.Errorf("query %q: %v, want %q", q, err, want)
+		}
+	}
+	res := h.query(t, p.Name(), "SELECT current_user::text AS who, 1 AS one, 1 AS one -- a comment")
+	if len(res.Columns) != 3 || sqlproj.Text(res.Rows[0][0]) != h.engine.Role(p.Name()) || string(res.Objects()[0]) != `{"who":"`+h.engine.Role(p.Name())+`","one":1}` {
+		t.Fatalf("got %v %s %s", res.Columns, res.Rows, res.Objects())
+	}
+}
