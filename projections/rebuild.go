@@ -48,20 +48,28 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 	total := head - min(from, head)
 	var parked []ParkedEvent // events the new read model goes without
 	batch := r.cfg.RebuildBatchSize
-	// Read the next batch while the current one is applied: the log read and
-	// the apply then use both the database and this process at once.
-	// A projection that names its event types reads only those.
+	// Read (and decode) the next batch while the current one is applied:
+	// the log read and the apply then use both the database and this
+	// process at once. A projection that names its event types reads only
+	// those.
 	type fetched struct {
 		events []eventstore.Event
-		upTo   uint64
-		more   bool
-		err    error
+		// decoded are the events decoded, nil if one does not decode (the
+		// apply decodes them again and fails as it would have).
+		decoded []Event
+		upTo    uint64
+		more    bool
+		err     error
 	}
 	next := make(chan fetched, 1)
 	fetch := func(after uint64) {
 		go func() {
 			evs, upTo, more, err := r.read(ctx, p, after, batch)
-			next <- fetched{evs, upTo, more, err}
+			dec, derr := decode(r.reg, p, evs)
+			if derr != nil {
+				dec = nil
+			}
+			next <- fetched{evs, dec, upTo, more, err}
 		}()
 	}
 	fetch(pos)
@@ -80,6 +88,9 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 				}
 				if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
 					return err
+				}
+				if f.decoded != nil {
+					return p.Apply(ctx, tx, f.decoded)
 				}
 				return apply(ctx, tx, r.reg, p, events)
 			})

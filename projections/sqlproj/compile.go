@@ -12,7 +12,7 @@ import (
 // compilerVersion is part of every SQL projection's DDL hash: a build that
 // compiles definitions differently bumps it, and Setup rebuilds each SQL
 // projection with the functions this build makes.
-const compilerVersion = 1
+const compilerVersion = 2
 
 // The functions arr creates in a SQL projection's schema, owned by its
 // role. arr_exec, arr_apply and arr_query are SECURITY DEFINER: what they
@@ -21,12 +21,14 @@ const compilerVersion = 1
 const (
 	execSig   = "arr_exec(text)"
 	querySig  = "arr_query(text)"
-	applySig  = "arr_apply(bigint[],text[],text[],bigint[],integer[],timestamp with time zone[],jsonb[],jsonb[])"
-	eventsSig = "arr_events(text[],bigint[],text[],text[],bigint[],integer[],timestamp with time zone[],jsonb[],jsonb[])"
+	applySig  = "arr_apply(bigint[],text[],text[],bigint[],integer[],timestamp with time zone[],text[],text[])"
+	eventsSig = "arr_events(text[],bigint[],text[],text[],bigint[],integer[],timestamp with time zone[],text[],text[])"
 )
 
-// batchParams are arr_apply's parameters: one array per bound name.
-const batchParams = `arr__positions bigint[], arr__types text[], arr__streams text[], arr__versions bigint[], arr__schema_versions integer[], arr__recorded_ats timestamptz[], arr__datas jsonb[], arr__metadatas jsonb[]`
+// batchParams are arr_apply's parameters: one array per bound name. Data
+// and metadata travel as text (JSON) and become jsonb where they are read:
+// arrays of jsonb cost twice as much to send.
+const batchParams = `arr__positions bigint[], arr__types text[], arr__streams text[], arr__versions bigint[], arr__schema_versions integer[], arr__recorded_ats timestamptz[], arr__datas text[], arr__metadatas text[]`
 
 const batchArgs = `arr__positions, arr__types, arr__streams, arr__versions, arr__schema_versions, arr__recorded_ats, arr__datas, arr__metadatas`
 
@@ -50,7 +52,8 @@ END
 `
 
 const eventsBody = `
-SELECT * FROM ROWS FROM (pg_catalog.unnest(arr__positions), pg_catalog.unnest(arr__types), pg_catalog.unnest(arr__streams),
+SELECT arr__e.position, arr__e.type, arr__e.stream, arr__e.version, arr__e.schema_version, arr__e.recorded_at, arr__e.data::jsonb, arr__e.metadata::jsonb
+FROM ROWS FROM (pg_catalog.unnest(arr__positions), pg_catalog.unnest(arr__types), pg_catalog.unnest(arr__streams),
   pg_catalog.unnest(arr__versions), pg_catalog.unnest(arr__schema_versions), pg_catalog.unnest(arr__recorded_ats),
   pg_catalog.unnest(arr__datas), pg_catalog.unnest(arr__metadatas))
   AS arr__e(position, type, stream, version, schema_version, recorded_at, data, metadata)
@@ -107,8 +110,8 @@ func compile(d *Definition) *program {
 	}
 	if len(perEvent) > 0 {
 		w("FOR arr__i IN 1 .. coalesce(pg_catalog.array_length(arr__positions, 1), 0) LOOP\n")
-		for _, n := range eventNames {
-			w(fmt.Sprintf("  arr__%s := arr__%ss[arr__i];\n", n, n))
+		for i, n := range eventNames {
+			w(fmt.Sprintf("  arr__%s := arr__%ss[arr__i]::%s;\n", n, n, eventTypes[i]))
 		}
 		for _, s := range perEvent {
 			w("  IF arr__type = ANY (" + typeArray(s.Types) + ") THEN\n")
@@ -165,7 +168,7 @@ func prepared(s Section, st Statement) (string, offsetMap) {
 // prepareTypes are the parameter types of prepared's statement.
 func prepareTypes(batch bool) string {
 	if batch {
-		return "bigint[], text[], text[], bigint[], integer[], timestamptz[], jsonb[], jsonb[]"
+		return "bigint[], text[], text[], bigint[], integer[], timestamptz[], text[], text[]"
 	}
 	return strings.Join(eventTypes, ", ")
 }

@@ -101,23 +101,29 @@ func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.
 		versions    = make([]int64, n)
 		schemaVers  = make([]int32, n)
 		recordedAts = make([]time.Time, n)
-		datas       = make([]json.RawMessage, n)
-		metadatas   = make([]json.RawMessage, n)
+		datas       = make([]string, n)
+		metadatas   = make([]string, n)
 	)
 	for i, e := range events {
 		if e.Payload == nil {
 			return fmt.Errorf("event %d (%s): no payload decoded", e.Position, e.Type)
 		}
-		data, err := json.Marshal(e.Payload)
-		if err != nil {
-			return fmt.Errorf("event %d (%s): %w", e.Position, e.Type, err)
+		// An event recorded at its type's current version reaches the SQL
+		// as recorded (the registry decoded it, so it is that version's
+		// JSON); an older one as the registry upcast it.
+		data := []byte(e.Data)
+		if e.SchemaVersion != e.Payload.SchemaVersion() {
+			var err error
+			if data, err = json.Marshal(e.Payload); err != nil {
+				return fmt.Errorf("event %d (%s): %w", e.Position, e.Type, err)
+			}
 		}
 		md, err := json.Marshal(e.Metadata)
 		if err != nil {
 			return fmt.Errorf("event %d (%s): %w", e.Position, e.Type, err)
 		}
 		positions[i], types[i], streams[i], versions[i] = int64(e.Position), e.Type, e.StreamID, int64(e.StreamVersion)
-		schemaVers[i], recordedAts[i], datas[i], metadatas[i] = int32(e.Payload.SchemaVersion()), e.RecordedAt, data, md
+		schemaVers[i], recordedAts[i], datas[i], metadatas[i] = int32(e.Payload.SchemaVersion()), e.RecordedAt, string(data), string(md)
 	}
 	err := p.g.call(ctx, tx, schema, applySig, p.prog.apply, false, nil, positions, types, streams, versions, schemaVers, recordedAts, datas, metadatas)
 	if err != nil {
