@@ -47,6 +47,15 @@ func (a *app) sqlProjectionCmds() []*cobra.Command {
 				return err
 			}
 			defer s.Close()
+			// Running arr processes leave the projection to this build
+			// until it is done (they follow it from where it ends).
+			if name, err := s.sql.DefinitionName(args[0], src); err == nil {
+				release, err := s.sql.Building(ctx, name)
+				if err != nil {
+					return err
+				}
+				defer release()
+			}
 			h, err := commands.NewDefineSQLProjectionHandler(s.store, s.sql, func(name string) bool {
 				p, err := s.runner.Get(name)
 				_, isSQL := p.(*sqlproj.Projection)

@@ -126,9 +126,9 @@ func Parse(file, src string, known func(string) bool) (*Definition, error) {
 		depth   int         // parenthesis depth
 		stmts   []Statement // of the DDL or the section
 	)
-	closeStmt := func() error {
+	closeStmt := func() {
 		if first < 0 {
-			return nil
+			return
 		}
 		st := Statement{Text: src[first:last.end], Offset: first, Line: ln.at(first).line, Keyword: keyword(words)}
 		for _, b := range binds {
@@ -136,7 +136,6 @@ func Parse(file, src string, known func(string) bool) (*Definition, error) {
 		}
 		stmts = append(stmts, st)
 		first, binds, words, depth = -1, nil, nil, 0
-		return nil
 	}
 	closeSection := func() {
 		if section == nil {
@@ -158,9 +157,7 @@ func Parse(file, src string, known func(string) bool) (*Definition, error) {
 		}
 		switch it.kind {
 		case itemEOF:
-			if err := closeStmt(); err != nil {
-				return nil, err
-			}
+			closeStmt()
 			if !named {
 				return nil, fail(0, "the file must start with a line -- arr:projection NAME")
 			}
@@ -173,9 +170,7 @@ func Parse(file, src string, known func(string) bool) (*Definition, error) {
 			if !strings.HasPrefix(body, "arr:") || !lineStart(src, it.start) {
 				continue
 			}
-			if err := closeStmt(); err != nil {
-				return nil, err
-			}
+			closeStmt()
 			kw, args, _ := strings.Cut(body, " ")
 			args = strings.TrimSpace(args)
 			switch kw {
@@ -210,9 +205,7 @@ func Parse(file, src string, known func(string) bool) (*Definition, error) {
 			}
 			continue
 		case itemSemicolon:
-			if err := closeStmt(); err != nil {
-				return nil, err
-			}
+			closeStmt()
 			continue
 		}
 		if !named {
