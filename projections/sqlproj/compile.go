@@ -12,7 +12,7 @@ import (
 // compilerVersion is part of every SQL projection's DDL hash: a build that
 // compiles definitions differently bumps it, and Setup rebuilds each SQL
 // projection with the functions this build makes.
-const compilerVersion = 2
+const compilerVersion = 4
 
 // The functions arr creates in a SQL projection's schema, owned by its
 // role. arr_exec, arr_apply and arr_query are SECURITY DEFINER: what they
@@ -21,7 +21,7 @@ const compilerVersion = 2
 const (
 	execSig   = "arr_exec(text)"
 	querySig  = "arr_query(text)"
-	applySig  = "arr_apply(bigint[],text[],text[],bigint[],integer[],timestamp with time zone[],text[],text[])"
+	applySig  = "arr_apply(bigint[],text[],text[],bigint[],integer[],timestamp with time zone[],text,text)"
 	eventsSig = "arr_events(text[],bigint[],text[],text[],bigint[],integer[],timestamp with time zone[],text[],text[])"
 )
 
@@ -29,6 +29,15 @@ const (
 // and metadata travel as text (JSON) and become jsonb where they are read:
 // arrays of jsonb cost twice as much to send.
 const batchParams = `arr__positions bigint[], arr__types text[], arr__streams text[], arr__versions bigint[], arr__schema_versions integer[], arr__recorded_ats timestamptz[], arr__datas text[], arr__metadatas text[]`
+
+// applyParams are arr_apply's: as batchParams, but data and metadata come
+// as one text each, the events' JSON joined by the record separator
+// (U+001E, which JSON text cannot hold unescaped): one value to send
+// instead of thousands.
+const applyParams = `arr__positions bigint[], arr__types text[], arr__streams text[], arr__versions bigint[], arr__schema_versions integer[], arr__recorded_ats timestamptz[], arr__datas_joined text, arr__metadatas_joined text`
+
+// separator joins the events' JSON in arr_apply's arguments.
+const separator = "\x1e"
 
 const batchArgs = `arr__positions, arr__types, arr__streams, arr__versions, arr__schema_versions, arr__recorded_ats, arr__datas, arr__metadatas`
 
@@ -51,13 +60,18 @@ BEGIN
 END
 `
 
+// eventsBody yields the batch's events of the types arr__only. The arrays
+// are unnested in the select list (a ProjectSet, which streams, where a
+// function scan would first write the batch to a tuplestore), and OFFSET 0
+// keeps the subquery whole in the statement that reads it, so each row's
+// JSON becomes jsonb once however often the statement reads it.
 const eventsBody = `
-SELECT arr__e.position, arr__e.type, arr__e.stream, arr__e.version, arr__e.schema_version, arr__e.recorded_at, arr__e.data::jsonb, arr__e.metadata::jsonb
-FROM ROWS FROM (pg_catalog.unnest(arr__positions), pg_catalog.unnest(arr__types), pg_catalog.unnest(arr__streams),
-  pg_catalog.unnest(arr__versions), pg_catalog.unnest(arr__schema_versions), pg_catalog.unnest(arr__recorded_ats),
-  pg_catalog.unnest(arr__datas), pg_catalog.unnest(arr__metadatas))
-  AS arr__e(position, type, stream, version, schema_version, recorded_at, data, metadata)
+SELECT * FROM (SELECT pg_catalog.unnest(arr__positions) AS position, pg_catalog.unnest(arr__types) AS type,
+  pg_catalog.unnest(arr__streams) AS stream, pg_catalog.unnest(arr__versions) AS version,
+  pg_catalog.unnest(arr__schema_versions) AS schema_version, pg_catalog.unnest(arr__recorded_ats) AS recorded_at,
+  pg_catalog.unnest(arr__datas)::jsonb AS data, pg_catalog.unnest(arr__metadatas)::jsonb AS metadata) AS arr__e
 WHERE arr__e.type = ANY (arr__only)
+OFFSET 0
 `
 
 // program is a definition compiled: the body of its arr_apply and where
@@ -96,6 +110,8 @@ func compile(d *Definition) *program {
 		p.at = append(p.at, placed{first: first, last: line - 1, what: what, st: st, text: text, m: m})
 	}
 	w("\n#variable_conflict use_column\nDECLARE\n  arr__i integer;\n")
+	w("  arr__datas text[] := pg_catalog.string_to_array(arr__datas_joined, E'\\x1e');\n")
+	w("  arr__metadatas text[] := pg_catalog.string_to_array(arr__metadatas_joined, E'\\x1e');\n")
 	for i, n := range eventNames {
 		w(fmt.Sprintf("  arr__%s %s;\n", n, eventTypes[i]))
 	}
@@ -240,7 +256,7 @@ LANGUAGE sql STABLE AS ` + dollarQuote(eventsBody),
 // applyFunction creates p's arr_apply in schema, given to role.
 func applyFunction(schema, role string, p *program) []string {
 	s := pgx.Identifier{schema}.Sanitize()
-	return append([]string{`CREATE FUNCTION ` + s + `.arr_apply(` + batchParams + `) RETURNS void LANGUAGE plpgsql SECURITY DEFINER AS ` + dollarQuote(p.apply)},
+	return append([]string{`CREATE FUNCTION ` + s + `.arr_apply(` + applyParams + `) RETURNS void LANGUAGE plpgsql SECURITY DEFINER AS ` + dollarQuote(p.apply)},
 		give(s, role, applySig)...)
 }
 

@@ -27,7 +27,9 @@ import (
 //     is still the one arr made: SECURITY DEFINER, owned by the role, no
 //     SET clause, the same body.
 //   - Around the call: search_path is the projection's schema alone and
-//     statement_timeout bounds it; after it RESET ALL undoes whatever the
+//     statement_timeout bounds it (plan_cache_mode is force_generic_plan:
+//     the parameters are whole batches, which a custom plan would copy
+//     into every plan); after it RESET ALL undoes whatever the
 //     SQL set (search_path included), and the settings the runner had are
 //     put back. The runner's own statements after a projection's SQL name
 //     their tables with their schema.
@@ -91,7 +93,8 @@ func (g *guard) call(ctx context.Context, tx pgx.Tx, schema, sig, body string, s
 		return &FunctionAlteredError{Schema: schema, Function: sig}
 	}
 	if _, err := tx.Exec(ctx, `SELECT pg_catalog.set_config('search_path', $1, true), pg_catalog.set_config('statement_timeout', $2, true),
-		pg_catalog.set_config('TimeZone', 'UTC', true), pg_catalog.set_config('DateStyle', 'ISO, MDY', true)`,
+		pg_catalog.set_config('TimeZone', 'UTC', true), pg_catalog.set_config('DateStyle', 'ISO, MDY', true),
+		pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', true)`,
 		pgx.Identifier{schema}.Sanitize(), strconv.FormatInt(max(1, g.timeout.Milliseconds()), 10)); err != nil {
 		return fmt.Errorf("entering %s: %w", schema, err)
 	}

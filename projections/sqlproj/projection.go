@@ -1,6 +1,7 @@
 package sqlproj
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -12,6 +13,7 @@ import (
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/projections"
 )
 
@@ -101,9 +103,13 @@ func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.
 		versions    = make([]int64, n)
 		schemaVers  = make([]int32, n)
 		recordedAts = make([]time.Time, n)
-		datas       = make([]string, n)
-		metadatas   = make([]string, n)
+		size        int
 	)
+	for _, e := range events {
+		size += len(e.Data) + 1
+	}
+	datas := make([]byte, 0, size)
+	metadatas := make([]byte, 0, 64*n)
 	for i, e := range events {
 		if e.Payload == nil {
 			return fmt.Errorf("event %d (%s): no payload decoded", e.Position, e.Type)
@@ -118,14 +124,18 @@ func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.
 				return fmt.Errorf("event %d (%s): %w", e.Position, e.Type, err)
 			}
 		}
-		md, err := json.Marshal(e.Metadata)
-		if err != nil {
-			return fmt.Errorf("event %d (%s): %w", e.Position, e.Type, err)
+		if bytes.IndexByte(data, separator[0]) >= 0 {
+			return fmt.Errorf("event %d (%s): its JSON holds a raw U+001E", e.Position, e.Type)
 		}
+		if i > 0 {
+			datas, metadatas = append(datas, separator...), append(metadatas, separator...)
+		}
+		datas = append(datas, data...)
+		metadatas = eventstore.AppendMetadataJSON(metadatas, e.Metadata)
 		positions[i], types[i], streams[i], versions[i] = int64(e.Position), e.Type, e.StreamID, int64(e.StreamVersion)
-		schemaVers[i], recordedAts[i], datas[i], metadatas[i] = int32(e.Payload.SchemaVersion()), e.RecordedAt, string(data), string(md)
+		schemaVers[i], recordedAts[i] = int32(e.Payload.SchemaVersion()), e.RecordedAt
 	}
-	err := p.g.call(ctx, tx, schema, applySig, p.prog.apply, false, nil, positions, types, streams, versions, schemaVers, recordedAts, datas, metadatas)
+	err := p.g.call(ctx, tx, schema, applySig, p.prog.apply, false, nil, positions, types, streams, versions, schemaVers, recordedAts, string(datas), string(metadatas))
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) {

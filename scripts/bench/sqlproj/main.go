@@ -61,15 +61,19 @@ func main() {
 	runs := flag.Int("runs", 3, "rebuilds per form; the median is reported")
 	batch := flag.Int("batch", 20000, "rebuild batch size (events per transaction)")
 	only := flag.String("forms", "on,batch", "forms to measure: on (per event), batch (per batch)")
+	payload := flag.String("payload", "audit", "audit: each event is an audit entry as the gateway records it (hashes, ids, the whole completion: about 800 bytes of JSON); compact: the completion's model and cost only (about 200 bytes)")
 	jsonOut := flag.String("json", "", "also write the results as JSON to this file")
 	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the rebuilds to this file")
 	flag.Parse()
-	if err := run(context.Background(), *dbURL, *events, *runs, *batch, strings.Split(*only, ","), *jsonOut, *cpuProfile); err != nil {
+	if *payload != "audit" && *payload != "compact" {
+		log.Fatalf("-payload %q: audit or compact", *payload)
+	}
+	if err := run(context.Background(), *dbURL, *events, *runs, *batch, strings.Split(*only, ","), *payload == "compact", *jsonOut, *cpuProfile); err != nil {
 		log.Fatal(err)
 	}
 }
 
-func run(ctx context.Context, admin string, n, runs, batch int, only []string, jsonOut, cpuProfile string) error {
+func run(ctx context.Context, admin string, n, runs, batch int, only []string, compact bool, jsonOut, cpuProfile string) error {
 	b := make([]byte, 4)
 	_, _ = rand.Read(b)
 	name := "arr_bench_sqlproj_" + hex.EncodeToString(b)
@@ -97,13 +101,13 @@ func run(ctx context.Context, admin string, n, runs, batch int, only []string, j
 	defer st.Close()
 
 	start := time.Now()
-	wantCost, err := load(ctx, st, n)
+	wantCost, size, err := load(ctx, st, n, compact)
 	if err != nil {
 		return fmt.Errorf("loading: %w", err)
 	}
 	head, _ := st.Head(ctx)
 	load := time.Since(start)
-	fmt.Printf("loaded %d CompletionRecorded events with AppendBulk in %s\n", head, load.Round(time.Millisecond))
+	fmt.Printf("loaded %d CompletionRecorded events (%d bytes of JSON each on average) with AppendBulk in %s\n", head, size, load.Round(time.Millisecond))
 	if _, err := pool.Exec(ctx, "VACUUM ANALYZE events"); err != nil {
 		return err
 	}
@@ -165,7 +169,7 @@ func run(ctx context.Context, admin string, n, runs, batch int, only []string, j
 		sort.Float64s(rates)
 		results[form] = rates[len(rates)/2]
 	}
-	fmt.Printf("\nreplay of %d events into spend_by_model, median of %d runs (batch %d):\n", head, runs, batch)
+	fmt.Printf("\nreplay of %d events (%d bytes each) into spend_by_model, median of %d runs (batch %d):\n", head, size, runs, batch)
 	for _, form := range only {
 		fmt.Printf("  %-6s %9.0f events/s  (target >= 100000: %s)\n", form, results[form], verdict(results[form] >= 100000))
 	}
@@ -175,7 +179,7 @@ func run(ctx context.Context, admin string, n, runs, batch int, only []string, j
 			return err
 		}
 		defer f.Close()
-		return json.NewEncoder(f).Encode(map[string]any{"events": head, "runs": runs, "batch": batch,
+		return json.NewEncoder(f).Encode(map[string]any{"events": head, "runs": runs, "batch": batch, "event_bytes": size,
 			"load_seconds": load.Seconds(), "replay_events_per_s": results})
 	}
 	return nil
@@ -183,9 +187,9 @@ func run(ctx context.Context, admin string, n, runs, batch int, only []string, j
 
 // load appends n completions (models round robin, costs 1..997 µ$) in bulk
 // appends of 20,000 to the audit chain's stream; it returns their total
-// cost.
-func load(ctx context.Context, st *postgres.Store, n int) (int64, error) {
-	var total int64
+// cost and the average size of an event's JSON.
+func load(ctx context.Context, st *postgres.Store, n int, compact bool) (total int64, size int, err error) {
+	var bytes int
 	at := time.Date(2026, 1, 1, 0, 0, 0, 0, time.UTC)
 	account := uuid.New()
 	for done := 0; done < n; {
@@ -195,26 +199,35 @@ func load(ctx context.Context, st *postgres.Store, n int) (int64, error) {
 			seq := done + i
 			cost := int64(seq%997 + 1)
 			total += cost
+			if compact {
+				payload, _ := json.Marshal(map[string]any{"model": models[seq%len(models)], "cost_micro_usd": cost})
+				ne, err := eventstore.Encode(&audit.CompletionRecorded{Seq: uint64(seq + 1), Payload: payload, Link: audit.LinkV2}, eventstore.Metadata{Actor: "bench"})
+				if err != nil {
+					return 0, 0, err
+				}
+				evs[i], bytes = ne, bytes+len(ne.Data)
+				continue
+			}
 			payload, err := json.Marshal(audit.Completion{AccountID: account, KeyID: account, RequestID: fmt.Sprintf("req-%d", seq),
 				RequestHash: strings.Repeat("a", 64), ResponseHash: strings.Repeat("b", 64), Tier: "nano", Model: models[seq%len(models)], Vendor: "openai",
 				Difficulty: 0.3, PromptTokens: 120, CompletionTokens: 340, CostMicroUSD: cost, Outcome: "ok", Attempts: 1,
 				UpstreamMS: 812.5, TotalMS: 815.25, StartedAt: at.Add(time.Duration(seq) * time.Second)})
 			if err != nil {
-				return 0, err
+				return 0, 0, err
 			}
 			ne, err := eventstore.Encode(&audit.CompletionRecorded{Seq: uint64(seq + 1), PrevHash: strings.Repeat("c", 64), Hash: strings.Repeat("d", 64),
 				Payload: payload, Link: audit.LinkV2}, eventstore.Metadata{Actor: "bench", RequestID: fmt.Sprintf("req-%d", seq)})
 			if err != nil {
-				return 0, err
+				return 0, 0, err
 			}
-			evs[i] = ne
+			evs[i], bytes = ne, bytes+len(ne.Data)
 		}
 		if _, err := st.AppendBulk(ctx, []eventstore.Append{{StreamID: audit.StreamID, Expected: eventstore.Any(), Events: evs}}); err != nil {
-			return 0, err
+			return 0, 0, err
 		}
 		done += k
 	}
-	return total, nil
+	return total, bytes / max(1, n), nil
 }
 
 func verdict(ok bool) string {
