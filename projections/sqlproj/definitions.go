@@ -89,12 +89,17 @@ func definitionsTable() string {
 // Drop removes what projection name leaves in the database once its
 // definition is no longer in force: its live, shadow and retired schemas,
 // its checkpoint, parked events and fault, and its role. It holds the
-// projection's lock and its checkpoint meanwhile, so no batch is applied
-// at the same time; if name is defined (again) by then, it removes nothing
+// projection's checkpoint and lock meanwhile, so no batch is applied at
+// the same time; if name is defined (again) by then, it removes nothing
 // and says so.
 func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error) {
 	g := e.guard(name)
 	err = e.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		// The checkpoint, then the projection's lock: the order a batch
+		// takes them in.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name); err != nil {
+			return err
+		}
 		k1, k2 := g.lockKeys()
 		if _, err := tx.Exec(ctx, `SELECT pg_catalog.pg_advisory_xact_lock($1, $2)`, k1, k2); err != nil {
 			return err
@@ -110,9 +115,6 @@ func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error
 		}
 		if defined {
 			return nil
-		}
-		if _, err := tx.Exec(ctx, `SELECT 1 FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name); err != nil {
-			return err
 		}
 		live := projections.Schema(name)
 		if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{live}.Sanitize()+`, `+pgx.Identifier{live + "__shadow"}.Sanitize()+`, `+
