@@ -24,6 +24,24 @@ type Commands struct {
 	// the data-key ring; they are nil when New was given none.
 	ImportList       *ImportListHandler
 	EraseContactData *EraseContactDataHandler
+	// DefineSQLProjection and DropSQLProjection record analysts' SQL
+	// projections; nil until WithSQLProjections gives them their checker.
+	DefineSQLProjection *DefineSQLProjectionHandler
+	DropSQLProjection   *DropSQLProjectionHandler
+}
+
+// WithSQLProjections adds the SQL projection commands: checker checks a
+// definition against the database, builtIn says whether a name is a
+// built-in projection's.
+func (c Commands) WithSQLProjections(store eventstore.Store, checker SQLProjectionChecker, builtIn func(string) bool, clock Clock) (Commands, error) {
+	var err error
+	if c.DefineSQLProjection, err = NewDefineSQLProjectionHandler(store, checker, builtIn, clock); err != nil {
+		return Commands{}, err
+	}
+	if c.DropSQLProjection, err = NewDropSQLProjectionHandler(store, clock); err != nil {
+		return Commands{}, err
+	}
+	return c, nil
 }
 
 // Clock returns the current time; tests pass a fixed one.

@@ -256,8 +256,8 @@ func (r *Runner) RetryParked(ctx context.Context, name string) (RetryResult, err
 		return RetryResult{}, err
 	}
 	var res RetryResult
-	err = r.inTx(ctx, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, name); err != nil {
+	err = r.inTx(ctx, p, func(tx pgx.Tx) error {
+		if _, err := tx.Exec(ctx, `SELECT position FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name); err != nil {
 			return fmt.Errorf("locking checkpoint: %w", err)
 		}
 		if err := setSearchPath(ctx, tx, Schema(name)); err != nil {

@@ -8,6 +8,7 @@ import (
 	"slices"
 
 	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/eventstore"
@@ -85,6 +86,36 @@ func deferredDDL(p Projection) string {
 		return d.DeferredDDL()
 	}
 	return ""
+}
+
+// SchemaBuilder is a Projection that builds its tables itself instead of
+// having the runner execute its DDL (a SQL projection, whose DDL runs as a
+// restricted role). BuildSchema runs in the transaction that has just
+// created schema (the live one or a rebuild's shadow), with search_path
+// set to it. DDL still names the tables for the checkpoint's hash: a
+// change of it rebuilds the read model.
+type SchemaBuilder interface {
+	BuildSchema(ctx context.Context, tx pgx.Tx, schema string) error
+}
+
+// TxPooler is a Projection whose transactions (setting its schema up,
+// applying batches, rebuilding, retrying parked events) run on a pool of
+// its own instead of the runner's: a SQL projection runs analyst SQL in
+// them, and its pool uses each connection for one transaction only, so
+// nothing that SQL leaves in a session reaches another transaction.
+// Statements the runner runs in such a transaction after Apply name their
+// tables with their schema.
+type TxPooler interface {
+	TxPool() *pgxpool.Pool
+}
+
+func (r *Runner) txPool(p Projection) *pgxpool.Pool {
+	if tp, ok := p.(TxPooler); ok {
+		if pool := tp.TxPool(); pool != nil {
+			return pool
+		}
+	}
+	return r.pool
 }
 
 // Schema is the PostgreSQL schema that holds a projection's live tables.

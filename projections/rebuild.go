@@ -36,7 +36,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 	}
 	shadow := shadowSchema(name)
 	started := time.Now()
-	if err := r.inTx(ctx, func(tx pgx.Tx) error {
+	if err := r.inTx(ctx, p, func(tx pgx.Tx) error {
 		return createSchema(ctx, tx, shadow, p, false)
 	}); err != nil {
 		return fmt.Errorf("replay %s: creating shadow schema: %w", name, err)
@@ -49,20 +49,28 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 	total := head - min(from, head)
 	var parked []ParkedEvent // events the new read model goes without
 	batch := r.cfg.RebuildBatchSize
-	// Read the next batch while the current one is applied: the log read and
-	// the apply then use both the database and this process at once.
-	// A projection that names its event types reads only those.
+	// Read (and decode) the next batch while the current one is applied:
+	// the log read and the apply then use both the database and this
+	// process at once. A projection that names its event types reads only
+	// those.
 	type fetched struct {
 		events []eventstore.Event
-		upTo   uint64
-		more   bool
-		err    error
+		// decoded are the events decoded, nil if one does not decode (the
+		// apply decodes them again and fails as it would have).
+		decoded []Event
+		upTo    uint64
+		more    bool
+		err     error
 	}
 	next := make(chan fetched, 1)
 	fetch := func(after uint64) {
 		go func() {
 			evs, upTo, more, err := r.read(ctx, p, after, batch)
-			next <- fetched{evs, upTo, more, err}
+			dec, derr := decode(r.reg, p, evs)
+			if derr != nil {
+				dec = nil
+			}
+			next <- fetched{evs, dec, upTo, more, err}
 		}()
 	}
 	fetch(pos)
@@ -75,19 +83,22 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 			fetch(f.upTo)
 		}
 		if events := f.events; len(events) > 0 {
-			err := r.inTx(ctx, func(tx pgx.Tx) error {
+			err := r.inTx(ctx, p, func(tx pgx.Tx) error {
 				if err := setSearchPath(ctx, tx, shadow); err != nil {
 					return err
 				}
 				if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
 					return err
 				}
+				if f.decoded != nil {
+					return p.Apply(ctx, tx, f.decoded)
+				}
 				return apply(ctx, tx, r.reg, p, events)
 			})
 			if err != nil && parks(p, err) {
 				// Apply the batch again event by event; what fails is
 				// parked when the new read model is swapped in.
-				err = r.inTx(ctx, func(tx pgx.Tx) error {
+				err = r.inTx(ctx, p, func(tx pgx.Tx) error {
 					if err := setSearchPath(ctx, tx, shadow); err != nil {
 						return err
 					}
@@ -116,7 +127,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 	}
 	loaded := time.Now()
 	if ddl := deferredDDL(p); ddl != "" {
-		if err := r.inTx(ctx, func(tx pgx.Tx) error {
+		if err := r.inTx(ctx, p, func(tx pgx.Tx) error {
 			if err := setSearchPath(ctx, tx, shadow); err != nil {
 				return err
 			}
@@ -148,11 +159,11 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 
 func (r *Runner) swap(ctx context.Context, p Projection, from, pos uint64, parked []ParkedEvent) error {
 	name := p.Name()
-	return r.inTx(ctx, func(tx pgx.Tx) error {
+	return r.inTx(ctx, p, func(tx pgx.Tx) error {
 		// Holding the checkpoint row pauses the live runners of this
 		// projection until the swap commits.
 		var live int64
-		if err := tx.QueryRow(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1 FOR UPDATE`, name).Scan(&live); err != nil {
+		if err := tx.QueryRow(ctx, `SELECT position FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name).Scan(&live); err != nil {
 			return fmt.Errorf("locking checkpoint: %w", err)
 		}
 		if err := setSearchPath(ctx, tx, shadowSchema(name)); err != nil {
@@ -192,7 +203,9 @@ func (r *Runner) swap(ctx context.Context, p Projection, from, pos uint64, parke
 				return fmt.Errorf("%s: %w", s, err)
 			}
 		}
-		_, err := tx.Exec(ctx, `UPDATE projection_checkpoints SET position = $2, schema_hash = $3, updated_at = now() WHERE name = $1`, name, int64(pos), ddlHash(p))
+		// Qualified: the shadow schema, on the search path, holds what
+		// the projection's own SQL created.
+		_, err := tx.Exec(ctx, `UPDATE public.projection_checkpoints SET position = $2, schema_hash = $3, updated_at = now() WHERE name = $1`, name, int64(pos), ddlHash(p))
 		return err
 	})
 }
@@ -225,8 +238,9 @@ func applyOrPark(ctx context.Context, tx pgx.Tx, reg *domain.Registry, p Project
 	return err
 }
 
-func (r *Runner) inTx(ctx context.Context, fn func(pgx.Tx) error) error {
-	tx, err := r.pool.Begin(ctx)
+// inTx runs fn in a transaction of p's pool (see TxPooler).
+func (r *Runner) inTx(ctx context.Context, p Projection, fn func(pgx.Tx) error) error {
+	tx, err := r.txPool(p).Begin(ctx)
 	if err != nil {
 		return err
 	}

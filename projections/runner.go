@@ -90,12 +90,16 @@ func (c *Config) Validate() error {
 // several runners (in several processes) may run the same projections on one
 // database: the checkpoint row lock makes each batch apply exactly once.
 type Runner struct {
-	pool   *pgxpool.Pool
-	store  eventstore.Store
-	cfg    Config
-	byName map[string]Projection
-	order  []Projection
-	m      *metrics
+	pool  *pgxpool.Pool
+	store eventstore.Store
+	cfg   Config
+	// set guards byName, order and following: Add and Remove change the
+	// projections while the runner runs (dynamic.go).
+	set       sync.RWMutex
+	byName    map[string]Projection
+	order     []Projection
+	following *following
+	m         *metrics
 	// reg decodes every event a projection reads (domain/catalog).
 	reg *domain.Registry
 
@@ -139,11 +143,17 @@ func NewRunner(pool *pgxpool.Pool, store eventstore.Store, cfg Config, ps ...Pro
 }
 
 // Projections returns the registered projections in registration order.
-func (r *Runner) Projections() []Projection { return append([]Projection(nil), r.order...) }
+func (r *Runner) Projections() []Projection {
+	r.set.RLock()
+	defer r.set.RUnlock()
+	return append([]Projection(nil), r.order...)
+}
 
 // Get returns a projection by name.
 func (r *Runner) Get(name string) (Projection, error) {
+	r.set.RLock()
 	p, ok := r.byName[name]
+	r.set.RUnlock()
 	if !ok {
 		return nil, fmt.Errorf("no projection named %q (have %v)", name, r.names())
 	}
@@ -151,6 +161,8 @@ func (r *Runner) Get(name string) (Projection, error) {
 }
 
 func (r *Runner) names() []string {
+	r.set.RLock()
+	defer r.set.RUnlock()
 	out := make([]string, len(r.order))
 	for i, p := range r.order {
 		out[i] = p.Name()
@@ -162,23 +174,31 @@ func (r *Runner) names() []string {
 // A projection whose DDL changed since its tables were built is rebuilt from
 // the log (into a shadow schema, then swapped in).
 func (r *Runner) Setup(ctx context.Context) error {
-	for _, p := range r.order {
-		stale, err := r.setupOne(ctx, p)
-		if err != nil {
+	for _, p := range r.Projections() {
+		if err := r.setUp(ctx, p); err != nil {
 			return err
 		}
-		if stale {
-			r.cfg.Logger.Info("read model DDL changed: rebuilding from the log", "projection", p.Name())
-			if err := r.Replay(ctx, p.Name(), 0, nil); err != nil {
-				return fmt.Errorf("rebuilding %s after a DDL change: %w", p.Name(), err)
-			}
+	}
+	return nil
+}
+
+// setUp sets p up (see Setup).
+func (r *Runner) setUp(ctx context.Context, p Projection) error {
+	stale, err := r.setupOne(ctx, p)
+	if err != nil {
+		return err
+	}
+	if stale {
+		r.cfg.Logger.Info("read model DDL changed: rebuilding from the log", "projection", p.Name())
+		if err := r.Replay(ctx, p.Name(), 0, nil); err != nil {
+			return fmt.Errorf("rebuilding %s after a DDL change: %w", p.Name(), err)
 		}
 	}
 	return nil
 }
 
 func (r *Runner) setupOne(ctx context.Context, p Projection) (stale bool, err error) {
-	tx, err := r.pool.Begin(ctx)
+	tx, err := r.txPool(p).Begin(ctx)
 	if err != nil {
 		return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
 	}
@@ -188,13 +208,15 @@ func (r *Runner) setupOne(ctx context.Context, p Projection) (stale bool, err er
 		return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
 	}
 	var hash string
-	err = tx.QueryRow(ctx, `SELECT schema_hash FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(&hash)
+	err = tx.QueryRow(ctx, `SELECT schema_hash FROM public.projection_checkpoints WHERE name = $1`, p.Name()).Scan(&hash)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		if err := createSchema(ctx, tx, Schema(p.Name()), p, true); err != nil {
 			return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO projection_checkpoints (name, position, schema_hash) VALUES ($1, 0, $2)`, p.Name(), ddlHash(p)); err != nil {
+		// Qualified, like every statement that may follow a projection's
+		// own SQL in a transaction (its schema is on the search path).
+		if _, err := tx.Exec(ctx, `INSERT INTO public.projection_checkpoints (name, position, schema_hash) VALUES ($1, 0, $2)`, p.Name(), ddlHash(p)); err != nil {
 			return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
 		}
 		return false, tx.Commit(ctx)
@@ -215,6 +237,9 @@ func createSchema(ctx context.Context, tx pgx.Tx, schema string, p Projection, w
 	if err := setSearchPath(ctx, tx, schema); err != nil {
 		return err
 	}
+	if b, ok := p.(SchemaBuilder); ok {
+		return b.BuildSchema(ctx, tx, schema)
+	}
 	if _, err := tx.Exec(ctx, p.DDL()); err != nil {
 		return fmt.Errorf("creating tables of %s: %w", p.Name(), err)
 	}
@@ -226,31 +251,29 @@ func createSchema(ctx context.Context, tx pgx.Tx, schema string, p Projection, w
 	return nil
 }
 
-// Run keeps every projection up to date until ctx ends. When it ends, each
-// projection finishes the batch in hand and Run returns nil.
+// Run keeps every projection up to date until ctx ends, and those Add
+// registers meanwhile. When it ends, each projection finishes the batch in
+// hand and Run returns nil.
 func (r *Runner) Run(ctx context.Context) error {
-	var wg sync.WaitGroup
-	errs := make(chan error, len(r.order))
+	f := &following{ctx: ctx, stop: map[string]context.CancelFunc{}}
+	r.set.Lock()
+	if r.following != nil {
+		r.set.Unlock()
+		return errors.New("projections: Run is already running")
+	}
+	r.following = f
 	for _, p := range r.order {
-		wg.Add(1)
-		go func(p Projection) {
-			defer wg.Done()
-			if err := r.follow(ctx, p); err != nil {
-				errs <- fmt.Errorf("projection %s: %w", p.Name(), err)
-			}
-		}(p)
+		r.followLocked(f, p)
 	}
-	wg.Wait()
-	close(errs)
-	return errors.Join(collect(errs)...)
-}
-
-func collect(ch <-chan error) []error {
-	var out []error
-	for e := range ch {
-		out = append(out, e)
-	}
-	return out
+	r.set.Unlock()
+	<-ctx.Done()
+	r.set.Lock()
+	r.following = nil
+	r.set.Unlock()
+	f.wg.Wait()
+	f.mu.Lock()
+	defer f.mu.Unlock()
+	return errors.Join(f.errs...)
 }
 
 func (r *Runner) follow(ctx context.Context, p Projection) error {
@@ -363,7 +386,7 @@ func (r *Runner) step(bctx context.Context, p Projection, faulted *bool) (uint64
 	name := p.Name()
 	var from int64
 	if err := r.pool.QueryRow(bctx, `SELECT c.position, EXISTS (SELECT 1 FROM projection_faults f WHERE f.projection = c.name)
-		FROM projection_checkpoints c WHERE c.name = $1`, name).Scan(&from, faulted); err != nil {
+		FROM public.projection_checkpoints c WHERE c.name = $1`, name).Scan(&from, faulted); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
 			return 0, 0, false, fmt.Errorf("projection %s is not set up (run arr migrate or arr up)", name)
 		}
@@ -392,13 +415,13 @@ func (r *Runner) step(bctx context.Context, p Projection, faulted *bool) (uint64
 	if cutShort {
 		last = events[len(events)-1].Position
 	}
-	tx, err := r.pool.Begin(bctx)
+	tx, err := r.txPool(p).Begin(bctx)
 	if err != nil {
 		return uint64(from), 0, false, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck
 	var pos int64
-	err = tx.QueryRow(bctx, `SELECT position FROM projection_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED`, name).Scan(&pos)
+	err = tx.QueryRow(bctx, `SELECT position FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED`, name).Scan(&pos)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uint64(from), 0, false, errBusy
 	}
@@ -429,7 +452,7 @@ func (r *Runner) step(bctx context.Context, p Projection, faulted *bool) (uint64
 	} else if err := apply(bctx, tx, r.reg, p, events); err != nil {
 		return uint64(pos), 0, false, fmt.Errorf("applying events %d..%d: %w", events[0].Position, events[len(events)-1].Position, &applyError{err})
 	}
-	if _, err := tx.Exec(bctx, `UPDATE projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1`, name, int64(last)); err != nil {
+	if _, err := tx.Exec(bctx, `UPDATE public.projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1`, name, int64(last)); err != nil {
 		return uint64(pos), 0, false, fmt.Errorf("advancing checkpoint: %w", err)
 	}
 	if err := tx.Commit(bctx); err != nil {

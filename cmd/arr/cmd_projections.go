@@ -162,6 +162,7 @@ func (a *cli) projectionsCmd() *cobra.Command {
 	}
 	retry.Flags().BoolVar(&retryJSON, "json", false, "print JSON")
 	c.AddCommand(status, rebuild, replay, parked, retry)
+	c.AddCommand(a.sqlProjectionCmds()...)
 	return c
 }
 

@@ -259,6 +259,9 @@ func (a *cli) serve(ctx context.Context, roles []string) error {
 				errc <- err
 			}
 		}()
+		// SQL projections defined or dropped while arr runs.
+		wg.Add(1)
+		go func() { defer wg.Done(); s.sql.Watch(runCtx, s.runner, time.Second) }()
 		if signer != nil {
 			wg.Add(1)
 			go func() { defer wg.Done(); _ = signer.Run(runCtx) }()

@@ -37,8 +37,11 @@ type Config struct {
 	RYWTimeout    time.Duration
 	BatchSize     int
 	BatchTimeout  time.Duration
-	RedisURL      string
-	PublicLimit   int
+	// SQLTimeout bounds each statement batch, DDL statement and query of
+	// an analyst's SQL projection.
+	SQLTimeout  time.Duration
+	RedisURL    string
+	PublicLimit int
 
 	// Stripe and the operator's admin key (secrets: never logged or shown).
 	StripeAPIKey        string
@@ -140,6 +143,7 @@ func (c *Config) settings() []setting {
 		{env: "ARR_READ_YOUR_WRITES_TIMEOUT", dur: &c.RYWTimeout, def: "5s", help: "bound on waiting for read models to show a write"},
 		{env: "ARR_PROJECTION_BATCH_SIZE", num: &c.BatchSize, def: "2000", help: "most events a projection applies per transaction", min: 1, max: 100000},
 		{env: "ARR_PROJECTION_BATCH_TIMEOUT", dur: &c.BatchTimeout, def: "60s", help: "time a projection transaction gets; one that runs out is retried with twice the time (up to 1h)"},
+		{env: "ARR_SQL_PROJECTION_TIMEOUT", dur: &c.SQLTimeout, def: "30s", help: "statement timeout of analysts' SQL projections: what one batch of events, one DDL statement or one `arr projections query` may take before PostgreSQL cancels it"},
 		{env: "STRIPE_API_KEY", str: &c.StripeAPIKey, secret: true, help: "Stripe secret key; empty turns billing off (checkout and portal answer 503)"},
 		{env: "STRIPE_API_BASE", str: &c.StripeAPIBase, def: "https://api.stripe.com", help: "Stripe API base URL (tests point it at stripe-mock)"},
 		{env: "STRIPE_WEBHOOK_SECRET", str: &c.StripeWebhookSecret, secret: true, help: "signing secret of the Stripe webhook endpoint POST /v1/stripe/webhook"},

@@ -24,6 +24,7 @@ import (
 	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/migrations"
 	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/projections/sqlproj"
 )
 
 // system is arr wired together: the database, the event store, the
@@ -40,7 +41,9 @@ type system struct {
 	app app.Application
 	// keys is the data-key ring of imported lists' contact columns (only
 	// with openOptions.contactKeys).
-	keys     *datakeys.Keyring
+	keys *datakeys.Keyring
+	// sql runs analysts' SQL projections; the runner holds those defined.
+	sql      *sqlproj.Engine
 	registry *prometheus.Registry
 	closers  []func()
 	// now is the clock of commands and services (ARR_TEST_CLOCK_FILE moves it).
@@ -163,14 +166,25 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 		}
 		_ = s.store.Close()
 	})
-	s.runner, err = projections.NewRunner(pool, s.store, projections.Config{Logger: log, Registerer: s.registry, BatchSize: cfg.BatchSize, BatchTimeout: cfg.BatchTimeout}, builtin.All()...)
+	s.runner, err = projections.NewRunner(pool, s.store, projections.Config{Logger: log, Registerer: s.registry, BatchSize: cfg.BatchSize, BatchTimeout: cfg.BatchTimeout}, append(builtin.All(), sqlproj.Definitions{})...)
 	if err != nil {
 		return nil, err
 	}
+	if s.sql, err = sqlproj.Open(ctx, pool, sqlproj.Config{StatementTimeout: cfg.SQLTimeout, Logger: log}); err != nil {
+		return nil, err
+	}
+	s.closers = append(s.closers, s.sql.Close)
 	if o.setup || len(o.catchUp) > 0 {
 		if err := s.runner.Setup(ctx); err != nil {
 			return nil, err
 		}
+		if err := s.catchUp(ctx, sqlproj.DefinitionsName); err != nil {
+			return nil, err
+		}
+	}
+	// The analysts' SQL projections defined now join the built-ins.
+	if _, err := s.sql.Sync(ctx, s.runner, o.setup || len(o.catchUp) > 0); err != nil {
+		log.Error("SQL projections: not every definition could be loaded", "err", err)
 	}
 	if o.contactKeys {
 		if s.keys, err = s.keyring(); err != nil {
@@ -179,6 +193,13 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 	}
 	cmds, err := commands.New(s.store, s.now, s.keys)
 	if err != nil {
+		return nil, err
+	}
+	if cmds, err = cmds.WithSQLProjections(s.store, s.sql, func(name string) bool {
+		p, err := s.runner.Get(name)
+		_, isSQL := p.(*sqlproj.Projection)
+		return err == nil && !isSQL
+	}, s.now); err != nil {
 		return nil, err
 	}
 	if s.app, err = app.New(pool, cmds); err != nil {

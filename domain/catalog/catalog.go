@@ -3,6 +3,7 @@ package catalog
 import (
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/analysis"
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/domain/feedback"
@@ -15,6 +16,6 @@ import (
 func Registry() *domain.Registry {
 	return domain.NewRegistry(
 		account.Events(), signin.Events(), usage.Events(), audit.Events(),
-		feedback.Events(), answer.Events(), records.Events(),
+		feedback.Events(), answer.Events(), records.Events(), analysis.Events(),
 	)
 }

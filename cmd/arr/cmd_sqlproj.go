@@ -1,0 +1,228 @@
+package main
+
+import (
+	"encoding/csv"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"os/user"
+	"strings"
+	"text/tabwriter"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/projections/sqlproj"
+)
+
+// sqlProjectionCmds are `arr projections create|drop|query`: analysts'
+// read models written in SQL (docs/sql-projections.md).
+func (a *cli) sqlProjectionCmds() []*cobra.Command {
+	var by string
+	var asJSON bool
+	create := &cobra.Command{
+		Use:   "create FILE",
+		Short: "Define a SQL projection from a file, build it from the whole log, and have arr keep it up to date",
+		Long: "Define a SQL projection from a file (see docs/sql-projections.md): the file is checked (a clear error names the\n" +
+			"statement and line of bad SQL or an unknown event type, and nothing changes), the definition is recorded as a\n" +
+			"SQLProjectionDefined event, the read model is built from the whole log, and every running `arr up` or\n" +
+			"`arr serve projections` keeps it up to date from then on.",
+		Args: cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			raw, err := os.ReadFile(args[0])
+			if err != nil {
+				return err
+			}
+			src := strings.ReplaceAll(string(raw), "\r\n", "\n")
+			if by, err = who(by); err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			s, err := a.open(cmd, openOptions{setup: true})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			// Running arr processes leave the projection to this build
+			// until it is done (they follow it from where it ends).
+			if name, err := s.sql.DefinitionName(args[0], src); err == nil {
+				release, err := s.sql.Building(ctx, name)
+				if err != nil {
+					return err
+				}
+				defer release()
+			}
+			name, pos, err := s.app.Commands.DefineSQLProjection.Handle(ctx, commands.DefineSQLProjection{File: args[0], SQL: src, DefinedBy: by, Metadata: commands.Metadata{Actor: "cli:" + by}})
+			if err != nil {
+				return err
+			}
+			if err := s.waitFor(ctx, sqlproj.DefinitionsName, pos); err != nil {
+				return err
+			}
+			if _, err := s.sql.Sync(ctx, s.runner, true); err != nil {
+				if _, gerr := s.runner.Get(name); gerr != nil {
+					return fmt.Errorf("%s is defined (event %d) but could not be set up: %w", name, pos, err)
+				}
+			}
+			start := time.Now()
+			p := newProgress(os.Stderr, "build "+name)
+			if err := s.runner.Replay(ctx, name, 0, p.Set); err != nil {
+				return fmt.Errorf("%s is defined (event %d) but building it failed (arr retries; arr projections drop %s removes it): %w", name, pos, name, err)
+			}
+			p.Finish()
+			parked, err := projections.Parked(ctx, s.pool, name, 0)
+			if err != nil {
+				return err
+			}
+			head, err := s.store.Head(ctx)
+			if err != nil {
+				return err
+			}
+			if asJSON {
+				return printJSON(cmd.OutOrStdout(), map[string]any{"name": name, "schema": projections.Schema(name), "position": pos,
+					"defined_by": by, "built_to": head, "parked": len(parked), "took_seconds": time.Since(start).Seconds()})
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s defined by %s (event %d); built from the log up to %d in %s into schema %s", name, by, pos, head,
+				time.Since(start).Round(time.Millisecond), projections.Schema(name))
+			if len(parked) > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "; %d event(s) could not be applied and are parked (arr projections parked %s)", len(parked), name)
+			}
+			fmt.Fprintln(cmd.OutOrStdout())
+			return nil
+		},
+	}
+	create.Flags().StringVar(&by, "by", "", "who defines it (default: the operating-system user)")
+	create.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+
+	var dropBy string
+	drop := &cobra.Command{
+		Use:   "drop NAME",
+		Short: "Drop a SQL projection: record it, stop keeping it, and remove its read model and role",
+		Args:  cobra.ExactArgs(1),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			name := args[0]
+			by, err := who(dropBy)
+			if err != nil {
+				return err
+			}
+			ctx := cmd.Context()
+			s, err := a.open(cmd, openOptions{setup: true})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			if p, err := s.runner.Get(name); err == nil {
+				if _, isSQL := p.(*sqlproj.Projection); !isSQL {
+					return fmt.Errorf("%s is a built-in projection, not a SQL projection", name)
+				}
+			}
+			pos, err := s.app.Commands.DropSQLProjection.Handle(ctx, commands.DropSQLProjection{Name: name, DroppedBy: by, Metadata: commands.Metadata{Actor: "cli:" + by}})
+			if err != nil {
+				return err
+			}
+			if err := s.waitFor(ctx, sqlproj.DefinitionsName, pos); err != nil {
+				return err
+			}
+			s.runner.Remove(name)
+			if _, err := s.sql.Drop(ctx, name); err != nil {
+				return fmt.Errorf("%s is dropped (event %d), but removing its read model failed (a running arr removes it too): %w", name, pos, err)
+			}
+			fmt.Fprintf(cmd.OutOrStdout(), "%s dropped by %s (event %d): its read model and role are gone\n", name, by, pos)
+			return nil
+		},
+	}
+	drop.Flags().StringVar(&dropBy, "by", "", "who drops it (default: the operating-system user)")
+
+	var format string
+	query := &cobra.Command{
+		Use:   `query NAME "SELECT ..."`,
+		Short: "Query a SQL projection's read model, read-only, as its role (its schema is the search path)",
+		Args:  cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			switch format {
+			case "table", "json", "csv":
+			default:
+				return fmt.Errorf("--format %q: use table, json or csv", format)
+			}
+			s, err := a.open(cmd, openOptions{})
+			if err != nil {
+				return err
+			}
+			defer s.Close()
+			p, err := s.runner.Get(args[0])
+			if err != nil {
+				return err
+			}
+			if _, isSQL := p.(*sqlproj.Projection); !isSQL {
+				return fmt.Errorf("%s is a built-in projection; query accepts SQL projections", args[0])
+			}
+			res, err := s.sql.Query(cmd.Context(), args[0], args[1])
+			if err != nil {
+				return err
+			}
+			return printResult(cmd.OutOrStdout(), format, res)
+		},
+	}
+	query.Flags().StringVar(&format, "format", "table", "table, json (an array of objects) or csv")
+	return []*cobra.Command{create, drop, query}
+}
+
+// who is by, or the operating-system user.
+func who(by string) (string, error) {
+	if by = strings.TrimSpace(by); by != "" {
+		return by, nil
+	}
+	if u, err := user.Current(); err == nil && u.Username != "" {
+		return u.Username, nil
+	}
+	if u := os.Getenv("USER"); u != "" {
+		return u, nil
+	}
+	return "", errors.New("cannot tell who you are: pass --by NAME")
+}
+
+func printResult(w io.Writer, format string, res *sqlproj.Result) error {
+	switch format {
+	case "json":
+		objs := res.Objects()
+		if objs == nil {
+			objs = []json.RawMessage{}
+		}
+		return printJSON(w, objs)
+	case "csv":
+		cw := csv.NewWriter(w)
+		if len(res.Columns) > 0 {
+			if err := cw.Write(res.Columns); err != nil {
+				return err
+			}
+		}
+		for _, row := range res.Rows {
+			rec := make([]string, len(row))
+			for i, v := range row {
+				rec[i] = sqlproj.Text(v)
+			}
+			if err := cw.Write(rec); err != nil {
+				return err
+			}
+		}
+		cw.Flush()
+		return cw.Error()
+	}
+	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
+	if len(res.Columns) > 0 {
+		fmt.Fprintln(tw, strings.Join(res.Columns, "\t"))
+	}
+	for _, row := range res.Rows {
+		vals := make([]string, len(row))
+		for i, v := range row {
+			vals[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(sqlproj.Text(v))
+		}
+		fmt.Fprintln(tw, strings.Join(vals, "\t"))
+	}
+	fmt.Fprintf(tw, "(%d row%s)\n", len(res.Rows), map[bool]string{true: "", false: "s"}[len(res.Rows) == 1])
+	return tw.Flush()
+}

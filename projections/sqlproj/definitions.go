@@ -1,0 +1,150 @@
+package sqlproj
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arr-dev/arr/domain/analysis"
+	"github.com/arr-dev/arr/projections"
+)
+
+// DefinitionsName is the read model of the SQL projections defined now.
+const DefinitionsName = "sql_projections"
+
+// Definitions is the built-in projection of SQLProjectionDefined and
+// SQLProjectionDropped: the definitions in force, which the runner
+// processes follow (Sync, Watch). The log keeps the history.
+type Definitions struct{}
+
+func (Definitions) Name() string { return DefinitionsName }
+
+func (Definitions) DDL() string {
+	return `CREATE TABLE definitions (
+    name       text        COLLATE "C" PRIMARY KEY,
+    sql        text        NOT NULL,
+    defined_by text        NOT NULL,
+    defined_at timestamptz NOT NULL,
+    position   bigint      NOT NULL
+);`
+}
+
+func (Definitions) EventTypes() []string {
+	return []string{analysis.SQLProjectionDefined{}.EventType(), analysis.SQLProjectionDropped{}.EventType()}
+}
+
+func (Definitions) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
+	for _, e := range events {
+		switch ev := e.Payload.(type) {
+		case *analysis.SQLProjectionDefined:
+			if _, err := tx.Exec(ctx, `INSERT INTO definitions (name, sql, defined_by, defined_at, position) VALUES ($1, $2, $3, $4, $5)
+				ON CONFLICT (name) DO UPDATE SET sql = EXCLUDED.sql, defined_by = EXCLUDED.defined_by, defined_at = EXCLUDED.defined_at, position = EXCLUDED.position`,
+				ev.Name, ev.SQL, ev.DefinedBy, ev.DefinedAt, int64(e.Position)); err != nil {
+				return err
+			}
+		case *analysis.SQLProjectionDropped:
+			if _, err := tx.Exec(ctx, `DELETE FROM definitions WHERE name = $1`, ev.Name); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// Stored is a definition in force.
+type Stored struct {
+	Name      string    `json:"name"`
+	SQL       string    `json:"sql"`
+	DefinedBy string    `json:"defined_by"`
+	DefinedAt time.Time `json:"defined_at"`
+	Position  uint64    `json:"position"`
+}
+
+// Defined lists the definitions in force, by name (none if the read
+// model is not set up yet).
+func (e *Engine) Defined(ctx context.Context) ([]Stored, error) {
+	var exists bool
+	if err := e.pool.QueryRow(ctx, `SELECT pg_catalog.to_regclass($1) IS NOT NULL`, definitionsTable()).Scan(&exists); err != nil || !exists {
+		return nil, err
+	}
+	rows, err := e.pool.Query(ctx, `SELECT name, sql, defined_by, defined_at, position FROM `+definitionsTable()+` ORDER BY name`)
+	if err != nil {
+		return nil, fmt.Errorf("reading SQL projection definitions: %w", err)
+	}
+	return pgx.CollectRows(rows, func(r pgx.CollectableRow) (Stored, error) {
+		var s Stored
+		var pos int64
+		err := r.Scan(&s.Name, &s.SQL, &s.DefinedBy, &s.DefinedAt, &pos)
+		s.Position, s.DefinedAt = uint64(pos), s.DefinedAt.UTC()
+		return s, err
+	})
+}
+
+func definitionsTable() string {
+	return pgx.Identifier{projections.Schema(DefinitionsName), "definitions"}.Sanitize()
+}
+
+// Drop removes what projection name leaves in the database once its
+// definition is no longer in force: its live, shadow and retired schemas,
+// its checkpoint, parked events and fault, and its role. It holds the
+// projection's checkpoint and lock meanwhile, so no batch is applied at
+// the same time; if name is defined (again) by then, it removes nothing
+// and says so.
+func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error) {
+	g := e.guard(name)
+	err = e.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		// The checkpoint, then the projection's lock: the order a batch
+		// takes them in.
+		if _, err := tx.Exec(ctx, `SELECT 1 FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name); err != nil {
+			return err
+		}
+		k1, k2 := g.lockKeys()
+		if _, err := tx.Exec(ctx, `SELECT pg_catalog.pg_advisory_xact_lock($1, $2)`, k1, k2); err != nil {
+			return err
+		}
+		var defined bool
+		if err := tx.QueryRow(ctx, `SELECT pg_catalog.to_regclass($1) IS NOT NULL`, definitionsTable()).Scan(&defined); err != nil {
+			return err
+		}
+		if defined {
+			if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM `+definitionsTable()+` WHERE name = $1)`, name).Scan(&defined); err != nil {
+				return err
+			}
+		}
+		if defined {
+			return nil
+		}
+		live := projections.Schema(name)
+		if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{live}.Sanitize()+`, `+pgx.Identifier{live + "__shadow"}.Sanitize()+`, `+
+			pgx.Identifier{live + "__retired"}.Sanitize()+` CASCADE`); err != nil {
+			return fmt.Errorf("dropping the schemas of %s: %w", name, err)
+		}
+		for _, q := range []string{
+			`DELETE FROM public.projection_checkpoints WHERE name = $1`,
+			`DELETE FROM public.projection_parked WHERE projection = $1`,
+			`DELETE FROM public.projection_faults WHERE projection = $1`,
+		} {
+			if _, err := tx.Exec(ctx, q, name); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		var hasRole bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1)`, g.role).Scan(&hasRole); err != nil {
+			return err
+		}
+		if hasRole {
+			r := pgx.Identifier{g.role}.Sanitize()
+			if _, err := tx.Exec(ctx, `DROP OWNED BY `+r+`; DROP ROLE `+r); err != nil {
+				return fmt.Errorf("dropping role %s: %w", g.role, err)
+			}
+		}
+		dropped = true
+		return nil
+	})
+	if err != nil {
+		return false, fmt.Errorf("dropping SQL projection %s: %w", name, err)
+	}
+	return dropped, nil
+}

@@ -1,0 +1,131 @@
+package sqlproj
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io"
+	"slices"
+	"strings"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arr-dev/arr/projections"
+)
+
+// Result is what a query returned: its columns in order and each row's
+// values as JSON (null, a number, a string, …), in the columns' order.
+type Result struct {
+	Columns []string
+	Rows    [][]json.RawMessage
+}
+
+// Query runs one SELECT (or VALUES, TABLE, WITH … SELECT) on projection
+// name's read model, in a READ ONLY transaction, as the projection's role,
+// with search_path its schema: it reads that schema and nothing else. A
+// query that returns no rows returns no columns either.
+func (e *Engine) Query(ctx context.Context, name, sql string) (*Result, error) {
+	sql = strings.TrimRight(strings.TrimSpace(sql), "; \t\n")
+	if sql == "" {
+		return nil, errors.New("an empty query")
+	}
+	res := &Result{}
+	err := e.inTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+		var exists bool
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1)`, projections.Schema(name)).Scan(&exists); err != nil {
+			return err
+		}
+		if !exists {
+			return fmt.Errorf("no read model of %s (is it a SQL projection that arr has set up?)", name)
+		}
+		return e.guard(name).call(ctx, tx, projections.Schema(name), querySig, queryBody, true, func(rows pgx.Rows) error {
+			for rows.Next() {
+				var row string
+				if err := rows.Scan(&row); err != nil {
+					return err
+				}
+				cols, vals, err := orderedObject(row)
+				if err != nil {
+					return fmt.Errorf("reading a row: %w", err)
+				}
+				if res.Columns == nil {
+					res.Columns = cols
+				}
+				res.Rows = append(res.Rows, vals)
+			}
+			return rows.Err()
+		}, sql)
+	})
+	if err != nil {
+		return nil, fmt.Errorf("querying %s: %w", name, err)
+	}
+	return res, nil
+}
+
+// orderedObject reads a JSON object's keys and values in order
+// (row_to_json writes a row's columns in order, repeated names too).
+func orderedObject(s string) ([]string, []json.RawMessage, error) {
+	dec := json.NewDecoder(strings.NewReader(s))
+	if t, err := dec.Token(); err != nil || t != json.Delim('{') {
+		return nil, nil, fmt.Errorf("not a JSON object: %q", s)
+	}
+	var keys []string
+	var vals []json.RawMessage
+	for dec.More() {
+		t, err := dec.Token()
+		if err != nil {
+			return nil, nil, err
+		}
+		k, _ := t.(string)
+		var v json.RawMessage
+		if err := dec.Decode(&v); err != nil {
+			return nil, nil, err
+		}
+		keys, vals = append(keys, k), append(vals, v)
+	}
+	if _, err := dec.Token(); err != nil && !errors.Is(err, io.EOF) {
+		return nil, nil, err
+	}
+	return keys, vals, nil
+}
+
+// Text is a value as a table or CSV shows it: a string without its quotes,
+// null as "", anything else as its JSON.
+func Text(v json.RawMessage) string {
+	if string(v) == "null" {
+		return ""
+	}
+	var s string
+	if len(v) > 0 && v[0] == '"' && json.Unmarshal(v, &s) == nil {
+		return s
+	}
+	return string(v)
+}
+
+// Objects are the rows as JSON objects, columns in order (a repeated
+// column name keeps its first value).
+func (r *Result) Objects() []json.RawMessage {
+	out := make([]json.RawMessage, len(r.Rows))
+	for i, row := range r.Rows {
+		var b strings.Builder
+		b.WriteByte('{')
+		var seen []string
+		for j, c := range r.Columns {
+			if slices.Contains(seen, c) {
+				continue
+			}
+			seen = append(seen, c)
+			if len(seen) > 1 {
+				b.WriteByte(',')
+			}
+			k, _ := json.Marshal(c)
+			b.Write(k)
+			b.WriteByte(':')
+			b.Write(row[j])
+		}
+		b.WriteByte('}')
+		out[i] = json.RawMessage(b.String())
+	}
+	return out
+}
