@@ -11,11 +11,9 @@ import (
 	"context"
 	"crypto/rand"
 	"encoding/base64"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
-	"net/url"
 	"os"
 	"os/exec"
 	"runtime"
@@ -23,12 +21,10 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/postgres"
-	"github.com/arr-dev/arr/migrations"
+	"github.com/arr-dev/arr/scripts/bench/benchdb"
 )
 
 func main() {
@@ -54,28 +50,12 @@ func run(ctx context.Context, admin, arr string, n, runs int) error {
 	if arr == "" {
 		return fmt.Errorf("-arr: the arr binary is required")
 	}
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	name := "arr_bench_verify_" + hex.EncodeToString(b)
-	conn, err := pgx.Connect(ctx, admin)
+	db, err := benchdb.Create(ctx, admin, "arr_bench_verify")
 	if err != nil {
 		return err
 	}
-	defer conn.Close(context.Background())
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return err
-	}
-	defer conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)") //nolint:errcheck
-	u, _ := url.Parse(admin)
-	u.Path = "/" + name
-	pool, err := pgxpool.New(ctx, u.String())
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if err := migrations.Apply(ctx, pool, nil); err != nil {
-		return err
-	}
+	defer db.Close()
+	pool := db.Pool
 	st, err := postgres.New(pool, postgres.Config{})
 	if err != nil {
 		return err
@@ -105,7 +85,7 @@ func run(ctx context.Context, admin, arr string, n, runs int) error {
 	}
 	seed := make([]byte, 32)
 	_, _ = rand.Read(seed)
-	env := append(os.Environ(), "DATABASE_URL="+u.String(), "ARR_LOG_SIGNING_KEY="+base64.StdEncoding.EncodeToString(seed),
+	env := append(os.Environ(), "DATABASE_URL="+db.URL, "ARR_LOG_SIGNING_KEY="+base64.StdEncoding.EncodeToString(seed),
 		"ARR_LOG_LEVEL=warn", "ARR_DATA_DIR="+os.TempDir())
 	cmd := exec.CommandContext(ctx, arr, "events", "checkpoint")
 	cmd.Env = env

@@ -7,8 +7,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -20,17 +18,15 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/postgres"
-	"github.com/arr-dev/arr/migrations"
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/projections/builtin"
+	"github.com/arr-dev/arr/scripts/bench/benchdb"
 )
 
 func main() {
@@ -58,26 +54,12 @@ func main() {
 }
 
 func run(ctx context.Context, admin string, n, runs, batch int, jsonOut string) error {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	name := "arr_bench_rebuild_" + hex.EncodeToString(b)
-	conn, err := pgx.Connect(ctx, admin)
+	db, err := benchdb.Create(ctx, admin, "arr_bench_rebuild")
 	if err != nil {
 		return err
 	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return err
-	}
-	defer conn.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)") //nolint:errcheck
-	pool, err := pgxpool.New(ctx, migratetest.WithDatabase(admin, name))
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if err := migrations.Apply(ctx, pool, nil); err != nil {
-		return err
-	}
+	defer db.Close()
+	pool := db.Pool
 	st, err := postgres.New(pool, postgres.Config{})
 	if err != nil {
 		return err

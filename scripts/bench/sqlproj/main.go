@@ -9,8 +9,6 @@ package main
 
 import (
 	"context"
-	"crypto/rand"
-	"encoding/hex"
 	"encoding/json"
 	"flag"
 	"fmt"
@@ -29,10 +27,10 @@ import (
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/postgres"
-	"github.com/arr-dev/arr/migrations"
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/projections/sqlproj"
+	"github.com/arr-dev/arr/scripts/bench/benchdb"
 )
 
 // The two forms of spend_by_model (docs/sql-projections.md).
@@ -74,26 +72,12 @@ func main() {
 }
 
 func run(ctx context.Context, admin string, n, runs, batch int, only []string, compact bool, jsonOut, cpuProfile string) error {
-	b := make([]byte, 4)
-	_, _ = rand.Read(b)
-	name := "arr_bench_sqlproj_" + hex.EncodeToString(b)
-	conn, err := pgx.Connect(ctx, admin)
+	db, err := benchdb.Create(ctx, admin, "arr_bench_sqlproj")
 	if err != nil {
 		return err
 	}
-	defer conn.Close(ctx)
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		return err
-	}
-	defer conn.Exec(context.Background(), "DROP DATABASE "+name+" WITH (FORCE)") //nolint:errcheck
-	pool, err := pgxpool.New(ctx, migratetest.WithDatabase(admin, name))
-	if err != nil {
-		return err
-	}
-	defer pool.Close()
-	if err := migrations.Apply(ctx, pool, nil); err != nil {
-		return err
-	}
+	defer db.Close()
+	pool := db.Pool
 	st, err := postgres.New(pool, postgres.Config{})
 	if err != nil {
 		return err
