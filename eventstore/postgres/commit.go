@@ -109,10 +109,14 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 	// The head row lock orders every writer in every process: positions are
 	// handed out in the order transactions commit. Each statement after it
 	// takes a fresh snapshot (READ COMMITTED), so it sees everything the
-	// previous holder of the lock committed.
+	// previous holder of the lock committed. FOR UPDATE takes the lock
+	// without writing a row version (a no-op UPDATE would write one, with
+	// the tree's frontier, on every commit). The clock is read in the outer
+	// query, once the lock is held, so recorded times follow positions.
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
-	b.Queue(`UPDATE event_log_head SET position = position WHERE id RETURNING position, clock_timestamp(), tree_size, tree_frontier`)
+	b.Queue(`SELECT h.position, clock_timestamp(), h.tree_size, h.tree_frontier
+		FROM (SELECT position, tree_size, tree_frontier FROM event_log_head WHERE id FOR UPDATE) AS h`)
 	b.Queue(`SELECT stream_id, version FROM event_streams WHERE stream_id = ANY($1)`, streams)
 	head, now, tree, current, err := readHead(conn.SendBatch(ctx, b), len(streams))
 	if err != nil {
@@ -180,18 +184,14 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 	if !useCopy {
 		cols.queueInsert(b)
 	}
-	b.Queue(`INSERT INTO event_streams (stream_id, version, updated_at)
-		SELECT s, v, $3 FROM unnest($1::text[], $2::bigint[]) AS t(s, v)
-		ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at`, upStreams, upVersions, now)
-	cols.queueNodes(b)
-	b.Queue(`UPDATE event_log_head SET position = $1, tree_size = $2, tree_frontier = $3 WHERE id`, pos, int64(tree.Size()), frontierBytes(tree))
-	b.Queue(`SELECT pg_notify('`+channel+`', $1)`, strconv.FormatInt(pos, 10))
+	b.Queue(advanceHead, upStreams, upVersions, now, cols.nodes.levels, cols.nodes.idxs, cols.nodes.hashes,
+		pos, int64(tree.Size()), frontierBytes(tree), strconv.FormatInt(pos, 10))
 	hook := s.cfg.BeforeCommit
 	if hook == nil {
 		b.Queue(`COMMIT`)
 		commitSent = true
 	}
-	if err := writeRest(conn.SendBatch(ctx, b), !useCopy, cols.nodeCount() > 0, hook == nil, cols.n, dupErr); err != nil {
+	if err := writeRest(conn.SendBatch(ctx, b), !useCopy, hook == nil, cols.n, dupErr); err != nil {
 		return nil, errs, err
 	}
 	if hook != nil {
@@ -205,6 +205,22 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 	}
 	return results, errs, nil
 }
+
+// advanceHead is what a commit does after inserting its events, in one
+// statement (each statement of a commit runs while the head lock is held,
+// so each one more is paid by every writer waiting for it): the streams'
+// new versions, the tree nodes the events completed (minStoredLevel and
+// up; often none), the head's position, tree size and frontier, and the
+// notification of the new head.
+const advanceHead = `WITH streams AS (
+	INSERT INTO event_streams (stream_id, version, updated_at)
+	SELECT s, v, $3 FROM unnest($1::text[], $2::bigint[]) AS t(s, v)
+	ON CONFLICT (stream_id) DO UPDATE SET version = excluded.version, updated_at = excluded.updated_at
+), nodes AS (
+	INSERT INTO event_tree_nodes (level, idx, hash) SELECT * FROM unnest($4::smallint[], $5::bigint[], $6::bytea[])
+)
+UPDATE event_log_head SET position = $7, tree_size = $8, tree_frontier = $9 WHERE id
+RETURNING pg_notify('` + channel + `', $10)`
 
 // endTx rolls back whatever transaction is still open on conn (after a
 // failure) and gives conn back to the pool, which closes it if that failed.
@@ -312,9 +328,9 @@ func readHead(br pgx.BatchResults, nStreams int) (int64, time.Time, *transparenc
 }
 
 // writeRest reads the results of the second round trip: the events' insert
-// (unless they went by COPY), the streams' upsert, the tree nodes (if any),
-// the head, the notify and, if it was sent, COMMIT.
-func writeRest(br pgx.BatchResults, inserted, nodes, committed bool, n int, dupErr error) error {
+// (unless they went by COPY), advanceHead (streams, tree nodes, head,
+// notify) and, if it was sent, COMMIT.
+func writeRest(br pgx.BatchResults, inserted, committed bool, n int, dupErr error) error {
 	defer br.Close()
 	if inserted {
 		if _, err := br.Exec(); err != nil {
@@ -322,18 +338,7 @@ func writeRest(br pgx.BatchResults, inserted, nodes, committed bool, n int, dupE
 		}
 	}
 	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("append: updating streams: %w", err)
-	}
-	if nodes {
-		if _, err := br.Exec(); err != nil {
-			return fmt.Errorf("append: storing tree nodes: %w", err)
-		}
-	}
-	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("append: updating log head: %w", err)
-	}
-	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("append: notifying: %w", err)
+		return fmt.Errorf("append: updating streams, tree and head: %w", err)
 	}
 	if committed {
 		if err := commitTag(br.Exec()); err != nil {
@@ -341,7 +346,7 @@ func writeRest(br pgx.BatchResults, inserted, nodes, committed bool, n int, dupE
 		}
 	}
 	if err := br.Close(); err != nil {
-		return fmt.Errorf("append: updating streams and head: %w", err)
+		return fmt.Errorf("append: updating streams, tree and head: %w", err)
 	}
 	return nil
 }

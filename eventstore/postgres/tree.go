@@ -5,8 +5,6 @@ import (
 	"fmt"
 	"math/bits"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/transparency"
 	"github.com/arr-dev/arr/eventstore/transparency/verifier"
@@ -113,16 +111,6 @@ func (nc *nodeColumns) add(nodes []transparency.Node) {
 		nc.idxs = append(nc.idxs, int64(n.Index))
 		nc.hashes = append(nc.hashes, h[:])
 	}
-}
-
-func (c *columns) nodeCount() int { return len(c.nodes.levels) }
-
-// queueNodes queues the insert of the stored nodes the batch completed.
-func (c *columns) queueNodes(b *pgx.Batch) {
-	if c.nodeCount() == 0 {
-		return
-	}
-	b.Queue(insertNodes, c.nodes.levels, c.nodes.idxs, c.nodes.hashes)
 }
 
 const insertNodes = `INSERT INTO event_tree_nodes (level, idx, hash) SELECT * FROM unnest($1::smallint[], $2::bigint[], $3::bytea[])`
