@@ -108,6 +108,31 @@ func (r *Registry) Decode(eventType string, schemaVersion int, data []byte) (Eve
 	return e, nil
 }
 
+// CurrentJSON returns a stored payload as its type's current schema
+// version's JSON, and that version, for readers that hand JSON on rather
+// than use Go values: a payload at the current version is returned as
+// stored (the log holds it as its type encoded it), an older one is
+// decoded as Decode does (upcast) and encoded again. Errors are Decode's.
+func (r *Registry) CurrentJSON(eventType string, schemaVersion int, data []byte) (json.RawMessage, int, error) {
+	fn, ok := r.types[eventType]
+	if !ok {
+		return nil, 0, fmt.Errorf("event type %q: %w", eventType, ErrNotFound)
+	}
+	current := fn().SchemaVersion()
+	if schemaVersion == current {
+		return data, current, nil
+	}
+	e, err := r.Decode(eventType, schemaVersion, data)
+	if err != nil {
+		return nil, 0, err
+	}
+	out, err := json.Marshal(e)
+	if err != nil {
+		return nil, 0, fmt.Errorf("encoding %s v%d: %w", eventType, current, err)
+	}
+	return out, current, nil
+}
+
 // DecodeAs decodes a stored payload into the event type T (a pointer to
 // an event struct), upcast to its current version.
 func DecodeAs[T Event](r *Registry, eventType string, schemaVersion int, data []byte) (T, error) {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"crypto/sha256"
 	"encoding/hex"
+	"encoding/json"
 	"fmt"
 	"slices"
 
@@ -29,15 +30,33 @@ type Projection interface {
 	// ignored. Each event's Payload is its typed event, decoded through the
 	// registry at its current schema version (older versions upcast), for
 	// the types the projection names (EventFilter); a projection that names
-	// none reads every event with a nil Payload.
+	// none reads every event with a nil Payload; a JSONReader reads the
+	// payloads as JSON (Event.Current).
 	Apply(ctx context.Context, tx pgx.Tx, events []Event) error
 }
 
 // Event is an event of the log with its payload decoded: a pointer to its
-// domain type (e.g. *usage.CallsCounted), or nil (see Projection.Apply).
+// domain type (e.g. *usage.CallsCounted), or nil (see Projection.Apply);
+// for a JSONReader, the payload's JSON at its current schema version.
 type Event struct {
 	eventstore.Event
 	Payload domain.Event
+	// Current is the payload as its type's current schema version's JSON
+	// and CurrentVersion that version, for a JSONReader (Payload is then
+	// nil); nil otherwise.
+	Current        json.RawMessage
+	CurrentVersion int
+}
+
+// JSONReader is an EventFilter that takes its events' payloads as JSON
+// rather than as Go values: the runner gives it, for the types it names,
+// each payload at its type's current schema version through the registry
+// (domain.Registry.CurrentJSON: as stored when it is that version, else
+// upcast) in Event.Current. A SQL projection hands the JSON to
+// PostgreSQL; decoding it into Go values first would be thrown away.
+type JSONReader interface {
+	EventFilter
+	ReadsJSON()
 }
 
 // decode decodes the events p names through reg. An event that does not
@@ -50,9 +69,18 @@ func decode(reg *domain.Registry, p Projection, events []eventstore.Event) ([]Ev
 	if filters {
 		names = f.EventTypes()
 	}
+	_, asJSON := p.(JSONReader)
 	for i, e := range events {
 		out[i].Event = e
 		if !filters || !slices.Contains(names, e.Type) {
+			continue
+		}
+		if asJSON {
+			cur, v, err := reg.CurrentJSON(e.Type, e.SchemaVersion, e.Data)
+			if err != nil {
+				return nil, fmt.Errorf("event %d: %w", e.Position, err)
+			}
+			out[i].Current, out[i].CurrentVersion = cur, v
 			continue
 		}
 		payload, err := reg.Decode(e.Type, e.SchemaVersion, e.Data)

@@ -3,6 +3,7 @@ package sqlproj
 import (
 	"fmt"
 	"regexp"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,7 +13,7 @@ import (
 // compilerVersion is part of every SQL projection's DDL hash: a build that
 // compiles definitions differently bumps it, and Setup rebuilds each SQL
 // projection with the functions this build makes.
-const compilerVersion = 4
+const compilerVersion = 5
 
 // The functions arr creates in a SQL projection's schema, owned by its
 // role. arr_exec, arr_apply and arr_query are SECURITY DEFINER: what they
@@ -21,7 +22,7 @@ const compilerVersion = 4
 const (
 	execSig   = "arr_exec(text)"
 	querySig  = "arr_query(text)"
-	applySig  = "arr_apply(bigint[],text[],text[],bigint[],integer[],timestamp with time zone[],text,text)"
+	applySig  = "arr_apply(bigint[],text[],text[],bigint[],integer[],timestamp with time zone[],text,text,text[])"
 	eventsSig = "arr_events(text[],bigint[],text[],text[],bigint[],integer[],timestamp with time zone[],text[],text[])"
 )
 
@@ -34,12 +35,44 @@ const batchParams = `arr__positions bigint[], arr__types text[], arr__streams te
 // as one text each, the events' JSON joined by the record separator
 // (U+001E, which JSON text cannot hold unescaped): one value to send
 // instead of thousands.
-const applyParams = `arr__positions bigint[], arr__types text[], arr__streams text[], arr__versions bigint[], arr__schema_versions integer[], arr__recorded_ats timestamptz[], arr__datas_joined text, arr__metadatas_joined text`
+// The third, arr__paths_joined, holds one such text per path of the
+// program (see paths.go): each event's value there, ” where it has none.
+// Data and metadata are NULL when no statement reads them whole.
+const applyParams = `arr__positions bigint[], arr__types text[], arr__streams text[], arr__versions bigint[], arr__schema_versions integer[], arr__recorded_ats timestamptz[], arr__datas_joined text, arr__metadatas_joined text, arr__paths_joined text[]`
 
 // separator joins the events' JSON in arr_apply's arguments.
 const separator = "\x1e"
 
 const batchArgs = `arr__positions, arr__types, arr__streams, arr__versions, arr__schema_versions, arr__recorded_ats, arr__datas, arr__metadatas`
+
+// baseArgs are arr_events_paths's arguments before the paths.
+const baseArgs = `arr__positions, arr__types, arr__streams, arr__versions, arr__schema_versions, arr__recorded_ats`
+
+// eventsPathsSig is the signature of arr_events_paths over n paths.
+func eventsPathsSig(n int) string {
+	return "arr_events_paths(text[],bigint[],text[],text[],bigint[],integer[],timestamp with time zone[]" + strings.Repeat(",text[]", n) + ")"
+}
+
+// eventsPathsFunction is arr_events_paths over n paths: :events for a
+// batch statement that reads chains only (see paths.go), with the paths'
+// values (arr__p1 …) for data and metadata.
+func eventsPathsFunction(s string, n int) string {
+	var params, cols, sel strings.Builder
+	for i := 1; i <= n; i++ {
+		fmt.Fprintf(&params, ", arr__p%ds text[]", i)
+		fmt.Fprintf(&cols, ", arr__p%d jsonb", i)
+		fmt.Fprintf(&sel, ",\n  pg_catalog.unnest(arr__p%ds)::jsonb AS arr__p%d", i, i)
+	}
+	return `CREATE FUNCTION ` + s + `.arr_events_paths(arr__only text[], arr__positions bigint[], arr__types text[], arr__streams text[], arr__versions bigint[], arr__schema_versions integer[], arr__recorded_ats timestamptz[]` + params.String() + `)
+RETURNS TABLE ("position" bigint, type text, stream text, version bigint, schema_version integer, recorded_at timestamptz` + cols.String() + `)
+LANGUAGE sql STABLE AS ` + dollarQuote(`
+SELECT * FROM (SELECT pg_catalog.unnest(arr__positions) AS position, pg_catalog.unnest(arr__types) AS type,
+  pg_catalog.unnest(arr__streams) AS stream, pg_catalog.unnest(arr__versions) AS version,
+  pg_catalog.unnest(arr__schema_versions) AS schema_version, pg_catalog.unnest(arr__recorded_ats) AS recorded_at`+sel.String()+`) AS arr__e
+WHERE arr__e.type = ANY (arr__only)
+OFFSET 0
+`)
+}
 
 // eventColumns are the columns of :events, and the variables of a per-event
 // statement, in the order of eventNames.
@@ -81,6 +114,15 @@ type program struct {
 	apply string
 	// at maps a line of arr_apply's body to the statement there.
 	at []placed
+	// paths are the values Apply finds in each event's JSON for the
+	// chains statements read (arr__p1 …, see paths.go).
+	paths []path
+	// data and metadata: Apply sends each event's data or metadata whole,
+	// for a statement that reads it so.
+	data, metadata bool
+	// eventsPaths is the signature of arr_events_paths, "" if no batch
+	// statement reads chains only.
+	eventsPaths string
 }
 
 type placed struct {
@@ -91,20 +133,80 @@ type placed struct {
 	m           offsetMap
 }
 
+// pathIndex returns the 1-based number of pa in p.paths, adding it.
+func (p *program) pathIndex(pa path) int {
+	for i, q := range p.paths {
+		if q.equal(pa) {
+			return i + 1
+		}
+	}
+	p.paths = append(p.paths, pa)
+	return len(p.paths)
+}
+
 // compile builds arr_apply's body: a loop over the batch that runs each
 // arr:on section's statements for the events of its types, the event's
 // bound names being variables, then each arr:batch section's statements
-// once, if the batch holds an event of its types.
+// once, if the batch holds an event of its types. Chains of -> and ->>
+// become the values Apply found (see paths.go).
 func compile(d *Definition) *program {
 	p := &program{def: d}
+	// A definition whose DDL names a column data or metadata, or uses
+	// arr's own prefix, keeps every statement whole.
+	reserved := map[string]bool{}
+	for _, st := range d.DDL {
+		for _, t := range tokenize(st.Text) {
+			if w := t.ident(); w != "" {
+				reserved[w] = true
+				if strings.HasPrefix(w, "arr__") {
+					reserved["data"], reserved["metadata"] = true, true
+				}
+			}
+		}
+	}
+	type plan struct {
+		reads  []read
+		pushed bool // a batch statement reading chains only
+	}
+	plans := map[*Statement]plan{}
+	var eventPaths []int // the paths arr:on statements read
+	for si := range d.Sections {
+		s := &d.Sections[si]
+		for i := range s.Statements {
+			st := &s.Statements[i]
+			if s.Batch {
+				reads, ok := batchReads(*st, func(w string) bool { return reserved[w] })
+				if !ok {
+					p.data, p.metadata = true, true
+					continue
+				}
+				for _, r := range reads {
+					p.pathIndex(r.path)
+				}
+				plans[st] = plan{reads: reads, pushed: true}
+				continue
+			}
+			reads, full := eventReads(*st)
+			if reserved["data"] || reserved["metadata"] {
+				reads, full = nil, map[string]bool{"data": true, "metadata": true}
+			}
+			p.data, p.metadata = p.data || full["data"], p.metadata || full["metadata"]
+			for _, r := range reads {
+				if n := p.pathIndex(r.path); !slices.Contains(eventPaths, n) {
+					eventPaths = append(eventPaths, n)
+				}
+			}
+			plans[st] = plan{reads: reads}
+		}
+	}
 	var b strings.Builder
 	line := 1
 	w := func(s string) {
 		b.WriteString(s)
 		line += strings.Count(s, "\n")
 	}
-	emit := func(what string, st Statement, repl func(string) string) {
-		text, m := rewrite(st, repl)
+	emit := func(what string, st Statement, reps []replacement) {
+		text, m := rewriteSpans(st.Text, reps)
 		first := line
 		w(text + "\n;\n")
 		p.at = append(p.at, placed{first: first, last: line - 1, what: what, st: st, text: text, m: m})
@@ -112,13 +214,19 @@ func compile(d *Definition) *program {
 	w("\n#variable_conflict use_column\nDECLARE\n  arr__i integer;\n")
 	w("  arr__datas text[] := pg_catalog.string_to_array(arr__datas_joined, E'\\x1e');\n")
 	w("  arr__metadatas text[] := pg_catalog.string_to_array(arr__metadatas_joined, E'\\x1e');\n")
+	for i := range p.paths {
+		w(fmt.Sprintf("  arr__p%ds text[] := pg_catalog.string_to_array(arr__paths_joined[%d], E'\\x1e', '');\n", i+1, i+1))
+	}
+	for _, n := range eventPaths {
+		w(fmt.Sprintf("  arr__p%d jsonb;\n", n))
+	}
 	for i, n := range eventNames {
 		w(fmt.Sprintf("  arr__%s %s;\n", n, eventTypes[i]))
 	}
 	w("BEGIN\n")
-	var perEvent, perBatch []Section
-	for _, s := range d.Sections {
-		if s.Batch {
+	var perEvent, perBatch []*Section
+	for si := range d.Sections {
+		if s := &d.Sections[si]; s.Batch {
 			perBatch = append(perBatch, s)
 		} else {
 			perEvent = append(perEvent, s)
@@ -127,29 +235,77 @@ func compile(d *Definition) *program {
 	if len(perEvent) > 0 {
 		w("FOR arr__i IN 1 .. coalesce(pg_catalog.array_length(arr__positions, 1), 0) LOOP\n")
 		for i, n := range eventNames {
+			if n == "data" && !p.data || n == "metadata" && !p.metadata {
+				continue
+			}
 			w(fmt.Sprintf("  arr__%s := arr__%ss[arr__i]::%s;\n", n, n, eventTypes[i]))
+		}
+		for _, n := range eventPaths {
+			w(fmt.Sprintf("  arr__p%d := arr__p%ds[arr__i]::jsonb;\n", n, n))
 		}
 		for _, s := range perEvent {
 			w("  IF arr__type = ANY (" + typeArray(s.Types) + ") THEN\n")
-			for i, st := range s.Statements {
-				emit(fmt.Sprintf("%s, statement %d", s.Directive(), i+1), st, func(name string) string { return "arr__" + name })
+			for i := range s.Statements {
+				st := &s.Statements[i]
+				var reps []replacement
+				for _, r := range plans[st].reads {
+					reps = append(reps, replacement{r.start, r.end, pathValue("", p.pathIndex(r.path), r.text)})
+				}
+				for _, bd := range st.Binds {
+					reps = append(reps, replacement{bd.Offset, bd.Offset + 1 + len(bd.Name), "arr__" + bd.Name})
+				}
+				emit(fmt.Sprintf("%s, statement %d", s.Directive(), i+1), *st, reps)
 			}
 			w("  END IF;\n")
 		}
 		w("END LOOP;\n")
 	}
+	var pathArgs strings.Builder
+	for i := range p.paths {
+		fmt.Fprintf(&pathArgs, ", arr__p%ds", i+1)
+	}
 	for _, s := range perBatch {
 		w("IF arr__types && " + typeArray(s.Types) + " THEN\n")
-		for i, st := range s.Statements {
-			emit(fmt.Sprintf("%s, statement %d", s.Directive(), i+1), st, func(string) string {
-				return "arr_events(" + typeArray(s.Types) + ", " + batchArgs + ")"
-			})
+		for i := range s.Statements {
+			st := &s.Statements[i]
+			pl := plans[st]
+			call := "arr_events(" + typeArray(s.Types) + ", " + batchArgs + ")"
+			if pl.pushed {
+				call = "arr_events_paths(" + typeArray(s.Types) + ", " + baseArgs + pathArgs.String() + ")"
+			}
+			var reps []replacement
+			for _, r := range pl.reads {
+				reps = append(reps, replacement{r.start, r.end, pathValue(r.qual, p.pathIndex(r.path), r.text)})
+			}
+			for _, bd := range st.Binds {
+				reps = append(reps, replacement{bd.Offset, bd.Offset + 1 + len(bd.Name), call})
+			}
+			emit(fmt.Sprintf("%s, statement %d", s.Directive(), i+1), *st, reps)
 		}
 		w("END IF;\n")
 	}
 	w("END\n")
 	p.apply = b.String()
+	for _, pl := range plans {
+		if pl.pushed {
+			p.eventsPaths = eventsPathsSig(len(p.paths))
+			break
+		}
+	}
 	return p
+}
+
+// pathValue is what replaces a chain: the path's value, qualified as the
+// chain's column was, or its text for a chain ending in ->>.
+func pathValue(qual string, n int, text bool) string {
+	v := fmt.Sprintf("arr__p%d", n)
+	if qual != "" {
+		v = qual + "." + v
+	}
+	if text {
+		return "(" + v + " OPERATOR(pg_catalog.#>>) '{}'::text[])"
+	}
+	return "(" + v + ")"
 }
 
 func typeArray(types []string) string {
@@ -196,17 +352,37 @@ type span struct{ newOff, newLen, oldOff, oldLen int }
 
 // rewrite replaces each bound name of st with repl(name).
 func rewrite(st Statement, repl func(string) string) (string, offsetMap) {
+	reps := make([]replacement, len(st.Binds))
+	for i, bd := range st.Binds {
+		reps[i] = replacement{bd.Offset, bd.Offset + 1 + len(bd.Name), repl(bd.Name)}
+	}
+	return rewriteSpans(st.Text, reps)
+}
+
+// replacement puts text in place of [start, end) of a statement.
+type replacement struct {
+	start, end int
+	text       string
+}
+
+// rewriteSpans makes the replacements in text; one that overlaps an
+// earlier one (a bound name inside a chain already replaced) is dropped.
+func rewriteSpans(text string, reps []replacement) (string, offsetMap) {
+	reps = slices.Clone(reps)
+	slices.SortStableFunc(reps, func(a, b replacement) int { return a.start - b.start })
 	var b strings.Builder
 	var m offsetMap
 	at := 0
-	for _, bd := range st.Binds {
-		b.WriteString(st.Text[at:bd.Offset])
-		r := repl(bd.Name)
-		m = append(m, span{newOff: b.Len(), newLen: len(r), oldOff: bd.Offset, oldLen: 1 + len(bd.Name)})
-		b.WriteString(r)
-		at = bd.Offset + 1 + len(bd.Name)
+	for _, r := range reps {
+		if r.start < at {
+			continue
+		}
+		b.WriteString(text[at:r.start])
+		m = append(m, span{newOff: b.Len(), newLen: len(r.text), oldOff: r.start, oldLen: r.end - r.start})
+		b.WriteString(r.text)
+		at = r.end
 	}
-	b.WriteString(st.Text[at:])
+	b.WriteString(text[at:])
 	return b.String(), m
 }
 
@@ -256,8 +432,13 @@ LANGUAGE sql STABLE AS ` + dollarQuote(eventsBody),
 // applyFunction creates p's arr_apply in schema, given to role.
 func applyFunction(schema, role string, p *program) []string {
 	s := pgx.Identifier{schema}.Sanitize()
-	return append([]string{`CREATE FUNCTION ` + s + `.arr_apply(` + applyParams + `) RETURNS void LANGUAGE plpgsql SECURITY DEFINER AS ` + dollarQuote(p.apply)},
-		give(s, role, applySig)...)
+	var out []string
+	if p.eventsPaths != "" {
+		out = append(out, eventsPathsFunction(s, len(p.paths)))
+		out = append(out, give(s, role, p.eventsPaths)...)
+	}
+	out = append(out, `CREATE FUNCTION `+s+`.arr_apply(`+applyParams+`) RETURNS void LANGUAGE plpgsql SECURITY DEFINER AS `+dollarQuote(p.apply))
+	return append(out, give(s, role, applySig)...)
 }
 
 // give makes role the owner of functions of schema s, which nobody else

@@ -3,7 +3,6 @@ package sqlproj
 import (
 	"bytes"
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"strconv"
@@ -84,9 +83,15 @@ func build(ctx context.Context, tx pgx.Tx, schema string, g *guard, d *Definitio
 	return nil
 }
 
+// ReadsJSON makes the projection a projections.JSONReader: it hands each
+// event's JSON to PostgreSQL as it is.
+func (p *Projection) ReadsJSON() {}
+
 // Apply runs the definition's statements over events as the role (see
-// compile). Each event's data is its payload decoded through the
-// registry at its type's current schema version, as JSON.
+// compile). Each event's data is its payload at its type's current schema
+// version, through the registry (Event.Current). What a statement reads
+// by chains of -> and ->> (see paths.go) is found here, in the JSON;
+// the whole data and metadata go only when a statement reads them whole.
 func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
 	var schema string
 	if err := tx.QueryRow(ctx, `SELECT pg_catalog.current_schema()::text`).Scan(&schema); err != nil {
@@ -103,39 +108,83 @@ func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.
 		versions    = make([]int64, n)
 		schemaVers  = make([]int32, n)
 		recordedAts = make([]time.Time, n)
-		size        int
+		datas       []byte
+		metadatas   []byte
+		paths       = make([][]byte, len(p.prog.paths))
+		meta        []byte // an event's metadata JSON
 	)
-	for _, e := range events {
-		size += len(e.Data) + 1
+	// Metadata is encoded only for a statement that reads it.
+	readsMeta := p.prog.metadata
+	for _, pa := range p.prog.paths {
+		readsMeta = readsMeta || pa.root == "metadata"
 	}
-	datas := make([]byte, 0, size)
-	metadatas := make([]byte, 0, 64*n)
+	if p.prog.data {
+		size := 0
+		for _, e := range events {
+			size += len(e.Current) + 1
+		}
+		datas = make([]byte, 0, size)
+	}
 	for i, e := range events {
-		if e.Payload == nil {
+		if e.Current == nil {
 			return fmt.Errorf("event %d (%s): no payload decoded", e.Position, e.Type)
 		}
-		// An event recorded at its type's current version reaches the SQL
-		// as recorded (the registry decoded it, so it is that version's
-		// JSON); an older one as the registry upcast it.
-		data := []byte(e.Data)
-		if e.SchemaVersion != e.Payload.SchemaVersion() {
-			var err error
-			if data, err = json.Marshal(e.Payload); err != nil {
-				return fmt.Errorf("event %d (%s): %w", e.Position, e.Type, err)
-			}
-		}
-		if bytes.IndexByte(data, separator[0]) >= 0 {
+		if bytes.IndexByte(e.Current, separator[0]) >= 0 {
 			return fmt.Errorf("event %d (%s): its JSON holds a raw U+001E", e.Position, e.Type)
 		}
-		if i > 0 {
-			datas, metadatas = append(datas, separator...), append(metadatas, separator...)
+		if readsMeta {
+			meta = eventstore.AppendMetadataJSON(meta[:0], e.Metadata)
+			if bytes.IndexByte(meta, separator[0]) >= 0 {
+				return fmt.Errorf("event %d (%s): its metadata holds a raw U+001E", e.Position, e.Type)
+			}
 		}
-		datas = append(datas, data...)
-		metadatas = eventstore.AppendMetadataJSON(metadatas, e.Metadata)
+		if i > 0 {
+			if p.prog.data {
+				datas = append(datas, separator...)
+			}
+			if p.prog.metadata {
+				metadatas = append(metadatas, separator...)
+			}
+			for k := range paths {
+				paths[k] = append(paths[k], separator...)
+			}
+		}
+		if p.prog.data {
+			datas = append(datas, e.Current...)
+		}
+		if p.prog.metadata {
+			metadatas = append(metadatas, meta...)
+		}
+		for k, pa := range p.prog.paths {
+			doc := []byte(e.Current)
+			if pa.root == "metadata" {
+				doc = meta
+			}
+			v, ok, err := valueAt(doc, pa.keys)
+			if err != nil {
+				return fmt.Errorf("event %d (%s): reading %s: %w", e.Position, e.Type, pa.root, err)
+			}
+			if ok {
+				paths[k] = append(paths[k], v...)
+			}
+		}
 		positions[i], types[i], streams[i], versions[i] = int64(e.Position), e.Type, e.StreamID, int64(e.StreamVersion)
-		schemaVers[i], recordedAts[i] = int32(e.Payload.SchemaVersion()), e.RecordedAt
+		schemaVers[i], recordedAts[i] = int32(e.CurrentVersion), e.RecordedAt
 	}
-	err := p.g.call(ctx, tx, schema, applySig, p.prog.apply, false, nil, positions, types, streams, versions, schemaVers, recordedAts, string(datas), string(metadatas))
+	var dataArg, metadataArg *string
+	if p.prog.data {
+		s := string(datas)
+		dataArg = &s
+	}
+	if p.prog.metadata {
+		s := string(metadatas)
+		metadataArg = &s
+	}
+	pathArgs := make([]string, len(paths))
+	for k, b := range paths {
+		pathArgs[k] = string(b)
+	}
+	err := p.g.call(ctx, tx, schema, applySig, p.prog.apply, false, nil, positions, types, streams, versions, schemaVers, recordedAts, dataArg, metadataArg, pathArgs)
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) {

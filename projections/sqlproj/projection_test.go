@@ -3,13 +3,16 @@ package sqlproj_test
 import (
 	"context"
 	"fmt"
+	"strings"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain/analysis"
+	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/eventstore"
+	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/projections/sqlproj"
 )
 
@@ -156,5 +159,70 @@ func TestDropAndDefineAgain(t *testing.T) {
 	h.waitFor(t, again.Name(), last)
 	if got := h.query(t, again.Name(), "SELECT count(*) FROM n"); sqlproj.Text(got.Rows[0][0]) != "1" {
 		t.Fatalf("the projection defined again counted %v", got.Rows)
+	}
+}
+
+// TestChainsReadTheJSONAsJsonbDoes: a projection whose statements read
+// chains of -> and ->> (found in the JSON by arr) builds the same rows as
+// the same projection reading the whole jsonb, per event and per batch,
+// on documents with spaces, repeated and escaped keys, missing paths,
+// non-objects on the way, nulls and odd numbers.
+func TestChainsReadTheJSONAsJsonbDoes(t *testing.T) {
+	h := newHarness(t, sqlproj.Config{})
+	docs := []string{
+		`{"seq":1,"payload":{"model":"a","cost_micro_usd":5},"link":2}`,
+		"{ \"seq\" : 2 ,\n \"payload\" : { \"model\" : \"b\" , \"cost_micro_usd\" : 1.50 } , \"link\" : 2 }",
+		`{"payload":{"model":"x"},"payload":{"model":"c","model":"d","cost_micro_usd":1e2},"link":2}`,
+		`{"payload":{"mod\u0065l":"e\"q\\u","cost_micro_usd":-0},"link":2}`,
+		`{"payload":{"cost_micro_usd":null},"link":2}`,
+		`{"payload":[1,{"model":"f"}],"link":2}`,
+		`{"payload":"str","link":2}`,
+		`{"payload":null,"link":2}`,
+		`{"payload":{"model":{"b":1,"a":[true,false,null]},"cost_micro_usd":"7"},"link":2}`,
+		`{"payload":{"model":"\u00e9t\u00e9 \u2603 ☃","cost_micro_usd":0},"seq":"s"}`,
+	}
+	version := (&audit.CompletionRecorded{}).SchemaVersion()
+	var head uint64
+	for _, doc := range docs {
+		res, err := h.store.Append(context.Background(), "chains", eventstore.Any(), eventstore.NewEvent{ID: uuid.New(), Type: "CompletionRecorded",
+			SchemaVersion: version, Data: []byte(doc), Metadata: eventstore.Metadata{Actor: "ann"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		head = res.LastPosition
+	}
+	const table = "CREATE TABLE r (position bigint PRIMARY KEY, model text, cost jsonb, seq text, actor text, payload jsonb, deep text);\n"
+	// whole wraps each root in parentheses: then the statement reads the
+	// whole jsonb, and arr does not look into the JSON.
+	forms := map[string]string{
+		"on":    "-- arr:on CompletionRecorded\nINSERT INTO r VALUES (:position, :data->'payload'->>'model', :data -> 'payload' -> 'cost_micro_usd', :data->>'seq', :metadata->>'actor', :data->'payload', :data->'payload'->'model'->'a'->>0);\n",
+		"batch": "-- arr:batch CompletionRecorded\nINSERT INTO r SELECT e.position, data->'payload'->>'model', e.data -> 'payload' -> 'cost_micro_usd', data->>'seq', metadata->>'actor', data->'payload', data->'payload'->'model'->'a'->>0 FROM :events AS e;\n",
+	}
+	want := map[string]bool{}
+	for form, section := range forms {
+		chains := h.define(t, "-- arr:projection chains_"+form+"\n"+table+section)
+		whole := h.define(t, "-- arr:projection whole_"+form+"\n"+table+
+			strings.NewReplacer(":data", "(:data)", ":metadata", "(:metadata)", "e.data", "(e.data)", " data", " (data)", " metadata", " (metadata)").Replace(section))
+		h.waitFor(t, chains.Name(), head)
+		h.waitFor(t, whole.Name(), head)
+		for name, paths := range map[string]bool{chains.Name(): true, whole.Name(): false} {
+			var src string
+			if err := h.pool.QueryRow(context.Background(), `SELECT string_agg(prosrc, ' ') FROM pg_proc WHERE pronamespace = $1::regnamespace`,
+				projections.Schema(name)).Scan(&src); err != nil {
+				t.Fatal(err)
+			}
+			if strings.Contains(src, "arr__p1") != paths {
+				t.Fatalf("%s: reads paths %v, want %v: the test would prove nothing", name, !paths, paths)
+			}
+		}
+		const q = "SELECT position, model, cost, seq, actor, payload, deep FROM r ORDER BY position"
+		got, exp := h.query(t, chains.Name(), q), h.query(t, whole.Name(), q)
+		if len(got.Rows) != len(docs) || fmt.Sprint(got.Rows) != fmt.Sprint(exp.Rows) {
+			t.Errorf("%s: chains read\n%v\nthe whole jsonb\n%v", form, got.Rows, exp.Rows)
+		}
+		want[form] = true
+	}
+	if len(want) != 2 {
+		t.Fatal("a form was not compared")
 	}
 }

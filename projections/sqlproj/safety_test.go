@@ -170,7 +170,7 @@ func TestAlteringArrsFunction(t *testing.T) {
 CREATE TABLE who (name text);
 CREATE FUNCTION turn() RETURNS text LANGUAGE plpgsql AS $$
 BEGIN
-  EXECUTE 'ALTER FUNCTION arr_apply(bigint[],text[],text[],bigint[],integer[],timestamptz[],text,text) SECURITY INVOKER';
+  EXECUTE 'ALTER FUNCTION arr_apply(bigint[],text[],text[],bigint[],integer[],timestamptz[],text,text,text[]) SECURITY INVOKER';
   RETURN current_user::text;
 END $$;
 -- arr:on CompletionRecorded
