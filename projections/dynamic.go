@@ -70,9 +70,6 @@ func (r *Runner) Remove(name string) bool {
 	if !r.forget(name) {
 		return false
 	}
-	for _, v := range []interface{ DeleteLabelValues(...string) bool }{r.m.position, r.m.lag, r.m.events, r.m.batches, r.m.errors, r.m.parked} {
-		v.DeleteLabelValues(name)
-	}
 	r.mu.Lock()
 	delete(r.timeouts, name)
 	delete(r.failures, name)
@@ -87,6 +84,11 @@ func (r *Runner) forget(name string) bool {
 		return false
 	}
 	delete(r.byName, name)
+	// Under set, so that a batch finishing meanwhile cannot bring the
+	// series back (metric).
+	for _, v := range []interface{ DeleteLabelValues(...string) bool }{r.m.position, r.m.lag, r.m.events, r.m.batches, r.m.errors, r.m.parked} {
+		v.DeleteLabelValues(name)
+	}
 	for i, p := range r.order {
 		if p.Name() == name {
 			r.order = append(r.order[:i:i], r.order[i+1:]...)

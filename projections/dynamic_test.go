@@ -2,11 +2,13 @@ package projections_test
 
 import (
 	"context"
+	"sync"
 	"testing"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+	"github.com/prometheus/client_golang/prometheus"
 
 	"github.com/arr-dev/arr/projections"
 )
@@ -85,4 +87,68 @@ func waitPosition(t *testing.T, pool *pgxpool.Pool, name string, pos uint64) {
 		time.Sleep(20 * time.Millisecond)
 	}
 	t.Fatalf("%s did not reach %d within 20s", name, pos)
+}
+
+// held is a tally whose batches wait for release once entered is closed.
+type held struct {
+	tally
+	entered, release chan struct{}
+	once             *sync.Once
+}
+
+func (p held) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
+	p.once.Do(func() { close(p.entered) })
+	<-p.release
+	return p.tally.Apply(ctx, tx, events)
+}
+
+// TestRemoveForgetsTheSeries: once Remove returns, the runner exports no
+// series for the removed projection, not even when a batch it had in
+// hand finishes (or fails) afterwards.
+func TestRemoveForgetsTheSeries(t *testing.T) {
+	pool, st, _ := setup(t, tally{"first"})
+	reg := prometheus.NewRegistry()
+	r, err := projections.NewRunner(pool, st, projections.Config{BatchSize: 100, Registerer: reg}, tally{"first"})
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- r.Run(ctx) }()
+	appendN(t, st, "tick", 10)
+	p := held{tally{"second"}, make(chan struct{}), make(chan struct{}), &sync.Once{}}
+	if err := r.Add(ctx, p, true); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case <-p.entered:
+	case <-time.After(20 * time.Second):
+		t.Fatal("the added projection applied no batch within 20s")
+	}
+	if !r.Remove("second") {
+		t.Fatal("Remove: the runner did not have it")
+	}
+	close(p.release) // the batch in hand finishes after the removal
+	cancel()
+	if err := <-done; err != nil {
+		t.Fatalf("Run: %v", err)
+	}
+	// What the caller of Remove drops (sqlproj's Drop does): the
+	// checkpoint, which arr_projection_parked_events reads at scrape time.
+	if _, err := pool.Exec(context.Background(), `DELETE FROM projection_checkpoints WHERE name = 'second'`); err != nil {
+		t.Fatal(err)
+	}
+	families, err := reg.Gather()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, f := range families {
+		for _, m := range f.GetMetric() {
+			for _, l := range m.GetLabel() {
+				if l.GetName() == "projection" && l.GetValue() == "second" {
+					t.Errorf("%s{projection=%q} is still exported after Remove", f.GetName(), l.GetValue())
+				}
+			}
+		}
+	}
 }

@@ -300,7 +300,7 @@ func (r *Runner) RetryParked(ctx context.Context, name string) (RetryResult, err
 // reportParked logs and counts events this runner parked.
 func (r *Runner) reportParked(parked []ParkedEvent) {
 	for _, pe := range parked {
-		r.m.parked.WithLabelValues(pe.Projection).Inc()
+		r.metric(pe.Projection, func() { r.m.parked.WithLabelValues(pe.Projection).Inc() })
 		r.cfg.Logger.Error("projection parked an event it cannot apply; it moves on without it (arr projections parked / retry)",
 			"projection", pe.Projection, "position", pe.Position, "event_type", pe.EventType, "err", pe.Error)
 	}

@@ -279,7 +279,7 @@ func (r *Runner) Run(ctx context.Context) error {
 func (r *Runner) follow(ctx context.Context, p Projection) error {
 	// Export the projection's counter from the start, at 0 until this
 	// runner applies a batch (another process may apply them all).
-	r.m.events.WithLabelValues(p.Name()).Add(0)
+	r.metric(p.Name(), func() { r.m.events.WithLabelValues(p.Name()).Add(0) })
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		pos, _, more, err := r.step1(ctx, p.Name())
@@ -287,8 +287,11 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 			sleep(ctx, 20*time.Millisecond)
 			continue
 		}
+		if err != nil && ctx.Err() != nil {
+			break // stopped (Run ended, or Remove) mid-batch: not a failure
+		}
 		if err != nil {
-			r.m.errors.WithLabelValues(p.Name()).Inc()
+			r.metric(p.Name(), func() { r.m.errors.WithLabelValues(p.Name()).Inc() })
 			r.cfg.Logger.Error("projection batch failed; retrying", "projection", p.Name(), "position", pos, "err", err, "retry_in", backoff)
 			sleep(ctx, backoff)
 			backoff = min(backoff*2, 30*time.Second)
@@ -511,13 +514,26 @@ SELECT (SELECT position FROM cur)`, name, from, to).QueryRow(func(row pgx.Row) e
 }
 
 func (r *Runner) observe(ctx context.Context, name string, pos uint64, n int, took time.Duration) {
-	r.m.position.WithLabelValues(name).Set(float64(pos))
-	if n > 0 {
-		r.m.events.WithLabelValues(name).Add(float64(n))
-		r.m.batches.WithLabelValues(name).Observe(took.Seconds())
-	}
 	head := r.knownHead(ctx)
-	r.m.lag.WithLabelValues(name).Set(float64(head - min(head, pos)))
+	r.metric(name, func() {
+		r.m.position.WithLabelValues(name).Set(float64(pos))
+		if n > 0 {
+			r.m.events.WithLabelValues(name).Add(float64(n))
+			r.m.batches.WithLabelValues(name).Observe(took.Seconds())
+		}
+		r.m.lag.WithLabelValues(name).Set(float64(head - min(head, pos)))
+	})
+}
+
+// metric runs set, which updates projection name's series, if the runner
+// still has name: a batch that finishes after Remove (which deletes the
+// series under the same lock) does not bring them back.
+func (r *Runner) metric(name string, set func()) {
+	r.set.RLock()
+	defer r.set.RUnlock()
+	if _, ok := r.byName[name]; ok {
+		set()
+	}
 }
 
 // knownHead is the log head, read from the store at most every headEvery:
