@@ -13,8 +13,8 @@ import (
 // minStoredLevel is the lowest level of the interior nodes kept in
 // event_tree_nodes. Leaves live in events.leaf_hash; a node of a level
 // below this one is computed from its at most 2^(minStoredLevel-1) leaves
-// when a proof needs it. So the table grows by one row per 16 events
-// rather than one per event.
+// when a proof needs it. So the table grows by about one row per 8 events
+// (1/16 + 1/32 + …) rather than one per event.
 const minStoredLevel = 4
 
 // hashSize is the size of every tree hash.
