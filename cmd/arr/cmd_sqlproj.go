@@ -1,6 +1,7 @@
 package main
 
 import (
+	"bufio"
 	"encoding/csv"
 	"encoding/json"
 	"errors"
@@ -138,15 +139,22 @@ func (a *cli) sqlProjectionCmds() []*cobra.Command {
 	drop.Flags().StringVar(&dropBy, "by", "", "who drops it (default: the operating-system user)")
 
 	var format string
+	var maxRows int64
 	query := &cobra.Command{
 		Use:   `query NAME "SELECT ..."`,
 		Short: "Query a SQL projection's read model, read-only, as its role (its schema is the search path)",
-		Args:  cobra.ExactArgs(2),
+		Long: "Query a SQL projection's read model, read-only, as its role (its schema is the search path). Rows are printed\n" +
+			"as PostgreSQL returns them (csv and json stream; table waits for the last row to align the columns), at most\n" +
+			"--max-rows of them: PostgreSQL stops there, and arr says so on stderr.",
+		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			switch format {
 			case "table", "json", "csv":
 			default:
 				return fmt.Errorf("--format %q: use table, json or csv", format)
+			}
+			if maxRows < 0 {
+				return fmt.Errorf("--max-rows %d: use a positive number, or 0 for no cap", maxRows)
 			}
 			s, err := a.open(cmd, openOptions{})
 			if err != nil {
@@ -160,14 +168,22 @@ func (a *cli) sqlProjectionCmds() []*cobra.Command {
 			if _, isSQL := p.(*sqlproj.Projection); !isSQL {
 				return fmt.Errorf("%s is a built-in projection; query accepts SQL projections", args[0])
 			}
-			res, err := s.sql.Query(cmd.Context(), args[0], args[1])
+			out := newResultWriter(cmd.OutOrStdout(), format)
+			truncated, err := s.sql.Stream(cmd.Context(), args[0], args[1], maxRows, out.row)
 			if err != nil {
 				return err
 			}
-			return printResult(cmd.OutOrStdout(), format, res)
+			if err := out.close(); err != nil {
+				return err
+			}
+			if truncated {
+				fmt.Fprintf(cmd.ErrOrStderr(), "arr: the query has more than %d rows; printed the first %d (--max-rows N for more, 0 for all)\n", maxRows, maxRows)
+			}
+			return nil
 		},
 	}
 	query.Flags().StringVar(&format, "format", "table", "table, json (an array of objects) or csv")
+	query.Flags().Int64Var(&maxRows, "max-rows", 100000, "print at most this many rows (0: all)")
 	return []*cobra.Command{create, drop, query}
 }
 
@@ -185,44 +201,88 @@ func who(by string) (string, error) {
 	return "", errors.New("cannot tell who you are: pass --by NAME")
 }
 
-func printResult(w io.Writer, format string, res *sqlproj.Result) error {
-	switch format {
-	case "json":
-		objs := res.Objects()
-		if objs == nil {
-			objs = []json.RawMessage{}
-		}
-		return printJSON(w, objs)
+// resultWriter prints a query's rows in a format as they come: csv and
+// json as each row arrives, table (which aligns columns) at close.
+type resultWriter struct {
+	w      *bufio.Writer
+	format string
+	cols   []string
+	rows   [][]json.RawMessage // table only
+	csv    *csv.Writer
+	n      int
+}
+
+func newResultWriter(w io.Writer, format string) *resultWriter {
+	bw := bufio.NewWriter(w)
+	return &resultWriter{w: bw, format: format, csv: csv.NewWriter(bw)}
+}
+
+func (r *resultWriter) row(cols []string, vals []json.RawMessage) error {
+	r.cols = cols
+	r.n++
+	switch r.format {
+	case "table":
+		r.rows = append(r.rows, vals)
+		return nil
 	case "csv":
-		cw := csv.NewWriter(w)
-		if len(res.Columns) > 0 {
-			if err := cw.Write(res.Columns); err != nil {
+		if r.n == 1 {
+			if err := r.csv.Write(cols); err != nil {
 				return err
 			}
 		}
-		for _, row := range res.Rows {
-			rec := make([]string, len(row))
+		rec := make([]string, len(vals))
+		for i, v := range vals {
+			rec[i] = sqlproj.Text(v)
+		}
+		return r.csv.Write(rec)
+	}
+	sep := ",\n"
+	if r.n == 1 {
+		sep = "[\n"
+	}
+	r.w.WriteString(sep)
+	_, err := r.w.Write(object(cols, vals))
+	return err
+}
+
+// close prints what is left: the table, or the end of the JSON array.
+func (r *resultWriter) close() error {
+	switch r.format {
+	case "csv":
+		r.csv.Flush()
+		if err := r.csv.Error(); err != nil {
+			return err
+		}
+	case "json":
+		if r.n == 0 {
+			r.w.WriteString("[")
+		} else {
+			r.w.WriteString("\n")
+		}
+		r.w.WriteString("]\n")
+	case "table":
+		tw := tabwriter.NewWriter(r.w, 0, 4, 2, ' ', 0)
+		if len(r.cols) > 0 {
+			fmt.Fprintln(tw, strings.Join(r.cols, "\t"))
+		}
+		for _, row := range r.rows {
+			vals := make([]string, len(row))
 			for i, v := range row {
-				rec[i] = sqlproj.Text(v)
+				vals[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(sqlproj.Text(v))
 			}
-			if err := cw.Write(rec); err != nil {
-				return err
-			}
+			fmt.Fprintln(tw, strings.Join(vals, "\t"))
 		}
-		cw.Flush()
-		return cw.Error()
-	}
-	tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
-	if len(res.Columns) > 0 {
-		fmt.Fprintln(tw, strings.Join(res.Columns, "\t"))
-	}
-	for _, row := range res.Rows {
-		vals := make([]string, len(row))
-		for i, v := range row {
-			vals[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(sqlproj.Text(v))
+		fmt.Fprintf(tw, "(%d row%s)\n", len(r.rows), map[bool]string{true: "", false: "s"}[len(r.rows) == 1])
+		if err := tw.Flush(); err != nil {
+			return err
 		}
-		fmt.Fprintln(tw, strings.Join(vals, "\t"))
 	}
-	fmt.Fprintf(tw, "(%d row%s)\n", len(res.Rows), map[bool]string{true: "", false: "s"}[len(res.Rows) == 1])
-	return tw.Flush()
+	return r.w.Flush()
+}
+
+// object is a row as a JSON object, columns in order (a repeated column
+// name keeps its first value).
+func object(cols []string, vals []json.RawMessage) []byte {
+	res := sqlproj.Result{Columns: cols, Rows: [][]json.RawMessage{vals}}
+	return res.Objects()[0]
 }

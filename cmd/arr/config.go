@@ -39,9 +39,13 @@ type Config struct {
 	BatchTimeout  time.Duration
 	// SQLTimeout bounds each statement batch, DDL statement and query of
 	// an analyst's SQL projection.
-	SQLTimeout  time.Duration
-	RedisURL    string
-	PublicLimit int
+	SQLTimeout time.Duration
+	// SQLTempFileMB and SQLWorkMemMB bound the temporary files and the
+	// per-sort memory of each call into analysts' SQL.
+	SQLTempFileMB int
+	SQLWorkMemMB  int
+	RedisURL      string
+	PublicLimit   int
 
 	// Stripe and the operator's admin key (secrets: never logged or shown).
 	StripeAPIKey        string
@@ -144,6 +148,8 @@ func (c *Config) settings() []setting {
 		{env: "ARR_PROJECTION_BATCH_SIZE", num: &c.BatchSize, def: "2000", help: "most events a projection applies per transaction", min: 1, max: 100000},
 		{env: "ARR_PROJECTION_BATCH_TIMEOUT", dur: &c.BatchTimeout, def: "60s", help: "time a projection transaction gets; one that runs out is retried with twice the time (up to 1h)"},
 		{env: "ARR_SQL_PROJECTION_TIMEOUT", dur: &c.SQLTimeout, def: "30s", help: "statement timeout of analysts' SQL projections: what one batch of events, one DDL statement or one `arr projections query` may take before PostgreSQL cancels it"},
+		{env: "ARR_SQL_PROJECTION_TEMP_FILE_MB", num: &c.SQLTempFileMB, def: "256", min: 1, help: "temporary files (MiB) one batch, DDL statement or query of an analyst's SQL projection may write (PostgreSQL's temp_file_limit, which the analyst's role cannot raise); past it PostgreSQL cancels the statement"},
+		{env: "ARR_SQL_PROJECTION_WORK_MEM_MB", num: &c.SQLWorkMemMB, def: "16", min: 1, max: 4096, help: "memory (MiB) one sort or hash of an analyst's SQL may use before it spills to temporary files (PostgreSQL's work_mem, set for each call)"},
 		{env: "STRIPE_API_KEY", str: &c.StripeAPIKey, secret: true, help: "Stripe secret key; empty turns billing off (checkout and portal answer 503)"},
 		{env: "STRIPE_API_BASE", str: &c.StripeAPIBase, def: "https://api.stripe.com", help: "Stripe API base URL (tests point it at stripe-mock)"},
 		{env: "STRIPE_WEBHOOK_SECRET", str: &c.StripeWebhookSecret, secret: true, help: "signing secret of the Stripe webhook endpoint POST /v1/stripe/webhook"},

@@ -170,7 +170,8 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 	if err != nil {
 		return nil, err
 	}
-	if s.sql, err = sqlproj.Open(ctx, pool, sqlproj.Config{StatementTimeout: cfg.SQLTimeout, Logger: log}); err != nil {
+	if s.sql, err = sqlproj.Open(ctx, pool, sqlproj.Config{StatementTimeout: cfg.SQLTimeout,
+		TempFileLimit: int64(cfg.SQLTempFileMB) << 20, WorkMem: int64(cfg.SQLWorkMemMB) << 20, Logger: log}); err != nil {
 		return nil, err
 	}
 	s.closers = append(s.closers, s.sql.Close)

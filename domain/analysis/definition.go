@@ -20,7 +20,10 @@ const (
 )
 
 // CheckName refuses a name that cannot be a projection's: lowercase ASCII
-// letters, digits and _, starting with a letter, at most MaxNameChars.
+// letters, digits and _, starting with a letter, at most MaxNameChars, and
+// no "__", which arr keeps for the schemas of rebuilds (NAME__shadow,
+// NAME__retired): a projection named identity__shadow would be dropped by
+// the next rebuild of identity.
 func CheckName(name string) error {
 	ok := len(name) > 0 && len(name) <= MaxNameChars && name[0] >= 'a' && name[0] <= 'z'
 	for _, c := range name {
@@ -29,6 +32,10 @@ func CheckName(name string) error {
 	if !ok {
 		return domain.Invalid("invalid_projection_name", "name",
 			"projection name %q: use 1 to %d lowercase letters, digits and _, starting with a letter", name, MaxNameChars)
+	}
+	if strings.Contains(name, "__") {
+		return domain.Invalid("invalid_projection_name", "name",
+			"projection name %q: \"__\" is reserved for the schemas of rebuilds (NAME__shadow, NAME__retired); use a single _", name)
 	}
 	return nil
 }

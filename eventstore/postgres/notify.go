@@ -3,7 +3,6 @@ package postgres
 import (
 	"context"
 	"log/slog"
-	"strconv"
 	"sync"
 	"time"
 
@@ -12,13 +11,21 @@ import (
 	"github.com/arr-dev/arr/eventstore"
 )
 
-// notifier keeps one LISTEN connection and wakes waiters when a commit
-// announces a new head. It starts on first use and reconnects on failure.
+// notifier keeps one LISTEN connection and wakes waiters when the log's
+// head moves. A notification is a wake-up only: any role that can connect
+// may NOTIFY any channel with any payload, so the head is read from the
+// database (one read at a time, however many notifications arrive
+// meanwhile, at most one per minReadGap) and nothing is believed from a
+// payload. It starts on first use and reconnects on failure.
 type notifier struct {
 	pool *pgxpool.Pool
 	log  *slog.Logger
+	head func(context.Context) (uint64, error)
 
 	watch *eventstore.HeadWatch
+	// dirty holds a token while a notification has come that no read of
+	// the head has followed yet.
+	dirty chan struct{}
 
 	mu      sync.Mutex
 	started bool
@@ -26,8 +33,12 @@ type notifier struct {
 	done    chan struct{}
 }
 
-func newNotifier(pool *pgxpool.Pool, log *slog.Logger) *notifier {
-	return &notifier{pool: pool, log: log, watch: eventstore.NewHeadWatch()}
+// minReadGap spaces the head reads a stream of notifications causes: a
+// flood of them costs at most one read per gap.
+const minReadGap = time.Millisecond
+
+func newNotifier(pool *pgxpool.Pool, log *slog.Logger, head func(context.Context) (uint64, error)) *notifier {
+	return &notifier{pool: pool, log: log, head: head, watch: eventstore.NewHeadWatch(), dirty: make(chan struct{}, 1)}
 }
 
 func (n *notifier) start() {
@@ -37,7 +48,38 @@ func (n *notifier) start() {
 	n.started = true
 	ctx, cancel := context.WithCancel(context.Background())
 	n.cancel, n.done = cancel, make(chan struct{})
-	go n.listen(ctx)
+	reading := make(chan struct{})
+	go func() { defer close(reading); n.read(ctx) }()
+	go func() { defer close(n.done); n.listen(ctx); <-reading }()
+}
+
+// poke asks read for a read of the head.
+func (n *notifier) poke() {
+	select {
+	case n.dirty <- struct{}{}:
+	default:
+	}
+}
+
+// read reads the head from the database after each poke and announces it.
+func (n *notifier) read(ctx context.Context) {
+	for {
+		select {
+		case <-ctx.Done():
+			return
+		case <-n.dirty:
+		}
+		h, err := n.head(ctx)
+		switch {
+		case err != nil && ctx.Err() != nil:
+			return
+		case err != nil:
+			n.log.Warn("event listener: reading the head after a notification (waiters poll meanwhile)", "err", err)
+		default:
+			n.watch.Announce(h)
+		}
+		sleep(ctx, minReadGap)
+	}
 }
 
 func (n *notifier) close() {
@@ -51,10 +93,7 @@ func (n *notifier) close() {
 	n.watch.Close()
 }
 
-func (n *notifier) broadcast(head uint64) { n.watch.Announce(head) }
-
 func (n *notifier) listen(ctx context.Context) {
-	defer close(n.done)
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
 		conn, err := n.pool.Acquire(ctx)
@@ -71,14 +110,12 @@ func (n *notifier) listen(ctx context.Context) {
 			continue
 		}
 		backoff = 100 * time.Millisecond
-		n.broadcast(0) // we may have missed commits while not listening
+		n.poke() // we may have missed commits while not listening
 		for {
-			note, err := conn.Conn().WaitForNotification(ctx)
-			if err != nil {
+			if _, err := conn.Conn().WaitForNotification(ctx); err != nil {
 				break
 			}
-			h, _ := strconv.ParseUint(note.Payload, 10, 64)
-			n.broadcast(h)
+			n.poke()
 		}
 		// Connection state (LISTEN) must not go back to the pool.
 		_ = conn.Conn().Close(context.Background())

@@ -94,7 +94,7 @@ func New(pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
 	}
-	s.notify = newNotifier(pool, cfg.Logger)
+	s.notify = newNotifier(pool, cfg.Logger, s.Head)
 	go s.writer()
 	return s, nil
 }

@@ -8,6 +8,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5"
+
+	"github.com/arr-dev/arr/projections"
 )
 
 // Check tries a parsed definition against the database without changing
@@ -23,7 +25,7 @@ func (e *Engine) Check(ctx context.Context, d *Definition) error {
 		return err
 	}
 	suffix := hex.EncodeToString(b)
-	g := &guard{name: "check:" + suffix, role: "arrsql_check_" + suffix, timeout: e.cfg.StatementTimeout}
+	g := &guard{name: "check:" + suffix, role: "arrsql_check_" + suffix, timeout: e.cfg.StatementTimeout, limits: e.limits(), shown: projections.Schema(d.Name)}
 	schema := "arr_check_" + suffix
 	tx, err := e.tx.Begin(ctx)
 	if err != nil {
@@ -45,12 +47,12 @@ func (e *Engine) Check(ctx context.Context, d *Definition) error {
 			name := fmt.Sprintf("arr_check_%d", i)
 			text, m := prepared(s, st)
 			prefix := "PREPARE " + name + " (" + prepareTypes(s.Batch) + ") AS "
-			if err := g.call(ctx, tx, schema, execSig, execBody, false, nil, prefix+text); err != nil {
+			if err := g.call(ctx, tx, schema, execFn, false, nil, prefix+text); err != nil {
 				return d.stmtError(what, st, m, prefix, prefix+text, err)
 			}
 			nulls := strings.TrimSuffix(strings.Repeat("NULL, ", len(eventNames)), ", ")
 			for _, q := range []string{"EXPLAIN EXECUTE " + name + "(" + nulls + ")", "DEALLOCATE " + name} {
-				if err := g.call(ctx, tx, schema, execSig, execBody, false, nil, q); err != nil {
+				if err := g.call(ctx, tx, schema, execFn, false, nil, q); err != nil {
 					return d.stmtError(what, st, nil, "", "", err)
 				}
 			}
@@ -62,6 +64,14 @@ func (e *Engine) Check(ctx context.Context, d *Definition) error {
 		if _, err := tx.Exec(ctx, stmt); err != nil {
 			return &Error{File: d.File, Msg: fmt.Sprintf("the sections do not compile: %v", err), Err: err}
 		}
+	}
+	// With arr_apply made: the DDL may not have made another of that name.
+	var forbidden []string
+	if err := tx.QueryRow(ctx, forbiddenQuery, schema, arrFunctions).Scan(&forbidden); err != nil {
+		return fmt.Errorf("checking %s: %w", d.File, err)
+	}
+	if err := g.forbidden(schema, forbidden); err != nil {
+		return &Error{File: d.File, Msg: err.Error(), Err: err}
 	}
 	return nil
 }

@@ -13,18 +13,26 @@ import (
 // compilerVersion is part of every SQL projection's DDL hash: a build that
 // compiles definitions differently bumps it, and Setup rebuilds each SQL
 // projection with the functions this build makes.
-const compilerVersion = 5
+const compilerVersion = 6
 
 // The functions arr creates in a SQL projection's schema, owned by its
 // role. arr_exec, arr_apply and arr_query are SECURITY DEFINER: what they
 // run, runs as the role, and nothing inside them can change role (see
 // guard.go). arr_events is the relation :events of arr:batch statements.
-const (
-	execSig   = "arr_exec(text)"
-	querySig  = "arr_query(text)"
-	applySig  = "arr_apply(bigint[],text[],text[],bigint[],integer[],timestamp with time zone[],text,text,text[])"
-	eventsSig = "arr_events(text[],bigint[],text[],text[],bigint[],integer[],timestamp with time zone[],text[],text[])"
+var (
+	execFn  = function{name: "arr_exec", args: []string{"text"}, body: execBody}
+	queryFn = function{name: "arr_query", args: []string{"text", "bigint"}, body: queryBody}
 )
+
+// applyArgs are arr_apply's argument types (applyParams).
+var applyArgs = []string{"bigint[]", "text[]", "text[]", "bigint[]", "integer[]", "timestamp with time zone[]", "text", "text", "text[]"}
+
+const eventsSig = "arr_events(text[],bigint[],text[],text[],bigint[],integer[],timestamp with time zone[],text[],text[])"
+
+// applyFn is p's arr_apply.
+func (p *program) applyFn() function {
+	return function{name: "arr_apply", args: applyArgs, body: p.apply}
+}
 
 // batchParams are arr_apply's parameters: one array per bound name. Data
 // and metadata travel as text (JSON) and become jsonb where they are read:
@@ -85,11 +93,12 @@ END
 `
 
 // queryBody runs a read-only query and returns each row as a JSON object
-// (its columns in order). The newline keeps a trailing -- comment of the
-// query from swallowing the parenthesis.
+// (its columns in order), at most arr__limit rows (all if NULL): PostgreSQL
+// stops there. The newline keeps a trailing -- comment of the query from
+// swallowing the parenthesis.
 const queryBody = `
 BEGIN
-  RETURN QUERY EXECUTE 'SELECT pg_catalog.row_to_json(arr__q)::text FROM (' || arr__sql || E'\n) AS arr__q';
+  RETURN QUERY EXECUTE 'SELECT pg_catalog.row_to_json(arr__q)::pg_catalog.text FROM (' || arr__sql || E'\n) AS arr__q LIMIT $1' USING arr__limit;
 END
 `
 
@@ -417,12 +426,12 @@ func functions(schema, role string, p *program) []string {
 	s := pgx.Identifier{schema}.Sanitize()
 	out := []string{
 		`CREATE FUNCTION ` + s + `.arr_exec(arr__sql text) RETURNS void LANGUAGE plpgsql SECURITY DEFINER AS ` + dollarQuote(execBody),
-		`CREATE FUNCTION ` + s + `.arr_query(arr__sql text) RETURNS SETOF text LANGUAGE plpgsql SECURITY DEFINER AS ` + dollarQuote(queryBody),
+		`CREATE FUNCTION ` + s + `.arr_query(arr__sql text, arr__limit bigint) RETURNS SETOF text LANGUAGE plpgsql SECURITY DEFINER AS ` + dollarQuote(queryBody),
 		`CREATE FUNCTION ` + s + `.arr_events(arr__only text[], ` + batchParams + `)
 RETURNS TABLE ("position" bigint, type text, stream text, version bigint, schema_version integer, recorded_at timestamptz, data jsonb, metadata jsonb)
 LANGUAGE sql STABLE AS ` + dollarQuote(eventsBody),
 	}
-	out = append(out, give(s, role, execSig, querySig, eventsSig)...)
+	out = append(out, give(s, role, execFn.sig(), queryFn.sig(), eventsSig)...)
 	if p != nil {
 		out = append(out, applyFunction(schema, role, p)...)
 	}
@@ -438,7 +447,7 @@ func applyFunction(schema, role string, p *program) []string {
 		out = append(out, give(s, role, p.eventsPaths)...)
 	}
 	out = append(out, `CREATE FUNCTION `+s+`.arr_apply(`+applyParams+`) RETURNS void LANGUAGE plpgsql SECURITY DEFINER AS `+dollarQuote(p.apply))
-	return append(out, give(s, role, applySig)...)
+	return append(out, give(s, role, p.applyFn().sig())...)
 }
 
 // give makes role the owner of functions of schema s, which nobody else

@@ -22,7 +22,16 @@ type Config struct {
 	// MaxConns bounds the connections SQL projections' transactions use
 	// at once. Default 4.
 	MaxConns int32
-	Logger   *slog.Logger
+	// TempFileLimit bounds the temporary files one call may write (sorts,
+	// hashes that spill to disk), in bytes; PostgreSQL cancels it past
+	// that. The role cannot raise it (temp_file_limit is a superuser's
+	// setting). Default 256 MiB.
+	TempFileLimit int64
+	// WorkMem is the memory one sort or hash of a call may use before it
+	// spills to disk, in bytes (PostgreSQL's work_mem, set for each call).
+	// Default 16 MiB.
+	WorkMem int64
+	Logger  *slog.Logger
 }
 
 func (c *Config) defaults() {
@@ -31,6 +40,12 @@ func (c *Config) defaults() {
 	}
 	if c.MaxConns <= 0 {
 		c.MaxConns = 4
+	}
+	if c.TempFileLimit <= 0 {
+		c.TempFileLimit = 256 << 20
+	}
+	if c.WorkMem <= 0 {
+		c.WorkMem = 16 << 20
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -88,7 +103,12 @@ func (e *Engine) Parse(file, src string) (*Definition, error) {
 func (e *Engine) Role(name string) string { return roleName(e.dbOID, name) }
 
 func (e *Engine) guard(name string) *guard {
-	return &guard{name: name, role: e.Role(name), timeout: e.cfg.StatementTimeout}
+	return &guard{name: name, role: e.Role(name), timeout: e.cfg.StatementTimeout, limits: e.limits()}
+}
+
+// limits are the resources one call may use, in kB as PostgreSQL counts.
+func (e *Engine) limits() limits {
+	return limits{tempFileKB: max(1, e.cfg.TempFileLimit>>10), workMemKB: max(64, e.cfg.WorkMem>>10)}
 }
 
 // inTx runs fn in a transaction of the engine's pool.

@@ -1,46 +1,80 @@
 package sqlproj
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
 	"hash/fnv"
 	"strconv"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
 )
 
-// How analyst SQL runs (docs/sql-projections.md, "Safety"):
+// How analyst SQL runs (docs/sql-projections.md, "Security model"):
 //
+//   - Under the projection's role for the whole call: arr sets its limits
+//     (statement_timeout, temp_file_limit, work_mem) as itself, then SET
+//     LOCAL ROLE to the role, calls its function, makes the deferred
+//     triggers fire (still as the role), and only then RESET ROLE. Nothing
+//     of the analyst's runs in arr's session as arr's user.
 //   - Only inside arr's SECURITY DEFINER functions of the projection's
-//     schema, owned by the projection's role (role.go). Inside them
-//     current_user is that role, and PostgreSQL refuses every change of
-//     role (SET ROLE, RESET ROLE, SET SESSION AUTHORIZATION, set_config
-//     of role, a function's SET role) for as long as they run, whatever
-//     they call.
-//   - The role owns those functions, so the SQL they run could alter
-//     them (say, to SECURITY INVOKER, which would run the next call as
-//     arr's own user). So before every call arr checks, in the same
-//     transaction and holding the projection's advisory lock (which every
-//     transaction that runs the projection's SQL takes), that the function
-//     is still the one arr made: SECURITY DEFINER, owned by the role, no
-//     SET clause, the same body.
-//   - Around the call: search_path is the projection's schema alone and
-//     statement_timeout bounds it (plan_cache_mode is force_generic_plan:
-//     the parameters are whole batches, which a custom plan would copy
-//     into every plan); after it RESET ALL undoes whatever the
-//     SQL set (search_path included), and the settings the runner had are
-//     put back. The runner's own statements after a projection's SQL name
-//     their tables with their schema.
+//     schema, owned by the role (role.go). Inside them PostgreSQL refuses
+//     every change of role (SET ROLE, RESET ROLE, SET SESSION
+//     AUTHORIZATION, set_config of role, a function's SET role) for as
+//     long as they run, whatever they call.
+//   - The function is named with its schema and every argument cast to its
+//     exact type, so PostgreSQL can pick no overload; before every call,
+//     holding the projection's advisory lock (which every transaction that
+//     runs the projection's SQL takes), arr checks that the function is
+//     still the one it made (SECURITY DEFINER, owned by the role, PL/pgSQL,
+//     no SET clause, the same body) and that the schema holds no object of
+//     arr's prefix arr_ that arr did not make (an overload among them) and
+//     no deferrable trigger. The role owns the schema, so its SQL could
+//     make such things; arr checks again after each call.
+//   - arr's own statements around the call run with search_path
+//     pg_catalog alone and name what they use in it, so nothing the role
+//     defines in its schema can stand in for what arr calls.
+//   - What could run after the call, at commit and outside the role,
+//     cannot: deferred triggers have fired (SET CONSTRAINTS ALL IMMEDIATE
+//     as the role) and a deferrable one left is an error that rolls the
+//     transaction back; cursors WITH HOLD (which would run their query at
+//     commit) are closed (CLOSE ALL). RESET ALL undoes the settings the SQL
+//     made; the runner's are put back.
 //   - The transactions run on a pool whose connections serve one
 //     transaction each and use no named prepared statements, so nothing
-//     the SQL leaves in a session (prepared statements, settings,
-//     temporary objects, advisory locks) meets arr's own statements.
+//     the SQL leaves in a session meets arr's own statements.
 type guard struct {
 	name    string
 	role    string
 	timeout time.Duration
+	limits  limits
+	// shown is the schema errors name, if not the one called (a check's
+	// scratch schema stands for the projection's).
+	shown string
+}
+
+// forbidden is a ForbiddenObjectError for objects of schema, if any.
+func (g *guard) forbidden(schema string, objects []string) error {
+	if len(objects) == 0 {
+		return nil
+	}
+	shown := schema
+	if g.shown != "" {
+		shown = g.shown
+	}
+	for i, o := range objects {
+		objects[i] = strings.ReplaceAll(o, schema+".", "")
+	}
+	return &ForbiddenObjectError{Schema: shown, Objects: objects}
+}
+
+// limits are the resources one call may use (see Config).
+type limits struct {
+	tempFileKB int64
+	workMemKB  int64
 }
 
 // lockKeys is the projection's advisory lock.
@@ -61,52 +95,132 @@ func (e *FunctionAlteredError) Error() string {
 	return fmt.Sprintf("%s.%s is not the function arr made (the projection's SQL altered or dropped it): arr will not call it; rebuild or drop the projection", e.Schema, e.Function)
 }
 
-// call runs `SELECT * FROM schema.fn(args…)` as the role, guarded as the
-// comment above says; rows (if not nil) reads its result. body is the
-// function's expected source; shared takes the advisory lock shared (a
-// read-only query) rather than exclusive.
-func (g *guard) call(ctx context.Context, tx pgx.Tx, schema, sig, body string, shared bool, rows func(pgx.Rows) error, args ...any) error {
+// ForbiddenObjectError says a projection's schema holds objects arr does
+// not allow there: names that start with arr_ (arr's own, such as an
+// overload of one of its functions) that arr did not make, or a
+// deferrable trigger (which would run at commit, after arr has left the
+// projection's role). arr runs none of the projection's SQL while they are
+// there.
+type ForbiddenObjectError struct {
+	Schema  string
+	Objects []string
+}
+
+func (e *ForbiddenObjectError) Error() string {
+	return fmt.Sprintf("%s holds what a SQL projection may not define: %s (names starting with arr_ are arr's, and a trigger may not be DEFERRABLE); arr runs none of its SQL while they are there",
+		e.Schema, strings.Join(e.Objects, ", "))
+}
+
+// function is one of arr's functions in a projection's schema: its name,
+// its argument types (as to_regprocedure reads them, search_path being
+// pg_catalog) and its body.
+type function struct {
+	name string
+	args []string
+	body string
+}
+
+// sig is f's signature, e.g. arr_exec(text).
+func (f function) sig() string { return f.name + "(" + strings.Join(f.args, ",") + ")" }
+
+// call is the statement that calls f of schema with n arguments, each
+// cast to its type in pg_catalog: PostgreSQL resolves the name to the
+// function of exactly these types, never to an overload.
+func (f function) call(schema string) string {
+	var b strings.Builder
+	b.WriteString("SELECT * FROM " + pgx.Identifier{schema}.Sanitize() + "." + f.name + "(")
+	for i, t := range f.args {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString("$" + strconv.Itoa(i+1) + "::" + qualifiedType(t))
+	}
+	b.WriteString(")")
+	return b.String()
+}
+
+// qualifiedType is a type of arr's signatures named in pg_catalog.
+func qualifiedType(t string) string {
+	base, arr := strings.CutSuffix(t, "[]")
+	q, ok := map[string]string{"bigint": "int8", "integer": "int4", "text": "text", "timestamp with time zone": "timestamptz"}[base]
+	if !ok {
+		panic("sqlproj: no pg_catalog name for type " + t)
+	}
+	q = "pg_catalog." + q
+	if arr {
+		q += "[]"
+	}
+	return q
+}
+
+// arrFunctions are the names of the functions arr makes in a projection's
+// schema; any other name starting with arr_ there is not arr's.
+var arrFunctions = []string{"arr_exec", "arr_query", "arr_apply", "arr_events", "arr_events_paths"}
+
+// forbiddenQuery lists what a projection's schema ($1) must not hold: an
+// object named arr_… that arr did not make (a function whose name is not
+// one of arr's, or any second function of one of arr's names: an
+// overload), and a deferrable trigger that is not PostgreSQL's own (a
+// foreign key's). It runs with search_path pg_catalog.
+const forbiddenQuery = `WITH ns AS (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname = $1)
+SELECT coalesce(pg_catalog.array_agg(x ORDER BY x), '{}') FROM (
+  SELECT 'function ' || p.proname || '(' || pg_catalog.oidvectortypes(p.proargtypes) || ')' AS x
+  FROM pg_catalog.pg_proc p, ns WHERE p.pronamespace = ns.oid AND p.proname LIKE 'arr\_%'
+    AND (p.proname <> ALL ($2::pg_catalog.name[])
+      OR (SELECT pg_catalog.count(*) FROM pg_catalog.pg_proc q WHERE q.pronamespace = ns.oid AND q.proname = p.proname) > 1)
+  UNION ALL SELECT 'relation ' || c.relname FROM pg_catalog.pg_class c, ns WHERE c.relnamespace = ns.oid AND c.relname LIKE 'arr\_%'
+  UNION ALL SELECT 'type ' || t.typname FROM pg_catalog.pg_type t, ns WHERE t.typnamespace = ns.oid AND t.typname LIKE 'arr\_%' AND t.typrelid = 0
+  UNION ALL SELECT 'deferrable trigger ' || tg.tgname || ' on ' || c.relname
+  FROM pg_catalog.pg_trigger tg JOIN pg_catalog.pg_class c ON c.oid = tg.tgrelid, ns
+  WHERE c.relnamespace = ns.oid AND tg.tgdeferrable AND NOT tg.tgisinternal
+) AS f`
+
+// verifyQuery is forbiddenQuery's list and whether function $3 (a
+// signature qualified with the schema) is the one arr made: SECURITY
+// DEFINER, owned by role $4, PL/pgSQL, no SET clause, body $5.
+const verifyQuery = `SELECT (` + forbiddenQuery + `),
+  (SELECT p.prosecdef AND p.proconfig IS NULL AND p.prosrc = $5 AND p.probin IS NULL
+     AND p.proowner = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = $4)
+     AND p.prolang = (SELECT l.oid FROM pg_catalog.pg_language l WHERE l.lanname = 'plpgsql')
+   FROM pg_catalog.pg_proc p WHERE p.oid = pg_catalog.to_regprocedure($3))`
+
+// call runs f of schema with args as the role, guarded as the comment
+// above says; rows (if not nil) reads its result. shared takes the
+// advisory lock shared (a read-only query) rather than exclusive.
+func (g *guard) call(ctx context.Context, tx pgx.Tx, schema string, f function, shared bool, rows func(pgx.Rows) error, args ...any) error {
 	k1, k2 := g.lockKeys()
 	lock := "pg_catalog.pg_advisory_xact_lock"
 	if shared {
 		lock = "pg_catalog.pg_advisory_xact_lock_shared"
 	}
-	qualified := pgx.Identifier{schema}.Sanitize() + "." + sig
-	// The lock first, in a statement of its own: the check that follows
-	// reads the catalog as it is once nobody else runs the projection's SQL
-	// (the pool's transactions are READ COMMITTED).
-	if _, err := tx.Exec(ctx, `SELECT `+lock+`($1, $2)`, k1, k2); err != nil {
+	// The lock first: the check that follows reads the catalog as it is
+	// once nobody else runs the projection's SQL (the pool's transactions
+	// are READ COMMITTED, each statement sees what committed before it).
+	// From here on arr's statements see pg_catalog alone.
+	var searchPath, syncCommit string
+	if err := tx.QueryRow(ctx, `SELECT pg_catalog.current_setting('search_path'), pg_catalog.current_setting('synchronous_commit'),
+		pg_catalog.set_config('search_path', 'pg_catalog', true) FROM (SELECT `+lock+`($1::pg_catalog.int4, $2::pg_catalog.int4)) AS arr__lock`,
+		k1, k2).Scan(&searchPath, &syncCommit, nil); err != nil {
 		return fmt.Errorf("locking %s: %w", g.name, err)
 	}
+	qualified := pgx.Identifier{schema}.Sanitize() + "." + f.sig()
+	var forbidden []string
 	var ok *bool
-	var searchPath, syncCommit string
-	err := tx.QueryRow(ctx, `SELECT
-		(SELECT p.prosecdef AND p.proconfig IS NULL AND p.prosrc = $3
-			AND p.proowner = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = $2)
-		 FROM pg_catalog.pg_proc p WHERE p.oid = pg_catalog.to_regprocedure($1)),
-		pg_catalog.current_setting('search_path'), pg_catalog.current_setting('synchronous_commit')`,
-		qualified, g.role, body).Scan(&ok, &searchPath, &syncCommit)
-	if err != nil {
+	if err := tx.QueryRow(ctx, verifyQuery, schema, arrFunctions, qualified, g.role, f.body).Scan(&forbidden, &ok); err != nil {
 		return fmt.Errorf("checking %s: %w", qualified, err)
 	}
+	if err := g.forbidden(schema, forbidden); err != nil {
+		return err
+	}
 	if ok == nil || !*ok {
-		return &FunctionAlteredError{Schema: schema, Function: sig}
+		return &FunctionAlteredError{Schema: cmp.Or(g.shown, schema), Function: f.sig()}
 	}
-	if _, err := tx.Exec(ctx, `SELECT pg_catalog.set_config('search_path', $1, true), pg_catalog.set_config('statement_timeout', $2, true),
-		pg_catalog.set_config('TimeZone', 'UTC', true), pg_catalog.set_config('DateStyle', 'ISO, MDY', true),
-		pg_catalog.set_config('plan_cache_mode', 'force_generic_plan', true)`,
-		pgx.Identifier{schema}.Sanitize(), strconv.FormatInt(max(1, g.timeout.Milliseconds()), 10)); err != nil {
-		return fmt.Errorf("entering %s: %w", schema, err)
+	// arr's settings, as arr (temp_file_limit is a superuser's setting,
+	// which the role cannot raise), then the role.
+	if _, err := tx.Exec(ctx, g.enter(schema)); err != nil {
+		return fmt.Errorf("entering %s as %s: %w", schema, g.role, err)
 	}
-	fn, _, _ := cutParen(sig)
-	placeholders := ""
-	for i := range args {
-		if i > 0 {
-			placeholders += ", "
-		}
-		placeholders += "$" + strconv.Itoa(i+1)
-	}
-	r, err := tx.Query(ctx, `SELECT * FROM `+pgx.Identifier{schema}.Sanitize()+`.`+fn+`(`+placeholders+`)`, args...)
+	r, err := tx.Query(ctx, f.call(schema), args...)
 	if err != nil {
 		return err
 	}
@@ -117,9 +231,16 @@ func (g *guard) call(ctx context.Context, tx pgx.Tx, schema, sig, body string, s
 	if err = errors.Join(err, r.Err()); err != nil {
 		return err
 	}
-	// Undo what the SQL set, then put back what the runner had set.
-	if _, err := tx.Exec(ctx, `RESET ALL`); err != nil {
+	// Still as the role: deferred triggers fire now. Then arr again: no
+	// cursor is left to run at commit, and the SQL's settings are undone.
+	if _, err := tx.Exec(ctx, `SET CONSTRAINTS ALL IMMEDIATE; RESET ROLE; CLOSE ALL; RESET ALL; SELECT pg_catalog.set_config('search_path', 'pg_catalog', true)`); err != nil {
 		return fmt.Errorf("leaving %s: %w", schema, err)
+	}
+	if err := tx.QueryRow(ctx, forbiddenQuery, schema, arrFunctions).Scan(&forbidden); err != nil {
+		return fmt.Errorf("checking %s: %w", schema, err)
+	}
+	if err := g.forbidden(schema, forbidden); err != nil {
+		return err
 	}
 	if _, err := tx.Exec(ctx, `SELECT pg_catalog.set_config('search_path', $1, true), pg_catalog.set_config('synchronous_commit', $2, true)`, searchPath, syncCommit); err != nil {
 		return fmt.Errorf("leaving %s: %w", schema, err)
@@ -127,11 +248,28 @@ func (g *guard) call(ctx context.Context, tx pgx.Tx, schema, sig, body string, s
 	return nil
 }
 
-func cutParen(sig string) (string, string, bool) {
-	for i := range sig {
-		if sig[i] == '(' {
-			return sig[:i], sig[i:], true
-		}
+// enter is the statement that sets the call's limits and settings, then
+// the role and its schema as search_path. Its values are arr's own (the
+// schema and role names are checked names, quoted), so it is one simple
+// query.
+func (g *guard) enter(schema string) string {
+	set := func(name, value string) string {
+		return "pg_catalog.set_config(" + literal(name) + ", " + literal(value) + ", true)"
 	}
-	return sig, "", false
+	settings := []string{
+		set("statement_timeout", strconv.FormatInt(max(1, g.timeout.Milliseconds()), 10)),
+		set("TimeZone", "UTC"), set("DateStyle", "ISO, MDY"),
+		set("plan_cache_mode", "force_generic_plan"),
+	}
+	if g.limits.tempFileKB > 0 {
+		settings = append(settings, set("temp_file_limit", strconv.FormatInt(g.limits.tempFileKB, 10)+"kB"))
+	}
+	if g.limits.workMemKB > 0 {
+		settings = append(settings, set("work_mem", strconv.FormatInt(g.limits.workMemKB, 10)+"kB"))
+	}
+	return "SELECT " + strings.Join(settings, ", ") + "; SET LOCAL ROLE " + pgx.Identifier{g.role}.Sanitize() +
+		"; SELECT " + set("search_path", pgx.Identifier{schema}.Sanitize())
 }
+
+// literal quotes s as a SQL string literal.
+func literal(s string) string { return "'" + strings.ReplaceAll(s, "'", "''") + "'" }

@@ -76,7 +76,7 @@ func build(ctx context.Context, tx pgx.Tx, schema string, g *guard, d *Definitio
 		}
 	}
 	for i, st := range d.DDL {
-		if err := g.call(ctx, tx, schema, execSig, execBody, false, nil, st.Text); err != nil {
+		if err := g.call(ctx, tx, schema, execFn, false, nil, st.Text); err != nil {
 			return d.stmtError(fmt.Sprintf("DDL statement %d", i+1), st, nil, "", st.Text, err)
 		}
 	}
@@ -184,7 +184,7 @@ func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.
 	for k, b := range paths {
 		pathArgs[k] = string(b)
 	}
-	err := p.g.call(ctx, tx, schema, applySig, p.prog.apply, false, nil, positions, types, streams, versions, schemaVers, recordedAts, dataArg, metadataArg, pathArgs)
+	err := p.g.call(ctx, tx, schema, p.prog.applyFn(), false, nil, positions, types, streams, versions, schemaVers, recordedAts, dataArg, metadataArg, pathArgs)
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) {

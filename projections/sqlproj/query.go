@@ -21,17 +21,43 @@ type Result struct {
 	Rows    [][]json.RawMessage
 }
 
-// Query runs one SELECT (or VALUES, TABLE, WITH … SELECT) on projection
-// name's read model, in a READ ONLY transaction, as the projection's role,
-// with search_path its schema: it reads that schema and nothing else. A
-// query that returns no rows returns no columns either.
+// Query is Stream with every row kept in a Result.
 func (e *Engine) Query(ctx context.Context, name, sql string) (*Result, error) {
+	res := &Result{}
+	_, err := e.Stream(ctx, name, sql, 0, func(cols []string, vals []json.RawMessage) error {
+		if res.Columns == nil {
+			res.Columns = cols
+		}
+		res.Rows = append(res.Rows, vals)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	return res, nil
+}
+
+// Stream runs one SELECT (or VALUES, TABLE, WITH … SELECT) on projection
+// name's read model, in a READ ONLY transaction, as the projection's role,
+// with search_path its schema: it reads that schema and nothing else. It
+// hands row each row as it arrives (its columns, the same slice every
+// time, and its values), at most maxRows of them (0: all); truncated says
+// the query had more, which PostgreSQL did not compute. A query that
+// returns no rows calls row never.
+func (e *Engine) Stream(ctx context.Context, name, sql string, maxRows int64, row func(cols []string, vals []json.RawMessage) error) (truncated bool, err error) {
 	sql = strings.TrimRight(strings.TrimSpace(sql), "; \t\n")
 	if sql == "" {
-		return nil, errors.New("an empty query")
+		return false, errors.New("an empty query")
 	}
-	res := &Result{}
-	err := e.inTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
+	if maxRows < 0 {
+		return false, fmt.Errorf("a row cap of %d: use 0 for none or a positive number", maxRows)
+	}
+	var limit *int64
+	if maxRows > 0 {
+		l := maxRows + 1 // one more, to know whether there were more
+		limit = &l
+	}
+	err = e.inTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var exists bool
 		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1)`, projections.Schema(name)).Scan(&exists); err != nil {
 			return err
@@ -39,28 +65,36 @@ func (e *Engine) Query(ctx context.Context, name, sql string) (*Result, error) {
 		if !exists {
 			return fmt.Errorf("no read model of %s (is it a SQL projection that arr has set up?)", name)
 		}
-		return e.guard(name).call(ctx, tx, projections.Schema(name), querySig, queryBody, true, func(rows pgx.Rows) error {
+		var cols []string
+		var n int64
+		return e.guard(name).call(ctx, tx, projections.Schema(name), queryFn, true, func(rows pgx.Rows) error {
 			for rows.Next() {
-				var row string
-				if err := rows.Scan(&row); err != nil {
+				if n++; maxRows > 0 && n > maxRows {
+					truncated = true
+					return nil
+				}
+				var text string
+				if err := rows.Scan(&text); err != nil {
 					return err
 				}
-				cols, vals, err := orderedObject(row)
+				c, vals, err := orderedObject(text)
 				if err != nil {
 					return fmt.Errorf("reading a row: %w", err)
 				}
-				if res.Columns == nil {
-					res.Columns = cols
+				if cols == nil {
+					cols = c
 				}
-				res.Rows = append(res.Rows, vals)
+				if err := row(cols, vals); err != nil {
+					return err
+				}
 			}
 			return rows.Err()
-		}, sql)
+		}, sql, limit)
 	})
 	if err != nil {
-		return nil, fmt.Errorf("querying %s: %w", name, err)
+		return false, fmt.Errorf("querying %s: %w", name, err)
 	}
-	return res, nil
+	return truncated, nil
 }
 
 // orderedObject reads a JSON object's keys and values in order

@@ -1,0 +1,248 @@
+package main_test
+
+import (
+	"context"
+	"fmt"
+	"net/http"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/jackc/pgx/v5/pgxpool"
+)
+
+// sandbox is a running arr up with completions in the log, and two
+// witnesses of analyst SQL that ran with arr's rights: the table
+// public.pwned, which only arr's database user (a superuser here) may
+// write, and a file that COPY … TO PROGRAM (superuser only) appends to.
+type sandbox struct {
+	*gw
+	pool    *pgxpool.Pool
+	dir     string
+	witness string
+	prompt  int
+}
+
+func newSandbox(t *testing.T, extraEnv ...string) *sandbox {
+	t.Helper()
+	g := newGateway(t, "enterprise", extraEnv...)
+	pool := openPool(t, g.dbURL)
+	t.Cleanup(func() { dropRoles(t, pool) })
+	if _, err := pool.Exec(context.Background(), `CREATE TABLE public.pwned (who text, how text)`); err != nil {
+		t.Fatal(err)
+	}
+	// The server runs programs as the operating-system user postgres:
+	// the witness is a file in /tmp it may create, removed at the end.
+	witness := fmt.Sprintf("/tmp/arr-sandbox-%d", time.Now().UnixNano())
+	t.Cleanup(func() { os.Remove(witness) })
+	s := &sandbox{gw: g, pool: pool, dir: t.TempDir(), witness: witness}
+	s.complete(t, 3)
+	return s
+}
+
+func (s *sandbox) complete(t *testing.T, n int) {
+	t.Helper()
+	for range n {
+		s.prompt++
+		if code, _, body := s.chat(t, map[string]any{"messages": userMsg(fmt.Sprintf("Count to %d", s.prompt))}); code != http.StatusOK {
+			t.Fatalf("completion: %d %v", code, body)
+		}
+	}
+}
+
+// file writes a definition file; WITNESS in it becomes the witness file.
+func (s *sandbox) file(t *testing.T, name, src string) string {
+	t.Helper()
+	p := filepath.Join(s.dir, name)
+	if err := os.WriteFile(p, []byte(strings.ReplaceAll(src, "WITNESS", s.witness)), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	return p
+}
+
+// escaped names what ran with arr's rights: rows of public.pwned and the
+// witness file.
+func (s *sandbox) escaped(t *testing.T) string {
+	t.Helper()
+	var what []string
+	rows, err := s.pool.Query(context.Background(), `SELECT who || ' via ' || how FROM public.pwned`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var w string
+		if err := rows.Scan(&w); err != nil {
+			t.Fatal(err)
+		}
+		what = append(what, w)
+	}
+	if b, err := os.ReadFile(s.witness); err == nil {
+		what = append(what, "the witness file: "+strings.TrimSpace(string(b)))
+	}
+	return strings.Join(what, "; ")
+}
+
+// pwn is a function an analyst's file defines: run with arr's rights it
+// leaves both witnesses; run as the projection's role it can do neither
+// (and says nothing: an attacker hides its failures).
+const pwn = `CREATE FUNCTION pwn(how text) RETURNS text LANGUAGE plpgsql AS $p$
+BEGIN
+  BEGIN
+    INSERT INTO public.pwned VALUES (current_user, how);
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
+  BEGIN
+    EXECUTE format('COPY (SELECT %L) TO PROGRAM %L', current_user || ' via ' || how, 'cat >> WITNESS');
+  EXCEPTION WHEN OTHERS THEN NULL;
+  END;
+  RETURN how;
+END $p$;
+`
+
+// hostileFiles are definition files written to run code with arr's
+// rights. want is what `arr projections create` must answer on stderr
+// ("" if the file may be created: then its SQL must still run as its
+// role alone).
+// parked: the file may be created, but arr parks each event it applies
+// with this error.
+var hostileFiles = []struct{ name, src, want, parked string }{
+	{"the issue's overload of arr_apply over a domain", `-- arr:projection x1
+CREATE DOMAIN t AS text;
+CREATE TABLE loot (v text);
+` + pwn + `CREATE FUNCTION arr_apply(a t, b t, c t, d t, e t, f t, g text, h text, i t) RETURNS void LANGUAGE plpgsql AS $$
+BEGIN
+  PERFORM pwn('arr_apply over a domain');
+  INSERT INTO loot SELECT count(*)::text FROM public.events;
+  INSERT INTO loot SELECT key_hash FROM rm_identity.api_keys;
+  COPY (SELECT 'id') TO PROGRAM 'id >> WITNESS';
+END $$;
+-- arr:on CompletionRecorded
+INSERT INTO loot VALUES (:type);
+`, "function arr_apply(t, t, t, t, t, t, text, text, t)", ""},
+	{"overloads of arr's functions with other types", `-- arr:projection x2
+CREATE TABLE t (v text);
+` + pwn + `CREATE FUNCTION arr_exec(q varchar) RETURNS void LANGUAGE sql AS $$ SELECT pwn('arr_exec(varchar)') $$;
+CREATE FUNCTION arr_query(q name, n bigint) RETURNS SETOF text LANGUAGE sql AS $$ SELECT pwn('arr_query(name)') $$;
+-- arr:on CompletionRecorded
+INSERT INTO t VALUES (:type);
+`, "function arr_exec(character varying)", ""},
+	{"search_path: pg_catalog's names in the projection's schema", `-- arr:projection x3
+CREATE TABLE t (v text);
+` + pwn + `CREATE FUNCTION current_setting(text) RETURNS text LANGUAGE sql AS $$ SELECT pwn('current_setting') $$;
+CREATE FUNCTION set_config(text, text, boolean) RETURNS text LANGUAGE sql AS $$ SELECT pwn('set_config') $$;
+CREATE FUNCTION to_regprocedure(text) RETURNS regprocedure LANGUAGE sql AS $$ SELECT pwn('to_regprocedure')::regprocedure $$;
+CREATE FUNCTION pg_advisory_xact_lock(integer, integer) RETURNS void LANGUAGE sql AS $$ SELECT pwn('pg_advisory_xact_lock') $$;
+CREATE FUNCTION unnest(anyarray) RETURNS SETOF text LANGUAGE sql AS $$ SELECT pwn('unnest') $$;
+CREATE FUNCTION string_to_array(text, text) RETURNS text[] LANGUAGE sql AS $$ SELECT ARRAY[pwn('string_to_array')] $$;
+CREATE FUNCTION eq(name, varchar) RETURNS boolean LANGUAGE sql AS $$ SELECT pwn('operator =') IS NULL $$;
+CREATE OPERATOR = (LEFTARG = name, RIGHTARG = varchar, FUNCTION = eq);
+SELECT pg_catalog.set_config('search_path', 'rm_x3, pg_catalog', false);
+-- arr:on CompletionRecorded
+INSERT INTO t VALUES (:type);
+`, "", ""},
+	{"triggers: a deferrable one, which would run at commit", `-- arr:projection x4
+CREATE TABLE t (v text);
+` + pwn + `CREATE FUNCTION fire() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pwn('deferred trigger'); RETURN NULL; END $$;
+CREATE CONSTRAINT TRIGGER late AFTER INSERT ON t DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fire();
+-- arr:on CompletionRecorded
+INSERT INTO t VALUES (:type);
+`, "deferrable trigger late on t", ""},
+	{"triggers: one that makes a deferrable one while a batch runs", `-- arr:projection x5
+CREATE TABLE t (v text);
+CREATE TABLE u (v text);
+` + pwn + `CREATE FUNCTION fire() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pwn('deferred trigger made at run time'); RETURN NULL; END $$;
+CREATE FUNCTION arm() RETURNS trigger LANGUAGE plpgsql AS $$
+BEGIN
+  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'late') THEN
+    EXECUTE 'CREATE CONSTRAINT TRIGGER late AFTER INSERT ON u DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fire()';
+  END IF;
+  INSERT INTO u VALUES (NEW.v);
+  RETURN NULL;
+END $$;
+CREATE TRIGGER arm AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION arm();
+-- arr:on CompletionRecorded
+INSERT INTO t VALUES (:type);
+`, "", "deferrable trigger late on u"},
+	{"a cursor WITH HOLD, whose query would run at commit", `-- arr:projection x6
+CREATE TABLE t (v text);
+` + pwn + `DO $$ BEGIN EXECUTE 'DECLARE c CURSOR WITH HOLD FOR SELECT pwn(''cursor with hold'')'; END $$;
+-- arr:on CompletionRecorded
+INSERT INTO t VALUES (:type);
+`, "", ""},
+	{"rules", `-- arr:projection x7
+CREATE TABLE t (v text);
+` + pwn + `CREATE RULE r AS ON INSERT TO t DO ALSO SELECT pwn('rule');
+-- arr:on CompletionRecorded
+INSERT INTO t VALUES (:type);
+`, "", ""},
+	{"views over arr's tables", `-- arr:projection x8
+CREATE TABLE t (v text);
+CREATE VIEW ev AS SELECT event_type FROM public.events;
+CREATE VIEW ev2 WITH (security_invoker = true) AS SELECT event_type FROM public.events;
+-- arr:on CompletionRecorded
+INSERT INTO t SELECT event_type FROM ev UNION ALL SELECT event_type FROM ev2;
+`, "permission denied for table events", ""},
+	{"an event trigger", `-- arr:projection x9
+CREATE TABLE t (v text);
+` + pwn + `CREATE FUNCTION on_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pwn('event trigger'); END $$;
+CREATE EVENT TRIGGER e ON ddl_command_start EXECUTE FUNCTION on_ddl();
+-- arr:on CompletionRecorded
+INSERT INTO t VALUES (:type);
+`, "permission denied to create event trigger", ""},
+	{"a table named as arr's", `-- arr:projection x10
+CREATE TABLE arr_events (v text);
+-- arr:on CompletionRecorded
+INSERT INTO arr_events VALUES (:type);
+`, "relation arr_events", ""},
+	{"raising its own time limit", `-- arr:projection x11
+CREATE TABLE t (v text);
+SELECT set_config('statement_timeout', '0', true), pg_sleep(5);
+-- arr:on CompletionRecorded
+INSERT INTO t VALUES (:type);
+`, "canceling statement due to statement timeout", ""},
+}
+
+// TestAnalystSQLStaysInItsSandbox (issue 23, finding 1): on a running arr
+// up, no definition file runs code with arr's rights — the issue's exact
+// file (an overload of arr_apply over a domain, which arr used to call by
+// name with untyped arguments), overloads with other types, pg_catalog's
+// names in the projection's schema, deferrable triggers (made in the DDL
+// or while a batch runs), a cursor WITH HOLD, rules, views over arr's
+// tables, an event trigger, arr's own names, a raised time limit. Each is
+// refused when created, with what it must not do named, or runs as its
+// role alone; either way the running arr up, which follows every
+// projection, applies later events without running any of it as arr.
+func TestAnalystSQLStaysInItsSandbox(t *testing.T) {
+	s := newSandbox(t, "ARR_SQL_PROJECTION_TIMEOUT=2s")
+	for _, tc := range hostileFiles {
+		t.Run(tc.name, func(t *testing.T) {
+			out, errOut, code := s.arr("projections", "create", s.file(t, strings.Fields(tc.src)[2]+".sql", tc.src), "--by", "mallory")
+			switch {
+			case tc.want != "" && (code == 0 || !strings.Contains(errOut, tc.want)):
+				t.Errorf("create: exit %d, stdout %q, stderr %q; want it refused with %q", code, out, errOut, tc.want)
+			case tc.want == "" && code != 0:
+				t.Errorf("create: exit %d, stderr %q", code, errOut)
+			}
+			if tc.parked != "" {
+				if out, _, _ := s.arr("projections", "parked", strings.Fields(tc.src)[2]); !strings.Contains(out, tc.parked) {
+					t.Errorf("parked: %q, want events parked with %q", out, tc.parked)
+				}
+			}
+			if w := s.escaped(t); w != "" {
+				t.Fatalf("ran with arr's rights at create: %s", w)
+			}
+		})
+	}
+	// Later events reach every projection that was created, in the
+	// running arr up: still nothing runs as arr.
+	s.complete(t, 3)
+	head := logHead(t, s.pool)
+	eventually(t, 30*time.Second, "the SQL projections to pass the new completions", func() bool {
+		return count(t, s.pool, fmt.Sprintf(`SELECT count(*) FROM projection_checkpoints WHERE name IN ('x3', 'x6', 'x7') AND position >= %d`, head)) == 3
+	})
+	if w := s.escaped(t); w != "" {
+		t.Fatalf("ran with arr's rights in the running arr up: %s", w)
+	}
+}
