@@ -1,12 +1,15 @@
 package main_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
 	"net/http"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 
@@ -245,4 +248,135 @@ func TestAnalystSQLStaysInItsSandbox(t *testing.T) {
 	if w := s.escaped(t); w != "" {
 		t.Fatalf("ran with arr's rights in the running arr up: %s", w)
 	}
+}
+
+// cpuTicks is the CPU time (user and system, in clock ticks) process pid
+// has used.
+func cpuTicks(t *testing.T, pid int) int64 {
+	t.Helper()
+	b, err := os.ReadFile(fmt.Sprintf("/proc/%d/stat", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	// The fields after the command name, which is in parentheses.
+	f := strings.Fields(string(b[strings.LastIndexByte(string(b), ')')+1:]))
+	var user, sys int64
+	fmt.Sscan(f[11], &user)
+	fmt.Sscan(f[12], &sys)
+	return user + sys
+}
+
+// TestNotificationsAreWakeUpsOnly (issue 23, finding 2): an analyst can
+// neither call pg_notify from a query nor put it in a section; and a
+// NOTIFY on arr's channel with a bogus head (the statement NOTIFY cannot
+// be revoked from anyone who can connect) does not make the running arr
+// up spin: it reads the head from the database, and projections still
+// follow the log.
+func TestNotificationsAreWakeUpsOnly(t *testing.T) {
+	s := newSandbox(t)
+	s.mustArr(nil, "projections", "create", s.file(t, "spend.sql", spendByModel), "--by", "analyst")
+	// Anyone's NOTIFY: arr up's CPU over three seconds stays that of an
+	// idle process (a process that believed it spun a core).
+	pid := s.proc.cmd.Process.Pid
+	before := cpuTicks(t, pid)
+	if _, err := s.pool.Exec(context.Background(), `NOTIFY arr_events, '18446744073709551615'`); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(3 * time.Second)
+	used := cpuTicks(t, pid) - before
+	if used > 90 { // 0.9 s of CPU in 3 s
+		t.Fatalf("arr up used %d ticks of CPU in the 3 s after a bogus notification: it believed the payload", used)
+	}
+	t.Logf("arr up used %d ticks of CPU in the 3 s after a bogus notification", used)
+	bogus := "select pg_notify('arr_events', '18446744073709551615')"
+	if _, errOut, code := s.arr("projections", "query", "spend_by_model", bogus); code == 0 || !strings.Contains(errOut, "permission denied for function pg_notify") {
+		t.Fatalf("query %q: exit %d %q; want permission denied", bogus, code, errOut)
+	}
+	rearm := "-- arr:projection rearm\nCREATE TABLE t (v text);\n-- arr:on CompletionRecorded\nINSERT INTO t SELECT pg_notify('arr_events', '18446744073709551615')::text;\n"
+	if _, errOut, code := s.arr("projections", "create", s.file(t, "rearm.sql", rearm)); code == 0 || !strings.Contains(errOut, "permission denied for function pg_notify") {
+		t.Fatalf("create rearm.sql: exit %d %q; want permission denied", code, errOut)
+	}
+
+	s.complete(t, 2)
+	waitSpend(t, s.gw, s.pool, "after a bogus notification")
+}
+
+// TestProjectionNamesKeepRebuildSchemas (issue 23, finding 4): a name
+// with "__" (identity__shadow, identity__retired: the schemas of a
+// rebuild of identity) is refused, so a rebuild never drops an analyst's
+// read model.
+func TestProjectionNamesKeepRebuildSchemas(t *testing.T) {
+	s := newSandbox(t)
+	for _, name := range []string{"identity__shadow", "identity__retired", "spend__x"} {
+		src := "-- arr:projection " + name + "\nCREATE TABLE t (v text);\n-- arr:on CompletionRecorded\nINSERT INTO t VALUES (:type);\n"
+		if _, errOut, code := s.arr("projections", "create", s.file(t, name+".sql", src)); code == 0 || !strings.Contains(errOut, `"__" is reserved`) {
+			t.Fatalf("create %s: exit %d %q; want it refused", name, code, errOut)
+		}
+	}
+	s.mustArr(nil, "projections", "rebuild", "identity")
+	if n := count(t, s.pool, `SELECT count(*) FROM events WHERE event_type LIKE 'SQLProjection%'`); n != 0 {
+		t.Fatalf("%d definitions recorded", n)
+	}
+}
+
+// TestAnalystSQLCannotTakeArrsLocks (issue 23, finding 5): the advisory
+// locks arr's projections and head signer use are not the analyst's to
+// take, in a section, in the DDL or in a query.
+func TestAnalystSQLCannotTakeArrsLocks(t *testing.T) {
+	s := newSandbox(t)
+	for name, src := range map[string]string{
+		"section.sql": "-- arr:projection lock1\nCREATE TABLE t (v text);\n-- arr:on CompletionRecorded\nINSERT INTO t SELECT pg_advisory_xact_lock(1634890353, 1)::text || pg_sleep(5)::text;\n",
+		"ddl.sql":     "-- arr:projection lock2\nCREATE TABLE t (v text);\nSELECT pg_advisory_lock(1634890353, 1);\n-- arr:on CompletionRecorded\nINSERT INTO t VALUES (:type);\n",
+		"try.sql":     "-- arr:projection lock3\nCREATE TABLE t (v text);\n-- arr:batch CompletionRecorded\nINSERT INTO t SELECT pg_try_advisory_xact_lock_shared(position)::text FROM :events;\n",
+	} {
+		if _, errOut, code := s.arr("projections", "create", s.file(t, name, src)); code == 0 || !strings.Contains(errOut, "permission denied for function pg_") {
+			t.Fatalf("create %s: exit %d %q; want permission denied", name, code, errOut)
+		}
+	}
+	s.mustArr(nil, "projections", "create", s.file(t, "spend.sql", spendByModel), "--by", "analyst")
+	if _, errOut, code := s.arr("projections", "query", "spend_by_model", "SELECT pg_advisory_lock(1)"); code == 0 || !strings.Contains(errOut, "permission denied for function pg_advisory_lock") {
+		t.Fatalf("query: exit %d %q; want permission denied", code, errOut)
+	}
+}
+
+// TestAnalystSQLHasCaps (issue 23, finding 9): a query that writes more
+// temporary files than ARR_SQL_PROJECTION_TEMP_FILE_MB is cancelled; a
+// query's output is streamed, with a row cap PostgreSQL stops at, and a
+// query of millions of rows without a cap keeps the CLI's memory small.
+func TestAnalystSQLHasCaps(t *testing.T) {
+	s := newSandbox(t, "ARR_SQL_PROJECTION_TEMP_FILE_MB=4")
+	s.mustArr(nil, "projections", "create", s.file(t, "spend.sql", spendByModel), "--by", "analyst")
+	sort := "SELECT count(*) FROM (SELECT g, md5(g::text) AS h FROM generate_series(1, 500000) g ORDER BY h) s"
+	if _, errOut, code := s.arr("projections", "query", "spend_by_model", sort); code == 0 || !strings.Contains(errOut, "temporary file size exceeds temp_file_limit") {
+		t.Fatalf("query past temp_file_limit: exit %d %q", code, errOut)
+	}
+	out, errOut, code := s.arr("projections", "query", "spend_by_model", "SELECT a * 1000 + b FROM generate_series(1, 3000) a, generate_series(1, 1000) b", "--format", "csv", "--max-rows", "1000")
+	if lines := strings.Count(out, "\n"); code != 0 || lines != 1001 || !strings.Contains(errOut, "more than 1000 rows") {
+		t.Fatalf("capped query: exit %d, %d lines, stderr %q", code, lines, errOut)
+	}
+	// No cap: a million rows stream through. (They pass through
+	// PL/pgSQL's temporary store on the server, which the temp-file cap
+	// bounds: this CLI is given more.)
+	cmd := exec.Command(binary, "projections", "query", "spend_by_model", "SELECT a * 1000 + b, md5(b::text) FROM generate_series(1, 1000) a, generate_series(1, 1000) b", "--format", "csv", "--max-rows", "0")
+	cmd.Env = append(s.environ(), "ARR_SQL_PROJECTION_TEMP_FILE_MB=1024", "ARR_SQL_PROJECTION_TIMEOUT=5m")
+	start := time.Now()
+	var lines lineCounter
+	var stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &lines, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("uncapped query: %v: %s", err, stderr.String())
+	}
+	rss := cmd.ProcessState.SysUsage().(*syscall.Rusage).Maxrss // KiB
+	if lines.n != 1000001 || rss > 200<<10 {
+		t.Fatalf("uncapped query: %d lines, peak RSS %d MiB; want 1000001 lines in under 200 MiB", lines.n, rss>>10)
+	}
+	t.Logf("a million rows as CSV: peak RSS %d MiB, %s", rss>>10, time.Since(start).Round(time.Millisecond))
+}
+
+// lineCounter counts the lines written to it.
+type lineCounter struct{ n int }
+
+func (l *lineCounter) Write(p []byte) (int, error) {
+	l.n += bytes.Count(p, []byte("\n"))
+	return len(p), nil
 }
