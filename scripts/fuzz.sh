@@ -36,6 +36,7 @@ all=(
   "./adapters/layerfile FuzzReader"
   "./readapi/accountweb FuzzSignInForm"
   "./eventstore FuzzStorableJSON"
+  "./projections/sqlproj FuzzDefinition"
   "./domain/text FuzzClean"
   "./eventstore/transparency/verifier FuzzVerifyInclusion"
   "./eventstore/transparency/verifier FuzzVerifyConsistency"

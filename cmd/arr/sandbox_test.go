@@ -5,6 +5,7 @@ import (
 	"context"
 	"fmt"
 	"net/http"
+	"net/url"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,7 +14,12 @@ import (
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arr-dev/arr/adapters/upstream/upstreamtest"
+	"github.com/arr-dev/arr/migrations/migratetest"
 )
 
 // sandbox is a running arr up with completions in the log, and two
@@ -104,107 +110,46 @@ BEGIN
 END $p$;
 `
 
-// hostileFiles are definition files written to run code with arr's
-// rights. want is what `arr projections create` must answer on stderr
-// ("" if the file may be created: then its SQL must still run as its
-// role alone).
-// parked: the file may be created, but arr parks each event it applies
-// with this error.
-var hostileFiles = []struct{ name, src, want, parked string }{
-	{"the issue's overload of arr_apply over a domain", `-- arr:projection x1
-CREATE DOMAIN t AS text;
-CREATE TABLE loot (v text);
-` + pwn + `CREATE FUNCTION arr_apply(a t, b t, c t, d t, e t, f t, g text, h text, i t) RETURNS void LANGUAGE plpgsql AS $$
-BEGIN
-  PERFORM pwn('arr_apply over a domain');
-  INSERT INTO loot SELECT count(*)::text FROM public.events;
-  INSERT INTO loot SELECT key_hash FROM rm_identity.api_keys;
-  COPY (SELECT 'id') TO PROGRAM 'id >> WITNESS';
-END $$;
--- arr:on CompletionRecorded
-INSERT INTO loot VALUES (:type);
-`, "function arr_apply(t, t, t, t, t, t, text, text, t)", ""},
-	{"overloads of arr's functions with other types", `-- arr:projection x2
-CREATE TABLE t (v text);
-` + pwn + `CREATE FUNCTION arr_exec(q varchar) RETURNS void LANGUAGE sql AS $$ SELECT pwn('arr_exec(varchar)') $$;
-CREATE FUNCTION arr_query(q name, n bigint) RETURNS SETOF text LANGUAGE sql AS $$ SELECT pwn('arr_query(name)') $$;
--- arr:on CompletionRecorded
-INSERT INTO t VALUES (:type);
-`, "function arr_exec(character varying)", ""},
-	{"search_path: pg_catalog's names in the projection's schema", `-- arr:projection x3
-CREATE TABLE t (v text);
-` + pwn + `CREATE FUNCTION current_setting(text) RETURNS text LANGUAGE sql AS $$ SELECT pwn('current_setting') $$;
-CREATE FUNCTION set_config(text, text, boolean) RETURNS text LANGUAGE sql AS $$ SELECT pwn('set_config') $$;
-CREATE FUNCTION to_regprocedure(text) RETURNS regprocedure LANGUAGE sql AS $$ SELECT pwn('to_regprocedure')::regprocedure $$;
-CREATE FUNCTION pg_advisory_xact_lock(integer, integer) RETURNS void LANGUAGE sql AS $$ SELECT pwn('pg_advisory_xact_lock') $$;
-CREATE FUNCTION unnest(anyarray) RETURNS SETOF text LANGUAGE sql AS $$ SELECT pwn('unnest') $$;
-CREATE FUNCTION string_to_array(text, text) RETURNS text[] LANGUAGE sql AS $$ SELECT ARRAY[pwn('string_to_array')] $$;
-CREATE FUNCTION eq(name, varchar) RETURNS boolean LANGUAGE sql AS $$ SELECT pwn('operator =') IS NULL $$;
-CREATE OPERATOR = (LEFTARG = name, RIGHTARG = varchar, FUNCTION = eq);
-SELECT pg_catalog.set_config('search_path', 'rm_x3, pg_catalog', false);
--- arr:on CompletionRecorded
-INSERT INTO t VALUES (:type);
-`, "", ""},
-	{"triggers: a deferrable one, which would run at commit", `-- arr:projection x4
-CREATE TABLE t (v text);
-` + pwn + `CREATE FUNCTION fire() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pwn('deferred trigger'); RETURN NULL; END $$;
-CREATE CONSTRAINT TRIGGER late AFTER INSERT ON t DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fire();
--- arr:on CompletionRecorded
-INSERT INTO t VALUES (:type);
-`, "deferrable trigger late on t", ""},
-	{"triggers: one that makes a deferrable one while a batch runs", `-- arr:projection x5
-CREATE TABLE t (v text);
-CREATE TABLE u (v text);
-` + pwn + `CREATE FUNCTION fire() RETURNS trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pwn('deferred trigger made at run time'); RETURN NULL; END $$;
-CREATE FUNCTION arm() RETURNS trigger LANGUAGE plpgsql AS $$
-BEGIN
-  IF NOT EXISTS (SELECT 1 FROM pg_trigger WHERE tgname = 'late') THEN
-    EXECUTE 'CREATE CONSTRAINT TRIGGER late AFTER INSERT ON u DEFERRABLE INITIALLY DEFERRED FOR EACH ROW EXECUTE FUNCTION fire()';
-  END IF;
-  INSERT INTO u VALUES (NEW.v);
-  RETURN NULL;
-END $$;
-CREATE TRIGGER arm AFTER INSERT ON t FOR EACH ROW EXECUTE FUNCTION arm();
--- arr:on CompletionRecorded
-INSERT INTO t VALUES (:type);
-`, "", "deferrable trigger late on u"},
-	{"a cursor WITH HOLD, whose query would run at commit", `-- arr:projection x6
-CREATE TABLE t (v text);
-` + pwn + `DO $$ BEGIN EXECUTE 'DECLARE c CURSOR WITH HOLD FOR SELECT pwn(''cursor with hold'')'; END $$;
--- arr:on CompletionRecorded
-INSERT INTO t VALUES (:type);
-`, "", ""},
-	{"rules", `-- arr:projection x7
-CREATE TABLE t (v text);
-` + pwn + `CREATE RULE r AS ON INSERT TO t DO ALSO SELECT pwn('rule');
--- arr:on CompletionRecorded
-INSERT INTO t VALUES (:type);
-`, "", ""},
-	{"views over arr's tables", `-- arr:projection x8
-CREATE TABLE t (v text);
-CREATE VIEW ev AS SELECT event_type FROM public.events;
-CREATE VIEW ev2 WITH (security_invoker = true) AS SELECT event_type FROM public.events;
--- arr:on CompletionRecorded
-INSERT INTO t SELECT event_type FROM ev UNION ALL SELECT event_type FROM ev2;
-`, "permission denied for table events", ""},
-	{"an event trigger", `-- arr:projection x9
-CREATE TABLE t (v text);
-` + pwn + `CREATE FUNCTION on_ddl() RETURNS event_trigger LANGUAGE plpgsql AS $$ BEGIN PERFORM pwn('event trigger'); END $$;
-CREATE EVENT TRIGGER e ON ddl_command_start EXECUTE FUNCTION on_ddl();
--- arr:on CompletionRecorded
-INSERT INTO t VALUES (:type);
-`, "permission denied to create event trigger", ""},
-	{"a table named as arr's", `-- arr:projection x10
-CREATE TABLE arr_events (v text);
--- arr:on CompletionRecorded
-INSERT INTO arr_events VALUES (:type);
-`, "relation arr_events", ""},
-	{"raising its own time limit", `-- arr:projection x11
-CREATE TABLE t (v text);
-SELECT set_config('statement_timeout', '0', true), pg_sleep(5);
--- arr:on CompletionRecorded
-INSERT INTO t VALUES (:type);
-`, "canceling statement due to statement timeout", ""},
+// hostileFile is a definition file written to run code with arr's
+// rights, from projections/sqlproj/testdata/hostile (the fuzzer's corpus
+// too). Its header says what it tries and what arr must do: refuse it
+// when it is created, with an error that says why; or create it and park
+// each event it applies, with that error; or create it and run it as its
+// role alone. A line "-- arr-test: pwn" becomes the function pwn.
+type hostileFile struct {
+	name, file, src string
+	refused, parked string
+}
+
+func hostileFiles(t *testing.T) []hostileFile {
+	t.Helper()
+	paths, err := filepath.Glob("../../projections/sqlproj/testdata/hostile/*.sql")
+	if err != nil || len(paths) < 6 {
+		t.Fatalf("hostile files: %v (%d found)", err, len(paths))
+	}
+	var out []hostileFile
+	for _, p := range paths {
+		b, err := os.ReadFile(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		h := hostileFile{file: filepath.Base(p), src: strings.ReplaceAll(string(b), "-- arr-test: pwn\n", pwn)}
+		for _, line := range strings.Split(h.src, "\n") {
+			switch {
+			case strings.HasPrefix(line, "-- hostile: "):
+				h.name = strings.TrimPrefix(line, "-- hostile: ")
+			case strings.HasPrefix(line, "-- expect: refused: "):
+				h.refused = strings.TrimPrefix(line, "-- expect: refused: ")
+			case strings.HasPrefix(line, "-- expect: parked: "):
+				h.parked = strings.TrimPrefix(line, "-- expect: parked: ")
+			}
+		}
+		if h.name == "" {
+			t.Fatalf("%s: no -- hostile: line", p)
+		}
+		out = append(out, h)
+	}
+	return out
 }
 
 // TestAnalystSQLStaysInItsSandbox (issue 23, finding 1): on a running arr
@@ -219,17 +164,18 @@ INSERT INTO t VALUES (:type);
 // projection, applies later events without running any of it as arr.
 func TestAnalystSQLStaysInItsSandbox(t *testing.T) {
 	s := newSandbox(t, "ARR_SQL_PROJECTION_TIMEOUT=2s")
-	for _, tc := range hostileFiles {
+	for _, tc := range hostileFiles(t) {
 		t.Run(tc.name, func(t *testing.T) {
-			out, errOut, code := s.arr("projections", "create", s.file(t, strings.Fields(tc.src)[2]+".sql", tc.src), "--by", "mallory")
+			name := strings.Fields(tc.src[strings.Index(tc.src, "-- arr:projection"):])[2]
+			out, errOut, code := s.arr("projections", "create", s.file(t, tc.file, tc.src), "--by", "mallory")
 			switch {
-			case tc.want != "" && (code == 0 || !strings.Contains(errOut, tc.want)):
-				t.Errorf("create: exit %d, stdout %q, stderr %q; want it refused with %q", code, out, errOut, tc.want)
-			case tc.want == "" && code != 0:
+			case tc.refused != "" && (code == 0 || !strings.Contains(errOut, tc.refused)):
+				t.Errorf("create: exit %d, stdout %q, stderr %q; want it refused with %q", code, out, errOut, tc.refused)
+			case tc.refused == "" && code != 0:
 				t.Errorf("create: exit %d, stderr %q", code, errOut)
 			}
 			if tc.parked != "" {
-				if out, _, _ := s.arr("projections", "parked", strings.Fields(tc.src)[2]); !strings.Contains(out, tc.parked) {
+				if out, _, _ := s.arr("projections", "parked", name); !strings.Contains(out, tc.parked) {
 					t.Errorf("parked: %q, want events parked with %q", out, tc.parked)
 				}
 			}
@@ -379,4 +325,64 @@ type lineCounter struct{ n int }
 func (l *lineCounter) Write(p []byte) (int, error) {
 	l.n += bytes.Count(p, []byte("\n"))
 	return len(p), nil
+}
+
+// TestSQLProjectionsAsARoleThatIsNotASuperuser: arr run as the role
+// docs/sql-projections.md recommends — a login role with CREATEROLE that
+// owns its database, set up once by a superuser with
+// scripts/superuser-setup.sql — migrates, serves, builds and follows a SQL
+// projection, and refuses the issue's hostile file.
+func TestSQLProjectionsAsARoleThatIsNotASuperuser(t *testing.T) {
+	ctx := context.Background()
+	admin := openPool(t, migratetest.AdminURL())
+	suffix := strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	role, db := "arr_app_"+suffix, "arr_ns_"+suffix
+	for _, q := range []string{
+		`CREATE ROLE ` + role + ` LOGIN CREATEROLE`,
+		`CREATE DATABASE ` + db + ` OWNER ` + role + ` TEMPLATE template0`,
+	} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		_, _ = admin.Exec(ctx, `DROP DATABASE IF EXISTS `+db+` WITH (FORCE)`)
+		rows, _ := admin.Query(ctx, `SELECT rolname FROM pg_roles WHERE rolname = $1 OR pg_has_role($1, oid, 'MEMBER') AND rolname LIKE 'arrsql\_%'`, role)
+		roles, _ := pgx.CollectRows(rows, pgx.RowTo[string])
+		for _, r := range roles {
+			if r != role {
+				_, _ = admin.Exec(ctx, `DROP ROLE IF EXISTS `+pgx.Identifier{r}.Sanitize())
+			}
+		}
+		_, _ = admin.Exec(ctx, `REVOKE SET ON PARAMETER temp_file_limit FROM `+role)
+		_, _ = admin.Exec(ctx, `DROP ROLE IF EXISTS `+role)
+	})
+	adminDB := migratetest.WithDatabase(migratetest.AdminURL(), db)
+	if out, err := exec.Command("psql", "-X", "-q", "-d", adminDB, "-v", "arr_role="+role, "-f", "../../scripts/superuser-setup.sql").CombinedOutput(); err != nil {
+		t.Fatalf("scripts/superuser-setup.sql: %v\n%s", err, out)
+	}
+	u, err := url.Parse(adminDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	e := &env{t: t, dbURL: u.String()}
+	up := upstreamtest.Start(t)
+	e.extraEnv = append(e.extraEnv, "ARR_UPSTREAM_BASE_URL="+up.URL, "ARR_UPSTREAM_API_KEY=sk-test-upstream")
+	s := &sandbox{gw: &gw{env: e, up: up, proc: e.up()}, pool: openPool(t, e.dbURL), dir: t.TempDir()}
+	var super bool
+	if err := s.pool.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super); err != nil || super {
+		t.Fatalf("arr's user is a superuser (%v)", err)
+	}
+	e.createAccount("ns@example.com", "enterprise")
+	s.key = e.mint("ns@example.com", "gateway").Secret
+	s.complete(t, 2)
+	s.mustArr(nil, "projections", "create", s.file(t, "spend.sql", spendByModel), "--by", "analyst")
+	s.complete(t, 2)
+	waitSpend(t, s.gw, s.pool, "as a role that is not a superuser")
+	hostile := hostileFiles(t)[0]
+	if _, errOut, code := s.arr("projections", "create", s.file(t, hostile.file, hostile.src)); code == 0 || !strings.Contains(errOut, hostile.refused) {
+		t.Fatalf("create %s: exit %d %q; want it refused with %q", hostile.file, code, errOut, hostile.refused)
+	}
 }
