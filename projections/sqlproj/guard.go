@@ -177,9 +177,12 @@ SELECT coalesce(pg_catalog.array_agg(x ORDER BY x), '{}') FROM (
 
 // verifyQuery is forbiddenQuery's list and whether function $3 (a
 // signature qualified with the schema) is the one arr made: SECURITY
-// DEFINER, owned by role $4, PL/pgSQL, no SET clause, body $5.
+// DEFINER, owned by role $4, PL/pgSQL, no SET clause, body $5, and
+// nobody but its owner may call it (a grant to PUBLIC would let any user
+// of the database run SQL as the role).
 const verifyQuery = `SELECT (` + forbiddenQuery + `),
   (SELECT p.prosecdef AND p.proconfig IS NULL AND p.prosrc = $5 AND p.probin IS NULL
+     AND p.proacl IS NOT NULL AND NOT EXISTS (SELECT 1 FROM pg_catalog.aclexplode(p.proacl) a WHERE a.grantee <> p.proowner)
      AND p.proowner = (SELECT r.oid FROM pg_catalog.pg_roles r WHERE r.rolname = $4)
      AND p.prolang = (SELECT l.oid FROM pg_catalog.pg_language l WHERE l.lanname = 'plpgsql')
    FROM pg_catalog.pg_proc p WHERE p.oid = pg_catalog.to_regprocedure($3))`

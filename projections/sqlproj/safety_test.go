@@ -275,3 +275,20 @@ func TestQueryIsReadOnly(t *testing.T) {
 		t.Fatalf("got %v %s %s", res.Columns, res.Rows, res.Objects())
 	}
 }
+
+// TestGrantingArrsFunction: a projection whose SQL lets others call one
+// of arr's functions (which would let any user of the database run SQL
+// as its role) is called no more.
+func TestGrantingArrsFunction(t *testing.T) {
+	h := newHarness(t, sqlproj.Config{})
+	src := "-- arr:projection grants\nCREATE TABLE t (a text);\nGRANT EXECUTE ON FUNCTION arr_exec(text) TO PUBLIC;\nCREATE TABLE u (a text);\n-- arr:on KeyIssued\nINSERT INTO t VALUES (:type);\n"
+	d, err := h.engine.Parse("grants.sql", src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = h.engine.Check(context.Background(), d)
+	var altered *sqlproj.FunctionAlteredError
+	if !errors.As(err, &altered) || !strings.Contains(err.Error(), "DDL statement 3") {
+		t.Fatalf("check: %v; want arr_exec refused at the statement after the grant", err)
+	}
+}
