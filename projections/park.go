@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/text"
@@ -205,96 +204,6 @@ func (r *Runner) noteSuccess(name string) bool {
 	_, had := r.failures[name]
 	delete(r.failures, name)
 	return had
-}
-
-// Parked lists the events parked by projection name ("" for every
-// projection), oldest position first, at most limit (0: 1000).
-func Parked(ctx context.Context, pool *pgxpool.Pool, name string, limit int) ([]ParkedEvent, error) {
-	if limit <= 0 {
-		limit = 1000
-	}
-	rows, err := pool.Query(ctx, `SELECT projection, position, event_id::text, event_type, error, attempts, parked_at, retried_at
-		FROM projection_parked WHERE $1 = '' OR projection = $1 ORDER BY projection, position LIMIT $2`, name, limit)
-	if err != nil {
-		return nil, fmt.Errorf("listing parked events: %w", err)
-	}
-	out, err := pgx.CollectRows(rows, func(row pgx.CollectableRow) (ParkedEvent, error) {
-		var pe ParkedEvent
-		var pos int64
-		err := row.Scan(&pe.Projection, &pos, &pe.EventID, &pe.EventType, &pe.Error, &pe.Attempts, &pe.ParkedAt, &pe.RetriedAt)
-		pe.Position, pe.ParkedAt = uint64(pos), pe.ParkedAt.UTC()
-		if pe.RetriedAt != nil {
-			t := pe.RetriedAt.UTC()
-			pe.RetriedAt = &t
-		}
-		return pe, err
-	})
-	if err != nil {
-		return nil, fmt.Errorf("listing parked events: %w", err)
-	}
-	return out, nil
-}
-
-// RetryResult says what a retry of parked events did.
-type RetryResult struct {
-	Applied     []uint64      `json:"applied"`
-	StillParked []ParkedEvent `json:"still_parked"`
-}
-
-// RetryParked applies projection name's parked events again, oldest
-// first, each under a savepoint: one that applies leaves the parked list,
-// one that fails again stays with its new error. It holds the
-// projection's checkpoint meanwhile, so no runner applies a batch at the
-// same time.
-func (r *Runner) RetryParked(ctx context.Context, name string) (RetryResult, error) {
-	p, err := r.Get(name)
-	if err != nil {
-		return RetryResult{}, err
-	}
-	parked, err := Parked(ctx, r.pool, name, 0)
-	if err != nil || len(parked) == 0 {
-		return RetryResult{}, err
-	}
-	var res RetryResult
-	err = r.inTx(ctx, p, func(tx pgx.Tx) error {
-		if _, err := tx.Exec(ctx, `SELECT position FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name); err != nil {
-			return fmt.Errorf("locking checkpoint: %w", err)
-		}
-		if err := setSearchPath(ctx, tx, Schema(name)); err != nil {
-			return err
-		}
-		for _, pe := range parked {
-			evs, err := r.store.ReadAll(ctx, pe.Position-1, 1)
-			if err != nil {
-				return fmt.Errorf("reading parked event %d: %w", pe.Position, err)
-			}
-			if len(evs) != 1 || evs[0].Position != pe.Position {
-				return fmt.Errorf("parked event %d is not in the log", pe.Position)
-			}
-			again, err := applyIsolated(ctx, tx, r.reg, p, evs)
-			if err != nil {
-				return fmt.Errorf("applying parked event %d: %w", pe.Position, err)
-			}
-			if len(again) > 0 {
-				pe.Error, pe.Attempts = again[0].Error, pe.Attempts+1
-				if _, err := tx.Exec(ctx, `UPDATE public.projection_parked SET error = $3, attempts = attempts + 1, retried_at = now()
-					WHERE projection = $1 AND position = $2`, name, int64(pe.Position), truncate(text.Clean(pe.Error), 2000)); err != nil {
-					return fmt.Errorf("updating parked event %d: %w", pe.Position, err)
-				}
-				res.StillParked = append(res.StillParked, pe)
-				continue
-			}
-			if _, err := tx.Exec(ctx, `DELETE FROM public.projection_parked WHERE projection = $1 AND position = $2`, name, int64(pe.Position)); err != nil {
-				return fmt.Errorf("unparking event %d: %w", pe.Position, err)
-			}
-			res.Applied = append(res.Applied, pe.Position)
-		}
-		return nil
-	})
-	if err != nil {
-		return RetryResult{}, fmt.Errorf("retrying parked events of %s: %w", name, err)
-	}
-	return res, nil
 }
 
 // reportParked logs and counts events this runner parked.

@@ -110,20 +110,17 @@ func TestPoisonEventIsParkedAndRetried(t *testing.T) {
 	if faultCurrent(t, pool, "ticks") {
 		t.Fatalf("the fault is still current after the projection moved past it")
 	}
-	parked, err := projections.Parked(ctx, pool, "ticks", 0)
-	if err != nil {
-		t.Fatal(err)
-	}
+	parked := parkedOf(t, pool, "ticks")
 	if len(parked) != 1 || parked[0].Position != 14 || parked[0].EventType != "Ticked" {
 		t.Fatalf("parked = %+v, want the event at position 14 (i = 13)", parked)
 	}
 
 	// A retry while the cause persists keeps the event parked.
-	res, err := r.RetryParked(ctx, "ticks")
+	res, err := r.RetryParked(ctx, "ticks", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Applied) != 0 || len(res.StillParked) != 1 || res.StillParked[0].Attempts != 2 {
+	if res.Applied != 0 || res.StillParked != 1 || len(res.Failing) != 1 || res.Failing[0].Attempts != 2 || res.Failing[0].Position != 14 {
 		t.Fatalf("retry with the cause in place = %+v, want it still parked after 2 attempts", res)
 	}
 
@@ -134,7 +131,7 @@ func TestPoisonEventIsParkedAndRetried(t *testing.T) {
 	if got := ticked(t, pool, "rm_ticks"); len(got) != 19 {
 		t.Fatalf("after a rebuild the read model holds %d ticks, want 19", len(got))
 	}
-	if parked, _ := projections.Parked(ctx, pool, "ticks", 0); len(parked) != 1 || parked[0].Position != 14 {
+	if parked := parkedOf(t, pool, "ticks"); len(parked) != 1 || parked[0].Position != 14 {
 		t.Fatalf("after a rebuild parked = %+v, want position 14 only", parked)
 	}
 
@@ -142,17 +139,17 @@ func TestPoisonEventIsParkedAndRetried(t *testing.T) {
 	if _, err := pool.Exec(ctx, `ALTER TABLE rm_ticks.ticks DROP CONSTRAINT no_thirteen`); err != nil {
 		t.Fatal(err)
 	}
-	res, err = r.RetryParked(ctx, "ticks")
+	res, err = r.RetryParked(ctx, "ticks", nil)
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(res.Applied) != 1 || res.Applied[0] != 14 || len(res.StillParked) != 0 {
+	if res.Applied != 1 || res.StillParked != 0 || len(res.Failing) != 0 {
 		t.Fatalf("retry = %+v, want position 14 applied", res)
 	}
 	if got := ticked(t, pool, "rm_ticks"); len(got) != 20 {
 		t.Fatalf("after the retry the read model holds %d ticks, want 20", len(got))
 	}
-	if parked, _ := projections.Parked(ctx, pool, "ticks", 0); len(parked) != 0 {
+	if parked := parkedOf(t, pool, "ticks"); len(parked) != 0 {
 		t.Fatalf("parked after a successful retry = %+v", parked)
 	}
 }
@@ -172,7 +169,7 @@ func TestFailClosedProjectionNeverParks(t *testing.T) {
 	if !faultCurrent(t, pool, "ticks_closed") {
 		t.Fatalf("no current fault for a failing projection that fails closed")
 	}
-	if parked, _ := projections.Parked(ctx, pool, "", 0); len(parked) != 0 {
+	if parked := parkedOf(t, pool, ""); len(parked) != 0 {
 		t.Fatalf("a projection that fails closed parked %+v", parked)
 	}
 	// A rebuild of it fails rather than skip the event.

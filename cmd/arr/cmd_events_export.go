@@ -34,7 +34,14 @@ Payloads are written as stored, at the schema version the schema_version
 column names; --upcast writes each at its type's current version instead,
 as handlers receive it ('arr events types' lists the versions). TIME is RFC
 3339 (2026-11-22T10:00:00Z) or a UTC date (2026-11-22); --since is
-inclusive, --until exclusive.`,
+inclusive, --until exclusive.
+
+With --out FILE the export is written to a temporary file beside FILE
+(.FILE.tmp-*), synced to disk and renamed over FILE at the end: FILE holds
+its earlier content or the whole export, never part of one. A failed or
+interrupted (Ctrl-C, SIGTERM) export removes the temporary file; a process
+killed outright (kill -9) leaves it, and it can be deleted. Without --out
+the export streams to stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			o := export.Options{After: from, UpTo: to}
@@ -71,13 +78,6 @@ inclusive, --until exclusive.`,
 					return errors.New("--format parquet: stdout is a terminal; write to a file with --out FILE or redirect")
 				}
 			}
-			var file *os.File
-			if out != "" {
-				if file, err = os.Create(out); err != nil {
-					return fmt.Errorf("--out: %w", err)
-				}
-				w = file
-			}
 			s, err := a.open(cmd, openOptions{})
 			if err != nil {
 				return err
@@ -85,14 +85,11 @@ inclusive, --until exclusive.`,
 			defer s.Close()
 			p := newProgress(os.Stderr, "export")
 			o.Progress = p.Set
-			res, err := export.Write(cmd.Context(), s.store, w, o)
-			if file != nil {
-				if cerr := file.Close(); err == nil {
-					err = cerr
-				}
-				if err != nil {
-					os.Remove(out)
-				}
+			var res export.Result
+			if out != "" {
+				res, err = export.WriteFile(cmd.Context(), s.store, out, o)
+			} else {
+				res, err = export.Write(cmd.Context(), s.store, w, o)
 			}
 			if err != nil {
 				return err
@@ -110,7 +107,7 @@ inclusive, --until exclusive.`,
 	f.StringVar(&stream, "stream", "", "only this stream's events")
 	f.StringVar(&since, "since", "", "only events recorded at or after TIME (RFC 3339 or YYYY-MM-DD, UTC)")
 	f.StringVar(&until, "until", "", "only events recorded before TIME (RFC 3339 or YYYY-MM-DD, UTC)")
-	f.StringVar(&out, "out", "", "write to FILE instead of stdout (removed again if the export fails)")
+	f.StringVar(&out, "out", "", "write to FILE instead of stdout, atomically: FILE is replaced only once the export is complete and on disk")
 	f.BoolVar(&upcast, "upcast", false, "write payloads at their type's current schema version, as handlers receive them")
 	return c
 }

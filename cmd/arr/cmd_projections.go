@@ -90,78 +90,8 @@ func (a *cli) projectionsCmd() *cobra.Command {
 		},
 	}
 	replay.Flags().Uint64Var(&from, "from", 0, "log position to replay after (0 = the whole log)")
-	var parkedJSON bool
-	parked := &cobra.Command{
-		Use:   "parked [NAME]",
-		Short: "List the events projections parked because they could not apply them (position, projection, error)",
-		Args:  cobra.MaximumNArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := a.open(cmd, openOptions{})
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			name := ""
-			if len(args) == 1 {
-				if _, err := s.runner.Get(args[0]); err != nil {
-					return err
-				}
-				name = args[0]
-			}
-			list, err := projections.Parked(cmd.Context(), s.pool, name, 0)
-			if err != nil {
-				return err
-			}
-			if parkedJSON {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"parked": nonNil(list)})
-			}
-			if len(list) == 0 {
-				fmt.Fprintln(cmd.OutOrStdout(), "no parked events")
-				return nil
-			}
-			tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-			fmt.Fprintln(tw, "PROJECTION\tPOSITION\tTYPE\tATTEMPTS\tPARKED\tERROR")
-			for _, pe := range list {
-				fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\n", pe.Projection, pe.Position, pe.EventType, pe.Attempts, pe.ParkedAt.Format(time.RFC3339), pe.Error)
-			}
-			return tw.Flush()
-		},
-	}
-	parked.Flags().BoolVar(&parkedJSON, "json", false, "print JSON")
-
-	var retryJSON bool
-	retry := &cobra.Command{
-		Use:   "retry NAME",
-		Short: "Apply a projection's parked events again (after fixing what made them fail); exit 1 if any still fails",
-		Args:  cobra.ExactArgs(1),
-		RunE: func(cmd *cobra.Command, args []string) error {
-			s, err := a.open(cmd, openOptions{})
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			res, err := s.runner.RetryParked(cmd.Context(), args[0])
-			if err != nil {
-				return err
-			}
-			if retryJSON {
-				if err := printJSON(cmd.OutOrStdout(), map[string]any{"applied": nonNil(res.Applied), "still_parked": nonNil(res.StillParked)}); err != nil {
-					return err
-				}
-			} else {
-				fmt.Fprintf(cmd.OutOrStdout(), "%s: %d parked event(s) applied, %d still failing\n", args[0], len(res.Applied), len(res.StillParked))
-				for _, pe := range res.StillParked {
-					fmt.Fprintf(cmd.OutOrStdout(), "  position %d (%s): %s\n", pe.Position, pe.EventType, pe.Error)
-				}
-			}
-			if len(res.StillParked) > 0 {
-				return fmt.Errorf("%d parked event(s) of %s still fail", len(res.StillParked), args[0])
-			}
-			return nil
-		},
-	}
-	retry.Flags().BoolVar(&retryJSON, "json", false, "print JSON")
-	c.AddCommand(status, rebuild, replay, parked, retry)
+	c.AddCommand(status, rebuild, replay)
+	c.AddCommand(a.parkedCmds()...)
 	c.AddCommand(a.sqlProjectionCmds()...)
 	return c
 }

@@ -75,7 +75,7 @@ func (a *cli) sqlProjectionCmds() []*cobra.Command {
 				return fmt.Errorf("%s is defined (event %d) but building it failed (arr retries; arr projections drop %s removes it): %w", name, pos, name, err)
 			}
 			p.Finish()
-			parked, err := projections.Parked(ctx, s.pool, name, 0)
+			parked, err := projections.CountParked(ctx, s.pool, name)
 			if err != nil {
 				return err
 			}
@@ -85,12 +85,12 @@ func (a *cli) sqlProjectionCmds() []*cobra.Command {
 			}
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"name": name, "schema": projections.Schema(name), "position": pos,
-					"defined_by": by, "built_to": head, "parked": len(parked), "took_seconds": time.Since(start).Seconds()})
+					"defined_by": by, "built_to": head, "parked": parked, "took_seconds": time.Since(start).Seconds()})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "%s defined by %s (event %d); built from the log up to %d in %s into schema %s", name, by, pos, head,
 				time.Since(start).Round(time.Millisecond), projections.Schema(name))
-			if len(parked) > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "; %d event(s) could not be applied and are parked (arr projections parked %s)", len(parked), name)
+			if parked > 0 {
+				fmt.Fprintf(cmd.OutOrStdout(), "; %d event(s) could not be applied and are parked (arr projections parked %s)", parked, name)
 			}
 			fmt.Fprintln(cmd.OutOrStdout())
 			return nil

@@ -69,10 +69,22 @@ func seedLog(t testing.TB, e *env, n int) *pgxpool.Pool {
 	for i := range bulk {
 		bulk[i] = mk(20 + i)
 	}
-	if _, err := st.AppendBulk(ctx, []eventstore.Append{{StreamID: "seed-bulk", Expected: eventstore.NoStream(), Events: bulk}}); err != nil {
+	appendBulk(t, pool, "seed-bulk", bulk)
+	return pool
+}
+
+// appendBulk appends evs to a new stream in one transaction (COPY), the
+// cheap way to give a test a long log.
+func appendBulk(t testing.TB, pool *pgxpool.Pool, stream string, evs []eventstore.NewEvent) {
+	t.Helper()
+	st, err := postgres.New(pool, postgres.Config{})
+	if err != nil {
 		t.Fatal(err)
 	}
-	return pool
+	defer st.Close()
+	if _, err := st.AppendBulk(context.Background(), []eventstore.Append{{StreamID: stream, Expected: eventstore.NoStream(), Events: evs}}); err != nil {
+		t.Fatalf("appending %d events to %s: %v", len(evs), stream, err)
+	}
 }
 
 // tamper runs statements with the immutability triggers off, as someone

@@ -28,12 +28,13 @@ type cached struct {
 // cache is an LRU of replies with a TTL, keyed by Request.CacheKey.
 // Safe for concurrent use.
 type cache struct {
-	cfg   CacheConfig
-	mu    sync.Mutex
-	ll    *list.List
-	items map[string]*list.Element
-	hits  int64
-	miss  int64
+	cfg       CacheConfig
+	mu        sync.Mutex
+	ll        *list.List
+	items     map[string]*list.Element
+	hits      int64
+	miss      int64
+	coalesced int64
 }
 
 type cacheItem struct {
@@ -53,6 +54,9 @@ func newCache(cfg CacheConfig) *cache {
 
 func (c *cache) enabled() bool { return c != nil && c.cfg.MaxEntries > 0 }
 
+// get returns the reply stored under key and counts a hit. A miss is
+// not counted here: the caller counts it (missed) when it calls the
+// upstream, or a hit (shared) when another request's call answers it.
 func (c *cache) get(key string, now time.Time) (cached, bool) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
@@ -62,12 +66,27 @@ func (c *cache) get(key string, now time.Time) (cached, bool) {
 			c.ll.Remove(el)
 			delete(c.items, key)
 		}
-		c.miss++
 		return cached{}, false
 	}
 	c.ll.MoveToFront(el)
 	c.hits++
 	return el.Value.(*cacheItem).val, true
+}
+
+// missed counts a cacheable request that called the upstream.
+func (c *cache) missed() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.miss++
+}
+
+// shared counts a request answered by another's upstream call (single
+// flight): a hit.
+func (c *cache) shared() {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.hits++
+	c.coalesced++
 }
 
 func (c *cache) put(key string, v cached) {
@@ -94,6 +113,9 @@ type CacheStats struct {
 	TTLSeconds float64 `json:"ttl_seconds"`
 	Hits       int64   `json:"hits"`
 	Misses     int64   `json:"misses"`
+	// Coalesced counts the hits that joined another request's upstream
+	// call while it was in flight.
+	Coalesced int64 `json:"coalesced"`
 }
 
 func (c *cache) stats() CacheStats {
@@ -102,5 +124,5 @@ func (c *cache) stats() CacheStats {
 	}
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	return CacheStats{Status: "ok", Entries: c.ll.Len(), MaxEntries: c.cfg.MaxEntries, TTLSeconds: c.cfg.TTL.Seconds(), Hits: c.hits, Misses: c.miss}
+	return CacheStats{Status: "ok", Entries: c.ll.Len(), MaxEntries: c.cfg.MaxEntries, TTLSeconds: c.cfg.TTL.Seconds(), Hits: c.hits, Misses: c.miss, Coalesced: c.coalesced}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"
@@ -83,8 +84,10 @@ func (c *Config) validate() error {
 type Handler struct {
 	cfg   Config
 	cache *cache
-	fb    *feedbackView
-	m     *metrics
+	// flights makes one upstream call per cache key at a time (flight.go).
+	flights singleflight.Group
+	fb      *feedbackView
+	m       *metrics
 }
 
 // New returns a Handler; it refuses a Config without a catalog, an
@@ -186,7 +189,9 @@ type call struct {
 }
 
 // Handle runs one completion: it routes the request, answers from the
-// cache or calls the candidates in failover order, and records the
+// cache or calls the candidates in failover order (a cacheable
+// non-streamed request waits for an identical one's call in flight
+// instead: flight.go), and records the
 // completion in the audit chain before it returns a reply; a stream is
 // recorded when it ends (Stream.Next). A completion that could not be
 // recorded is an error, never a reply.
@@ -224,6 +229,10 @@ func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
 		if hit, ok := h.cache.get(k.key, k.start); ok {
 			return h.serveCached(ctx, k, st, hit)
 		}
+		if st == nil {
+			return h.flight(ctx, k)
+		}
+		h.cache.missed() // a stream does not join a flight (flight.go)
 	}
 	resp, attempts, err := h.dispatch(ctx, k)
 	if err != nil {

@@ -1,7 +1,8 @@
 // Package complete is the gateway's completion as a use case: given a
 // validated chat-completion request and its caller, it lets domain/routing
 // choose a tier and the failover order, answers exact repeats from a
-// per-process cache, calls the upstreams through adapters/upstream (moving
+// per-process cache (concurrent identical cacheable requests share one
+// upstream call: flight.go), calls the upstreams through adapters/upstream (moving
 // on to the next candidate on a retryable failure or an open breaker),
 // counts the usage, and records the completion in the audit chain
 // (commands.AuditChain). It returns a whole reply or a stream of chunks;

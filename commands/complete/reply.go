@@ -27,12 +27,35 @@ type replyShape struct {
 }
 
 // reply finishes a non-streamed completion: it reads the usage (or
-// estimates it), records the completion and caches a finished reply.
+// estimates it), caches a finished reply and records the completion.
 func (h *Handler) reply(ctx context.Context, k *call, resp *upstream.Response, attempts int) (Reply, error) {
+	r, err := h.readReply(k, resp)
+	if err != nil {
+		return Reply{}, err
+	}
+	if k.cacheOn && r.cacheable {
+		h.cache.put(k.key, r.entry)
+	}
+	return h.recordReply(ctx, k, resp, attempts, r)
+}
+
+// upstreamReply is what the gateway reads of a non-streamed reply.
+type upstreamReply struct {
+	usage      Usage
+	hasRouting bool
+	// cacheable: a complete single-choice reply (finish_reason stop or
+	// length), the only kind the cache keeps and serves.
+	cacheable bool
+	entry     cached
+}
+
+// readReply checks that resp is a chat completion and reads its usage
+// (or estimates it from the text).
+func (h *Handler) readReply(k *call, resp *upstream.Response) (upstreamReply, error) {
 	cand := k.dec.Candidates[0]
 	var shape replyShape
 	if err := json.Unmarshal(resp.Data, &shape); err != nil || objectEnd(resp.Data) < 0 {
-		return Reply{}, &UpstreamFailure{Attempts: []string{cand.Model.ID + ": the reply is not a chat completion"}}
+		return upstreamReply{}, &UpstreamFailure{Attempts: []string{cand.Model.ID + ": the reply is not a chat completion"}}
 	}
 	u := Usage{Estimated: true, Prompt: k.req.promptEstimate()}
 	if shape.Usage != nil {
@@ -44,14 +67,20 @@ func (h *Handler) reply(ctx context.Context, k *call, resp *upstream.Response, a
 			}
 		}
 	}
-	rec, cost, err := h.record(ctx, k, cand.Model, u, h.cfg.HashKey.Sum(resp.Data), false, "ok", attempts, resp.FirstByte)
+	return upstreamReply{usage: u, hasRouting: shape.Routing != nil,
+		cacheable: len(shape.Choices) == 1 && (shape.Choices[0].FinishReason == "stop" || shape.Choices[0].FinishReason == "length"),
+		entry:     cached{body: resp.Data, model: cand.Model.ID, tier: cand.Model.Tier, usage: u, stored: h.cfg.Clock()}}, nil
+}
+
+// recordReply records the completion of the upstream reply resp (read as
+// r) and returns the reply with its routing object.
+func (h *Handler) recordReply(ctx context.Context, k *call, resp *upstream.Response, attempts int, r upstreamReply) (Reply, error) {
+	cand := k.dec.Candidates[0]
+	rec, cost, err := h.record(ctx, k, cand.Model, r.usage, h.cfg.HashKey.Sum(resp.Data), false, "ok", attempts, resp.FirstByte)
 	if err != nil {
 		return Reply{}, err
 	}
-	if k.cacheOn && len(shape.Choices) == 1 && (shape.Choices[0].FinishReason == "stop" || shape.Choices[0].FinishReason == "length") {
-		h.cache.put(k.key, cached{body: resp.Data, model: cand.Model.ID, tier: cand.Model.Tier, usage: u, stored: h.cfg.Clock()})
-	}
-	return Reply{Body: resp.Data, HasRouting: shape.Routing != nil, Usage: u,
+	return Reply{Body: resp.Data, HasRouting: r.hasRouting, Usage: r.usage,
 		Routing: h.routing(k, cand.Model, rec, cost, false, attempts, cand.Predicted)}, nil
 }
 
