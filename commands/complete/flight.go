@@ -22,7 +22,11 @@ import (
 //     service's research does): a leader that goes away does not fail the
 //     others, and the reply is still cached. It is bounded by the upstream
 //     timeout per model tried. Each waiter leaves when its own context
-//     ends.
+//     ends. The leader's completion, whose upstream call was made and
+//     paid, is recorded (with its cost) by the flight itself, so a client
+//     that disconnects before the reply is still charged for the call it
+//     caused; otherwise it could have a reply cached for nothing and read
+//     it as a free cache hit.
 //   - A call that fails (every candidate failed, or an upstream refused
 //     the request) fails every waiter with the same error, as retrying it
 //     once per waiter would multiply the load on an upstream that is
@@ -44,6 +48,9 @@ type flown struct {
 	resp     *upstream.Response
 	attempts int
 	reply    upstreamReply
+	// rep and recorded are the leader's reply as recorded, when called.
+	rep      Reply
+	recorded error
 }
 
 // flight answers the cacheable non-streamed completion k, whose reply is
@@ -71,8 +78,7 @@ func (h *Handler) flight(ctx context.Context, k *call) (Result, error) {
 	f := out.Val.(*flown)
 	switch {
 	case f.by == k && f.called:
-		rep, err := h.recordReply(ctx, k, f.resp, f.attempts, f.reply)
-		return Result{Reply: rep}, err
+		return Result{Reply: f.rep}, f.recorded
 	case f.by == k: // found cached, counted by get
 	case !f.reply.cacheable:
 		h.cache.missed()
@@ -107,5 +113,7 @@ func (h *Handler) fly(ctx context.Context, k *call) (*flown, error) {
 	if r.cacheable {
 		h.cache.put(k.key, r.entry)
 	}
-	return &flown{by: k, called: true, resp: resp, attempts: attempts, reply: r}, nil
+	f := &flown{by: k, called: true, resp: resp, attempts: attempts, reply: r}
+	f.rep, f.recorded = h.recordReply(ctx, k, resp, attempts, r)
+	return f, nil
 }
