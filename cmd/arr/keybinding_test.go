@@ -372,3 +372,53 @@ func TestEventsVerifySignatures(t *testing.T) {
 		t.Fatalf("disown-heads with nothing to disown: exit %d, want 2", code)
 	}
 }
+
+// TestKeysAdoptionFollowsTheData: an installation from before the binding
+// (its data made, no fingerprint recorded) adopts the key its data was
+// made with, never another: a master key that wraps none of the stored
+// data keys, or a signing key that signed none of the kept heads, is
+// refused (exit 2) and nothing is recorded.
+func TestKeysAdoptionFollowsTheData(t *testing.T) {
+	e := newEnv(t)
+	pool := seedLog(t, e, 30)
+	e.createAccount("alice@example.com", "free")
+	csv := filepath.Join(t.TempDir(), "leads.csv")
+	if err := os.WriteFile(csv, []byte("apn,address,phone\n123,1 Main St,(410) 555-0142\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	keyA, keyB := strings.Repeat("a1", 32), strings.Repeat("b2", 32)
+	seedA, seedB := base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{1}, 32)), base64.StdEncoding.EncodeToString(bytes.Repeat([]byte{2}, 32))
+	env := func(kv ...string) []string { return append(e.environ(), kv...) }
+	if out, errs, code := runArrIn(t, env("ARR_MASTER_KEY="+keyA), "", 2*time.Minute, "import", "list", "--email", "alice@example.com", csv); code != 0 {
+		t.Fatalf("first import: exit %d\n%s\n%s", code, out, errs)
+	}
+	if out, errs, code := runArrIn(t, env("ARR_LOG_SIGNING_KEY="+seedA), "", 2*time.Minute, "events", "checkpoint"); code != 0 {
+		t.Fatalf("first checkpoint: exit %d\n%s\n%s", code, out, errs)
+	}
+	// As before the binding: the data is there, no fingerprint is.
+	ctx := context.Background()
+	if _, err := pool.Exec(ctx, `DELETE FROM key_fingerprints`); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := runArrIn(t, env("ARR_MASTER_KEY="+keyB), "", 2*time.Minute, "import", "list", "--email", "alice@example.com", csv)
+	if code != 2 || !strings.Contains(errs, "none by this key") || !strings.Contains(errs, "ARR_MASTER_KEY") {
+		t.Fatalf("adopting a master key that wraps no data key: exit %d, want 2\n%s\n%s", code, out, errs)
+	}
+	out, errs, code = runArrIn(t, env("ARR_LOG_SIGNING_KEY="+seedB), "", 2*time.Minute, "events", "checkpoint")
+	if code != 2 || !strings.Contains(errs, "none by this key") || !strings.Contains(errs, "ARR_LOG_SIGNING_KEY") {
+		t.Fatalf("adopting a signing key that signed no head: exit %d, want 2\n%s\n%s", code, out, errs)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM key_fingerprints`).Scan(&n); err != nil || n != 0 {
+		t.Fatalf("refused keys were recorded: %d rows, %v", n, err)
+	}
+	if out, errs, code := runArrIn(t, env("ARR_MASTER_KEY="+keyA), "", 2*time.Minute, "import", "list", "--email", "alice@example.com", csv); code != 0 {
+		t.Fatalf("adopting the data's master key: exit %d\n%s\n%s", code, out, errs)
+	}
+	if out, errs, code := runArrIn(t, env("ARR_LOG_SIGNING_KEY="+seedA), "", 2*time.Minute, "events", "checkpoint"); code != 0 {
+		t.Fatalf("adopting the heads' signing key: exit %d\n%s\n%s", code, out, errs)
+	}
+	if recordedFingerprint(t, e, "log_signing_key") != pubFingerprint(ed25519.NewKeyFromSeed(bytes.Repeat([]byte{1}, 32)).Public().(ed25519.PublicKey)) {
+		t.Fatal("the adopted signing key is not the heads' key")
+	}
+}
