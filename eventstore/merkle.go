@@ -3,6 +3,7 @@ package eventstore
 import (
 	"context"
 	"errors"
+	"time"
 
 	"github.com/arr-dev/arr/eventstore/transparency"
 	"github.com/arr-dev/arr/eventstore/transparency/verifier"
@@ -51,4 +52,17 @@ type SignedHead struct {
 	Checkpoint []byte
 	// VerifierKey publishes the public key that signed it.
 	VerifierKey string
+}
+
+// DisownedHead is a kept head the operator disowned (`arr events
+// disown-heads`): one the log's key did not sign. It stays kept, but is
+// no longer served, used or extended. The event at EventPosition
+// (LogHeadsDisowned) records the decision in the log.
+type DisownedHead struct {
+	Size           uint64    `json:"size"`
+	KeyFingerprint string    `json:"key_fingerprint"`
+	Reason         string    `json:"reason"`
+	DisownedBy     string    `json:"disowned_by"`
+	DisownedAt     time.Time `json:"disowned_at"`
+	EventPosition  uint64    `json:"event_position"`
 }

@@ -22,6 +22,12 @@ import (
 // never made): what it sealed cannot be opened.
 var ErrShredded = records.ErrDataKeyDestroyed
 
+// ErrUnavailable is returned when an account's data key exists but cannot
+// be unwrapped: it is wrapped by another master key than this process's,
+// or damaged. Nothing can be sealed or opened for the account until the
+// operator gives the process the master key it was made with.
+var ErrUnavailable = records.ErrContactDataUnavailable
+
 // Keyring seals and opens with per-account data keys.
 type Keyring struct {
 	pool     *pgxpool.Pool
@@ -30,8 +36,33 @@ type Keyring struct {
 }
 
 // MasterKeySize is the master key's length in bytes. The master key is
-// read (or created) by package secretkey.
+// read and made by package secretkey, and bound to the database by
+// package boundkey.
 const MasterKeySize = secretkey.Size
+
+// MasterID is the short id of a master key that each data key's row
+// records (master_id): the first 6 bytes of SHA-256("arr-master-key-id:"
+// || key), in hex. It names the key without revealing it.
+func MasterID(master []byte) string {
+	sum := sha256.Sum256(append([]byte("arr-master-key-id:"), master...))
+	return hex.EncodeToString(sum[:6])
+}
+
+// MasterIDs counts the data keys stored, by the id of the master key that
+// wraps them.
+func MasterIDs(ctx context.Context, pool *pgxpool.Pool) (map[string]int64, error) {
+	rows, err := pool.Query(ctx, `SELECT master_id, count(*) FROM records_data_keys GROUP BY master_id`)
+	if err != nil {
+		return nil, fmt.Errorf("counting the data keys: %w", err)
+	}
+	ids := map[string]int64{}
+	var id string
+	var n int64
+	if _, err := pgx.ForEachRow(rows, []any{&id, &n}, func() error { ids[id] = n; return nil }); err != nil {
+		return nil, fmt.Errorf("counting the data keys: %w", err)
+	}
+	return ids, nil
+}
 
 // New returns a keyring over pool with the master key.
 func New(pool *pgxpool.Pool, master []byte) (*Keyring, error) {
@@ -42,8 +73,7 @@ func New(pool *pgxpool.Pool, master []byte) (*Keyring, error) {
 	if err != nil {
 		return nil, fmt.Errorf("datakeys: master key: %w", err)
 	}
-	sum := sha256.Sum256(append([]byte("arr-master-key-id:"), master...))
-	return &Keyring{pool: pool, master: aead, masterID: hex.EncodeToString(sum[:6])}, nil
+	return &Keyring{pool: pool, master: aead, masterID: MasterID(master)}, nil
 }
 
 func newAEAD(key []byte) (cipher.AEAD, error) {
@@ -100,11 +130,11 @@ func (k *Keyring) key(ctx context.Context, account uuid.UUID, create bool) (ciph
 		return nil, fmt.Errorf("loading a data key: %w", err)
 	}
 	if masterID != k.masterID {
-		return nil, fmt.Errorf("the data key of account %s is wrapped by master key %s, not the configured one (%s): set ARR_MASTER_KEY to the key it was made with", account, masterID, k.masterID)
+		return nil, fmt.Errorf("the data key of account %s is wrapped by master key %s, not by this process's (%s): %w", account, masterID, k.masterID, ErrUnavailable)
 	}
 	dk, err := open(k.master, wrapped, account[:])
 	if err != nil {
-		return nil, fmt.Errorf("unwrapping the data key of account %s: %w", account, err)
+		return nil, fmt.Errorf("unwrapping the data key of account %s with master key %s: %v: %w", account, k.masterID, err, ErrUnavailable)
 	}
 	return newAEAD(dk)
 }

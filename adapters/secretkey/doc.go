@@ -1,7 +1,6 @@
-// Package secretkey reads the server's 32-byte secrets — the records
-// master key, the audit hash key — from configuration, or else from a file
-// under the data directory that the first process to need it creates
-// (random, mode 0600). Processes sharing the directory read the same file,
-// so they use the same secret. Functions are safe for concurrent use, also
-// across processes.
+// Package secretkey reads and makes the server's 32-byte secrets — the
+// records master key, the audit hash key — written as 64 hex digits or
+// base64. Where a process finds them (a variable, or a file under its
+// data directory) and whether they are the database's is package
+// boundkey's business. Functions are safe for concurrent use.
 package secretkey

@@ -16,7 +16,7 @@ import (
 )
 
 func (a *cli) eventsCmd() *cobra.Command {
-	c := &cobra.Command{Use: "events", Short: "Read the event log: tail, export, stats, types (the event catalog); sign and verify its Merkle tree: checkpoint, verify"}
+	c := &cobra.Command{Use: "events", Short: "Read the event log: tail, export, stats, types (the event catalog); sign and verify its Merkle tree: checkpoint, verify, disown-heads"}
 
 	var from int64
 	var follow, tailJSON bool
@@ -108,6 +108,6 @@ func (a *cli) eventsCmd() *cobra.Command {
 		},
 	}
 	stats.Flags().BoolVar(&statsJSON, "json", false, "print JSON")
-	c.AddCommand(tail, export, stats, a.eventsTypesCmd(), a.eventsCheckpointCmd(), a.eventsVerifyCmd())
+	c.AddCommand(tail, export, stats, a.eventsTypesCmd(), a.eventsCheckpointCmd(), a.eventsVerifyCmd(), a.eventsDisownHeadsCmd())
 	return c
 }

@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"crypto/ed25519"
 	"encoding/json"
 	"errors"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/signedlog"
+	"github.com/arr-dev/arr/eventstore/transparency"
 	"github.com/arr-dev/arr/eventstore/transparency/verifier"
 )
 
@@ -46,7 +48,7 @@ func (a *cli) eventsCheckpointCmd() *cobra.Command {
 			"`arr events verify --head FILE` checks the log against it later.",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			s, err := a.open(cmd, openOptions{})
+			s, err := a.open(cmd, openOptions{signingKey: true})
 			if err != nil {
 				return err
 			}
@@ -79,19 +81,22 @@ func (a *cli) eventsCheckpointCmd() *cobra.Command {
 func (a *cli) eventsVerifyCmd() *cobra.Command {
 	var headFile, vkey string
 	var from uint64
-	var asJSON bool
+	var asJSON, allowUnsigned bool
 	c := &cobra.Command{
-		Use:   "verify [--head FILE] [--from POS] [--key VERIFIER_KEY] [--json]",
+		Use:   "verify [--head FILE] [--from POS] [--key VERIFIER_KEY] [--allow-unsigned] [--json]",
 		Short: "Check the event log against its Merkle tree and signed heads; name the first event altered, inserted or removed (exit 1)",
 		Long: "Read every event (from --from on), recompute its leaf hash from its content (docs/transparency.md) and the\n" +
 			"Merkle tree from the leaves, and check in position order: positions follow one another, each event's\n" +
 			"stored leaf hash is its content's, each stored tree node is the recomputed one, and at the size of each\n" +
-			"signed head the root is the signed one. The heads are the log's kept heads and, with --head, a signed\n" +
-			"checkpoint an auditor kept elsewhere (the checkpoint text, or the JSON of GET /v1/log/head); their\n" +
-			"signatures are checked with --key (a note verifier key), else the public half of ARR_LOG_SIGNING_KEY or\n" +
-			"ARR_DATA_DIR/" + logKeyFile + ".\n" +
-			"Exit status 0: the log verifies; 1: it does not, and the first bad position (or, when leaf hashes and tree\n" +
-			"were rewritten to match, the range between signed heads) is named.",
+			"signed head the root is the signed one. The heads are the log's kept heads (those disowned with\n" +
+			"`arr events disown-heads` aside) and, with --head, a signed checkpoint an auditor kept elsewhere (the\n" +
+			"checkpoint text, or the JSON of GET /v1/log/head); their signatures are checked with --key (a note verifier\n" +
+			"key), else the log's public key as the database records it (no secret key needed), else the public half of\n" +
+			"ARR_LOG_SIGNING_KEY or ARR_DATA_DIR/" + logKeyFile + " when the database records none yet.\n" +
+			"A kept head that the log's key did not sign is named with its key's fingerprint and the log's.\n" +
+			"Exit status 0: the log verifies against at least one signature; 1: it does not, and the first bad position\n" +
+			"(or, when leaf hashes and tree were rewritten to match, the range between signed heads) is named, or no\n" +
+			"signature could be checked (--allow-unsigned accepts a check of the tree alone).",
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			s, err := a.open(cmd, openOptions{})
@@ -103,17 +108,20 @@ func (a *cli) eventsVerifyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			name, pub, err := verifyKey(a.cfg, vkey, s)
+			k, err := verifyKey(cmd.Context(), a.cfg, vkey, s)
 			if err != nil {
 				return err
 			}
 			var heads []verifier.Head
 			var notes []string
+			if k.note != "" {
+				notes = append(notes, k.note)
+			}
 			if headFile != "" {
-				if pub == nil {
-					return errors.New("--head: no key to check its signature with: give --key (the log's verifier key) or ARR_LOG_SIGNING_KEY")
+				if k.pub == nil {
+					return errors.New("--head: no key to check its signature with: give --key (the log's verifier key)")
 				}
-				h, err := readHeadFile(headFile, name, pub)
+				h, err := readHeadFile(headFile, k.name, k.pub)
 				if err != nil {
 					return err
 				}
@@ -124,21 +132,20 @@ func (a *cli) eventsVerifyCmd() *cobra.Command {
 				return err
 			}
 			var badHead *signedlog.Problem
-			switch {
-			case pub == nil && len(kept) > 0:
-				notes = append(notes, fmt.Sprintf("the log's %d kept heads were not used: no key to check their signatures (give --key or ARR_LOG_SIGNING_KEY)", len(kept)))
-			case pub != nil:
-				for _, k := range kept {
-					h, err := verifier.OpenCheckpoint(k.Checkpoint, name, pub)
-					if err != nil || h != k.Head {
-						if badHead == nil {
-							badHead = &signedlog.Problem{Kind: signedlog.Unsigned, Upto: k.Size,
-								Message: fmt.Sprintf("the kept head of size %d does not verify under %s: it was not signed by the log's key (%v)", k.Size, name, err)}
-						}
-						continue
-					}
-					heads = append(heads, h)
-				}
+			if k.pub == nil && len(kept) > 0 {
+				notes = append(notes, fmt.Sprintf("the log's %d kept heads were not used: no key to check their signatures (give --key)", len(kept)))
+			} else if k.pub != nil {
+				var own []verifier.Head
+				own, badHead = checkKeptHeads(kept, k)
+				heads = append(heads, own...)
+			}
+			disowned, err := st.DisownedHeads(cmd.Context())
+			if err != nil {
+				return err
+			}
+			for _, d := range disowned {
+				notes = append(notes, fmt.Sprintf("the kept head of size %d (key %s) was disowned at %s by %s (event at position %d): %s; it is not used",
+					d.Size, d.KeyFingerprint, d.DisownedAt.Format(time.RFC3339), d.DisownedBy, d.EventPosition, d.Reason))
 			}
 			p := newProgress(os.Stderr, "verify")
 			rep, err := signedlog.Verify(cmd.Context(), st, signedlog.VerifyOptions{From: from, Heads: heads, Progress: p.Set})
@@ -150,8 +157,13 @@ func (a *cli) eventsVerifyCmd() *cobra.Command {
 			if rep.OK && badHead != nil {
 				rep.OK, rep.Problem = false, badHead
 			}
+			var unsigned error
+			if rep.OK && len(rep.HeadsMatched) == 0 && !allowUnsigned {
+				unsigned = errNoSignature{why: noSignatureWhy(k, len(kept), headFile)}
+				notes = append(notes, unsigned.Error())
+			}
 			if asJSON {
-				if err := printJSON(cmd.OutOrStdout(), map[string]any{"report": rep, "notes": notes}); err != nil {
+				if err := printJSON(cmd.OutOrStdout(), map[string]any{"report": rep, "notes": notes, "key": k.out(), "signatures_checked": len(rep.HeadsMatched)}); err != nil {
 					return err
 				}
 			} else {
@@ -160,31 +172,118 @@ func (a *cli) eventsVerifyCmd() *cobra.Command {
 			if !rep.OK {
 				return errLogBroken{rep.Problem}
 			}
-			return nil
+			return unsigned
 		},
 	}
 	c.Flags().StringVar(&headFile, "head", "", "a signed checkpoint kept elsewhere (its text, or the JSON of GET /v1/log/head) to check the log against")
 	c.Flags().Uint64Var(&from, "from", 0, "start at this position (the tree before it is taken from the store)")
-	c.Flags().StringVar(&vkey, "key", "", "the log's note verifier key (origin+keyid+base64), to check signatures with instead of the configured signing key's")
+	c.Flags().StringVar(&vkey, "key", "", "the log's note verifier key (origin+keyid+base64), to check signatures with instead of the key the database records")
+	c.Flags().BoolVar(&allowUnsigned, "allow-unsigned", false, "exit 0 when the tree verifies although no signature could be checked (no key, or no signed head covers the range)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return c
 }
 
-// verifyKey is the key heads are checked with: --key, else the configured
-// signing key's public half (never generating one); nil when there is none.
-func verifyKey(cfg Config, vkey string, s *system) (string, ed25519.PublicKey, error) {
+// logKey is the key heads are checked with, and where it came from.
+type logKey struct {
+	name string
+	pub  ed25519.PublicKey
+	// fingerprint is pub's; from says where pub came from.
+	fingerprint, from string
+	// note is what the report should say about it ("" for nothing).
+	note string
+}
+
+func (k logKey) out() map[string]string {
+	if k.pub == nil {
+		return nil
+	}
+	return map[string]string{"fingerprint": k.fingerprint, "from": k.from}
+}
+
+// verifyKey is the key heads are checked with: --key, else the log's
+// public key as the database records it, else (none recorded) the public
+// half of the configured signing key, never making one. pub is nil when
+// there is none.
+func verifyKey(ctx context.Context, cfg Config, vkey string, s *system) (logKey, error) {
+	recorded, rec, ok, err := s.recordedLogKey(ctx)
+	if err != nil {
+		return logKey{}, err
+	}
 	if vkey != "" {
 		name, pub, err := verifier.ParseVerifierKey(vkey)
 		if err != nil {
-			return "", nil, fmt.Errorf("--key: %w", err)
+			return logKey{}, fmt.Errorf("--key: %w", err)
 		}
-		return name, pub, nil
+		k := logKey{name: name, pub: pub, fingerprint: transparency.KeyFingerprint(pub), from: "--key"}
+		if ok && rec.Fingerprint != k.fingerprint {
+			k.note = fmt.Sprintf("--key has fingerprint %s, but the database records the log's key as %s (recorded %s by %s)",
+				k.fingerprint, rec.Fingerprint, rec.CreatedAt.Format(time.RFC3339), rec.CreatedBy)
+		}
+		return k, nil
 	}
-	priv, err := logSigningKey(cfg, false, s.log)
+	if ok {
+		return logKey{name: cfg.LogOrigin, pub: recorded, fingerprint: rec.Fingerprint,
+			from: fmt.Sprintf("the database's record (recorded %s by %s)", rec.CreatedAt.Format(time.RFC3339), rec.CreatedBy)}, nil
+	}
+	priv, err := configuredLogKey(cfg)
 	if err != nil || priv == nil {
-		return "", nil, err
+		return logKey{}, err
 	}
-	return cfg.LogOrigin, priv.Public().(ed25519.PublicKey), nil
+	pub := priv.Public().(ed25519.PublicKey)
+	return logKey{name: cfg.LogOrigin, pub: pub, fingerprint: transparency.KeyFingerprint(pub), from: "the configured signing key",
+		note: "the database records no signing key for this log yet: the heads were checked with the configured signing key's public half"}, nil
+}
+
+// checkKeptHeads returns the kept heads the log's key signed and, for the
+// first one it did not, the problem: a head genuinely signed by another
+// key is named with both fingerprints and what to do about it.
+func checkKeptHeads(kept []eventstore.SignedHead, k logKey) ([]verifier.Head, *signedlog.Problem) {
+	var own []verifier.Head
+	var bad *signedlog.Problem
+	others := 0
+	for _, h := range kept {
+		opened, hk := signedlog.CheckHeadKey(h, k.name, k.pub)
+		if hk.Log {
+			own = append(own, opened)
+			continue
+		}
+		if bad != nil {
+			others++
+			continue
+		}
+		msg := fmt.Sprintf("the kept head of size %d does not verify under %s (key %s): it was not signed by the log's key (%v)", h.Size, k.name, k.fingerprint, hk.Err)
+		if hk.Signed && hk.Fingerprint != k.fingerprint {
+			msg = fmt.Sprintf("the kept head of size %d is signed by key %s, not by the log's key %s (from %s): a process with another signing key signed it "+
+				"(before arr bound the log's key to the database, e.g. `arr events checkpoint` run with another ARR_DATA_DIR), and GET /v1/log/head may have served it. "+
+				"If no one you trust signed it with that key, it is not the log's: `arr events disown-heads --reason TEXT` records that in the log, stops serving and using it, "+
+				"and signs a new head with the log's key; give auditors who kept it the new head", h.Size, hk.Fingerprint, k.fingerprint, k.from)
+		}
+		bad = &signedlog.Problem{Kind: signedlog.Unsigned, Upto: h.Size, Message: msg}
+	}
+	if others > 0 {
+		bad.Message += fmt.Sprintf(" (%d more kept heads do not verify under the log's key)", others)
+	}
+	return own, bad
+}
+
+// errNoSignature makes arr exit with status 1 when the tree verified but
+// no signature could be checked.
+type errNoSignature struct{ why string }
+
+func (e errNoSignature) Error() string {
+	return "no signature was checked (" + e.why + "): the tree alone proves nothing against someone who rewrote events, leaf hashes and tree together; " +
+		"give --key VERIFIER_KEY or --head FILE, or let arr sign a head (arr events checkpoint); --allow-unsigned accepts a check of the tree alone"
+}
+
+func noSignatureWhy(k logKey, kept int, headFile string) string {
+	switch {
+	case k.pub == nil:
+		return "no key: the database records no signing key for this log and none is configured"
+	case kept == 0 && headFile == "":
+		return "the log has no signed head"
+	default:
+		return "no signed head covers the positions checked"
+	}
 }
 
 // readHeadFile reads and checks a signed checkpoint: its text, or a JSON

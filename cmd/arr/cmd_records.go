@@ -17,24 +17,12 @@ import (
 
 	"github.com/spf13/cobra"
 
-	"github.com/arr-dev/arr/adapters/datakeys"
 	"github.com/arr-dev/arr/adapters/layerfile"
 	"github.com/arr-dev/arr/adapters/listfile"
-	"github.com/arr-dev/arr/adapters/secretkey"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/records"
 )
-
-// keyring opens the records data-key ring with the configured master key
-// (or ARR_DATA_DIR/master.key, created on first use).
-func (s *system) keyring() (*datakeys.Keyring, error) {
-	master, err := secretkey.Load("ARR_MASTER_KEY", s.cfg.MasterKey, filepath.Join(s.cfg.DataDir, "master.key"))
-	if err != nil {
-		return nil, fmt.Errorf("records master key: %w", err)
-	}
-	return datakeys.New(s.pool, master)
-}
 
 func (a *cli) loadCmd() *cobra.Command {
 	c := &cobra.Command{Use: "load", Short: "Load public-record data"}

@@ -68,7 +68,15 @@ func (a *cli) serveCmd() *cobra.Command {
 func (a *cli) serve(ctx context.Context, roles []string) error {
 	log := a.cfg.logger()
 	gin.SetMode(gin.ReleaseMode)
-	s, err := openSystem(ctx, a.cfg, log, openOptions{setup: true, contactKeys: true})
+	// Each role's keys are checked against the database at start: the
+	// records master key (records), the audit hash key (gateway), the
+	// log's signing key (projections, which signs heads).
+	by := "arr up"
+	if len(roles) < len(roleNames()) {
+		by = "arr serve " + strings.Join(roles, ",")
+	}
+	s, err := openSystem(ctx, a.cfg, log, openOptions{setup: true, by: by, contactKeys: slices.Contains(roles, "records"),
+		auditKey: slices.Contains(roles, "gateway"), signingKey: slices.Contains(roles, "projections")})
 	if err != nil {
 		return err
 	}

@@ -12,6 +12,8 @@ import (
 
 	"github.com/spf13/pflag"
 
+	"github.com/arr-dev/arr/adapters/secretkey"
+	"github.com/arr-dev/arr/eventstore/transparency"
 	"github.com/arr-dev/arr/eventstore/transparency/verifier"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
@@ -158,7 +160,7 @@ func (c *Config) settings() []setting {
 		{env: "ARR_PUBLIC_RATE_LIMIT", num: &c.PublicLimit, def: "600", help: "requests per clock hour per client IP on the records service's key-less endpoints", min: 1},
 		{env: "SMTP_URL", str: &c.SMTPURL, secret: true, help: "SMTP server for sign-in mail: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465; empty prints each mail to the log instead"},
 		{env: "ARR_MAIL_FROM", str: &c.MailFrom, def: "arr <no-reply@arr.localhost>", help: "sender of arr's mail"},
-		{env: "ARR_MASTER_KEY", str: &c.MasterKey, secret: true, help: "records service master key (64 hex digits or base64 of 32 bytes) wrapping each account's data key; empty uses (and on first use creates) ARR_DATA_DIR/master.key"},
+		{env: "ARR_MASTER_KEY", str: &c.MasterKey, secret: true, help: "records service master key (64 hex digits or base64 of 32 bytes) wrapping each account's data key; empty uses ARR_DATA_DIR/master.key, made by the first process when the database names no key. The database records the key's fingerprint: a process with another key, or none, stops at start (exit 2) and makes no key file"},
 		{env: "ARR_DEMO_DATA", str: &c.DemoData, def: "true", help: "true: `arr up` loads the shipped public-record demo data on first start; false: it does not", choices: []string{"true", "false"}},
 		{env: "ARR_CATALOG", str: &c.Catalog, help: "model catalog file of the gateway (tiers of upstream models, prices, quality, context windows); empty uses the catalog shipped in the binary"},
 		{env: "ARR_UPSTREAM_BASE_URL", str: &c.UpstreamBaseURL, help: "one OpenAI-compatible server (vLLM, Ollama, llama.cpp, …; e.g. http://127.0.0.1:11434/v1) that serves every catalog model, instead of each model's base_url"},
@@ -168,9 +170,9 @@ func (c *Config) settings() []setting {
 		{env: "ARR_UPSTREAM_BREAKER_OPEN", dur: &c.BreakerOpen, def: "30s", help: "how long an open circuit breaker skips its upstream before one probe"},
 		{env: "ARR_CACHE_ENTRIES", num: &c.CacheEntries, def: "10000", help: "size of the gateway's exact-match response cache (0 turns it off)", min: 0},
 		{env: "ARR_CACHE_TTL", dur: &c.CacheTTL, def: "1h", help: "how long a cached gateway reply is served"},
-		{env: "ARR_AUDIT_HMAC_KEY", str: &c.AuditHMACKey, secret: true, help: "gateway audit hash key (64 hex digits or base64 of 32 bytes): request_hash and response_hash in audit entries are HMAC-SHA-256 under it; empty uses (and on first use creates) ARR_DATA_DIR/audit-hmac.key; processes sharing ARR_DATA_DIR share that file; give gateways on other machines the same key"},
+		{env: "ARR_AUDIT_HMAC_KEY", str: &c.AuditHMACKey, secret: true, help: "gateway audit hash key (64 hex digits or base64 of 32 bytes): request_hash and response_hash in audit entries are HMAC-SHA-256 under it; empty uses ARR_DATA_DIR/audit-hmac.key, made by the first gateway when the database names no key; give gateways on other machines the same key: the database records its fingerprint, and a gateway with another key, or none, stops at start (exit 2)"},
 		{env: "ARR_AUDITOR_KEY", str: &c.AuditorKey, secret: true, help: "operator audit key (header X-Auditor-Key, at least 32 characters) that reads the payload of every audit entry on GET /v1/audit/{hash}; empty turns it off"},
-		{env: "ARR_LOG_SIGNING_KEY", str: &c.LogSigningKey, secret: true, help: "Ed25519 key that signs the event log's tree heads: PEM (PKCS #8, as `openssl genpkey -algorithm ed25519` writes it) or base64 of the 32-byte seed; empty uses (and on first use creates) ARR_DATA_DIR/log-signing-key.pem; every process that signs heads of one log needs the same key"},
+		{env: "ARR_LOG_SIGNING_KEY", str: &c.LogSigningKey, secret: true, help: "Ed25519 key that signs the event log's tree heads: PEM (PKCS #8, as `openssl genpkey -algorithm ed25519` writes it) or base64 of the 32-byte seed; empty uses ARR_DATA_DIR/log-signing-key.pem, made by the first signer when the database names no key; every process that signs heads of one log needs the same key: the database records its public key, and a signer with another key, or none, stops at start (exit 2)"},
 		{env: "ARR_LOG_ORIGIN", str: &c.LogOrigin, def: "arr.localhost/log", help: "name of the event log in its signed heads (the C2SP checkpoint origin and key name): no spaces or plus signs, e.g. arr.example.com/log"},
 		{env: "ARR_LOG_CHECKPOINT_EVENTS", num: &c.LogCheckpointEvery, def: "1000", min: 1, help: "sign a tree head once the log has grown by this many events since the last one"},
 		{env: "ARR_LOG_CHECKPOINT_INTERVAL", dur: &c.LogCheckpointTime, def: "30s", help: "sign a tree head of a log that has grown at all once this long has passed since the last one"},
@@ -306,11 +308,28 @@ func (c *Config) Validate() error {
 		// The value is a secret: never shown.
 		errs = append(errs, fmt.Errorf("ARR_AUDITOR_KEY (flag --arr-auditor-key): want at least %d characters (it reads every account's audit payloads), e.g. 32 hex digits", minAuditorKey))
 	}
+	errs = append(errs, c.keyErrors()...)
 	errs = append(errs, c.Answer.validate(c)...)
 	if len(errs) > 0 {
 		return errs
 	}
 	return nil
+}
+
+// keyErrors checks the form of the keys given in the configuration; the
+// values are secrets and never shown. Whether a key is the database's is
+// checked when a command that uses it starts (bindKeys).
+func (c *Config) keyErrors() ConfigErrors {
+	var errs ConfigErrors
+	for _, k := range []struct{ env, value string }{{"ARR_MASTER_KEY", c.MasterKey}, {"ARR_AUDIT_HMAC_KEY", c.AuditHMACKey}} {
+		if _, err := secretkey.Parse(k.value); k.value != "" && err != nil {
+			errs = append(errs, fmt.Errorf("%s (flag --%s): want 64 hex digits or base64 of 32 bytes (the value is not shown)", k.env, flagName(k.env)))
+		}
+	}
+	if _, err := transparency.ParsePrivateKey(c.LogSigningKey); c.LogSigningKey != "" && err != nil {
+		errs = append(errs, fmt.Errorf("ARR_LOG_SIGNING_KEY (flag --arr-log-signing-key): want an Ed25519 key, PEM (PKCS #8) or base64 of the 32-byte seed (%v; the value is not shown)", err))
+	}
+	return errs
 }
 
 // rawOf is the text a setting was given.

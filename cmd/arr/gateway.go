@@ -1,18 +1,16 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"log/slog"
 	"os"
-	"path/filepath"
 	"slices"
 	"strings"
 
-	"github.com/arr-dev/arr/adapters/secretkey"
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
-	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/readapi/gateway"
 )
@@ -83,9 +81,9 @@ func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routin
 	if err != nil {
 		return gateway.Routing{}, nil, err
 	}
-	hashKey, err := auditHashKey(cfg)
-	if err != nil {
-		return gateway.Routing{}, nil, err
+	hashKey := s.auditKey // bound at start (openOptions.auditKey)
+	if !hashKey.Valid() {
+		return gateway.Routing{}, nil, errors.New("gateway: the audit hash key was not loaded")
 	}
 	entries := cfg.CacheEntries
 	if entries == 0 {
@@ -103,15 +101,4 @@ func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routin
 		Complete: comp, Audit: s.app.Queries.Audit, Usage: s.app.Queries.GatewayUsage,
 		AuditorKey: cfg.AuditorKey,
 	}, chain, nil
-}
-
-// auditHashKey reads the key of the audit entries' request and response
-// hashes: ARR_AUDIT_HMAC_KEY, else ARR_DATA_DIR/audit-hmac.key (created on
-// first use, like the records master key beside it).
-func auditHashKey(cfg Config) (audit.HashKey, error) {
-	raw, err := secretkey.Load("ARR_AUDIT_HMAC_KEY", cfg.AuditHMACKey, filepath.Join(cfg.DataDir, "audit-hmac.key"))
-	if err != nil {
-		return audit.HashKey{}, fmt.Errorf("gateway audit hash key: %w", err)
-	}
-	return audit.NewHashKey(raw)
 }

@@ -287,7 +287,7 @@ func checkpointOf(t *testing.T, pool *pgxpool.Pool, name string) int64 {
 // failure is switched off, `arr projections retry lists` applies it.
 func TestParkedEventSurvivesKill(t *testing.T) {
 	e := newEnv(t)
-	e.extraEnv = append(e.extraEnv, "ARR_MASTER_KEY="+testMasterKey) // every arr command gets its own ARR_DATA_DIR
+	e.extraEnv = append(e.extraEnv, "ARR_MASTER_KEY="+testMasterKey)
 	p := e.up()
 	pool := testPool(t, e)
 	e.createAccount("lists@example.com", "free")

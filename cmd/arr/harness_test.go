@@ -39,10 +39,13 @@ func TestMain(m *testing.M) {
 	os.Exit(code)
 }
 
-// env is an isolated arr installation: its own database and ports.
+// env is an isolated arr installation: its own database, ports and data
+// directory (ARR_DATA_DIR, where the key files live), which every arr
+// process of the env shares, as the processes of one installation do.
 type env struct {
 	t        testing.TB
 	dbURL    string
+	dataDir  string
 	answer   string
 	gateway  string
 	records  string
@@ -51,13 +54,17 @@ type env struct {
 
 func newEnv(t testing.TB) *env {
 	t.Helper()
-	return &env{t: t, dbURL: migratetest.NewDatabase(t)}
+	return &env{t: t, dbURL: migratetest.NewDatabase(t), dataDir: t.TempDir()}
 }
 
 func (e *env) environ() []string {
+	dataDir := e.dataDir
+	if dataDir == "" { // an env made without newEnv: a directory per process
+		dataDir = e.t.TempDir()
+	}
 	return append(append(os.Environ(),
 		"DATABASE_URL="+e.dbURL,
-		"ARR_DATA_DIR="+e.t.TempDir(),
+		"ARR_DATA_DIR="+dataDir,
 		"ARR_LOG_LEVEL=warn",
 		"ARR_DEMO_DATA=false", // tests that want the demo data set it in extraEnv
 	), e.extraEnv...)

@@ -6,7 +6,6 @@ import (
 	"fmt"
 	"io/fs"
 	"log/slog"
-	"os"
 	"path/filepath"
 
 	"github.com/arr-dev/arr/eventstore"
@@ -14,10 +13,6 @@ import (
 	"github.com/arr-dev/arr/eventstore/signedlog"
 	"github.com/arr-dev/arr/eventstore/transparency"
 )
-
-// logKeyFile is where the log's signing key lives when ARR_LOG_SIGNING_KEY
-// is unset.
-const logKeyFile = "log-signing-key.pem"
 
 // merkleStore is the event store as the signed log needs it: the
 // PostgreSQL store, the only one that keeps a tree.
@@ -29,10 +24,11 @@ func (s *system) merkleStore() (*postgres.Store, error) {
 	return st, nil
 }
 
-// logSigningKey reads ARR_LOG_SIGNING_KEY, else the key file under
-// ARR_DATA_DIR, which create makes (mode 0600) when it is missing. Without
-// create, a missing file is (nil, nil).
-func logSigningKey(cfg Config, create bool, log *slog.Logger) (ed25519.PrivateKey, error) {
+// configuredLogKey reads ARR_LOG_SIGNING_KEY, else the key file under
+// ARR_DATA_DIR; it makes nothing and checks nothing against the database
+// (for `arr events verify` on a log whose key no process recorded yet).
+// Without either it returns nil.
+func configuredLogKey(cfg Config) (ed25519.PrivateKey, error) {
 	if cfg.LogSigningKey != "" {
 		priv, err := transparency.ParsePrivateKey(cfg.LogSigningKey)
 		if err != nil {
@@ -40,25 +36,11 @@ func logSigningKey(cfg Config, create bool, log *slog.Logger) (ed25519.PrivateKe
 		}
 		return priv, nil
 	}
-	path := filepath.Join(cfg.DataDir, logKeyFile)
-	if !create {
-		priv, err := transparency.LoadKeyFile(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			return nil, nil
-		}
-		return priv, err
+	priv, err := transparency.LoadKeyFile(filepath.Join(cfg.DataDir, logKeyFile))
+	if errors.Is(err, fs.ErrNotExist) {
+		return nil, nil
 	}
-	if err := os.MkdirAll(cfg.DataDir, 0o700); err != nil {
-		return nil, fmt.Errorf("ARR_DATA_DIR: %w", err)
-	}
-	priv, generated, err := transparency.LoadOrGenerateKeyFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if generated {
-		log.Warn("generated the event log's signing key: keep it safe and back it up, and give every process that signs this log's heads the same key (ARR_LOG_SIGNING_KEY)", "file", path)
-	}
-	return priv, nil
+	return priv, err
 }
 
 // logSigner builds the signer of the log's heads.
@@ -67,12 +49,11 @@ func (s *system) logSigner(log *slog.Logger) (*signedlog.Signer, error) {
 	if err != nil {
 		return nil, err
 	}
-	key, err := logSigningKey(s.cfg, true, log)
-	if err != nil {
-		return nil, err
+	if s.signingKey == nil {
+		return nil, errors.New("the event log's signing key was not loaded (openOptions.signingKey)")
 	}
 	return signedlog.NewSigner(st, st, signedlog.SignerConfig{
-		Key: key, Origin: s.cfg.LogOrigin, Every: uint64(s.cfg.LogCheckpointEvery), Interval: s.cfg.LogCheckpointTime,
+		Key: s.signingKey, Origin: s.cfg.LogOrigin, Every: uint64(s.cfg.LogCheckpointEvery), Interval: s.cfg.LogCheckpointTime,
 		Now: s.now, Logger: log,
 	})
 }

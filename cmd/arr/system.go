@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"crypto/ed25519"
 	"errors"
 	"fmt"
 	"log/slog"
@@ -9,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arr-dev/arr/adapters/datakeys"
+	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/projections/builtin"
 	"github.com/arr-dev/arr/projections/identity"
 	"github.com/arr-dev/arr/readapi/app"
@@ -42,6 +44,11 @@ type system struct {
 	// keys is the data-key ring of imported lists' contact columns (only
 	// with openOptions.contactKeys).
 	keys *datakeys.Keyring
+	// auditKey and signingKey are the gateway's audit hash key (with
+	// openOptions.auditKey) and the log's signing key (with
+	// openOptions.signingKey), both bound to the database (bindKeys).
+	auditKey   audit.HashKey
+	signingKey ed25519.PrivateKey
 	// sql runs analysts' SQL projections; the runner holds those defined.
 	sql      *sqlproj.Engine
 	registry *prometheus.Registry
@@ -60,13 +67,21 @@ type openOptions struct {
 	// catchUp names read models to bring up to the log head before use
 	// (implies setup).
 	catchUp []string
-	// contactKeys loads the data-key ring (ARR_MASTER_KEY), for the
-	// commands that seal and destroy lists' contact data.
+	// contactKeys loads the data-key ring (the records master key), for
+	// the commands that seal, open and destroy lists' contact data.
 	contactKeys bool
+	// auditKey loads the gateway's audit hash key; signingKey the event
+	// log's signing key (PostgreSQL store only).
+	auditKey, signingKey bool
+	// by names the command in the key records (default: arr).
+	by string
 }
 
 // open builds the system for a CLI command.
 func (a *cli) open(cmd *cobra.Command, o openOptions) (*system, error) {
+	if o.by == "" {
+		o.by = cmd.CommandPath()
+	}
 	return openSystem(cmd.Context(), a.cfg, a.cfg.logger(), o)
 }
 
@@ -166,6 +181,10 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 		}
 		_ = s.store.Close()
 	})
+	// The keys this command uses are checked at start, before any work.
+	if err := s.bindKeys(ctx, o); err != nil {
+		return nil, err
+	}
 	s.runner, err = projections.NewRunner(pool, s.store, projections.Config{Logger: log, Registerer: s.registry, BatchSize: cfg.BatchSize, BatchTimeout: cfg.BatchTimeout}, append(builtin.All(), sqlproj.Definitions{})...)
 	if err != nil {
 		return nil, err
@@ -186,11 +205,6 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 	// The analysts' SQL projections defined now join the built-ins.
 	if _, err := s.sql.Sync(ctx, s.runner, o.setup || len(o.catchUp) > 0); err != nil {
 		log.Error("SQL projections: not every definition could be loaded", "err", err)
-	}
-	if o.contactKeys {
-		if s.keys, err = s.keyring(); err != nil {
-			return nil, err
-		}
 	}
 	cmds, err := commands.New(s.store, s.now, s.keys)
 	if err != nil {

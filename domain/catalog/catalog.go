@@ -6,6 +6,7 @@ import (
 	"github.com/arr-dev/arr/domain/analysis"
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/domain/audit"
+	"github.com/arr-dev/arr/domain/eventlog"
 	"github.com/arr-dev/arr/domain/feedback"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/domain/signin"
@@ -17,5 +18,6 @@ func Registry() *domain.Registry {
 	return domain.NewRegistry(
 		account.Events(), signin.Events(), usage.Events(), audit.Events(),
 		feedback.Events(), answer.Events(), records.Events(), analysis.Events(),
+		eventlog.Events(),
 	)
 }

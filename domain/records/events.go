@@ -233,3 +233,10 @@ const (
 // opened.
 var ErrDataKeyDestroyed = &domain.Error{Kind: domain.ErrNotFound, Code: "data_key_destroyed",
 	Message: "the account's data key does not exist (erased accounts' contact data is unreadable)"}
+
+// ErrContactDataUnavailable: an account's data key exists but cannot be
+// unwrapped (it is wrapped by another master key than the server's, or
+// damaged), so its contact data can be neither opened nor sealed until
+// the operator restores the master key it was made with.
+var ErrContactDataUnavailable = &domain.Error{Kind: domain.ErrUnavailable, Code: "contact_data_unavailable",
+	Message: "this account's contact data cannot be opened or added right now: the server cannot unwrap its data key (the operator must restore the master key it was made with); retry later, or leave out include_contact"}

@@ -11,8 +11,9 @@ import (
 	"github.com/arr-dev/arr/eventstore/transparency"
 )
 
-// SaveHead keeps a signed head unless one of its size is kept already;
-// saved says whether it was. Heads are never changed or removed.
+// SaveHead keeps a signed head unless one of its size is kept already
+// (disowned or not); saved says whether it was. Heads are never changed
+// or removed.
 func (s *Store) SaveHead(ctx context.Context, h eventstore.SignedHead) (saved bool, err error) {
 	tag, err := s.pool.Exec(ctx, `INSERT INTO event_tree_heads (size, root, timestamp_ms, origin, verifier_key, checkpoint)
 		VALUES ($1, $2, $3, $4, $5, $6) ON CONFLICT (size) DO NOTHING`,
@@ -25,30 +26,36 @@ func (s *Store) SaveHead(ctx context.Context, h eventstore.SignedHead) (saved bo
 
 const headColumns = `size, root, timestamp_ms, origin, verifier_key, checkpoint`
 
-// LatestHead returns the kept head of the largest size; ok is false when
-// none is kept.
+// ownHeads are the kept heads not disowned: the only ones read, served
+// and extended.
+const ownHeads = `(SELECT * FROM event_tree_heads h WHERE NOT EXISTS (SELECT 1 FROM event_tree_heads_disowned d WHERE d.size = h.size)) heads`
+
+// LatestHead returns the kept head of the largest size, disowned heads
+// aside; ok is false when there is none.
 func (s *Store) LatestHead(ctx context.Context) (h eventstore.SignedHead, ok bool, err error) {
-	return s.oneHead(ctx, `SELECT `+headColumns+` FROM event_tree_heads ORDER BY size DESC LIMIT 1`)
+	return s.oneHead(ctx, `SELECT `+headColumns+` FROM `+ownHeads+` ORDER BY size DESC LIMIT 1`)
 }
 
-// HeadAt returns the kept head of a size; ok is false when none is kept.
+// HeadAt returns the kept head of a size; ok is false when none is kept
+// (or it was disowned).
 func (s *Store) HeadAt(ctx context.Context, size uint64) (h eventstore.SignedHead, ok bool, err error) {
-	return s.oneHead(ctx, `SELECT `+headColumns+` FROM event_tree_heads WHERE size = $1`, int64(size))
+	return s.oneHead(ctx, `SELECT `+headColumns+` FROM `+ownHeads+` WHERE size = $1`, int64(size))
 }
 
 // HeadsSince returns up to limit kept heads of size since or more,
-// smallest first.
+// smallest first, disowned heads aside.
 func (s *Store) HeadsSince(ctx context.Context, since uint64, limit int) ([]eventstore.SignedHead, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+headColumns+` FROM event_tree_heads WHERE size >= $1 ORDER BY size LIMIT $2`, int64(min(since, 1<<63-1)), limit)
+	rows, err := s.pool.Query(ctx, `SELECT `+headColumns+` FROM `+ownHeads+` WHERE size >= $1 ORDER BY size LIMIT $2`, int64(min(since, 1<<63-1)), limit)
 	if err != nil {
 		return nil, fmt.Errorf("reading signed heads: %w", err)
 	}
 	return pgx.CollectRows(rows, scanHead)
 }
 
-// AllHeads returns every kept head of a size in [from, to], smallest first.
+// AllHeads returns every kept head of a size in [from, to], smallest
+// first, disowned heads aside.
 func (s *Store) AllHeads(ctx context.Context, from, to uint64) ([]eventstore.SignedHead, error) {
-	rows, err := s.pool.Query(ctx, `SELECT `+headColumns+` FROM event_tree_heads WHERE size BETWEEN $1 AND $2 ORDER BY size`, int64(min(from, 1<<63-1)), int64(min(to, 1<<63-1)))
+	rows, err := s.pool.Query(ctx, `SELECT `+headColumns+` FROM `+ownHeads+` WHERE size BETWEEN $1 AND $2 ORDER BY size`, int64(min(from, 1<<63-1)), int64(min(to, 1<<63-1)))
 	if err != nil {
 		return nil, fmt.Errorf("reading signed heads: %w", err)
 	}

@@ -4,8 +4,10 @@ import (
 	"bytes"
 	"crypto/ed25519"
 	"crypto/rand"
+	"crypto/sha256"
 	"crypto/x509"
 	"encoding/base64"
+	"encoding/hex"
 	"encoding/pem"
 	"errors"
 	"fmt"
@@ -137,4 +139,12 @@ func LoadOrGenerateKeyFile(path string) (priv ed25519.PrivateKey, generated bool
 	}
 	priv, err = LoadKeyFile(path)
 	return priv, false, err
+}
+
+// KeyFingerprint is the fingerprint of a log key, as arr records and
+// prints it: "sha256:" and the hex of SHA-256 of the 32-byte Ed25519
+// public key.
+func KeyFingerprint(pub ed25519.PublicKey) string {
+	sum := sha256.Sum256(pub)
+	return "sha256:" + hex.EncodeToString(sum[:])
 }
