@@ -35,8 +35,11 @@ type Config struct {
 	LogFormat     string
 	ShutdownGrace time.Duration
 	RYWTimeout    time.Duration
-	BatchSize     int
-	BatchTimeout  time.Duration
+	// BodyTimeout is how long a request body may take to arrive (408
+	// after it).
+	BodyTimeout  time.Duration
+	BatchSize    int
+	BatchTimeout time.Duration
 	// SQLTimeout bounds each statement batch, DDL statement and query of
 	// an analyst's SQL projection.
 	SQLTimeout  time.Duration
@@ -141,6 +144,7 @@ func (c *Config) settings() []setting {
 		{env: "ARR_LOG_FORMAT", str: &c.LogFormat, def: "text", help: "text or json", choices: []string{"text", "json"}},
 		{env: "ARR_SHUTDOWN_GRACE", dur: &c.ShutdownGrace, def: "20s", help: "how long SIGINT/SIGTERM waits for in-flight requests"},
 		{env: "ARR_READ_YOUR_WRITES_TIMEOUT", dur: &c.RYWTimeout, def: "5s", help: "bound on waiting for read models to show a write"},
+		{env: "ARR_BODY_TIMEOUT", dur: &c.BodyTimeout, def: "30s", help: "how long a request body may take to arrive once its headers are in; a slower body is answered 408 request_timeout and not counted against any quota"},
 		{env: "ARR_PROJECTION_BATCH_SIZE", num: &c.BatchSize, def: "2000", help: "most events a projection applies per transaction", min: 1, max: 100000},
 		{env: "ARR_PROJECTION_BATCH_TIMEOUT", dur: &c.BatchTimeout, def: "60s", help: "time a projection transaction gets; one that runs out is retried with twice the time (up to 1h)"},
 		{env: "ARR_SQL_PROJECTION_TIMEOUT", dur: &c.SQLTimeout, def: "30s", help: "statement timeout of analysts' SQL projections: what one batch of events, one DDL statement or one `arr projections query` may take before PostgreSQL cancels it"},

@@ -238,8 +238,7 @@ func (q *Quota) count(c *gin.Context, bucket string, window func(time.Time) Wind
 	if err != nil {
 		q.cfg.Logger.Error("quota counter unavailable: refusing the request", "bucket", bucket, "err", err,
 			"request_id", c.GetString("request_id"))
-		return res, &domain.Error{Kind: domain.ErrUnavailable, Code: "quota_unavailable",
-			Message: "the request could not be counted against its quota; retry shortly"}
+		return res, &counterDown{cause: err}
 	}
 	SetHeaders(c.Writer.Header(), res)
 	if !res.Allowed {
@@ -256,3 +255,16 @@ func SetHeaders(h interface{ Set(string, string) }, res Result) {
 	h.Set("X-RateLimit-Remaining", strconv.FormatInt(res.Remaining, 10))
 	h.Set("X-RateLimit-Reset", unixString(res.Window.End))
 }
+
+// errQuotaUnavailable is the refusal of a request that could not be
+// counted.
+var errQuotaUnavailable = &domain.Error{Kind: domain.ErrUnavailable, Code: "quota_unavailable",
+	Message: "the request could not be counted against its quota; retry shortly"}
+
+// counterDown is a counter store that failed: a 503 (errQuotaUnavailable)
+// that keeps its cause, so that the services' error mapping names a
+// database outage as one (httpx.TranslateDB: database_unavailable).
+type counterDown struct{ cause error }
+
+func (e *counterDown) Error() string   { return "counting the request against its quota: " + e.cause.Error() }
+func (e *counterDown) Unwrap() []error { return []error{errQuotaUnavailable, e.cause} }
