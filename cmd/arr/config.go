@@ -153,7 +153,7 @@ func (c *Config) settings() []setting {
 		{env: "STRIPE_WEBHOOK_SECRET", str: &c.StripeWebhookSecret, secret: true, help: "signing secret of the Stripe webhook endpoint POST /v1/stripe/webhook"},
 		{env: "ARR_ADMIN_KEY", str: &c.AdminKey, secret: true, help: "operator key (header X-Admin-Key) that bypasses the public checkout's plan checks; empty turns the bypass off"},
 		{env: "REDIS_URL", str: &c.RedisURL, help: "Redis for the quota counters (redis://host:6379/0); empty counts in PostgreSQL"},
-		{env: "ARR_PUBLIC_RATE_LIMIT", num: &c.PublicLimit, def: "600", help: "requests per clock hour per client IP on the records service's key-less endpoints", min: 1},
+		{env: "ARR_PUBLIC_RATE_LIMIT", num: &c.PublicLimit, def: "600", help: "requests per clock hour per client IP, without a key, to the records service's public endpoints and the gateway's /v1/log routes (a request with a records key counts against the key instead)", min: 1},
 		{env: "SMTP_URL", str: &c.SMTPURL, secret: true, help: "SMTP server for sign-in mail: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465; empty prints each mail to the log instead"},
 		{env: "ARR_MAIL_FROM", str: &c.MailFrom, def: "arr <no-reply@arr.localhost>", help: "sender of arr's mail"},
 		{env: "ARR_MASTER_KEY", str: &c.MasterKey, secret: true, help: "records service master key (64 hex digits or base64 of 32 bytes) wrapping each account's data key; empty uses (and on first use creates) ARR_DATA_DIR/master.key"},

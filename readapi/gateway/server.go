@@ -67,7 +67,7 @@ func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
 	}
 	mountMe(e, d)
 	e.GET("/v1/plans", plans)
-	mountLog(e, rt.Log)
+	mountLog(e, rt.Log, d.Quota.PublicPerIP(account.Gateway, fail))
 	billing.Register(e, d, fail)
 	return e, nil
 }
