@@ -307,5 +307,7 @@ var errQuotaUnavailable = &domain.Error{Kind: domain.ErrUnavailable, Code: "quot
 // database outage as one (httpx.TranslateDB: database_unavailable).
 type counterDown struct{ cause error }
 
-func (e *counterDown) Error() string   { return "counting the request against its quota: " + e.cause.Error() }
+func (e *counterDown) Error() string {
+	return "counting the request against its quota: " + e.cause.Error()
+}
 func (e *counterDown) Unwrap() []error { return []error{errQuotaUnavailable, e.cause} }
