@@ -89,7 +89,7 @@ func (a *cli) serve(ctx context.Context, roles []string) error {
 
 	deps := httpx.Deps{
 		App: s.app, WaitFor: s.waitFor, Now: s.now, Head: s.store.Head, Version: a.version,
-		Logger: log, Metrics: httpx.NewMetrics(s.registry), Gatherer: s.registry,
+		Logger: log, Metrics: httpx.NewMetrics(s.registry), Gatherer: s.registry, BodyTimeout: a.cfg.BodyTimeout,
 	}
 	if deps.Billing, err = openBilling(a.cfg, s, log); err != nil {
 		return err
@@ -194,8 +194,12 @@ func (a *cli) serve(ctx context.Context, roles []string) error {
 			return fmt.Errorf("%s: %w", r, err)
 		}
 		bases = append(bases, slog.String(r, d.Site.BaseURL()))
+		// No ReadTimeout: it would cut off streams and long answers (net/http
+		// cancels a request whose connection read times out, even after the
+		// body), and answer a slow body with an error of its own. The
+		// engine gives each body ARR_BODY_TIMEOUT instead (408 in JSON).
 		servers = append(servers, &http.Server{
-			Handler: h, ReadHeaderTimeout: 10 * time.Second, ReadTimeout: 60 * time.Second,
+			Handler: h, ReadHeaderTimeout: 10 * time.Second,
 			IdleTimeout: 120 * time.Second, MaxHeaderBytes: httpx.ServerMaxHeaderBytes, // the engine answers 431 itself, in JSON
 			ErrorLog: slog.NewLogLogger(log.Handler(), slog.LevelWarn),
 		})

@@ -37,8 +37,11 @@ type Config struct {
 	LogFormat     string
 	ShutdownGrace time.Duration
 	RYWTimeout    time.Duration
-	BatchSize     int
-	BatchTimeout  time.Duration
+	// BodyTimeout is how long a request body may take to arrive (408
+	// after it).
+	BodyTimeout  time.Duration
+	BatchSize    int
+	BatchTimeout time.Duration
 	// SQLTimeout bounds each statement batch, DDL statement and query of
 	// an analyst's SQL projection.
 	SQLTimeout time.Duration
@@ -147,6 +150,7 @@ func (c *Config) settings() []setting {
 		{env: "ARR_LOG_FORMAT", str: &c.LogFormat, def: "text", help: "text or json", choices: []string{"text", "json"}},
 		{env: "ARR_SHUTDOWN_GRACE", dur: &c.ShutdownGrace, def: "20s", help: "how long SIGINT/SIGTERM waits for in-flight requests"},
 		{env: "ARR_READ_YOUR_WRITES_TIMEOUT", dur: &c.RYWTimeout, def: "5s", help: "bound on waiting for read models to show a write"},
+		{env: "ARR_BODY_TIMEOUT", dur: &c.BodyTimeout, def: "30s", help: "how long a request body may take to arrive once its headers are in; a slower body is answered 408 request_timeout and not counted against any quota"},
 		{env: "ARR_PROJECTION_BATCH_SIZE", num: &c.BatchSize, def: "2000", help: "most events a projection applies per transaction", min: 1, max: 100000},
 		{env: "ARR_PROJECTION_BATCH_TIMEOUT", dur: &c.BatchTimeout, def: "60s", help: "time a projection transaction gets; one that runs out is retried with twice the time (up to 1h)"},
 		{env: "ARR_SQL_PROJECTION_TIMEOUT", dur: &c.SQLTimeout, def: "30s", help: "statement timeout of analysts' SQL projections: what one batch of events, one DDL statement or one `arr projections query` may take before PostgreSQL cancels it"},
@@ -157,7 +161,7 @@ func (c *Config) settings() []setting {
 		{env: "STRIPE_WEBHOOK_SECRET", str: &c.StripeWebhookSecret, secret: true, help: "signing secret of the Stripe webhook endpoint POST /v1/stripe/webhook"},
 		{env: "ARR_ADMIN_KEY", str: &c.AdminKey, secret: true, help: "operator key (header X-Admin-Key) that bypasses the public checkout's plan checks; empty turns the bypass off"},
 		{env: "REDIS_URL", str: &c.RedisURL, help: "Redis for the quota counters (redis://host:6379/0); empty counts in PostgreSQL"},
-		{env: "ARR_PUBLIC_RATE_LIMIT", num: &c.PublicLimit, def: "600", help: "requests per clock hour per client IP on the records service's key-less endpoints", min: 1},
+		{env: "ARR_PUBLIC_RATE_LIMIT", num: &c.PublicLimit, def: "600", help: "requests per clock hour per client IP, without a key, to the records service's public endpoints and the gateway's /v1/log routes (a request with a records key counts against the key instead)", min: 1},
 		{env: "SMTP_URL", str: &c.SMTPURL, secret: true, help: "SMTP server for sign-in mail: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465; empty prints each mail to the log instead"},
 		{env: "ARR_MAIL_FROM", str: &c.MailFrom, def: "arr <no-reply@arr.localhost>", help: "sender of arr's mail"},
 		{env: "ARR_MASTER_KEY", str: &c.MasterKey, secret: true, help: "records service master key (64 hex digits or base64 of 32 bytes) wrapping each account's data key; empty uses ARR_DATA_DIR/master.key, made by the first process when the database names no key. The database records the key's fingerprint: a process with another key, or none, stops at start (exit 2) and makes no key file"},

@@ -350,7 +350,7 @@ func TestGatewayResponsesRoute(t *testing.T) {
 	code, _, raw = g.postResponses(t, []byte(`{"input":"`+strings.Repeat("x", 5<<20)+`"}`))
 	var big map[string]any
 	_ = json.Unmarshal(raw, &big)
-	if typ, c, _ := errorOf(big); code != http.StatusBadRequest || typ != "invalid_request_error" || c != "body_too_large" {
+	if typ, c, _ := errorOf(big); code != http.StatusRequestEntityTooLarge || typ != "invalid_request_error" || c != "body_too_large" {
 		t.Fatalf("oversized body: %d %s", code, raw)
 	}
 	req, _ := http.NewRequest(http.MethodPost, g.gateway+"/v1/responses", strings.NewReader(`{"input":"x"}`))

@@ -120,7 +120,7 @@ func TestGatewayCompletions(t *testing.T) {
 		})
 	}
 	big := strings.Repeat("x", 5<<20)
-	if code, _, body := g.chat(t, map[string]any{"messages": userMsg(big)}); code != http.StatusBadRequest {
+	if code, _, body := g.chat(t, map[string]any{"messages": userMsg(big)}); code != http.StatusRequestEntityTooLarge {
 		t.Fatalf("oversized body: %d %v", code, body)
 	} else if typ, c, _ := errorOf(body); typ != "invalid_request_error" || c != "body_too_large" {
 		t.Fatalf("oversized body: %v", body)

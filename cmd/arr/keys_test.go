@@ -132,15 +132,20 @@ func TestKeyLifecycle(t *testing.T) {
 
 // keyed reports whether a security requirement list takes an API key
 // (session-only endpoints, like the gateway's /v1/me, do not).
+// keyed reports whether an operation's security requires a key: one of
+// its requirements names a key scheme, and none is the empty requirement
+// {} (OpenAPI's "no credentials needed": the key is optional).
 func keyed(sec []map[string][]string) bool {
+	named := false
 	for _, req := range sec {
+		if len(req) == 0 {
+			return false
+		}
 		for scheme := range req {
-			if scheme == "bearerAuth" || scheme == "apiKeyHeader" {
-				return true
-			}
+			named = named || scheme == "bearerAuth" || scheme == "apiKeyHeader"
 		}
 	}
-	return false
+	return named
 }
 
 func keysOf(h map[string]string) []string {

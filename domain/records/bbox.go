@@ -17,8 +17,8 @@ type BBox struct {
 	West, South, East, North float64
 }
 
-// ParseBBox reads "west,south,east,north" and checks it: four finite
-// numbers, longitudes in [-180, 180], latitudes in [-90, 90], west < east,
+// ParseBBox reads "west,south,east,north" and checks it: four decimal
+// numbers (ParseDecimal), longitudes in [-180, 180], latitudes in [-90, 90], west < east,
 // south < north, at most MaxBBoxDegrees per side. Every failure is an
 // ErrInvalid error on field bbox whose message says what is wrong.
 func ParseBBox(s string) (BBox, error) {
@@ -35,9 +35,9 @@ func ParseBBox(s string) (BBox, error) {
 	var v [4]float64
 	names := [4]string{"west", "south", "east", "north"}
 	for i, p := range parts {
-		f, err := strconv.ParseFloat(strings.TrimSpace(p), 64)
-		if err != nil || math.IsNaN(f) || math.IsInf(f, 0) {
-			return bad("bbox_not_a_number", "bbox %s is %q, not a finite number", names[i], strings.TrimSpace(p))
+		f, ok := ParseDecimal(strings.TrimSpace(p))
+		if !ok {
+			return bad("bbox_not_a_number", "bbox %s is %q, not a decimal number (digits, an optional sign, point and exponent, like -76.62 or 39.3)", names[i], strings.TrimSpace(p))
 		}
 		v[i] = f
 	}
@@ -65,4 +65,52 @@ func ParseBBox(s string) (BBox, error) {
 		return bad("bbox_too_large", "bbox is %g degrees tall; at most %g degrees per side", h, MaxBBoxDegrees)
 	}
 	return b, nil
+}
+
+// ParseDecimal reads s as a decimal number and nothing else: an optional
+// sign, digits with an optional decimal point (at least one digit), and an
+// optional exponent (e or E, an optional sign, digits) — the numbers of
+// JSON, plus a leading + and a point with digits on one side only (1.,
+// .5). strconv.ParseFloat alone reads more: underscores between digits
+// (1_0 is 10), hexadecimal (0x1p-2), Inf and NaN; a query parameter must
+// not mean a number its sender did not write. The value must be finite.
+// Pure; safe for concurrent use.
+func ParseDecimal(s string) (float64, bool) {
+	i := 0
+	if i < len(s) && (s[i] == '+' || s[i] == '-') {
+		i++
+	}
+	digits := 0
+	for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+		digits++
+	}
+	if i < len(s) && s[i] == '.' {
+		for i++; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			digits++
+		}
+	}
+	if digits == 0 {
+		return 0, false
+	}
+	if i < len(s) && (s[i] == 'e' || s[i] == 'E') {
+		i++
+		if i < len(s) && (s[i] == '+' || s[i] == '-') {
+			i++
+		}
+		exp := 0
+		for ; i < len(s) && s[i] >= '0' && s[i] <= '9'; i++ {
+			exp++
+		}
+		if exp == 0 {
+			return 0, false
+		}
+	}
+	if i != len(s) {
+		return 0, false
+	}
+	f, err := strconv.ParseFloat(s, 64)
+	if err != nil || math.IsInf(f, 0) || math.IsNaN(f) {
+		return 0, false
+	}
+	return f, true
 }

@@ -20,6 +20,9 @@ func TestParseBBox(t *testing.T) {
 		{"NaN", "NaN,39.2,-76.5,39.3", "bbox_not_a_number", "west"},
 		{"Inf", "-76.7,39.2,+Inf,39.3", "bbox_not_a_number", "east"},
 		{"word", "-76.7,abc,-76.5,39.3", "bbox_not_a_number", "south"},
+		{"underscores", "1_0,39.2,1_1,39.3", "bbox_not_a_number", "west"},
+		{"hexadecimal", "-76.7,39.2,0x1p-2,39.3", "bbox_not_a_number", "east"},
+		{"infinity spelt out", "-76.7,39.2,-76.5,infinity", "bbox_not_a_number", "north"},
 		{"2.5 degrees wide", "-78,39,-75.5,39.5", "bbox_too_large", "2.5 degrees wide"},
 		{"2.5 degrees tall", "-76,38,-75.5,40.5", "bbox_too_large", "tall"},
 		{"west > east", "-76.5,39.2,-76.7,39.3", "bbox_order", "west"},
@@ -52,6 +55,54 @@ func TestParseBBox(t *testing.T) {
 			t.Fatalf("exactly 2 degrees per side must pass: %v", err)
 		}
 	})
+}
+
+// TestParseDecimal: only what a person writes as a decimal number is read.
+func TestParseDecimal(t *testing.T) {
+	tests := []struct {
+		in   string
+		want float64
+		ok   bool
+	}{
+		{"0", 0, true},
+		{"-76.62", -76.62, true},
+		{"+39.3", 39.3, true},
+		{"39.", 39, true},
+		{".5", 0.5, true},
+		{"-.5", -0.5, true},
+		{"1e1", 10, true},
+		{"7.6E+1", 76, true},
+		{"2.5e-1", 0.25, true},
+		{"007", 7, true},
+		{"", 0, false},
+		{"-", 0, false},
+		{".", 0, false},
+		{"-.", 0, false},
+		{"1_0", 0, false},
+		{"1_000.5", 0, false},
+		{"0x10", 0, false},
+		{"0x1p-2", 0, false},
+		{"Inf", 0, false},
+		{"-infinity", 0, false},
+		{"NaN", 0, false},
+		{"1e", 0, false},
+		{"1e+", 0, false},
+		{"1e999", 0, false},
+		{"1.2.3", 0, false},
+		{"1,5", 0, false},
+		{" 1", 0, false},
+		{"1 ", 0, false},
+		{"--1", 0, false},
+		{"١", 0, false}, // an Arabic-Indic digit
+	}
+	for _, tc := range tests {
+		t.Run(tc.in, func(t *testing.T) {
+			got, ok := records.ParseDecimal(tc.in)
+			if ok != tc.ok || got != tc.want {
+				t.Fatalf("ParseDecimal(%q) = %v, %v; want %v, %v", tc.in, got, ok, tc.want, tc.ok)
+			}
+		})
+	}
 }
 
 func TestParseLayers(t *testing.T) {

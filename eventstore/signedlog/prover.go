@@ -142,15 +142,39 @@ func (p *Prover) Inclusion(ctx context.Context, position, size uint64) (Inclusio
 	return out, nil
 }
 
+// CheckConsistencySizes is the rule for the sizes of a consistency proof
+// PROOF(first, D[second]) (RFC 9162 section 2.1.4, which defines it for
+// 0 < first <= second, as Trillian's log server does): first must be 1 or
+// more (every tree extends the empty one; there is nothing to prove), a
+// second that is given must be 1 or more (left out, it is the latest
+// signed head's size), and first must not be above second. first equal
+// to second is allowed: its proof is empty. Every failure is an
+// ErrInvalid error naming the field. Pure; safe for concurrent use.
+func CheckConsistencySizes(first, second uint64, secondGiven bool) error {
+	switch {
+	case first == 0:
+		return domain.Invalid("invalid_first", "first", "first must be 1 or more: a consistency proof starts from a tree of at least one leaf (RFC 9162 section 2.1.4); every tree extends the empty tree, so from size 0 there is nothing to prove")
+	case secondGiven && second == 0:
+		return domain.Invalid("invalid_second", "second", "second must be 1 or more (leave it out for the latest signed head's size)")
+	case secondGiven && first > second:
+		return domain.Invalid("first_above_second", "first", "first (%d) must not be above second (%d): a log never shrinks", first, second)
+	}
+	return nil
+}
+
 // Consistency proves the tree of second leaves extends the tree of first
-// leaves (second 0: the latest signed head's size).
+// leaves (second 0: the latest signed head's size). The sizes follow
+// CheckConsistencySizes.
 func (p *Prover) Consistency(ctx context.Context, first, second uint64) (ConsistencyProof, error) {
+	if err := CheckConsistencySizes(first, second, second != 0); err != nil {
+		return ConsistencyProof{}, err
+	}
 	second, err := p.treeSize(ctx, second, "second")
 	if err != nil {
 		return ConsistencyProof{}, err
 	}
-	if first > second {
-		return ConsistencyProof{}, domain.Invalid("first_above_second", "first", "first (%d) must not be above second (%d): a log never shrinks", first, second)
+	if err := CheckConsistencySizes(first, second, true); err != nil {
+		return ConsistencyProof{}, err
 	}
 	path, err := transparency.ConsistencyProof(ctx, p.log, first, second)
 	if err != nil {

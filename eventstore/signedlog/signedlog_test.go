@@ -383,3 +383,39 @@ func TestRewrittenLeafCaughtByNode(t *testing.T) {
 		t.Fatalf("verify = %+v %+v, %v", rep, rep.Problem, err)
 	}
 }
+
+// TestCheckConsistencySizes: RFC 9162's bounds for PROOF(first,
+// D[second]), whichever way second is given.
+func TestCheckConsistencySizes(t *testing.T) {
+	tests := []struct {
+		name          string
+		first, second uint64
+		secondGiven   bool
+		code          string // "" accepted
+	}{
+		{"first 0, second 0", 0, 0, true, "invalid_first"},
+		{"first 0, second left out", 0, 0, false, "invalid_first"},
+		{"first 0, second 5", 0, 5, true, "invalid_first"},
+		{"second 0 given", 5, 0, true, "invalid_second"},
+		{"second 0 given, first 1", 1, 0, true, "invalid_second"},
+		{"first above second", 6, 5, true, "first_above_second"},
+		{"equal sizes: an empty proof", 5, 5, true, ""},
+		{"first below second", 1, 5, true, ""},
+		{"second left out", 5, 0, false, ""},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			err := signedlog.CheckConsistencySizes(tc.first, tc.second, tc.secondGiven)
+			if tc.code == "" {
+				if err != nil {
+					t.Fatalf("CheckConsistencySizes(%d, %d, %v) = %v, want nil", tc.first, tc.second, tc.secondGiven, err)
+				}
+				return
+			}
+			var de *domain.Error
+			if !errors.As(err, &de) || !errors.Is(err, domain.ErrInvalid) || de.Code != tc.code {
+				t.Fatalf("CheckConsistencySizes(%d, %d, %v) = %v, want %s", tc.first, tc.second, tc.secondGiven, err, tc.code)
+			}
+		})
+	}
+}

@@ -90,6 +90,14 @@ func (q *Queries) Inclusion(ctx context.Context, position, size uint64) (Inclusi
 	return out, nil
 }
 
+// CheckConsistencySizes is the rule for the sizes of a consistency
+// request (signedlog.CheckConsistencySizes): first 1 or more, a given
+// second 1 or more, first not above second. Routes apply it before any
+// read. Pure; safe for concurrent use.
+func CheckConsistencySizes(first, second uint64, secondGiven bool) error {
+	return signedlog.CheckConsistencySizes(first, second, secondGiven)
+}
+
 // Consistency proves that the tree of second leaves (0: the latest signed
 // head's size) extends the tree of first.
 func (q *Queries) Consistency(ctx context.Context, first, second uint64) (ConsistencyProof, error) {

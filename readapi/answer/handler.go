@@ -92,8 +92,7 @@ func ParseQuery(v url.Values) (answer.Request, error) {
 func ParseBody(r io.Reader) (answer.Request, error) {
 	var b body
 	if err := json.NewDecoder(r).Decode(&b); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		if httpx.IsBodyError(err) {
 			return answer.Request{}, err
 		}
 		return answer.Request{}, domain.Invalid("invalid_json", "", "the body must be a JSON object like {\"q\":\"…\",\"tier\":\"free\",\"mode\":\"quick\"}: %v", err)

@@ -36,7 +36,7 @@ func (p Pipeline) New(d httpx.Deps) (http.Handler, error) {
 	}
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Answer), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
-		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 64 << 10,
+		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 64 << 10, BodyTimeout: d.BodyTimeout,
 		Health: func(ctx context.Context) (int, any) {
 			code, base := d.BaseHealth(ctx, string(account.Answer))
 			return code, healthReport{HealthReport: base, Synthesis: p.Synthesis}

@@ -87,6 +87,9 @@ type checkoutBody struct {
 
 func bind(c *gin.Context, v *checkoutBody) error {
 	if err := c.ShouldBindJSON(v); err != nil {
+		if httpx.IsBodyError(err) {
+			return err
+		}
 		return domain.Invalid("invalid_json", "body", "the body must be a JSON object like {\"plan\":\"pro\"}: %v", err)
 	}
 	if v.Plan == "" {

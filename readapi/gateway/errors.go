@@ -13,7 +13,8 @@ import (
 // openAIType maps a status to the OpenAI error type clients switch on.
 func openAIType(status int) string {
 	switch status {
-	case http.StatusBadRequest, http.StatusRequestEntityTooLarge, http.StatusRequestHeaderFieldsTooLarge, http.StatusMethodNotAllowed, http.StatusMisdirectedRequest:
+	case http.StatusBadRequest, http.StatusRequestTimeout, http.StatusRequestEntityTooLarge, http.StatusRequestHeaderFieldsTooLarge,
+		http.StatusMethodNotAllowed, http.StatusMisdirectedRequest:
 		return "invalid_request_error"
 	case http.StatusUnauthorized:
 		return "authentication_error"
@@ -45,11 +46,6 @@ func fail(c *gin.Context, err error) {
 	}
 	if errors.Is(err, errNotConfigured) {
 		p.Message = errNotConfigured.Message
-	}
-	if p.Status == http.StatusRequestEntityTooLarge && (c.FullPath() == completionsPath || c.FullPath() == responsesPath) {
-		// An oversized completion request is an invalid request, as the
-		// OpenAI clients classify it (400 invalid_request_error).
-		p.Status = http.StatusBadRequest
 	}
 	var param any
 	if p.Field != "" {

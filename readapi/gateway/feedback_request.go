@@ -2,12 +2,11 @@ package gateway
 
 import (
 	"encoding/json"
-	"errors"
 	"io"
-	"net/http"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/audit"
+	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 // feedbackRequest is a parsed POST /v1/feedback body.
@@ -27,8 +26,7 @@ func parseFeedback(r io.Reader) (feedbackRequest, error) {
 		Notes     *string  `json:"notes"`
 	}
 	if err := json.NewDecoder(r).Decode(&body); err != nil {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		if httpx.IsBodyError(err) {
 			return feedbackRequest{}, err
 		}
 		return feedbackRequest{}, domain.Invalid("invalid_json", "", "the body must be JSON: {\"audit_hash\": \"…\", \"rating\": 1-5, \"notes\": \"…\"}")

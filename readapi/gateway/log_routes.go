@@ -11,6 +11,7 @@ import (
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/projections/logproofs"
+	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 // LogProofs is the tamper-evident event log as the public /v1/log routes
@@ -26,11 +27,13 @@ type LogProofs interface {
 // maxHeadsPage is the most heads GET /v1/log/heads returns at once.
 const maxHeadsPage = 1000
 
-// mountLog registers the public routes of the signed log. With no log
-// (the KurrentDB event store keeps no tree) they answer 503 saying why.
-func mountLog(e *gin.Engine, log LogProofs) {
+// mountLog registers the public routes of the signed log, under perIP
+// (their per-IP limit: they read the tree, and anyone may call them). With
+// no log (the KurrentDB event store keeps no tree) they answer 503 saying
+// why.
+func mountLog(e *gin.Engine, log LogProofs, perIP gin.HandlerFunc) {
 	l := &logRoutes{log: log}
-	g := e.Group("/v1/log", handle(l.available))
+	g := e.Group("/v1/log", handle(l.available), perIP)
 	g.GET("/head", handle(l.head))
 	g.GET("/heads", handle(l.heads))
 	g.GET("/proof/inclusion", handle(l.inclusion))
@@ -76,7 +79,7 @@ func b64s(path [][]byte) []string {
 
 // head answers GET /v1/log/head: the latest signed head.
 func (l *logRoutes) head(c *gin.Context) error {
-	if err := onlyParams(c); err != nil {
+	if err := httpx.CheckQuery(c.Request.URL.RawQuery); err != nil {
 		return err
 	}
 	h, err := l.log.LatestHead(c.Request.Context())
@@ -91,7 +94,7 @@ func (l *logRoutes) head(c *gin.Context) error {
 // heads answers GET /v1/log/heads?since=SIZE&limit=N: signed heads of
 // size since or more, smallest first.
 func (l *logRoutes) heads(c *gin.Context) error {
-	if err := onlyParams(c, "since", "limit"); err != nil {
+	if err := httpx.CheckQuery(c.Request.URL.RawQuery, "since", "limit"); err != nil {
 		return err
 	}
 	since, _, err := uintParam(c, "since", 0)
@@ -121,7 +124,7 @@ func (l *logRoutes) heads(c *gin.Context) error {
 
 // inclusion answers GET /v1/log/proof/inclusion?position=P&size=N.
 func (l *logRoutes) inclusion(c *gin.Context) error {
-	if err := onlyParams(c, "position", "size"); err != nil {
+	if err := httpx.CheckQuery(c.Request.URL.RawQuery, "position", "size"); err != nil {
 		return err
 	}
 	pos, given, err := uintParam(c, "position", 0)
@@ -156,7 +159,7 @@ func (l *logRoutes) inclusion(c *gin.Context) error {
 
 // consistency answers GET /v1/log/proof/consistency?first=M&second=N.
 func (l *logRoutes) consistency(c *gin.Context) error {
-	if err := onlyParams(c, "first", "second"); err != nil {
+	if err := httpx.CheckQuery(c.Request.URL.RawQuery, "first", "second"); err != nil {
 		return err
 	}
 	first, given, err := uintParam(c, "first", 0)
@@ -170,8 +173,8 @@ func (l *logRoutes) consistency(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	if sized && second == 0 && first > 0 {
-		return domain.Invalid("invalid_second", "second", "second must be 1 or more (leave it out for the latest signed head's size)")
+	if err := logproofs.CheckConsistencySizes(first, second, sized); err != nil {
+		return err
 	}
 	p, err := l.log.Consistency(c.Request.Context(), first, second)
 	if err != nil {
@@ -197,19 +200,4 @@ func uintParam(c *gin.Context, name string, def uint64) (v uint64, given bool, e
 		return 0, true, domain.Invalid("invalid_"+name, name, "%s must be a whole number written in decimal without leading zeros; got %q", name, s)
 	}
 	return v, true, nil
-}
-
-// onlyParams refuses query parameters other than names (a misspelt one
-// would otherwise be ignored silently).
-func onlyParams(c *gin.Context, names ...string) error {
-	for k, vs := range c.Request.URL.Query() {
-		known := false
-		for _, n := range names {
-			known = known || k == n
-		}
-		if !known || len(vs) > 1 {
-			return domain.Invalid("invalid_query_parameter", k, "query parameter %q is not known here or is repeated; this route takes %v", k, names)
-		}
-	}
-	return nil
 }

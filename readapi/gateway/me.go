@@ -90,8 +90,7 @@ func (h *me) mintKey(c *gin.Context) error {
 	dec := json.NewDecoder(c.Request.Body)
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
-		var mbe *http.MaxBytesError
-		if errors.As(err, &mbe) {
+		if httpx.IsBodyError(err) {
 			return err
 		}
 		return domain.Invalid("invalid_body", "body", "the body must be empty or a JSON object like {\"name\":\"laptop\"}: %v", err)

@@ -45,7 +45,7 @@ func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
 	comp := &completer{d: d, rt: rt}
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Gateway), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
-		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20,
+		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20, BodyTimeout: d.BodyTimeout,
 		Health: func(ctx context.Context) (int, any) { return comp.health(ctx) },
 	})
 	if err != nil {
@@ -67,7 +67,7 @@ func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
 	}
 	mountMe(e, d)
 	e.GET("/v1/plans", plans)
-	mountLog(e, rt.Log)
+	mountLog(e, rt.Log, d.Quota.PublicPerIP(account.Gateway, fail))
 	billing.Register(e, d, fail)
 	return e, nil
 }

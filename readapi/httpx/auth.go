@@ -23,7 +23,12 @@ const principalKey = "arr.principal"
 // KeyAuth requires a valid API key of service svc, sent as
 // "Authorization: Bearer <key>" or, when allowXAPIKey, as "X-API-Key: <key>".
 // Failures go to fail (the service's error responder) with an error of kind
-// domain.ErrUnauthenticated.
+// domain.ErrUnauthenticated; two different keys in the two headers are a
+// 400 (conflicting_api_keys, RFC 6750's invalid_request: more than one
+// way of sending a credential), since arr cannot tell which one the caller
+// meant to be charged. The same key in both headers is accepted. KeyAuth
+// reads no body: it runs before the handler, so a request without a valid
+// key is answered without its body being read (see ProblemFor).
 func KeyAuth(auth Authenticator, svc account.Service, allowXAPIKey bool, fail func(*gin.Context, error)) gin.HandlerFunc {
 	return keyAuth(auth, svc, allowXAPIKey, true, fail)
 }
@@ -42,22 +47,31 @@ func keyAuth(auth Authenticator, svc account.Service, allowXAPIKey, required boo
 	if allowXAPIKey {
 		how += " or X-API-Key: <key>"
 	}
+	realm := `Bearer realm="arr ` + string(svc) + `"`
 	return Handle(fail, func(c *gin.Context) error {
 		secret := bearer(c.GetHeader("Authorization"))
-		if secret == "" && allowXAPIKey {
-			secret = strings.TrimSpace(c.GetHeader("X-API-Key"))
+		if allowXAPIKey {
+			x := strings.TrimSpace(c.GetHeader("X-API-Key"))
+			switch {
+			case secret == "":
+				secret = x
+			case x != "" && x != secret:
+				c.Header("WWW-Authenticate", realm+`, error="invalid_request"`)
+				return &domain.Error{Kind: domain.ErrInvalid, Code: "conflicting_api_keys",
+					Message: "the Authorization: Bearer header and the X-API-Key header carry two different API keys; send one key, in one of the two headers"}
+			}
 		}
 		if secret == "" && !required {
 			return nil
 		}
 		if secret == "" {
-			c.Header("WWW-Authenticate", `Bearer realm="arr `+string(svc)+`"`)
+			c.Header("WWW-Authenticate", realm)
 			return &domain.Error{Kind: domain.ErrUnauthenticated, Code: "missing_api_key",
 				Message: "no API key: send " + how + "; create a key on the account page"}
 		}
 		p, err := auth.Authenticate(c.Request.Context(), secret, svc)
 		if err != nil {
-			c.Header("WWW-Authenticate", `Bearer realm="arr `+string(svc)+`", error="invalid_token"`)
+			c.Header("WWW-Authenticate", realm+`, error="invalid_token"`)
 			return err
 		}
 		c.Set(principalKey, p)

@@ -4,6 +4,7 @@ import (
 	"context"
 	"net/http"
 	"net/http/httptest"
+	"strings"
 	"testing"
 
 	"github.com/arr-dev/arr/projections/identity"
@@ -77,6 +78,51 @@ func TestOptionalKeyAuth(t *testing.T) {
 			}
 			if rec.Code == http.StatusUnauthorized && rec.Header().Get("WWW-Authenticate") == "" {
 				t.Fatal("a 401 without WWW-Authenticate")
+			}
+		})
+	}
+}
+
+// TestConflictingKeys: two different keys in Authorization and X-API-Key
+// are a 400 naming both headers (RFC 6750's invalid_request), never
+// answered as either account; the same key in both is accepted; where
+// X-API-Key is not a key header, it is not read.
+func TestConflictingKeys(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	fail := func(c *gin.Context, err error) {
+		p := httpx.ProblemOf(err)
+		c.AbortWithStatusJSON(p.Status, gin.H{"code": p.Code, "message": p.Message})
+	}
+	cases := []struct {
+		name         string
+		xAPIKey      bool
+		bearer, x    string
+		status       int
+		authenticate string
+	}{
+		{"two different keys", true, "good", "other", http.StatusBadRequest, `error="invalid_request"`},
+		{"a wrong and a good key", true, "bad", "good", http.StatusBadRequest, `error="invalid_request"`},
+		{"the same key twice", true, "good", "good", http.StatusOK, ""},
+		{"X-API-Key alone", true, "", "good", http.StatusOK, ""},
+		{"X-API-Key not read on this service", false, "good", "other", http.StatusOK, ""},
+	}
+	for _, tc := range cases {
+		t.Run(tc.name, func(t *testing.T) {
+			e := gin.New()
+			e.GET("/", httpx.KeyAuth(oneKey{account: uuid.New()}, account.Records, tc.xAPIKey, fail), func(c *gin.Context) { c.String(http.StatusOK, "ok") })
+			req := httptest.NewRequest(http.MethodGet, "/", nil)
+			if tc.bearer != "" {
+				req.Header.Set("Authorization", "Bearer "+tc.bearer)
+			}
+			req.Header.Set("X-API-Key", tc.x)
+			rec := httptest.NewRecorder()
+			e.ServeHTTP(rec, req)
+			if rec.Code != tc.status || !strings.Contains(rec.Header().Get("WWW-Authenticate"), tc.authenticate) {
+				t.Fatalf("%d %s (WWW-Authenticate %q), want %d", rec.Code, rec.Body, rec.Header().Get("WWW-Authenticate"), tc.status)
+			}
+			if rec.Code == http.StatusBadRequest && (!strings.Contains(rec.Body.String(), "conflicting_api_keys") ||
+				!strings.Contains(rec.Body.String(), "Authorization") || !strings.Contains(rec.Body.String(), "X-API-Key")) {
+				t.Fatalf("the 400 does not name both headers: %s", rec.Body)
 			}
 		})
 	}

@@ -28,20 +28,32 @@ var errDatabaseUnavailable = &domain.Error{Kind: domain.ErrUnavailable, Code: "d
 // when err says the database could not be reached or refused to work for
 // now, it returns an error for which errors.Is(err, domain.ErrUnavailable)
 // holds and that still wraps err (the cause, for the log); any other error,
-// nil included, is returned as it is. An outage is
+// nil included, is returned as it is. An error that is already
+// ErrUnavailable for another reason (a quota counter that failed) but
+// whose cause is an outage is translated too: the database is what is
+// unavailable. An outage is
 //
-//   - a failure to connect (*pgconn.ConnectError) or a network error
-//     (net.Error: refused, reset, timed out) that is not an HTTP client's
-//     (*url.Error);
+//   - any failure to open a session (*pgconn.ConnectError), whatever the
+//     server said: refused, unreachable, "database … is not currently
+//     accepting connections" (SQLSTATE 55000 at connect), a database that
+//     does not exist (3D000), too many clients (53300), a refused login;
+//     pgx never got a session, so nothing about the request was judged;
+//   - a network error (net.Error: refused, reset, timed out) that is not
+//     an HTTP client's (*url.Error);
 //   - a connection the server hung up under the call (io.ErrUnexpectedEOF,
 //     which pgx returns as it is);
 //   - a server error of SQLSTATE class 08 (connection exception) or 53
 //     (insufficient resources: too many connections, out of memory or
-//     disk), or 57P01, 57P02, 57P03 (admin shutdown, crash shutdown,
-//     cannot connect now: the server is starting or stopping);
+//     disk), 57P01 to 57P05 (admin or crash shutdown, cannot connect now,
+//     database dropped, idle session timeout: the session is gone), or
+//     3D000 (the database does not exist: dropped under a running arr);
 //   - a connection that was closed under the call (pgconn.ErrConnClosed),
 //     a pool that was closed (the process is stopping), or a timeout inside
 //     pgconn (pgconn.Timeout: the server stopped answering).
+//
+// A client's request body that stops or breaks is never an outage: the
+// body reader (see Base.BodyTimeout) turns its errors into request errors
+// before a handler sees them.
 //
 // A deadline that runs out while waiting for a pool connection is a bare
 // context.DeadlineExceeded, which cannot be told from other deadlines;
@@ -49,7 +61,8 @@ var errDatabaseUnavailable = &domain.Error{Kind: domain.ErrUnavailable, Code: "d
 // TranslateDB, so every service answers an outage with 503 and a
 // Retry-After. It is safe for concurrent use.
 func TranslateDB(err error) error {
-	if err == nil || !databaseDown(err) || errors.Is(err, domain.ErrUnavailable) {
+	var done *unavailableDB
+	if err == nil || errors.As(err, &done) || !databaseDown(err) {
 		return err
 	}
 	return &unavailableDB{cause: err}
@@ -63,12 +76,19 @@ func (e *unavailableDB) Error() string   { return "database unavailable: " + e.c
 func (e *unavailableDB) Unwrap() []error { return []error{errDatabaseUnavailable, e.cause} }
 
 func databaseDown(err error) bool {
+	var connectErr *pgconn.ConnectError
+	if errors.As(err, &connectErr) {
+		// Checked before the server's error it may wrap: a 55000 or a
+		// 3D000 at connect is the server refusing a session, not an
+		// answer about a statement.
+		return true
+	}
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) {
 		switch code := pgErr.Code; {
-		case strings.HasPrefix(code, "08"), strings.HasPrefix(code, "53"):
+		case strings.HasPrefix(code, "08"), strings.HasPrefix(code, "53"), strings.HasPrefix(code, "57P"):
 			return true
-		case code == "57P01", code == "57P02", code == "57P03":
+		case code == "3D000":
 			return true
 		}
 		// Any other server error is an answer about the statement, not
@@ -76,12 +96,9 @@ func databaseDown(err error) bool {
 		// a network error.
 		return false
 	}
-	var connectErr *pgconn.ConnectError
 	var netErr net.Error
 	var urlErr *url.Error
 	switch {
-	case errors.As(err, &connectErr):
-		return true
 	case errors.As(err, &urlErr):
 		// An HTTP client's failure (an upstream, a payment provider):
 		// not the database, whatever network error it wraps.

@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"os"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -18,6 +19,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -66,6 +68,40 @@ func realPoolError(t testing.TB) error {
 	return fmt.Errorf("loading parcels: %w", err)
 }
 
+// realRefusal is what pgx returns when the server refuses a session:
+// the test's own database with ALLOW_CONNECTIONS false (SQLSTATE 55000 at
+// connect, "database … is not currently accepting connections").
+func realRefusal(t *testing.T) error {
+	t.Helper()
+	dbURL := migratetest.NewDatabase(t)
+	u, err := url.Parse(dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 20*time.Second)
+	defer cancel()
+	admin, err := pgx.Connect(ctx, migratetest.AdminURL())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer admin.Close(context.Background())
+	if _, err := admin.Exec(ctx, "ALTER DATABASE "+pgx.Identifier{strings.TrimPrefix(u.Path, "/")}.Sanitize()+" ALLOW_CONNECTIONS false"); err != nil {
+		t.Fatal(err)
+	}
+	pool, err := pgxpool.New(ctx, dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer pool.Close()
+	var one int
+	err = pool.QueryRow(ctx, `SELECT 1`).Scan(&one)
+	var pgErr *pgconn.PgError
+	if !errors.As(err, &pgErr) || pgErr.Code != "55000" {
+		t.Fatalf("a query on a database that allows no connections: %v, want SQLSTATE 55000", err)
+	}
+	return fmt.Errorf("loading the log head: %w", err)
+}
+
 func TestTranslateDB(t *testing.T) {
 	closedPool := func() error {
 		pool, err := pgxpool.New(context.Background(), "postgres://arr@127.0.0.1:1/arr?sslmode=disable")
@@ -84,6 +120,11 @@ func TestTranslateDB(t *testing.T) {
 		{"connect error on a closed loopback port", realConnectError(t), true},
 		{"pool query on a closed loopback port, wrapped", realPoolError(t), true},
 		{"closed pool", fmt.Errorf("listing keys: %w", closedPool), true},
+		{"a database that refuses connections (55000 at connect)", realRefusal(t), true},
+		{"database dropped 57P04", &pgconn.PgError{Code: "57P04", Message: "database is being dropped"}, true},
+		{"idle session timeout 57P05", &pgconn.PgError{Code: "57P05"}, true},
+		{"database does not exist 3D000", fmt.Errorf("q: %w", &pgconn.PgError{Code: "3D000", Message: "database \"arr\" does not exist"}), true},
+		{"55000 on a statement is not an outage", &pgconn.PgError{Code: "55000", Message: "currval of sequence is not yet defined"}, false},
 		{"connection exception 08006", &pgconn.PgError{Code: "08006", Message: "connection failure"}, true},
 		{"cannot connect now 57P03", fmt.Errorf("q: %w", &pgconn.PgError{Code: "57P03", Message: "the database system is starting up"}), true},
 		{"admin shutdown 57P01", &pgconn.PgError{Code: "57P01", Message: "terminating connection due to administrator command"}, true},

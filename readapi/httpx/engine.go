@@ -28,8 +28,13 @@ type Base struct {
 	Gatherer prometheus.Gatherer
 	// OpenAPI is the service's OpenAPI document, served at /openapi.json.
 	OpenAPI []byte
-	// MaxBodyBytes caps request bodies. Default 1 MiB.
+	// MaxBodyBytes caps request bodies (413 over it). Default 1 MiB.
 	MaxBodyBytes int64
+	// BodyTimeout is how long a request body may take to arrive, from
+	// the moment the engine starts on the request (408 after it; the
+	// request is not counted against a quota). Default
+	// DefaultBodyTimeout.
+	BodyTimeout time.Duration
 	// MaxHeaderBytes caps the request line and headers (431 over it).
 	// Default DefaultMaxHeaderBytes; the http.Server must allow more
 	// (ServerMaxHeaderBytes).
@@ -69,6 +74,9 @@ func (b *Base) Validate() error {
 	if b.MaxHeaderBytes <= 0 {
 		b.MaxHeaderBytes = DefaultMaxHeaderBytes
 	}
+	if b.BodyTimeout <= 0 {
+		b.BodyTimeout = DefaultBodyTimeout
+	}
 	return nil
 }
 
@@ -85,7 +93,7 @@ func NewEngine(b Base) (*gin.Engine, error) {
 		return nil, err
 	}
 	e.Use(markTrustedPeer(b.TrustedProxies), requestID(), b.Metrics.middleware(b.Service), accessLog(b.Service, b.Logger), recoverer(b.Logger, b.Fail),
-		limitHeaders(b.MaxHeaderBytes, b.Fail), limitBody(b.MaxBodyBytes, b.Fail))
+		limitHeaders(b.MaxHeaderBytes, b.Fail), limitBody(b.MaxBodyBytes, b.BodyTimeout, b.Fail))
 	e.NoRoute(Handle(b.Fail, func(c *gin.Context) error {
 		return domain.NotFound("route_not_found", "no route %s %s; see /openapi.json", c.Request.Method, c.Request.URL.Path)
 	}))
@@ -204,15 +212,4 @@ func (tooLarge) Error() string { return "request body too large" }
 // TooLarge returns the error for a body over limit bytes.
 func TooLarge(limit int64) error {
 	return &domain.Error{Kind: ErrTooLarge, Code: "body_too_large", Message: fmt.Sprintf("the request body is over the limit of %d bytes", limit)}
-}
-
-func limitBody(n int64, fail func(*gin.Context, error)) gin.HandlerFunc {
-	return Handle(fail, func(c *gin.Context) error {
-		if c.Request.ContentLength > n {
-			c.Header("Connection", "close")
-			return TooLarge(n)
-		}
-		c.Request.Body = http.MaxBytesReader(c.Writer, c.Request.Body, n)
-		return nil
-	})
 }

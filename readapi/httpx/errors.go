@@ -47,6 +47,7 @@ var statusTable = []statusRow{
 	{domain.ErrRateLimited, http.StatusTooManyRequests, "rate_limited", ""},
 	{ErrHeadersTooLarge, http.StatusRequestHeaderFieldsTooLarge, "headers_too_large", ""},
 	{ErrTooLarge, http.StatusRequestEntityTooLarge, "body_too_large", ""},
+	{ErrRequestTimeout, http.StatusRequestTimeout, "request_timeout", ""},
 	{ErrMisdirected, http.StatusMisdirectedRequest, "misdirected_request", ""},
 	{errMethod, http.StatusMethodNotAllowed, "method_not_allowed", ""},
 	{domain.ErrUnavailable, http.StatusServiceUnavailable, "unavailable", unavailableMessage},
@@ -101,14 +102,20 @@ func ProblemOf(err error) Problem {
 
 // ProblemFor is ProblemOf for the error a service's responder is about to
 // write on c: it records err on c (c.Error), so that the access log writes
-// the cause of every 5xx with the request id, and it sets Retry-After on a
+// the cause of every 5xx with the request id; it sets Retry-After on a
 // 503 unless the handler set one already (the answer service's search
-// outage has its own).
+// outage has its own); and when the request's body was not read to its
+// end (a 401 before the body, a 408, a 413) it closes the connection
+// after the answer, so the answer goes out at once instead of after
+// net/http has read the rest of the body.
 func ProblemFor(c *gin.Context, err error) Problem {
 	p := ProblemOf(err)
 	_ = c.Error(err)
 	if p.RetryAfter > 0 && c.Writer.Header().Get("Retry-After") == "" {
 		c.Header("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
+	if bodyUnread(c) {
+		c.Header("Connection", "close")
 	}
 	return p
 }

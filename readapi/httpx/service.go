@@ -44,8 +44,11 @@ type Deps struct {
 	// Billing starts Checkout and billing-portal sessions for the account
 	// pages; nil shows upgrades as unavailable.
 	Billing Billing
-	// Quota enforces the plans' request limits and the records service's
-	// per-IP limit; nil limits nothing (tests of other parts).
+	// BodyTimeout is how long a request body may take to arrive
+	// (Base.BodyTimeout); 0 is DefaultBodyTimeout.
+	BodyTimeout time.Duration
+	// Quota enforces the plans' request limits and the per-IP limit of
+	// public routes; nil limits nothing (tests of other parts).
 	Quota *ratelimit.Quota
 	// Meter turns admitted, served keyed requests into usage events; nil counts
 	// nothing.

@@ -20,9 +20,13 @@
 //   - gateway: GatewayRequestsPerDay of the plan, per account, per UTC day;
 //   - answer: AnswerCallsPerDay of the plan, per key, per UTC day;
 //   - records: RecordsRequestsPerHour of the plan, per key, per clock hour;
-//   - records' public endpoints: Config.PublicPerHour per client IP (IPv6
-//     by /64) per clock hour, in buckets of their own, so keyed and
-//     key-less traffic cannot exhaust each other.
+//   - records' public endpoints: a request with a key counts against the
+//     key's hourly quota as on the keyed routes; one without counts
+//     Config.PublicPerHour per client IP (IPv6 by /64) per clock hour, in
+//     buckets of their own, so keyed and key-less traffic cannot exhaust
+//     each other (RecordsPublic);
+//   - the gateway's /v1/log routes: Config.PublicPerHour per client IP per
+//     clock hour, in the gateway's own buckets (PublicPerIP).
 //
 // Every counted response carries X-RateLimit-Limit, X-RateLimit-Remaining
 // (after this request) and X-RateLimit-Reset (Unix seconds at which the

@@ -15,14 +15,16 @@ import (
 	"github.com/arr-dev/arr/domain/account"
 )
 
-// DefaultPublicPerHour is the records service's per-IP limit on its public
-// (key-less) endpoints, per clock hour.
+// DefaultPublicPerHour is the per-IP limit of the public (key-less)
+// endpoints, per clock hour: the records service's and the gateway's
+// /v1/log routes.
 const DefaultPublicPerHour = 600
 
 // Config configures a Quota.
 type Config struct {
 	// PublicPerHour is how many requests one client IP (IPv6: one /64) may
-	// make to the records service's public endpoints per clock hour.
+	// make without a key to a service's public endpoints (the records
+	// service's, the gateway's /v1/log routes) per clock hour.
 	// Default DefaultPublicPerHour.
 	PublicPerHour int64
 	// Now is the clock that picks the window. Default time.Now.
@@ -105,7 +107,7 @@ type rule struct {
 // GatewayRequestsPerDay per account (all its gateway keys together) per
 // UTC day.
 func (q *Quota) Gateway(principal PrincipalFunc, fail FailFunc) gin.HandlerFunc {
-	return q.keyed(rule{
+	return q.keyedRoute(rule{
 		svc: account.Gateway, code: "daily_request_limit_reached", window: DayWindow, resets: "daily",
 		limit:  func(l account.Limits) int64 { return l.GatewayRequestsPerDay },
 		bucket: func(p identity.Principal) string { return AccountBucket(account.Gateway, p.AccountID) },
@@ -116,7 +118,7 @@ func (q *Quota) Gateway(principal PrincipalFunc, fail FailFunc) gin.HandlerFunc 
 // Answer limits the answer service's keyed routes: the plan's
 // AnswerCallsPerDay per key per UTC day.
 func (q *Quota) Answer(principal PrincipalFunc, fail FailFunc) gin.HandlerFunc {
-	return q.keyed(rule{
+	return q.keyedRoute(rule{
 		svc: account.Answer, code: "daily_call_limit_reached", window: DayWindow, resets: "daily",
 		limit:  func(l account.Limits) int64 { return l.AnswerCallsPerDay },
 		bucket: func(p identity.Principal) string { return KeyBucket(account.Answer, p.KeyID) },
@@ -127,19 +129,28 @@ func (q *Quota) Answer(principal PrincipalFunc, fail FailFunc) gin.HandlerFunc {
 // Records limits the records service's keyed routes: the plan's
 // RecordsRequestsPerHour per key per fixed clock hour.
 func (q *Quota) Records(principal PrincipalFunc, fail FailFunc) gin.HandlerFunc {
-	return q.keyed(rule{
-		svc: account.Records, code: "hourly_request_limit_reached", window: HourWindow, resets: "hourly",
-		limit:  func(l account.Limits) int64 { return l.RecordsRequestsPerHour },
-		bucket: func(p identity.Principal) string { return KeyBucket(account.Records, p.KeyID) },
-		what:   "records requests per key per clock hour",
-	}, principal, fail)
+	return q.keyedRoute(recordsRule, principal, fail)
 }
 
-func (q *Quota) keyed(r rule, principal PrincipalFunc, fail FailFunc) gin.HandlerFunc {
+// recordsRule counts a records key's requests.
+var recordsRule = rule{
+	svc: account.Records, code: "hourly_request_limit_reached", window: HourWindow, resets: "hourly",
+	limit:  func(l account.Limits) int64 { return l.RecordsRequestsPerHour },
+	bucket: func(p identity.Principal) string { return KeyBucket(account.Records, p.KeyID) },
+	what:   "records requests per key per clock hour",
+}
+
+// keyedRoute is the middleware of a keyed route counted by r.
+func (q *Quota) keyedRoute(r rule, principal PrincipalFunc, fail FailFunc) gin.HandlerFunc {
 	if q == nil {
 		return func(c *gin.Context) { c.Next() }
 	}
-	return refusing(fail, func(c *gin.Context) error {
+	return refusing(fail, q.keyed(r, principal))
+}
+
+// keyed admits a request with a principal against r.
+func (q *Quota) keyed(r rule, principal PrincipalFunc) func(*gin.Context) error {
+	return func(c *gin.Context) error {
 		p, ok := principal(c)
 		if !ok {
 			// The key middleware runs first; reaching here without a
@@ -154,28 +165,58 @@ func (q *Quota) keyed(r rule, principal PrincipalFunc, fail FailFunc) gin.Handle
 					"To raise it, upgrade the plan on the account page (/account); plans and their limits are listed at GET /v1/plans of the gateway",
 				r.resets, offer.Title, limit, r.what, res.Window.End.Format(time.RFC3339), retry)
 		})
-	})
+	}
 }
 
-// PublicPerIP limits the records service's public (key-less) routes:
-// Config.PublicPerHour requests per client IP per clock hour, counted apart
-// from every key's quota. The client IP is gin's Context.ClientIP: the TCP
-// peer, or the address a trusted proxy forwarded (the engine's trusted
-// proxies, httpx.Base.TrustedProxies; nobody by default), so a client
-// cannot pick its own bucket with X-Forwarded-For.
-func (q *Quota) PublicPerIP(fail FailFunc) gin.HandlerFunc {
+// PublicPerIP limits svc's public routes: Config.PublicPerHour requests per
+// client IP per clock hour, in svc's own buckets, counted apart from every
+// key's quota. Keys play no part (the gateway's /v1/log routes): the
+// refusal says so and suggests none. The client IP is gin's
+// Context.ClientIP: the TCP peer, or the address a trusted proxy
+// forwarded (the engine's trusted proxies, httpx.Base.TrustedProxies;
+// nobody by default), so a client cannot pick its own bucket with
+// X-Forwarded-For.
+func (q *Quota) PublicPerIP(svc account.Service, fail FailFunc) gin.HandlerFunc {
 	if q == nil {
 		return func(c *gin.Context) { c.Next() }
 	}
+	return refusing(fail, q.perIP(svc, ""))
+}
+
+// RecordsPublic limits the records service's public routes as the
+// interface promises: a request made with a key (the optional key
+// middleware put its principal there) is counted against the key's
+// hourly quota, exactly like a keyed route (Records), and never by IP; a
+// request without one is counted per client IP (PublicPerIP), and its
+// refusal says that a key is counted per key instead. So keyed and
+// key-less traffic cannot exhaust each other, and a keyed caller is never
+// told to send the key it sent.
+func (q *Quota) RecordsPublic(principal PrincipalFunc, fail FailFunc) gin.HandlerFunc {
+	if q == nil {
+		return func(c *gin.Context) { c.Next() }
+	}
+	keyed := q.keyed(recordsRule, principal)
+	perIP := q.perIP(account.Records, " Requests made with a records API key (Authorization: Bearer or X-API-Key) are counted per key instead "+
+		"(1000 per hour on the Free plan; more on paid plans, see the account page /account).")
 	return refusing(fail, func(c *gin.Context) error {
-		limit := q.cfg.PublicPerHour
-		return q.take(c, IPBucket(account.Records, c.ClientIP()), HourWindow, limit, func(res Result, retry int64) error {
-			return domain.RateLimited("ip_rate_limit_reached",
-				"hourly limit of the public endpoints reached: %d requests per IP address per clock hour; the limit resets at %s (in %d s, see Retry-After). "+
-					"Requests made with an API key are counted per key instead (1000 per hour on the Free plan; more on paid plans, see the account page /account)",
-				limit, res.Window.End.Format(time.RFC3339), retry)
-		})
+		if _, ok := principal(c); ok {
+			return keyed(c)
+		}
+		return perIP(c)
 	})
+}
+
+// perIP admits a request against its client IP's bucket of svc; hint ends
+// the refusal's message.
+func (q *Quota) perIP(svc account.Service, hint string) func(*gin.Context) error {
+	return func(c *gin.Context) error {
+		limit := q.cfg.PublicPerHour
+		return q.take(c, IPBucket(svc, c.ClientIP()), HourWindow, limit, func(res Result, retry int64) error {
+			return domain.RateLimited("ip_rate_limit_reached",
+				"hourly limit of the public endpoints reached: %d requests per IP address per clock hour; the limit resets at %s (in %d s, see Retry-After).%s",
+				limit, res.Window.End.Format(time.RFC3339), retry, hint)
+		})
+	}
 }
 
 // Sign-in mail limits: magic links are e-mail we send on a stranger's
@@ -238,8 +279,7 @@ func (q *Quota) count(c *gin.Context, bucket string, window func(time.Time) Wind
 	if err != nil {
 		q.cfg.Logger.Error("quota counter unavailable: refusing the request", "bucket", bucket, "err", err,
 			"request_id", c.GetString("request_id"))
-		return res, &domain.Error{Kind: domain.ErrUnavailable, Code: "quota_unavailable",
-			Message: "the request could not be counted against its quota; retry shortly"}
+		return res, &counterDown{cause: err}
 	}
 	SetHeaders(c.Writer.Header(), res)
 	if !res.Allowed {
@@ -256,3 +296,18 @@ func SetHeaders(h interface{ Set(string, string) }, res Result) {
 	h.Set("X-RateLimit-Remaining", strconv.FormatInt(res.Remaining, 10))
 	h.Set("X-RateLimit-Reset", unixString(res.Window.End))
 }
+
+// errQuotaUnavailable is the refusal of a request that could not be
+// counted.
+var errQuotaUnavailable = &domain.Error{Kind: domain.ErrUnavailable, Code: "quota_unavailable",
+	Message: "the request could not be counted against its quota; retry shortly"}
+
+// counterDown is a counter store that failed: a 503 (errQuotaUnavailable)
+// that keeps its cause, so that the services' error mapping names a
+// database outage as one (httpx.TranslateDB: database_unavailable).
+type counterDown struct{ cause error }
+
+func (e *counterDown) Error() string {
+	return "counting the request against its quota: " + e.cause.Error()
+}
+func (e *counterDown) Unwrap() []error { return []error{errQuotaUnavailable, e.cause} }

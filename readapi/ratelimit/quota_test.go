@@ -182,7 +182,9 @@ func TestMiddlewares(t *testing.T) {
 }
 
 // TestPublicPerIP: the per-IP limit of key-less records routes counts apart
-// from the keys' limit, per client address.
+// from the keys' limit, per client address; a request with a key to the
+// same public route is counted against the key, never refused per IP; the
+// gateway's per-IP limit has buckets of its own and suggests no key.
 func TestPublicPerIP(t *testing.T) {
 	gin.SetMode(gin.TestMode)
 	for _, b := range backends() {
@@ -195,10 +197,12 @@ func TestPublicPerIP(t *testing.T) {
 				t.Fatal(err)
 			}
 			key := identity.Principal{AccountID: uuid.New(), KeyID: uuid.New(), Plan: account.Free, Service: account.Records}
+			keys := principals(map[string]identity.Principal{"k": key})
 			e := gin.New()
 			ok := func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{}) }
-			e.GET("/public", q.PublicPerIP(fail), ok)
-			e.GET("/keyed", q.Records(principals(map[string]identity.Principal{"k": key}), fail), ok)
+			e.GET("/public", q.RecordsPublic(keys, fail), ok)
+			e.GET("/keyed", q.Records(keys, fail), ok)
+			e.GET("/log", q.PublicPerIP(account.Gateway, fail), ok)
 			const ip = "203.0.113.9:5555"
 			for i := int64(0); i < 3; i++ {
 				if r := do(t, e, "/public", "", ip); r.status != http.StatusOK || headerInt(t, r, "X-RateLimit-Remaining") != 2-i || headerInt(t, r, "X-RateLimit-Limit") != 3 {
@@ -210,10 +214,12 @@ func TestPublicPerIP(t *testing.T) {
 				!strings.Contains(r.msg, "3 requests per IP address per clock hour") || !strings.Contains(r.msg, "API key") {
 				t.Fatalf("4th public request: %d %s %q %v", r.status, r.code, r.msg, r.header)
 			}
-			// Keyed traffic from the same address is not held back, and does not count per IP.
-			for i := 0; i < 5; i++ {
-				if r := do(t, e, "/keyed", "k", ip); r.status != http.StatusOK || headerInt(t, r, "X-RateLimit-Limit") != 1000 {
-					t.Fatalf("keyed request from a limited IP: %d %v", r.status, r.header)
+			// Keyed traffic from the same address, to the keyed and to the
+			// public route, is not held back and counts against the key.
+			for i := int64(0); i < 6; i++ {
+				path := []string{"/keyed", "/public"}[i%2]
+				if r := do(t, e, path, "k", ip); r.status != http.StatusOK || headerInt(t, r, "X-RateLimit-Limit") != 1000 || headerInt(t, r, "X-RateLimit-Remaining") != 999-i {
+					t.Fatalf("keyed request %d to %s from a limited IP: %d %v", i+1, path, r.status, r.header)
 				}
 			}
 			if r := do(t, e, "/public", "", "198.51.100.1:80"); r.status != http.StatusOK {
@@ -224,6 +230,15 @@ func TestPublicPerIP(t *testing.T) {
 			}
 			if r := do(t, e, "/public", "", "[2001:db8::2]:80"); headerInt(t, r, "X-RateLimit-Remaining") != 1 {
 				t.Fatalf("the same /64 is one client: %v", r.header)
+			}
+			// The gateway's log routes: the same limit, their own buckets.
+			for i := int64(0); i < 3; i++ {
+				if r := do(t, e, "/log", "", ip); r.status != http.StatusOK || headerInt(t, r, "X-RateLimit-Remaining") != 2-i {
+					t.Fatalf("log request %d from an IP the records limit refuses: %d %v", i+1, r.status, r.header)
+				}
+			}
+			if r := do(t, e, "/log", "k", ip); r.status != http.StatusTooManyRequests || r.code != "ip_rate_limit_reached" || strings.Contains(strings.ToLower(r.msg), "key") {
+				t.Fatalf("4th log request: %d %s %q; want 429 that suggests no key (keys are not counted there)", r.status, r.code, r.msg)
 			}
 		})
 	}

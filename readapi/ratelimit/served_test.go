@@ -114,7 +114,7 @@ func TestRefusedRequestsAreGivenBack(t *testing.T) {
 			p := identity.Principal{AccountID: uuid.New(), KeyID: uuid.New(), Plan: account.Free, Service: account.Answer}
 			e := gin.New()
 			keyed := e.Group("/k", q.Answer(principals(map[string]identity.Principal{"k": p}), fail))
-			public := e.Group("/p", q.PublicPerIP(fail))
+			public := e.Group("/p", q.PublicPerIP(account.Records, fail))
 			for _, g := range []*gin.RouterGroup{keyed, public} {
 				g.GET("/ok", func(c *gin.Context) { c.JSON(http.StatusOK, gin.H{"ok": true}) })
 				g.GET("/bad", func(c *gin.Context) { fail(c, domain.Invalid("invalid_limit", "limit", "limit must be an integer")) })

@@ -32,10 +32,20 @@ func intParam(c *gin.Context, name string, def, lo, hi int) (int, error) {
 		return def, nil
 	}
 	n, err := strconv.Atoi(v)
-	if err != nil || n < lo || n > hi {
-		return 0, domain.Invalid("invalid_"+name, name, "%s must be an integer from %d to %d; got %q", name, lo, hi, v)
+	if err != nil || !plainDigits(v) || n < lo || n > hi {
+		return 0, domain.Invalid("invalid_"+name, name, "%s must be a whole number from %d to %d, written in decimal digits without a sign or leading zeros; got %q", name, lo, hi, v)
 	}
 	return n, nil
+}
+
+// plainDigits reports whether s is a whole number as written in decimal:
+// digits only, no leading zero but in "0" (strconv.Atoi also reads +7 and
+// 007), as the gateway's parameters are read.
+func plainDigits(s string) bool {
+	if s == "" || (len(s) > 1 && s[0] == '0') {
+		return false
+	}
+	return strings.Trim(s, "0123456789") == ""
 }
 
 // flag reads a 0/1 switch (also true/false).

@@ -65,40 +65,50 @@ func NewServer(d httpx.Deps, o Options) (http.Handler, error) {
 		return nil, errors.New("records: no gazetteer")
 	}
 	s := &server{d: d, o: o, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz}
-	// Key-less requests are counted per client IP, apart from every key's quota.
-	perIP := d.Quota.PublicPerIP(fail)
+	ids := d.App.Queries.Identities
+	// The public routes need no key, but take one: a key that is sent must
+	// be valid (401 otherwise), and the request is then counted against
+	// the key's hourly quota (and metered) like a keyed route; a request
+	// without a key is counted per client IP, apart from every key.
+	public := []gin.HandlerFunc{httpx.OptionalKeyAuth(ids, account.Records, true, fail),
+		d.Quota.RecordsPublic(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf)}
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Records), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
-		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20, Public: []gin.HandlerFunc{perIP},
+		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20,
+		BodyTimeout: d.BodyTimeout, Public: public,
 		Health: func(ctx context.Context) (int, any) { return d.BaseHealth(ctx, string(account.Records)) },
 	})
 	if err != nil {
 		return nil, err
 	}
-	keyed := e.Group("/api/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Records, true, fail),
+	// Every JSON route takes only the query parameters it documents, each
+	// once (httpx.CheckQuery).
+	params := func(names ...string) gin.HandlerFunc { return httpx.Query(fail, names...) }
+	placed := []string{"limit", "offset", "state", "county"}
+	keyed := e.Group("/api/v1", httpx.KeyAuth(ids, account.Records, true, fail),
 		d.Quota.Records(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
-	keyed.GET("/key", httpx.CurrentKey)
-	keyed.GET("/lists", handle(s.listLists))
-	keyed.GET("/lists/:list_id/rows", handle(s.listRows))
-	keyed.GET("/signals/:id", handle(s.signals))
+	keyed.GET("/key", params(), httpx.CurrentKey)
+	keyed.GET("/lists", params(), handle(s.listLists))
+	keyed.GET("/lists/:list_id/rows", params("limit", "offset", "signals", "include_contact", "weights", "as_of"), handle(s.listRows))
+	keyed.GET("/signals/:id", params("weights", "as_of", "county"), handle(s.signals))
 	if err := accountweb.Mount(e, account.Records, d); err != nil {
 		return nil, err
 	}
 	if err := s.mountAccountLists(e); err != nil {
 		return nil, err
 	}
-	// Key-less /api/v1 routes go on public, under the per-IP limit.
-	public := e.Group("/api/v1", perIP)
-	public.GET("", s.index)
-	public.GET("/parcels", handle(s.parcelsInBBox))
-	public.GET("/data-sources", handle(s.dataSources))
-	public.GET("/layers", s.layers)
-	public.GET("/weights", s.weights)
-	public.GET("/states", handle(s.states))
-	public.GET("/counties", handle(s.counties))
-	public.GET("/records", handle(s.records))
-	public.GET("/tax-sales", handle(s.taxSales))
-	public.GET("/lenders", handle(s.lenders))
-	e.GET("/data-sources", perIP, handle(s.dataSourcesPage))
+	// Key-less /api/v1 routes go on public.
+	pub := e.Group("/api/v1", public...)
+	pub.GET("", params(), s.index)
+	pub.GET("/parcels", params("bbox", "layers", "limit", "cursor"), handle(s.parcelsInBBox))
+	pub.GET("/data-sources", params(), handle(s.dataSources))
+	pub.GET("/layers", params(), s.layers)
+	pub.GET("/weights", params(), s.weights)
+	pub.GET("/states", params("limit", "offset"), handle(s.states))
+	pub.GET("/counties", params(placed...), handle(s.counties))
+	pub.GET("/records", params(append(placed, "layer")...), handle(s.records))
+	pub.GET("/tax-sales", params(placed...), handle(s.taxSales))
+	pub.GET("/lenders", params(placed...), handle(s.lenders))
+	e.GET("/data-sources", append(public, handle(s.dataSourcesPage))...)
 	return e, nil
 }
