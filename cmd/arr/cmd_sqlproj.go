@@ -23,6 +23,11 @@ import (
 // sqlProjectionCmds are `arr projections create|drop|query`: analysts'
 // read models written in SQL (docs/sql-projections.md).
 func (a *cli) sqlProjectionCmds() []*cobra.Command {
+	return []*cobra.Command{a.sqlCreateCmd(), a.sqlDropCmd(), a.sqlQueryCmd()}
+}
+
+// sqlCreateCmd is `arr projections create FILE`.
+func (a *cli) sqlCreateCmd() *cobra.Command {
 	var by string
 	var asJSON bool
 	create := &cobra.Command{
@@ -34,71 +39,20 @@ func (a *cli) sqlProjectionCmds() []*cobra.Command {
 			"`arr serve projections` keeps it up to date from then on.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			raw, err := os.ReadFile(args[0])
+			by, err := who(by)
 			if err != nil {
 				return err
 			}
-			src := strings.ReplaceAll(string(raw), "\r\n", "\n")
-			if by, err = who(by); err != nil {
-				return err
-			}
-			ctx := cmd.Context()
-			s, err := a.open(cmd, openOptions{setup: true})
-			if err != nil {
-				return err
-			}
-			defer s.Close()
-			// Running arr processes leave the projection to this build
-			// until it is done (they follow it from where it ends).
-			if name, err := s.sql.DefinitionName(args[0], src); err == nil {
-				release, err := s.sql.Building(ctx, name)
-				if err != nil {
-					return err
-				}
-				defer release()
-			}
-			name, pos, err := s.app.Commands.DefineSQLProjection.Handle(ctx, commands.DefineSQLProjection{File: args[0], SQL: src, DefinedBy: by, Metadata: commands.Metadata{Actor: "cli:" + by}})
-			if err != nil {
-				return err
-			}
-			if err := s.waitFor(ctx, sqlproj.DefinitionsName, pos); err != nil {
-				return err
-			}
-			if _, err := s.sql.Sync(ctx, s.runner, true); err != nil {
-				if _, gerr := s.runner.Get(name); gerr != nil {
-					return fmt.Errorf("%s is defined (event %d) but could not be set up: %w", name, pos, err)
-				}
-			}
-			start := time.Now()
-			p := newProgress(os.Stderr, "build "+name)
-			if err := s.runner.Replay(ctx, name, 0, p.Set); err != nil {
-				return fmt.Errorf("%s is defined (event %d) but building it failed (arr retries; arr projections drop %s removes it): %w", name, pos, name, err)
-			}
-			p.Finish()
-			parked, err := projections.CountParked(ctx, s.pool, name)
-			if err != nil {
-				return err
-			}
-			head, err := s.store.Head(ctx)
-			if err != nil {
-				return err
-			}
-			if asJSON {
-				return printJSON(cmd.OutOrStdout(), map[string]any{"name": name, "schema": projections.Schema(name), "position": pos,
-					"defined_by": by, "built_to": head, "parked": parked, "took_seconds": time.Since(start).Seconds()})
-			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s defined by %s (event %d); built from the log up to %d in %s into schema %s", name, by, pos, head,
-				time.Since(start).Round(time.Millisecond), projections.Schema(name))
-			if parked > 0 {
-				fmt.Fprintf(cmd.OutOrStdout(), "; %d event(s) could not be applied and are parked (arr projections parked %s)", parked, name)
-			}
-			fmt.Fprintln(cmd.OutOrStdout())
-			return nil
+			return a.createSQLProjection(cmd, args[0], by, asJSON)
 		},
 	}
 	create.Flags().StringVar(&by, "by", "", "who defines it (default: the operating-system user)")
 	create.Flags().BoolVar(&asJSON, "json", false, "print JSON")
+	return create
+}
 
+// sqlDropCmd is `arr projections drop NAME`.
+func (a *cli) sqlDropCmd() *cobra.Command {
 	var dropBy string
 	drop := &cobra.Command{
 		Use:   "drop NAME",
@@ -137,7 +91,11 @@ func (a *cli) sqlProjectionCmds() []*cobra.Command {
 		},
 	}
 	drop.Flags().StringVar(&dropBy, "by", "", "who drops it (default: the operating-system user)")
+	return drop
+}
 
+// sqlQueryCmd is `arr projections query NAME SQL`.
+func (a *cli) sqlQueryCmd() *cobra.Command {
 	var format string
 	var maxRows int64
 	query := &cobra.Command{
@@ -184,7 +142,70 @@ func (a *cli) sqlProjectionCmds() []*cobra.Command {
 	}
 	query.Flags().StringVar(&format, "format", "table", "table, json (an array of objects) or csv")
 	query.Flags().Int64Var(&maxRows, "max-rows", 100000, "print at most this many rows (0: all)")
-	return []*cobra.Command{create, drop, query}
+	return query
+}
+
+// createSQLProjection checks and records the definition in file, waits
+// until this process has it, builds it from the whole log and says what
+// it did.
+func (a *cli) createSQLProjection(cmd *cobra.Command, file, by string, asJSON bool) error {
+	raw, err := os.ReadFile(file)
+	if err != nil {
+		return err
+	}
+	src := strings.ReplaceAll(string(raw), "\r\n", "\n")
+	ctx := cmd.Context()
+	s, err := a.open(cmd, openOptions{setup: true})
+	if err != nil {
+		return err
+	}
+	defer s.Close()
+	// Running arr processes leave the projection to this build
+	// until it is done (they follow it from where it ends).
+	if name, err := s.sql.DefinitionName(file, src); err == nil {
+		release, err := s.sql.Building(ctx, name)
+		if err != nil {
+			return err
+		}
+		defer release()
+	}
+	name, pos, err := s.app.Commands.DefineSQLProjection.Handle(ctx, commands.DefineSQLProjection{File: file, SQL: src, DefinedBy: by, Metadata: commands.Metadata{Actor: "cli:" + by}})
+	if err != nil {
+		return err
+	}
+	if err := s.waitFor(ctx, sqlproj.DefinitionsName, pos); err != nil {
+		return err
+	}
+	if _, err := s.sql.Sync(ctx, s.runner, true); err != nil {
+		if _, gerr := s.runner.Get(name); gerr != nil {
+			return fmt.Errorf("%s is defined (event %d) but could not be set up: %w", name, pos, err)
+		}
+	}
+	start := time.Now()
+	p := newProgress(os.Stderr, "build "+name)
+	if err := s.runner.Replay(ctx, name, 0, p.Set); err != nil {
+		return fmt.Errorf("%s is defined (event %d) but building it failed (arr retries; arr projections drop %s removes it): %w", name, pos, name, err)
+	}
+	p.Finish()
+	parked, err := projections.CountParked(ctx, s.pool, name)
+	if err != nil {
+		return err
+	}
+	head, err := s.store.Head(ctx)
+	if err != nil {
+		return err
+	}
+	if asJSON {
+		return printJSON(cmd.OutOrStdout(), map[string]any{"name": name, "schema": projections.Schema(name), "position": pos,
+			"defined_by": by, "built_to": head, "parked": parked, "took_seconds": time.Since(start).Seconds()})
+	}
+	fmt.Fprintf(cmd.OutOrStdout(), "%s defined by %s (event %d); built from the log up to %d in %s into schema %s", name, by, pos, head,
+		time.Since(start).Round(time.Millisecond), projections.Schema(name))
+	if parked > 0 {
+		fmt.Fprintf(cmd.OutOrStdout(), "; %d event(s) could not be applied and are parked (arr projections parked %s)", parked, name)
+	}
+	fmt.Fprintln(cmd.OutOrStdout())
+	return nil
 }
 
 // who is by, or the operating-system user.

@@ -160,8 +160,48 @@ func (p *program) pathIndex(pa path) int {
 // become the values Apply found (see paths.go).
 func compile(d *Definition) *program {
 	p := &program{def: d}
-	// A definition whose DDL names a column data or metadata, or uses
-	// arr's own prefix, keeps every statement whole.
+	plans, eventPaths := p.plan(reservedNames(d))
+	var b body
+	b.w("\n#variable_conflict use_column\nDECLARE\n  arr__i integer;\n")
+	b.w("  arr__datas text[] := pg_catalog.string_to_array(arr__datas_joined, E'\\x1e');\n")
+	b.w("  arr__metadatas text[] := pg_catalog.string_to_array(arr__metadatas_joined, E'\\x1e');\n")
+	for i := range p.paths {
+		b.w(fmt.Sprintf("  arr__p%ds text[] := pg_catalog.string_to_array(arr__paths_joined[%d], E'\\x1e', '');\n", i+1, i+1))
+	}
+	for _, n := range eventPaths {
+		b.w(fmt.Sprintf("  arr__p%d jsonb;\n", n))
+	}
+	for i, n := range eventNames {
+		b.w(fmt.Sprintf("  arr__%s %s;\n", n, eventTypes[i]))
+	}
+	b.w("BEGIN\n")
+	var perEvent, perBatch []*Section
+	for si := range d.Sections {
+		if s := &d.Sections[si]; s.Batch {
+			perBatch = append(perBatch, s)
+		} else {
+			perEvent = append(perEvent, s)
+		}
+	}
+	if len(perEvent) > 0 {
+		p.emitPerEvent(&b, perEvent, plans, eventPaths)
+	}
+	p.emitPerBatch(&b, perBatch, plans)
+	b.w("END\n")
+	p.apply = b.String()
+	for _, pl := range plans {
+		if pl.pushed {
+			p.eventsPaths = eventsPathsSig(len(p.paths))
+			break
+		}
+	}
+	return p
+}
+
+// reservedNames are the words of d's DDL, with data and metadata among
+// them if the DDL uses arr's own prefix arr__: a statement naming one of
+// them keeps the whole JSON (see paths.go).
+func reservedNames(d *Definition) map[string]bool {
 	reserved := map[string]bool{}
 	for _, st := range d.DDL {
 		for _, t := range tokenize(st.Text) {
@@ -173,14 +213,24 @@ func compile(d *Definition) *program {
 			}
 		}
 	}
-	type plan struct {
-		reads  []read
-		pushed bool // a batch statement reading chains only
-	}
-	plans := map[*Statement]plan{}
-	var eventPaths []int // the paths arr:on statements read
-	for si := range d.Sections {
-		s := &d.Sections[si]
+	return reserved
+}
+
+// plan is how a statement reads :data and :metadata: the chains arr
+// finds in the JSON, and for a batch statement whether it reads chains
+// only (pushed).
+type plan struct {
+	reads  []read
+	pushed bool
+}
+
+// plan finds, for each statement, the chains it reads (adding their paths
+// to p) and whether it reads data or metadata whole; eventPaths are the
+// paths arr:on statements read.
+func (p *program) plan(reserved map[string]bool) (plans map[*Statement]plan, eventPaths []int) {
+	plans = map[*Statement]plan{}
+	for si := range p.def.Sections {
+		s := &p.def.Sections[si]
 		for i := range s.Statements {
 			st := &s.Statements[i]
 			if s.Batch {
@@ -208,73 +258,74 @@ func compile(d *Definition) *program {
 			plans[st] = plan{reads: reads}
 		}
 	}
-	var b strings.Builder
-	line := 1
-	w := func(s string) {
-		b.WriteString(s)
-		line += strings.Count(s, "\n")
+	return plans, eventPaths
+}
+
+// body is arr_apply's body being written, with its line count.
+type body struct {
+	strings.Builder
+	line int // the line being written, 1-based
+}
+
+func (b *body) w(s string) {
+	if b.line == 0 {
+		b.line = 1
 	}
-	emit := func(what string, st Statement, reps []replacement) {
-		text, m := rewriteSpans(st.Text, reps)
-		first := line
-		w(text + "\n;\n")
-		p.at = append(p.at, placed{first: first, last: line - 1, what: what, st: st, text: text, m: m})
+	b.WriteString(s)
+	b.line += strings.Count(s, "\n")
+}
+
+// emit writes statement st with its replacements, and notes where it is.
+func (p *program) emit(b *body, what string, st Statement, reps []replacement) {
+	text, m := rewriteSpans(st.Text, reps)
+	if b.line == 0 {
+		b.line = 1
 	}
-	w("\n#variable_conflict use_column\nDECLARE\n  arr__i integer;\n")
-	w("  arr__datas text[] := pg_catalog.string_to_array(arr__datas_joined, E'\\x1e');\n")
-	w("  arr__metadatas text[] := pg_catalog.string_to_array(arr__metadatas_joined, E'\\x1e');\n")
-	for i := range p.paths {
-		w(fmt.Sprintf("  arr__p%ds text[] := pg_catalog.string_to_array(arr__paths_joined[%d], E'\\x1e', '');\n", i+1, i+1))
+	first := b.line
+	b.w(text + "\n;\n")
+	p.at = append(p.at, placed{first: first, last: b.line - 1, what: what, st: st, text: text, m: m})
+}
+
+// emitPerEvent writes the loop over the batch's events that runs each
+// arr:on section's statements for the events of its types.
+func (p *program) emitPerEvent(b *body, sections []*Section, plans map[*Statement]plan, eventPaths []int) {
+	b.w("FOR arr__i IN 1 .. coalesce(pg_catalog.array_length(arr__positions, 1), 0) LOOP\n")
+	for i, n := range eventNames {
+		if n == "data" && !p.data || n == "metadata" && !p.metadata {
+			continue
+		}
+		b.w(fmt.Sprintf("  arr__%s := arr__%ss[arr__i]::%s;\n", n, n, eventTypes[i]))
 	}
 	for _, n := range eventPaths {
-		w(fmt.Sprintf("  arr__p%d jsonb;\n", n))
+		b.w(fmt.Sprintf("  arr__p%d := arr__p%ds[arr__i]::jsonb;\n", n, n))
 	}
-	for i, n := range eventNames {
-		w(fmt.Sprintf("  arr__%s %s;\n", n, eventTypes[i]))
-	}
-	w("BEGIN\n")
-	var perEvent, perBatch []*Section
-	for si := range d.Sections {
-		if s := &d.Sections[si]; s.Batch {
-			perBatch = append(perBatch, s)
-		} else {
-			perEvent = append(perEvent, s)
-		}
-	}
-	if len(perEvent) > 0 {
-		w("FOR arr__i IN 1 .. coalesce(pg_catalog.array_length(arr__positions, 1), 0) LOOP\n")
-		for i, n := range eventNames {
-			if n == "data" && !p.data || n == "metadata" && !p.metadata {
-				continue
+	for _, s := range sections {
+		b.w("  IF arr__type = ANY (" + typeArray(s.Types) + ") THEN\n")
+		for i := range s.Statements {
+			st := &s.Statements[i]
+			var reps []replacement
+			for _, r := range plans[st].reads {
+				reps = append(reps, replacement{r.start, r.end, pathValue("", p.pathIndex(r.path), r.text)})
 			}
-			w(fmt.Sprintf("  arr__%s := arr__%ss[arr__i]::%s;\n", n, n, eventTypes[i]))
-		}
-		for _, n := range eventPaths {
-			w(fmt.Sprintf("  arr__p%d := arr__p%ds[arr__i]::jsonb;\n", n, n))
-		}
-		for _, s := range perEvent {
-			w("  IF arr__type = ANY (" + typeArray(s.Types) + ") THEN\n")
-			for i := range s.Statements {
-				st := &s.Statements[i]
-				var reps []replacement
-				for _, r := range plans[st].reads {
-					reps = append(reps, replacement{r.start, r.end, pathValue("", p.pathIndex(r.path), r.text)})
-				}
-				for _, bd := range st.Binds {
-					reps = append(reps, replacement{bd.Offset, bd.Offset + 1 + len(bd.Name), "arr__" + bd.Name})
-				}
-				emit(fmt.Sprintf("%s, statement %d", s.Directive(), i+1), *st, reps)
+			for _, bd := range st.Binds {
+				reps = append(reps, replacement{bd.Offset, bd.Offset + 1 + len(bd.Name), "arr__" + bd.Name})
 			}
-			w("  END IF;\n")
+			p.emit(b, fmt.Sprintf("%s, statement %d", s.Directive(), i+1), *st, reps)
 		}
-		w("END LOOP;\n")
+		b.w("  END IF;\n")
 	}
+	b.w("END LOOP;\n")
+}
+
+// emitPerBatch writes each arr:batch section's statements, run once if
+// the batch holds an event of its types, over :events.
+func (p *program) emitPerBatch(b *body, sections []*Section, plans map[*Statement]plan) {
 	var pathArgs strings.Builder
 	for i := range p.paths {
 		fmt.Fprintf(&pathArgs, ", arr__p%ds", i+1)
 	}
-	for _, s := range perBatch {
-		w("IF arr__types && " + typeArray(s.Types) + " THEN\n")
+	for _, s := range sections {
+		b.w("IF arr__types && " + typeArray(s.Types) + " THEN\n")
 		for i := range s.Statements {
 			st := &s.Statements[i]
 			pl := plans[st]
@@ -289,19 +340,10 @@ func compile(d *Definition) *program {
 			for _, bd := range st.Binds {
 				reps = append(reps, replacement{bd.Offset, bd.Offset + 1 + len(bd.Name), call})
 			}
-			emit(fmt.Sprintf("%s, statement %d", s.Directive(), i+1), *st, reps)
+			p.emit(b, fmt.Sprintf("%s, statement %d", s.Directive(), i+1), *st, reps)
 		}
-		w("END IF;\n")
+		b.w("END IF;\n")
 	}
-	w("END\n")
-	p.apply = b.String()
-	for _, pl := range plans {
-		if pl.pushed {
-			p.eventsPaths = eventsPathsSig(len(p.paths))
-			break
-		}
-	}
-	return p
 }
 
 // pathValue is what replaces a chain: the path's value, qualified as the

@@ -83,23 +83,8 @@ func (s *scanner) next(depth int) (item, error) {
 		it.kind, it.word = itemLineComment, s.src[s.i+2:s.i+end]
 		s.i += end
 	case c == '/' && s.peek(1) == '*':
-		n := 0
-		for {
-			switch {
-			case s.i >= len(s.src):
-				return it, &unterminatedError{"a /* comment", start}
-			case s.src[s.i] == '/' && s.peek(1) == '*':
-				n++
-				s.i += 2
-			case s.src[s.i] == '*' && s.peek(1) == '/':
-				n--
-				s.i += 2
-			default:
-				s.i++
-			}
-			if n == 0 {
-				break
-			}
+		if err := s.blockComment(start); err != nil {
+			return it, err
 		}
 		it.kind = itemBlockComment
 	case c == '\'':
@@ -167,6 +152,29 @@ func (s *scanner) next(depth int) (item, error) {
 // quoted consumes a string or quoted identifier opened by q at s.i; a
 // doubled q stands for itself, and with escapes a backslash escapes the
 // next byte.
+// blockComment moves past a /* comment that starts at start, nested
+// comments included, as PostgreSQL's lexer does.
+func (s *scanner) blockComment(start int) error {
+	n := 0
+	for {
+		switch {
+		case s.i >= len(s.src):
+			return &unterminatedError{"a /* comment", start}
+		case s.src[s.i] == '/' && s.peek(1) == '*':
+			n++
+			s.i += 2
+		case s.src[s.i] == '*' && s.peek(1) == '/':
+			n--
+			s.i += 2
+		default:
+			s.i++
+		}
+		if n == 0 {
+			return nil
+		}
+	}
+}
+
 func (s *scanner) quoted(q byte, escapes bool, what string) error {
 	start := s.i
 	s.i++

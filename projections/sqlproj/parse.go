@@ -109,123 +109,150 @@ func (e *Error) Unwrap() error { return e.Err }
 // event types, the statements' ends and bound names, and that an arr:on
 // or arr:batch statement changes rows (INSERT, UPDATE, DELETE, MERGE).
 func Parse(file, src string, known func(string) bool) (*Definition, error) {
-	d := &Definition{File: file, SQL: src}
-	ln := newLines(src)
-	fail := func(off int, format string, args ...any) error {
-		p := ln.at(off)
-		return &Error{File: file, Line: p.line, Col: p.col, Msg: fmt.Sprintf(format, args...)}
-	}
+	p := &parser{d: &Definition{File: file, SQL: src}, src: src, ln: newLines(src), first: -1}
 	sc := &scanner{src: src}
-	var (
-		named   bool        // the arr:projection line was seen
-		section *Section    // nil: the DDL
-		first   = -1        // the current statement's first item
-		last    item        // its last significant item
-		binds   []Bind      // its bound names (offsets in the file)
-		words   []item      // its words at its own depth 0
-		depth   int         // parenthesis depth
-		stmts   []Statement // of the DDL or the section
-	)
-	closeStmt := func() {
-		if first < 0 {
-			return
-		}
-		st := Statement{Text: src[first:last.end], Offset: first, Line: ln.at(first).line, Keyword: keyword(words)}
-		for _, b := range binds {
-			st.Binds = append(st.Binds, Bind{Name: b.Name, Offset: b.Offset - first})
-		}
-		stmts = append(stmts, st)
-		first, binds, words, depth = -1, nil, nil, 0
-	}
-	closeSection := func() {
-		if section == nil {
-			d.DDL = stmts
-		} else {
-			section.Statements = stmts
-			d.Sections = append(d.Sections, *section)
-		}
-		stmts = nil
-	}
 	for {
-		it, err := sc.next(depth)
+		it, err := sc.next(p.depth)
 		if err != nil {
 			var ue *unterminatedError
 			if errors.As(err, &ue) {
-				return nil, fail(ue.at, "%s", ue.Error())
+				return nil, p.fail(ue.at, "%s", ue.Error())
 			}
 			return nil, err
 		}
 		switch it.kind {
 		case itemEOF:
-			closeStmt()
-			if !named {
-				return nil, fail(0, "the file must start with a line -- arr:projection NAME")
+			p.closeStmt()
+			if !p.named {
+				return nil, p.fail(0, "the file must start with a line -- arr:projection NAME")
 			}
-			closeSection()
-			return d, d.check(ln, known)
+			p.closeSection()
+			return p.d, p.d.check(p.ln, known)
 		case itemSpace, itemBlockComment:
 			continue
 		case itemLineComment:
-			body := strings.TrimSpace(it.word)
-			if !strings.HasPrefix(body, "arr:") || !lineStart(src, it.start) {
-				continue
-			}
-			closeStmt()
-			kw, args, _ := strings.Cut(body, " ")
-			args = strings.TrimSpace(args)
-			switch kw {
-			case "arr:projection":
-				if named {
-					return nil, fail(it.start, "a second arr:projection line: one file defines one projection")
-				}
-				if len(d.DDL) > 0 || len(stmts) > 0 {
-					return nil, fail(it.start, "arr:projection must come before any statement")
-				}
-				if err := analysis.CheckName(args); err != nil {
-					return nil, fail(it.start+strings.Index(src[it.start:it.end], "arr:")+len("arr:projection "), "%s", strings.TrimPrefix(err.Error(), "invalid_projection_name: "))
-				}
-				named, d.Name = true, args
-			case "arr:on", "arr:batch":
-				if !named {
-					return nil, fail(it.start, "the file must start with a line -- arr:projection NAME")
-				}
-				closeSection()
-				section = &Section{Batch: kw == "arr:batch", Line: ln.at(it.start).line}
-				for _, t := range strings.FieldsFunc(args, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
-					if slices.Contains(section.Types, t) {
-						return nil, fail(it.start, "%s names %s twice", kw, t)
-					}
-					section.Types = append(section.Types, t)
-				}
-				if len(section.Types) == 0 {
-					return nil, fail(it.start, "%s names no event type: write -- %s EventType[, EventType…]", kw, kw)
-				}
-			default:
-				return nil, fail(it.start, "unknown directive -- %s: use arr:projection, arr:on or arr:batch", kw)
+			if err := p.directive(it); err != nil {
+				return nil, err
 			}
 			continue
 		case itemSemicolon:
-			closeStmt()
+			p.closeStmt()
 			continue
 		}
-		if !named {
-			return nil, fail(it.start, "the file must start with a line -- arr:projection NAME")
-		}
-		if first < 0 {
-			first = it.start
-		}
-		last = it
-		switch {
-		case it.kind == itemBound:
-			binds = append(binds, Bind{Name: it.word, Offset: it.start})
-		case it.kind == itemWord && depth == 0:
-			words = append(words, it)
-		case it.kind == itemOther && src[it.start] == '(':
-			depth++
-		case it.kind == itemOther && src[it.start] == ')':
-			depth = max(0, depth-1)
+		if err := p.add(it); err != nil {
+			return nil, err
 		}
 	}
+}
+
+// parser is Parse's state: the definition so far and the statement being
+// read.
+type parser struct {
+	d       *Definition
+	src     string
+	ln      *lines
+	named   bool        // the arr:projection line was seen
+	section *Section    // nil: the DDL
+	first   int         // the current statement's first item (-1: none)
+	last    item        // its last significant item
+	binds   []Bind      // its bound names (offsets in the file)
+	words   []item      // its words at its own depth 0
+	depth   int         // parenthesis depth
+	stmts   []Statement // of the DDL or the section
+}
+
+func (p *parser) fail(off int, format string, args ...any) error {
+	at := p.ln.at(off)
+	return &Error{File: p.d.File, Line: at.line, Col: at.col, Msg: fmt.Sprintf(format, args...)}
+}
+
+// closeStmt ends the statement being read, if any.
+func (p *parser) closeStmt() {
+	if p.first < 0 {
+		return
+	}
+	st := Statement{Text: p.src[p.first:p.last.end], Offset: p.first, Line: p.ln.at(p.first).line, Keyword: keyword(p.words)}
+	for _, b := range p.binds {
+		st.Binds = append(st.Binds, Bind{Name: b.Name, Offset: b.Offset - p.first})
+	}
+	p.stmts = append(p.stmts, st)
+	p.first, p.binds, p.words, p.depth = -1, nil, nil, 0
+}
+
+// closeSection ends the DDL or the section being read.
+func (p *parser) closeSection() {
+	if p.section == nil {
+		p.d.DDL = p.stmts
+	} else {
+		p.section.Statements = p.stmts
+		p.d.Sections = append(p.d.Sections, *p.section)
+	}
+	p.stmts = nil
+}
+
+// directive reads a line comment: a directive if it starts a line and
+// begins with arr:, else nothing.
+func (p *parser) directive(it item) error {
+	body := strings.TrimSpace(it.word)
+	if !strings.HasPrefix(body, "arr:") || !lineStart(p.src, it.start) {
+		return nil
+	}
+	p.closeStmt()
+	kw, args, _ := strings.Cut(body, " ")
+	args = strings.TrimSpace(args)
+	switch kw {
+	case "arr:projection":
+		if p.named {
+			return p.fail(it.start, "a second arr:projection line: one file defines one projection")
+		}
+		if len(p.d.DDL) > 0 || len(p.stmts) > 0 {
+			return p.fail(it.start, "arr:projection must come before any statement")
+		}
+		if err := analysis.CheckName(args); err != nil {
+			return p.fail(it.start+strings.Index(p.src[it.start:it.end], "arr:")+len("arr:projection "), "%s", strings.TrimPrefix(err.Error(), "invalid_projection_name: "))
+		}
+		p.named, p.d.Name = true, args
+	case "arr:on", "arr:batch":
+		if !p.named {
+			return p.fail(it.start, "the file must start with a line -- arr:projection NAME")
+		}
+		p.closeSection()
+		p.section = &Section{Batch: kw == "arr:batch", Line: p.ln.at(it.start).line}
+		for _, t := range strings.FieldsFunc(args, func(r rune) bool { return r == ',' || r == ' ' || r == '\t' }) {
+			if slices.Contains(p.section.Types, t) {
+				return p.fail(it.start, "%s names %s twice", kw, t)
+			}
+			p.section.Types = append(p.section.Types, t)
+		}
+		if len(p.section.Types) == 0 {
+			return p.fail(it.start, "%s names no event type: write -- %s EventType[, EventType…]", kw, kw)
+		}
+	default:
+		return p.fail(it.start, "unknown directive -- %s: use arr:projection, arr:on or arr:batch", kw)
+	}
+	return nil
+}
+
+// add takes an item of a statement.
+func (p *parser) add(it item) error {
+	if !p.named {
+		return p.fail(it.start, "the file must start with a line -- arr:projection NAME")
+	}
+	if p.first < 0 {
+		p.first = it.start
+	}
+	p.last = it
+	switch {
+	case it.kind == itemBound:
+		p.binds = append(p.binds, Bind{Name: it.word, Offset: it.start})
+	case it.kind == itemWord && p.depth == 0:
+		p.words = append(p.words, it)
+	case it.kind == itemOther && p.src[it.start] == '(':
+		p.depth++
+	case it.kind == itemOther && p.src[it.start] == ')':
+		p.depth = max(0, p.depth-1)
+	}
+	return nil
 }
 
 // lineStart reports whether only blanks precede offset on its line.

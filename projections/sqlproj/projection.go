@@ -100,6 +100,28 @@ func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.
 	if live := projections.Schema(p.def.Name); schema != live && schema != live+"__shadow" {
 		return fmt.Errorf("sqlproj: %s applied with search_path on %s", p.def.Name, schema)
 	}
+	args, err := p.encode(events)
+	if err != nil {
+		return err
+	}
+	err = p.g.call(ctx, tx, schema, p.prog.applyFn(), false, nil, args...)
+	if err != nil {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) {
+			if pl, ok := p.prog.locate(pgErr.Where); ok {
+				return p.def.stmtError(pl.what, pl.st, pl.m, "", pl.text, err)
+			}
+		}
+		return err
+	}
+	return nil
+}
+
+// encode is arr_apply's arguments for events (applyParams): one array
+// per bound name, data and metadata each joined into one text (when a
+// statement reads them whole), and one joined text per path of the
+// program, each event's value found in its JSON.
+func (p *Projection) encode(events []projections.Event) ([]any, error) {
 	n := len(events)
 	var (
 		positions   = make([]int64, n)
@@ -127,15 +149,15 @@ func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.
 	}
 	for i, e := range events {
 		if e.Current == nil {
-			return fmt.Errorf("event %d (%s): no payload decoded", e.Position, e.Type)
+			return nil, fmt.Errorf("event %d (%s): no payload decoded", e.Position, e.Type)
 		}
 		if bytes.IndexByte(e.Current, separator[0]) >= 0 {
-			return fmt.Errorf("event %d (%s): its JSON holds a raw U+001E", e.Position, e.Type)
+			return nil, fmt.Errorf("event %d (%s): its JSON holds a raw U+001E", e.Position, e.Type)
 		}
 		if readsMeta {
 			meta = eventstore.AppendMetadataJSON(meta[:0], e.Metadata)
 			if bytes.IndexByte(meta, separator[0]) >= 0 {
-				return fmt.Errorf("event %d (%s): its metadata holds a raw U+001E", e.Position, e.Type)
+				return nil, fmt.Errorf("event %d (%s): its metadata holds a raw U+001E", e.Position, e.Type)
 			}
 		}
 		if i > 0 {
@@ -162,7 +184,7 @@ func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.
 			}
 			v, ok, err := valueAt(doc, pa.keys)
 			if err != nil {
-				return fmt.Errorf("event %d (%s): reading %s: %w", e.Position, e.Type, pa.root, err)
+				return nil, fmt.Errorf("event %d (%s): reading %s: %w", e.Position, e.Type, pa.root, err)
 			}
 			if ok {
 				paths[k] = append(paths[k], v...)
@@ -184,15 +206,5 @@ func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.
 	for k, b := range paths {
 		pathArgs[k] = string(b)
 	}
-	err := p.g.call(ctx, tx, schema, p.prog.applyFn(), false, nil, positions, types, streams, versions, schemaVers, recordedAts, dataArg, metadataArg, pathArgs)
-	if err != nil {
-		var pgErr *pgconn.PgError
-		if errors.As(err, &pgErr) {
-			if pl, ok := p.prog.locate(pgErr.Where); ok {
-				return p.def.stmtError(pl.what, pl.st, pl.m, "", pl.text, err)
-			}
-		}
-		return err
-	}
-	return nil
+	return []any{positions, types, streams, versions, schemaVers, recordedAts, dataArg, metadataArg, pathArgs}, nil
 }
