@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/eventstore"
+	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/eventstore/signedlog"
 	"github.com/arr-dev/arr/eventstore/transparency"
 	"github.com/arr-dev/arr/eventstore/transparency/verifier"
@@ -112,40 +113,9 @@ func (a *cli) eventsVerifyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			var heads []verifier.Head
-			var notes []string
-			if k.note != "" {
-				notes = append(notes, k.note)
-			}
-			if headFile != "" {
-				if k.pub == nil {
-					return errors.New("--head: no key to check its signature with: give --key (the log's verifier key)")
-				}
-				h, err := readHeadFile(headFile, k.name, k.pub)
-				if err != nil {
-					return err
-				}
-				heads = append(heads, h)
-			}
-			kept, err := st.AllHeads(cmd.Context(), 0, 1<<63-1)
+			heads, notes, badHead, kept, err := verifyHeads(cmd.Context(), st, k, headFile)
 			if err != nil {
 				return err
-			}
-			var badHead *signedlog.Problem
-			if k.pub == nil && len(kept) > 0 {
-				notes = append(notes, fmt.Sprintf("the log's %d kept heads were not used: no key to check their signatures (give --key)", len(kept)))
-			} else if k.pub != nil {
-				var own []verifier.Head
-				own, badHead = checkKeptHeads(kept, k)
-				heads = append(heads, own...)
-			}
-			disowned, err := st.DisownedHeads(cmd.Context())
-			if err != nil {
-				return err
-			}
-			for _, d := range disowned {
-				notes = append(notes, fmt.Sprintf("the kept head of size %d (key %s) was disowned at %s by %s (event at position %d): %s; it is not used",
-					d.Size, d.KeyFingerprint, d.DisownedAt.Format(time.RFC3339), d.DisownedBy, d.EventPosition, d.Reason))
 			}
 			p := newProgress(os.Stderr, "verify")
 			rep, err := signedlog.Verify(cmd.Context(), st, signedlog.VerifyOptions{From: from, Heads: heads, Progress: p.Set})
@@ -159,7 +129,7 @@ func (a *cli) eventsVerifyCmd() *cobra.Command {
 			}
 			var unsigned error
 			if rep.OK && len(rep.HeadsMatched) == 0 && !allowUnsigned {
-				unsigned = errNoSignature{why: noSignatureWhy(k, len(kept), headFile)}
+				unsigned = errNoSignature{why: noSignatureWhy(k, kept, headFile)}
 				notes = append(notes, unsigned.Error())
 			}
 			if asJSON {
@@ -181,6 +151,46 @@ func (a *cli) eventsVerifyCmd() *cobra.Command {
 	c.Flags().BoolVar(&allowUnsigned, "allow-unsigned", false, "exit 0 when the tree verifies although no signature could be checked (no key, or no signed head covers the range)")
 	c.Flags().BoolVar(&asJSON, "json", false, "print the report as JSON")
 	return c
+}
+
+// verifyHeads are the heads verify checks the log against — the one in
+// headFile, if given, and the log's kept heads that k signed — with notes
+// for the report, the first kept head another key signed, and how many
+// heads the log keeps.
+func verifyHeads(ctx context.Context, st *postgres.Store, k logKey, headFile string) (heads []verifier.Head, notes []string, badHead *signedlog.Problem, nKept int, err error) {
+	if k.note != "" {
+		notes = append(notes, k.note)
+	}
+	if headFile != "" {
+		if k.pub == nil {
+			return nil, nil, nil, 0, errors.New("--head: no key to check its signature with: give --key (the log's verifier key)")
+		}
+		h, err := readHeadFile(headFile, k.name, k.pub)
+		if err != nil {
+			return nil, nil, nil, 0, err
+		}
+		heads = append(heads, h)
+	}
+	kept, err := st.AllHeads(ctx, 0, 1<<63-1)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	if k.pub == nil && len(kept) > 0 {
+		notes = append(notes, fmt.Sprintf("the log's %d kept heads were not used: no key to check their signatures (give --key)", len(kept)))
+	} else if k.pub != nil {
+		var own []verifier.Head
+		own, badHead = checkKeptHeads(kept, k)
+		heads = append(heads, own...)
+	}
+	disowned, err := st.DisownedHeads(ctx)
+	if err != nil {
+		return nil, nil, nil, 0, err
+	}
+	for _, d := range disowned {
+		notes = append(notes, fmt.Sprintf("the kept head of size %d (key %s) was disowned at %s by %s (event at position %d): %s; it is not used",
+			d.Size, d.KeyFingerprint, d.DisownedAt.Format(time.RFC3339), d.DisownedBy, d.EventPosition, d.Reason))
+	}
+	return heads, notes, badHead, len(kept), nil
 }
 
 // logKey is the key heads are checked with, and where it came from.

@@ -16,7 +16,12 @@ import (
 
 func (a *cli) keysCmd() *cobra.Command {
 	c := &cobra.Command{Use: "keys", Short: "Mint, revoke and list API keys"}
+	c.AddCommand(a.mintKeyCmd(), a.revokeKeyCmd(), a.listKeysCmd())
+	return c
+}
 
+// mintKeyCmd is `arr keys mint`.
+func (a *cli) mintKeyCmd() *cobra.Command {
 	var email, service, name string
 	var mintJSON bool
 	mint := &cobra.Command{
@@ -63,7 +68,11 @@ func (a *cli) keysCmd() *cobra.Command {
 	mint.Flags().BoolVar(&mintJSON, "json", false, "print JSON")
 	_ = mint.MarkFlagRequired("email")
 	_ = mint.MarkFlagRequired("service")
+	return mint
+}
 
+// revokeKeyCmd is `arr keys revoke`.
+func (a *cli) revokeKeyCmd() *cobra.Command {
 	var id string
 	var revokeJSON bool
 	revoke := &cobra.Command{
@@ -101,7 +110,11 @@ func (a *cli) keysCmd() *cobra.Command {
 	revoke.Flags().StringVar(&id, "id", "", "key id (required)")
 	revoke.Flags().BoolVar(&revokeJSON, "json", false, "print JSON")
 	_ = revoke.MarkFlagRequired("id")
+	return revoke
+}
 
+// listKeysCmd is `arr keys list`.
+func (a *cli) listKeysCmd() *cobra.Command {
 	var listEmail string
 	var listJSON bool
 	list := &cobra.Command{
@@ -139,9 +152,7 @@ func (a *cli) keysCmd() *cobra.Command {
 	list.Flags().StringVar(&listEmail, "email", "", "account e-mail address (required)")
 	list.Flags().BoolVar(&listJSON, "json", false, "print JSON")
 	_ = list.MarkFlagRequired("email")
-
-	c.AddCommand(mint, revoke, list)
-	return c
+	return list
 }
 
 func printKeys(cmd *cobra.Command, keys []identity.KeyInfo) {
