@@ -66,25 +66,7 @@ func (a *cli) indexAdd(cmd *cobra.Command, args []string, o indexOptions) error 
 		run.files(ctx, p)
 	}
 	if len(urls) > 0 {
-		// Pages are extracted and recorded by a few workers while the
-		// crawler fetches the next ones: extraction takes a core, and
-		// appends of different documents group-commit together.
-		work := make(chan crawl.Result)
-		var wg sync.WaitGroup
-		for range indexWorkers {
-			wg.Add(1)
-			go func() {
-				defer wg.Done()
-				for r := range work {
-					run.crawled(ctx, r, o.depth > 0)
-				}
-			}()
-		}
-		for r := range crawler.Crawl(ctx, urls) {
-			work <- r
-		}
-		close(work)
-		wg.Wait()
+		run.crawl(ctx, crawler, urls, o.depth > 0)
 	}
 	run.bar.Finish()
 	// What was recorded stays recorded when the run is interrupted: report
@@ -115,6 +97,29 @@ func (a *cli) indexAdd(cmd *cobra.Command, args []string, o indexOptions) error 
 		return fmt.Errorf("%d of %d items failed", counts["failed"], len(run.results))
 	}
 	return nil
+}
+
+// crawl indexes the pages crawler finds from urls. Pages are extracted
+// and recorded by a few workers while the crawler fetches the next ones:
+// extraction takes a core, and appends of different documents
+// group-commit together.
+func (r *indexRun) crawl(ctx context.Context, crawler *crawl.Crawler, urls []string, crawling bool) {
+	work := make(chan crawl.Result)
+	var wg sync.WaitGroup
+	for range indexWorkers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for res := range work {
+				r.crawled(ctx, res, crawling)
+			}
+		}()
+	}
+	for res := range crawler.Crawl(ctx, urls) {
+		work <- res
+	}
+	close(work)
+	wg.Wait()
 }
 
 // indexResult is what `arr answer index add` did with one item.

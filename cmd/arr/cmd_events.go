@@ -17,7 +17,12 @@ import (
 
 func (a *cli) eventsCmd() *cobra.Command {
 	c := &cobra.Command{Use: "events", Short: "Read the event log: tail, export, stats, types (the event catalog); sign and verify its Merkle tree: checkpoint, verify, disown-heads"}
+	c.AddCommand(a.eventsTailCmd(), a.eventsExportCmd(), a.eventsStatsCmd(), a.eventsTypesCmd(), a.eventsCheckpointCmd(), a.eventsVerifyCmd(), a.eventsDisownHeadsCmd())
+	return c
+}
 
+// eventsTailCmd is `arr events tail`.
+func (a *cli) eventsTailCmd() *cobra.Command {
 	var from int64
 	var follow, tailJSON bool
 	var last uint64
@@ -70,9 +75,11 @@ func (a *cli) eventsCmd() *cobra.Command {
 	tail.Flags().Uint64Var(&last, "last", 10, "how many past events to show first when --from is not given")
 	tail.Flags().BoolVar(&follow, "follow", true, "keep printing new events until interrupted")
 	tail.Flags().BoolVar(&tailJSON, "json", false, "one JSON object per line")
+	return tail
+}
 
-	export := a.eventsExportCmd()
-
+// eventsStatsCmd is `arr events stats`.
+func (a *cli) eventsStatsCmd() *cobra.Command {
 	var statsJSON bool
 	stats := &cobra.Command{
 		Use:   "stats",
@@ -108,6 +115,5 @@ func (a *cli) eventsCmd() *cobra.Command {
 		},
 	}
 	stats.Flags().BoolVar(&statsJSON, "json", false, "print JSON")
-	c.AddCommand(tail, export, stats, a.eventsTypesCmd(), a.eventsCheckpointCmd(), a.eventsVerifyCmd(), a.eventsDisownHeadsCmd())
-	return c
+	return stats
 }

@@ -15,10 +15,48 @@ import (
 	"github.com/arr-dev/arr/eventstore/export"
 )
 
+// exportFlags are the flags of arr events export.
+type exportFlags struct {
+	from, to                                 uint64
+	format, types, stream, since, until, out string
+	upcast                                   bool
+}
+
+// options are the export's options the flags give, checked.
+func (fl exportFlags) options() (export.Options, error) {
+	o := export.Options{After: fl.from, UpTo: fl.to}
+	var err error
+	if o.Format, err = export.ParseFormat(fl.format); err != nil {
+		return o, fmt.Errorf("--format: %w", err)
+	}
+	if fl.to != 0 && fl.to <= fl.from {
+		return o, fmt.Errorf("--to (%d) must be greater than --from (%d)", fl.to, fl.from)
+	}
+	reg := domaincatalog.Registry()
+	for _, t := range strings.Split(fl.types, ",") {
+		if t = strings.TrimSpace(t); t == "" {
+			continue
+		}
+		if !reg.Known(t) {
+			return o, fmt.Errorf("--types: %q is not an event type (`arr events types` lists them)", t)
+		}
+		o.Filter.Types = append(o.Filter.Types, t)
+	}
+	o.Filter.Stream = fl.stream
+	if o.Filter.Since, err = parseWhen("--since", fl.since); err != nil {
+		return o, err
+	}
+	if o.Filter.Until, err = parseWhen("--until", fl.until); err != nil {
+		return o, err
+	}
+	if fl.upcast {
+		o.Upcast = reg
+	}
+	return o, nil
+}
+
 func (a *cli) eventsExportCmd() *cobra.Command {
-	var from, to uint64
-	var format, types, stream, since, until, out string
-	var upcast bool
+	var fl exportFlags
 	c := &cobra.Command{
 		Use:   "export [--format ndjson|parquet] [--types T1,T2] [--stream S] [--since TIME] [--until TIME] [--from POS] [--to POS] [--out FILE]",
 		Short: "Write events as NDJSON or Parquet, to stdout or a file (progress on stderr)",
@@ -44,36 +82,12 @@ killed outright (kill -9) leaves it, and it can be deleted. Without --out
 the export streams to stdout.`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			o := export.Options{After: from, UpTo: to}
-			var err error
-			if o.Format, err = export.ParseFormat(format); err != nil {
-				return fmt.Errorf("--format: %w", err)
-			}
-			if to != 0 && to <= from {
-				return fmt.Errorf("--to (%d) must be greater than --from (%d)", to, from)
-			}
-			reg := domaincatalog.Registry()
-			for _, t := range strings.Split(types, ",") {
-				if t = strings.TrimSpace(t); t == "" {
-					continue
-				}
-				if !reg.Known(t) {
-					return fmt.Errorf("--types: %q is not an event type (`arr events types` lists them)", t)
-				}
-				o.Filter.Types = append(o.Filter.Types, t)
-			}
-			o.Filter.Stream = stream
-			if o.Filter.Since, err = parseWhen("--since", since); err != nil {
+			o, err := fl.options()
+			if err != nil {
 				return err
-			}
-			if o.Filter.Until, err = parseWhen("--until", until); err != nil {
-				return err
-			}
-			if upcast {
-				o.Upcast = reg
 			}
 			var w io.Writer = cmd.OutOrStdout()
-			if out == "" && o.Format == export.Parquet {
+			if fl.out == "" && o.Format == export.Parquet {
 				if f, ok := w.(*os.File); ok && term.IsTerminal(int(f.Fd())) {
 					return errors.New("--format parquet: stdout is a terminal; write to a file with --out FILE or redirect")
 				}
@@ -86,8 +100,8 @@ the export streams to stdout.`,
 			p := newProgress(os.Stderr, "export")
 			o.Progress = p.Set
 			var res export.Result
-			if out != "" {
-				res, err = export.WriteFile(cmd.Context(), s.store, out, o)
+			if fl.out != "" {
+				res, err = export.WriteFile(cmd.Context(), s.store, fl.out, o)
 			} else {
 				res, err = export.Write(cmd.Context(), s.store, w, o)
 			}
@@ -100,15 +114,15 @@ the export streams to stdout.`,
 		},
 	}
 	f := c.Flags()
-	f.StringVar(&format, "format", "ndjson", "output format: ndjson or parquet")
-	f.Uint64Var(&from, "from", 0, "export events after this position")
-	f.Uint64Var(&to, "to", 0, "export up to and including this position (default: the head at start)")
-	f.StringVar(&types, "types", "", "only these event types, comma-separated")
-	f.StringVar(&stream, "stream", "", "only this stream's events")
-	f.StringVar(&since, "since", "", "only events recorded at or after TIME (RFC 3339 or YYYY-MM-DD, UTC)")
-	f.StringVar(&until, "until", "", "only events recorded before TIME (RFC 3339 or YYYY-MM-DD, UTC)")
-	f.StringVar(&out, "out", "", "write to FILE instead of stdout, atomically: FILE is replaced only once the export is complete and on disk")
-	f.BoolVar(&upcast, "upcast", false, "write payloads at their type's current schema version, as handlers receive them")
+	f.StringVar(&fl.format, "format", "ndjson", "output format: ndjson or parquet")
+	f.Uint64Var(&fl.from, "from", 0, "export events after this position")
+	f.Uint64Var(&fl.to, "to", 0, "export up to and including this position (default: the head at start)")
+	f.StringVar(&fl.types, "types", "", "only these event types, comma-separated")
+	f.StringVar(&fl.stream, "stream", "", "only this stream's events")
+	f.StringVar(&fl.since, "since", "", "only events recorded at or after TIME (RFC 3339 or YYYY-MM-DD, UTC)")
+	f.StringVar(&fl.until, "until", "", "only events recorded before TIME (RFC 3339 or YYYY-MM-DD, UTC)")
+	f.StringVar(&fl.out, "out", "", "write to FILE instead of stdout, atomically: FILE is replaced only once the export is complete and on disk")
+	f.BoolVar(&fl.upcast, "upcast", false, "write payloads at their type's current schema version, as handlers receive them")
 	return c
 }
 

@@ -16,6 +16,11 @@ import (
 // parkedCmds are `arr projections parked` and `arr projections retry`:
 // the events projections could not apply and moved past.
 func (a *cli) parkedCmds() []*cobra.Command {
+	return []*cobra.Command{a.parkedCmd(), a.retryCmd()}
+}
+
+// parkedCmd is `arr projections parked`.
+func (a *cli) parkedCmd() *cobra.Command {
 	var asJSON bool
 	var q projections.ParkedQuery
 	parked := &cobra.Command{
@@ -57,7 +62,11 @@ together, so it may be a few longer than --limit.`,
 	parked.Flags().BoolVar(&asJSON, "json", false, "print JSON: parked, total, next_after")
 	parked.Flags().IntVar(&q.Limit, "limit", projections.DefaultParkedLimit, fmt.Sprintf("events per page (1 to %d)", projections.MaxParkedLimit))
 	parked.Flags().Uint64Var(&q.After, "after", 0, "list the events parked after this log position (the previous page's next_after)")
+	return parked
+}
 
+// retryCmd is `arr projections retry`.
+func (a *cli) retryCmd() *cobra.Command {
 	var retryJSON bool
 	retry := &cobra.Command{
 		Use:   "retry NAME",
@@ -105,7 +114,7 @@ applied so far stay applied; run it again for the rest.`,
 		},
 	}
 	retry.Flags().BoolVar(&retryJSON, "json", false, "print JSON: projection, applied, still_parked, failing")
-	return []*cobra.Command{parked, retry}
+	return retry
 }
 
 // printParked prints a page of parked events as a table and says which

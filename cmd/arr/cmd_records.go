@@ -37,20 +37,8 @@ func (a *cli) loadCmd() *cobra.Command {
 			"Rows that cannot be used are skipped into the rejects report with their line numbers. Layers: " + strings.Join(records.LayerKeys(), ", ") + ".",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			var m *layerfile.Mapping
-			if mapping != "" {
-				mm, err := layerfile.LoadMapping(mapping)
-				if err != nil {
-					return err
-				}
-				m = &mm
-			}
 			counties := strings.Split(county, ",")
-			one := ""
-			if len(counties) == 1 {
-				one = counties[0]
-			}
-			src, err := layerfile.Open(args[0], layerfile.Options{County: one, Mapping: m})
+			src, err := openLayerFile(args[0], counties, mapping)
 			if err != nil {
 				return err
 			}
@@ -86,14 +74,7 @@ func (a *cli) loadCmd() *cobra.Command {
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"load": res, "rejects": res.Rejects, "rejects_file": rejectsPath})
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "load %s of layer %s: %d rows read, %d loaded in %d chunks, %d skipped by the mapping, %d rejected\n",
-				res.LoadID, res.Layer, res.RowsRead, res.RowsLoaded, res.Chunks, res.RowsSkipped, res.RowsRejected)
-			if len(res.Rejects) > 0 && rejectsPath == "" {
-				fmt.Fprintln(cmd.ErrOrStderr(), "rejected rows (line: reason):")
-				for _, r := range res.Rejects {
-					fmt.Fprintf(cmd.ErrOrStderr(), "  %d: %s\n", r.Line, r.Reason)
-				}
-			}
+			printLoad(cmd, res, rejectsPath)
 			return nil
 		},
 	}
@@ -113,6 +94,37 @@ func (a *cli) loadCmd() *cobra.Command {
 	}
 	c.AddCommand(lc)
 	return c
+}
+
+// openLayerFile opens a layer file for a load of counties, through the
+// column mapping in file mapping ("": the default columns).
+func openLayerFile(path string, counties []string, mapping string) (*layerfile.Reader, error) {
+	var m *layerfile.Mapping
+	if mapping != "" {
+		mm, err := layerfile.LoadMapping(mapping)
+		if err != nil {
+			return nil, err
+		}
+		m = &mm
+	}
+	one := ""
+	if len(counties) == 1 {
+		one = counties[0]
+	}
+	return layerfile.Open(path, layerfile.Options{County: one, Mapping: m})
+}
+
+// printLoad says what a load did, and its rejected rows unless they went
+// to a rejects file.
+func printLoad(cmd *cobra.Command, res commands.LoadResult, rejectsPath string) {
+	fmt.Fprintf(cmd.OutOrStdout(), "load %s of layer %s: %d rows read, %d loaded in %d chunks, %d skipped by the mapping, %d rejected\n",
+		res.LoadID, res.Layer, res.RowsRead, res.RowsLoaded, res.Chunks, res.RowsSkipped, res.RowsRejected)
+	if len(res.Rejects) > 0 && rejectsPath == "" {
+		fmt.Fprintln(cmd.ErrOrStderr(), "rejected rows (line: reason):")
+		for _, r := range res.Rejects {
+			fmt.Fprintf(cmd.ErrOrStderr(), "  %d: %s\n", r.Line, r.Reason)
+		}
+	}
 }
 
 func writeRejects(path string, rejects []records.Reject) error {
