@@ -18,9 +18,10 @@ const (
 	// chosen (maximal marginal relevance).
 	mmrLambda = 0.7
 	// candidateShare of the best score makes a sentence a candidate for
-	// a place after the first; keepShare keeps it from the third on.
+	// a place after the first. (The writer also required 55% of the best
+	// score from the third sentence on; every candidate holds 60%, so
+	// that rule never applied and is gone.)
 	candidateShare = 0.6
-	keepShare      = 0.55
 	// An answer holds at most maxSentences, and no further sentence once
 	// it is maxAnswerBytes long.
 	maxSentences   = 5
@@ -41,7 +42,7 @@ func selectSentences(cands []candidate, q question) []int {
 	length := len(cands[best].text)
 	for len(chosen) < maxSentences && length < maxAnswerBytes {
 		next := nextCandidate(cands, chosen, q.sides)
-		if next < 0 || (len(chosen) >= 2 && cands[next].score < keepShare*cands[best].score) {
+		if next < 0 {
 			break
 		}
 		chosen = append(chosen, next)
