@@ -1,0 +1,154 @@
+package research
+
+import (
+	"strings"
+
+	"github.com/arr-dev/arr/domain/answer"
+)
+
+// candidate is a sentence that might be quoted.
+type candidate struct {
+	text    string // with its predecessor when it opens with a pronoun
+	own     string // the sentence alone
+	terms   map[string]bool
+	cov     float64         // weighted share of the question's key terms
+	context map[string]bool // terms of its page title and heading path
+	src     int
+	passage string
+	index   int // of the sentence in its passage
+	rank    int // of its passage among the chosen ones
+	score   float64
+	named   bool // its passage is the entry of an API the question names
+}
+
+// candidateSentences is the extractive writer's second stage: the
+// sentences of the sources' passages, in order, each with its passage's
+// context, and their terms. For a question about a default, a sentence
+// that states one brings the sentence that says what has it
+// (bringSubjects).
+func candidateSentences(srcs []numbered, q question) []candidate {
+	var cands []candidate
+	rank := 0
+	for si, s := range srcs {
+		for _, p := range s.passages {
+			r := passageReader{src: si, rank: rank, id: p.ID, named: definesName(p.Passage, q.names), context: map[string]bool{}}
+			for _, t := range Terms(p.Title + " " + strings.Join(p.Heading, " ")) {
+				r.context[t] = true
+			}
+			cands = r.read(cands, p.Passage)
+			rank++
+		}
+	}
+	if len(cands) > 0 && q.asksDefault {
+		bringSubjects(cands, q.key)
+	}
+	for i := range cands {
+		cands[i].terms = set(Terms(cands[i].text))
+	}
+	return cands
+}
+
+// passageReader cuts one passage into candidates, carrying what a line
+// tells of the next: the sentence before, and the name of the term (an
+// API signature, a glossary word) the next line describes.
+type passageReader struct {
+	src, rank int
+	id        string
+	named     bool
+	context   map[string]bool
+	n         int    // sentence index within the passage
+	prev      string // the sentence before, in this passage
+	subject   string // the name of the term the next line describes
+}
+
+// read appends the candidates of p's lines to cands.
+func (r *passageReader) read(cands []candidate, p answer.Passage) []candidate {
+	for li, block := range strings.Split(p.Text, "\n") {
+		kind := byte('p')
+		if li < len(p.Kinds) {
+			kind = p.Kinds[li]
+		}
+		switch kind {
+		case 'c':
+			r.command(cands, block)
+		case 't':
+			r.term(block)
+		default:
+			cands = r.prose(cands, block)
+		}
+	}
+	return cands
+}
+
+// command completes, with a one-line command, the sentence that
+// introduces it ("run the venv module as a script with the directory
+// path:").
+func (r *passageReader) command(cands []candidate, block string) {
+	cmd, ok := command(block)
+	if !ok || len(cands) == 0 {
+		return
+	}
+	last := &cands[len(cands)-1]
+	if last.passage == r.id && strings.HasSuffix(last.own, ":") {
+		last.text += " " + cmd + "."
+		last.own += " " + cmd + "."
+		r.prev = last.own
+	}
+}
+
+// term takes a term line (an API signature) as context, not prose: its
+// terms, and its name as the subject of the description that follows.
+func (r *passageReader) term(block string) {
+	for _, t := range Terms(block) {
+		r.context[t] = true
+	}
+	r.subject, r.prev = termName(block), ""
+	if r.subject == "" && quotable(block) {
+		// A term that is a sentence ("FORMAT_XZ: The .xz container
+		// format.") is what "This" refers to.
+		r.prev = block
+	}
+}
+
+// prose appends the sentences of a prose line.
+func (r *passageReader) prose(cands []candidate, block string) []candidate {
+	for i, sen := range answer.Sentences(block) {
+		c := candidate{text: sen, src: r.src, passage: r.id, index: r.n, rank: r.rank, context: r.context, named: r.named}
+		r.n++
+		switch {
+		case i == 0 && r.subject != "" && !mentions(sen, r.subject):
+			// The first sentence of a term's description has the term as
+			// its subject ("Identical to copy() except ..." describes
+			// shutil.copy2()).
+			c.text = r.subject + ": " + sen
+			sen = c.text
+		case pronounStart.MatchString(sen) && r.prev != "":
+			c.text = r.prev + " " + sen
+		}
+		r.prev = sen
+		c.own = sen
+		cands = append(cands, c)
+	}
+	r.subject = ""
+	return cands
+}
+
+// bringSubjects gives a sentence that states a default ("None (the
+// default) selects the most compact representation.") the sentence
+// before it when that one names a key term it lacks (what has the
+// default: "If indent is a non-negative integer ...").
+func bringSubjects(cands []candidate, key []string) {
+	for i := len(cands) - 1; i > 0; i-- {
+		c, prev := &cands[i], cands[i-1]
+		if prev.passage != c.passage || c.text != c.own || prev.text != prev.own || !cueDefaultValue.MatchString(c.text) {
+			continue
+		}
+		have, prevHas := set(Terms(c.text)), set(Terms(prev.text))
+		for _, t := range key {
+			if !have[t] && prevHas[t] {
+				c.text = prev.text + " " + c.text
+				break
+			}
+		}
+	}
+}
