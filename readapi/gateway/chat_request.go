@@ -33,96 +33,138 @@ func parseChatRequest(body []byte) (*complete.Request, error) {
 	if err := dec.Decode(&r.Fields); err != nil || r.Fields == nil {
 		return nil, invalid("invalid_json", "", "the body must be a JSON object (a chat completion request): %v", errText(err))
 	}
-	if v, ok := r.Fields["model"]; ok && !isNull(v) {
+	for _, f := range chatFields {
+		if f.name == "messages" {
+			if err := parseMessages(r); err != nil {
+				return nil, err
+			}
+			continue
+		}
+		if v, ok := r.Fields[f.name]; ok && !isNull(v) {
+			if err := f.parse(r, v); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return r, nil
+}
+
+// chatFields are the fields of a chat completion request the gateway
+// reads, each with its parser, in the order they are checked (the first
+// bad one is the one reported; stream comes before stream_options, which
+// needs it). messages is parsed by parseMessages, present or not.
+var chatFields = []struct {
+	name  string
+	parse func(r *complete.Request, v json.RawMessage) error
+}{
+	{"model", func(r *complete.Request, v json.RawMessage) error {
 		if err := json.Unmarshal(v, &r.Model); err != nil {
-			return nil, invalid("invalid_type", "model", "model must be a string: auto, a tier (nano, small, mid, high) or a model id")
+			return invalid("invalid_type", "model", "model must be a string: auto, a tier (nano, small, mid, high) or a model id")
 		}
-	}
-	if err := parseMessages(r); err != nil {
-		return nil, err
-	}
-	if v, ok := r.Fields["stream"]; ok && !isNull(v) {
+		return nil
+	}},
+	{"messages", nil},
+	{"stream", func(r *complete.Request, v json.RawMessage) error {
 		if err := json.Unmarshal(v, &r.Stream); err != nil {
-			return nil, invalid("invalid_type", "stream", "stream must be a boolean")
+			return invalid("invalid_type", "stream", "stream must be a boolean")
 		}
-	}
-	if v, ok := r.Fields["stream_options"]; ok && !isNull(v) {
-		var so struct {
-			IncludeUsage *bool `json:"include_usage"`
-		}
-		if err := json.Unmarshal(v, &so); err != nil {
-			return nil, invalid("invalid_type", "stream_options", "stream_options must be an object like {\"include_usage\": true}")
-		}
-		if !r.Stream {
-			return nil, invalid("invalid_value", "stream_options", "stream_options is only allowed when stream is true")
-		}
-		r.IncludeUsage = so.IncludeUsage != nil && *so.IncludeUsage
-	}
-	if v, ok := r.Fields["temperature"]; ok && !isNull(v) {
+		return nil
+	}},
+	{"stream_options", parseStreamOptions},
+	{"temperature", func(r *complete.Request, v json.RawMessage) error {
 		var t float64
 		if err := json.Unmarshal(v, &t); err != nil || t < 0 || t > 2 {
-			return nil, invalid("invalid_value", "temperature", "temperature must be a number from 0 to 2")
+			return invalid("invalid_value", "temperature", "temperature must be a number from 0 to 2")
 		}
 		r.Temperature = &t
-	}
-	for _, f := range []string{"max_completion_tokens", "max_tokens"} {
-		if v, ok := r.Fields[f]; ok && !isNull(v) {
-			var n int64
-			if err := json.Unmarshal(v, &n); err != nil || n < 1 {
-				return nil, invalid("invalid_value", f, "%s must be an integer of at least 1", f)
-			}
-			if r.MaxTokensField == "" {
-				r.MaxTokens, r.MaxTokensField = n, f
-			}
-		}
-	}
-	if v, ok := r.Fields["tools"]; ok && !isNull(v) {
-		var tools []struct {
-			Type     string `json:"type"`
-			Function *struct {
-				Name string `json:"name"`
-			} `json:"function"`
-		}
-		if err := json.Unmarshal(v, &tools); err != nil {
-			return nil, invalid("invalid_type", "tools", "tools must be an array of {\"type\":\"function\",\"function\":{\"name\",...}}")
-		}
-		for i, t := range tools {
-			if t.Type == "function" && (t.Function == nil || t.Function.Name == "") {
-				return nil, invalid("invalid_value", fmt.Sprintf("tools[%d].function.name", i), "a function tool needs function.name")
-			}
-		}
-		r.Tools = len(tools)
-	}
-	if v, ok := r.Fields["response_format"]; ok && !isNull(v) {
+		return nil
+	}},
+	{"max_completion_tokens", maxTokens("max_completion_tokens")},
+	{"max_tokens", maxTokens("max_tokens")},
+	{"tools", parseTools},
+	{"response_format", func(r *complete.Request, v json.RawMessage) error {
 		var rf struct {
 			Type string `json:"type"`
 		}
 		if err := json.Unmarshal(v, &rf); err != nil || rf.Type == "" {
-			return nil, invalid("invalid_type", "response_format", "response_format must be an object with a type (text, json_object or json_schema)")
+			return invalid("invalid_type", "response_format", "response_format must be an object with a type (text, json_object or json_schema)")
 		}
 		r.JSONMode = rf.Type == "json_object" || rf.Type == "json_schema"
-	}
-	if v, ok := r.Fields["quality_floor"]; ok && !isNull(v) {
+		return nil
+	}},
+	{"quality_floor", func(r *complete.Request, v json.RawMessage) error {
 		if err := json.Unmarshal(v, &r.QualityFloor); err != nil || r.QualityFloor < 0 || r.QualityFloor > 1 {
-			return nil, invalid("invalid_value", "quality_floor", "quality_floor must be a number from 0 to 1 (default 0.75)")
+			return invalid("invalid_value", "quality_floor", "quality_floor must be a number from 0 to 1 (default 0.75)")
 		}
-	}
-	if v, ok := r.Fields["max_cost_usd"]; ok && !isNull(v) {
-		var usd float64
-		if err := json.Unmarshal(v, &usd); err != nil || !(usd > 0) || usd > 1e6 {
-			return nil, invalid("invalid_value", "max_cost_usd", "max_cost_usd must be a positive number of US dollars")
-		}
-		r.MaxCostMicro = int64(math.Floor(usd * 1e6))
-		if r.MaxCostMicro < 1 {
-			return nil, invalid("invalid_value", "max_cost_usd", "max_cost_usd must be at least 0.000001 (one micro-dollar)")
-		}
-	}
-	if v, ok := r.Fields["brand_pref"]; ok && !isNull(v) {
+		return nil
+	}},
+	{"max_cost_usd", parseMaxCost},
+	{"brand_pref", func(r *complete.Request, v json.RawMessage) error {
 		if err := json.Unmarshal(v, &r.BrandPref); err != nil {
-			return nil, invalid("invalid_type", "brand_pref", "brand_pref must be a string naming one vendor")
+			return invalid("invalid_type", "brand_pref", "brand_pref must be a string naming one vendor")
+		}
+		return nil
+	}},
+}
+
+func parseStreamOptions(r *complete.Request, v json.RawMessage) error {
+	var so struct {
+		IncludeUsage *bool `json:"include_usage"`
+	}
+	if err := json.Unmarshal(v, &so); err != nil {
+		return invalid("invalid_type", "stream_options", "stream_options must be an object like {\"include_usage\": true}")
+	}
+	if !r.Stream {
+		return invalid("invalid_value", "stream_options", "stream_options is only allowed when stream is true")
+	}
+	r.IncludeUsage = so.IncludeUsage != nil && *so.IncludeUsage
+	return nil
+}
+
+// maxTokens parses field f, one of the two names of the completion's
+// token limit; the first given wins.
+func maxTokens(f string) func(r *complete.Request, v json.RawMessage) error {
+	return func(r *complete.Request, v json.RawMessage) error {
+		var n int64
+		if err := json.Unmarshal(v, &n); err != nil || n < 1 {
+			return invalid("invalid_value", f, "%s must be an integer of at least 1", f)
+		}
+		if r.MaxTokensField == "" {
+			r.MaxTokens, r.MaxTokensField = n, f
+		}
+		return nil
+	}
+}
+
+func parseTools(r *complete.Request, v json.RawMessage) error {
+	var tools []struct {
+		Type     string `json:"type"`
+		Function *struct {
+			Name string `json:"name"`
+		} `json:"function"`
+	}
+	if err := json.Unmarshal(v, &tools); err != nil {
+		return invalid("invalid_type", "tools", "tools must be an array of {\"type\":\"function\",\"function\":{\"name\",...}}")
+	}
+	for i, t := range tools {
+		if t.Type == "function" && (t.Function == nil || t.Function.Name == "") {
+			return invalid("invalid_value", fmt.Sprintf("tools[%d].function.name", i), "a function tool needs function.name")
 		}
 	}
-	return r, nil
+	r.Tools = len(tools)
+	return nil
+}
+
+func parseMaxCost(r *complete.Request, v json.RawMessage) error {
+	var usd float64
+	if err := json.Unmarshal(v, &usd); err != nil || !(usd > 0) || usd > 1e6 {
+		return invalid("invalid_value", "max_cost_usd", "max_cost_usd must be a positive number of US dollars")
+	}
+	r.MaxCostMicro = int64(math.Floor(usd * 1e6))
+	if r.MaxCostMicro < 1 {
+		return invalid("invalid_value", "max_cost_usd", "max_cost_usd must be at least 0.000001 (one micro-dollar)")
+	}
+	return nil
 }
 
 func parseMessages(r *complete.Request) error {
