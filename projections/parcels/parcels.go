@@ -305,7 +305,51 @@ func completeLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, 
 		// all its rows), the parcel's fields from its last row with
 		// coordinates (p_line; fixed up below when that is not the last
 		// row), first_seen from the layer's earlier record of it.
-		{"one row per parcel", `
+		{"one row per parcel", loadParcelsSQL,
+			[]any{v.LoadID, layer, v.CrawledAt, sourceDate, sourceURL}},
+		{"taking parcel fields from the last row with coordinates", lastRowFieldsSQL,
+			[]any{v.LoadID, sourceURL}},
+		{"naming parcels", nameParcelsSQL,
+			[]any{v.LoadID, pos}},
+		{"dropping parcels the load no longer names", dropParcelsSQL,
+			[]any{v.LoadID, layer, v.Counties, v.CrawledAt, pos}},
+		// Signals of the other layers naming the load's parcels or the
+		// parcels it dropped; usually few or none.
+		{"collecting the other layers' signals", fmt.Sprintf(othersSQL, fmt.Sprintf(signalSQL, "o")),
+			[]any{otherLayers, v.Counties}},
+		{"upserting parcels", fmt.Sprintf(upsertParcelsSQL, loadSignalSQL),
+			[]any{pos, layer, sourceDate.Format(time.DateOnly), v.CrawledAt.UTC().Format(signalTime)}},
+		{"rendering the dropped parcels' signals", droppedSignalsSQL,
+			[]any{pos}},
+	}
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s.sql, s.args...); err != nil {
+			return fmt.Errorf("%s: %w", s.what, err)
+		}
+	}
+	return finishLoad(ctx, tx, v, pos)
+}
+
+// finishLoad records a completed load's figures and clears its stage.
+func finishLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, pos int64) error {
+	var withoutGeom, parcels int
+	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(rows_without_geometry), 0), count(*) FROM load_parcels`).Scan(&withoutGeom, &parcels); err != nil {
+		return fmt.Errorf("counting the load's parcels: %w", err)
+	}
+	if err := clearStage(ctx, tx, v.LoadID); err != nil {
+		return err
+	}
+	rejects, _ := json.Marshal(v.Rejects)
+	_, err := tx.Exec(ctx, `UPDATE loads SET status = 'completed', finished_at = $2, rows_read = $3, rows_loaded = $4, rows_skipped = $5,
+		rows_rejected = $6, rows_without_geometry = $7, parcels = $8, rejects = $9, position = $10 WHERE load_id = $1`,
+		v.LoadID, v.CompletedAt, v.RowsRead, v.RowsLoaded, v.RowsSkipped, v.RowsRejected, withoutGeom, parcels, rejects, pos)
+	return err
+}
+
+// The statements completeLoad runs, in order.
+const (
+	// loadParcelsSQL: one row per parcel.
+	loadParcelsSQL = `
 CREATE TEMP TABLE load_parcels ON COMMIT DROP AS
 SELECT s.*, coalesce(pl.first_seen, s.last_seen) AS first_seen
 FROM (
@@ -321,16 +365,16 @@ FROM (
     ORDER BY county, apn, line DESC
 ) s
 LEFT JOIN parcel_layers pl ON pl.county = s.county AND pl.apn = s.apn AND pl.layer = $2
-ORDER BY s.county, s.apn`,
-			[]any{v.LoadID, layer, v.CrawledAt, sourceDate, sourceURL}},
-		{"taking parcel fields from the last row with coordinates", `
+ORDER BY s.county, s.apn`
+	// lastRowFieldsSQL: taking parcel fields from the last row with coordinates.
+	lastRowFieldsSQL = `
 UPDATE load_parcels lp SET apn_norm = st.apn_norm, p_address = st.address, norm_address = st.norm_address,
     lon = st.lon, lat = st.lat, p_source_url = coalesce(st.source_url, $2)
 FROM staged st
 WHERE lp.p_line IS NOT NULL AND lp.p_line <> lp.line
-  AND st.load_id = $1 AND st.county = lp.county AND st.apn = lp.apn AND st.line = lp.p_line`,
-			[]any{v.LoadID, sourceURL}},
-		{"naming parcels", `
+  AND st.load_id = $1 AND st.county = lp.county AND st.apn = lp.apn AND st.line = lp.p_line`
+	// nameParcelsSQL: naming parcels.
+	nameParcelsSQL = `
 INSERT INTO parcel_layers AS pl (county, apn, layer, named, first_seen, last_seen, last_crawl, source_date, source_url,
     record_date, amount_micros, record_count, lender, address, detail, load_id, position)
 SELECT county, apn, layer, true, first_seen, last_seen, last_crawl, source_date, source_url,
@@ -339,26 +383,29 @@ FROM load_parcels
 ON CONFLICT (county, apn, layer) DO UPDATE SET named = true, last_seen = excluded.last_seen, last_crawl = excluded.last_crawl,
     source_date = excluded.source_date, source_url = excluded.source_url, record_date = excluded.record_date,
     amount_micros = excluded.amount_micros, record_count = excluded.record_count, lender = excluded.lender,
-    address = excluded.address, detail = excluded.detail, load_id = excluded.load_id, position = excluded.position`,
-			[]any{v.LoadID, pos}},
-		{"dropping parcels the load no longer names", `
+    address = excluded.address, detail = excluded.detail, load_id = excluded.load_id, position = excluded.position`
+	// dropParcelsSQL: dropping parcels the load no longer names.
+	dropParcelsSQL = `
 CREATE TEMP TABLE load_dropped ON COMMIT DROP AS
 WITH d AS (
     UPDATE parcel_layers SET named = false, last_crawl = $4, position = $5
     WHERE layer = $2 AND county = ANY($3) AND named AND load_id <> $1
     RETURNING county, apn)
-SELECT * FROM d`,
-			[]any{v.LoadID, layer, v.Counties, v.CrawledAt, pos}},
-		// Signals of the other layers naming the load's parcels or the
-		// parcels it dropped; usually few or none.
-		{"collecting the other layers' signals", fmt.Sprintf(`
+SELECT * FROM d`
+	// droppedSignalsSQL: rendering the dropped parcels' signals.
+	droppedSignalsSQL = `
+UPDATE parcels p SET layers = coalesce(o.layers, '{}'), signals = coalesce(o.signals, '[]'), position = $1
+FROM load_dropped d LEFT JOIN load_others o ON o.county = d.county AND o.apn = d.apn
+WHERE p.county = d.county AND p.apn = d.apn`
+	// othersSQL: the other layers' signals (%s: their signal, rendered).
+	othersSQL = `
 CREATE TEMP TABLE load_others ON COMMIT DROP AS
 SELECT o.county, o.apn, array_agg(o.layer ORDER BY o.layer) AS layers, jsonb_agg(%s ORDER BY o.layer) AS signals
 FROM parcel_layers o
 WHERE o.named AND o.layer = ANY($1) AND o.county = ANY($2)
-GROUP BY o.county, o.apn`, fmt.Sprintf(signalSQL, "o")),
-			[]any{otherLayers, v.Counties}},
-		{"upserting parcels", fmt.Sprintf(`
+GROUP BY o.county, o.apn`
+	// upsertParcelsSQL: the load's parcels upserted (%[1]s: the load's signal, rendered).
+	upsertParcelsSQL = `
 INSERT INTO parcels AS p (county, apn, apn_norm, address, norm_address, geom, source_url, layers, signals, position)
 SELECT lp.county, lp.apn, lp.apn_norm, lp.p_address, lp.norm_address,
     CASE WHEN lp.lon IS NOT NULL THEN ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) END, lp.p_source_url,
@@ -373,32 +420,8 @@ ON CONFLICT (county, apn) DO UPDATE SET
     address = CASE WHEN excluded.address <> '' THEN excluded.address ELSE p.address END,
     norm_address = CASE WHEN excluded.address <> '' THEN excluded.norm_address ELSE p.norm_address END,
     geom = coalesce(excluded.geom, p.geom), source_url = excluded.source_url,
-    layers = excluded.layers, signals = excluded.signals, position = excluded.position`, loadSignalSQL),
-			[]any{pos, layer, sourceDate.Format(time.DateOnly), v.CrawledAt.UTC().Format(signalTime)}},
-		{"rendering the dropped parcels' signals", `
-UPDATE parcels p SET layers = coalesce(o.layers, '{}'), signals = coalesce(o.signals, '[]'), position = $1
-FROM load_dropped d LEFT JOIN load_others o ON o.county = d.county AND o.apn = d.apn
-WHERE p.county = d.county AND p.apn = d.apn`,
-			[]any{pos}},
-	}
-	for _, s := range stmts {
-		if _, err := tx.Exec(ctx, s.sql, s.args...); err != nil {
-			return fmt.Errorf("%s: %w", s.what, err)
-		}
-	}
-	var withoutGeom, parcels int
-	if err := tx.QueryRow(ctx, `SELECT coalesce(sum(rows_without_geometry), 0), count(*) FROM load_parcels`).Scan(&withoutGeom, &parcels); err != nil {
-		return fmt.Errorf("counting the load's parcels: %w", err)
-	}
-	if err := clearStage(ctx, tx, v.LoadID); err != nil {
-		return err
-	}
-	rejects, _ := json.Marshal(v.Rejects)
-	_, err := tx.Exec(ctx, `UPDATE loads SET status = 'completed', finished_at = $2, rows_read = $3, rows_loaded = $4, rows_skipped = $5,
-		rows_rejected = $6, rows_without_geometry = $7, parcels = $8, rejects = $9, position = $10 WHERE load_id = $1`,
-		v.LoadID, v.CompletedAt, v.RowsRead, v.RowsLoaded, v.RowsSkipped, v.RowsRejected, withoutGeom, parcels, rejects, pos)
-	return err
-}
+    layers = excluded.layers, signals = excluded.signals, position = excluded.position`
+)
 
 // clearStage deletes a load's staged rows; when no other load is staged it
 // truncates the stage instead, which leaves no dead rows behind.
