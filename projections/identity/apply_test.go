@@ -281,4 +281,3 @@ func mixedBatches(n int) (seed, batch []projections.Event) {
 	}
 	return numbered(1, seedP...), numbered(len(seedP)+1, batchP...)
 }
-
