@@ -57,7 +57,7 @@ func (a *cli) sqlProjectionCmds() []*cobra.Command {
 				}
 				defer release()
 			}
-			name, pos, err := s.app.Commands.DefineSQLProjection.Handle(ctx, commands.DefineSQLProjection{File: args[0], SQL: src, DefinedBy: by, Metadata: commands.Metadata{Actor: "cli:" + by}})
+			name, pos, err := s.app.Commands.DefineSQLProjection.Handle(ctx, commands.DefineSQLProjection{File: args[0], SQL: src, DefinedBy: by, Metadata: commands.NewMetadata("cli:"+by, "")})
 			if err != nil {
 				return err
 			}
@@ -121,7 +121,7 @@ func (a *cli) sqlProjectionCmds() []*cobra.Command {
 					return fmt.Errorf("%s is a built-in projection, not a SQL projection", name)
 				}
 			}
-			pos, err := s.app.Commands.DropSQLProjection.Handle(ctx, commands.DropSQLProjection{Name: name, DroppedBy: by, Metadata: commands.Metadata{Actor: "cli:" + by}})
+			pos, err := s.app.Commands.DropSQLProjection.Handle(ctx, commands.DropSQLProjection{Name: name, DroppedBy: by, Metadata: commands.NewMetadata("cli:"+by, "")})
 			if err != nil {
 				return err
 			}
