@@ -80,6 +80,15 @@ func TestRequestIDReachesEventMetadata(t *testing.T) {
 		rid, _ := send(t, http.MethodPost, rec+"/account/contact-data/erase", "application/x-www-form-urlencoded", nil, cookie)
 		check(t, "ContactDataErased", rid, "session:")
 	})
+	form := "application/x-www-form-urlencoded"
+	t.Run("account page POST /account/keys", func(t *testing.T) {
+		rid, _ := send(t, http.MethodPost, gw+"/account/keys", form, []byte("name=page"), cookie)
+		check(t, "KeyIssued", rid, "session:")
+	})
+	t.Run("account page POST /account/signout", func(t *testing.T) {
+		rid, _ := send(t, http.MethodPost, gw+"/account/signout", form, nil, cookie)
+		check(t, "SessionEnded", rid, "session:")
+	})
 }
 
 // sendWithRequestID makes one request with a fresh X-Request-Id, fails
