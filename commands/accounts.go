@@ -19,7 +19,7 @@ const maxRetries = 20
 
 // accountRepo loads and saves Account aggregates.
 type accountRepo struct {
-	store eventstore.Store
+	store Appender
 }
 
 func (r *accountRepo) load(ctx context.Context, id uuid.UUID) (*account.Account, error) {

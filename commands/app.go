@@ -5,7 +5,6 @@ import (
 	"time"
 
 	"github.com/arr-dev/arr/adapters/datakeys"
-	"github.com/arr-dev/arr/eventstore"
 )
 
 // Commands gathers every command handler.
@@ -33,7 +32,7 @@ type Commands struct {
 // WithSQLProjections adds the SQL projection commands: checker checks a
 // definition against the database, builtIn says whether a name is a
 // built-in projection's.
-func (c Commands) WithSQLProjections(store eventstore.Store, checker SQLProjectionChecker, builtIn func(string) bool, clock Clock) (Commands, error) {
+func (c Commands) WithSQLProjections(store Appender, checker SQLProjectionChecker, builtIn func(string) bool, clock Clock) (Commands, error) {
 	var err error
 	if c.DefineSQLProjection, err = NewDefineSQLProjectionHandler(store, checker, builtIn, clock); err != nil {
 		return Commands{}, err
@@ -49,7 +48,7 @@ type Clock func() time.Time
 
 // New wires every handler to the store. keys seals imported lists'
 // contact columns; with nil, the commands that need it are nil.
-func New(store eventstore.Store, clock Clock, keys *datakeys.Keyring) (Commands, error) {
+func New(store Appender, clock Clock, keys *datakeys.Keyring) (Commands, error) {
 	if store == nil {
 		return Commands{}, errors.New("commands: nil event store")
 	}

@@ -126,7 +126,7 @@ type chainResult struct {
 // not in the chain and never will be; ErrOutcomeUnknown in the rare case
 // that the chain cannot tell. Safe for concurrent use.
 type AuditChain struct {
-	store   eventstore.Store
+	store   Appender
 	cfg     AuditChainConfig
 	queue   chan *chainItem
 	stopped chan struct{} // closed when Run returns
@@ -148,7 +148,7 @@ func decodeEntry(reg *domain.Registry, e eventstore.Event) (*audit.CompletionRec
 
 // NewAuditChain returns a sequencer appending to store. Nothing is
 // appended until Run.
-func NewAuditChain(store eventstore.Store, cfg AuditChainConfig) (*AuditChain, error) {
+func NewAuditChain(store Appender, cfg AuditChainConfig) (*AuditChain, error) {
 	if store == nil {
 		return nil, errors.New("audit chain: nil event store")
 	}

@@ -35,7 +35,7 @@ type BrokenEntry struct {
 // whose sequence number, link to the entry before or hash does not verify
 // (audit.Verify). The auditor's check: it reads the log, never a read
 // model.
-func VerifyChain(ctx context.Context, store eventstore.Store, from uint64) (ChainReport, error) {
+func VerifyChain(ctx context.Context, store StreamReader, from uint64) (ChainReport, error) {
 	start, err := firstVersionAt(ctx, store, from)
 	if err != nil {
 		return ChainReport{}, err
@@ -91,7 +91,7 @@ func VerifyChain(ctx context.Context, store eventstore.Store, from uint64) (Chai
 
 // firstVersionAt finds the first chain entry whose log position is at
 // least pos, by binary search over stream versions.
-func firstVersionAt(ctx context.Context, store eventstore.Store, pos uint64) (uint64, error) {
+func firstVersionAt(ctx context.Context, store StreamReader, pos uint64) (uint64, error) {
 	if pos == 0 {
 		return 0, nil
 	}

@@ -26,7 +26,7 @@ type ChangePlanHandler struct {
 }
 
 // NewChangePlanHandler refuses nil dependencies.
-func NewChangePlanHandler(store eventstore.Store, clock Clock) (*ChangePlanHandler, error) {
+func NewChangePlanHandler(store Appender, clock Clock) (*ChangePlanHandler, error) {
 	if store == nil || clock == nil {
 		return nil, errors.New("change plan: nil dependency")
 	}

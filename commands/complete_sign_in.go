@@ -48,7 +48,7 @@ type CompleteSignInHandler struct {
 }
 
 // NewCompleteSignInHandler refuses nil dependencies.
-func NewCompleteSignInHandler(store eventstore.Store, clock Clock) (*CompleteSignInHandler, error) {
+func NewCompleteSignInHandler(store Appender, clock Clock) (*CompleteSignInHandler, error) {
 	if store == nil || clock == nil {
 		return nil, errors.New("complete sign-in: nil dependency")
 	}

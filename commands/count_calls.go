@@ -35,12 +35,12 @@ type KeyCalls struct {
 
 // CountCallsHandler handles CountCalls.
 type CountCallsHandler struct {
-	store eventstore.Store
+	store Appender
 	clock Clock
 }
 
 // NewCountCallsHandler refuses nil dependencies.
-func NewCountCallsHandler(store eventstore.Store, clock Clock) (*CountCallsHandler, error) {
+func NewCountCallsHandler(store Appender, clock Clock) (*CountCallsHandler, error) {
 	if store == nil || clock == nil {
 		return nil, errors.New("count calls: nil dependency")
 	}

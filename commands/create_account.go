@@ -35,7 +35,7 @@ type CreateAccountHandler struct {
 }
 
 // NewCreateAccountHandler refuses nil dependencies.
-func NewCreateAccountHandler(store eventstore.Store, clock Clock) (*CreateAccountHandler, error) {
+func NewCreateAccountHandler(store Appender, clock Clock) (*CreateAccountHandler, error) {
 	if store == nil || clock == nil {
 		return nil, errors.New("create account: nil dependency")
 	}

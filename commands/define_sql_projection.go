@@ -27,7 +27,7 @@ type DefineSQLProjectionHandler struct {
 }
 
 // NewDefineSQLProjectionHandler refuses nil dependencies.
-func NewDefineSQLProjectionHandler(store eventstore.Store, checker SQLProjectionChecker, builtIn func(string) bool, clock Clock) (*DefineSQLProjectionHandler, error) {
+func NewDefineSQLProjectionHandler(store Appender, checker SQLProjectionChecker, builtIn func(string) bool, clock Clock) (*DefineSQLProjectionHandler, error) {
 	if store == nil || checker == nil || builtIn == nil || clock == nil {
 		return nil, errors.New("define SQL projection: nil dependency")
 	}

@@ -40,13 +40,13 @@ type DisownableHeads interface {
 
 // DisownHeadsHandler handles DisownHeads.
 type DisownHeadsHandler struct {
-	store eventstore.Store
+	store Appender
 	heads DisownableHeads
 	clock Clock
 }
 
 // NewDisownHeadsHandler refuses nil dependencies.
-func NewDisownHeadsHandler(store eventstore.Store, heads DisownableHeads, clock Clock) (*DisownHeadsHandler, error) {
+func NewDisownHeadsHandler(store Appender, heads DisownableHeads, clock Clock) (*DisownHeadsHandler, error) {
 	if store == nil || heads == nil || clock == nil {
 		return nil, errors.New("disown heads: nil dependency")
 	}

@@ -21,7 +21,7 @@ type DropSQLProjectionHandler struct {
 }
 
 // NewDropSQLProjectionHandler refuses nil dependencies.
-func NewDropSQLProjectionHandler(store eventstore.Store, clock Clock) (*DropSQLProjectionHandler, error) {
+func NewDropSQLProjectionHandler(store Appender, clock Clock) (*DropSQLProjectionHandler, error) {
 	if store == nil || clock == nil {
 		return nil, errors.New("drop SQL projection: nil dependency")
 	}

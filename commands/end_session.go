@@ -24,7 +24,7 @@ type EndSessionHandler struct {
 }
 
 // NewEndSessionHandler refuses nil dependencies.
-func NewEndSessionHandler(store eventstore.Store, clock Clock) (*EndSessionHandler, error) {
+func NewEndSessionHandler(store Appender, clock Clock) (*EndSessionHandler, error) {
 	if store == nil || clock == nil {
 		return nil, errors.New("end session: nil dependency")
 	}

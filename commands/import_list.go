@@ -51,13 +51,13 @@ type Contact struct {
 // chunks of ListRowsImported, appended in one transaction. Phone and e-mail
 // are sealed with the account's data key before they reach the log.
 type ImportListHandler struct {
-	store eventstore.Store
+	store Appender
 	keys  *datakeys.Keyring
 	clock Clock
 }
 
 // NewImportListHandler refuses nil dependencies.
-func NewImportListHandler(store eventstore.Store, keys *datakeys.Keyring, clock Clock) (*ImportListHandler, error) {
+func NewImportListHandler(store Appender, keys *datakeys.Keyring, clock Clock) (*ImportListHandler, error) {
 	if store == nil || keys == nil || clock == nil {
 		return nil, errors.New("import list: nil dependency")
 	}
@@ -125,13 +125,13 @@ type EraseContactData struct {
 // read model or export), then records ContactDataErased so read models drop
 // the sealed columns too.
 type EraseContactDataHandler struct {
-	store eventstore.Store
+	store Appender
 	keys  *datakeys.Keyring
 	clock Clock
 }
 
 // NewEraseContactDataHandler refuses nil dependencies.
-func NewEraseContactDataHandler(store eventstore.Store, keys *datakeys.Keyring, clock Clock) (*EraseContactDataHandler, error) {
+func NewEraseContactDataHandler(store Appender, keys *datakeys.Keyring, clock Clock) (*EraseContactDataHandler, error) {
 	if store == nil || keys == nil || clock == nil {
 		return nil, errors.New("erase contact data: nil dependency")
 	}

@@ -39,13 +39,13 @@ type Indexed struct {
 // the document's stream unless the stream's last version has the same
 // content hash. Safe for concurrent use.
 type IndexDocumentHandler struct {
-	store eventstore.Store
+	store Appender
 	clock Clock
 	reg   *domain.Registry
 }
 
 // NewIndexDocumentHandler refuses nil dependencies.
-func NewIndexDocumentHandler(store eventstore.Store, clock Clock) (*IndexDocumentHandler, error) {
+func NewIndexDocumentHandler(store Appender, clock Clock) (*IndexDocumentHandler, error) {
 	if store == nil || clock == nil {
 		return nil, errors.New("index document: nil dependency")
 	}

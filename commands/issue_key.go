@@ -44,7 +44,7 @@ type IssueKeyHandler struct {
 }
 
 // NewIssueKeyHandler refuses nil dependencies.
-func NewIssueKeyHandler(store eventstore.Store, clock Clock) (*IssueKeyHandler, error) {
+func NewIssueKeyHandler(store Appender, clock Clock) (*IssueKeyHandler, error) {
 	if store == nil || clock == nil {
 		return nil, errors.New("issue key: nil dependency")
 	}

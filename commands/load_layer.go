@@ -65,12 +65,12 @@ type LoadResult struct {
 // LayerLoadFailed when reading or appending fails midway. Read models apply
 // a load's rows only on its completion, so a failed load changes nothing.
 type LoadLayerHandler struct {
-	store eventstore.Store
+	store Appender
 	clock Clock
 }
 
 // NewLoadLayerHandler refuses nil dependencies.
-func NewLoadLayerHandler(store eventstore.Store, clock Clock) (*LoadLayerHandler, error) {
+func NewLoadLayerHandler(store Appender, clock Clock) (*LoadLayerHandler, error) {
 	if store == nil || clock == nil {
 		return nil, errors.New("load layer: nil dependency")
 	}

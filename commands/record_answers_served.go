@@ -28,10 +28,10 @@ type ServedAnswer struct {
 }
 
 // RecordAnswersServedHandler handles RecordAnswersServed.
-type RecordAnswersServedHandler struct{ store eventstore.Store }
+type RecordAnswersServedHandler struct{ store Appender }
 
 // NewRecordAnswersServedHandler refuses a nil store.
-func NewRecordAnswersServedHandler(store eventstore.Store) (*RecordAnswersServedHandler, error) {
+func NewRecordAnswersServedHandler(store Appender) (*RecordAnswersServedHandler, error) {
 	if store == nil {
 		return nil, errors.New("record answers served: nil store")
 	}

@@ -37,7 +37,7 @@ type RequestSignInHandler struct {
 }
 
 // NewRequestSignInHandler refuses nil dependencies.
-func NewRequestSignInHandler(store eventstore.Store, clock Clock) (*RequestSignInHandler, error) {
+func NewRequestSignInHandler(store Appender, clock Clock) (*RequestSignInHandler, error) {
 	if store == nil || clock == nil {
 		return nil, errors.New("request sign-in: nil dependency")
 	}

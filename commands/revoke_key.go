@@ -26,7 +26,7 @@ type RevokeKeyHandler struct {
 }
 
 // NewRevokeKeyHandler refuses nil dependencies.
-func NewRevokeKeyHandler(store eventstore.Store, clock Clock) (*RevokeKeyHandler, error) {
+func NewRevokeKeyHandler(store Appender, clock Clock) (*RevokeKeyHandler, error) {
 	if store == nil || clock == nil {
 		return nil, errors.New("revoke key: nil dependency")
 	}

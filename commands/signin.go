@@ -14,11 +14,11 @@ import (
 
 // signinRepo loads and saves magic links and sessions.
 type signinRepo struct {
-	store eventstore.Store
+	store Appender
 	reg   *domain.Registry
 }
 
-func newSigninRepo(store eventstore.Store) *signinRepo {
+func newSigninRepo(store Appender) *signinRepo {
 	return &signinRepo{store: store, reg: domain.NewRegistry(signin.Events())}
 }
 

@@ -22,11 +22,11 @@ type SQLProjectionChecker interface {
 
 // sqlProjectionRepo loads and saves the Definition aggregate of one name.
 type sqlProjectionRepo struct {
-	store eventstore.Store
+	store Appender
 	reg   *domain.Registry
 }
 
-func newSQLProjectionRepo(store eventstore.Store) *sqlProjectionRepo {
+func newSQLProjectionRepo(store Appender) *sqlProjectionRepo {
 	return &sqlProjectionRepo{store: store, reg: domain.NewRegistry(analysis.Events())}
 }
 

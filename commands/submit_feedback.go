@@ -26,12 +26,12 @@ type SubmitFeedback struct {
 
 // SubmitFeedbackHandler handles SubmitFeedback.
 type SubmitFeedbackHandler struct {
-	store eventstore.Store
+	store Appender
 	clock Clock
 }
 
 // NewSubmitFeedbackHandler refuses nil dependencies.
-func NewSubmitFeedbackHandler(store eventstore.Store, clock Clock) (*SubmitFeedbackHandler, error) {
+func NewSubmitFeedbackHandler(store Appender, clock Clock) (*SubmitFeedbackHandler, error) {
 	if store == nil || clock == nil {
 		return nil, errors.New("submit feedback: nil dependency")
 	}

@@ -27,13 +27,13 @@ type SynthesizeAnswer struct {
 
 // SynthesizeAnswerHandler handles SynthesizeAnswer.
 type SynthesizeAnswerHandler struct {
-	store    eventstore.Store
+	store    Appender
 	clock    Clock
 	research Researcher
 }
 
 // NewSynthesizeAnswerHandler refuses nil dependencies.
-func NewSynthesizeAnswerHandler(store eventstore.Store, clock Clock, r Researcher) (*SynthesizeAnswerHandler, error) {
+func NewSynthesizeAnswerHandler(store Appender, clock Clock, r Researcher) (*SynthesizeAnswerHandler, error) {
 	if store == nil || clock == nil || r == nil {
 		return nil, errors.New("synthesize answer: nil dependency")
 	}

@@ -91,7 +91,7 @@ func (c *Config) Validate() error {
 // database: the checkpoint row lock makes each batch apply exactly once.
 type Runner struct {
 	pool  *pgxpool.Pool
-	store eventstore.Store
+	store LogReader
 	cfg   Config
 	// set guards byName, order and following: Add and Remove change the
 	// projections while the runner runs (dynamic.go).
@@ -120,7 +120,7 @@ const headEvery = 250 * time.Millisecond
 
 // NewRunner returns a runner for the projections; it changes nothing until
 // Setup or Run.
-func NewRunner(pool *pgxpool.Pool, store eventstore.Store, cfg Config, ps ...Projection) (*Runner, error) {
+func NewRunner(pool *pgxpool.Pool, store LogReader, cfg Config, ps ...Projection) (*Runner, error) {
 	if pool == nil || store == nil {
 		return nil, errors.New("projections: nil pool or store")
 	}

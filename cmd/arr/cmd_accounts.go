@@ -13,7 +13,7 @@ import (
 )
 
 func cliMetadata(cmd *cobra.Command) eventstore.Metadata {
-	return eventstore.Metadata{Actor: "cli:" + cmd.CommandPath()}
+	return commands.NewMetadata("cli:"+cmd.CommandPath(), "")
 }
 
 func (a *cli) accountsCmd() *cobra.Command {

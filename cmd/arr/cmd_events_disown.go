@@ -49,7 +49,7 @@ func (a *cli) eventsDisownHeadsCmd() *cobra.Command {
 			// The bound key: the one the database records.
 			pub := s.signingKey.Public().(ed25519.PublicKey)
 			res, err := h.Handle(cmd.Context(), commands.DisownHeads{LogKey: pub, Origin: a.cfg.LogOrigin, Reason: reason, By: by,
-				Metadata: commands.Metadata{Actor: "cli:" + by}})
+				Metadata: commands.NewMetadata("cli:"+by, "")})
 			if err != nil {
 				return err
 			}

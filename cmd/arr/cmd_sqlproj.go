@@ -75,7 +75,7 @@ func (a *cli) sqlDropCmd() *cobra.Command {
 					return fmt.Errorf("%s is a built-in projection, not a SQL projection", name)
 				}
 			}
-			pos, err := s.app.Commands.DropSQLProjection.Handle(ctx, commands.DropSQLProjection{Name: name, DroppedBy: by, Metadata: commands.Metadata{Actor: "cli:" + by}})
+			pos, err := s.app.Commands.DropSQLProjection.Handle(ctx, commands.DropSQLProjection{Name: name, DroppedBy: by, Metadata: commands.NewMetadata("cli:"+by, "")})
 			if err != nil {
 				return err
 			}
@@ -169,7 +169,7 @@ func (a *cli) createSQLProjection(cmd *cobra.Command, file, by string, asJSON bo
 		}
 		defer release()
 	}
-	name, pos, err := s.app.Commands.DefineSQLProjection.Handle(ctx, commands.DefineSQLProjection{File: file, SQL: src, DefinedBy: by, Metadata: commands.Metadata{Actor: "cli:" + by}})
+	name, pos, err := s.app.Commands.DefineSQLProjection.Handle(ctx, commands.DefineSQLProjection{File: file, SQL: src, DefinedBy: by, Metadata: commands.NewMetadata("cli:"+by, "")})
 	if err != nil {
 		return err
 	}

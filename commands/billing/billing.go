@@ -205,14 +205,15 @@ type WebhookResult struct {
 
 // Webhook verifies a Stripe webhook body against its Stripe-Signature
 // header (a bad or missing signature is invalid input and changes
-// nothing) and applies the event it carries (Apply). md's Actor and
-// CausationID are set from the event.
+// nothing) and applies the event it carries (Apply). md comes from the
+// webhook request (commands.NewMetadata, actor "stripe"); its CausationID
+// is set to the Stripe event's id.
 func (b *Billing) Webhook(ctx context.Context, body []byte, signature string, md commands.Metadata) (WebhookResult, error) {
 	ev, err := b.cfg.Payments.ParseWebhook(body, signature)
 	if err != nil {
 		return WebhookResult{}, err
 	}
-	md.Actor, md.CausationID = "stripe", ev.ID
+	md.CausationID = ev.ID
 	r := WebhookResult{EventID: ev.ID, Type: ev.Type}
 	r.Outcome, r.Reason, err = b.Apply(ctx, ev, md)
 	if err != nil {

@@ -216,7 +216,7 @@ func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
 	if err != nil {
 		return Result{}, err
 	}
-	k.md = eventstore.Metadata{Actor: "key:" + cmd.Caller.KeyID.String(), RequestID: cmd.RequestID, CorrelationID: cmd.RequestID}
+	k.md = commands.NewMetadata("key:"+cmd.Caller.KeyID.String(), cmd.RequestID)
 	switch cmd.Cache {
 	case CacheOn:
 		k.cacheOn = h.cache.enabled()

@@ -14,7 +14,6 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/research"
 	domainanswer "github.com/arr-dev/arr/domain/answer"
-	"github.com/arr-dev/arr/eventstore"
 )
 
 // Seeder fills a new local index: Index adds the documents, Count tells
@@ -89,7 +88,7 @@ func PageDoc(url, origin string, p webpage.Page) commands.IndexDocument {
 		origin = url
 	}
 	return commands.IndexDocument{URL: url, Origin: origin, Title: p.Title, Sections: research.Sections(p),
-		Metadata: eventstore.Metadata{Actor: "arr:answer-index"}}
+		Metadata: commands.NewMetadata("arr:answer-index", "")}
 }
 
 // TextDoc is the IndexDocument of plain text: its paragraphs as prose.
@@ -104,7 +103,7 @@ func TextDoc(url, origin, title, text string) commands.IndexDocument {
 		origin = url
 	}
 	return commands.IndexDocument{URL: url, Origin: origin, Title: title, Sections: []domainanswer.Section{{Blocks: blocks}},
-		Metadata: eventstore.Metadata{Actor: "arr:answer-index"}}
+		Metadata: commands.NewMetadata("arr:answer-index", "")}
 }
 
 // Flatten writes JSON as "key: value" lines for full-text search.

@@ -141,7 +141,7 @@ func (w *web) fail(c *gin.Context, err error) {
 }
 
 func (w *web) metadata(c *gin.Context, actor string) commands.Metadata {
-	return commands.Metadata{Actor: actor, RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
+	return httpx.CommandMetadata(c, actor)
 }
 
 func (w *web) now() time.Time { return w.d.Now().UTC() }

@@ -141,7 +141,7 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
 	a, err := h.lookup(ctx, key)
 	if errors.Is(err, answercache.ErrNoCachedAnswer) {
 		cached = false
-		a, err = h.synthesize(ctx, req)
+		a, err = h.synthesize(ctx, req, httpx.CommandMetadata(c, "key:"+p.KeyID.String()))
 	}
 	if err != nil {
 		if errors.Is(err, domain.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
@@ -177,15 +177,16 @@ func (h *handler) lookup(ctx context.Context, key string) (answercache.CachedAns
 
 // synthesize runs the command once per cache key at a time (concurrent
 // askers of the same question share it), waits until the cache read model
-// holds the result and answers from there.
-func (h *handler) synthesize(ctx context.Context, req answer.Request) (answercache.CachedAnswer, error) {
+// holds the result and answers from there. md is the first asker's: the
+// event it appends carries that request's id.
+func (h *handler) synthesize(ctx context.Context, req answer.Request, md commands.Metadata) (answercache.CachedAnswer, error) {
 	key := req.CacheKey()
 	v, err, _ := h.flight.Do(key, func() (any, error) {
 		// The research outlives a caller that hangs up: its result is
 		// cached for the next one.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 		defer cancel()
-		_, pos, err := h.p.Synthesize.Handle(rctx, commands.SynthesizeAnswer{Request: req})
+		_, pos, err := h.p.Synthesize.Handle(rctx, commands.SynthesizeAnswer{Request: req, Metadata: md})
 		if err != nil {
 			return nil, err
 		}

@@ -6,7 +6,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
@@ -27,7 +26,7 @@ func (h *handlers) webhook(c *gin.Context) error {
 	if int64(len(body)) > limit {
 		return httpx.TooLarge(limit)
 	}
-	r, err := h.b.core().Webhook(c.Request.Context(), body, c.GetHeader("Stripe-Signature"), commands.Metadata{RequestID: c.GetString("request_id")})
+	r, err := h.b.core().Webhook(c.Request.Context(), body, c.GetHeader("Stripe-Signature"), httpx.CommandMetadata(c, "stripe"))
 	if err != nil {
 		return err
 	}

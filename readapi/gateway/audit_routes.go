@@ -65,7 +65,7 @@ func (s *completer) feedback(c *gin.Context) error {
 		}
 		return err
 	}
-	md := commands.Metadata{Actor: "key:" + p.KeyID.String(), RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
+	md := httpx.CommandMetadata(c, "key:"+p.KeyID.String())
 	f, pos, err := s.d.App.Commands.SubmitFeedback.Handle(c.Request.Context(), commands.SubmitFeedback{
 		AuditHash: e.Hash, Entry: e.Completion, AccountID: p.AccountID, KeyID: p.KeyID, Rating: body.Rating, Notes: body.Notes, Metadata: md})
 	if err != nil {

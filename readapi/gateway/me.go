@@ -77,7 +77,7 @@ func (h *me) account(c *gin.Context) error {
 }
 
 func (h *me) metadata(c *gin.Context, p identity.SessionPrincipal) commands.Metadata {
-	return commands.Metadata{Actor: "session:" + p.SessionID.String(), RequestID: c.GetString("request_id"), CorrelationID: c.GetString("request_id")}
+	return httpx.CommandMetadata(c, "session:"+p.SessionID.String())
 }
 
 // mintKey answers POST /v1/me/keys {"name"?}: 201 with the secret, shown

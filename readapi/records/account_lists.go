@@ -99,7 +99,7 @@ func (s *server) importList(c *gin.Context, t *template.Template) error {
 		name = fh.Filename
 	}
 	res, err := s.d.App.Commands.ImportList.Handle(c.Request.Context(), commands.ImportList{AccountID: p.AccountID, Name: name, List: l,
-		Metadata: commands.Metadata{Actor: "session:" + p.SessionID.String(), RequestID: c.GetString("request_id")}})
+		Metadata: httpx.CommandMetadata(c, "session:"+p.SessionID.String())})
 	if errors.Is(err, domain.ErrInvalid) {
 		return s.listsPage(c, t, http.StatusBadRequest, "", httpx.ProblemOf(err).Message)
 	}
@@ -121,7 +121,7 @@ func (s *server) eraseContact(c *gin.Context) error {
 		return &domain.Error{Kind: domain.ErrUnavailable, Code: "erase_unavailable", Message: "erasure is not configured on this server"}
 	}
 	pos, err := s.d.App.Commands.EraseContactData.Handle(c.Request.Context(), commands.EraseContactData{AccountID: p.AccountID,
-		Metadata: commands.Metadata{Actor: "session:" + p.SessionID.String()}})
+		Metadata: httpx.CommandMetadata(c, "session:"+p.SessionID.String())})
 	if err != nil {
 		return err
 	}
