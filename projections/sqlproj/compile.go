@@ -429,8 +429,19 @@ func rewriteSpans(text string, reps []replacement) (string, offsetMap) {
 			continue
 		}
 		b.WriteString(text[at:r.start])
-		m = append(m, span{newOff: b.Len(), newLen: len(r.text), oldOff: r.start, oldLen: r.end - r.start})
-		b.WriteString(r.text)
+		// A replacement never joins the text around it into one token
+		// (`$A:data$` must not become the dollar tag `$Aarr__data$`, nor
+		// `$A:data` the tag opener `$A$7`): where a character that can
+		// continue a word or a dollar tag touches it, a space goes between.
+		rt := r.text
+		if r.start > 0 && identPart(text[r.start-1]) {
+			rt = " " + rt
+		}
+		if r.end < len(text) && identPart(text[r.end]) {
+			rt += " "
+		}
+		m = append(m, span{newOff: b.Len(), newLen: len(rt), oldOff: r.start, oldLen: r.end - r.start})
+		b.WriteString(rt)
 		at = r.end
 	}
 	b.WriteString(text[at:])
