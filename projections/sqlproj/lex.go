@@ -129,7 +129,10 @@ func (s *scanner) next(depth int) (item, error) {
 		it.kind = itemOther
 	case c == ':' && identStart(s.peek(1)):
 		s.i++
-		for s.i < len(s.src) && identPart(s.src[s.i]) && s.src[s.i] != '$' {
+		// A name runs as far as PostgreSQL's identifiers do, $ included:
+		// `:events$$` is the name events$$ (unknown), not :events before a
+		// dollar quote that only arr's rewrite would open.
+		for s.i < len(s.src) && identPart(s.src[s.i]) {
 			s.i++
 		}
 		it.kind, it.word = itemBound, s.src[start+1:s.i]
