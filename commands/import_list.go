@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 
-	"github.com/arr-dev/arr/adapters/datakeys"
 	"github.com/arr-dev/arr/adapters/listfile"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
@@ -52,12 +51,12 @@ type Contact struct {
 // are sealed with the account's data key before they reach the log.
 type ImportListHandler struct {
 	store Appender
-	keys  *datakeys.Keyring
+	keys  ContactKeys
 	clock Clock
 }
 
 // NewImportListHandler refuses nil dependencies.
-func NewImportListHandler(store Appender, keys *datakeys.Keyring, clock Clock) (*ImportListHandler, error) {
+func NewImportListHandler(store Appender, keys ContactKeys, clock Clock) (*ImportListHandler, error) {
 	if store == nil || keys == nil || clock == nil {
 		return nil, errors.New("import list: nil dependency")
 	}
@@ -126,12 +125,12 @@ type EraseContactData struct {
 // the sealed columns too.
 type EraseContactDataHandler struct {
 	store Appender
-	keys  *datakeys.Keyring
+	keys  ContactKeys
 	clock Clock
 }
 
 // NewEraseContactDataHandler refuses nil dependencies.
-func NewEraseContactDataHandler(store Appender, keys *datakeys.Keyring, clock Clock) (*EraseContactDataHandler, error) {
+func NewEraseContactDataHandler(store Appender, keys ContactKeys, clock Clock) (*EraseContactDataHandler, error) {
 	if store == nil || keys == nil || clock == nil {
 		return nil, errors.New("erase contact data: nil dependency")
 	}

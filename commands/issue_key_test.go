@@ -22,7 +22,7 @@ func newCommands(t *testing.T) commands.Commands {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _ = st.Close() })
-	c, err := commands.New(st, func() time.Time { return time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC) }, nil)
+	c, err := commands.New(commands.Config{Store: st, Clock: func() time.Time { return time.Date(2026, 11, 22, 0, 0, 0, 0, time.UTC) }})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -31,7 +31,7 @@ func newCommandsWithClock(t *testing.T) (commands.Commands, *clock) {
 	t.Cleanup(func() { _ = st.Close() })
 	c := &clock{}
 	c.now.Store(time.Date(2026, 11, 22, 9, 0, 0, 0, time.UTC).UnixNano())
-	cmds, err := commands.New(st, c.Now, nil)
+	cmds, err := commands.New(commands.Config{Store: st, Clock: c.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

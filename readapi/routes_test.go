@@ -12,6 +12,8 @@ import (
 
 	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/commands/complete/completetest"
+	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/readapi/answer"
 	"github.com/arr-dev/arr/readapi/app"
@@ -23,15 +25,29 @@ import (
 // TestEveryRouteIsDocumented: each service's routes and its OpenAPI
 // document list the same operations.
 func TestEveryRouteIsDocumented(t *testing.T) {
-	pool, err := pgxpool.New(t.Context(), migratetest.AdminURL())
+	pool, err := pgxpool.New(t.Context(), migratetest.NewDatabase(t))
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer pool.Close()
-	application, err := app.New(pool, commands.Commands{})
+	st, err := postgres.New(pool, postgres.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
+	defer st.Close() //nolint:errcheck // test teardown
+	cmds, err := commands.New(commands.Config{Store: st})
+	if err != nil {
+		t.Fatal(err)
+	}
+	application, err := app.New(pool, cmds)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if application.Queries.Gazetteer, err = demodata.LoadGazetteer(); err != nil {
+		t.Fatal(err)
+	}
+	application.Completions = completetest.New(t, st, "http://127.0.0.1:1/v1", application.Queries.TierQuality)
+	application.Answers.Served = answer.NewServed(cmds.RecordAnswersServed, nil)
 	deps := httpx.Deps{App: application, Version: "test"}
 	services := []struct {
 		name    string
@@ -39,14 +55,8 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 		openapi func() ([]byte, error)
 	}{
 		{"answer", answer.New, answer.OpenAPI},
-		{"gateway", gateway.New, gateway.OpenAPI},
-		{"records", func(d httpx.Deps) (http.Handler, error) {
-			gaz, err := demodata.LoadGazetteer()
-			if err != nil {
-				return nil, err
-			}
-			return records.New(d, gaz)
-		}, records.OpenAPI},
+		{"gateway", func(d httpx.Deps) (http.Handler, error) { return gateway.New(d, gateway.Options{}) }, gateway.OpenAPI},
+		{"records", records.New, records.OpenAPI},
 	}
 	for _, s := range services {
 		t.Run(s.name, func(t *testing.T) {

@@ -8,14 +8,14 @@ import (
 	"github.com/arr-dev/arr/projections/identity"
 
 	"github.com/arr-dev/arr/adapters/payments"
+	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/billing"
-	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 // openBilling wires Stripe for the billing endpoints and the account pages.
 // Without STRIPE_API_KEY it returns nil: upgrades show as unavailable and
 // the billing endpoints answer 503. No secret reaches the log.
-func openBilling(cfg Config, s *system, log *slog.Logger) (httpx.Billing, error) {
+func openBilling(cfg Config, a app.Application, log *slog.Logger) (*corebilling.Billing, error) {
 	if cfg.StripeAPIKey == "" {
 		log.Info("Stripe is not configured (STRIPE_API_KEY unset): checkout, the billing portal and the Stripe webhook answer 503")
 		return nil, nil
@@ -30,16 +30,12 @@ func openBilling(cfg Config, s *system, log *slog.Logger) (httpx.Billing, error)
 		log.Warn("STRIPE_WEBHOOK_SECRET is unset: Stripe webhooks are refused, so plans do not change after checkout")
 	}
 	core, err := corebilling.New(corebilling.Config{
-		Payments: pay, Subscriber: billing.SubscriberOf(s.app.Queries.Identities), ChangePlan: s.app.Commands.ChangePlan,
-		WaitFor: func(ctx context.Context, pos uint64) error { return s.waitFor(ctx, identity.Name, pos) }, Logger: log,
+		Payments: pay, Subscriber: billing.SubscriberOf(a.Queries.Identities), ChangePlan: a.Commands.ChangePlan,
+		WaitFor: func(ctx context.Context, pos uint64) error { return a.WaitFor(ctx, identity.Name, pos) }, Logger: log,
 	})
 	if err != nil {
 		return nil, err
 	}
-	b, err := billing.New(billing.Config{Billing: core, Identities: s.app.Queries.Identities, AdminKey: cfg.AdminKey, Logger: log})
-	if err != nil {
-		return nil, err
-	}
 	log.Info("Stripe billing on", "api_base", cfg.StripeAPIBase, "webhooks", cfg.StripeWebhookSecret != "", "admin_bypass", cfg.AdminKey != "")
-	return b, nil
+	return core, nil
 }

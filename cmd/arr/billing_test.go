@@ -96,7 +96,7 @@ func postJSON(t *testing.T, url string, body []byte, headers map[string]string) 
 func TestBillingEndToEnd(t *testing.T) {
 	e, p := billingEnv(t)
 	pool, st := openStore(t, e.dbURL)
-	cmds, err := commands.New(st, time.Now, nil)
+	cmds, err := commands.New(commands.Config{Store: st, Clock: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

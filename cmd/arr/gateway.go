@@ -3,7 +3,6 @@ package main
 import (
 	"errors"
 	"fmt"
-	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -12,7 +11,7 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/domain/routing"
-	"github.com/arr-dev/arr/readapi/gateway"
+	"github.com/arr-dev/arr/readapi/app"
 )
 
 // upstreamKeyEnv is the API-key variable of every model when
@@ -40,13 +39,14 @@ func loadCatalog(cfg Config) (*routing.Catalog, error) {
 	return cat, nil
 }
 
-// openGatewayRouting builds the gateway's routing: the completion use case
-// (the catalog, the upstream client and the audit chain's sequencer, which
-// the caller runs) and the read models it answers from.
-func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routing, *commands.AuditChain, error) {
+// openCompletions builds the gateway's completion use case: the catalog,
+// the upstream client, the cache and the audit chain, whose sequencer the
+// lifecycle runs.
+func (s *system) openCompletions(a app.Application) (*complete.Handler, *commands.AuditChain, error) {
+	cfg, log := s.cfg, s.log
 	cat, err := loadCatalog(cfg)
 	if err != nil {
-		return gateway.Routing{}, nil, err
+		return nil, nil, err
 	}
 	if cfg.UpstreamBaseURL == "" {
 		var missing []string
@@ -75,15 +75,15 @@ func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routin
 		KeyRequired: func(env string) bool { return env != upstreamKeyEnv },
 	})
 	if err != nil {
-		return gateway.Routing{}, nil, err
+		return nil, nil, err
 	}
 	chain, err := commands.NewAuditChain(s.store, commands.AuditChainConfig{Logger: log})
 	if err != nil {
-		return gateway.Routing{}, nil, err
+		return nil, nil, err
 	}
 	hashKey := s.auditKey // bound at start (openOptions.auditKey)
 	if !hashKey.Valid() {
-		return gateway.Routing{}, nil, errors.New("gateway: the audit hash key was not loaded")
+		return nil, nil, errors.New("gateway: the audit hash key was not loaded")
 	}
 	entries := cfg.CacheEntries
 	if entries == 0 {
@@ -91,14 +91,11 @@ func openGatewayRouting(cfg Config, s *system, log *slog.Logger) (gateway.Routin
 	}
 	comp, err := complete.New(complete.Config{
 		Catalog: cat, Upstream: up, Chain: chain, HashKey: hashKey,
-		Quality: s.app.Queries.TierQuality, Cache: complete.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
+		Quality: a.Queries.TierQuality, Cache: complete.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
 		Registerer: s.registry, Logger: log,
 	})
 	if err != nil {
-		return gateway.Routing{}, nil, err
+		return nil, nil, err
 	}
-	return gateway.Routing{
-		Complete: comp, Audit: s.app.Queries.Audit, Usage: s.app.Queries.GatewayUsage,
-		AuditorKey: cfg.AuditorKey,
-	}, chain, nil
+	return comp, chain, nil
 }

@@ -3,7 +3,6 @@ package main
 import (
 	"context"
 	"log/slog"
-	"sync"
 	"time"
 
 	"github.com/arr-dev/arr/readapi/metering"
@@ -53,16 +52,4 @@ func openQuotas(ctx context.Context, cfg Config, s *system, log *slog.Logger, no
 		return nil, err
 	}
 	return q, nil
-}
-
-// start runs the cleanup until runCtx ends and the meter until meterCtx
-// ends; the meter outlives the HTTP servers' drain, so requests served
-// during shutdown are counted too.
-func (q *quotas) start(runCtx, meterCtx context.Context, wg *sync.WaitGroup) {
-	wg.Add(1)
-	go func() { defer wg.Done(); _ = q.meter.Run(meterCtx) }()
-	if q.cleanup != nil {
-		wg.Add(1)
-		go func() { defer wg.Done(); _ = q.cleanup(runCtx) }()
-	}
 }

@@ -62,7 +62,7 @@ func openStore(t testing.TB, url string) (*pgxpool.Pool, eventstore.Store) {
 // goroutines until stop is closed.
 func writeTraffic(t testing.TB, st eventstore.Store, stop <-chan struct{}, writers int) *sync.WaitGroup {
 	t.Helper()
-	cmds, err := commands.New(st, time.Now, nil)
+	cmds, err := commands.New(commands.Config{Store: st, Clock: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -21,7 +21,7 @@ func TestPlansKeysSessionsAndUsageRebuildIdentically(t *testing.T) {
 	e := newEnv(t)
 	e.createAccount("seed@example.com", "free") // sets the read models up
 	pool, st := openStore(t, e.dbURL)
-	cmds, err := commands.New(st, time.Now, nil)
+	cmds, err := commands.New(commands.Config{Store: st, Clock: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -28,7 +28,7 @@ import (
 func TestRequestIDReachesEventMetadata(t *testing.T) {
 	e, _ := billingEnv(t)
 	pool, st := openStore(t, e.dbURL)
-	cmds, err := commands.New(st, time.Now, nil)
+	cmds, err := commands.New(commands.Config{Store: st, Clock: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

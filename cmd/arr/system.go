@@ -10,9 +10,11 @@ import (
 	"time"
 
 	"github.com/arr-dev/arr/adapters/datakeys"
+	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/projections/builtin"
 	"github.com/arr-dev/arr/projections/identity"
+	"github.com/arr-dev/arr/readapi/answer"
 	"github.com/arr-dev/arr/readapi/app"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -53,6 +55,14 @@ type system struct {
 	sql      *sqlproj.Engine
 	registry *prometheus.Registry
 	closers  []func()
+	// The long-running halves of the application's role parts, which the
+	// process's lifecycle runs (components): the gateway's audit chain, the
+	// answer service's served-answers recorder and local index (nil for web
+	// search), and its language model (nil: extractive answers).
+	chain       *commands.AuditChain
+	served      *answer.Served
+	local       *research.Local
+	answerModel research.Model
 	// now is the clock of commands and services (ARR_TEST_CLOCK_FILE moves it).
 	now func() time.Time
 	// hurry is set when the shutdown grace is over: Close no longer waits
@@ -75,6 +85,10 @@ type openOptions struct {
 	auditKey, signingKey bool
 	// by names the command in the key records (default: arr).
 	by string
+	// roles are the services and workers the process runs (arr up, arr
+	// serve ROLE; none for a CLI command): the application is built with
+	// the parts they use.
+	roles []string
 }
 
 // open builds the system for a CLI command.
@@ -97,36 +111,75 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 			s.Close()
 		}
 	}()
-	url := cfg.DatabaseURL
-	if url == "" {
-		pg, err := newEmbeddedPG(cfg.DataDir, cfg.EmbeddedPort, log)
-		if err != nil {
-			return nil, err
-		}
-		started, err := pg.Start(ctx)
-		if started {
-			s.closers = append(s.closers, func() {
-				if err := pg.Stop(); err != nil {
-					log.Warn("stopping the embedded PostgreSQL", "err", err)
-				}
-			})
-		}
-		if err != nil {
-			return nil, err
-		}
-		url = pg.URL()
-		log.Info("no DATABASE_URL set: using the embedded PostgreSQL", "dir", pg.dir, "addr", fmt.Sprintf("127.0.0.1:%d", cfg.EmbeddedPort), "started_now", started)
+	url, err := s.databaseURL(ctx)
+	if err != nil {
+		return nil, err
 	}
+	if err := s.openPool(ctx, url); err != nil {
+		return nil, err
+	}
+	if err := migrations.Apply(ctx, s.pool, log); err != nil {
+		return nil, err
+	}
+	if err := s.openStore(ctx); err != nil {
+		return nil, err
+	}
+	// The keys this command uses are checked at start, before any work.
+	if err := s.bindKeys(ctx, o); err != nil {
+		return nil, err
+	}
+	if err := s.openProjections(ctx, o.setup || len(o.catchUp) > 0); err != nil {
+		return nil, err
+	}
+	if s.app, err = s.buildApplication(ctx, o); err != nil {
+		return nil, err
+	}
+	for _, name := range o.catchUp {
+		if err := s.catchUp(ctx, name); err != nil {
+			return nil, err
+		}
+	}
+	ok = true
+	return s, nil
+}
+
+// databaseURL is DATABASE_URL, or with none the embedded PostgreSQL's,
+// started now if it is not running.
+func (s *system) databaseURL(ctx context.Context) (string, error) {
+	if s.cfg.DatabaseURL != "" {
+		return s.cfg.DatabaseURL, nil
+	}
+	pg, err := newEmbeddedPG(s.cfg.DataDir, s.cfg.EmbeddedPort, s.log)
+	if err != nil {
+		return "", err
+	}
+	started, err := pg.Start(ctx)
+	if started {
+		s.closers = append(s.closers, func() {
+			if err := pg.Stop(); err != nil {
+				s.log.Warn("stopping the embedded PostgreSQL", "err", err)
+			}
+		})
+	}
+	if err != nil {
+		return "", err
+	}
+	s.log.Info("no DATABASE_URL set: using the embedded PostgreSQL", "dir", pg.dir, "addr", fmt.Sprintf("127.0.0.1:%d", s.cfg.EmbeddedPort), "started_now", started)
+	return pg.URL(), nil
+}
+
+// openPool connects to PostgreSQL at url.
+func (s *system) openPool(ctx context.Context, url string) error {
 	pcfg, err := pgxpool.ParseConfig(url)
 	if err != nil {
-		return nil, fmt.Errorf("DATABASE_URL: %w", err)
+		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
 	if err := poolSize(pcfg, url); err != nil {
-		return nil, err
+		return err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
 	if err != nil {
-		return nil, fmt.Errorf("connecting to PostgreSQL: %w", err)
+		return fmt.Errorf("connecting to PostgreSQL: %w", err)
 	}
 	s.pool = pool
 	s.closers = append(s.closers, func() {
@@ -143,16 +196,18 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 	pingCtx, cancel := context.WithTimeout(ctx, 10*time.Second)
 	defer cancel()
 	if err := pool.Ping(pingCtx); err != nil {
-		return nil, fmt.Errorf("connecting to PostgreSQL at %s:%d: %w", pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, err)
+		return fmt.Errorf("connecting to PostgreSQL at %s:%d: %w", pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, err)
 	}
-	if err := migrations.Apply(ctx, pool, log); err != nil {
-		return nil, err
-	}
-	switch cfg.EventStore {
+	return nil
+}
+
+// openStore opens the event store ARR_EVENTSTORE names.
+func (s *system) openStore(ctx context.Context) error {
+	switch s.cfg.EventStore {
 	case "postgres":
-		st, err := postgres.New(pool, postgres.Config{Logger: log})
+		st, err := postgres.New(s.pool, postgres.Config{Logger: s.log})
 		if err != nil {
-			return nil, err
+			return err
 		}
 		s.store = st
 		// Events the log's Merkle tree lacks (from before it existed) are
@@ -160,73 +215,64 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 		// log was altered: appends fail with the same error, while reads
 		// and `arr events verify` (which names what changed) still work.
 		if err := st.CatchUpTree(ctx); err != nil {
-			log.Error("the event log's Merkle tree cannot be extended; appends will fail", "err", err)
+			s.log.Error("the event log's Merkle tree cannot be extended; appends will fail", "err", err)
 		}
 	case "kurrentdb":
-		st, err := kurrentdb.New(kurrentdb.Config{URL: cfg.KurrentDBURL, Logger: log})
+		st, err := kurrentdb.New(kurrentdb.Config{URL: s.cfg.KurrentDBURL, Logger: s.log})
 		if err != nil {
-			return nil, fmt.Errorf("KurrentDB event store: %w", err)
+			return fmt.Errorf("KurrentDB event store: %w", err)
 		}
 		s.store = st
-		log.Info("event store: KurrentDB (read models and checkpoints stay in PostgreSQL)")
+		s.log.Info("event store: KurrentDB (read models and checkpoints stay in PostgreSQL)")
 	default:
-		return nil, errors.New("ARR_EVENTSTORE=" + cfg.EventStore + " is not available in this build")
+		return errors.New("ARR_EVENTSTORE=" + s.cfg.EventStore + " is not available in this build")
 	}
 	s.closers = append(s.closers, func() {
 		// The store finishes the append in hand before it closes; after
-		// ARR_SHUTDOWN_GRACE (hurry) nobody waits for it.
+		// ARR_SHUTDOWN_GRACE (hurry) the append in hand is cancelled at
+		// the server (a second at most), so it cannot commit after the
+		// process has gone, or, with another store, left to it.
+		if pg, ok := s.store.(*postgres.Store); ok && s.hurry {
+			pg.Abort(time.Second)
+			return
+		}
 		if s.hurry {
 			go func() { _ = s.store.Close() }()
 			return
 		}
 		_ = s.store.Close()
 	})
-	// The keys this command uses are checked at start, before any work.
-	if err := s.bindKeys(ctx, o); err != nil {
-		return nil, err
-	}
-	s.runner, err = projections.NewRunner(pool, s.store, projections.Config{Logger: log, Registerer: s.registry, BatchSize: cfg.BatchSize, BatchTimeout: cfg.BatchTimeout}, append(builtin.All(), sqlproj.Definitions{})...)
+	return nil
+}
+
+// openProjections builds the runner of the built-in projections and the
+// analysts' SQL projections; with setup it creates missing read models
+// (and rebuilds ones whose DDL changed) first.
+func (s *system) openProjections(ctx context.Context, setup bool) error {
+	cfg := s.cfg
+	var err error
+	s.runner, err = projections.NewRunner(s.pool, s.store, projections.Config{Logger: s.log, Registerer: s.registry, BatchSize: cfg.BatchSize, BatchTimeout: cfg.BatchTimeout}, append(builtin.All(), sqlproj.Definitions{})...)
 	if err != nil {
-		return nil, err
+		return err
 	}
-	if s.sql, err = sqlproj.Open(ctx, pool, sqlproj.Config{StatementTimeout: cfg.SQLTimeout,
-		TempFileLimit: int64(cfg.SQLTempFileMB) << 20, WorkMem: int64(cfg.SQLWorkMemMB) << 20, Logger: log}); err != nil {
-		return nil, err
+	if s.sql, err = sqlproj.Open(ctx, s.pool, sqlproj.Config{StatementTimeout: cfg.SQLTimeout,
+		TempFileLimit: int64(cfg.SQLTempFileMB) << 20, WorkMem: int64(cfg.SQLWorkMemMB) << 20, Logger: s.log}); err != nil {
+		return err
 	}
 	s.closers = append(s.closers, s.sql.Close)
-	if o.setup || len(o.catchUp) > 0 {
+	if setup {
 		if err := s.runner.Setup(ctx); err != nil {
-			return nil, err
+			return err
 		}
 		if err := s.catchUp(ctx, sqlproj.DefinitionsName); err != nil {
-			return nil, err
+			return err
 		}
 	}
 	// The analysts' SQL projections defined now join the built-ins.
-	if _, err := s.sql.Sync(ctx, s.runner, o.setup || len(o.catchUp) > 0); err != nil {
-		log.Error("SQL projections: not every definition could be loaded", "err", err)
+	if _, err := s.sql.Sync(ctx, s.runner, setup); err != nil {
+		s.log.Error("SQL projections: not every definition could be loaded", "err", err)
 	}
-	cmds, err := commands.New(s.store, s.now, s.keys)
-	if err != nil {
-		return nil, err
-	}
-	if cmds, err = cmds.WithSQLProjections(s.store, s.sql, func(name string) bool {
-		p, err := s.runner.Get(name)
-		_, isSQL := p.(*sqlproj.Projection)
-		return err == nil && !isSQL
-	}, s.now); err != nil {
-		return nil, err
-	}
-	if s.app, err = app.New(pool, cmds); err != nil {
-		return nil, err
-	}
-	for _, name := range o.catchUp {
-		if err := s.catchUp(ctx, name); err != nil {
-			return nil, err
-		}
-	}
-	ok = true
-	return s, nil
+	return nil
 }
 
 // Close releases everything in reverse order of acquisition.

@@ -94,7 +94,7 @@ func (s *Store) failQueued() {
 }
 
 func (s *Store) commitBatch(batch []*request) {
-	ctx, cancel := context.WithTimeout(context.Background(), s.cfg.CommitTimeout)
+	ctx, cancel := context.WithTimeout(s.commits, s.cfg.CommitTimeout)
 	defer cancel()
 	appends := make([]eventstore.Append, len(batch))
 	for i, r := range batch {

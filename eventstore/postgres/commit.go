@@ -105,6 +105,8 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 		return nil, errs, fmt.Errorf("append: acquiring a connection: %w", err)
 	}
 	defer endTx(conn)
+	s.inflight.Store(conn.Conn().PgConn())
+	defer s.inflight.Store(nil)
 
 	// The head row lock orders every writer in every process: positions are
 	// handed out in the order transactions commit. Each statement after it

@@ -7,8 +7,10 @@ import (
 	"fmt"
 	"log/slog"
 	"sync"
+	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/eventstore"
@@ -69,6 +71,11 @@ type Store struct {
 	stop   chan struct{}
 	done   chan struct{}
 	notify *notifier
+	// commits is the context of the writer's commits and inflight the
+	// connection of the one in flight; Abort cancels both.
+	commits  context.Context
+	abort    context.CancelFunc
+	inflight atomic.Pointer[pgconn.PgConn]
 
 	closeOnce sync.Once
 }
@@ -95,6 +102,7 @@ func New(pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		done:  make(chan struct{}),
 	}
 	s.notify = newNotifier(pool, cfg.Logger, s.Head)
+	s.commits, s.abort = context.WithCancel(context.Background())
 	go s.writer()
 	return s, nil
 }
@@ -105,9 +113,31 @@ func (s *Store) Close() error {
 	s.closeOnce.Do(func() {
 		close(s.stop)
 		<-s.done
+		s.abort()
 		s.notify.close()
 	})
 	return nil
+}
+
+// Abort stops the commit in flight, if any, at the server and closes the
+// store: for a process whose shutdown grace period is over. It sends the
+// server a cancel request for the commit's statement before it abandons
+// the connection, so a commit waiting on a lock cannot complete after the
+// process has gone (its appenders were told it may not have committed).
+// Abort returns within wait.
+func (s *Store) Abort(wait time.Duration) {
+	ctx, cancel := context.WithTimeout(context.Background(), wait)
+	defer cancel()
+	if c := s.inflight.Load(); c != nil {
+		_ = c.CancelRequest(ctx) // best effort: the process is leaving either way
+	}
+	s.abort()
+	done := make(chan struct{})
+	go func() { _ = s.Close(); close(done) }()
+	select {
+	case <-done:
+	case <-ctx.Done():
+	}
 }
 
 // Head returns the position of the last committed event.

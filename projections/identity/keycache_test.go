@@ -27,7 +27,7 @@ func TestCachedPrincipalsFollowTheReadModel(t *testing.T) {
 	_, st, r := projectiontest.Setup(t, pool, identity.Projection{})
 	ctx, cancel := context.WithCancel(context.Background())
 	t.Cleanup(cancel)
-	cmds, err := commands.New(st, time.Now, nil)
+	cmds, err := commands.New(commands.Config{Store: st, Clock: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -38,7 +38,7 @@ func TestUsageReportsAndRebuild(t *testing.T) {
 	pool, _ := migratetest.NewPool(t)
 	_, st, r := projectiontest.Setup(t, pool, usage.Projection{}, logstats.Projection{})
 	now := time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
-	cmds, err := commands.New(st, func() time.Time { return now }, nil)
+	cmds, err := commands.New(commands.Config{Store: st, Clock: func() time.Time { return now }})
 	if err != nil {
 		t.Fatal(err)
 	}

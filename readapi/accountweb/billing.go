@@ -8,6 +8,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/arr-dev/arr/commands/billing"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -16,8 +17,8 @@ import (
 var errNoBilling = &domain.Error{Kind: domain.ErrUnavailable, Code: "billing_unavailable",
 	Message: "billing is not configured on this server"}
 
-func billingAccount(p identity.SessionPrincipal) httpx.BillingAccount {
-	return httpx.BillingAccount{ID: p.AccountID, Email: p.Email, Plan: p.Plan, StripeCustomerID: p.StripeCustomerID}
+func billingAccount(p identity.SessionPrincipal) billing.Account {
+	return billing.Account{ID: p.AccountID, Email: p.Email, Plan: p.Plan, StripeCustomerID: p.StripeCustomerID}
 }
 
 // redirectOut sends the browser to a hosted payment page.
@@ -49,24 +50,24 @@ func (w *web) upgrade(c *gin.Context) error {
 	if o := plan.Offer(); !o.SelfServe || plan.Rank() <= p.Plan.Rank() {
 		return w.accountPage(c, http.StatusBadRequest, p, accountView{Error: "Choose a self-serve plan above your current one (" + p.Plan.Offer().Title + ")."})
 	}
-	if w.d.Billing == nil {
+	if w.d.App.Billing.Enabled() != nil {
 		return errNoBilling
 	}
 	base := w.baseURL() + "/account?notice="
-	u, err := w.d.Billing.CheckoutURL(c.Request.Context(), billingAccount(p), plan, base+"checkout_success", base+"checkout_cancelled")
-	return w.redirectOut(c, p, u, err)
+	s, err := w.d.App.Billing.Checkout(c.Request.Context(), billingAccount(p), plan, false, base+"checkout_success", base+"checkout_cancelled")
+	return w.redirectOut(c, p, s.URL, err)
 }
 
 // portal is POST /account/billing: the Stripe billing portal of the
 // account's customer.
 func (w *web) portal(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
-	if w.d.Billing == nil {
+	if w.d.App.Billing.Enabled() != nil {
 		return errNoBilling
 	}
 	if p.StripeCustomerID == "" {
 		return w.accountPage(c, http.StatusConflict, p, accountView{Error: "There is no billing account yet: it is created with your first upgrade."})
 	}
-	u, err := w.d.Billing.PortalURL(c.Request.Context(), billingAccount(p), w.baseURL()+"/account")
-	return w.redirectOut(c, p, u, err)
+	s, err := w.d.App.Billing.Portal(c.Request.Context(), billingAccount(p), w.baseURL()+"/account")
+	return w.redirectOut(c, p, s.URL, err)
 }

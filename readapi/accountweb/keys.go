@@ -30,7 +30,7 @@ func (w *web) mintKey(c *gin.Context) error {
 		return err
 	}
 	// The page lists keys from the read model: wait until it has this one.
-	if err := w.d.WaitFor(ctx, identity.Name, k.Position); err != nil {
+	if err := w.d.App.WaitFor(ctx, identity.Name, k.Position); err != nil {
 		return err
 	}
 	return w.accountPage(c, http.StatusCreated, p, accountView{NewKey: &newKey{Name: k.Name, Secret: k.Secret}})
@@ -64,7 +64,7 @@ func (w *web) revokeKey(c *gin.Context) error {
 		return err
 	}
 	// A revoked key must fail at once, and the page must show it revoked.
-	if err := w.d.WaitFor(ctx, identity.Name, pos); err != nil {
+	if err := w.d.App.WaitFor(ctx, identity.Name, pos); err != nil {
 		return err
 	}
 	c.Redirect(http.StatusSeeOther, "/account?notice=revoked")

@@ -36,15 +36,15 @@ func Mount(r gin.IRouter, svc account.Service, d httpx.Deps) error {
 	if err != nil {
 		return fmt.Errorf("accountweb: %w", err)
 	}
-	if d.Now == nil {
-		d.Now = time.Now
+	if d.App.Now == nil {
+		d.App.Now = time.Now
 	}
 	w := &web{svc: svc, d: d, tmpl: tmpl, log: d.Logger}
 	if w.log == nil {
 		w.log = slog.New(slog.DiscardHandler)
 	}
 	site := httpx.RequireSiteHost(d.Site, w.fail)
-	g := r.Group("/account", securityHeaders, httpx.Session(d.App.Queries.Identities, d.Now))
+	g := r.Group("/account", securityHeaders, httpx.Session(d.App.Queries.Identities, d.App.Now))
 	g.GET("", w.handle(w.home))
 	g.POST("/signin", site, d.Quota.SignInMail(w.fail), w.handle(w.requestLink))
 	g.GET("/signin/verify", w.handle(w.confirmPage))

@@ -86,7 +86,7 @@ func (w *web) accountPage(c *gin.Context, status int, p identity.SessionPrincipa
 		for _, k := range d.Keys {
 			names[k.ID] = k.Prefix + "…" + k.Hint
 		}
-		rows, err := w.d.App.Queries.AnswerUsage.ByKey(ctx, p.AccountID, 30, w.d.Now())
+		rows, err := w.d.App.Queries.AnswerUsage.ByKey(ctx, p.AccountID, 30, w.d.App.Now())
 		if err != nil {
 			w.log.Warn("reading answer usage", "err", err)
 		}

@@ -65,7 +65,7 @@ func (w *web) requestLink(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	if w.d.Mailer == nil {
+	if w.d.App.Mailer == nil {
 		return errNoMailer
 	}
 	q := url.Values{"link": {link.LinkID.String()}, "token": {link.Token}}
@@ -76,7 +76,7 @@ func (w *web) requestLink(c *gin.Context) error {
 		"If you did not ask for it, ignore this mail: nothing happens without the link.\n"
 	ctx, cancel := context.WithTimeout(c.Request.Context(), 30*time.Second)
 	defer cancel()
-	if err := w.d.Mailer.Send(ctx, link.Email, "Your arr "+string(w.svc)+" sign-in link", text); err != nil {
+	if err := w.d.App.Mailer.Send(ctx, link.Email, "Your arr "+string(w.svc)+" sign-in link", text); err != nil {
 		w.log.Error("sending a sign-in link", "err", err, "request_id", c.GetString("request_id"))
 		w.message(c, http.StatusServiceUnavailable, "The mail could not be sent",
 			"We could not send the sign-in mail just now. Please try again in a minute.")
@@ -130,7 +130,7 @@ func (w *web) completeSignIn(c *gin.Context) error {
 		return err
 	}
 	// The session must be readable before the browser comes back with it.
-	if err := w.d.WaitFor(ctx, identity.Name, res.Position); err != nil {
+	if err := w.d.App.WaitFor(ctx, identity.Name, res.Position); err != nil {
 		return err
 	}
 	httpx.SetSessionCookie(c, res.SessionToken, res.ExpiresAt)
@@ -165,7 +165,7 @@ func (w *web) signOut(c *gin.Context) error {
 		if err != nil {
 			return err
 		}
-		if err := w.d.WaitFor(c.Request.Context(), identity.Name, pos); err != nil {
+		if err := w.d.App.WaitFor(c.Request.Context(), identity.Name, pos); err != nil {
 			return err
 		}
 	}

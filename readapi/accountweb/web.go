@@ -144,7 +144,7 @@ func (w *web) metadata(c *gin.Context, actor string) commands.Metadata {
 	return httpx.CommandMetadata(c, actor)
 }
 
-func (w *web) now() time.Time { return w.d.Now().UTC() }
+func (w *web) now() time.Time { return w.d.App.Now().UTC() }
 
 // baseURL is where links in mail and Stripe's return URLs point: the
 // service's configured public address, never anything the request says.

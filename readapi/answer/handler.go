@@ -20,6 +20,7 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -33,28 +34,11 @@ type Cache interface {
 	Lookup(ctx context.Context, key string, now time.Time) (answercache.CachedAnswer, error)
 }
 
-// Pipeline is what the answer endpoint needs beyond httpx.Deps. A zero
-// Pipeline serves the routes but answers 503 (no search backend).
-type Pipeline struct {
-	Synthesize Synthesizer
-	Cache      Cache
-	Served     *Served
-	// SearchRetryAfter is the Retry-After of a 503 when search is down.
-	// Default 30s.
-	SearchRetryAfter time.Duration
-	// Generation is the local index's current generation (nil: web
-	// search): part of every answer's cache key.
-	Generation func(ctx context.Context) (uint64, error)
-	// Synthesis says in /healthz how answers are written ("extractive",
-	// or with a language model).
-	Synthesis string
-	// Docs serves the local index's documents at /docs/{doc_id}; nil
-	// serves none.
-	Docs Docs
-}
+// searchRetryAfter is the Retry-After of a 503 when search is down.
+const searchRetryAfter = 30 * time.Second
 
 type handler struct {
-	p      Pipeline
+	app    app.Application
 	d      httpx.Deps
 	flight singleflight.Group
 	memo   *memo
@@ -127,12 +111,9 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
 	if err := req.Authorize(p.Plan); err != nil {
 		return err
 	}
-	if h.p.Synthesize == nil || h.p.Cache == nil {
-		return &domain.Error{Kind: domain.ErrUnavailable, Code: "search_unavailable", Message: "no search backend is configured on this server"}
-	}
 	ctx := c.Request.Context()
-	if h.p.Generation != nil {
-		if req.Generation, err = h.p.Generation(ctx); err != nil {
+	if gen := h.app.Answers.Generation; gen != nil {
+		if req.Generation, err = gen(ctx); err != nil {
 			return err
 		}
 	}
@@ -145,17 +126,15 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
 	}
 	if err != nil {
 		if errors.Is(err, domain.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
-			secs := int(h.p.SearchRetryAfter.Seconds())
+			secs := int(searchRetryAfter.Seconds())
 			c.Header("Retry-After", strconv.Itoa(secs))
 			return &domain.Error{Kind: domain.ErrUnavailable, Code: "search_unavailable",
 				Message: fmt.Sprintf("web search is temporarily unavailable; retry in %d seconds", secs)}
 		}
 		return err
 	}
-	if h.p.Served != nil {
-		h.p.Served.Record(answer.AnswerServed{AccountID: p.AccountID, KeyID: p.KeyID, CacheKey: key, AnswerID: a.AnswerID,
-			Tier: req.Tier, Mode: req.Mode, Cached: cached, ServedAt: h.d.Now().UTC()})
-	}
+	h.app.Answers.Served.Record(answer.AnswerServed{AccountID: p.AccountID, KeyID: p.KeyID, CacheKey: key, AnswerID: a.AnswerID,
+		Tier: req.Tier, Mode: req.Mode, Cached: cached, ServedAt: h.app.Now().UTC()})
 	c.JSON(http.StatusOK, response{Query: req.Query, Answer: a.Answer, Sources: a.Sources, Tier: req.Tier, Mode: req.Mode,
 		Cached: cached, Synthesis: string(a.Synthesis), SubQuestions: a.SubQuestions, AnswerID: a.AnswerID.String(),
 		SynthesizedAt: a.SynthesizedAt, ExpiresAt: a.ExpiresAt})
@@ -164,11 +143,11 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
 
 // lookup reads the cache: the in-process memo first, the read model next.
 func (h *handler) lookup(ctx context.Context, key string) (answercache.CachedAnswer, error) {
-	now := h.d.Now()
+	now := h.d.App.Now()
 	if a, ok := h.memo.get(key, now); ok {
 		return a, nil
 	}
-	a, err := h.p.Cache.Lookup(ctx, key, now)
+	a, err := h.app.Queries.AnswerCache.Lookup(ctx, key, now)
 	if err == nil {
 		h.memo.put(a)
 	}
@@ -186,16 +165,16 @@ func (h *handler) synthesize(ctx context.Context, req answer.Request, md command
 		// cached for the next one.
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
 		defer cancel()
-		_, pos, err := h.p.Synthesize.Handle(rctx, commands.SynthesizeAnswer{Request: req, Metadata: md})
+		_, pos, err := h.app.Commands.SynthesizeAnswer.Handle(rctx, commands.SynthesizeAnswer{Request: req, Metadata: md})
 		if err != nil {
 			return nil, err
 		}
-		if h.d.WaitFor != nil {
-			if err := h.d.WaitFor(rctx, answercache.Name, pos); err != nil {
+		if h.d.App.WaitFor != nil {
+			if err := h.d.App.WaitFor(rctx, answercache.Name, pos); err != nil {
 				return nil, fmt.Errorf("waiting for the answer cache: %w", err)
 			}
 		}
-		return h.p.Cache.Lookup(rctx, key, h.d.Now())
+		return h.app.Queries.AnswerCache.Lookup(rctx, key, h.d.App.Now())
 	})
 	if err != nil {
 		return answercache.CachedAnswer{}, err

@@ -3,6 +3,7 @@ package answer
 import (
 	"context"
 	"embed"
+	"errors"
 	"io/fs"
 	"net/http"
 	"time"
@@ -24,12 +25,13 @@ func OpenAPI() ([]byte, error) {
 	return httpx.BuildOpenAPI(sub)
 }
 
-// New returns the answer service's HTTP handler with no answer pipeline:
-// the routes exist, POST/GET /api/v1/answer answer 503.
-func New(d httpx.Deps) (http.Handler, error) { return Pipeline{}.New(d) }
-
-// New returns the answer service's HTTP handler answering through p.
-func (p Pipeline) New(d httpx.Deps) (http.Handler, error) {
+// New returns the answer service's HTTP handler over the application
+// d.App, which must have been built for the answer role (Answers.Served
+// set).
+func New(d httpx.Deps) (http.Handler, error) {
+	if d.App.Answers.Served == nil {
+		return nil, errors.New("answer: the application has no served-answers recorder (build it for the answer role)")
+	}
 	openapi, err := OpenAPI()
 	if err != nil {
 		return nil, err
@@ -39,7 +41,7 @@ func (p Pipeline) New(d httpx.Deps) (http.Handler, error) {
 		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 64 << 10, BodyTimeout: d.BodyTimeout,
 		Health: func(ctx context.Context) (int, any) {
 			code, base := d.BaseHealth(ctx, string(account.Answer))
-			return code, healthReport{HealthReport: base, Synthesis: p.Synthesis}
+			return code, healthReport{HealthReport: base, Synthesis: d.App.Answers.Synthesis}
 		},
 	})
 	if err != nil {
@@ -48,16 +50,13 @@ func (p Pipeline) New(d httpx.Deps) (http.Handler, error) {
 	keyed := e.Group("/api/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Answer, false, fail),
 		d.Quota.Answer(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	keyed.GET("/key", httpx.CurrentKey)
-	if d.Now == nil {
-		d.Now = time.Now
+	if d.App.Now == nil {
+		d.App.Now = time.Now
 	}
-	if p.SearchRetryAfter <= 0 {
-		p.SearchRetryAfter = 30 * time.Second
-	}
-	h := &handler{p: p, d: d, memo: newMemo(50000)}
+	h := &handler{app: d.App, d: d, memo: newMemo(50000)}
 	keyed.GET("/answer", handle(h.get))
 	keyed.POST("/answer", handle(h.post))
-	e.GET("/docs/:id", handle(docsHandler(p.Docs)))
+	e.GET("/docs/:id", handle(docsHandler(d.App.Queries.AnswerDocs)))
 	if err := accountweb.Mount(e, account.Answer, d); err != nil {
 		return nil, err
 	}

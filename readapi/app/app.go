@@ -1,11 +1,16 @@
 package app
 
 import (
+	"context"
 	"errors"
+	"time"
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/commands"
+	corebilling "github.com/arr-dev/arr/commands/billing"
+	"github.com/arr-dev/arr/commands/complete"
+	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/projections/answercache"
 	"github.com/arr-dev/arr/projections/answerdocs"
@@ -20,13 +25,59 @@ import (
 )
 
 // Application is everything a service, the CLI or a test calls: commands
-// change state, queries read it.
+// change state, queries read it, and the use cases that are more than one
+// command (a completion, billing) sit beside them. cmd/arr builds it in
+// one place from one Config (its composition root); the servers receive
+// it and build nothing of their own.
 type Application struct {
+	// Commands: every handler is set (commands.New).
 	Commands commands.Commands
 	Queries  Queries
+	// Completions is the gateway's completion use case: routing, failover,
+	// the cache, usage and the audit record. It needs the audit hash key,
+	// so only an application built for the gateway role has one; the
+	// gateway's server refuses to start without it.
+	Completions *complete.Handler
+	// Answers is how the answer service writes and records answers.
+	Answers Answers
+	// Billing is paid plans through Stripe (Checkout, the billing portal,
+	// webhooks). Nil when Stripe is not configured: the billing routes and
+	// the account pages' upgrades answer 503 billing_not_configured.
+	Billing *corebilling.Billing
+	// Mailer sends the account pages' sign-in links.
+	Mailer Mailer
+	// Now is the clock of commands and queries (tests move it).
+	Now func() time.Time
+	// WaitFor gives read-your-writes: it returns once the named
+	// projection has applied position pos (bounded; an error after the
+	// bound).
+	WaitFor func(ctx context.Context, projection string, pos uint64) error
+	// Head returns the event log's head position (lag in /healthz).
+	Head func(ctx context.Context) (uint64, error)
 }
 
-// Queries gathers the read side, one field per read model.
+// Answers is the answer service's part: the commands are
+// Commands.SynthesizeAnswer and RecordAnswersServed, the read models
+// Queries.AnswerCache and AnswerDocs.
+type Answers struct {
+	// Generation is the local index's current generation (nil: web
+	// search): part of every answer's cache key.
+	Generation func(ctx context.Context) (uint64, error)
+	// Synthesis says in /healthz how answers are written ("extractive",
+	// or with a language model).
+	Synthesis string
+	// Served records one AnswerServed per answered call without making
+	// the call wait for the log (a process component flushes it).
+	Served ServedRecorder
+}
+
+// Mailer sends one e-mail (adapters/mail).
+type Mailer interface {
+	Send(ctx context.Context, to, subject, body string) error
+}
+
+// Queries gathers the read side, one field per read model, and the
+// reference data the services answer from.
 type Queries struct {
 	Identities   Identities
 	Parcels      Parcels
@@ -39,15 +90,26 @@ type Queries struct {
 	AnswerCache  AnswerCache
 	AnswerDocs   AnswerDocs
 	Status       Status
+	// Log serves the signed event log's heads and proofs; nil with an
+	// event store that keeps no Merkle tree (KurrentDB): /v1/log answers
+	// 503 then.
+	Log LogProofs
+	// Contacts opens imported lists' sealed contact columns; nil in a
+	// process that did not load the records master key (include_contact
+	// answers 503).
+	Contacts ContactKeys
+	// Gazetteer names the states and counties.
+	Gazetteer *records.Gazetteer
 }
 
 // New gathers the commands and the queries over pool, where the
-// projections keep the read models.
+// projections keep the read models. The rest of the Application is set by
+// the caller (cmd/arr's composition root).
 func New(pool *pgxpool.Pool, cmds commands.Commands) (Application, error) {
 	if pool == nil {
 		return Application{}, errors.New("app: nil pool")
 	}
-	return Application{Commands: cmds, Queries: NewQueries(pool)}, nil
+	return Application{Commands: cmds, Queries: NewQueries(pool), Now: time.Now}, nil
 }
 
 // NewQueries reads every read model through pool.

@@ -18,3 +18,14 @@ type Lists interface {
 }
 
 var _ Lists = (*lists.Queries)(nil)
+
+// ContactKeys opens the contact columns of imported lists, one data key
+// per account (adapters/datakeys).
+type ContactKeys interface {
+	Opener(ctx context.Context, account uuid.UUID) (ContactOpener, error)
+}
+
+// ContactOpener opens what one account's data key sealed.
+type ContactOpener interface {
+	Open(sealed []byte) ([]byte, error)
+}

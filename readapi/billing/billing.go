@@ -6,16 +6,17 @@ import (
 	"log/slog"
 	"net/url"
 
-	"github.com/arr-dev/arr/commands/billing"
-	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/readapi/app"
-	"github.com/arr-dev/arr/readapi/httpx"
 	"github.com/google/uuid"
+
+	"github.com/arr-dev/arr/commands/billing"
+	"github.com/arr-dev/arr/readapi/app"
 )
 
 // Config is what the billing routes are built from.
 type Config struct {
-	// Billing starts sessions and applies webhooks (commands/billing).
+	// Billing starts sessions and applies webhooks (commands/billing): the
+	// application's; nil when Stripe is not configured, and then every
+	// route answers 503.
 	Billing *billing.Billing
 	// Identities finds the public checkout's account by e-mail.
 	Identities app.Identities
@@ -31,9 +32,6 @@ type Config struct {
 // Validate fills in defaults and reports every missing dependency at once.
 func (c *Config) Validate() error {
 	var errs []error
-	if c.Billing == nil {
-		errs = append(errs, errors.New("billing: Billing is required"))
-	}
 	if c.Identities == nil {
 		errs = append(errs, errors.New("billing: Identities is required"))
 	}
@@ -49,12 +47,9 @@ func (c *Config) Validate() error {
 	return errors.Join(errs...)
 }
 
-// Billing is the HTTP side of paid plans: the account pages' redirects
-// (httpx.Billing) and the gateway's billing routes (Register). Safe for
-// concurrent use.
+// Billing is the HTTP side of paid plans: the gateway's billing routes
+// (Register) and the payment provider's health. Safe for concurrent use.
 type Billing struct{ cfg Config }
-
-var _ httpx.Billing = (*Billing)(nil)
 
 // New returns a Billing.
 func New(cfg Config) (*Billing, error) {
@@ -62,20 +57,6 @@ func New(cfg Config) (*Billing, error) {
 		return nil, err
 	}
 	return &Billing{cfg: cfg}, nil
-}
-
-// CheckoutURL starts a Stripe Checkout (billing.Billing.Checkout) and
-// returns the Checkout page's URL, to redirect the browser to (303).
-func (b *Billing) CheckoutURL(ctx context.Context, a httpx.BillingAccount, plan account.Plan, successURL, cancelURL string) (string, error) {
-	s, err := b.cfg.Billing.Checkout(ctx, billing.Account(a), plan, false, successURL, cancelURL)
-	return s.URL, err
-}
-
-// PortalURL creates a billing-portal session (billing.Billing.Portal) and
-// returns its URL.
-func (b *Billing) PortalURL(ctx context.Context, a httpx.BillingAccount, returnURL string) (string, error) {
-	s, err := b.cfg.Billing.Portal(ctx, billing.Account(a), returnURL)
-	return s.URL, err
 }
 
 // withQuery returns u with key=value added to its query.

@@ -7,6 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arr-dev/arr/adapters/payments"
+	corebilling "github.com/arr-dev/arr/commands/billing"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -113,26 +115,26 @@ func TestPublicCheckout(t *testing.T) {
 	}
 }
 
-// TestGoAPI is what the account pages call.
+// TestGoAPI is what the account pages call: the application's billing use case.
 func TestGoAPI(t *testing.T) {
 	w := newWorld(t, "")
 	b := w.billing()
 	ctx := context.Background()
-	acct := httpx.BillingAccount{ID: w.createAccount("page@example.com", account.Free).AccountID, Email: "page@example.com", Plan: account.Free}
+	acct := corebilling.Account{ID: w.createAccount("page@example.com", account.Free).AccountID, Email: "page@example.com", Plan: account.Free}
 	page := "http://127.0.0.1:1/account"
 	tests := []struct {
 		name    string
 		call    func() (string, error)
 		wantErr error
 	}{
-		{"checkout", func() (string, error) { return b.CheckoutURL(ctx, acct, account.Pro, page+"?ok", page) }, nil},
-		{"checkout with a relative URL", func() (string, error) { return b.CheckoutURL(ctx, acct, account.Pro, "/account", page) }, domain.ErrInvalid},
+		{"checkout", func() (string, error) { return sessionURL(b.Checkout(ctx, acct, account.Pro, false, page+"?ok", page)) }, nil},
+		{"checkout with a relative URL", func() (string, error) { return sessionURL(b.Checkout(ctx, acct, account.Pro, false, "/account", page)) }, domain.ErrInvalid},
 		{"checkout to a cheaper plan", func() (string, error) {
-			return b.CheckoutURL(ctx, httpx.BillingAccount{ID: acct.ID, Plan: account.Scale}, account.Pro, page, page)
+			return sessionURL(b.Checkout(ctx, corebilling.Account{ID: acct.ID, Plan: account.Scale}, account.Pro, false, page, page))
 		}, domain.ErrConflict},
-		{"portal without customer", func() (string, error) { return b.PortalURL(ctx, acct, page) }, domain.ErrConflict},
+		{"portal without customer", func() (string, error) { return sessionURL(b.Portal(ctx, acct, page)) }, domain.ErrConflict},
 		{"portal", func() (string, error) {
-			return b.PortalURL(ctx, httpx.BillingAccount{ID: acct.ID, Plan: account.Pro, StripeCustomerID: "cus_1"}, page)
+			return sessionURL(b.Portal(ctx, corebilling.Account{ID: acct.ID, Plan: account.Pro, StripeCustomerID: "cus_1"}, page))
 		}, nil},
 	}
 	for _, tt := range tests {
@@ -170,3 +172,6 @@ func TestWithoutBillingEverythingIs503(t *testing.T) {
 		}
 	}
 }
+
+// sessionURL is the URL of a session the billing use case started.
+func sessionURL(s payments.Session, err error) (string, error) { return s.URL, err }

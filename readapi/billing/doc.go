@@ -1,15 +1,10 @@
 // Package billing is arr's side of Stripe: the gateway's billing endpoints
 // (POST /v1/me/checkout, POST /v1/me/portal, the public POST
 // /v1/checkout/session and the webhook POST /v1/stripe/webhook), the
-// payment provider's line in the gateway's /healthz, and a small Go API the
-// account pages of all three services call for their "Upgrade" and "Manage
-// billing" buttons:
-//
-//	b := deps.Billing // an httpx.Billing; cmd/arr sets it to a *billing.Billing, nil without STRIPE_API_KEY
-//	url, err := b.CheckoutURL(ctx, httpx.BillingAccount{ID: p.AccountID, Email: p.Email, Plan: p.Plan,
-//		StripeCustomerID: p.StripeCustomerID}, account.Pro, successURL, cancelURL)
-//	// on success: http.Redirect(w, r, url, http.StatusSeeOther)
-//	url, err = b.PortalURL(ctx, acct, returnURL)
+// payment provider's line in the gateway's /healthz. The use case itself is
+// commands/billing, the application's Billing (nil without
+// STRIPE_API_KEY), which the account pages of all three services call for
+// their "Upgrade" and "Manage billing" buttons too.
 //
 // Errors are domain errors the service's error responder maps: a plan that
 // cannot be bought this way is 400, not an upgrade or an existing

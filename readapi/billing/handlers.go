@@ -18,8 +18,8 @@ import (
 // AdminKeyHeader carries the operator's admin key on the public checkout.
 const AdminKeyHeader = "X-Admin-Key"
 
-// handlers serve the routes; b is nil when billing is not configured, and
-// then every route answers 503.
+// handlers serve the routes; b's core is nil when billing is not
+// configured, and then every route answers 503.
 type handlers struct {
 	b    *Billing
 	d    httpx.Deps
@@ -36,11 +36,10 @@ type handlers struct {
 // The three routes that build return URLs answer only requests made to
 // one of d.Site's hosts, and 421 to others.
 //
-// It uses d.Billing when that is a *Billing (cmd/arr sets it when Stripe is
-// configured) and answers 503 otherwise; d.App.Queries.Identities and d.Now load
-// sessions. fail is the gateway's error responder.
-func Register(e *gin.Engine, d httpx.Deps, fail func(*gin.Context, error)) {
-	b, _ := d.Billing.(*Billing)
+// Without the application's Billing (Stripe not configured) every route
+// answers 503; d.App.Queries.Identities and d.App.Now load sessions. fail
+// is the gateway's error responder.
+func Register(e *gin.Engine, d httpx.Deps, b *Billing, fail func(*gin.Context, error)) {
 	h := &handlers{b: b, d: d, fail: fail}
 	site := httpx.RequireSiteHost(d.Site, fail)
 	me := e.Group("/v1/me", h.session(), httpx.RequireSession(fail))
@@ -56,7 +55,7 @@ func (h *handlers) handle(fn httpx.Handler) gin.HandlerFunc { return httpx.Handl
 
 // session loads the session cookie unless an earlier middleware already did.
 func (h *handlers) session() gin.HandlerFunc {
-	now := h.d.Now
+	now := h.d.App.Now
 	if now == nil {
 		now = time.Now
 	}

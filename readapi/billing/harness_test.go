@@ -24,6 +24,7 @@ import (
 	"github.com/arr-dev/arr/adapters/payments"
 	"github.com/arr-dev/arr/adapters/payments/stripemocktest"
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/commands/complete/completetest"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/postgres"
@@ -49,12 +50,12 @@ type world struct {
 	runner *projections.Runner
 	cmds   commands.Commands
 	ids    app.Identities
-	bill   *billing.Billing
+	bill   *corebilling.Billing
 	url    string
 }
 
-// billing is the world's Billing (the account pages' Go API).
-func (w *world) billing() *billing.Billing {
+// billing is the world's billing use case (what the account pages call).
+func (w *world) billing() *corebilling.Billing {
 	w.t.Helper()
 	if w.bill == nil {
 		w.t.Fatal("this world has no billing")
@@ -63,7 +64,8 @@ func (w *world) billing() *billing.Billing {
 }
 
 // newWorld starts the gateway. stripeBase "" starts a stripe-mock; "none"
-// leaves Deps.Billing nil, as cmd/arr does without STRIPE_API_KEY.
+// leaves the application's Billing nil, as cmd/arr does without
+// STRIPE_API_KEY.
 func newWorld(t testing.TB, stripeBase string) *world {
 	t.Helper()
 	ctx := context.Background()
@@ -84,7 +86,7 @@ func newWorld(t testing.TB, stripeBase string) *world {
 	if err := runner.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	cmds, err := commands.New(st, time.Now, nil)
+	cmds, err := commands.New(commands.Config{Store: st, Clock: time.Now})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -93,7 +95,8 @@ func newWorld(t testing.TB, stripeBase string) *world {
 		t.Fatal(err)
 	}
 	w := &world{t: t, pool: pool, store: st, runner: runner, cmds: cmds, ids: application.Queries.Identities}
-	d := httpx.Deps{App: application, WaitFor: w.waitFor, Now: time.Now, Head: st.Head, Version: "test"}
+	application.WaitFor, application.Head = w.waitFor, st.Head
+	application.Completions = completetest.New(t, st, "http://127.0.0.1:1/v1", nil)
 	if stripeBase != "none" {
 		if stripeBase == "" {
 			stripeBase = stripemocktest.Start(t)
@@ -107,17 +110,14 @@ func newWorld(t testing.TB, stripeBase string) *world {
 		if err != nil {
 			t.Fatal(err)
 		}
-		b, err := billing.New(billing.Config{Billing: core, Identities: w.ids, AdminKey: adminKey})
-		if err != nil {
-			t.Fatal(err)
-		}
-		d.Billing, w.bill = b, b
+		application.Billing, w.bill = core, core
 	}
+	d := httpx.Deps{App: application, Version: "test"}
 	srv := httptest.NewUnstartedServer(nil)
 	if d.Site, err = httpx.NewSite("http://"+srv.Listener.Addr().String(), srv.Listener.Addr().String()); err != nil {
 		t.Fatal(err)
 	}
-	h, err := gateway.New(d)
+	h, err := gateway.New(d, gateway.Options{AdminKey: adminKey})
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -20,8 +20,7 @@ type HealthReport struct {
 // still serves completions); only the database makes it 503.
 func Health(ctx context.Context, d httpx.Deps, service string) (int, any) {
 	code, base := d.BaseHealth(ctx, service)
-	b, _ := d.Billing.(*Billing)
-	st := b.core().PaymentStatus(ctx)
+	st := d.App.Billing.PaymentStatus(ctx)
 	r := HealthReport{HealthReport: base, PaymentProvider: httpx.Check{
 		Status: st.State, LatencyMS: float64(st.Latency.Microseconds()) / 1000, Error: st.Error,
 	}}

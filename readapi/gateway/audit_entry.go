@@ -61,9 +61,6 @@ type chainRules struct {
 // key or auditor key that is sent but not valid is 401 (OptionalKeyAuth,
 // isAuditor).
 func (s *completer) auditEntry(c *gin.Context) error {
-	if !s.rt.configured() {
-		return errNotConfigured
-	}
 	auditor, err := s.isAuditor(c)
 	if err != nil {
 		return err
@@ -103,11 +100,11 @@ func (s *completer) isAuditor(c *gin.Context) (bool, error) {
 	if got == "" {
 		return false, nil
 	}
-	if s.rt.AuditorKey == "" {
+	if s.o.AuditorKey == "" {
 		return false, &domain.Error{Kind: domain.ErrUnauthenticated, Code: "auditor_key_disabled",
 			Message: "the auditor key is off on this server (ARR_AUDITOR_KEY is unset); send no " + AuditorKeyHeader + " for the public view"}
 	}
-	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(s.rt.AuditorKey))
+	g, w := sha256.Sum256([]byte(got)), sha256.Sum256([]byte(s.o.AuditorKey))
 	if subtle.ConstantTimeCompare(g[:], w[:]) != 1 {
 		return false, &domain.Error{Kind: domain.ErrUnauthenticated, Code: "invalid_auditor_key",
 			Message: "the " + AuditorKeyHeader + " header does not match the configured auditor key"}

@@ -22,14 +22,14 @@ import (
 // caughtUp waits (bounded) until projection has applied the log's current
 // head, so a hash or rating just returned is visible.
 func (s *completer) caughtUp(ctx context.Context, projection string) error {
-	if s.d.Head == nil || s.d.WaitFor == nil {
+	if s.d.App.Head == nil || s.d.App.WaitFor == nil {
 		return nil
 	}
-	head, err := s.d.Head(ctx)
+	head, err := s.d.App.Head(ctx)
 	if err != nil {
 		return err
 	}
-	return s.d.WaitFor(ctx, projection, head)
+	return s.d.App.WaitFor(ctx, projection, head)
 }
 
 // entry reads an audit entry; a hash not found is looked for again once
@@ -38,10 +38,10 @@ func (s *completer) entry(ctx context.Context, hash string) (auditrm.AuditEntry,
 	if !audit.ValidHash(hash) {
 		return auditrm.AuditEntry{}, domain.Invalid("invalid_audit_hash", "hash", "an audit hash is 64 lowercase hex digits (routing.audit_hash)")
 	}
-	e, err := s.rt.Audit.Get(ctx, hash)
+	e, err := s.app.Queries.Audit.Get(ctx, hash)
 	if errors.Is(err, domain.ErrNotFound) {
 		if werr := s.caughtUp(ctx, auditrm.Name); werr == nil {
-			e, err = s.rt.Audit.Get(ctx, hash)
+			e, err = s.app.Queries.Audit.Get(ctx, hash)
 		}
 	}
 	return e, err
@@ -50,9 +50,6 @@ func (s *completer) entry(ctx context.Context, hash string) (auditrm.AuditEntry,
 // feedback answers POST /v1/feedback (API key): a rating of one of the
 // caller's own completions.
 func (s *completer) feedback(c *gin.Context) error {
-	if !s.rt.configured() || s.d.App.Commands.SubmitFeedback == nil {
-		return errNotConfigured
-	}
 	p, _ := httpx.PrincipalOf(c)
 	body, err := parseFeedback(c.Request.Body)
 	if err != nil {
@@ -80,9 +77,6 @@ func (s *completer) feedback(c *gin.Context) error {
 // usageReport answers GET /v1/usage?days=N (API key): the account's daily
 // rollup of completions.
 func (s *completer) usageReport(c *gin.Context) error {
-	if !s.rt.configured() {
-		return errNotConfigured
-	}
 	p, _ := httpx.PrincipalOf(c)
 	days := 30
 	if v, ok := c.GetQuery("days"); ok {
@@ -94,10 +88,10 @@ func (s *completer) usageReport(c *gin.Context) error {
 	}
 	_ = s.caughtUp(c.Request.Context(), gatewayusage.Name) // bounded; a lagging rollup is still an answer
 	now := time.Now
-	if s.d.Now != nil {
-		now = s.d.Now
+	if s.d.App.Now != nil {
+		now = s.d.App.Now
 	}
-	r, err := s.rt.Usage.Rollup(c.Request.Context(), p.AccountID, days, now())
+	r, err := s.app.Queries.GatewayUsage.Rollup(c.Request.Context(), p.AccountID, days, now())
 	if err != nil {
 		return err
 	}

@@ -13,10 +13,7 @@ func round6(f float64) float64 { return float64(int64(f*1e9+0.5)) / 1e9 }
 // models answers GET /v1/models (public): "auto", each tier and each
 // model, in the OpenAI list shape with the gateway's fields added.
 func (s *completer) models(c *gin.Context) error {
-	if !s.rt.configured() {
-		return errNotConfigured
-	}
-	cat := s.rt.Complete.Catalog()
+	cat := s.app.Completions.Catalog()
 	var tierNames []string
 	data := []gin.H{}
 	for _, t := range cat.Tiers {

@@ -14,27 +14,22 @@ import (
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
-	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 // completer serves the completion routes and the routes that answer from
 // the audit and usage read models. Safe for concurrent use.
 type completer struct {
-	d  httpx.Deps
-	rt Routing
+	d   httpx.Deps
+	o   Options
+	app app.Application
 }
-
-// errNotConfigured answers routes that need Routing when it is missing.
-var errNotConfigured = &domain.Error{Kind: domain.ErrUnavailable, Code: "routing_not_configured", Message: "the gateway's routing is not configured"}
 
 // handle serves POST /v1/chat/completions: it parses the request, runs the
 // completion (commands/complete) and writes the reply as JSON or the
 // stream as server-sent events.
 func (s *completer) handle(c *gin.Context) error {
-	if !s.rt.configured() {
-		return errNotConfigured
-	}
 	body, err := io.ReadAll(c.Request.Body)
 	if err != nil {
 		return err
@@ -57,7 +52,7 @@ func (s *completer) handle(c *gin.Context) error {
 // run runs the completion use case for the key's caller.
 func (s *completer) run(c *gin.Context, req *complete.Request) (complete.Result, error) {
 	p, _ := httpx.PrincipalOf(c)
-	return s.rt.Complete.Handle(c.Request.Context(), complete.Command{
+	return s.app.Completions.Handle(c.Request.Context(), complete.Command{
 		Caller:  complete.Caller{AccountID: p.AccountID, KeyID: p.KeyID, Plan: p.Plan},
 		Request: req, Cache: cacheMode(c.GetHeader("X-Arr-Cache")), RequestID: c.GetString("request_id"),
 	})

@@ -44,9 +44,6 @@ func fail(c *gin.Context, err error) {
 	if errors.As(err, &uf) {
 		p = httpx.Problem{Status: http.StatusBadGateway, Code: "upstream_unavailable", Message: uf.Error()}
 	}
-	if errors.Is(err, errNotConfigured) {
-		p.Message = errNotConfigured.Message
-	}
 	var param any
 	if p.Field != "" {
 		param = p.Field

@@ -18,7 +18,7 @@ type HealthReport struct {
 
 // RoutingHealth is the routing part of /healthz.
 type RoutingHealth struct {
-	Status string         `json:"status"` // "ok" or "not_configured"
+	Status string         `json:"status"` // "ok": a gateway without routing does not start
 	Tiers  map[string]int `json:"tiers"`  // models per tier
 	// TierCount and ModelCount count the catalog.
 	TierCount  int                 `json:"tier_count"`
@@ -41,20 +41,16 @@ func (s *completer) health(ctx context.Context) (int, any) {
 	if !ok {
 		return code, base
 	}
-	r := HealthReport{HealthReport: bh, Routing: RoutingHealth{Status: "not_configured", Tiers: map[string]int{}, Breakers: map[string]string{}, Cache: complete.CacheStats{Status: "disabled"}}}
-	if !s.rt.configured() {
-		return code, r
-	}
-	r.Routing.Status = "ok"
-	r.Routing.Cache = s.rt.Complete.CacheStats()
-	cat := s.rt.Complete.Catalog()
+	comp := s.app.Completions
+	r := HealthReport{HealthReport: bh, Routing: RoutingHealth{Status: "ok", Tiers: map[string]int{}, Cache: comp.CacheStats()}}
+	cat := comp.Catalog()
 	for _, t := range cat.Tiers {
 		r.Routing.Tiers[t.Name] = len(t.Models)
 		r.Routing.ModelCount += len(t.Models)
 	}
 	r.Routing.TierCount = len(cat.Tiers)
-	r.Routing.Breakers = s.rt.Complete.BreakerStates()
-	n, head, err := s.rt.Audit.Stats(ctx)
+	r.Routing.Breakers = comp.BreakerStates()
+	n, head, err := s.app.Queries.Audit.Stats(ctx)
 	r.Routing.Audit = AuditHealth{Entries: n, HeadHash: head}
 	if err != nil {
 		r.Routing.Audit.Error = "the audit read model does not answer"

@@ -1,7 +1,6 @@
 package gateway
 
 import (
-	"context"
 	"encoding/base64"
 	"net/http"
 	"strconv"
@@ -13,16 +12,6 @@ import (
 	"github.com/arr-dev/arr/projections/logproofs"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
-
-// LogProofs is the tamper-evident event log as the public /v1/log routes
-// read it (projections/logproofs). They show tree heads, hashes and proofs,
-// never an event's content, so they reveal no tenant data.
-type LogProofs interface {
-	LatestHead(ctx context.Context) (logproofs.Head, error)
-	Heads(ctx context.Context, since uint64, limit int) ([]logproofs.Head, error)
-	Inclusion(ctx context.Context, position, size uint64) (logproofs.InclusionProof, error)
-	Consistency(ctx context.Context, first, second uint64) (logproofs.ConsistencyProof, error)
-}
 
 // maxHeadsPage is the most heads GET /v1/log/heads returns at once.
 const maxHeadsPage = 1000

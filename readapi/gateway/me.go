@@ -27,11 +27,11 @@ type me struct{ d httpx.Deps }
 // mountMe registers GET /v1/me, POST /v1/me/keys, DELETE /v1/me/keys/{id}
 // and GET /v1/me/usage (session cookie; CSRF token on POST and DELETE).
 func mountMe(e *gin.Engine, d httpx.Deps) {
-	if d.Now == nil {
-		d.Now = time.Now
+	if d.App.Now == nil {
+		d.App.Now = time.Now
 	}
 	h := &me{d: d}
-	g := e.Group("/v1/me", httpx.Session(d.App.Queries.Identities, d.Now), httpx.RequireSession(fail))
+	g := e.Group("/v1/me", httpx.Session(d.App.Queries.Identities, d.App.Now), httpx.RequireSession(fail))
 	g.GET("", handle(h.account))
 	g.POST("/keys", handle(h.mintKey))
 	g.DELETE("/keys/:id", handle(h.revokeKey))
@@ -105,7 +105,7 @@ func (h *me) mintKey(c *gin.Context) error {
 		return err
 	}
 	// The key must authenticate as soon as the caller has it.
-	if err := h.d.WaitFor(ctx, identity.Name, k.Position); err != nil {
+	if err := h.d.App.WaitFor(ctx, identity.Name, k.Position); err != nil {
 		return err
 	}
 	c.JSON(http.StatusCreated, gin.H{"object": "api_key", "id": k.KeyID, "service": k.Service, "prefix": k.Prefix,
@@ -135,7 +135,7 @@ func (h *me) revokeKey(c *gin.Context) error {
 		return err
 	}
 	// A revoked key fails at once: the read model must show it before we answer.
-	if err := h.d.WaitFor(ctx, identity.Name, pos); err != nil {
+	if err := h.d.App.WaitFor(ctx, identity.Name, pos); err != nil {
 		return err
 	}
 	if k, err = h.d.App.Queries.Identities.Key(ctx, id); err != nil {
@@ -165,7 +165,7 @@ func (h *me) usage(c *gin.Context) error {
 	if h.d.App.Queries.Usage == nil {
 		return &domain.Error{Kind: domain.ErrUnavailable, Code: "usage_unavailable", Message: "usage is not recorded by this server"}
 	}
-	all, err := h.d.App.Queries.Usage.Account(c.Request.Context(), p.AccountID, days, h.d.Now())
+	all, err := h.d.App.Queries.Usage.Account(c.Request.Context(), p.AccountID, days, h.d.App.Now())
 	if err != nil {
 		return err
 	}

@@ -26,9 +26,6 @@ const responsesPath = "/v1/responses"
 // covers the body the client sent); the reply is translated back into a
 // Response object, or the stream event by event into response.* events.
 func (s *completer) handleResponses(c *gin.Context) error {
-	if !s.rt.configured() {
-		return errNotConfigured
-	}
 	body, err := io.ReadAll(c.Request.Body)
 	if err != nil {
 		return err

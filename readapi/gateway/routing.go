@@ -1,27 +1,21 @@
 package gateway
 
-import (
-	"github.com/arr-dev/arr/commands/complete"
-	"github.com/arr-dev/arr/readapi/app"
-)
+import "github.com/arr-dev/arr/readapi/app"
 
-// Routing is what the completion routes need beyond httpx.Deps. The zero
-// value serves every route but answers completions, models, audit,
-// feedback and usage with 503 (routing not configured).
-type Routing struct {
-	// Complete runs completions: routing, failover, cache, usage and the
-	// audit record.
-	Complete *complete.Handler
-	Audit    app.Audit
-	Usage    app.GatewayUsage
+// Options are the gateway's settings beyond the shared Deps: values, not
+// components (those are the application's).
+type Options struct {
 	// AuditorKey, sent in X-Auditor-Key, reads the payload of every audit
 	// entry; empty turns it off. A secret: never logged.
 	AuditorKey string
-	// Log serves the signed event log's heads and proofs (/v1/log); nil
-	// (the KurrentDB event store) answers 503. It needs none of the rest.
-	Log LogProofs
+	// AdminKey lets an operator bypass the plan checks of the public
+	// checkout (header X-Admin-Key); empty turns the bypass off. A
+	// secret: never logged.
+	AdminKey string
 }
 
-func (r Routing) configured() bool {
-	return r.Complete != nil && r.Audit != nil && r.Usage != nil
-}
+// LogProofs is the tamper-evident event log as the public /v1/log routes
+// read it (app.LogProofs, projections/logproofs). They show tree heads,
+// hashes and proofs, never an event's content, so they reveal no tenant
+// data.
+type LogProofs = app.LogProofs

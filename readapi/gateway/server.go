@@ -3,6 +3,7 @@ package gateway
 import (
 	"context"
 	"embed"
+	"errors"
 	"io/fs"
 	"log/slog"
 	"net/http"
@@ -29,12 +30,12 @@ func OpenAPI() ([]byte, error) {
 // completionsPath is the route of chat completions.
 const completionsPath = "/v1/chat/completions"
 
-// New returns the gateway's HTTP handler without routing configured (every
-// route is there; completions answer 503). Servers use NewWithRouting.
-func New(d httpx.Deps) (http.Handler, error) { return NewWithRouting(d, Routing{}) }
-
-// NewWithRouting returns the gateway's HTTP handler.
-func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
+// New returns the gateway's HTTP handler over the application d.App,
+// which must have been built for the gateway role (Completions set).
+func New(d httpx.Deps, o Options) (http.Handler, error) {
+	if d.App.Completions == nil {
+		return nil, errors.New("gateway: the application has no completion use case (build it for the gateway role)")
+	}
 	openapi, err := OpenAPI()
 	if err != nil {
 		return nil, err
@@ -42,7 +43,7 @@ func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
 	if d.Logger == nil {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
-	comp := &completer{d: d, rt: rt}
+	comp := &completer{d: d, o: o, app: d.App}
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Gateway), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
 		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20, BodyTimeout: d.BodyTimeout,
@@ -67,7 +68,11 @@ func NewWithRouting(d httpx.Deps, rt Routing) (http.Handler, error) {
 	}
 	mountMe(e, d)
 	e.GET("/v1/plans", plans)
-	mountLog(e, rt.Log, d.Quota.PublicPerIP(account.Gateway, fail))
-	billing.Register(e, d, fail)
+	mountLog(e, d.App.Queries.Log, d.Quota.PublicPerIP(account.Gateway, fail))
+	bill, err := billing.New(billing.Config{Billing: d.App.Billing, Identities: d.App.Queries.Identities, AdminKey: o.AdminKey, Logger: d.Logger})
+	if err != nil {
+		return nil, err
+	}
+	billing.Register(e, d, bill, fail)
 	return e, nil
 }

@@ -17,33 +17,23 @@ import (
 
 // Deps are what every service's server is built from.
 type Deps struct {
-	// App is the application: handlers call one of its commands or
-	// queries per request.
+	// App is the application: handlers call one of its commands, use
+	// cases or queries per request. cmd/arr builds it (its composition
+	// root); a server builds nothing of its own.
 	App app.Application
-	// WaitFor gives read-your-writes: it returns once the named projection
-	// has applied position pos (bounded; an error after the bound).
-	WaitFor func(ctx context.Context, projection string, pos uint64) error
-	// Now is the clock (tests move it).
-	Now func() time.Time
-	// Head returns the event log's head position, for lag in /healthz.
-	Head     func(ctx context.Context) (uint64, error)
-	Version  string
-	Logger   *slog.Logger
-	Metrics  *Metrics
-	Gatherer prometheus.Gatherer
-	// Mailer sends the account pages' sign-in links; nil refuses to send.
-	Mailer Mailer
 	// Site is the service's public address: the base URL of the links it
 	// builds (sign-in mail, billing return URLs) and the hosts that may ask
 	// for them. Each service has its own (cmd/arr sets it per service);
 	// with the zero Site, routes that build links answer 500.
 	Site Site
+	// Version, Logger, Metrics and Gatherer are the engine's (Base).
+	Version  string
+	Logger   *slog.Logger
+	Metrics  *Metrics
+	Gatherer prometheus.Gatherer
 	// TrustedProxies are the peers whose forwarding headers are believed
 	// (Base.TrustedProxies); empty trusts nobody.
 	TrustedProxies []netip.Prefix
-	// Billing starts Checkout and billing-portal sessions for the account
-	// pages; nil shows upgrades as unavailable.
-	Billing Billing
 	// BodyTimeout is how long a request body may take to arrive
 	// (Base.BodyTimeout); 0 is DefaultBodyTimeout.
 	BodyTimeout time.Duration
@@ -77,8 +67,8 @@ func (d Deps) BaseHealth(ctx context.Context, service string) (int, HealthReport
 		r.Status = "degraded"
 		return http.StatusServiceUnavailable, r
 	}
-	if d.Head != nil {
-		if head, err := d.Head(ctx); err == nil {
+	if d.App.Head != nil {
+		if head, err := d.App.Head(ctx); err == nil {
 			var err error
 			if r.Projections, err = d.App.Queries.Status.Health(ctx, head); err != nil {
 				r.Problems = append(r.Problems, "projections could not be checked")

@@ -29,7 +29,7 @@ func (s *server) mountAccountLists(r gin.IRouter) error {
 	if err != nil {
 		return err
 	}
-	now := s.d.Now
+	now := s.d.App.Now
 	if now == nil {
 		now = time.Now
 	}
@@ -69,15 +69,12 @@ func (s *server) listsPage(c *gin.Context, t *template.Template, status int, not
 	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
 	c.Status(status)
 	_ = t.Execute(c.Writer, listsView{Email: acct.Email, CSRF: httpx.CSRFToken(c), Notice: notice, Error: errMsg, Lists: ls,
-		CanImport: s.d.App.Commands.ImportList != nil, MaxRows: commands.MaxListRows})
+		CanImport: s.d.App.Queries.Contacts != nil, MaxRows: commands.MaxListRows})
 	return nil
 }
 
 func (s *server) importList(c *gin.Context, t *template.Template) error {
 	p, _ := httpx.SessionOf(c)
-	if s.d.App.Commands.ImportList == nil {
-		return &domain.Error{Kind: domain.ErrUnavailable, Code: "import_unavailable", Message: "list import is not configured on this server"}
-	}
 	fh, err := c.FormFile("file")
 	if err != nil {
 		return s.listsPage(c, t, http.StatusBadRequest, "", "choose a CSV file to import")
@@ -106,8 +103,8 @@ func (s *server) importList(c *gin.Context, t *template.Template) error {
 	if err != nil {
 		return err
 	}
-	if s.d.WaitFor != nil {
-		if err := s.d.WaitFor(c.Request.Context(), lists.Name, res.Position); err != nil {
+	if s.d.App.WaitFor != nil {
+		if err := s.d.App.WaitFor(c.Request.Context(), lists.Name, res.Position); err != nil {
 			return err
 		}
 	}
@@ -117,16 +114,13 @@ func (s *server) importList(c *gin.Context, t *template.Template) error {
 
 func (s *server) eraseContact(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
-	if s.d.App.Commands.EraseContactData == nil {
-		return &domain.Error{Kind: domain.ErrUnavailable, Code: "erase_unavailable", Message: "erasure is not configured on this server"}
-	}
 	pos, err := s.d.App.Commands.EraseContactData.Handle(c.Request.Context(), commands.EraseContactData{AccountID: p.AccountID,
 		Metadata: httpx.CommandMetadata(c, "session:"+p.SessionID.String())})
 	if err != nil {
 		return err
 	}
-	if s.d.WaitFor != nil {
-		if err := s.d.WaitFor(c.Request.Context(), lists.Name, pos); err != nil {
+	if s.d.App.WaitFor != nil {
+		if err := s.d.App.WaitFor(c.Request.Context(), lists.Name, pos); err != nil {
 			return err
 		}
 	}

@@ -7,8 +7,9 @@ import (
 	"net/http"
 	"time"
 
-	"github.com/arr-dev/arr/projections/parcels"
 	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/projections/parcels"
 )
 
 //go:embed templates/*.html

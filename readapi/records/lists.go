@@ -1,7 +1,6 @@
 package records
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -15,6 +14,7 @@ import (
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -73,10 +73,10 @@ func (s *server) listRows(c *gin.Context) error {
 	var opener ContactOpener
 	keyGone := false
 	if withContact {
-		if s.o.ContactKeys == nil {
+		if s.d.App.Queries.Contacts == nil {
 			return &domain.Error{Kind: domain.ErrUnavailable, Code: "contact_unavailable", Message: "this server has no data-key ring"}
 		}
-		opener, err = s.o.ContactKeys.Opener(ctx, p.AccountID)
+		opener, err = s.d.App.Queries.Contacts.Opener(ctx, p.AccountID)
 		if errors.Is(err, records.ErrDataKeyDestroyed) {
 			keyGone, err = true, nil
 		}
@@ -146,13 +146,9 @@ func (s *server) openContact(r lists.ListRow, o ContactOpener, keyGone bool) (*c
 }
 
 // ContactKeys opens an account's sealed contact columns
-// (adapters/datakeys.Keyring). Opener fails with
+// (app.ContactKeys, adapters/datakeys.Keyring). Opener fails with
 // records.ErrDataKeyDestroyed once the account's data key is gone.
-type ContactKeys interface {
-	Opener(ctx context.Context, account uuid.UUID) (ContactOpener, error)
-}
+type ContactKeys = app.ContactKeys
 
 // ContactOpener opens what one account's data key sealed.
-type ContactOpener interface {
-	Open(sealed []byte) ([]byte, error)
-}
+type ContactOpener = app.ContactOpener

@@ -28,43 +28,27 @@ func OpenAPI() ([]byte, error) {
 	return httpx.BuildOpenAPI(sub)
 }
 
-// Options are what the records service needs beyond the shared Deps.
-type Options struct {
-	// ContactKeys opens the contact columns of imported lists; nil answers
-	// include_contact=1 with 503. The list upload is the ImportList
-	// command of the Deps' application; nil turns it off (503).
-	ContactKeys ContactKeys
-	// Gazetteer names the states and counties (adapters/demodata loads the
-	// shipped one); required.
-	Gazetteer *records.Gazetteer
-}
-
-// New returns the records service's HTTP handler over gazetteer, without
-// contact decryption or list upload (see NewServer).
-func New(d httpx.Deps, gazetteer *records.Gazetteer) (http.Handler, error) {
-	return NewServer(d, Options{Gazetteer: gazetteer})
-}
-
 // server holds the handlers' dependencies.
 type server struct {
 	d       httpx.Deps
-	o       Options
 	parcels app.Parcels
 	lists   app.Lists
 	gaz     *records.Gazetteer
 }
 
-// NewServer returns the records service's HTTP handler.
-func NewServer(d httpx.Deps, o Options) (http.Handler, error) {
+// New returns the records service's HTTP handler over the application
+// d.App (its Gazetteer is required; without Queries.Contacts, contact
+// columns answer 503).
+func New(d httpx.Deps) (http.Handler, error) {
 	openapi, err := OpenAPI()
 	if err != nil {
 		return nil, err
 	}
-	gaz := o.Gazetteer
+	gaz := d.App.Queries.Gazetteer
 	if gaz == nil {
 		return nil, errors.New("records: no gazetteer")
 	}
-	s := &server{d: d, o: o, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz}
+	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz}
 	ids := d.App.Queries.Identities
 	// The public routes need no key, but take one: a key that is sent must
 	// be valid (401 otherwise), and the request is then counted against

@@ -24,8 +24,8 @@ func (s *server) scoreParams(c *gin.Context) (records.WeightTable, time.Time, er
 		return t, time.Time{}, err
 	}
 	now := time.Now
-	if s.d.Now != nil {
-		now = s.d.Now
+	if s.d.App.Now != nil {
+		now = s.d.App.Now
 	}
 	asOf := now().UTC().Truncate(24 * time.Hour)
 	if v := c.Query("as_of"); v != "" {

@@ -240,7 +240,8 @@ func run(n, conc, poolSize int, dur time.Duration, boxDeg float64, admin, jsonOu
 	if err != nil {
 		return err
 	}
-	handler, err := records.New(httpx.Deps{App: application, Quota: quota, Version: "bench"}, gaz)
+	application.Queries.Gazetteer = gaz
+	handler, err := records.New(httpx.Deps{App: application, Quota: quota, Version: "bench"})
 	if err != nil {
 		return err
 	}
