@@ -45,101 +45,14 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 	if err != nil {
 		return fmt.Errorf("replay %s: %w", name, err)
 	}
-	pos := from
 	total := head - min(from, head)
-	var parked []ParkedEvent // events the new read model goes without
-	batch := r.cfg.RebuildBatchSize
-	// Read (and decode) the next batch while the current one is applied:
-	// the log read and the apply then use both the database and this
-	// process at once. A projection that names its event types reads only
-	// those.
-	type fetched struct {
-		events []eventstore.Event
-		// decoded are the events decoded, nil if one does not decode (the
-		// apply decodes them again and fails as it would have).
-		decoded []Event
-		upTo    uint64
-		more    bool
-		err     error
-	}
-	next := make(chan fetched, 1)
-	fetch := func(after uint64) {
-		go func() {
-			evs, upTo, more, err := r.read(ctx, p, after, batch)
-			dec, derr := decode(r.reg, p, evs)
-			if derr != nil {
-				dec = nil
-			}
-			next <- fetched{evs, dec, upTo, more, err}
-		}()
-	}
-	fetch(pos)
-	for {
-		f := <-next
-		if f.err != nil {
-			return fmt.Errorf("replay %s: reading after %d: %w", name, pos, f.err)
-		}
-		if f.more {
-			fetch(f.upTo)
-		}
-		if events := f.events; len(events) > 0 {
-			err := r.inTx(ctx, p, func(tx pgx.Tx) error {
-				if err := setSearchPath(ctx, tx, shadow); err != nil {
-					return err
-				}
-				if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
-					return err
-				}
-				if f.decoded != nil {
-					return p.Apply(ctx, tx, f.decoded)
-				}
-				return apply(ctx, tx, r.reg, p, events)
-			})
-			if err != nil && parks(p, err) {
-				// Apply the batch again event by event; what fails is
-				// parked when the new read model is swapped in.
-				err = r.inTx(ctx, p, func(tx pgx.Tx) error {
-					if err := setSearchPath(ctx, tx, shadow); err != nil {
-						return err
-					}
-					more, err := applyIsolated(ctx, tx, r.reg, p, events)
-					parked = append(parked, more...)
-					return err
-				})
-			}
-			if err != nil {
-				if f.more {
-					<-next // let the prefetch finish before returning
-				}
-				return fmt.Errorf("replay %s: applying %d..%d: %w", name, events[0].Position, events[len(events)-1].Position, err)
-			}
-		}
-		pos = max(pos, f.upTo)
-		if progress != nil {
-			if pos-from > total {
-				total = pos - from
-			}
-			progress(pos-from, total)
-		}
-		if !f.more {
-			break // caught up with what was there; the swap takes the rest
-		}
+	pos, parked, err := r.loadShadow(ctx, p, from, &total, progress)
+	if err != nil {
+		return fmt.Errorf("replay %s: %w", name, err)
 	}
 	loaded := time.Now()
-	if ddl := deferredDDL(p); ddl != "" {
-		if err := r.inTx(ctx, p, func(tx pgx.Tx) error {
-			if err := setSearchPath(ctx, tx, shadow); err != nil {
-				return err
-			}
-			// Index builds sort in memory when they can.
-			if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
-				return err
-			}
-			_, err := tx.Exec(ctx, ddl)
-			return err
-		}); err != nil {
-			return fmt.Errorf("replay %s: building indexes: %w", name, err)
-		}
+	if err := r.buildDeferredIndexes(ctx, p); err != nil {
+		return fmt.Errorf("replay %s: building indexes: %w", name, err)
 	}
 	indexed := time.Now()
 	if err := r.swap(ctx, p, from, pos, parked); err != nil {
@@ -155,6 +68,121 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 		r.cfg.Logger.Warn("dropping retired read model", "projection", name, "err", err)
 	}
 	return nil
+}
+
+// fetched is one batch of the log read ahead for a replay.
+type fetched struct {
+	events []eventstore.Event
+	// decoded are the events decoded, nil if one does not decode (the
+	// apply decodes them again and fails as it would have).
+	decoded []Event
+	upTo    uint64
+	more    bool
+	err     error
+}
+
+// loadShadow applies the log after from to p's shadow schema, batch by
+// batch, up to what the log held when the last batch was read; it returns
+// that position and the events the new read model goes without (parked
+// at the swap). *total grows with the log, for progress.
+//
+// The next batch is read (and decoded) while the current one is applied:
+// the log read and the apply then use both the database and this process
+// at once. A projection that names its event types reads only those.
+func (r *Runner) loadShadow(ctx context.Context, p Projection, from uint64, total *uint64, progress Progress) (uint64, []ParkedEvent, error) {
+	next := make(chan fetched, 1)
+	fetch := func(after uint64) {
+		go func() {
+			evs, upTo, more, err := r.read(ctx, p, after, r.cfg.RebuildBatchSize)
+			dec, derr := decode(r.reg, p, evs)
+			if derr != nil {
+				dec = nil
+			}
+			next <- fetched{evs, dec, upTo, more, err}
+		}()
+	}
+	pos := from
+	var parked []ParkedEvent
+	fetch(pos)
+	for {
+		f := <-next
+		if f.err != nil {
+			return 0, nil, fmt.Errorf("reading after %d: %w", pos, f.err)
+		}
+		if f.more {
+			fetch(f.upTo)
+		}
+		if len(f.events) > 0 {
+			more, err := r.applyShadow(ctx, p, f)
+			if err != nil {
+				if f.more {
+					<-next // let the prefetch finish before returning
+				}
+				return 0, nil, fmt.Errorf("applying %d..%d: %w", f.events[0].Position, f.events[len(f.events)-1].Position, err)
+			}
+			parked = append(parked, more...)
+		}
+		pos = max(pos, f.upTo)
+		if progress != nil {
+			*total = max(*total, pos-from)
+			progress(pos-from, *total)
+		}
+		if !f.more {
+			return pos, parked, nil // caught up with what was there; the swap takes the rest
+		}
+	}
+}
+
+// applyShadow applies one batch to p's shadow schema. If the batch fails
+// in a way that parks, it is applied again event by event, and what fails
+// is returned, to be parked when the new read model is swapped in.
+func (r *Runner) applyShadow(ctx context.Context, p Projection, f fetched) ([]ParkedEvent, error) {
+	shadow := shadowSchema(p.Name())
+	err := r.inTx(ctx, p, func(tx pgx.Tx) error {
+		if err := setSearchPath(ctx, tx, shadow); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `SET LOCAL synchronous_commit = off`); err != nil {
+			return err
+		}
+		if f.decoded != nil {
+			return p.Apply(ctx, tx, f.decoded)
+		}
+		return apply(ctx, tx, r.reg, p, f.events)
+	})
+	if err == nil || !parks(p, err) {
+		return nil, err
+	}
+	var parked []ParkedEvent
+	err = r.inTx(ctx, p, func(tx pgx.Tx) error {
+		if err := setSearchPath(ctx, tx, shadow); err != nil {
+			return err
+		}
+		var err error
+		parked, err = applyIsolated(ctx, tx, r.reg, p, f.events)
+		return err
+	})
+	return parked, err
+}
+
+// buildDeferredIndexes runs the DDL p defers until its shadow is loaded
+// (index builds are faster over a full table than kept up row by row).
+func (r *Runner) buildDeferredIndexes(ctx context.Context, p Projection) error {
+	ddl := deferredDDL(p)
+	if ddl == "" {
+		return nil
+	}
+	return r.inTx(ctx, p, func(tx pgx.Tx) error {
+		if err := setSearchPath(ctx, tx, shadowSchema(p.Name())); err != nil {
+			return err
+		}
+		// Index builds sort in memory when they can.
+		if _, err := tx.Exec(ctx, `SET LOCAL maintenance_work_mem = '256MB'`); err != nil {
+			return err
+		}
+		_, err := tx.Exec(ctx, ddl)
+		return err
+	})
 }
 
 func (r *Runner) swap(ctx context.Context, p Projection, from, pos uint64, parked []ParkedEvent) error {

@@ -87,19 +87,7 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 		}
 	}()
 	errs := make([]error, len(appends))
-	var ids []uuid.UUID
-	streamSet := make(map[string]struct{}, len(appends))
-	var streams []string
-	for _, a := range appends {
-		for _, e := range a.Events {
-			ids = append(ids, e.ID)
-		}
-		if _, ok := streamSet[a.StreamID]; !ok {
-			streamSet[a.StreamID] = struct{}{}
-			streams = append(streams, a.StreamID)
-		}
-	}
-
+	ids, streams := batchKeys(appends)
 	conn, err := s.pool.Acquire(ctx)
 	if err != nil {
 		return nil, errs, fmt.Errorf("append: acquiring a connection: %w", err)
@@ -108,104 +96,177 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 	s.inflight.Store(conn.Conn().PgConn())
 	defer s.inflight.Store(nil)
 
-	// The head row lock orders every writer in every process: positions are
-	// handed out in the order transactions commit. Each statement after it
-	// takes a fresh snapshot (READ COMMITTED), so it sees everything the
-	// previous holder of the lock committed. FOR UPDATE takes the lock
-	// without writing a row version (a no-op UPDATE would write one, with
-	// the tree's frontier, on every commit). The clock is read in the outer
-	// query, once the lock is held, so recorded times follow positions.
+	// Round trip 1: the head lock and the streams' versions.
+	lk, err := lockHead(ctx, conn, streams)
+	if err != nil {
+		return nil, errs, err
+	}
+	if lk.tree == nil {
+		return nil, errs, errTreeBehind
+	}
+	p, err := planLocked(ctx, conn, appends, ids, lk, lookup, allOrNothing)
+	if err != nil {
+		if p.errs == nil {
+			p.errs = errs
+		}
+		return nil, p.errs, err
+	}
+	if allOrNothing {
+		for _, e := range p.errs {
+			if e != nil {
+				return nil, p.errs, e
+			}
+		}
+	}
+	if p.cols.n == 0 {
+		if err := commitTag(conn.Exec(ctx, `COMMIT`)); err != nil {
+			return nil, p.errs, err
+		}
+		return p.results, p.errs, nil
+	}
+	// An id already in the log fails the insert with a unique violation.
+	// Unless we looked the ids up, that means: do it again, looking them up.
+	dupErr := errDuplicateInsert
+	if !p.lookup && !allOrNothing {
+		dupErr = errIDsExist
+	}
+	// Round trip 2 (and the hook's, COPY's): the events, the head, COMMIT.
+	if err := s.writeLocked(ctx, conn, p, streams, lk, dupErr, &commitSent); err != nil {
+		return nil, p.errs, err
+	}
+	return p.results, p.errs, nil
+}
+
+// batchKeys lists the appends' event ids and their streams (each once,
+// in order of first appearance).
+func batchKeys(appends []eventstore.Append) (ids []uuid.UUID, streams []string) {
+	seen := make(map[string]struct{}, len(appends))
+	for _, a := range appends {
+		for _, e := range a.Events {
+			ids = append(ids, e.ID)
+		}
+		if _, ok := seen[a.StreamID]; !ok {
+			seen[a.StreamID] = struct{}{}
+			streams = append(streams, a.StreamID)
+		}
+	}
+	return ids, streams
+}
+
+// locked is what a commit reads under the head lock.
+type locked struct {
+	head    int64
+	now     time.Time
+	tree    *transparency.Tree
+	current map[string]int64 // the streams' versions
+}
+
+// lockHead begins the transaction, takes the head row lock and reads the
+// head and the streams' versions, in one round trip.
+//
+// The head row lock orders every writer in every process: positions are
+// handed out in the order transactions commit. Each statement after it
+// takes a fresh snapshot (READ COMMITTED), so it sees everything the
+// previous holder of the lock committed. FOR UPDATE takes the lock
+// without writing a row version (a no-op UPDATE would write one, with
+// the tree's frontier, on every commit). The clock is read in the outer
+// query, once the lock is held, so recorded times follow positions.
+func lockHead(ctx context.Context, conn *pgxpool.Conn, streams []string) (locked, error) {
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
 	b.Queue(`SELECT h.position, clock_timestamp(), h.tree_size, h.tree_frontier
 		FROM (SELECT position, tree_size, tree_frontier FROM event_log_head WHERE id FOR UPDATE) AS h`)
 	b.Queue(`SELECT stream_id, version FROM event_streams WHERE stream_id = ANY($1)`, streams)
-	head, now, tree, current, err := readHead(conn.SendBatch(ctx, b), len(streams))
-	if err != nil {
-		return nil, errs, err
-	}
-	if tree == nil {
-		return nil, errs, errTreeBehind
-	}
+	var lk locked
+	var err error
+	lk.head, lk.now, lk.tree, lk.current, err = readHead(conn.SendBatch(ctx, b), len(streams))
+	return lk, err
+}
 
+// planned is a commit's plan: each append's result or failure, the rows
+// to write, the streams' new versions and the last position.
+type planned struct {
+	results  []eventstore.AppendResult
+	errs     []error
+	cols     *columns
+	versions map[string]int64
+	pos      int64
+	// lookup says the plan looked the event ids up in the log.
+	lookup bool
+}
+
+// planLocked plans the commit under the lock, looking the event ids up
+// first when lookup is set, or after the fact when an expectation failed
+// without it (it may be a retry of an append already in the log; not for
+// an all-or-nothing commit). If that look-up fails, the first plan comes
+// back with the error.
+func planLocked(ctx context.Context, conn *pgxpool.Conn, appends []eventstore.Append, ids []uuid.UUID, lk locked, lookup, allOrNothing bool) (planned, error) {
 	var existing map[uuid.UUID]stored
+	var err error
 	if lookup {
 		if existing, err = lookupIDs(ctx, conn, ids); err != nil {
-			return nil, errs, err
+			return planned{}, err
 		}
 	}
-	results, errs, cols, versions, pos := plan(appends, existing, current, head, now, len(ids))
-	if !lookup && !allOrNothing && slices.ContainsFunc(errs, func(e error) bool { return e != nil }) {
-		// A failed expectation may be a retry of an append already in the
-		// log: look the ids up (still under the lock) and plan again.
-		lookup = true
-		if existing, err = lookupIDs(ctx, conn, ids); err != nil {
-			return nil, errs, err
-		}
-		results, errs, cols, versions, pos = plan(appends, existing, current, head, now, len(ids))
+	p := planned{lookup: lookup}
+	p.results, p.errs, p.cols, p.versions, p.pos = plan(appends, existing, lk.current, lk.head, lk.now, len(ids))
+	if lookup || allOrNothing || !slices.ContainsFunc(p.errs, func(e error) bool { return e != nil }) {
+		return p, nil
 	}
-	if allOrNothing {
-		for _, e := range errs {
-			if e != nil {
-				return nil, errs, e
-			}
-		}
+	if existing, err = lookupIDs(ctx, conn, ids); err != nil {
+		return p, err
 	}
-	if cols.n == 0 {
-		if err := commitTag(conn.Exec(ctx, `COMMIT`)); err != nil {
-			return nil, errs, err
-		}
-		return results, errs, nil
-	}
+	p.lookup = true
+	p.results, p.errs, p.cols, p.versions, p.pos = plan(appends, existing, lk.current, lk.head, lk.now, len(ids))
+	return p, nil
+}
 
-	// An id already in the log fails the insert with a unique violation.
-	// Unless we looked the ids up, that means: do it again, looking them up.
-	dupErr := errDuplicateInsert
-	if !lookup && !allOrNothing {
-		dupErr = errIDsExist
-	}
+// writeLocked writes the planned rows (COPY from copyThreshold rows, else
+// an INSERT in the same round trip), advances the streams, the tree and
+// the head, and commits, running the BeforeCommit hook first if there is
+// one; *commitSent is set once COMMIT has been sent.
+func (s *Store) writeLocked(ctx context.Context, conn *pgxpool.Conn, p planned, streams []string, lk locked, dupErr error, commitSent *bool) error {
 	// The events' leaves extend the tree as they are encoded: row by row
 	// while COPY streams them, all at once before an INSERT.
-	cols.tree = tree
+	cols := p.cols
+	cols.tree = lk.tree
 	useCopy := cols.n >= copyThreshold
 	if useCopy {
 		if err := cols.copy(ctx, conn.Conn().PgConn()); err != nil {
-			return nil, errs, insertErr(err, cols.n, dupErr)
+			return insertErr(err, cols.n, dupErr)
 		}
 	} else if err := cols.hashLeaves(); err != nil {
-		return nil, errs, err
+		return err
 	}
 	var upStreams []string
 	var upVersions []int64
 	for _, id := range streams {
-		if v, ok := versions[id]; ok {
+		if v, ok := p.versions[id]; ok {
 			upStreams, upVersions = append(upStreams, id), append(upVersions, v)
 		}
 	}
-	b = &pgx.Batch{}
+	b := &pgx.Batch{}
 	if !useCopy {
 		cols.queueInsert(b)
 	}
-	b.Queue(advanceHead, upStreams, upVersions, now, cols.nodes.levels, cols.nodes.idxs, cols.nodes.hashes,
-		pos, int64(tree.Size()), frontierBytes(tree), strconv.FormatInt(pos, 10))
+	b.Queue(advanceHead, upStreams, upVersions, lk.now, cols.nodes.levels, cols.nodes.idxs, cols.nodes.hashes,
+		p.pos, int64(lk.tree.Size()), frontierBytes(lk.tree), strconv.FormatInt(p.pos, 10))
 	hook := s.cfg.BeforeCommit
 	if hook == nil {
 		b.Queue(`COMMIT`)
-		commitSent = true
+		*commitSent = true
 	}
 	if err := writeRest(conn.SendBatch(ctx, b), !useCopy, hook == nil, cols.n, dupErr); err != nil {
-		return nil, errs, err
+		return err
 	}
-	if hook != nil {
-		if err := hook(ctx, cols.n); err != nil {
-			return nil, errs, fmt.Errorf("append: aborted before commit: %w", err)
-		}
-		commitSent = true
-		if err := commitTag(conn.Exec(ctx, `COMMIT`)); err != nil {
-			return nil, errs, err
-		}
+	if hook == nil {
+		return nil
 	}
-	return results, errs, nil
+	if err := hook(ctx, cols.n); err != nil {
+		return fmt.Errorf("append: aborted before commit: %w", err)
+	}
+	*commitSent = true
+	return commitTag(conn.Exec(ctx, `COMMIT`))
 }
 
 // advanceHead is what a commit does after inserting its events, in one
