@@ -99,3 +99,54 @@ func (s *Status) Health(ctx context.Context, head uint64) (map[string]Health, er
 	}
 	return out, rows.Err()
 }
+
+// Rate is a read model's position, lag and speed, as `arr projections
+// status` reports them.
+type Rate struct {
+	Name       string    `json:"name"`
+	Position   int64     `json:"position"`
+	LagEvents  int64     `json:"lag_events"`
+	RatePerSec float64   `json:"events_per_second"`
+	UpdatedAt  time.Time `json:"updated_at"`
+}
+
+// Rates watches the checkpoints for sample and reports each read model's
+// position, its lag behind the log head (read by head after the sample)
+// and the events it applied per second meanwhile; it returns the head too.
+func (s *Status) Rates(ctx context.Context, head func(context.Context) (uint64, error), sample time.Duration) (uint64, []Rate, error) {
+	first, err := s.Checkpoints(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	t := time.NewTimer(sample)
+	defer t.Stop()
+	select {
+	case <-ctx.Done():
+		return 0, nil, ctx.Err()
+	case <-t.C:
+	}
+	second, err := s.Checkpoints(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	h, err := head(ctx)
+	if err != nil {
+		return 0, nil, err
+	}
+	return h, rates(first, second, h, sample), nil
+}
+
+// rates compares two readings of the checkpoints taken sample apart.
+func rates(first, second []Checkpoint, head uint64, sample time.Duration) []Rate {
+	out := make([]Rate, 0, len(second))
+	for _, c := range second {
+		r := Rate{Name: c.Name, Position: c.Position, LagEvents: max(int64(head)-c.Position, 0), UpdatedAt: c.UpdatedAt}
+		for _, f := range first {
+			if f.Name == c.Name && sample > 0 {
+				r.RatePerSec = float64(c.Position-f.Position) / sample.Seconds()
+			}
+		}
+		out = append(out, r)
+	}
+	return out
+}

@@ -8,17 +8,7 @@ import (
 	"time"
 
 	"github.com/spf13/cobra"
-
-	"github.com/arr-dev/arr/projections"
 )
-
-type projectionStatus struct {
-	Name       string    `json:"name"`
-	Position   int64     `json:"position"`
-	LagEvents  int64     `json:"lag_events"`
-	RatePerSec float64   `json:"events_per_second"`
-	UpdatedAt  time.Time `json:"updated_at"`
-}
 
 func (a *cli) projectionsCmd() *cobra.Command {
 	c := &cobra.Command{Use: "projections", Short: "Inspect, rebuild and replay read models"}
@@ -35,28 +25,9 @@ func (a *cli) projectionsCmd() *cobra.Command {
 				return err
 			}
 			defer s.Close()
-			first, err := readCheckpoints(cmd.Context(), s)
+			head, out, err := s.app.Queries.Status.Rates(cmd.Context(), s.app.Head, sample)
 			if err != nil {
 				return err
-			}
-			time.Sleep(sample)
-			second, err := readCheckpoints(cmd.Context(), s)
-			if err != nil {
-				return err
-			}
-			head, err := s.store.Head(cmd.Context())
-			if err != nil {
-				return err
-			}
-			var out []projectionStatus
-			for _, p := range second {
-				p.LagEvents = max(int64(head)-p.Position, 0)
-				for _, f := range first {
-					if f.Name == p.Name && sample > 0 {
-						p.RatePerSec = float64(p.Position-f.Position) / sample.Seconds()
-					}
-				}
-				out = append(out, p)
 			}
 			if asJSON {
 				return printJSON(cmd.OutOrStdout(), map[string]any{"head": head, "projections": out})
@@ -132,16 +103,4 @@ func (a *cli) replay(ctx context.Context, name string, from uint64) error {
 		p.Finish()
 	}
 	return nil
-}
-
-func readCheckpoints(ctx context.Context, s *system) ([]projectionStatus, error) {
-	cps, err := projections.Checkpoints(ctx, s.pool)
-	if err != nil {
-		return nil, err
-	}
-	out := make([]projectionStatus, len(cps))
-	for i, c := range cps {
-		out[i] = projectionStatus{Name: c.Name, Position: c.Position, UpdatedAt: c.UpdatedAt}
-	}
-	return out, nil
 }

@@ -1,6 +1,12 @@
 // Command arr is the one binary of arr: the three HTTP services, the
 // projection runner and the operator, analyst and auditor tools. Run
 // `arr help` for the subcommands.
+//
+// The application is put together in one place, buildApplication
+// (application.go), from one Config; a serving process is run (cmd_serve.go):
+// the components of its roles (process.go) under a lifecycle group
+// (internal/lifecycle) that owns the shutdown order and grace period.
+// docs/architecture.md describes the shape.
 package main
 
 import (
