@@ -1,0 +1,198 @@
+package main_test
+
+import (
+	"crypto/rand"
+	"encoding/hex"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"testing"
+
+	"go.opentelemetry.io/collector/pdata/ptrace"
+)
+
+// TestTracesOTLP: with the OTEL_* variables pointing at a real OTLP
+// receiver (the Collector's, on loopback), `arr up` exports a server span
+// per request on all three services, named by the route template, joined
+// to the caller's traceparent; a completion's span has children for
+// routing, the upstream attempt (whose traceparent the upstream saw) and
+// the durable append of its audit entry, and carries the GenAI attributes,
+// the tier and the audit hash. No span carries the prompt, the completion,
+// the key or the Authorization header. The spans are flushed at shutdown
+// (the batcher's 5s delay has not passed), over HTTP/protobuf and gRPC.
+func TestTracesOTLP(t *testing.T) {
+	for _, proto := range []string{"http/protobuf", "grpc"} {
+		t.Run(strings.ReplaceAll(proto, "/", "-"), func(t *testing.T) {
+			sink := startOTLPSink(t)
+			endpoint := "http://" + sink.httpAddr
+			if proto == "grpc" {
+				endpoint = "http://" + sink.grpcAddr
+			}
+			g := newGateway(t, "enterprise", "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL="+proto,
+				"OTEL_SERVICE_NAME=arr-trace-test", "OTEL_RESOURCE_ATTRIBUTES=deployment.environment.name=e2e")
+			prompt := "the secret prompt " + randHex(8)
+			traceID, clientSpan := randHex(16), randHex(8)
+			status, _, body := g.chat(t, map[string]any{"model": "auto", "messages": userMsg(prompt), "temperature": 0.7},
+				"traceparent", "00-"+traceID+"-"+clientSpan+"-01")
+			if status != http.StatusOK {
+				t.Fatalf("chat: %d %v", status, body)
+			}
+			reply := replyText(t, body)
+			rt := routingOf(t, body)
+			// A route with an id: its span is named by the template.
+			hash := rt["audit_hash"].(string)
+			if code, b := get(t, g.gateway+"/v1/audit/"+hash, g.owner()); code != http.StatusOK {
+				t.Fatalf("GET /v1/audit/{hash}: %d %s", code, b)
+			}
+			for _, svc := range []string{g.answer, g.records} {
+				if code, b := get(t, svc+"/healthz", nil); code != http.StatusOK {
+					t.Fatalf("GET %s/healthz: %d %s", svc, code, b)
+				}
+			}
+			g.proc.stop(t) // the spans are exported by the shutdown's flush
+			if !strings.Contains(g.proc.logs.String(), "traces flushed") {
+				t.Errorf("arr did not say it flushed the traces; logs:\n%s", g.proc.logs.String())
+			}
+			spans := sink.Spans()
+			checkCompletionTrace(t, g, spans, traceID, clientSpan, rt)
+			checkServiceSpans(t, spans, hash)
+			checkNoSecrets(t, spans, prompt, reply, g.key)
+		})
+	}
+}
+
+// checkCompletionTrace checks the tree of the chat request: server →
+// completion → routing, upstream attempt (traceparent seen upstream) and
+// audit append.
+func checkCompletionTrace(t *testing.T, g *gw, spans []gotSpan, traceID, clientSpan string, rt map[string]any) {
+	t.Helper()
+	server := findSpan(t, spans, func(s gotSpan) bool { return s.Name == "POST /v1/chat/completions" })
+	if server.TraceID != traceID || server.ParentID != clientSpan || server.Kind != ptrace.SpanKindServer {
+		t.Errorf("server span: trace %s parent %s kind %v; want the client's trace %s, parent %s, kind server", server.TraceID, server.ParentID, server.Kind, traceID, clientSpan)
+	}
+	wantAttrs(t, server, map[string]any{"http.route": "/v1/chat/completions", "http.request.method": "POST", "http.response.status_code": int64(200), "arr.service": "gateway"})
+	if server.Resource["service.name"] != "arr-trace-test" || server.Resource["deployment.environment.name"] != "e2e" {
+		t.Errorf("resource %v: want service.name arr-trace-test and deployment.environment.name e2e", server.Resource)
+	}
+	comp := findSpan(t, spans, func(s gotSpan) bool { return s.Name == "chat auto" && s.ParentID == server.SpanID })
+	wantAttrs(t, comp, map[string]any{"gen_ai.operation.name": "chat", "gen_ai.request.model": "auto",
+		"arr.routing.tier": rt["tier"], "arr.audit_hash": rt["audit_hash"], "arr.model": rt["model"],
+		"gen_ai.provider.name": genAIProvider(rt["vendor"].(string))})
+	if m, _ := comp.Attrs["gen_ai.response.model"].(string); m == "" {
+		t.Errorf("completion span %v: no gen_ai.response.model", comp.Attrs)
+	}
+	for _, k := range []string{"gen_ai.usage.input_tokens", "gen_ai.usage.output_tokens"} {
+		if n, _ := comp.Attrs[k].(int64); n <= 0 {
+			t.Errorf("completion span: %s = %v, want > 0", k, comp.Attrs[k])
+		}
+	}
+	route := findSpan(t, spans, func(s gotSpan) bool { return s.Name == "arr.route" && s.ParentID == comp.SpanID })
+	wantAttrs(t, route, map[string]any{"arr.routing.tier": rt["tier"]})
+	attempt := findSpan(t, spans, func(s gotSpan) bool { return s.Kind == ptrace.SpanKindClient && s.ParentID == comp.SpanID })
+	wantAttrs(t, attempt, map[string]any{"gen_ai.operation.name": "chat", "arr.model": rt["model"], "http.response.status_code": int64(200)})
+	upModel, _ := attempt.Attrs["gen_ai.request.model"].(string)
+	if want := "00-" + traceID + "-" + attempt.SpanID + "-01"; g.up.LastTraceparent(upModel) != want {
+		t.Errorf("the upstream saw traceparent %q for %s; want %q (the attempt's span)", g.up.LastTraceparent(upModel), upModel, want)
+	}
+	appendSpan := findSpan(t, spans, func(s gotSpan) bool { return s.Name == "arr.audit.append" && s.ParentID == comp.SpanID })
+	wantAttrs(t, appendSpan, map[string]any{"arr.audit_hash": rt["audit_hash"]})
+	for _, s := range []gotSpan{comp, route, attempt, appendSpan} {
+		if s.TraceID != traceID {
+			t.Errorf("span %s is in trace %s, not the request's %s", s.Name, s.TraceID, traceID)
+		}
+	}
+}
+
+// checkServiceSpans: every service has its server spans, and a route with
+// an id is named by its template, never by the path.
+func checkServiceSpans(t *testing.T, spans []gotSpan, hash string) {
+	t.Helper()
+	for _, svc := range []string{"answer", "gateway", "records"} {
+		findSpan(t, spans, func(s gotSpan) bool { return s.Name == "GET /healthz" && s.Attrs["arr.service"] == svc })
+	}
+	audit := findSpan(t, spans, func(s gotSpan) bool { return s.Name == "GET /v1/audit/:hash" })
+	wantAttrs(t, audit, map[string]any{"http.route": "/v1/audit/:hash", "http.response.status_code": int64(200)})
+	for _, s := range spans {
+		if s.Kind == ptrace.SpanKindServer && strings.Contains(s.Name, hash) {
+			t.Errorf("server span named %q: the raw path, not the route template", s.Name)
+		}
+	}
+}
+
+// checkNoSecrets scans every string of every span for the prompt, the
+// reply, the key and the Authorization header's value.
+func checkNoSecrets(t *testing.T, spans []gotSpan, prompt, reply, key string) {
+	t.Helper()
+	secrets := map[string]string{"the prompt": prompt, "the key": key, "the Authorization value": "Bearer " + key,
+		"the upstream key": "sk-test-upstream", "the reply": reply}
+	for _, s := range spans {
+		for _, text := range s.Texts {
+			for what, secret := range secrets {
+				if strings.Contains(text, secret) {
+					t.Errorf("span %q carries %s: %q", s.Name, what, text)
+				}
+			}
+		}
+	}
+	if len(spans) < 8 {
+		t.Fatalf("only %d spans received", len(spans))
+	}
+}
+
+func findSpan(t *testing.T, spans []gotSpan, match func(gotSpan) bool) gotSpan {
+	t.Helper()
+	i := slices.IndexFunc(spans, match)
+	if i < 0 {
+		var names []string
+		for _, s := range spans {
+			names = append(names, fmt.Sprintf("%s(%s<-%s)", s.Name, s.SpanID, s.ParentID))
+		}
+		t.Fatalf("no such span among %d: %s", len(spans), strings.Join(names, ", "))
+	}
+	return spans[i]
+}
+
+// wantAttrs checks attributes; a nil want is skipped.
+func wantAttrs(t *testing.T, s gotSpan, want map[string]any) {
+	t.Helper()
+	for k, v := range want {
+		if v == nil {
+			continue
+		}
+		if s.Attrs[k] != v {
+			t.Errorf("span %s: %s = %v (%T), want %v (%T)", s.Name, k, s.Attrs[k], s.Attrs[k], v, v)
+		}
+	}
+}
+
+// replyText is the completion's text (at least 8 characters, so the scan
+// for it means something).
+func replyText(t *testing.T, body map[string]any) string {
+	t.Helper()
+	choices, _ := body["choices"].([]any)
+	if len(choices) == 0 {
+		t.Fatalf("no choices: %v", body)
+	}
+	msg, _ := choices[0].(map[string]any)["message"].(map[string]any)
+	text, _ := msg["content"].(string)
+	if len(text) < 8 {
+		t.Fatalf("reply %q too short to look for", text)
+	}
+	return text
+}
+
+// genAIProvider is the gen_ai.provider.name a catalog vendor maps to.
+func genAIProvider(vendor string) string {
+	if vendor == "google" {
+		return "gcp.gemini"
+	}
+	return vendor
+}
+
+func randHex(n int) string {
+	b := make([]byte, n)
+	_, _ = io.ReadFull(rand.Reader, b)
+	return hex.EncodeToString(b)
+}
