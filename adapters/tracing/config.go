@@ -50,7 +50,8 @@ type Config struct {
 	TracesEndpoint string
 	// Headers are sent with every export (OTEL_EXPORTER_OTLP_HEADERS).
 	Headers map[string]string
-	// ServiceName is service.name; ServiceVersion service.version.
+	// ServiceName is service.name (empty: the one in Attributes, else
+	// arr); ServiceVersion service.version.
 	ServiceName    string
 	ServiceVersion string
 	// Attributes are OTEL_RESOURCE_ATTRIBUTES; service.name from

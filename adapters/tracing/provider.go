@@ -44,20 +44,28 @@ func New(ctx context.Context, cfg Config) (*Provider, error) {
 	if err != nil {
 		return nil, err
 	}
-	name := cfg.ServiceName
+	p.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(cfg.resource()), sdktrace.WithSampler(sampler))
+	return p, nil
+}
+
+// resource is the process's resource: the attributes given, service.name
+// (ServiceName, else the attributes' own, else arr) and service.version.
+func (c Config) resource() *resource.Resource {
+	attrs := append([]attribute.KeyValue(nil), c.Attributes...)
+	name := c.ServiceName
+	for _, kv := range c.Attributes {
+		if kv.Key == semconv.ServiceNameKey && name == "" {
+			name = kv.Value.AsString()
+		}
+	}
 	if name == "" {
 		name = "arr"
 	}
-	attrs := append(append([]attribute.KeyValue(nil), cfg.Attributes...), semconv.ServiceName(name))
-	if cfg.ServiceVersion != "" {
-		attrs = append(attrs, semconv.ServiceVersion(cfg.ServiceVersion))
+	attrs = append(attrs, semconv.ServiceName(name))
+	if c.ServiceVersion != "" {
+		attrs = append(attrs, semconv.ServiceVersion(c.ServiceVersion))
 	}
-	res, err := resource.New(ctx, resource.WithAttributes(attrs...), resource.WithTelemetrySDK(), resource.WithSchemaURL(semconv.SchemaURL))
-	if err != nil {
-		return nil, fmt.Errorf("tracing: the resource: %w", err)
-	}
-	p.tp = sdktrace.NewTracerProvider(sdktrace.WithBatcher(exp), sdktrace.WithResource(res), sdktrace.WithSampler(sampler))
-	return p, nil
+	return resource.NewWithAttributes(semconv.SchemaURL, attrs...)
 }
 
 // exporter builds the OTLP exporter of p's protocol. The endpoint is

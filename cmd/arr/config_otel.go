@@ -33,7 +33,7 @@ func (c *Config) traceSettings() []setting {
 		{env: "OTEL_EXPORTER_OTLP_ENDPOINT", str: &o.Endpoint, help: "base URL of the OTLP receiver (http://127.0.0.1:4318 for http/protobuf, whose traces go to /v1/traces under it; http://127.0.0.1:4317 for grpc); setting it turns traces on"},
 		{env: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", str: &o.TracesEndpoint, help: "URL traces are exported to, used as is (wins over OTEL_EXPORTER_OTLP_ENDPOINT); setting it turns traces on"},
 		{env: "OTEL_EXPORTER_OTLP_HEADERS", str: &o.Headers, secret: true, help: "headers sent with every trace export, key=value pairs separated by commas, values percent-encoded (e.g. an API key of the tracing backend: never logged)"},
-		{env: "OTEL_SERVICE_NAME", str: &o.ServiceName, def: "arr", help: "service.name of the traces' resource"},
+		{env: "OTEL_SERVICE_NAME", str: &o.ServiceName, help: "service.name of the traces' resource; empty: the service.name of OTEL_RESOURCE_ATTRIBUTES, else arr"},
 		{env: "OTEL_RESOURCE_ATTRIBUTES", str: &o.ResourceAttrs, help: "more resource attributes of the traces, key=value pairs separated by commas (deployment.environment.name=prod,host.name=gw-1)"},
 		{env: "OTEL_TRACES_SAMPLER", str: &o.Sampler, def: "parentbased_always_on", choices: tracing.Samplers(), help: "which traces are kept: always_on, always_off, traceidratio, or parentbased_… (follow the caller's traceparent sampled flag, else the rule)"},
 		{env: "OTEL_TRACES_SAMPLER_ARG", str: &o.SamplerArg, help: "the ratio (0 to 1) of traces kept by the traceidratio samplers; empty: 1"},

@@ -21,7 +21,8 @@ import (
 // the durable append of its audit entry, and carries the GenAI attributes,
 // the tier and the audit hash. No span carries the prompt, the completion,
 // the key or the Authorization header. The spans are flushed at shutdown
-// (the batcher's 5s delay has not passed), over HTTP/protobuf and gRPC.
+// (the batcher's scheduled export is set beyond the test), over
+// HTTP/protobuf and gRPC.
 func TestTracesOTLP(t *testing.T) {
 	for _, proto := range []string{"http/protobuf", "grpc"} {
 		t.Run(strings.ReplaceAll(proto, "/", "-"), func(t *testing.T) {
@@ -31,7 +32,9 @@ func TestTracesOTLP(t *testing.T) {
 				endpoint = "http://" + sink.grpcAddr
 			}
 			g := newGateway(t, "enterprise", "OTEL_EXPORTER_OTLP_ENDPOINT="+endpoint, "OTEL_EXPORTER_OTLP_PROTOCOL="+proto,
-				"OTEL_SERVICE_NAME=arr-trace-test", "OTEL_RESOURCE_ATTRIBUTES=deployment.environment.name=e2e")
+				"OTEL_SERVICE_NAME=arr-trace-test", "OTEL_RESOURCE_ATTRIBUTES=deployment.environment.name=e2e",
+				// No scheduled export: what arrives, the shutdown flushed.
+				"OTEL_BSP_SCHEDULE_DELAY=600000", "ARR_LOG_LEVEL=info")
 			prompt := "the secret prompt " + randHex(8)
 			traceID, clientSpan := randHex(16), randHex(8)
 			status, _, body := g.chat(t, map[string]any{"model": "auto", "messages": userMsg(prompt), "temperature": 0.7},

@@ -26,7 +26,7 @@ func (s *system) openTraces(ctx context.Context, o openOptions) error {
 		defer cancel()
 		_ = p.Shutdown(ctx)
 	})
-	s.log.Info("exporting OpenTelemetry traces", "protocol", p.Protocol(), "endpoint", p.Endpoint(), "service", s.cfg.Traces.ServiceName)
+	s.log.Info("exporting OpenTelemetry traces", "protocol", p.Protocol(), "endpoint", p.Endpoint())
 	return nil
 }
 

@@ -30,8 +30,9 @@ func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
 	if h.cfg.Tracer == nil {
 		return h.handle(ctx, cmd)
 	}
-	ctx, span := h.cfg.Tracer.Start(ctx, "chat "+requestModel(cmd.Request), trace.WithAttributes(
-		semconv.GenAIOperationNameChat, semconv.GenAIRequestModel(requestModel(cmd.Request)), attribute.Bool("arr.stream", cmd.Request.Stream)))
+	model := h.requestModel(cmd.Request)
+	ctx, span := h.cfg.Tracer.Start(ctx, "chat "+model, trace.WithAttributes(
+		semconv.GenAIOperationNameChat, semconv.GenAIRequestModel(model), attribute.Bool("arr.stream", cmd.Request.Stream)))
 	res, err := h.handle(ctx, cmd)
 	switch {
 	case err != nil:
@@ -47,11 +48,20 @@ func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
 	return res, err
 }
 
-func requestModel(r *Request) string {
-	if r.Model == "" {
+// requestModel is the model the request asks for as the span shows it:
+// auto, a tier or a catalog model; anything else, being the client's
+// text, is _OTHER.
+func (h *Handler) requestModel(r *Request) string {
+	if r.Model == "" || r.Model == "auto" {
 		return "auto"
 	}
-	return r.Model
+	if _, ok := h.cfg.Catalog.Tier(r.Model); ok {
+		return r.Model
+	}
+	if _, ok := h.cfg.Catalog.Model(r.Model); ok {
+		return r.Model
+	}
+	return "_OTHER"
 }
 
 // endCompletion ends a completion's span with what answered it.
