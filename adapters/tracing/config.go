@@ -172,5 +172,6 @@ func ParseAttributes(s string) ([]attribute.KeyValue, error) {
 	for k, v := range m {
 		out = append(out, attribute.String(k, v))
 	}
-	return attribute.NewSet(out...).ToSlice(), nil
+	set := attribute.NewSet(out...)
+	return set.ToSlice(), nil
 }

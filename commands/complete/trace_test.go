@@ -1,7 +1,6 @@
 package complete_test
 
 import (
-	"context"
 	"errors"
 	"io"
 	"testing"
