@@ -35,6 +35,11 @@ func TestTracesOTLP(t *testing.T) {
 				"OTEL_SERVICE_NAME=arr-trace-test", "OTEL_RESOURCE_ATTRIBUTES=deployment.environment.name=e2e",
 				// No scheduled export: what arrives, the shutdown flushed.
 				"OTEL_BSP_SCHEDULE_DELAY=600000", "ARR_LOG_LEVEL=info")
+			// A stream first: the upstream keeps the last traceparent.
+			streamPrompt := "the secret streamed prompt " + randHex(8)
+			if resp, evs := g.chatStream(t, map[string]any{"model": "auto", "stream": true, "messages": userMsg(streamPrompt)}); resp.StatusCode != http.StatusOK || len(evs) < 2 {
+				t.Fatalf("stream: %d, %d events", resp.StatusCode, len(evs))
+			}
 			prompt := "the secret prompt " + randHex(8)
 			traceID, clientSpan := randHex(16), randHex(8)
 			status, _, body := g.chat(t, map[string]any{"model": "auto", "messages": userMsg(prompt), "temperature": 0.7},
@@ -49,6 +54,11 @@ func TestTracesOTLP(t *testing.T) {
 			if code, b := get(t, g.gateway+"/v1/audit/"+hash, g.owner()); code != http.StatusOK {
 				t.Fatalf("GET /v1/audit/{hash}: %d %s", code, b)
 			}
+			// An append the request waits on (feedback).
+			notes := "the secret notes " + randHex(8)
+			if code, out := g.postKeyed(t, "/v1/feedback", g.key, map[string]any{"audit_hash": hash, "rating": 4, "notes": notes}); code != http.StatusCreated {
+				t.Fatalf("feedback: %d %v", code, out)
+			}
 			for _, svc := range []string{g.answer, g.records} {
 				if code, b := get(t, svc+"/healthz", nil); code != http.StatusOK {
 					t.Fatalf("GET %s/healthz: %d %s", svc, code, b)
@@ -61,7 +71,8 @@ func TestTracesOTLP(t *testing.T) {
 			spans := sink.Spans()
 			checkCompletionTrace(t, g, spans, traceID, clientSpan, rt)
 			checkServiceSpans(t, spans, hash)
-			checkNoSecrets(t, spans, prompt, reply, g.key)
+			checkAppendAndStream(t, spans)
+			checkNoSecrets(t, spans, g.key, prompt, reply, notes, streamPrompt)
 		})
 	}
 }
@@ -71,7 +82,7 @@ func TestTracesOTLP(t *testing.T) {
 // audit append.
 func checkCompletionTrace(t *testing.T, g *gw, spans []gotSpan, traceID, clientSpan string, rt map[string]any) {
 	t.Helper()
-	server := findSpan(t, spans, func(s gotSpan) bool { return s.Name == "POST /v1/chat/completions" })
+	server := findSpan(t, spans, func(s gotSpan) bool { return s.Name == "POST /v1/chat/completions" && s.TraceID == traceID })
 	if server.TraceID != traceID || server.ParentID != clientSpan || server.Kind != ptrace.SpanKindServer {
 		t.Errorf("server span: trace %s parent %s kind %v; want the client's trace %s, parent %s, kind server", server.TraceID, server.ParentID, server.Kind, traceID, clientSpan)
 	}
@@ -108,6 +119,29 @@ func checkCompletionTrace(t *testing.T, g *gw, spans []gotSpan, traceID, clientS
 	}
 }
 
+// checkAppendAndStream: the feedback's append is a child of its request's
+// span; the stream's completion has its routing, attempt and append
+// children, and ended with its usage once recorded.
+func checkAppendAndStream(t *testing.T, spans []gotSpan) {
+	t.Helper()
+	fb := findSpan(t, spans, func(s gotSpan) bool { return s.Name == "POST /v1/feedback" })
+	app := findSpan(t, spans, func(s gotSpan) bool { return s.Name == "arr.eventstore.append" && s.ParentID == fb.SpanID })
+	if types, _ := app.Attrs["arr.eventstore.event_types"].([]any); len(types) != 1 || app.Attrs["arr.eventstore.events"] != int64(1) {
+		t.Errorf("the feedback's append: %v", app.Attrs)
+	}
+	comp := findSpan(t, spans, func(s gotSpan) bool { return s.Name == "chat auto" && s.Attrs["arr.stream"] == true })
+	for _, child := range []func(gotSpan) bool{
+		func(s gotSpan) bool { return s.Name == "arr.route" },
+		func(s gotSpan) bool { return s.Kind == ptrace.SpanKindClient },
+		func(s gotSpan) bool { return s.Name == "arr.audit.append" },
+	} {
+		findSpan(t, spans, func(s gotSpan) bool { return s.ParentID == comp.SpanID && child(s) })
+	}
+	if n, _ := comp.Attrs["gen_ai.usage.output_tokens"].(int64); n <= 0 || comp.Attrs["arr.audit_hash"] == nil {
+		t.Errorf("the stream's completion span: %v", comp.Attrs)
+	}
+}
+
 // checkServiceSpans: every service has its server spans, and a route with
 // an id is named by its template, never by the path.
 func checkServiceSpans(t *testing.T, spans []gotSpan, hash string) {
@@ -124,12 +158,15 @@ func checkServiceSpans(t *testing.T, spans []gotSpan, hash string) {
 	}
 }
 
-// checkNoSecrets scans every string of every span for the prompt, the
-// reply, the key and the Authorization header's value.
-func checkNoSecrets(t *testing.T, spans []gotSpan, prompt, reply, key string) {
+// checkNoSecrets scans every string of every span for the key, the
+// Authorization header's value, the upstream's key and the texts (the
+// prompts, the reply, the feedback's notes).
+func checkNoSecrets(t *testing.T, spans []gotSpan, key string, texts ...string) {
 	t.Helper()
-	secrets := map[string]string{"the prompt": prompt, "the key": key, "the Authorization value": "Bearer " + key,
-		"the upstream key": "sk-test-upstream", "the reply": reply}
+	secrets := map[string]string{"the key": key, "the Authorization value": "Bearer " + key, "the upstream key": "sk-test-upstream"}
+	for i, text := range texts {
+		secrets[fmt.Sprintf("the request's or reply's text #%d", i)] = text
+	}
 	for _, s := range spans {
 		for _, text := range s.Texts {
 			for what, secret := range secrets {
