@@ -83,7 +83,7 @@ func (s *completer) handleMessages(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	out, err := messages.FromChat(chatReply, id)
+	out, err := messages.FromChat(chatReply, id, res.Reply.Usage.Prompt, res.Reply.Usage.Completion)
 	if err != nil {
 		return &complete.UpstreamFailure{Attempts: []string{"the reply could not be read as a chat completion: " + err.Error()}}
 	}

@@ -101,8 +101,9 @@ type chatCompletion struct {
 // FromChat turns a chat completion (with the gateway's routing object) into
 // the Message with id: a text block (the text, or the refusal), then a
 // tool_use block per tool call; the stop reason, the usage in Anthropic's
-// fields and the routing object.
-func FromChat(chat []byte, id string) ([]byte, error) {
+// fields and the routing object. A reply without usage gets prompt and
+// completion (what the gateway counted and recorded for it).
+func FromChat(chat []byte, id string, prompt, completion int64) ([]byte, error) {
 	var cc chatCompletion
 	if err := json.Unmarshal(chat, &cc); err != nil {
 		return nil, fmt.Errorf("reading the chat completion: %w", err)
@@ -116,6 +117,9 @@ func FromChat(chat []byte, id string) ([]byte, error) {
 			ch = c
 			break
 		}
+	}
+	if cc.Usage == nil {
+		cc.Usage = &chatUsage{PromptTokens: prompt, CompletionTokens: completion}
 	}
 	stop := StopReason(ch.FinishReason)
 	m := message{ID: id, Type: "message", Role: "assistant", Model: cc.Model, Content: []any{}, StopReason: &stop,
