@@ -117,7 +117,7 @@ func TestGatewayMessagesRoute(t *testing.T) {
 	// A plain message: system blocks, x-api-key, routing in body and headers.
 	code, h, m := g.messages(t, "/v1/messages", map[string]any{"model": "auto", "max_tokens": 100, "temperature": 0.2,
 		"stop_sequences": []string{"\n\nHuman:"}, "metadata": map[string]any{"user_id": "u-1"},
-		"system": []map[string]any{{"type": "text", "text": "Be brief.", "cache_control": map[string]string{"type": "ephemeral"}}},
+		"system":   []map[string]any{{"type": "text", "text": "Be brief.", "cache_control": map[string]string{"type": "ephemeral"}}},
 		"messages": msgs("Say hello")})
 	if code != http.StatusOK || m["type"] != "message" || m["role"] != "assistant" || !strings.HasPrefix(m["id"].(string), "msg_") {
 		t.Fatalf("message: %d %v", code, m)
