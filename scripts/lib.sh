@@ -172,15 +172,15 @@ ensure_node_anthropic() {
 # which the test sees every host Claude Code connects to) and the pinned
 # `@anthropic-ai/claude-code` package of scripts/clients/claude-code: its
 # native linux-x64 binary comes as the @anthropic-ai/claude-code-linux-x64
-# package, linked into place by the package's install script (npm install,
-# not npm ci: the lock pins that build only, as for duckdb).
+# package (the lock lists every platform's; npm takes this machine's),
+# linked into place by the package's install script.
 ensure_claude_code() {
   { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
   command -v strace >/dev/null || ensure_pkgs strace
   local dir="$ARR_ROOT/scripts/clients/claude-code"
   [ -x "$dir/node_modules/.bin/claude" ] && [ -d "$dir/node_modules/@anthropic-ai/claude-code-linux-x64" ] || {
     log "installing the @anthropic-ai/claude-code npm package into $dir"
-    (cd "$dir" && npm install --no-save --no-audit --no-fund --loglevel=error)
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
   }
 }
 
