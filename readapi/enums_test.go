@@ -105,7 +105,7 @@ var enumSources = map[string]enumSource{
 	"components/schemas/Response/properties/incomplete_details/properties/reason":                {[]string{"max_output_tokens", "content_filter"}, "readapi/gateway/responses/response.go"},
 	// Anthropic's wire format, as readapi/gateway/messages parses and writes it.
 	"paths//v1/messages/post/parameters/X-Arr-Cache/schema":                             {[]string{"on", "off"}, "readapi/gateway/completions.go cacheMode"},
-	"components/schemas/MessageCreateRequest/properties/messages/items/properties/role": {[]string{"user", "assistant"}, "readapi/gateway/messages/content.go"},
+	"components/schemas/MessageCreateRequest/properties/messages/items/properties/role": {[]string{"user", "assistant", "system"}, "readapi/gateway/messages/content.go"},
 	"components/schemas/MessageCreateRequest/properties/tool_choice/properties/type":    {[]string{"auto", "any", "tool", "none"}, "readapi/gateway/messages/tools.go"},
 	"components/schemas/Message/properties/stop_reason":                                 {messages.StopReasons(), "readapi/gateway/messages.StopReasons()"},
 	"components/schemas/AnthropicError/properties/error/properties/type":                {messages.ErrorTypes(), "readapi/gateway/messages.ErrorTypes()"},

@@ -169,7 +169,7 @@ func TestGatewayMessagesRoute(t *testing.T) {
 		{[]byte(`{"messages":`), "invalid_json"},
 		{map[string]any{"messages": msgs("hi")}, "missing_max_tokens"},
 		{map[string]any{"max_tokens": 10, "messages": msgs("hi"), "frequency_penalty": 1}, "unknown_field"},
-		{map[string]any{"max_tokens": 10, "messages": []map[string]any{{"role": "system", "content": "x"}}}, "invalid_role"},
+		{map[string]any{"max_tokens": 10, "messages": []map[string]any{{"role": "tool", "content": "x"}}}, "invalid_role"},
 		{map[string]any{"max_tokens": 10, "messages": []map[string]any{{"role": "user", "content": []map[string]any{{"type": "tool_result", "tool_use_id": "toolu_x", "content": "x"}}}}}, "invalid_value"},
 		{map[string]any{"max_tokens": 10, "messages": msgs("hi"), "tools": []map[string]any{{"type": "web_search_20250305", "name": "web_search"}}}, "unsupported_value"},
 	} {

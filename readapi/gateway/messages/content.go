@@ -52,8 +52,9 @@ type block struct {
 	Content   json.RawMessage `json:"content"`
 }
 
-// parseMessages translates messages into chat messages, in order: a user
-// message's tool_result blocks become tool messages (first, as chat
+// parseMessages translates messages into chat messages, in order: a
+// system message (Claude Code sends them between turns) stays one, its
+// text blocks joined; a user message's tool_result blocks become tool messages (first, as chat
 // completions want them right after the assistant's tool_calls), its other
 // blocks one user message; an assistant message's text and tool_use
 // blocks one assistant message with tool_calls.
@@ -75,11 +76,19 @@ func (r *Request) parseMessages(raw map[string]json.RawMessage) error {
 	calls := map[string]bool{}
 	for i, m := range msgs {
 		param := fmt.Sprintf("messages[%d]", i)
-		if m.Role == nil || (*m.Role != "user" && *m.Role != "assistant") {
-			return invalid("invalid_role", param+".role", "role must be user or assistant (the system prompt goes in the top-level system field)")
+		if m.Role == nil || (*m.Role != "user" && *m.Role != "assistant" && *m.Role != "system") {
+			return invalid("invalid_role", param+".role", "role must be user, assistant or system (a system message between turns; the system prompt goes in the top-level system field)")
 		}
 		if isNull(m.Content) {
 			return invalid("missing_content", param+".content", "content is required: a string or an array of content blocks")
+		}
+		if *m.Role == "system" {
+			text, err := textBlocks(m.Content)
+			if err != nil {
+				return invalid("invalid_type", param+".content", "a system message's content must be a string or an array of text blocks")
+			}
+			r.messages = append(r.messages, chatMessage{Role: "system", Content: text})
+			continue
 		}
 		var blocks []block
 		if m.Content[0] == '"' {

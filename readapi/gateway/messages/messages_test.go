@@ -30,13 +30,14 @@ func chatOf(t *testing.T, body string) map[string]any {
 func TestChatBodyTranslatesAConversation(t *testing.T) {
 	m := chatOf(t, `{"model":"claude-sonnet-4-5","max_tokens":1024,"system":[{"type":"text","text":"A"},{"type":"text","text":"B","cache_control":{"type":"ephemeral"}}],
 		"stream":true,"temperature":0.5,"top_k":5,"thinking":{"type":"enabled","budget_tokens":2000},"stop_sequences":["END"],"metadata":{"user_id":"u"},"quality_floor":0.9,
-		"tools":[{"name":"read","description":"Read a file","input_schema":{"type":"object","properties":{"path":{"type":"string"}}},"cache_control":{"type":"ephemeral"}}],
+		"tools":[{"name":"read","description":"Read a file","input_schema":{"type":"object","properties":{"path":{"type":"string"}}},"cache_control":{"type":"ephemeral"}},{"name":"later","input_schema":{"type":"object"},"defer_loading":true}],
 		"tool_choice":{"type":"tool","name":"read","disable_parallel_tool_use":true},
 		"messages":[
 		 {"role":"user","content":"Read a.txt"},
+		 {"role":"system","content":[{"type":"text","text":"Mind the path."}]},
 		 {"role":"assistant","content":[{"type":"thinking","thinking":"...","signature":"x"},{"type":"text","text":"Reading."},{"type":"tool_use","id":"toolu_1","name":"read","input":{"path":"a.txt"}}]},
 		 {"role":"user","content":[{"type":"tool_result","tool_use_id":"toolu_1","content":[{"type":"text","text":"hello"},{"type":"image","source":{"type":"base64","media_type":"image/png","data":"AAA="}}]},{"type":"text","text":"And now?"}]}]}`)
-	want := `{"model":"claude-sonnet-4-5","messages":[{"role":"system","content":"A\n\nB"},{"role":"user","content":"Read a.txt"},` +
+	want := `{"model":"claude-sonnet-4-5","messages":[{"role":"system","content":"A\n\nB"},{"role":"user","content":"Read a.txt"},{"role":"system","content":"Mind the path."},` +
 		`{"role":"assistant","content":"Reading.","tool_calls":[{"id":"toolu_1","type":"function","function":{"name":"read","arguments":"{\"path\":\"a.txt\"}"}}]},` +
 		`{"role":"tool","content":"hello","tool_call_id":"toolu_1"},` +
 		`{"role":"user","content":[{"type":"image_url","image_url":{"url":"data:image/png;base64,AAA="}},{"type":"text","text":"And now?"}]}],` +

@@ -17,7 +17,9 @@ type chatTool struct {
 }
 
 // parseTools reads tools: client tools ({name, description,
-// input_schema}, type absent or "custom") become function tools. Anthropic's
+// input_schema}, type absent or "custom") become function tools, but for
+// those marked defer_loading (loaded by a tool search, which chat
+// completions do not have), which are left out. Anthropic's
 // server tools (web search, code execution, …) and its client tools with
 // a versioned type (bash_…, text_editor_…, computer_…) are refused: arr
 // does not run them and no chat upstream knows their schemas.
@@ -27,10 +29,11 @@ func (r *Request) parseTools(raw map[string]json.RawMessage) error {
 		return nil
 	}
 	var tools []struct {
-		Type        *string         `json:"type"`
-		Name        string          `json:"name"`
-		Description string          `json:"description"`
-		InputSchema json.RawMessage `json:"input_schema"`
+		Type         *string         `json:"type"`
+		Name         string          `json:"name"`
+		Description  string          `json:"description"`
+		InputSchema  json.RawMessage `json:"input_schema"`
+		DeferLoading bool            `json:"defer_loading"`
 	}
 	if err := json.Unmarshal(v, &tools); err != nil {
 		return invalid("invalid_type", "tools", "tools must be an array of {name, description, input_schema}")
@@ -48,6 +51,11 @@ func (r *Request) parseTools(raw map[string]json.RawMessage) error {
 			return invalid("invalid_value", tp+".name", "tool names must be unique: %q appears twice", t.Name)
 		}
 		seen[t.Name] = true
+		if t.DeferLoading {
+			// A deferred tool is loaded only when a tool search finds it;
+			// chat completions have no tool search: it is left out.
+			continue
+		}
 		schema := bytes.TrimSpace(t.InputSchema)
 		if len(schema) == 0 || schema[0] != '{' {
 			return invalid("invalid_value", tp+".input_schema", "a tool needs input_schema, a JSON Schema object")
