@@ -130,7 +130,7 @@ func TestGatewayMessagesRoute(t *testing.T) {
 		t.Fatalf("usage %v", u)
 	}
 	r := routingOf(t, m)
-	if len(r["audit_hash"].(string)) != 64 || r["tier"] != h.Get("X-Arr-Tier") || h.Get("X-Arr-Audit-Hash") != r["audit_hash"] {
+	if len(r["audit_hash"].(string)) != 64 || r["tier"] != h.Get("X-Arr-Tier") || h.Get("X-Arr-Audit-Hash") != r["audit_hash"] || h.Get("X-RateLimit-Remaining") == "" {
 		t.Fatalf("routing %v headers %v", r, h)
 	}
 	last := g.up.LastRequest(r["model"].(string))
@@ -244,6 +244,23 @@ func TestGatewayMessagesRoute(t *testing.T) {
 	checkMessageEvents(t, resp, evs, "text_delta", "end_turn")
 	resp, evs = g.messageEvents(t, map[string]any{"model": "nano", "max_tokens": 50, "tools": tools, "messages": msgs("Weather and time?")})
 	checkMessageEvents(t, resp, evs, "input_json_delta", "tool_use")
+
+	// A stream the upstream breaks off ends with an error event of
+	// Anthropic's shape, never message_stop.
+	g.up.Set("gpt-4.1-nano", upstreamtest.Behavior{CutAfter: 3})
+	resp, evs = g.messageEvents(t, map[string]any{"model": "gpt-4.1-nano", "max_tokens": 50, "messages": msgs("Tell me a long story about a lighthouse keeper")})
+	lastEv := evs[len(evs)-1]
+	var e map[string]any
+	_ = json.Unmarshal([]byte(lastEv.data), &e)
+	if typ, c := anthropicError(t, e); resp.StatusCode != http.StatusOK || lastEv.event != "error" || typ != "api_error" || c != "upstream_stream_cut" || evs[0].event != "message_start" {
+		t.Fatalf("cut stream: %v", evs)
+	}
+	for _, ev := range evs {
+		if ev.event == "message_stop" {
+			t.Fatalf("a cut stream says message_stop: %v", evs)
+		}
+	}
+	g.up.Reset()
 }
 
 // checkMessageEvents checks a stream's events: message_start, ping, blocks

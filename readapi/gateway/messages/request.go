@@ -171,6 +171,9 @@ func (r *Request) parseSampling(raw map[string]json.RawMessage) error {
 	return nil
 }
 
+// maxUserLen is the longest user id forwarded as chat's user.
+const maxUserLen = 64
+
 func (r *Request) parseMetadata(raw map[string]json.RawMessage) error {
 	v, ok := raw["metadata"]
 	if !ok || isNull(v) {
@@ -182,7 +185,10 @@ func (r *Request) parseMetadata(raw map[string]json.RawMessage) error {
 	if err := json.Unmarshal(v, &md); err != nil {
 		return invalid("invalid_type", "metadata", "metadata must be an object like {\"user_id\": \"…\"}")
 	}
-	if md.UserID != nil && *md.UserID != "" {
+	// OpenAI refuses a user over 64 characters: a longer id (Claude Code
+	// sends a JSON object of device, account and session) is not
+	// forwarded.
+	if md.UserID != nil && *md.UserID != "" && len(*md.UserID) <= maxUserLen {
 		r.user = md.UserID
 	}
 	return nil
