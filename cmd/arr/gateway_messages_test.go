@@ -111,7 +111,7 @@ func textOf(t testing.TB, msg map[string]any) string {
 // Anthropic's events), count_tokens counts as routing does, and every
 // error has Anthropic's shape.
 func TestGatewayMessagesRoute(t *testing.T) {
-	g := newGateway(t, "enterprise")
+	g := newGateway(t, "enterprise", "ARR_MODEL_ALIASES=claude-sonnet-4-5-20250929=gpt-4.1-mini, my-*=nano")
 	msgs := func(s string) []map[string]any { return []map[string]any{{"role": "user", "content": s}} }
 
 	// A plain message: system blocks, x-api-key, routing in body and headers.
@@ -144,10 +144,14 @@ func TestGatewayMessagesRoute(t *testing.T) {
 		t.Fatalf("Bearer key: %d", code)
 	}
 
-	// Model names: Claude's through the shipped aliases, tiers, unknown.
-	for name, tier := range map[string]string{"claude-sonnet-4-5-20250929": "mid", "claude-haiku-4-5": "small", "claude-opus-4-1": "high", "nano": "nano", "claude-sonnet-4": "mid"} {
+	// Model names: Claude's through the shipped aliases and
+	// ARR_MODEL_ALIASES (an exact name before the shipped pattern), tiers,
+	// model ids, unknown names.
+	for name, want := range map[string]string{"claude-sonnet-4-5-20250929": "small/gpt-4.1-mini", "claude-sonnet-4-6": "mid/", "claude-haiku-4-5": "small/",
+		"claude-opus-4-1": "high/", "nano": "nano/", "claude-sonnet-4": "mid/claude-sonnet-4", "my-model": "nano/"} {
 		code, _, m := g.messages(t, "/v1/messages", map[string]any{"model": name, "max_tokens": 10, "messages": msgs("hi")})
-		if code != http.StatusOK || routingOf(t, m)["tier"] != tier {
+		tier, model, _ := strings.Cut(want, "/")
+		if r := routingOf(t, m); code != http.StatusOK || r["tier"] != tier || (model != "" && r["model"] != model) {
 			t.Fatalf("model %s: %d %v", name, code, m)
 		}
 	}
