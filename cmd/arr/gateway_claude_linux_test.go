@@ -65,6 +65,10 @@ func TestGatewayAnthropicSDK(t *testing.T) {
 // the gateway and its key, a home of its own, and the switches that turn
 // off everything but the API calls (auto-update, telemetry, error
 // reporting, the bug command, cost warnings, the release notes' fetch).
+// Without them Claude Code 2.1.332 looks up api.anthropic.com although
+// ANTHROPIC_BASE_URL points elsewhere (seen in a loopback-only namespace
+// with a logging resolver); CLAUDE_CODE_DISABLE_NONESSENTIAL_TRAFFIC alone
+// stops that, the others are kept for older and newer releases.
 func claudeCodeEnv(home, baseURL, key string) []string {
 	return []string{
 		"HOME=" + home, "PATH=/usr/bin:/bin", "TERM=dumb",
