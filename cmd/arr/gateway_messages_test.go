@@ -51,10 +51,10 @@ func (g *gw) postMessages(t testing.TB, path string, body any, headers ...string
 
 // messageEvents posts a streamed Messages request and returns the response
 // (body read) and its events.
-func (g *gw) messageEvents(t testing.TB, body map[string]any) (*http.Response, []sseEvent) {
+func (g *gw) messageEvents(t testing.TB, body map[string]any, headers ...string) (*http.Response, []sseEvent) {
 	t.Helper()
 	body["stream"] = true
-	resp := g.postMessages(t, "/v1/messages", body)
+	resp := g.postMessages(t, "/v1/messages", body, headers...)
 	defer resp.Body.Close()
 	var evs []sseEvent
 	var cur sseEvent
@@ -248,6 +248,21 @@ func TestGatewayMessagesRoute(t *testing.T) {
 	checkMessageEvents(t, resp, evs, "text_delta", "end_turn")
 	resp, evs = g.messageEvents(t, map[string]any{"model": "nano", "max_tokens": 50, "tools": tools, "messages": msgs("Weather and time?")})
 	checkMessageEvents(t, resp, evs, "input_json_delta", "tool_use")
+
+	// The response cache serves Messages too (its key is the translated
+	// chat request), as a Message and as a replayed stream.
+	cached := map[string]any{"model": "nano", "max_tokens": 50, "messages": msgs("Cache me")}
+	for i, hit := range []bool{false, true} {
+		code, _, m := g.messages(t, "/v1/messages", cached, "x-api-key", g.key, "X-Arr-Cache", "on")
+		if r := routingOf(t, m); code != http.StatusOK || r["cache_hit"] != hit || !strings.HasPrefix(textOf(t, m), "Hello from") {
+			t.Fatalf("cached message %d: %d %v", i, code, m)
+		}
+	}
+	resp, evs = g.messageEvents(t, map[string]any{"model": "nano", "max_tokens": 50, "messages": msgs("Cache me")}, "x-api-key", g.key, "X-Arr-Cache", "on")
+	checkMessageEvents(t, resp, evs, "text_delta", "end_turn")
+	if resp.Header.Get("X-Arr-Cache-Hit") != "true" {
+		t.Fatalf("streamed cache hit: %v", resp.Header)
+	}
 
 	// A stream the upstream breaks off ends with an error event of
 	// Anthropic's shape, never message_stop.
