@@ -74,6 +74,7 @@ type Catalog struct {
 	Tiers   []Tier
 	byModel map[string]Model
 	byTier  map[string]int
+	aliases []alias // in the order Resolve tries them (aliases.go)
 }
 
 type fileModel struct {
@@ -93,6 +94,7 @@ type fileCatalog struct {
 		Name   string      `json:"name"`
 		Models []fileModel `json:"models"`
 	} `json:"tiers"`
+	Aliases map[string]string `json:"aliases"`
 }
 
 // TierNames are the tier names a catalog may use, cheapest first.
@@ -103,9 +105,10 @@ func TierNames() []string { return append([]string(nil), tierNames...) }
 
 // ParseCatalog reads a catalog file: {"tiers":[{"name","models":[{id,
 // vendor, upstream_model, base_url, api_key_env, input_usd_per_1k,
-// output_usd_per_1k, quality, context_window}]}]}. Tiers are nano, small,
-// mid and high (each at most once, in that order, at least one); model ids
-// are unique and may not be a tier name or "auto".
+// output_usd_per_1k, quality, context_window}]}], "aliases":{name:
+// target}}. Tiers are nano, small, mid and high (each at most once, in
+// that order, at least one); model ids are unique and may not be a tier
+// name or "auto". Aliases are optional (see WithAliases).
 func ParseCatalog(data []byte) (*Catalog, error) {
 	var f fileCatalog
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -149,7 +152,11 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 		c.byTier[t.Name] = len(c.Tiers)
 		c.Tiers = append(c.Tiers, t)
 	}
-	return c, nil
+	out, err := c.WithAliases(f.Aliases)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	return out, nil
 }
 
 func (fm fileModel) model(tier string) (Model, error) {
@@ -233,7 +240,7 @@ func (c *Catalog) Models() []Model {
 // one OpenAI-compatible server (vLLM, Ollama, llama.cpp, a test upstream)
 // with one API-key variable.
 func (c *Catalog) WithBaseURL(baseURL, apiKeyEnv string) *Catalog {
-	out := &Catalog{byModel: map[string]Model{}, byTier: map[string]int{}}
+	out := &Catalog{byModel: map[string]Model{}, byTier: map[string]int{}, aliases: c.aliases}
 	for _, t := range c.Tiers {
 		nt := t
 		nt.Models = nil
