@@ -49,17 +49,19 @@ func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
 }
 
 // requestModel is the model the request asks for as the span shows it:
-// auto, a tier or a catalog model; anything else, being the client's
-// text, is _OTHER.
+// auto, a tier or a catalog model (a name an alias resolves, such as a
+// claude-… name on the Messages route, as what it resolves to); anything
+// else, being the client's text, is _OTHER.
 func (h *Handler) requestModel(r *Request) string {
-	if r.Model == "" || r.Model == "auto" {
+	name := h.cfg.Catalog.Resolve(r.Model)
+	if name == "" || name == "auto" {
 		return "auto"
 	}
-	if _, ok := h.cfg.Catalog.Tier(r.Model); ok {
-		return r.Model
+	if _, ok := h.cfg.Catalog.Tier(name); ok {
+		return name
 	}
-	if _, ok := h.cfg.Catalog.Model(r.Model); ok {
-		return r.Model
+	if _, ok := h.cfg.Catalog.Model(name); ok {
+		return name
 	}
 	return "_OTHER"
 }
