@@ -17,6 +17,7 @@ type TracesConfig struct {
 	Endpoint       string
 	TracesEndpoint string
 	Headers        string
+	TracesHeaders  string
 	ServiceName    string
 	ResourceAttrs  string
 	Sampler        string
@@ -33,6 +34,7 @@ func (c *Config) traceSettings() []setting {
 		{env: "OTEL_EXPORTER_OTLP_ENDPOINT", str: &o.Endpoint, help: "base URL of the OTLP receiver (http://127.0.0.1:4318 for http/protobuf, whose traces go to /v1/traces under it; http://127.0.0.1:4317 for grpc); setting it turns traces on"},
 		{env: "OTEL_EXPORTER_OTLP_TRACES_ENDPOINT", str: &o.TracesEndpoint, help: "URL traces are exported to, used as is (wins over OTEL_EXPORTER_OTLP_ENDPOINT); setting it turns traces on"},
 		{env: "OTEL_EXPORTER_OTLP_HEADERS", str: &o.Headers, secret: true, help: "headers sent with every trace export, key=value pairs separated by commas, values percent-encoded (e.g. an API key of the tracing backend: never logged)"},
+		{env: "OTEL_EXPORTER_OTLP_TRACES_HEADERS", str: &o.TracesHeaders, secret: true, help: "headers of the trace export in the same form; a header named in both wins here (never logged)"},
 		{env: "OTEL_SERVICE_NAME", str: &o.ServiceName, help: "service.name of the traces' resource; empty: the service.name of OTEL_RESOURCE_ATTRIBUTES, else arr"},
 		{env: "OTEL_RESOURCE_ATTRIBUTES", str: &o.ResourceAttrs, help: "more resource attributes of the traces, key=value pairs separated by commas (deployment.environment.name=prod,host.name=gw-1)"},
 		{env: "OTEL_TRACES_SAMPLER", str: &o.Sampler, def: "parentbased_always_on", choices: tracing.Samplers(), help: "which traces are kept: always_on, always_off, traceidratio, or parentbased_… (follow the caller's traceparent sampled flag, else the rule)"},
@@ -51,6 +53,10 @@ func (o TracesConfig) tracing(version string) tracing.Config {
 		cfg.Protocol = o.TracesProtocol
 	}
 	cfg.Headers, _ = tracing.ParseList(o.Headers)
+	traces, _ := tracing.ParseList(o.TracesHeaders)
+	for k, v := range traces {
+		cfg.Headers[k] = v
+	}
 	cfg.Attributes, _ = tracing.ParseAttributes(o.ResourceAttrs)
 	return cfg
 }
@@ -72,9 +78,11 @@ func (o TracesConfig) validate(c *Config) []error {
 			add(env, "an absolute http(s) URL without user, query or fragment, like http://127.0.0.1:4318")
 		}
 	}
-	if _, err := tracing.ParseList(o.Headers); err != nil {
-		// The headers may hold a backend's key: never shown.
-		errs = append(errs, fmt.Errorf("OTEL_EXPORTER_OTLP_HEADERS (flag --otel-exporter-otlp-headers): want key=value pairs separated by commas, values percent-encoded (the value is not shown)"))
+	for env, v := range map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": o.Headers, "OTEL_EXPORTER_OTLP_TRACES_HEADERS": o.TracesHeaders} {
+		if _, err := tracing.ParseList(v); err != nil {
+			// The headers may hold a backend's key: never shown.
+			errs = append(errs, fmt.Errorf("%s (flag --%s): want key=value pairs separated by commas, values percent-encoded (the value is not shown)", env, flagName(env)))
+		}
 	}
 	if _, err := tracing.ParseAttributes(o.ResourceAttrs); err != nil {
 		add("OTEL_RESOURCE_ATTRIBUTES", strings.TrimPrefix(err.Error(), "tracing: "))

@@ -20,6 +20,7 @@ func TestConfigTraces(t *testing.T) {
 		{map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "127.0.0.1:4318"}, `OTEL_EXPORTER_OTLP_ENDPOINT="127.0.0.1:4318"`},
 		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_ENDPOINT": "http://u:p@h:4318/v1/traces"}, `OTEL_EXPORTER_OTLP_TRACES_ENDPOINT=`},
 		{map[string]string{"OTEL_EXPORTER_OTLP_HEADERS": "api-key-without-equals-secret"}, "OTEL_EXPORTER_OTLP_HEADERS (flag --otel-exporter-otlp-headers): want key=value"},
+		{map[string]string{"OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x-without-equals-secret"}, "OTEL_EXPORTER_OTLP_TRACES_HEADERS (flag --otel-exporter-otlp-traces-headers): want key=value"},
 		{map[string]string{"OTEL_RESOURCE_ATTRIBUTES": "=x"}, `OTEL_RESOURCE_ATTRIBUTES="=x"`},
 		{map[string]string{"OTEL_TRACES_SAMPLER": "sometimes"}, `OTEL_TRACES_SAMPLER="sometimes"`},
 		{map[string]string{"OTEL_TRACES_SAMPLER": "traceidratio", "OTEL_TRACES_SAMPLER_ARG": "2"}, `OTEL_TRACES_SAMPLER_ARG="2"`},
@@ -38,13 +39,13 @@ func TestConfigTraces(t *testing.T) {
 		t.Fatalf("the defaults: %v, traces on: %v", err, cfg.Traces.tracing("v1").On())
 	}
 	cfg, err = configFrom(map[string]string{"OTEL_EXPORTER_OTLP_ENDPOINT": "http://127.0.0.1:4317", "OTEL_EXPORTER_OTLP_PROTOCOL": "http/protobuf",
-		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=a%20b", "OTEL_RESOURCE_ATTRIBUTES": "team=gw",
+		"OTEL_EXPORTER_OTLP_TRACES_PROTOCOL": "grpc", "OTEL_EXPORTER_OTLP_HEADERS": "x-api-key=a%20b,x-team=1", "OTEL_EXPORTER_OTLP_TRACES_HEADERS": "x-team=2", "OTEL_RESOURCE_ATTRIBUTES": "team=gw",
 		"OTEL_TRACES_SAMPLER": "parentbased_traceidratio", "OTEL_TRACES_SAMPLER_ARG": "0.5"})
 	if err != nil {
 		t.Fatal(err)
 	}
 	tc := cfg.Traces.tracing("v1")
-	if !tc.On() || tc.Protocol != "grpc" || tc.Headers["x-api-key"] != "a b" || len(tc.Attributes) != 1 || tc.ServiceVersion != "v1" || tc.Validate() != nil {
+	if !tc.On() || tc.Protocol != "grpc" || tc.Headers["x-api-key"] != "a b" || tc.Headers["x-team"] != "2" || len(tc.Attributes) != 1 || tc.ServiceVersion != "v1" || tc.Validate() != nil {
 		t.Errorf("tracing config %+v", tc)
 	}
 }
