@@ -31,9 +31,8 @@ func (s *system) openTraces(ctx context.Context, o openOptions) error {
 }
 
 // addTraces adds the tracer provider to the process, in the last stage:
-// its Stop exports the spans still buffered, those of the drained
-// requests and the recorders' last appends included, within the grace
-// period.
+// its Stop exports the spans still buffered, those of the requests the
+// servers drained included, within the grace period.
 func (p *process) addTraces(s *system) {
 	if s.traces == nil {
 		return

@@ -24,8 +24,8 @@ const (
 	// after Intake, so work served during the drain is recorded.
 	Recorders
 	// Telemetry is what reports on the others (the tracer provider): it
-	// stops last, so the spans of the drain and of the recorders' last
-	// appends are exported.
+	// stops last, once the servers have drained, so the spans of the
+	// drained requests are exported.
 	Telemetry
 	stages
 )
