@@ -59,6 +59,12 @@ func TestTracesOTLP(t *testing.T) {
 			if code, out := g.postKeyed(t, "/v1/feedback", g.key, map[string]any{"audit_hash": hash, "rating": 4, "notes": notes}); code != http.StatusCreated {
 				t.Fatalf("feedback: %d %v", code, out)
 			}
+			// The Messages route (the key in x-api-key) runs the same use case.
+			messagesPrompt := "the secret messages prompt " + randHex(8)
+			if code, _, out := g.messages(t, "/v1/messages", map[string]any{"model": "claude-haiku-4-5", "max_tokens": 64,
+				"messages": []any{map[string]any{"role": "user", "content": messagesPrompt}}}); code != http.StatusOK {
+				t.Fatalf("messages: %d %v", code, out)
+			}
 			for _, svc := range []string{g.answer, g.records} {
 				if code, b := get(t, svc+"/healthz", nil); code != http.StatusOK {
 					t.Fatalf("GET %s/healthz: %d %s", svc, code, b)
@@ -72,7 +78,8 @@ func TestTracesOTLP(t *testing.T) {
 			checkCompletionTrace(t, g, spans, traceID, clientSpan, rt)
 			checkServiceSpans(t, spans, hash)
 			checkAppendAndStream(t, spans)
-			checkNoSecrets(t, spans, g.key, prompt, reply, notes, streamPrompt)
+			checkMessagesSpans(t, spans)
+			checkNoSecrets(t, spans, g.key, prompt, reply, notes, streamPrompt, messagesPrompt)
 		})
 	}
 }
@@ -139,6 +146,17 @@ func checkAppendAndStream(t *testing.T, spans []gotSpan) {
 	}
 	if n, _ := comp.Attrs["gen_ai.usage.output_tokens"].(int64); n <= 0 || comp.Attrs["arr.audit_hash"] == nil {
 		t.Errorf("the stream's completion span: %v", comp.Attrs)
+	}
+}
+
+// checkMessagesSpans: a Messages request's completion is a child of its
+// server span, named by what the claude-… alias resolves to, recorded.
+func checkMessagesSpans(t *testing.T, spans []gotSpan) {
+	t.Helper()
+	server := findSpan(t, spans, func(s gotSpan) bool { return s.Name == "POST /v1/messages" })
+	comp := findSpan(t, spans, func(s gotSpan) bool { return s.ParentID == server.SpanID && strings.HasPrefix(s.Name, "chat ") })
+	if m := comp.Attrs["gen_ai.request.model"]; m == "claude-haiku-4-5" || m == "_OTHER" || m == nil || comp.Attrs["arr.audit_hash"] == nil {
+		t.Errorf("the Messages completion's span %q: %v", comp.Name, comp.Attrs)
 	}
 }
 
