@@ -187,7 +187,7 @@ func (c *Client) BreakerStates() map[string]string {
 // set to the upstream's id) to m. With stream it returns once the headers
 // arrived and the caller reads Response.Stream.
 func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
-	ctx, span := c.startAttempt(ctx, m, stream)
+	ctx, span := c.startAttempt(ctx, "chat", m, stream)
 	resp, err := c.complete(ctx, m, body, stream)
 	if span != nil {
 		endAttempt(span, resp, err)

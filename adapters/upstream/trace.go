@@ -18,17 +18,18 @@ import (
 	"github.com/arr-dev/arr/domain/routing"
 )
 
-// startAttempt starts the client span of one upstream call, named as the
-// GenAI semantic conventions name an inference ("chat gpt-4o-mini"), with
-// the provider, the model asked for, the catalog model and tier, and the
-// upstream's host and port: never its key, the body or a header. With no
-// tracer it starts nothing (nil span).
-func (c *Client) startAttempt(ctx context.Context, m routing.Model, stream bool) (context.Context, trace.Span) {
+// startAttempt starts the client span of one upstream call of operation
+// op (gen_ai.operation.name: "chat", "embeddings"), named as the GenAI
+// semantic conventions name it ("chat gpt-4o-mini"), with the provider,
+// the model asked for, the catalog model and tier, and the upstream's host
+// and port: never its key, the body or a header. With no tracer it starts
+// nothing (nil span); end it with endAttempt.
+func (c *Client) startAttempt(ctx context.Context, op string, m routing.Model, stream bool) (context.Context, trace.Span) {
 	if c.cfg.Tracer == nil {
 		return ctx, nil
 	}
 	attrs := []attribute.KeyValue{
-		semconv.GenAIOperationNameChat, semconv.GenAIProviderNameKey.String(tracing.GenAIProvider(m.Vendor)),
+		semconv.GenAIOperationNameKey.String(op), semconv.GenAIProviderNameKey.String(tracing.GenAIProvider(m.Vendor)),
 		semconv.GenAIRequestModel(m.UpstreamModel), attribute.String("arr.model", m.ID),
 		attribute.String("arr.routing.tier", m.Tier), attribute.Bool("arr.stream", stream),
 	}
@@ -38,7 +39,7 @@ func (c *Client) startAttempt(ctx context.Context, m routing.Model, stream bool)
 			attrs = append(attrs, semconv.ServerPort(p))
 		}
 	}
-	return c.cfg.Tracer.Start(ctx, "chat "+m.UpstreamModel, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
+	return c.cfg.Tracer.Start(ctx, op+" "+m.UpstreamModel, trace.WithSpanKind(trace.SpanKindClient), trace.WithAttributes(attrs...))
 }
 
 // endAttempt ends the span of a call: at once for a failure or a whole
