@@ -13,6 +13,8 @@ import (
 	"strings"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/arr-dev/arr/domain"
 )
 
@@ -23,6 +25,10 @@ type Config struct {
 	APIKey  string
 	// Timeout bounds one completion. Default 60s.
 	Timeout time.Duration
+	// Tracer starts a client span per completion and sends its W3C trace
+	// context (traceparent) to the endpoint, so the answer service's
+	// traces join the gateway's (trace.go); nil: neither.
+	Tracer trace.Tracer
 }
 
 // Client calls one OpenAI-compatible endpoint.
@@ -102,6 +108,15 @@ type wireResponse struct {
 
 // Complete sends one chat completion.
 func (c *Client) Complete(ctx context.Context, r Request) (Response, error) {
+	ctx, span := c.startSpan(ctx, r)
+	resp, err := c.complete(ctx, r)
+	if span != nil {
+		endSpan(span, resp, err)
+	}
+	return resp, err
+}
+
+func (c *Client) complete(ctx context.Context, r Request) (Response, error) {
 	body, err := json.Marshal(wireRequest{Model: r.Model, Messages: r.Messages, Temperature: r.Temperature, MaxTokens: r.MaxTokens, QualityFloor: r.QualityFloor})
 	if err != nil {
 		return Response{}, err
@@ -115,6 +130,7 @@ func (c *Client) Complete(ctx context.Context, r Request) (Response, error) {
 	if c.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
+	c.inject(ctx, req.Header)
 	resp, err := c.client.Do(req)
 	if err != nil {
 		return Response{}, unavailable(err)

@@ -13,6 +13,7 @@ import (
 	"time"
 
 	"github.com/sony/gobreaker/v2"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/arr-dev/arr/domain/routing"
 )
@@ -40,7 +41,10 @@ type Config struct {
 	KeyRequired func(env string) bool
 	// Transport overrides the HTTP transport (tests).
 	Transport http.RoundTripper
-	Logger    *slog.Logger
+	// Tracer starts a client span per call and sends its W3C trace
+	// context (traceparent) to the upstream (trace.go); nil: neither.
+	Tracer trace.Tracer
+	Logger *slog.Logger
 }
 
 // Validate fills in defaults and reports every setting out of range at
@@ -183,6 +187,16 @@ func (c *Client) BreakerStates() map[string]string {
 // set to the upstream's id) to m. With stream it returns once the headers
 // arrived and the caller reads Response.Stream.
 func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
+	ctx, span := c.startAttempt(ctx, "chat", m, stream)
+	resp, err := c.complete(ctx, m, body, stream)
+	if span != nil {
+		endAttempt(span, resp, err)
+	}
+	return resp, err
+}
+
+// complete is Complete's call, within the attempt's span.
+func (c *Client) complete(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
 	if m.APIKeyEnv != "" && c.cfg.KeyRequired != nil && c.cfg.KeyRequired(m.APIKeyEnv) && c.cfg.APIKey(m.APIKeyEnv) == "" {
 		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %s is unset", ErrNotConfigured, m.APIKeyEnv)}
 	}
@@ -224,6 +238,7 @@ func (c *Client) call(ctx context.Context, m routing.Model, body []byte, stream 
 	if stream {
 		req.Header.Set("Accept", "text/event-stream")
 	}
+	c.inject(ctx, req.Header)
 	if m.APIKeyEnv != "" {
 		if key := c.cfg.APIKey(m.APIKeyEnv); key != "" {
 			req.Header.Set("Authorization", "Bearer "+key)

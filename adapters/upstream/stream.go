@@ -6,6 +6,10 @@ import (
 	"errors"
 	"fmt"
 	"io"
+
+	"go.opentelemetry.io/otel/codes"
+	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
+	"go.opentelemetry.io/otel/trace"
 )
 
 // Stream reads an upstream's server-sent events. Not safe for concurrent
@@ -20,6 +24,8 @@ type Stream struct {
 	peeked  []byte
 	peekErr error
 	hasPeek bool
+	// span is the call's span (trace.go), ended by Close; nil: none.
+	span trace.Span
 }
 
 // Peek reads the first event ahead, so a caller can fail over to another
@@ -66,6 +72,7 @@ func (s *Stream) Next() ([]byte, error) {
 			line = full
 		}
 		if err != nil {
+			s.cutSpan()
 			return nil, fmt.Errorf("%w: %v", ErrCut, err)
 		}
 		s.touch()
@@ -90,6 +97,7 @@ func (s *Stream) Next() ([]byte, error) {
 			data = s.buf
 		case bytes.HasPrefix(line, []byte("event:")):
 			if ev := bytes.TrimSpace(line[6:]); bytes.Equal(ev, []byte("error")) {
+				s.cutSpan()
 				return nil, fmt.Errorf("%w: the upstream sent an error event", ErrCut)
 			}
 		}
@@ -100,5 +108,16 @@ func (s *Stream) Next() ([]byte, error) {
 func (s *Stream) Close() error {
 	err := s.body.Close()
 	s.release()
+	if s.span != nil {
+		s.span.End()
+	}
 	return err
+}
+
+// cutSpan marks the call's span failed: the stream broke off.
+func (s *Stream) cutSpan() {
+	if s.span != nil {
+		s.span.SetAttributes(semconv.ErrorTypeKey.String("stream_cut"))
+		s.span.SetStatus(codes.Error, "stream_cut")
+	}
 }

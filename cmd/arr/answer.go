@@ -5,6 +5,8 @@ import (
 	"fmt"
 	"time"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/arr-dev/arr/adapters/llm"
 	"github.com/arr-dev/arr/adapters/webpage"
 	"github.com/arr-dev/arr/adapters/websearch"
@@ -31,11 +33,11 @@ func (c *Config) searcher(docs app.AnswerDocs) (research.Searcher, error) {
 // none is configured (no ARR_ANSWER_LLM_API_KEY and no
 // ARR_ANSWER_LLM_BASE_URL): then answers are extractive and no model is
 // called.
-func (c *Config) answerModel() (research.Model, error) {
+func (c *Config) answerModel(tracer trace.Tracer) (research.Model, error) {
 	if c.Answer.LLMAPIKey == "" && c.Answer.LLMBaseURL == "" {
 		return nil, nil
 	}
-	m, err := llm.New(llm.Config{BaseURL: c.llmBaseURL(), APIKey: c.Answer.LLMAPIKey})
+	m, err := llm.New(llm.Config{BaseURL: c.llmBaseURL(), APIKey: c.Answer.LLMAPIKey, Tracer: tracer})
 	if err != nil {
 		return nil, fmt.Errorf("ARR_ANSWER_LLM_BASE_URL: %w", err)
 	}
@@ -65,7 +67,7 @@ func (s *system) openResearch() (*research.Researcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	model, err := cfg.answerModel()
+	model, err := cfg.answerModel(s.traces.Tracer())
 	if err != nil {
 		return nil, err
 	}

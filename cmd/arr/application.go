@@ -79,7 +79,7 @@ func (s *system) buildApplication(ctx context.Context, o openOptions) (app.Appli
 // commands builds every command handler over the store; researcher is nil
 // outside the answer role.
 func (s *system) commands(researcher *research.Researcher) (commands.Commands, error) {
-	cfg := commands.Config{Store: s.store, Clock: s.now, SQLProjections: s.sql, BuiltIn: s.isBuiltIn}
+	cfg := commands.Config{Store: commands.TraceAppends(s.store, s.traces.Tracer()), Clock: s.now, SQLProjections: s.sql, BuiltIn: s.isBuiltIn}
 	if s.keys != nil { // (a nil *Keyring in the interface would not read as nil)
 		cfg.ContactKeys = s.keys
 	}

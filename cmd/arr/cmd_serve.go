@@ -64,7 +64,9 @@ func (a *cli) serve(ctx context.Context, roles []string) error {
 // serve ROLE` and the component tests run it.
 func run(ctx context.Context, cfg Config, log *slog.Logger, roles []string, version string, started func(map[string]string, app.Application)) error {
 	gin.SetMode(gin.ReleaseMode)
-	s, err := openSystem(ctx, cfg, log, serveOptions(roles))
+	o := serveOptions(roles)
+	o.version = version
+	s, err := openSystem(ctx, cfg, log, o)
 	if err != nil {
 		return err
 	}

@@ -97,6 +97,8 @@ type Config struct {
 	LogCheckpointTime  time.Duration
 	// PprofAddr serves net/http/pprof for operators; empty serves nothing.
 	PprofAddr string
+	// Traces are the OpenTelemetry settings (OTEL_*).
+	Traces TracesConfig
 
 	// raw is each setting's text, from its flag or variable (bind).
 	raw map[string]*string
@@ -186,7 +188,7 @@ func (c *Config) settings() []setting {
 		{env: "ARR_PPROF_ADDR", str: &c.PprofAddr, help: "address of a Go profiling listener (net/http/pprof, e.g. 127.0.0.1:6060) for operators; keep it off public interfaces; empty serves none"},
 		{env: "ARR_PUBLIC_BASE_URL", str: &c.PublicBaseURL, help: "base URL of every link the services build (sign-in mail, Stripe return URLs), e.g. https://{service}.arr.example ({service} becomes answer, gateway or records); sign-in and billing requests made to another host get 421 and no link; empty uses each service's listen address (http://127.0.0.1:8081 for answer; an all-interfaces address like 0.0.0.0 becomes 127.0.0.1, with a warning); never the request's Host header"},
 		{env: "ARR_TRUSTED_PROXIES", str: &c.TrustedProxies, help: "comma-separated IP addresses and CIDR prefixes of the reverse proxies in front of arr (e.g. 127.0.0.1,10.0.0.0/8): only from these peers are X-Forwarded-For/X-Real-IP (the client IP of per-IP limits), X-Forwarded-Proto (Secure cookies) and X-Forwarded-Host believed; empty trusts nobody"},
-	}, c.answerSettings()...)
+	}, append(c.answerSettings(), c.traceSettings()...)...)
 }
 
 func flagName(env string) string { return strings.ToLower(strings.ReplaceAll(env, "_", "-")) }
@@ -316,6 +318,7 @@ func (c *Config) Validate() error {
 	}
 	errs = append(errs, c.keyErrors()...)
 	errs = append(errs, c.Answer.validate(c)...)
+	errs = append(errs, c.Traces.validate(c)...)
 	if len(errs) > 0 {
 		return errs
 	}

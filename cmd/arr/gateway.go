@@ -82,6 +82,7 @@ func (s *system) openCompletions(a app.Application) (*complete.Handler, *command
 		// The single upstream (vLLM, Ollama, …) may need no key; a
 		// vendor's API always does.
 		KeyRequired: func(env string) bool { return env != upstreamKeyEnv },
+		Tracer:      s.traces.Tracer(),
 	})
 	if err != nil {
 		return nil, nil, err
@@ -101,7 +102,7 @@ func (s *system) openCompletions(a app.Application) (*complete.Handler, *command
 	comp, err := complete.New(complete.Config{
 		Catalog: cat, Upstream: up, Chain: chain, HashKey: hashKey,
 		Quality: a.Queries.TierQuality, Cache: complete.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
-		Registerer: s.registry, Logger: log,
+		Registerer: s.registry, Logger: log, Tracer: s.traces.Tracer(),
 	})
 	if err != nil {
 		return nil, nil, err

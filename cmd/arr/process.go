@@ -68,6 +68,7 @@ func newProcess(ctx context.Context, s *system, roles []string, version string) 
 		// appended by the end of the grace period fail).
 		p.group.Add(lifecycle.Recorders, lifecycle.Component{Name: "audit chain", Run: quiet(s.chain.Run)})
 	}
+	p.addTraces(s)
 	if s.cfg.PprofAddr != "" {
 		if err := p.addPprof(s.cfg.PprofAddr, s.log); err != nil {
 			return nil, err
@@ -130,7 +131,7 @@ func (p *process) addProjections(s *system) error {
 func (p *process) addServices(ctx context.Context, s *system, roles []string, version string) error {
 	cfg, log := s.cfg, s.log
 	deps := httpx.Deps{App: s.app, Version: version, Logger: log, Metrics: httpx.NewMetrics(s.registry), Gatherer: s.registry,
-		BodyTimeout: cfg.BodyTimeout}
+		BodyTimeout: cfg.BodyTimeout, Tracer: s.traces.Tracer()}
 	var err error
 	if deps.TrustedProxies, err = httpx.ParseTrustedProxies(cfg.TrustedProxies); err != nil {
 		return fmt.Errorf("ARR_TRUSTED_PROXIES: %w", err)

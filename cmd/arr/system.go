@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arr-dev/arr/adapters/datakeys"
+	"github.com/arr-dev/arr/adapters/tracing"
 	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/projections/builtin"
@@ -63,6 +64,9 @@ type system struct {
 	served      *answer.Served
 	local       *research.Local
 	answerModel research.Model
+	// traces is the tracer provider of a serving process; nil: traces off
+	// (its Tracer is nil, and nothing starts a span).
+	traces *tracing.Provider
 	// now is the clock of commands and services (ARR_TEST_CLOCK_FILE moves it).
 	now func() time.Time
 	// hurry is set when the shutdown grace is over: Close no longer waits
@@ -89,6 +93,8 @@ type openOptions struct {
 	// serve ROLE; none for a CLI command): the application is built with
 	// the parts they use.
 	roles []string
+	// version is arr's version, for the traces' service.version.
+	version string
 }
 
 // open builds the system for a CLI command.
@@ -126,6 +132,9 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 	}
 	// The keys this command uses are checked at start, before any work.
 	if err := s.bindKeys(ctx, o); err != nil {
+		return nil, err
+	}
+	if err := s.openTraces(ctx, o); err != nil {
 		return nil, err
 	}
 	if err := s.openProjections(ctx, o.setup || len(o.catchUp) > 0); err != nil {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/sync/singleflight"
 
 	"github.com/arr-dev/arr/adapters/upstream"
@@ -46,7 +47,9 @@ type Config struct {
 	// Registerer receives the routing series (completions, upstream
 	// latency, failovers, cost, tokens); nil registers nothing.
 	Registerer prometheus.Registerer
-	Logger     *slog.Logger
+	// Tracer starts the completion's spans (trace.go); nil: none.
+	Tracer trace.Tracer
+	Logger *slog.Logger
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
 }
@@ -188,7 +191,7 @@ type call struct {
 	md      eventstore.Metadata
 }
 
-// Handle runs one completion: it routes the request, answers from the
+// handle runs one completion (Handle, trace.go): it routes the request, answers from the
 // cache or calls the candidates in failover order (a cacheable
 // non-streamed request waits for an identical one's call in flight
 // instead: flight.go), and records the
@@ -201,7 +204,7 @@ type call struct {
 // *Refused when an upstream refused the request itself, an error wrapping
 // domain.ErrUnavailable when the audit chain did not record it, and
 // commands.ErrOutcomeUnknown when the chain cannot tell.
-func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
+func (h *Handler) handle(ctx context.Context, cmd Command) (Result, error) {
 	var k *call
 	var st *Stream
 	if cmd.Request.Stream {
@@ -212,7 +215,7 @@ func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
 	}
 	k.start, k.caller, k.req = h.cfg.Clock(), cmd.Caller, cmd.Request
 	var err error
-	k.dec, err = k.req.Route(h.cfg.Catalog, h.fb.get(), cmd.Caller.Plan.Offer().Limits.BrandPref)
+	k.dec, err = h.route(ctx, k)
 	if err != nil {
 		return Result{}, err
 	}

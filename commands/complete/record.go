@@ -22,7 +22,7 @@ func (h *Handler) record(ctx context.Context, k *call, m routing.Model, u Usage,
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.RecordTimeout)
 	defer cancel()
-	rec, err := h.cfg.Chain.Record(ctx, commands.RecordCompletion{Metadata: k.md, Completion: audit.Completion{
+	rec, err := h.recordTraced(ctx, commands.RecordCompletion{Metadata: k.md, Completion: audit.Completion{
 		AccountID: k.caller.AccountID, KeyID: k.caller.KeyID, RequestID: k.md.RequestID, RequestHash: h.cfg.HashKey.Sum(k.req.Body), ResponseHash: respHash,
 		Tier: m.Tier, Model: m.ID, Vendor: m.Vendor, Difficulty: k.dec.Difficulty, Stream: k.req.Stream,
 		PromptTokens: u.Prompt, CompletionTokens: u.Completion, UsageEstimated: u.Estimated, CostMicroUSD: cost,

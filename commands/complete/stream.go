@@ -10,6 +10,8 @@ import (
 
 	"encoding/json"
 
+	"go.opentelemetry.io/otel/trace"
+
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"
 )
@@ -40,6 +42,9 @@ type Stream struct {
 	cut     error
 	done    bool
 	err     error // io.EOF once ended and recorded
+	// span is the completion's span (trace.go), ended once the stream is
+	// recorded; nil: none.
+	span trace.Span
 }
 
 // StreamCut says the upstream broke a stream off mid-way: what was relayed
@@ -131,6 +136,7 @@ func (s *Stream) Close() {
 	if s.resp != nil && s.resp.Stream != nil {
 		_ = s.resp.Stream.Close()
 	}
+	s.endSpan(context.Canceled) // closed before it was recorded
 }
 
 // relay starts relaying the stream resp of the candidate that answered.
@@ -163,10 +169,12 @@ func (s *Stream) finish(cut error) error {
 	if err != nil {
 		s.h.cfg.Logger.Error("recording a streamed completion failed", "err", err, "request_id", s.md.RequestID)
 		s.err = err
+		s.endSpan(err)
 		return err
 	}
 	s.usage, s.err = u, io.EOF
 	s.routing = s.h.routing(&s.call, cand.Model, rec, cost, false, s.attempts, cand.Predicted)
+	s.endSpan(nil)
 	if cut != nil {
 		s.cut = &StreamCut{Model: cand.Model.ID, Err: cut}
 		return io.EOF

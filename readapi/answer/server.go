@@ -39,6 +39,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Answer), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
 		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 64 << 10, BodyTimeout: d.BodyTimeout,
+		Tracer: d.Tracer,
 		Health: func(ctx context.Context) (int, any) {
 			code, base := d.BaseHealth(ctx, string(account.Answer))
 			return code, healthReport{HealthReport: base, Synthesis: d.App.Answers.Synthesis}

@@ -48,6 +48,7 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 		Service: string(account.Gateway), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
 		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20, BodyTimeout: d.BodyTimeout,
 		Health: func(ctx context.Context) (int, any) { return comp.health(ctx) },
+		Tracer: d.Tracer,
 	})
 	if err != nil {
 		return nil, err

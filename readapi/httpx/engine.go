@@ -14,6 +14,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/prometheus/client_golang/prometheus"
 	"github.com/prometheus/client_golang/prometheus/promhttp"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/arr-dev/arr/domain"
 )
@@ -52,6 +53,9 @@ type Base struct {
 	// gin.Context.ClientIP (per-IP limits), IsTLS and RequestHost. Empty
 	// trusts nobody: the client is the TCP peer and the headers are ignored.
 	TrustedProxies []netip.Prefix
+	// Tracer starts each request's server span (trace.go); nil traces
+	// nothing and costs nothing.
+	Tracer trace.Tracer
 }
 
 // Validate checks the required fields.
@@ -91,6 +95,9 @@ func NewEngine(b Base) (*gin.Engine, error) {
 	e.ContextWithFallback = true
 	if err := trustProxies(e, b.TrustedProxies); err != nil {
 		return nil, err
+	}
+	if b.Tracer != nil {
+		e.Use(traceRequests(b.Service, b.Tracer))
 	}
 	e.Use(markTrustedPeer(b.TrustedProxies), requestID(), b.Metrics.middleware(b.Service), accessLog(b.Service, b.Logger), recoverer(b.Logger, b.Fail),
 		limitHeaders(b.MaxHeaderBytes, b.Fail), limitBody(b.MaxBodyBytes, b.BodyTimeout, b.Fail))

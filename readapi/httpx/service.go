@@ -9,6 +9,7 @@ import (
 	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+	"go.opentelemetry.io/otel/trace"
 
 	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/metering"
@@ -40,6 +41,9 @@ type Deps struct {
 	// Quota enforces the plans' request limits and the per-IP limit of
 	// public routes; nil limits nothing (tests of other parts).
 	Quota *ratelimit.Quota
+	// Tracer starts a server span per request (Base.Tracer) and is the
+	// tracer of the spans handlers start; nil traces nothing.
+	Tracer trace.Tracer
 	// Meter turns admitted, served keyed requests into usage events; nil counts
 	// nothing.
 	Meter *metering.Meter

@@ -60,6 +60,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 		Service: string(account.Records), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
 		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20,
 		BodyTimeout: d.BodyTimeout, Public: public,
+		Tracer: d.Tracer,
 		Health: func(ctx context.Context) (int, any) { return d.BaseHealth(ctx, string(account.Records)) },
 	})
 	if err != nil {

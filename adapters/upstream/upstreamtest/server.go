@@ -42,6 +42,7 @@ type Server struct {
 	calls     map[string]int
 	last      map[string]map[string]any
 	auth      map[string]string
+	parents   map[string]string
 }
 
 // Start starts a server for the test and closes it when the test ends.
@@ -62,7 +63,8 @@ func New(addr string) (*Server, error) {
 		return nil, err
 	}
 	s := &Server{ln: ln, URL: "http://" + ln.Addr().String() + "/v1",
-		behaviors: map[string]Behavior{}, calls: map[string]int{}, last: map[string]map[string]any{}, auth: map[string]string{}}
+		behaviors: map[string]Behavior{}, calls: map[string]int{}, last: map[string]map[string]any{}, auth: map[string]string{},
+		parents: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.complete)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
@@ -117,6 +119,14 @@ func (s *Server) LastAuthorization(model string) string {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	return s.auth[model]
+}
+
+// LastTraceparent returns the W3C traceparent header of the last request
+// that named model ("" when it had none).
+func (s *Server) LastTraceparent(model string) string {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	return s.parents[model]
 }
 
 func (s *Server) behavior(model string, req map[string]any, auth string) Behavior {
@@ -179,6 +189,9 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		writeError(w, http.StatusBadRequest, fmt.Sprintf("not a chat request: %v", err))
 		return
 	}
+	s.mu.Lock()
+	s.parents[req.Model] = r.Header.Get("Traceparent")
+	s.mu.Unlock()
 	b := s.behavior(req.Model, raw, r.Header.Get("Authorization"))
 	if b.Latency > 0 {
 		select {

@@ -23,6 +23,10 @@ const (
 	// meter, the served-answers recorder, the audit chain): they stop
 	// after Intake, so work served during the drain is recorded.
 	Recorders
+	// Telemetry is what reports on the others (the tracer provider): it
+	// stops last, once the servers have drained, so the spans of the
+	// drained requests are exported.
+	Telemetry
 	stages
 )
 
@@ -32,6 +36,8 @@ func (s Stage) String() string {
 		return "intake"
 	case Recorders:
 		return "recorders"
+	case Telemetry:
+		return "telemetry"
 	}
 	return fmt.Sprintf("stage %d", int(s))
 }

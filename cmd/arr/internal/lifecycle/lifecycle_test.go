@@ -165,3 +165,37 @@ func TestServerDrainsItsRequests(t *testing.T) {
 		t.Fatalf("Run: %v", err)
 	}
 }
+
+// TestTelemetryStopsLast: the telemetry stage's Stop (the tracer
+// provider's flush) runs after the intake's drain and the recorders'
+// Stops.
+func TestTelemetryStopsLast(t *testing.T) {
+	ev := &events{}
+	g := lifecycle.New(5*time.Second, nil)
+	stopper := func(name string, d time.Duration) lifecycle.Component {
+		return lifecycle.Component{Name: name,
+			Run: func(ctx context.Context) error { <-ctx.Done(); return nil },
+			Stop: func(context.Context) error {
+				time.Sleep(d)
+				ev.add(name + " stopped")
+				return nil
+			}}
+	}
+	g.Add(lifecycle.Telemetry, stopper("traces", 0))
+	g.Add(lifecycle.Recorders, stopper("chain", 30*time.Millisecond))
+	g.Add(lifecycle.Intake, stopper("server", 30*time.Millisecond))
+	ctx, cancel := context.WithCancel(context.Background())
+	done := make(chan error, 1)
+	go func() { done <- g.Run(ctx) }()
+	time.Sleep(20 * time.Millisecond)
+	cancel()
+	if err := <-done; err != nil || g.Expired() {
+		t.Fatalf("Run: %v (grace period expired: %v)", err, g.Expired())
+	}
+	if got, want := ev.list(), []string{"server stopped", "chain stopped", "traces stopped"}; !slices.Equal(got, want) {
+		t.Fatalf("stopped in the order %v, want %v", got, want)
+	}
+	if lifecycle.Telemetry.String() != "telemetry" {
+		t.Errorf("Telemetry is %q", lifecycle.Telemetry)
+	}
+}
