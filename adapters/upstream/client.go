@@ -183,6 +183,18 @@ func (c *Client) BreakerStates() map[string]string {
 // set to the upstream's id) to m. With stream it returns once the headers
 // arrived and the caller reads Response.Stream.
 func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
+	return c.send(ctx, m, "/chat/completions", body, stream)
+}
+
+// Embed sends body (an OpenAI embeddings request, model already set to the
+// upstream's id) to m's /embeddings, with the same key check, breaker and
+// timeout as a completion; Response.Data is the whole reply.
+func (c *Client) Embed(ctx context.Context, m routing.Model, body []byte) (*Response, error) {
+	return c.send(ctx, m, "/embeddings", body, false)
+}
+
+// send posts body to path under m's base URL through m's breaker.
+func (c *Client) send(ctx context.Context, m routing.Model, path string, body []byte, stream bool) (*Response, error) {
 	if m.APIKeyEnv != "" && c.cfg.KeyRequired != nil && c.cfg.KeyRequired(m.APIKeyEnv) && c.cfg.APIKey(m.APIKeyEnv) == "" {
 		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %s is unset", ErrNotConfigured, m.APIKeyEnv)}
 	}
@@ -190,7 +202,7 @@ func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, str
 	if err != nil {
 		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %v", ErrBreakerOpen, err)}
 	}
-	resp, err := c.call(ctx, m, body, stream)
+	resp, err := c.call(ctx, m, path, body, stream)
 	var ue *Error
 	if err != nil && errors.As(err, &ue) && ue.Retryable {
 		done(err)
@@ -203,7 +215,7 @@ func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, str
 // ErrNotConfigured: the model's API-key variable is empty.
 var ErrNotConfigured = errors.New("not configured")
 
-func (c *Client) call(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
+func (c *Client) call(ctx context.Context, m routing.Model, path string, body []byte, stream bool) (*Response, error) {
 	fail := func(status int, b []byte, retry bool, err error) (*Response, error) {
 		return nil, &Error{Model: m.ID, Status: status, Body: b, Retryable: retry, Err: err}
 	}
@@ -215,7 +227,7 @@ func (c *Client) call(ctx context.Context, m routing.Model, body []byte, stream 
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+"/chat/completions", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+path, bytes.NewReader(body))
 	if err != nil {
 		cancel()
 		return fail(0, nil, false, err)
