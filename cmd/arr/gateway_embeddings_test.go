@@ -4,7 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/base64"
-	"encoding/binary"
+	bin "encoding/binary"
 	"encoding/json"
 	"io"
 	"math"
@@ -73,7 +73,7 @@ func float32sOf(t testing.TB, b64 string) []float32 {
 	}
 	out := make([]float32, len(buf)/4)
 	for i := range out {
-		out[i] = math.Float32frombits(binary.LittleEndian.Uint32(buf[4*i:]))
+		out[i] = math.Float32frombits(bin.LittleEndian.Uint32(buf[4*i:]))
 	}
 	return out
 }
@@ -166,6 +166,13 @@ func TestGatewayEmbeddings(t *testing.T) {
 	}
 	g.up.Reset()
 
+	// Feedback rates chat completions only.
+	if code, out := g.postKeyed(t, "/v1/feedback", g.key, map[string]any{"audit_hash": hashes[0], "rating": 5}); code != 400 {
+		t.Fatalf("feedback on an embeddings request: %d %v", code, out)
+	} else if _, c, _ := errorOf(out); c != "not_a_completion" {
+		t.Fatalf("feedback on an embeddings request: %v", out)
+	}
+
 	// The audit chain holds each answered request, and verifies.
 	for _, h := range hashes {
 		status, body := get(t, g.gateway+"/v1/audit/"+h, g.owner())
@@ -223,6 +230,7 @@ func embeddingRefusals(t *testing.T, g *gw) {
 		{"empty array", map[string]any{"input": []string{}}, 400, "empty_input", "input"},
 		{"an empty item", map[string]any{"input": []string{"a", ""}}, 400, "empty_input", "input[1]"},
 		{"not text", map[string]any{"input": map[string]any{"text": "a"}}, 400, "invalid_type", "input"},
+		{"strings and tokens mixed", map[string]any{"input": []any{"a", []int{1}}}, 400, "invalid_type", "input[1]"},
 		{"a negative token", map[string]any{"input": []int{1, -2}}, 400, "invalid_value", "input"},
 		{"chat tier", map[string]any{"model": "nano", "input": "a"}, 400, "not_an_embedding_model", "model"},
 		{"unknown model", map[string]any{"model": "text-embedding-9", "input": "a"}, 404, "model_not_found", "model"},

@@ -255,8 +255,8 @@ func TestEmbedAnswersRecordsAndSettles(t *testing.T) {
 		t.Fatalf("usage %+v, cost %v per 1k %v", l.Usage, r.CostUSD, r.CostPer1K)
 	}
 
-	inputs := []embed.Input{{Text: "first"}, {Tokens: []int64{1, 2, 3}}}
-	two, err := hs.embed(t, request(t, map[string]any{"model": "embed-small", "input": []any{"first", []int{1, 2, 3}}, "encoding_format": "base64", "dimensions": 256}, inputs...))
+	inputs := []embed.Input{{Text: "first"}, {Text: "second one"}}
+	two, err := hs.embed(t, request(t, map[string]any{"model": "embed-small", "input": []any{"first", "second one"}, "encoding_format": "base64", "dimensions": 256}, inputs...))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -265,7 +265,7 @@ func TestEmbedAnswersRecordsAndSettles(t *testing.T) {
 		t.Fatalf("reply %s", two.Body)
 	}
 	if !sameVector(floats(t, l.Data[0].Embedding), upstreamtest.Vector("text-embedding-3-small", "first", 256)) ||
-		!sameVector(floats(t, l.Data[1].Embedding), upstreamtest.Vector("text-embedding-3-small", []int64{1, 2, 3}, 256)) {
+		!sameVector(floats(t, l.Data[1].Embedding), upstreamtest.Vector("text-embedding-3-small", "second one", 256)) {
 		t.Fatal("base64 vectors are not the upstream's")
 	}
 	sent := hs.up.LastRequest("text-embedding-3-small")
@@ -288,7 +288,7 @@ func TestEmbedAnswersRecordsAndSettles(t *testing.T) {
 		t.Fatalf("%d admissions", len(hs.admit.admitted))
 	}
 	a := hs.admit.admitted[1]
-	if strings.Join(a.models, ",") != "text-embedding-3-small" || a.maxToks != 5 || a.maxCost <= 0 || a.settled != 1 || a.tokens != two.Usage.Prompt || a.costUSD != two.Routing.CostUSD {
+	if strings.Join(a.models, ",") != "text-embedding-3-small" || a.maxToks != 6 || a.maxCost <= 0 || a.settled != 1 || a.tokens != two.Usage.Prompt || a.costUSD != two.Routing.CostUSD {
 		t.Fatalf("admission %+v", a)
 	}
 }

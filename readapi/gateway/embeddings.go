@@ -135,9 +135,13 @@ func parseEmbeddingInput(v json.RawMessage) ([]embed.Input, error) {
 		return []embed.Input{{Tokens: toks}}, nil
 	}
 	out := make([]embed.Input, len(items))
+	texts := bytes.HasPrefix(bytes.TrimSpace(items[0]), []byte(`"`))
 	for i, it := range items {
 		param := fmt.Sprintf("input[%d]", i)
-		if json.Unmarshal(it, &out[i].Text) == nil {
+		if texts {
+			if json.Unmarshal(it, &out[i].Text) != nil {
+				return nil, invalid("invalid_type", param, "%s must be a string like input[0]: an array of inputs holds strings only or token arrays only", param)
+			}
 			if out[i].Text == "" {
 				return nil, invalid("empty_input", param, "%s must not be an empty string", param)
 			}
@@ -157,7 +161,7 @@ func parseEmbeddingInput(v json.RawMessage) ([]embed.Input, error) {
 func tokenArray(v json.RawMessage, param string) ([]int64, error) {
 	var toks []int64
 	if json.Unmarshal(v, &toks) != nil {
-		return nil, invalid("invalid_type", param, "%s must be a string or an array of token ids (integers of at least 0), and every item of input of the same kind", param)
+		return nil, invalid("invalid_type", param, "%s must be an array of token ids (integers of at least 0); an array of inputs holds strings only or token arrays only", param)
 	}
 	if len(toks) == 0 {
 		return nil, invalid("empty_input", param, "%s must not be an empty array of tokens", param)
