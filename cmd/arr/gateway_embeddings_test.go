@@ -12,6 +12,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strings"
 	"testing"
 	"time"
 
@@ -165,6 +166,12 @@ func TestGatewayEmbeddings(t *testing.T) {
 		t.Fatalf("a named model that fails: %v", out)
 	}
 	g.up.Reset()
+
+	// The embedding series are on /metrics.
+	if _, mb := get(t, g.gateway+"/metrics", nil); !strings.Contains(string(mb), `arr_gateway_embeddings_total{model="mistral-embed",tier="embed-small"} 1`) ||
+		!strings.Contains(string(mb), `arr_gateway_embedding_upstream_failures_total{model="text-embedding-3-small"} 2`) {
+		t.Fatalf("metrics without the embedding series:\n%s", mb)
+	}
 
 	// Feedback rates chat completions only.
 	if code, out := g.postKeyed(t, "/v1/feedback", g.key, map[string]any{"audit_hash": hashes[0], "rating": 5}); code != 400 {
