@@ -183,18 +183,32 @@ func (c *Client) BreakerStates() map[string]string {
 // set to the upstream's id) to m. With stream it returns once the headers
 // arrived and the caller reads Response.Stream.
 func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
-	return c.send(ctx, m, "/chat/completions", body, stream)
+	return c.send(ctx, m, endpoint{"/chat/completions", maxChatReply}, body, stream)
+}
+
+// The largest replies read: a longer one is a failed attempt. An
+// embeddings reply of 2048 inputs of 3072 numbers as JSON text is about
+// 75 MiB.
+const (
+	maxChatReply       = 32 << 20
+	maxEmbeddingsReply = 128 << 20
+)
+
+// endpoint is an upstream route and the largest reply read from it.
+type endpoint struct {
+	path     string
+	maxReply int64
 }
 
 // Embed sends body (an OpenAI embeddings request, model already set to the
 // upstream's id) to m's /embeddings, with the same key check, breaker and
 // timeout as a completion; Response.Data is the whole reply.
 func (c *Client) Embed(ctx context.Context, m routing.Model, body []byte) (*Response, error) {
-	return c.send(ctx, m, "/embeddings", body, false)
+	return c.send(ctx, m, endpoint{"/embeddings", maxEmbeddingsReply}, body, false)
 }
 
 // send posts body to path under m's base URL through m's breaker.
-func (c *Client) send(ctx context.Context, m routing.Model, path string, body []byte, stream bool) (*Response, error) {
+func (c *Client) send(ctx context.Context, m routing.Model, ep endpoint, body []byte, stream bool) (*Response, error) {
 	if m.APIKeyEnv != "" && c.cfg.KeyRequired != nil && c.cfg.KeyRequired(m.APIKeyEnv) && c.cfg.APIKey(m.APIKeyEnv) == "" {
 		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %s is unset", ErrNotConfigured, m.APIKeyEnv)}
 	}
@@ -202,7 +216,7 @@ func (c *Client) send(ctx context.Context, m routing.Model, path string, body []
 	if err != nil {
 		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %v", ErrBreakerOpen, err)}
 	}
-	resp, err := c.call(ctx, m, path, body, stream)
+	resp, err := c.call(ctx, m, ep, body, stream)
 	var ue *Error
 	if err != nil && errors.As(err, &ue) && ue.Retryable {
 		done(err)
@@ -215,7 +229,7 @@ func (c *Client) send(ctx context.Context, m routing.Model, path string, body []
 // ErrNotConfigured: the model's API-key variable is empty.
 var ErrNotConfigured = errors.New("not configured")
 
-func (c *Client) call(ctx context.Context, m routing.Model, path string, body []byte, stream bool) (*Response, error) {
+func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, body []byte, stream bool) (*Response, error) {
 	fail := func(status int, b []byte, retry bool, err error) (*Response, error) {
 		return nil, &Error{Model: m.ID, Status: status, Body: b, Retryable: retry, Err: err}
 	}
@@ -227,7 +241,7 @@ func (c *Client) call(ctx context.Context, m routing.Model, path string, body []
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+ep.path, bytes.NewReader(body))
 	if err != nil {
 		cancel()
 		return fail(0, nil, false, err)
@@ -263,9 +277,12 @@ func (c *Client) call(ctx context.Context, m routing.Model, path string, body []
 	}
 	defer cancel()
 	defer resp.Body.Close()
-	out.Data, err = io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	out.Data, err = io.ReadAll(io.LimitReader(resp.Body, ep.maxReply+1))
 	if err != nil {
 		return fail(resp.StatusCode, nil, true, fmt.Errorf("reading the reply: %w", err))
+	}
+	if int64(len(out.Data)) > ep.maxReply {
+		return fail(resp.StatusCode, nil, true, fmt.Errorf("the reply is over %d MiB", ep.maxReply>>20))
 	}
 	return out, nil
 }
