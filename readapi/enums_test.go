@@ -16,6 +16,7 @@ import (
 	"github.com/arr-dev/arr/domain/routing"
 	answerapi "github.com/arr-dev/arr/readapi/answer"
 	"github.com/arr-dev/arr/readapi/gateway"
+	"github.com/arr-dev/arr/readapi/gateway/messages"
 	recordsapi "github.com/arr-dev/arr/readapi/records"
 )
 
@@ -104,6 +105,12 @@ var enumSources = map[string]enumSource{
 	"components/schemas/Response/properties/store":                                               {[]string{"false"}, "readapi/gateway/responses/response.go: nothing is stored"},
 	"components/schemas/Response/properties/status":                                              {[]string{"completed", "incomplete", "failed", "in_progress"}, "readapi/gateway/responses/response.go"},
 	"components/schemas/Response/properties/incomplete_details/properties/reason":                {[]string{"max_output_tokens", "content_filter"}, "readapi/gateway/responses/response.go"},
+	// Anthropic's wire format, as readapi/gateway/messages parses and writes it.
+	"paths//v1/messages/post/parameters/X-Arr-Cache/schema":                             {[]string{"on", "off"}, "readapi/gateway/completions.go cacheMode"},
+	"components/schemas/MessageCreateRequest/properties/messages/items/properties/role": {[]string{"user", "assistant", "system"}, "readapi/gateway/messages/content.go"},
+	"components/schemas/MessageCreateRequest/properties/tool_choice/properties/type":    {[]string{"auto", "any", "tool", "none"}, "readapi/gateway/messages/tools.go"},
+	"components/schemas/Message/properties/stop_reason":                                 {messages.StopReasons(), "readapi/gateway/messages.StopReasons()"},
+	"components/schemas/AnthropicError/properties/error/properties/type":                {messages.ErrorTypes(), "readapi/gateway/messages.ErrorTypes()"},
 }
 
 // TestOpenAPIEnumsFollowTheDomain: every enum in every document a service

@@ -155,6 +155,35 @@ ensure_node_openai() {
   }
 }
 
+# ensure_node_anthropic installs Node.js and npm (Debian's, when missing)
+# and the pinned `@anthropic-ai/sdk` npm package of
+# scripts/clients/anthropic-node, which the gateway's end-to-end test runs
+# as the official Anthropic client of the Messages API.
+ensure_node_anthropic() {
+  { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
+  local dir="$ARR_ROOT/scripts/clients/anthropic-node"
+  [ -f "$dir/node_modules/@anthropic-ai/sdk/package.json" ] || {
+    log "installing the @anthropic-ai/sdk npm package into $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  }
+}
+
+# ensure_claude_code installs npm (Debian's, when missing), strace (with
+# which the test sees every host Claude Code connects to) and the pinned
+# `@anthropic-ai/claude-code` package of scripts/clients/claude-code: its
+# native linux-x64 binary comes as the @anthropic-ai/claude-code-linux-x64
+# package (the lock lists every platform's; npm takes this machine's),
+# linked into place by the package's install script.
+ensure_claude_code() {
+  { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
+  command -v strace >/dev/null || ensure_pkgs strace
+  local dir="$ARR_ROOT/scripts/clients/claude-code"
+  [ -x "$dir/node_modules/.bin/claude" ] && [ -d "$dir/node_modules/@anthropic-ai/claude-code-linux-x64" ] || {
+    log "installing the @anthropic-ai/claude-code npm package into $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  }
+}
+
 # ensure_node_duckdb installs Node.js and npm (Debian's, when missing) and
 # the pinned `@duckdb/node-api` npm package of scripts/clients/duckdb (it
 # ships the DuckDB engine as @duckdb/node-bindings-linux-x64), with which

@@ -15,6 +15,8 @@ ensure_stripe_mock
 ensure_chromium
 ensure_redis
 ensure_node_openai
+ensure_node_anthropic
+ensure_claude_code
 ensure_node_ai_sdk
 ensure_node_duckdb
 

@@ -76,6 +76,7 @@ type Config struct {
 	KeyCache string
 	// The gateway's routing (UpstreamAPIKey is a secret: never shown).
 	Catalog         string
+	ModelAliases    string
 	UpstreamBaseURL string
 	UpstreamAPIKey  string
 	UpstreamTimeout time.Duration
@@ -167,6 +168,7 @@ func (c *Config) settings() []setting {
 		{env: "ARR_MASTER_KEY", str: &c.MasterKey, secret: true, help: "records service master key (64 hex digits or base64 of 32 bytes) wrapping each account's data key; empty uses ARR_DATA_DIR/master.key, made by the first process when the database names no key. The database records the key's fingerprint: a process with another key, or none, stops at start (exit 2) and makes no key file"},
 		{env: "ARR_DEMO_DATA", str: &c.DemoData, def: "true", help: "true: `arr up` loads the shipped public-record demo data on first start; false: it does not", choices: []string{"true", "false"}},
 		{env: "ARR_CATALOG", str: &c.Catalog, help: "model catalog file of the gateway (tiers of upstream models, prices, quality, context windows); empty uses the catalog shipped in the binary"},
+		{env: "ARR_MODEL_ALIASES", str: &c.ModelAliases, help: "extra model-name aliases of the gateway, name=target pairs separated by commas (claude-*sonnet*=mid,my-model=gpt-4.1): a name (or a pattern, * matching any run of characters) that a client sends as its model stands for auto, a tier or a catalog model id; they overlay the catalog's \"aliases\" (the shipped catalog maps claude-*opus*, claude-*sonnet* and claude-*haiku* to high, mid and small)"},
 		{env: "ARR_UPSTREAM_BASE_URL", str: &c.UpstreamBaseURL, help: "one OpenAI-compatible server (vLLM, Ollama, llama.cpp, …; e.g. http://127.0.0.1:11434/v1) that serves every catalog model, instead of each model's base_url"},
 		{env: "ARR_UPSTREAM_API_KEY", str: &c.UpstreamAPIKey, secret: true, help: "API key sent to ARR_UPSTREAM_BASE_URL"},
 		{env: "ARR_UPSTREAM_TIMEOUT", dur: &c.UpstreamTimeout, def: "60s", help: "timeout of an upstream call until its response headers (a whole non-streamed reply), and of the gap between stream chunks"},

@@ -21,7 +21,7 @@ import (
 const upstreamKeyEnv = "ARR_UPSTREAM_API_KEY"
 
 // loadCatalog reads ARR_CATALOG (or the shipped catalog) and applies
-// ARR_UPSTREAM_BASE_URL.
+// ARR_MODEL_ALIASES and ARR_UPSTREAM_BASE_URL.
 func loadCatalog(cfg Config) (*routing.Catalog, error) {
 	data := routing.DefaultCatalogJSON()
 	if cfg.Catalog != "" {
@@ -34,6 +34,15 @@ func loadCatalog(cfg Config) (*routing.Catalog, error) {
 	cat, err := routing.ParseCatalog(data)
 	if err != nil {
 		return nil, fmt.Errorf("ARR_CATALOG %s: %w", cfg.Catalog, err)
+	}
+	if cfg.ModelAliases != "" {
+		extra, err := routing.ParseAliases(cfg.ModelAliases)
+		if err != nil {
+			return nil, fmt.Errorf("ARR_MODEL_ALIASES: %w", err)
+		}
+		if cat, err = cat.WithAliases(extra); err != nil {
+			return nil, fmt.Errorf("ARR_MODEL_ALIASES: %w", err)
+		}
 	}
 	if cfg.UpstreamBaseURL != "" {
 		cat = cat.WithBaseURL(cfg.UpstreamBaseURL, upstreamKeyEnv)

@@ -57,7 +57,7 @@ func (h *Handler) readReply(k *call, resp *upstream.Response) (upstreamReply, er
 	if err := json.Unmarshal(resp.Data, &shape); err != nil || objectEnd(resp.Data) < 0 {
 		return upstreamReply{}, &UpstreamFailure{Attempts: []string{cand.Model.ID + ": the reply is not a chat completion"}}
 	}
-	u := Usage{Estimated: true, Prompt: k.req.promptEstimate()}
+	u := Usage{Estimated: true, Prompt: k.req.PromptEstimate()}
 	if shape.Usage != nil {
 		u = Usage{Prompt: shape.Usage.PromptTokens, Completion: shape.Usage.CompletionTokens}
 	} else {

@@ -47,13 +47,15 @@ func (r *Request) Route(cat *routing.Catalog, fb routing.Feedback, brandPrefAllo
 		Model: r.Model, QualityFloor: r.QualityFloor, MaxCostMicro: r.MaxCostMicro,
 		BrandPref: r.BrandPref, BrandPrefAllowed: brandPrefAllowed,
 		Difficulty:  routing.Difficulty(routing.Features{Messages: r.Messages, Tools: r.Tools, JSONMode: r.JSONMode}),
-		InputTokens: r.promptEstimate(), MaxTokens: r.MaxTokens,
+		InputTokens: r.PromptEstimate(), MaxTokens: r.MaxTokens,
 	})
 }
 
-// promptEstimate is the prompt's size in tokens as estimated from the
-// messages, tools and response format.
-func (r *Request) promptEstimate() int64 {
+// PromptEstimate is the prompt's size in tokens as estimated from the
+// messages, tools and response format: what routing (and the context
+// window and cost checks) counts, and what POST /v1/messages/count_tokens
+// answers.
+func (r *Request) PromptEstimate() int64 {
 	return routing.EstimateTokens(r.Messages, len(r.Fields["tools"])+len(r.Fields["response_format"]))
 }
 

@@ -148,7 +148,7 @@ func (s *Stream) finish(cut error) error {
 	if s.a.id == "" {
 		s.a.id, s.a.created, s.a.model = "chatcmpl-arr", s.h.cfg.Clock().Unix(), cand.Model.UpstreamModel
 	}
-	u := Usage{Prompt: s.req.promptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}
+	u := Usage{Prompt: s.req.PromptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}
 	if s.hasUp {
 		u = s.upUsage
 	}

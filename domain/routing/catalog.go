@@ -80,6 +80,7 @@ type Catalog struct {
 	byTier          map[string]int
 	byEmbedding     map[string]EmbeddingModel
 	byEmbeddingTier map[string]int
+	aliases         []alias // in the order Resolve tries them (aliases.go)
 }
 
 func newCatalog() *Catalog {
@@ -104,6 +105,7 @@ type fileCatalog struct {
 		Models []fileModel `json:"models"`
 	} `json:"tiers"`
 	EmbeddingTiers []fileEmbeddingTier `json:"embedding_tiers"`
+	Aliases        map[string]string   `json:"aliases"`
 }
 
 // TierNames are the tier names a catalog may use, cheapest first.
@@ -116,11 +118,12 @@ func TierNames() []string { return append([]string(nil), tierNames...) }
 // vendor, upstream_model, base_url, api_key_env, input_usd_per_1k,
 // output_usd_per_1k, quality, context_window}]}], "embedding_tiers":
 // [{"name", "models":[{id, vendor, upstream_model, base_url, api_key_env,
-// input_usd_per_1k, dimensions, min_dimensions, max_input_tokens}]}]}.
-// Tiers are nano, small, mid and high (each at most once, in that order, at
-// least one); embedding tiers (optional) embed-small and embed-large, the
-// same way; model ids are unique across both kinds and may not be a tier
-// name or "auto".
+// input_usd_per_1k, dimensions, min_dimensions, max_input_tokens}]}],
+// "aliases":{name: target}}. Tiers are nano, small, mid and high (each at
+// most once, in that order, at least one); embedding tiers (optional)
+// embed-small and embed-large, the same way; model ids are unique across
+// both kinds and may not be a tier name or "auto". Aliases are optional
+// (see WithAliases).
 func ParseCatalog(data []byte) (*Catalog, error) {
 	var f fileCatalog
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -167,7 +170,11 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	if err := c.parseEmbeddingTiers(f.EmbeddingTiers); err != nil {
 		return nil, err
 	}
-	return c, nil
+	out, err := c.WithAliases(f.Aliases)
+	if err != nil {
+		return nil, fmt.Errorf("catalog: %w", err)
+	}
+	return out, nil
 }
 
 func (fm fileModel) model(tier string) (Model, error) {
@@ -252,6 +259,7 @@ func (c *Catalog) Models() []Model {
 // llama.cpp, a test upstream) with one API-key variable.
 func (c *Catalog) WithBaseURL(baseURL, apiKeyEnv string) *Catalog {
 	out := newCatalog()
+	out.aliases = c.aliases
 	for _, t := range c.Tiers {
 		nt := t
 		nt.Models = nil

@@ -113,7 +113,7 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 		return Decision{}, err
 	}
 	d := Decision{Difficulty: r.Difficulty}
-	model := r.Model
+	model := c.Resolve(r.Model)
 	if model == "" {
 		model = "auto"
 	}

@@ -71,7 +71,8 @@ func cacheMode(h string) complete.CacheMode {
 }
 
 // failCompletion answers a completion that failed: an upstream's refusal
-// of the request passes through with its status and body. A completion
+// of the request passes through with its status and body (on the Messages
+// routes, its status and message in Anthropic's shape). A completion
 // whose audit entry may or may not have committed gets no answer at all
 // (the connection is dropped): both "failed" and a reply could be false.
 func failCompletion(c *gin.Context, err error) {
@@ -80,6 +81,10 @@ func failCompletion(c *gin.Context, err error) {
 	}
 	var r *complete.Refused
 	if errors.As(err, &r) && json.Valid(r.Body) {
+		if isMessagesRoute(c) {
+			refusedMessages(c, r)
+			return
+		}
 		c.Data(r.Status, "application/json", r.Body)
 		return
 	}

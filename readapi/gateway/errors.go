@@ -7,6 +7,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/commands/complete"
+	"github.com/arr-dev/arr/readapi/gateway/messages"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -32,23 +33,29 @@ func openAIType(status int) string {
 	return "api_error"
 }
 
-// fail is the gateway's one error responder.
 // handle is a gateway route: h returns its error, and failCompletion
 // answers it (an upstream's refusal as sent, no answer at all when the
 // audit chain cannot tell, else fail).
 func handle(h httpx.Handler) gin.HandlerFunc { return httpx.Handle(failCompletion, h) }
 
+// fail is the gateway's one error responder: OpenAI's error shape, or on
+// the Messages routes (/v1/messages…, authentication and limits included)
+// Anthropic's.
 func fail(c *gin.Context, err error) {
 	p := httpx.ProblemFor(c, err)
 	var uf *complete.UpstreamFailure
 	if errors.As(err, &uf) {
 		p = httpx.Problem{Status: http.StatusBadGateway, Code: "upstream_unavailable", Message: uf.Error()}
 	}
+	c.Abort()
+	if isMessagesRoute(c) {
+		c.Data(p.Status, "application/json", messages.ErrorBody(p.Status, p.Code, p.Message, p.Field, httpx.RequestID(c)))
+		return
+	}
 	var param any
 	if p.Field != "" {
 		param = p.Field
 	}
-	c.Abort()
 	c.PureJSON(p.Status, gin.H{"error": gin.H{
 		"message": p.Message, "type": openAIType(p.Status), "param": param, "code": p.Code,
 	}})

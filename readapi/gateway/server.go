@@ -56,14 +56,20 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Only completions (chat and Responses) and embeddings count against
-	// the plan's daily limit and the usage meter; the other keyed routes
-	// (key, usage, feedback) do not.
+	// Only completions (chat, Responses and Messages) and embeddings count
+	// against the plan's daily limit and the usage meter; the other keyed
+	// routes (key, usage, feedback) do not.
 	keyed := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail))
 	keyed.GET("/key", httpx.CurrentKey)
 	keyed.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handle))
 	keyed.POST(strings.TrimPrefix(responsesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleResponses))
 	keyed.POST(strings.TrimPrefix(embeddingsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.embeddings))
+	// The Messages API takes the key in x-api-key too (Anthropic's SDKs
+	// and Claude Code send it there) and answers every error, these
+	// middlewares' included, in Anthropic's shape (fail).
+	anthropic := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, true, fail))
+	anthropic.POST(strings.TrimPrefix(messagesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleMessages))
+	anthropic.POST(strings.TrimPrefix(countTokensPath, "/v1"), handle(comp.countTokens))
 	keyed.GET("/usage", handle(comp.usageReport))
 	keyed.POST("/feedback", handle(comp.feedback))
 	e.GET("/v1/models", handle(comp.models))
