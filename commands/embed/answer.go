@@ -110,8 +110,7 @@ func (a *answer) usage(r *Request) complete.Usage {
 	if a.promptTokens >= 0 {
 		return complete.Usage{Prompt: a.promptTokens}
 	}
-	n, _ := r.estimate()
-	return complete.Usage{Prompt: n, Estimated: true}
+	return complete.Usage{Prompt: r.estimate(), Estimated: true}
 }
 
 type outItem struct {

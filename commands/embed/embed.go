@@ -97,6 +97,10 @@ type Command struct {
 	Caller    complete.Caller
 	Request   *Request
 	RequestID string
+	// Allow is the caller's key's models limit: whether it may use a model
+	// id of a tier (nil: every model). Routing chooses among the allowed
+	// only, so auto never picks a model the key may not use.
+	Allow func(id, tier string) bool
 }
 
 // Routing is the routing object of an embeddings reply.
@@ -136,10 +140,10 @@ type Result struct {
 func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
 	k := &call{start: h.cfg.Clock(), caller: cmd.Caller, req: cmd.Request,
 		md: commands.NewMetadata("key:"+cmd.Caller.KeyID.String(), cmd.RequestID)}
-	est, longest := cmd.Request.estimate()
+	bound, longest := cmd.Request.bound()
 	var err error
 	k.dec, err = routing.RouteEmbedding(h.cfg.Catalog, routing.EmbeddingRequest{
-		Model: cmd.Request.Model, Dimensions: cmd.Request.Dimensions, InputTokens: est, LongestInput: longest,
+		Model: cmd.Request.Model, Dimensions: cmd.Request.Dimensions, InputTokens: bound, LongestInput: longest, Allow: cmd.Allow,
 	})
 	if err != nil {
 		return Result{}, err
@@ -152,7 +156,7 @@ func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
 			models[i] = c.Model.ID
 			maxCost = max(maxCost, c.EstCost)
 		}
-		if settle, err = h.cfg.Admitter.Admit(ctx, cmd.Caller, models, float64(maxCost)/1e6, est); err != nil {
+		if settle, err = h.cfg.Admitter.Admit(ctx, cmd.Caller, models, float64(maxCost)/1e6, bound); err != nil {
 			return Result{}, err
 		}
 	}

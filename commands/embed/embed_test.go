@@ -232,7 +232,8 @@ func sameVector(a, b []float32) bool {
 // array as base64 float32s of the same values, dimensions shortens them;
 // each request is one verified audit entry (operation embeddings, its
 // tokens and cost, the hash of the list as answered), admitted with its
-// candidates and settled once with what it cost.
+// candidates and the most it can cost (a token per byte of text) and
+// settled once with what it cost.
 func TestEmbedAnswersRecordsAndSettles(t *testing.T) {
 	hs := newHarness(t)
 	one, err := hs.embed(t, request(t, map[string]any{"model": "auto", "input": "hello world"}, embed.Input{Text: "hello world"}))
@@ -288,7 +289,7 @@ func TestEmbedAnswersRecordsAndSettles(t *testing.T) {
 		t.Fatalf("%d admissions", len(hs.admit.admitted))
 	}
 	a := hs.admit.admitted[1]
-	if strings.Join(a.models, ",") != "text-embedding-3-small" || a.maxToks != 6 || a.maxCost <= 0 || a.settled != 1 || a.tokens != two.Usage.Prompt || a.costUSD != two.Routing.CostUSD {
+	if strings.Join(a.models, ",") != "text-embedding-3-small" || a.maxToks != 15 || a.maxCost <= 0 || a.settled != 1 || a.tokens != two.Usage.Prompt || a.costUSD != two.Routing.CostUSD {
 		t.Fatalf("admission %+v", a)
 	}
 }
@@ -343,5 +344,27 @@ func TestEmbedRefusedByTheAdmitter(t *testing.T) {
 	}
 	if a := hs.admit.admitted[0]; strings.Join(a.models, ",") != "text-embedding-3-small,mistral-embed" {
 		t.Fatalf("admission asked for %v", a.models)
+	}
+}
+
+// TestEmbedChoosesAmongTheKeysModels: auto routes only over the models a
+// key may use; a model it may not use is 403 model_not_allowed before
+// any admission or upstream call.
+func TestEmbedChoosesAmongTheKeysModels(t *testing.T) {
+	hs := newHarness(t)
+	onlyMistral := func(id, _ string) bool { return id == "mistral-embed" }
+	res, err := hs.h.Handle(context.Background(), embed.Command{Caller: hs.caller, Allow: onlyMistral,
+		Request: request(t, map[string]any{"input": "x"}, embed.Input{Text: "x"})})
+	if err != nil || res.Routing.Model != "mistral-embed" || res.Routing.Attempts != 1 {
+		t.Fatalf("auto among the allowed: %+v %v", res.Routing, err)
+	}
+	_, err = hs.h.Handle(context.Background(), embed.Command{Caller: hs.caller, Allow: onlyMistral,
+		Request: request(t, map[string]any{"model": "embed-large", "input": "x"}, embed.Input{Text: "x"})})
+	var de *domain.Error
+	if !errors.As(err, &de) || de.Code != "model_not_allowed" || !errors.Is(err, domain.ErrForbidden) {
+		t.Fatalf("a tier the key may not use: %v", err)
+	}
+	if len(hs.admit.admitted) != 1 || hs.up.Calls("text-embedding-3-large") != 0 {
+		t.Fatalf("a refused model was admitted (%d) or called", len(hs.admit.admitted))
 	}
 }

@@ -35,10 +35,11 @@ type Input struct {
 	Tokens []int64
 }
 
-// estimate returns the request's size in tokens (a token array counts
-// exactly, a text one token per 3 bytes, rounded up, which rather
-// overestimates), and the longest token array's length.
-func (r *Request) estimate() (total, longestTokens int64) {
+// bound returns the most tokens the request can be (what a key's limits
+// reserve): a token array counts exactly, a text at most one token per
+// byte (every token of a byte-level tokenizer covers at least one byte);
+// and the longest token array's length.
+func (r *Request) bound() (total, longestTokens int64) {
 	for _, in := range r.Inputs {
 		if in.Tokens != nil {
 			n := int64(len(in.Tokens))
@@ -46,9 +47,23 @@ func (r *Request) estimate() (total, longestTokens int64) {
 			longestTokens = max(longestTokens, n)
 			continue
 		}
-		total += (int64(len(in.Text)) + 2) / 3
+		total += int64(len(in.Text))
 	}
 	return max(total, 1), longestTokens
+}
+
+// estimate is the request's size in tokens when the upstream reports
+// none: a token array exactly, a text one token per 3 bytes, rounded up.
+func (r *Request) estimate() int64 {
+	var total int64
+	for _, in := range r.Inputs {
+		if in.Tokens != nil {
+			total += int64(len(in.Tokens))
+		} else {
+			total += (int64(len(in.Text)) + 2) / 3
+		}
+	}
+	return max(total, 1)
 }
 
 // upstreamBody is the request to send to m: the client's fields, the

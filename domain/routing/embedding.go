@@ -172,11 +172,37 @@ type EmbeddingRequest struct {
 	Model string
 	// Dimensions is the vector length asked for; 0: the model's own.
 	Dimensions int
-	// InputTokens is the whole request's estimated size in tokens.
+	// InputTokens is the whole request's size in tokens, at most (what a
+	// key's budget reserves).
 	InputTokens int64
 	// LongestInput is the token count of the longest input whose count is
 	// known exactly (inputs sent as token arrays); 0: none.
 	LongestInput int64
+	// Allow says whether the caller's key may use a model id of a tier;
+	// nil allows every model. Auto and failover choose among the allowed
+	// only; a tier or model named that allows none is ErrForbidden.
+	Allow func(id, tier string) bool
+}
+
+// allowed keeps the models r may use.
+func (r EmbeddingRequest) allowed(ms []EmbeddingModel) []EmbeddingModel {
+	if r.Allow == nil {
+		return ms
+	}
+	var out []EmbeddingModel
+	for _, m := range ms {
+		if r.Allow(m.ID, m.Tier) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// errEmbeddingNotAllowed refuses an embedding tier or model the caller's
+// key may not use.
+func errEmbeddingNotAllowed(name string) error {
+	return &domain.Error{Kind: domain.ErrForbidden, Code: "model_not_allowed", Field: "model",
+		Message: fmt.Sprintf("this API key may not use %q (its models limit says which tiers and models it may); use one of them or model auto", name)}
 }
 
 // EmbeddingCandidate is one upstream to try, with the request's estimated
@@ -201,7 +227,9 @@ type EmbeddingDecision struct {
 // to another tier.
 //
 // Errors: ErrNotFound (model_not_found) for a name the catalog does not
-// have, or a catalog without embedding models; ErrInvalid for a chat model
+// have, or a catalog without embedding models; ErrForbidden
+// (model_not_allowed) for a tier or model r.Allow refuses wholly, or auto
+// when it allows no embedding model; ErrInvalid for a chat model
 // or tier (not_an_embedding_model), dimensions no candidate returns
 // (dimensions_not_supported) and an input longer than every candidate
 // takes (context_length_exceeded).
@@ -217,22 +245,43 @@ func RouteEmbedding(c *Catalog, r EmbeddingRequest) (EmbeddingDecision, error) {
 	if name == "" {
 		name = "auto"
 	}
+	var tier string
+	var models []EmbeddingModel
 	if m, ok := c.byEmbedding[name]; ok {
-		return c.embeddingChoice(m.Tier, []EmbeddingModel{m}, r)
-	}
-	if i, ok := c.byEmbeddingTier[name]; ok {
-		t := c.EmbeddingTiers[i]
-		return c.embeddingChoice(t.Name, t.Models, r)
-	}
-	if name != "auto" {
+		tier, models = m.Tier, []EmbeddingModel{m}
+	} else if i, ok := c.byEmbeddingTier[name]; ok {
+		tier, models = name, c.EmbeddingTiers[i].Models
+	} else if name != "auto" {
 		return EmbeddingDecision{}, c.notAnEmbeddingModel(name)
 	}
+	if name != "auto" {
+		if models = r.allowed(models); len(models) == 0 {
+			return EmbeddingDecision{}, errEmbeddingNotAllowed(name)
+		}
+		return c.embeddingChoice(tier, models, r)
+	}
 	for _, t := range c.EmbeddingTiers {
-		if d, err := c.embeddingChoice(t.Name, t.Models, r); err == nil {
-			return d, nil
+		if ms := r.allowed(t.Models); len(ms) > 0 {
+			if d, err := c.embeddingChoice(t.Name, ms, r); err == nil {
+				return d, nil
+			}
 		}
 	}
-	return c.embeddingChoice("auto", c.EmbeddingModels(), r)
+	all := r.allowed(c.EmbeddingModels())
+	if len(all) == 0 {
+		return EmbeddingDecision{}, errEmbeddingNotAllowed("auto")
+	}
+	return c.embeddingChoice("auto", all, r)
+}
+
+// TierOf returns the tier of a model id of either kind ("" for an id the
+// catalog does not have), so that a key's models limit naming a tier
+// covers its models.
+func (c *Catalog) TierOf(id string) string {
+	if m, ok := c.byModel[id]; ok {
+		return m.Tier
+	}
+	return c.byEmbedding[id].Tier
 }
 
 // embeddingChoice keeps the models that fit the request, or explains why

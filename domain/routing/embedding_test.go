@@ -100,6 +100,10 @@ func TestRouteEmbedding(t *testing.T) {
 		{name: "chat model", req: routing.EmbeddingRequest{Model: "gpt-4.1-nano"}, code: "not_an_embedding_model", kind: domain.ErrInvalid},
 		{name: "chat tier", req: routing.EmbeddingRequest{Model: "small"}, code: "not_an_embedding_model", kind: domain.ErrInvalid},
 		{name: "unknown", req: routing.EmbeddingRequest{Model: "text-embedding-9"}, code: "model_not_found", kind: domain.ErrNotFound},
+		{name: "auto among the key's models", req: routing.EmbeddingRequest{Allow: func(id, tier string) bool { return tier == "embed-large" }}, tier: "embed-large", candidates: "text-embedding-3-large,gemini-embedding-001"},
+		{name: "a tier's models the key may use", req: routing.EmbeddingRequest{Model: "embed-small", Allow: func(id, _ string) bool { return id == "mistral-embed" }}, tier: "embed-small", candidates: "mistral-embed"},
+		{name: "a model the key may not use", req: routing.EmbeddingRequest{Model: "mistral-embed", Allow: func(id, _ string) bool { return id != "mistral-embed" }}, code: "model_not_allowed", kind: domain.ErrForbidden},
+		{name: "auto for a key of chat models only", req: routing.EmbeddingRequest{Allow: func(_, tier string) bool { return tier == "nano" }}, code: "model_not_allowed", kind: domain.ErrForbidden},
 		{name: "negative dimensions", req: routing.EmbeddingRequest{Dimensions: -1}, code: "invalid_value", kind: domain.ErrInvalid},
 	}
 	for _, tc := range cases {
@@ -141,5 +145,14 @@ func TestEmbeddingModelsAreNotForChat(t *testing.T) {
 	}
 	if _, err := routing.RouteEmbedding(&routing.Catalog{}, routing.EmbeddingRequest{}); !errors.Is(err, domain.ErrNotFound) {
 		t.Fatalf("a catalog without embedding models: %v", err)
+	}
+}
+
+func TestTierOfCoversBothKinds(t *testing.T) {
+	c := shipped(t)
+	for id, want := range map[string]string{"gpt-4.1": "mid", "gemini-embedding-001": "embed-large", "nope": ""} {
+		if got := c.TierOf(id); got != want {
+			t.Errorf("TierOf(%s) = %q, want %q", id, got, want)
+		}
 	}
 }
