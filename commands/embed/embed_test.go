@@ -274,8 +274,18 @@ func TestEmbedAnswersRecordsAndSettles(t *testing.T) {
 		t.Fatalf("upstream request %v", sent)
 	}
 
+	// A model whose length cannot be chosen is not sent dimensions, even
+	// its own.
+	three, err := hs.embed(t, request(t, map[string]any{"model": "mistral-embed", "input": "third", "dimensions": 1024}, embed.Input{Text: "third"}))
+	if err != nil || three.Routing.Dimensions != 1024 {
+		t.Fatalf("mistral-embed at its own length: %+v %v", three.Routing, err)
+	}
+	if sent := hs.up.LastRequest("mistral-embed"); sent["dimensions"] != nil {
+		t.Fatalf("mistral-embed was sent dimensions: %v", sent)
+	}
+
 	es := hs.entries(t)
-	if len(es) != 2 {
+	if len(es) != 3 {
 		t.Fatalf("%d audit entries", len(es))
 	}
 	for i, res := range []embed.Result{one, two} {
@@ -285,7 +295,7 @@ func TestEmbedAnswersRecordsAndSettles(t *testing.T) {
 			t.Fatalf("entry %d: %+v (result %+v)", i, e, res.Routing)
 		}
 	}
-	if len(hs.admit.admitted) != 2 {
+	if len(hs.admit.admitted) != 3 {
 		t.Fatalf("%d admissions", len(hs.admit.admitted))
 	}
 	a := hs.admit.admitted[1]

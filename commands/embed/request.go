@@ -69,7 +69,9 @@ func (r *Request) estimate() int64 {
 // upstreamBody is the request to send to m: the client's fields, the
 // model replaced, the vectors asked for as JSON numbers (the gateway
 // encodes them as the client asked), and dimensions when the client set
-// it.
+// it and m takes it (a model whose length cannot be chosen is routed only
+// when its own length was asked for, and is not sent a parameter it may
+// refuse).
 func (r *Request) upstreamBody(m routing.EmbeddingModel) ([]byte, error) {
 	out := make(map[string]json.RawMessage, len(r.Fields)+3)
 	for k, v := range r.Fields {
@@ -78,7 +80,7 @@ func (r *Request) upstreamBody(m routing.EmbeddingModel) ([]byte, error) {
 	out["model"], _ = json.Marshal(m.UpstreamModel)
 	out["encoding_format"] = json.RawMessage(`"float"`)
 	delete(out, "dimensions")
-	if r.Dimensions > 0 {
+	if r.Dimensions > 0 && m.MinDimensions > 0 {
 		out["dimensions"], _ = json.Marshal(r.Dimensions)
 	}
 	return json.Marshal(out)
