@@ -13,6 +13,7 @@ import (
 	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete/completetest"
+	"github.com/arr-dev/arr/commands/embed/embedtest"
 	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/readapi/answer"
@@ -47,6 +48,7 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 		t.Fatal(err)
 	}
 	application.Completions = completetest.New(t, st, "http://127.0.0.1:1/v1", application.Queries.TierQuality)
+	application.Embeddings = embedtest.New(t, st, "http://127.0.0.1:1/v1", nil)
 	application.Answers.Served = answer.NewServed(cmds.RecordAnswersServed, nil)
 	deps := httpx.Deps{App: application, Version: "test"}
 	services := []struct {

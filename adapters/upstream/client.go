@@ -188,15 +188,42 @@ func (c *Client) BreakerStates() map[string]string {
 // arrived and the caller reads Response.Stream.
 func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
 	ctx, span := c.startAttempt(ctx, "chat", m, stream)
-	resp, err := c.complete(ctx, m, body, stream)
+	resp, err := c.send(ctx, m, endpoint{"/chat/completions", maxChatReply}, body, stream)
 	if span != nil {
 		endAttempt(span, resp, err)
 	}
 	return resp, err
 }
 
-// complete is Complete's call, within the attempt's span.
-func (c *Client) complete(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
+// The largest replies read: a longer one is a failed attempt. An
+// embeddings reply of 2048 inputs of 3072 numbers as JSON text is about
+// 75 MiB.
+const (
+	maxChatReply       = 32 << 20
+	maxEmbeddingsReply = 128 << 20
+)
+
+// endpoint is an upstream route and the largest reply read from it.
+type endpoint struct {
+	path     string
+	maxReply int64
+}
+
+// Embed sends body (an OpenAI embeddings request, model already set to the
+// upstream's id) to m's /embeddings, with the same key check, breaker and
+// timeout as a completion, in an attempt span of its own; Response.Data is
+// the whole reply.
+func (c *Client) Embed(ctx context.Context, m routing.Model, body []byte) (*Response, error) {
+	ctx, span := c.startAttempt(ctx, "embeddings", m, false)
+	resp, err := c.send(ctx, m, endpoint{"/embeddings", maxEmbeddingsReply}, body, false)
+	if span != nil {
+		endAttempt(span, resp, err)
+	}
+	return resp, err
+}
+
+// send posts body to path under m's base URL through m's breaker.
+func (c *Client) send(ctx context.Context, m routing.Model, ep endpoint, body []byte, stream bool) (*Response, error) {
 	if m.APIKeyEnv != "" && c.cfg.KeyRequired != nil && c.cfg.KeyRequired(m.APIKeyEnv) && c.cfg.APIKey(m.APIKeyEnv) == "" {
 		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %s is unset", ErrNotConfigured, m.APIKeyEnv)}
 	}
@@ -204,7 +231,7 @@ func (c *Client) complete(ctx context.Context, m routing.Model, body []byte, str
 	if err != nil {
 		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %v", ErrBreakerOpen, err)}
 	}
-	resp, err := c.call(ctx, m, body, stream)
+	resp, err := c.call(ctx, m, ep, body, stream)
 	var ue *Error
 	if err != nil && errors.As(err, &ue) && ue.Retryable {
 		done(err)
@@ -217,7 +244,7 @@ func (c *Client) complete(ctx context.Context, m routing.Model, body []byte, str
 // ErrNotConfigured: the model's API-key variable is empty.
 var ErrNotConfigured = errors.New("not configured")
 
-func (c *Client) call(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
+func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, body []byte, stream bool) (*Response, error) {
 	fail := func(status int, b []byte, retry bool, err error) (*Response, error) {
 		return nil, &Error{Model: m.ID, Status: status, Body: b, Retryable: retry, Err: err}
 	}
@@ -229,7 +256,7 @@ func (c *Client) call(ctx context.Context, m routing.Model, body []byte, stream 
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+"/chat/completions", bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+ep.path, bytes.NewReader(body))
 	if err != nil {
 		cancel()
 		return fail(0, nil, false, err)
@@ -266,9 +293,12 @@ func (c *Client) call(ctx context.Context, m routing.Model, body []byte, stream 
 	}
 	defer cancel()
 	defer resp.Body.Close()
-	out.Data, err = io.ReadAll(io.LimitReader(resp.Body, 32<<20))
+	out.Data, err = io.ReadAll(io.LimitReader(resp.Body, ep.maxReply+1))
 	if err != nil {
 		return fail(resp.StatusCode, nil, true, fmt.Errorf("reading the reply: %w", err))
+	}
+	if int64(len(out.Data)) > ep.maxReply {
+		return fail(resp.StatusCode, nil, true, fmt.Errorf("the reply is over %d MiB", ep.maxReply>>20))
 	}
 	return out, nil
 }

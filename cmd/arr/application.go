@@ -66,7 +66,7 @@ func (s *system) buildApplication(ctx context.Context, o openOptions) (app.Appli
 		}
 	}
 	if slices.Contains(o.roles, "gateway") {
-		if a.Completions, s.chain, err = s.openCompletions(a); err != nil {
+		if a.Completions, a.Embeddings, s.chain, err = s.openCompletions(a); err != nil {
 			return app.Application{}, err
 		}
 	}

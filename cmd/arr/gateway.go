@@ -3,6 +3,7 @@ package main
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"slices"
 	"strings"
@@ -10,6 +11,7 @@ import (
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
+	"github.com/arr-dev/arr/commands/embed"
 	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/readapi/app"
 )
@@ -48,27 +50,17 @@ func loadCatalog(cfg Config) (*routing.Catalog, error) {
 	return cat, nil
 }
 
-// openCompletions builds the gateway's completion use case: the catalog,
-// the upstream client, the cache and the audit chain, whose sequencer the
-// lifecycle runs.
-func (s *system) openCompletions(a app.Application) (*complete.Handler, *commands.AuditChain, error) {
+// openCompletions builds the gateway's completion and embeddings use
+// cases over one catalog, one upstream client (one breaker per model) and
+// the audit chain, whose sequencer the lifecycle runs.
+func (s *system) openCompletions(a app.Application) (*complete.Handler, *embed.Handler, *commands.AuditChain, error) {
 	cfg, log := s.cfg, s.log
 	cat, err := loadCatalog(cfg)
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	if cfg.UpstreamBaseURL == "" {
-		var missing []string
-		for _, t := range cat.Tiers {
-			for _, m := range t.Models {
-				if m.APIKeyEnv != "" && os.Getenv(m.APIKeyEnv) == "" && !slices.Contains(missing, m.APIKeyEnv) {
-					missing = append(missing, m.APIKeyEnv)
-				}
-			}
-		}
-		if len(missing) > 0 {
-			log.Warn("gateway: catalog models whose API-key variable is unset are skipped (a completion no configured model can answer is 502); set them, or ARR_UPSTREAM_BASE_URL for one OpenAI-compatible server", "unset", strings.Join(missing, ","))
-		}
+		warnUnsetKeys(cat, log)
 	}
 	up, err := upstream.New(upstream.Config{
 		Timeout: cfg.UpstreamTimeout, StreamIdleTimeout: cfg.UpstreamTimeout,
@@ -85,15 +77,15 @@ func (s *system) openCompletions(a app.Application) (*complete.Handler, *command
 		Tracer:      s.traces.Tracer(),
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	chain, err := commands.NewAuditChain(s.store, commands.AuditChainConfig{Logger: log})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
 	hashKey := s.auditKey // bound at start (openOptions.auditKey)
 	if !hashKey.Valid() {
-		return nil, nil, errors.New("gateway: the audit hash key was not loaded")
+		return nil, nil, nil, errors.New("gateway: the audit hash key was not loaded")
 	}
 	entries := cfg.CacheEntries
 	if entries == 0 {
@@ -105,7 +97,32 @@ func (s *system) openCompletions(a app.Application) (*complete.Handler, *command
 		Registerer: s.registry, Logger: log, Tracer: s.traces.Tracer(),
 	})
 	if err != nil {
-		return nil, nil, err
+		return nil, nil, nil, err
 	}
-	return comp, chain, nil
+	// A nil Admitter: no key limits yet (commands/spend's Guard goes here).
+	emb, err := embed.New(embed.Config{Catalog: cat, Upstream: up, Chain: chain, HashKey: hashKey, Registerer: s.registry, Logger: log})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	return comp, emb, chain, nil
+}
+
+// warnUnsetKeys logs the API-key variables of catalog models (of both
+// kinds) that are unset: those models are skipped.
+func warnUnsetKeys(cat *routing.Catalog, log *slog.Logger) {
+	var missing []string
+	add := func(env string) {
+		if env != "" && os.Getenv(env) == "" && !slices.Contains(missing, env) {
+			missing = append(missing, env)
+		}
+	}
+	for _, m := range cat.Models() {
+		add(m.APIKeyEnv)
+	}
+	for _, m := range cat.EmbeddingModels() {
+		add(m.APIKeyEnv)
+	}
+	if len(missing) > 0 {
+		log.Warn("gateway: catalog models whose API-key variable is unset are skipped (a request no configured model can answer is 502); set them, or ARR_UPSTREAM_BASE_URL for one OpenAI-compatible server", "unset", strings.Join(missing, ","))
+	}
 }

@@ -75,7 +75,18 @@ type Completion struct {
 	TotalMS float64 `json:"total_ms"`
 	// StartedAt is when the gateway received the request (UTC).
 	StartedAt time.Time `json:"started_at"`
+	// Operation is what was asked: empty for a chat completion (every
+	// entry before embeddings existed), OperationEmbeddings for an
+	// embeddings request, whose PromptTokens are its input tokens and whose
+	// CompletionTokens are 0. Left out of the JSON when empty, so a chat
+	// entry's payload is what it always was.
+	Operation string `json:"operation,omitempty"`
 }
+
+// OperationEmbeddings is the Operation of an embeddings request
+// (POST /v1/embeddings); OpenTelemetry's gen_ai.operation.name says the
+// same.
+const OperationEmbeddings = "embeddings"
 
 // Day is the UTC day of the completion, for rollups.
 func (c Completion) Day() string { return c.StartedAt.UTC().Format("2006-01-02") }

@@ -50,13 +50,17 @@ func StreamID(auditHash string) string { return "feedback-" + auditHash }
 
 // Submit decides a rating of entry c (whose hash is hash) by accountID.
 // The completion must be the caller's own (else ErrNotFound, as if it did
-// not exist); rating must be from 1 to 5.
+// not exist) and a chat completion (an embeddings entry is ErrInvalid:
+// routing learns nothing from it); rating must be from 1 to 5.
 func Submit(hash string, c audit.Completion, accountID, keyID uuid.UUID, rating float64, notes string, at time.Time) (*FeedbackSubmitted, error) {
 	if !audit.ValidHash(hash) {
 		return nil, domain.Invalid("invalid_audit_hash", "audit_hash", "audit_hash must be the 64 hex digits of routing.audit_hash")
 	}
 	if c.AccountID != accountID {
 		return nil, domain.NotFound("audit_entry_not_found", "no completion of yours has the audit hash %s", hash)
+	}
+	if c.Operation == audit.OperationEmbeddings {
+		return nil, domain.Invalid("not_a_completion", "audit_hash", "the audit hash %s is an embeddings request: feedback rates chat completions, which routing learns from", hash)
 	}
 	if math.IsNaN(rating) || rating < routing.MinRating || rating > routing.MaxRating {
 		return nil, domain.Invalid("invalid_rating", "rating", "rating must be a number from %g (useless) to %g (excellent); got %v", routing.MinRating, routing.MaxRating, rating)

@@ -65,8 +65,11 @@ func (c *Catalog) checkAlias(a alias) error {
 	case a.name == "auto" || isTier(a.name):
 		return fmt.Errorf("alias %q: auto and the tier names cannot be aliased", a.name)
 	}
-	if _, ok := c.byModel[a.name]; ok {
+	if c.known(a.name) {
 		return fmt.Errorf("alias %q: it is a model id of the catalog", a.name)
+	}
+	if isEmbeddingTier(a.name) {
+		return fmt.Errorf("alias %q: an embedding tier's name cannot be aliased", a.name)
 	}
 	if _, err := path.Match(a.name, ""); err != nil {
 		return fmt.Errorf("alias %q: not a valid pattern: %v", a.name, err)

@@ -69,12 +69,22 @@ type Tier struct {
 	ContextWindow int64 `json:"context_window"`
 }
 
-// Catalog is the tiers, cheapest first. Build one with ParseCatalog.
+// Catalog is the chat tiers and the embedding tiers, each cheapest
+// first. Build one with ParseCatalog.
 type Catalog struct {
-	Tiers   []Tier
-	byModel map[string]Model
-	byTier  map[string]int
-	aliases []alias // in the order Resolve tries them (aliases.go)
+	Tiers []Tier
+	// EmbeddingTiers are the embedding models' tiers (embedding.go); none
+	// when the catalog file has no embedding_tiers.
+	EmbeddingTiers  []EmbeddingTier
+	byModel         map[string]Model
+	byTier          map[string]int
+	byEmbedding     map[string]EmbeddingModel
+	byEmbeddingTier map[string]int
+	aliases         []alias // in the order Resolve tries them (aliases.go)
+}
+
+func newCatalog() *Catalog {
+	return &Catalog{byModel: map[string]Model{}, byTier: map[string]int{}, byEmbedding: map[string]EmbeddingModel{}, byEmbeddingTier: map[string]int{}}
 }
 
 type fileModel struct {
@@ -94,7 +104,8 @@ type fileCatalog struct {
 		Name   string      `json:"name"`
 		Models []fileModel `json:"models"`
 	} `json:"tiers"`
-	Aliases map[string]string `json:"aliases"`
+	EmbeddingTiers []fileEmbeddingTier `json:"embedding_tiers"`
+	Aliases        map[string]string   `json:"aliases"`
 }
 
 // TierNames are the tier names a catalog may use, cheapest first.
@@ -105,10 +116,14 @@ func TierNames() []string { return append([]string(nil), tierNames...) }
 
 // ParseCatalog reads a catalog file: {"tiers":[{"name","models":[{id,
 // vendor, upstream_model, base_url, api_key_env, input_usd_per_1k,
-// output_usd_per_1k, quality, context_window}]}], "aliases":{name:
-// target}}. Tiers are nano, small, mid and high (each at most once, in
-// that order, at least one); model ids are unique and may not be a tier
-// name or "auto". Aliases are optional (see WithAliases).
+// output_usd_per_1k, quality, context_window}]}], "embedding_tiers":
+// [{"name", "models":[{id, vendor, upstream_model, base_url, api_key_env,
+// input_usd_per_1k, dimensions, min_dimensions, max_input_tokens}]}],
+// "aliases":{name: target}}. Tiers are nano, small, mid and high (each at
+// most once, in that order, at least one); embedding tiers (optional)
+// embed-small and embed-large, the same way; model ids are unique across
+// both kinds and may not be a tier name or "auto". Aliases are optional
+// (see WithAliases).
 func ParseCatalog(data []byte) (*Catalog, error) {
 	var f fileCatalog
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -119,7 +134,7 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 	if len(f.Tiers) == 0 {
 		return nil, fmt.Errorf("catalog: no tiers")
 	}
-	c := &Catalog{byModel: map[string]Model{}, byTier: map[string]int{}}
+	c := newCatalog()
 	next := 0
 	for _, ft := range f.Tiers {
 		idx := -1
@@ -152,6 +167,9 @@ func ParseCatalog(data []byte) (*Catalog, error) {
 		c.byTier[t.Name] = len(c.Tiers)
 		c.Tiers = append(c.Tiers, t)
 	}
+	if err := c.parseEmbeddingTiers(f.EmbeddingTiers); err != nil {
+		return nil, err
+	}
 	out, err := c.WithAliases(f.Aliases)
 	if err != nil {
 		return nil, fmt.Errorf("catalog: %w", err)
@@ -164,7 +182,7 @@ func (fm fileModel) model(tier string) (Model, error) {
 		return Model{}, fmt.Errorf("catalog: tier %s, model %q: %s", tier, fm.ID, fmt.Sprintf(format, args...))
 	}
 	switch {
-	case fm.ID == "" || fm.ID == "auto" || isTier(fm.ID):
+	case fm.ID == "" || fm.ID == "auto" || isTier(fm.ID) || isEmbeddingTier(fm.ID):
 		return bad("id must be set and may not be \"auto\" or a tier name")
 	case fm.Vendor == "" || strings.ContainsAny(fm.Vendor, " /"):
 		return bad("vendor must be a single word")
@@ -236,11 +254,12 @@ func (c *Catalog) Models() []Model {
 	return out
 }
 
-// WithBaseURL returns a copy of the catalog whose every model is served by
-// one OpenAI-compatible server (vLLM, Ollama, llama.cpp, a test upstream)
-// with one API-key variable.
+// WithBaseURL returns a copy of the catalog whose every model, of both
+// kinds, is served by one OpenAI-compatible server (vLLM, Ollama,
+// llama.cpp, a test upstream) with one API-key variable.
 func (c *Catalog) WithBaseURL(baseURL, apiKeyEnv string) *Catalog {
-	out := &Catalog{byModel: map[string]Model{}, byTier: map[string]int{}, aliases: c.aliases}
+	out := newCatalog()
+	out.aliases = c.aliases
 	for _, t := range c.Tiers {
 		nt := t
 		nt.Models = nil
@@ -252,11 +271,25 @@ func (c *Catalog) WithBaseURL(baseURL, apiKeyEnv string) *Catalog {
 		out.byTier[nt.Name] = len(out.Tiers)
 		out.Tiers = append(out.Tiers, nt)
 	}
+	for _, t := range c.EmbeddingTiers {
+		nt := EmbeddingTier{Name: t.Name}
+		for _, m := range t.Models {
+			m.BaseURL, m.APIKeyEnv = strings.TrimRight(baseURL, "/"), apiKeyEnv
+			nt.Models = append(nt.Models, m)
+			out.byEmbedding[m.ID] = m
+		}
+		out.byEmbeddingTier[nt.Name] = len(out.EmbeddingTiers)
+		out.EmbeddingTiers = append(out.EmbeddingTiers, nt)
+	}
 	return out
 }
 
-// errUnknownModel is the 404 of a model that is not in the catalog.
+// errUnknownModel is the 404 of a model that is not in the catalog (the
+// 400 not_a_chat_model of an embedding model or tier).
 func errUnknownModel(name string, c *Catalog) error {
+	if _, emb := c.byEmbedding[name]; emb || isEmbeddingTier(name) {
+		return errEmbeddingModelForChat(name, c)
+	}
 	var ids []string
 	for _, m := range c.Models() {
 		ids = append(ids, m.ID)

@@ -10,6 +10,7 @@ import (
 	"github.com/arr-dev/arr/commands"
 	corebilling "github.com/arr-dev/arr/commands/billing"
 	"github.com/arr-dev/arr/commands/complete"
+	"github.com/arr-dev/arr/commands/embed"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/projections/answercache"
@@ -38,6 +39,11 @@ type Application struct {
 	// so only an application built for the gateway role has one; the
 	// gateway's server refuses to start without it.
 	Completions *complete.Handler
+	// Embeddings is the gateway's embeddings use case (POST
+	// /v1/embeddings): routing over the catalog's embedding models,
+	// failover, usage and the audit record, on the completions' upstream
+	// client and audit chain. Built with Completions, for the gateway role.
+	Embeddings *embed.Handler
 	// Answers is how the answer service writes and records answers.
 	Answers Answers
 	// Billing is paid plans through Stripe (Checkout, the billing portal,

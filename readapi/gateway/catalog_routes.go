@@ -11,7 +11,8 @@ import (
 func round6(f float64) float64 { return float64(int64(f*1e9+0.5)) / 1e9 }
 
 // models answers GET /v1/models (public): "auto", each tier and each
-// model, in the OpenAI list shape with the gateway's fields added.
+// model, then each embedding tier and embedding model, in the OpenAI list
+// shape with the gateway's fields added.
 func (s *completer) models(c *gin.Context) error {
 	cat := s.app.Completions.Catalog()
 	var tierNames []string
@@ -40,7 +41,33 @@ func (s *completer) models(c *gin.Context) error {
 			"vendor": m.Vendor, "quality": m.Quality, "context_window": m.ContextWindow, "cost_per_1k": round6(m.CostPer1KUSD()),
 			"input_cost_per_1k": round6(m.InputPer1KUSD()), "output_cost_per_1k": round6(m.OutputPer1KUSD())})
 	}
+	data = append(data, embeddingModels(cat)...)
 	c.Header("Cache-Control", "public, max-age=60")
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": data})
 	return nil
+}
+
+// embeddingModels are the /v1/models entries of the embedding tiers and
+// models (POST /v1/embeddings): kind embedding_tier or embedding_model,
+// priced per 1k input tokens, with their vector lengths.
+func embeddingModels(cat *routing.Catalog) []gin.H {
+	var out []gin.H
+	for _, t := range cat.EmbeddingTiers {
+		var ids []string
+		for _, m := range t.Models {
+			ids = append(ids, m.ID)
+		}
+		first := t.Models[0]
+		out = append(out, gin.H{"id": t.Name, "object": "model", "created": 0, "owned_by": "arr", "kind": "embedding_tier", "tier": t.Name,
+			"input_cost_per_1k": round6(first.InputPer1KUSD()), "dimensions": first.Dimensions, "models": ids})
+	}
+	for _, m := range cat.EmbeddingModels() {
+		e := gin.H{"id": m.ID, "object": "model", "created": 0, "owned_by": m.Vendor, "kind": "embedding_model", "tier": m.Tier,
+			"vendor": m.Vendor, "input_cost_per_1k": round6(m.InputPer1KUSD()), "dimensions": m.Dimensions, "max_input_tokens": m.ContextWindow}
+		if m.MinDimensions > 0 {
+			e["min_dimensions"] = m.MinDimensions
+		}
+		out = append(out, e)
+	}
+	return out
 }

@@ -31,10 +31,14 @@ func OpenAPI() ([]byte, error) {
 const completionsPath = "/v1/chat/completions"
 
 // New returns the gateway's HTTP handler over the application d.App,
-// which must have been built for the gateway role (Completions set).
+// which must have been built for the gateway role (Completions and
+// Embeddings set).
 func New(d httpx.Deps, o Options) (http.Handler, error) {
 	if d.App.Completions == nil {
 		return nil, errors.New("gateway: the application has no completion use case (build it for the gateway role)")
+	}
+	if d.App.Embeddings == nil {
+		return nil, errors.New("gateway: the application has no embeddings use case (build it for the gateway role)")
 	}
 	openapi, err := OpenAPI()
 	if err != nil {
@@ -53,13 +57,14 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	// Only completions (chat, Responses and Messages) count against the plan's daily
-	// limit and the usage meter; the other keyed routes (key, usage,
-	// feedback) do not.
+	// Only completions (chat, Responses and Messages) and embeddings count
+	// against the plan's daily limit and the usage meter; the other keyed
+	// routes (key, usage, feedback) do not.
 	keyed := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail))
 	keyed.GET("/key", httpx.CurrentKey)
 	keyed.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handle))
 	keyed.POST(strings.TrimPrefix(responsesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleResponses))
+	keyed.POST(strings.TrimPrefix(embeddingsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.embeddings))
 	// The Messages API takes the key in x-api-key too (Anthropic's SDKs
 	// and Claude Code send it there) and answers every error, these
 	// middlewares' included, in Anthropic's shape (fail).

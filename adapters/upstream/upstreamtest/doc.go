@@ -9,5 +9,11 @@
 // parallel tool calls are allowed and two tools are offered), the tool
 // results echoed back, or a JSON object in JSON mode.
 //
+// It embeds too (POST /v1/embeddings, embeddings.go): string, string-array
+// and token-array input, encoding_format float or base64, dimensions. A
+// vector is a deterministic function of the model and the input: unit
+// length, as long as dimensions asks, else the model's own length
+// (Behavior.Dimensions, or that of a well-known model, else 16).
+//
 // A Server is safe for concurrent use.
 package upstreamtest

@@ -28,6 +28,9 @@ type Behavior struct {
 	ChunkDelay time.Duration
 	// OmitUsage leaves usage out of replies and streams.
 	OmitUsage bool
+	// Dimensions is the length of the model's embeddings when the request
+	// does not ask for one (0: the well-known model's, else 16).
+	Dimensions int
 }
 
 // Server is the loopback upstream.
@@ -67,6 +70,7 @@ func New(addr string) (*Server, error) {
 		parents: map[string]string{}}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/chat/completions", s.complete)
+	mux.HandleFunc("POST /v1/embeddings", s.embed)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"object":"list","data":[]}`)
