@@ -85,6 +85,6 @@ func (a *cli) accountsCmd() *cobra.Command {
 	show.Flags().StringVar(&showEmail, "email", "", "e-mail address (required)")
 	show.Flags().BoolVar(&showJSON, "json", false, "print JSON")
 	_ = show.MarkFlagRequired("email")
-	c.AddCommand(create, show)
+	c.AddCommand(create, show, a.accountBudgetCmd())
 	return c
 }

@@ -10,6 +10,7 @@ import (
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
+	"github.com/arr-dev/arr/commands/spend"
 	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/readapi/app"
 )
@@ -89,10 +90,15 @@ func (s *system) openCompletions(a app.Application) (*complete.Handler, *command
 	if entries == 0 {
 		entries = -1 // off
 	}
+	guard, err := spend.New(spend.Config{Pool: s.pool, Store: s.store, Mailer: a.Mailer, Clock: s.now, Logger: log,
+		TierOf: func(id string) string { m, _ := cat.Model(id); return m.Tier }})
+	if err != nil {
+		return nil, nil, err
+	}
 	comp, err := complete.New(complete.Config{
 		Catalog: cat, Upstream: up, Chain: chain, HashKey: hashKey,
 		Quality: a.Queries.TierQuality, Cache: complete.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
-		Registerer: s.registry, Logger: log,
+		Registerer: s.registry, Logger: log, Limits: guard,
 	})
 	if err != nil {
 		return nil, nil, err

@@ -23,6 +23,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/commands/spend"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/kurrentdb"
 	"github.com/arr-dev/arr/eventstore/postgres"
@@ -60,6 +61,8 @@ type system struct {
 	// answer service's served-answers recorder and local index (nil for web
 	// search), and its language model (nil: extractive answers).
 	chain       *commands.AuditChain
+	// ledger reads and cleans the keys' spend counters (commands/spend).
+	ledger *spend.Ledger
 	served      *answer.Served
 	local       *research.Local
 	answerModel research.Model

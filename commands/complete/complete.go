@@ -49,6 +49,8 @@ type Config struct {
 	Logger     *slog.Logger
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
+	// Limits enforces the keys' limits (spend.Guard); nil: none.
+	Limits Admitter
 }
 
 func (c *Config) validate() error {
@@ -109,11 +111,26 @@ func (h *Handler) BreakerStates() map[string]string { return h.cfg.Upstream.Brea
 // CacheStats reports the response cache.
 func (h *Handler) CacheStats() CacheStats { return h.cache.stats() }
 
-// Caller is who asks for the completion.
+// Caller is who asks for the completion: the key's principal as the
+// identity read model knows it, its limits included.
 type Caller struct {
 	AccountID uuid.UUID
 	KeyID     uuid.UUID
 	Plan      account.Plan
+	// Email is the account's address (budget mails go to it).
+	Email string
+	// Limits are the key's own; AccountBudget is its account's budget,
+	// shared by its keys.
+	Limits        account.Limits
+	AccountBudget account.Budget
+}
+
+// Admitter enforces keys' limits; *spend.Guard is one. Admit refuses a
+// request (a domain error) or reserves its maximum cost and tokens before
+// any upstream call; settle is called exactly once when the request has
+// ended, with what it cost and the tokens it used.
+type Admitter interface {
+	Admit(ctx context.Context, caller Caller, models []string, maxCostUSD float64, maxTokens int64) (settle func(ctx context.Context, costUSD float64, tokens int64), err error)
 }
 
 // CacheMode is the client's choice of the response cache.
@@ -186,6 +203,7 @@ type call struct {
 	cacheOn bool
 	key     string
 	md      eventstore.Metadata
+	spend   spending
 }
 
 // Handle runs one completion: it routes the request, answers from the
@@ -212,12 +230,24 @@ func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
 	}
 	k.start, k.caller, k.req = h.cfg.Clock(), cmd.Caller, cmd.Request
 	var err error
-	k.dec, err = k.req.Route(h.cfg.Catalog, h.fb.get(), cmd.Caller.Plan.Offer().Limits.BrandPref)
+	k.dec, err = k.req.Route(h.cfg.Catalog, h.fb.get(), cmd.Caller.Plan.Offer().Limits.BrandPref, allow(cmd.Caller))
 	if err != nil {
 		return Result{}, err
 	}
-	k.md = commands.NewMetadata("key:"+cmd.Caller.KeyID.String(), cmd.RequestID)
-	switch cmd.Cache {
+	if err := h.admit(ctx, k); err != nil {
+		return Result{}, err
+	}
+	res, err := h.run(ctx, k, st, cmd.Cache, cmd.RequestID)
+	if res.Stream == nil && !k.spend.deferred {
+		k.settle(ctx) // a stream settles when it ends or is closed
+	}
+	return res, err
+}
+
+// run is Handle's completion once routed and admitted.
+func (h *Handler) run(ctx context.Context, k *call, st *Stream, mode CacheMode, requestID string) (Result, error) {
+	k.md = commands.NewMetadata("key:"+k.caller.KeyID.String(), requestID)
+	switch mode {
 	case CacheOn:
 		k.cacheOn = h.cache.enabled()
 	case CacheOff:
@@ -225,7 +255,7 @@ func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
 		k.cacheOn = h.cache.enabled() && k.req.autoCacheable()
 	}
 	if k.cacheOn {
-		k.key = k.req.CacheKey(cmd.Caller.AccountID.String())
+		k.key = k.req.CacheKey(k.caller.AccountID.String())
 		if hit, ok := h.cache.get(k.key, k.start); ok {
 			return h.serveCached(ctx, k, st, hit)
 		}

@@ -126,11 +126,24 @@ func (s *Stream) End() StreamEnd {
 	return e
 }
 
-// Close releases the upstream's stream. It may be called more than once.
+// Close releases the upstream's stream and settles the key's
+// reservation with what the stream spent, if it has not ended. It may be
+// called more than once.
 func (s *Stream) Close() {
 	if s.resp != nil && s.resp.Stream != nil {
 		_ = s.resp.Stream.Close()
 	}
+	if !s.done && s.resp != nil {
+		// Cut short before its end was recorded: the upstream's usage, or
+		// an estimate of what was relayed.
+		u := Usage{Prompt: s.req.promptEstimate(), Completion: int64(s.a.bytes+3) / 4}
+		if s.hasUp {
+			u = s.upUsage
+		}
+		cand := s.dec.Candidates[0]
+		s.spend.spent(cand.Model.Cost(u.Prompt, u.Completion), u.Prompt+u.Completion)
+	}
+	s.settle(s.ctx)
 }
 
 // relay starts relaying the stream resp of the candidate that answered.
@@ -160,6 +173,7 @@ func (s *Stream) finish(cut error) error {
 		}
 	}
 	rec, cost, err := s.h.record(s.ctx, &s.call, cand.Model, u, hex.EncodeToString(s.hash.Sum(nil)), false, outcome, s.attempts, s.resp.FirstByte)
+	s.settle(s.ctx)
 	if err != nil {
 		s.h.cfg.Logger.Error("recording a streamed completion failed", "err", err, "request_id", s.md.RequestID)
 		s.err = err

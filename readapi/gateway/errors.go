@@ -48,8 +48,12 @@ func fail(c *gin.Context, err error) {
 	if p.Field != "" {
 		param = p.Field
 	}
+	typ := openAIType(p.Status)
+	if p.Code == "budget_exceeded" {
+		typ = "insufficient_quota" // OpenAI's type for spend that ran out
+	}
 	c.Abort()
 	c.PureJSON(p.Status, gin.H{"error": gin.H{
-		"message": p.Message, "type": openAIType(p.Status), "param": param, "code": p.Code,
+		"message": p.Message, "type": typ, "param": param, "code": p.Code,
 	}})
 }

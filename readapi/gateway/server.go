@@ -55,7 +55,7 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 	// Only completions (chat and Responses) count against the plan's daily
 	// limit and the usage meter; the other keyed routes (key, usage,
 	// feedback) do not.
-	keyed := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail))
+	keyed := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail), rateLimitHeaders)
 	keyed.GET("/key", httpx.CurrentKey)
 	keyed.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handle))
 	keyed.POST(strings.TrimPrefix(responsesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleResponses))
