@@ -17,20 +17,20 @@ import (
 // ever nil. A handler whose dependency the process lacks (Config says
 // which) refuses with a domain error of kind ErrUnavailable instead.
 type Commands struct {
-	CreateAccount  *CreateAccountHandler
-	IssueKey       *IssueKeyHandler
-	RevokeKey      *RevokeKeyHandler
+	CreateAccount *CreateAccountHandler
+	IssueKey      *IssueKeyHandler
+	RevokeKey     *RevokeKeyHandler
 	// SetKeyLimits and SetAccountBudget change gateway keys' limits and
 	// accounts' shared budgets.
 	SetKeyLimits     *SetKeyLimitsHandler
 	SetAccountBudget *SetAccountBudgetHandler
-	ChangePlan     *ChangePlanHandler
-	RequestSignIn  *RequestSignInHandler
-	CompleteSignIn *CompleteSignInHandler
-	EndSession     *EndSessionHandler
-	CountCalls     *CountCallsHandler
-	SubmitFeedback *SubmitFeedbackHandler
-	LoadLayer      *LoadLayerHandler
+	ChangePlan       *ChangePlanHandler
+	RequestSignIn    *RequestSignInHandler
+	CompleteSignIn   *CompleteSignInHandler
+	EndSession       *EndSessionHandler
+	CountCalls       *CountCallsHandler
+	SubmitFeedback   *SubmitFeedbackHandler
+	LoadLayer        *LoadLayerHandler
 	// ImportList and EraseContactData seal and destroy contact data with
 	// Config.ContactKeys.
 	ImportList       *ImportListHandler

@@ -19,7 +19,7 @@ type IssueKey struct {
 	Name      string
 	// Limits are a gateway key's limits (zero: none); KnownModel says
 	// whether a name they list is a tier or a model id (nil: any).
-	Limits     account.Limits
+	Limits     account.KeyLimits
 	KnownModel func(string) bool
 	Metadata   eventstore.Metadata
 }
@@ -35,7 +35,7 @@ type IssuedKey struct {
 	Name      string
 	Secret    string
 	CreatedAt time.Time
-	Limits    account.Limits
+	Limits    account.KeyLimits
 	Position  uint64
 }
 

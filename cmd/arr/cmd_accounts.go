@@ -70,7 +70,11 @@ func (a *cli) accountsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			keys, err := s.app.Queries.Identities.Keys(cmd.Context(), acc.ID)
+			infos, err := s.app.Queries.Identities.Keys(cmd.Context(), acc.ID)
+			if err != nil {
+				return err
+			}
+			keys, err := withSpend(cmd.Context(), s, infos)
 			if err != nil {
 				return err
 			}

@@ -52,7 +52,7 @@ func (a *cli) mintKeyCmd() *cobra.Command {
 				return err
 			}
 			k, err := s.app.Commands.IssueKey.Handle(cmd.Context(), commands.IssueKey{
-				AccountID: account.IDForEmail(e), Service: svc, Name: name, Limits: change.Apply(account.Limits{}), KnownModel: known,
+				AccountID: account.IDForEmail(e), Service: svc, Name: name, Limits: change.Apply(account.KeyLimits{}), KnownModel: known,
 				Metadata: cliMetadata(cmd)})
 			if err != nil {
 				return err

@@ -242,7 +242,7 @@ type spentJSON struct {
 	Used        int64          `json:"-"`
 }
 
-func limitsJSON(l account.Limits) keyLimitsJSON {
+func limitsJSON(l account.KeyLimits) keyLimitsJSON {
 	out := keyLimitsJSON{BudgetPeriod: l.Period, Models: l.Models, ExpiresAt: l.ExpiresAt}
 	if l.MaxBudget > 0 {
 		v := float64(l.MaxBudget) / 1e6

@@ -60,9 +60,9 @@ type system struct {
 	// process's lifecycle runs (components): the gateway's audit chain, the
 	// answer service's served-answers recorder and local index (nil for web
 	// search), and its language model (nil: extractive answers).
-	chain       *commands.AuditChain
+	chain *commands.AuditChain
 	// ledger reads and cleans the keys' spend counters (commands/spend).
-	ledger *spend.Ledger
+	ledger      *spend.Ledger
 	served      *answer.Served
 	local       *research.Local
 	answerModel research.Model

@@ -121,7 +121,7 @@ type Caller struct {
 	Email string
 	// Limits are the key's own; AccountBudget is its account's budget,
 	// shared by its keys.
-	Limits        account.Limits
+	Limits        account.KeyLimits
 	AccountBudget account.Budget
 }
 
@@ -230,7 +230,7 @@ func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
 	}
 	k.start, k.caller, k.req = h.cfg.Clock(), cmd.Caller, cmd.Request
 	var err error
-	k.dec, err = k.req.Route(h.cfg.Catalog, h.fb.get(), cmd.Caller.Plan.Offer().Limits.BrandPref, allow(cmd.Caller))
+	k.dec, err = k.req.RouteAllowed(h.cfg.Catalog, h.fb.get(), cmd.Caller.Plan.Offer().Limits.BrandPref, allow(cmd.Caller))
 	if err != nil {
 		return Result{}, err
 	}

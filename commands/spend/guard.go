@@ -166,7 +166,9 @@ func (g *Guard) asks(caller complete.Caller, now time.Time, cost, tokens int64) 
 
 // KeyBudgetBucket and AccountBudgetBucket name the counters of a key's
 // and an account's budget in a period, for the spend queries.
-func KeyBudgetBucket(key string, p account.Period) string { return "key:" + key + ":budget:" + string(p) }
+func KeyBudgetBucket(key string, p account.Period) string {
+	return "key:" + key + ":budget:" + string(p)
+}
 
 // AccountBudgetBucket: see KeyBudgetBucket.
 func AccountBudgetBucket(acc string, p account.Period) string {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/google/uuid"
 
@@ -37,7 +38,12 @@ func (g *Guard) thresholds(ctx context.Context, caller complete.Caller, asks []a
 				g.cfg.Logger.Error("recording a budget threshold failed", "scope", e.Scope, "id", id, "threshold", pct, "err", err)
 				continue
 			}
-			g.mail(ctx, caller, e)
+			// Mail off the request's path: an SMTP server's delay is not the caller's.
+			go func() {
+				mctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), time.Minute)
+				defer cancel()
+				g.mail(mctx, caller, e)
+			}()
 		}
 	}
 }

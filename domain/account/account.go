@@ -50,7 +50,7 @@ type Key struct {
 	Name     string
 	IssuedAt time.Time
 	Revoked  bool
-	Limits   Limits
+	Limits   KeyLimits
 }
 
 // Account is the aggregate. Its state is rebuilt from its events by Apply;

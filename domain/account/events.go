@@ -136,8 +136,8 @@ func (KeyLimitsSet) EventType() string  { return "KeyLimitsSet" }
 func (KeyLimitsSet) SchemaVersion() int { return 1 }
 
 // Limits are the limits the event sets.
-func (e *KeyLimitsSet) Limits() Limits {
-	return Limits{MaxBudget: MicroUSD(e.MaxBudgetMicroUSD), Period: e.BudgetPeriod, RPM: e.RPMLimit, TPM: e.TPMLimit,
+func (e *KeyLimitsSet) Limits() KeyLimits {
+	return KeyLimits{MaxBudget: MicroUSD(e.MaxBudgetMicroUSD), Period: e.BudgetPeriod, RPM: e.RPMLimit, TPM: e.TPMLimit,
 		Models: e.Models, ExpiresAt: e.ExpiresAt}
 }
 

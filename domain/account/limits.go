@@ -62,10 +62,10 @@ func (p Period) Window(t time.Time) (start, end time.Time) {
 // MaxLimitModels bounds how many tiers and models one key may list.
 const MaxLimitModels = 50
 
-// Limits are what a gateway key may spend and use. Zero values mean no
+// KeyLimits are what a gateway key may spend and use. Zero values mean no
 // limit: no budget, no request or token rate, every model, no expiry.
 // Money is in micro-dollars.
-type Limits struct {
+type KeyLimits struct {
 	MaxBudget MicroUSD `json:"max_budget_micro_usd,omitempty"`
 	// Period is the budget's period; set exactly when MaxBudget is.
 	Period Period `json:"budget_period,omitempty"`
@@ -80,23 +80,23 @@ type Limits struct {
 }
 
 // IsZero reports whether the limits limit nothing.
-func (l Limits) IsZero() bool {
+func (l KeyLimits) IsZero() bool {
 	return l.MaxBudget == 0 && l.RPM == 0 && l.TPM == 0 && len(l.Models) == 0 && l.ExpiresAt == nil
 }
 
 // Equal reports whether two limits are the same.
-func (l Limits) Equal(o Limits) bool {
+func (l KeyLimits) Equal(o KeyLimits) bool {
 	sameExpiry := (l.ExpiresAt == nil) == (o.ExpiresAt == nil) && (l.ExpiresAt == nil || l.ExpiresAt.Equal(*o.ExpiresAt))
 	return l.MaxBudget == o.MaxBudget && l.Period == o.Period && l.RPM == o.RPM && l.TPM == o.TPM &&
 		slices.Equal(l.Models, o.Models) && sameExpiry
 }
 
 // Expired reports whether the key's expiry is at or before now.
-func (l Limits) Expired(now time.Time) bool { return l.ExpiresAt != nil && !now.Before(*l.ExpiresAt) }
+func (l KeyLimits) Expired(now time.Time) bool { return l.ExpiresAt != nil && !now.Before(*l.ExpiresAt) }
 
 // Allows reports whether the key may use the model id of the tier: the
 // key lists no models, or lists the id or the tier.
-func (l Limits) Allows(id, tier string) bool {
+func (l KeyLimits) Allows(id, tier string) bool {
 	if len(l.Models) == 0 {
 		return true
 	}
@@ -117,7 +117,7 @@ type LimitsChange struct {
 
 // Apply returns l changed by c. A budget set without a period keeps the
 // key's period, or takes "month"; a cleared budget clears its period.
-func (c LimitsChange) Apply(l Limits) Limits {
+func (c LimitsChange) Apply(l KeyLimits) KeyLimits {
 	if c.MaxBudget != nil {
 		l.MaxBudget = *c.MaxBudget
 	}
@@ -151,7 +151,7 @@ func (c LimitsChange) Apply(l Limits) Limits {
 
 // Validate checks the limits; known says whether a name is a tier or a
 // model id of the catalog (nil: any name).
-func (l Limits) Validate(known func(string) bool) error {
+func (l KeyLimits) Validate(known func(string) bool) error {
 	if l.MaxBudget < 0 {
 		return domain.Invalid("invalid_max_budget", "max_budget_usd", "max_budget_usd must be a positive amount of US dollars, or 0 for none")
 	}
@@ -234,7 +234,7 @@ func ParseUSD(field string, v float64) (MicroUSD, error) {
 }
 
 // Describe is the limits in words, for listings and mails.
-func (l Limits) Describe() string {
+func (l KeyLimits) Describe() string {
 	var parts []string
 	if l.MaxBudget > 0 {
 		parts = append(parts, fmt.Sprintf("$%s/%s", l.MaxBudget.USD(), l.Period))

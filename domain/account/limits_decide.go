@@ -12,7 +12,7 @@ import (
 func (a *Account) Budget() Budget { return a.budget }
 
 // limitsSet is the event that sets key's limits to l.
-func (a *Account) limitsSet(keyID uuid.UUID, l Limits, now time.Time) *KeyLimitsSet {
+func (a *Account) limitsSet(keyID uuid.UUID, l KeyLimits, now time.Time) *KeyLimitsSet {
 	return &KeyLimitsSet{AccountID: a.id, KeyID: keyID, MaxBudgetMicroUSD: int64(l.MaxBudget), BudgetPeriod: l.Period,
 		RPMLimit: l.RPM, TPMLimit: l.TPM, Models: l.Models, ExpiresAt: l.ExpiresAt, SetAt: now.UTC()}
 }
@@ -20,7 +20,7 @@ func (a *Account) limitsSet(keyID uuid.UUID, l Limits, now time.Time) *KeyLimits
 // IssueLimitedKey decides the minting of a key with limits: KeyIssued,
 // then KeyLimitsSet when the limits limit anything. Only gateway keys
 // carry limits. known says whether a model name is a tier or a model id.
-func (a *Account) IssueLimitedKey(keyID uuid.UUID, s Service, secret Secret, name string, l Limits, known func(string) bool, now time.Time) ([]domain.Event, error) {
+func (a *Account) IssueLimitedKey(keyID uuid.UUID, s Service, secret Secret, name string, l KeyLimits, known func(string) bool, now time.Time) ([]domain.Event, error) {
 	evs, err := a.IssueKey(keyID, s, secret, name, now)
 	if err != nil || l.IsZero() {
 		return evs, err

@@ -21,15 +21,15 @@ type BudgetThresholdCrossed struct {
 	KeyID *uuid.UUID `json:"key_id,omitempty"`
 	// Scope is "key" or "account".
 	Scope string `json:"scope"`
-	// Period is the budget's period and PeriodStart when this one began
-	// (UTC).
-	Period      account.Period `json:"budget_period"`
-	PeriodStart time.Time      `json:"period_start"`
+	// Period is the budget's period: day, week, month or total.
+	Period account.Period `json:"budget_period"`
+	// PeriodStart is when the period crossed began (UTC).
+	PeriodStart time.Time `json:"period_start"`
 	// ThresholdPercent is the share crossed: 50, 80 or 100.
 	ThresholdPercent int `json:"threshold_percent"`
-	// SpentMicroUSD is the period's spend once crossed, BudgetMicroUSD the
-	// budget then.
-	SpentMicroUSD  int64 `json:"spent_micro_usd"`
+	// SpentMicroUSD is the period's spend once crossed.
+	SpentMicroUSD int64 `json:"spent_micro_usd"`
+	// BudgetMicroUSD is the budget then.
 	BudgetMicroUSD int64 `json:"budget_micro_usd"`
 	// CrossedAt is when the crossing spend was settled (UTC).
 	CrossedAt time.Time `json:"crossed_at"`

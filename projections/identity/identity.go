@@ -108,7 +108,7 @@ type Principal struct {
 	IssuedAt  time.Time       `json:"issued_at"`
 	// Limits are the key's own limits; AccountBudget the budget its
 	// account's keys share.
-	Limits        account.Limits `json:"-"`
+	Limits        account.KeyLimits `json:"-"`
 	AccountBudget account.Budget `json:"-"`
 }
 
@@ -123,7 +123,7 @@ type KeyInfo struct {
 	Name      string          `json:"name"`
 	CreatedAt time.Time       `json:"created_at"`
 	RevokedAt *time.Time      `json:"revoked_at"`
-	Limits    account.Limits  `json:"-"`
+	Limits    account.KeyLimits  `json:"-"`
 }
 
 // AccountInfo is an account as the read model holds it.

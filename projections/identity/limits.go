@@ -24,8 +24,8 @@ func (l *limitsScan) dest() []any {
 	return []any{&l.budget, &l.period, &l.rpm, &l.tpm, &l.models, &l.expires}
 }
 
-func (l *limitsScan) limits() account.Limits {
-	out := account.Limits{MaxBudget: account.MicroUSD(l.budget), Period: account.Period(l.period), RPM: l.rpm, TPM: l.tpm}
+func (l *limitsScan) limits() account.KeyLimits {
+	out := account.KeyLimits{MaxBudget: account.MicroUSD(l.budget), Period: account.Period(l.period), RPM: l.rpm, TPM: l.tpm}
 	if len(l.models) > 0 {
 		out.Models = l.models
 	}

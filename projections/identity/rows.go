@@ -135,7 +135,7 @@ const (
 	FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[]) AS r(id, at, pos)
 	WHERE k.key_id = r.id AND k.revoked_at IS NULL`
 	// setLimits takes each key's models as one comma-joined text (models
-	// hold no commas: account.Limits.Validate), as unnest cannot take
+	// hold no commas: account.KeyLimits.Validate), as unnest cannot take
 	// an array of arrays of different lengths.
 	setLimits = `UPDATE api_keys k SET max_budget_micro_usd = l.budget, budget_period = l.period, rpm_limit = l.rpm,
 		tpm_limit = l.tpm, models = CASE WHEN l.models = '' THEN '{}'::text[] ELSE string_to_array(l.models, ',') END,

@@ -53,7 +53,7 @@ func resetString(d time.Duration) string {
 func usdOf(m account.MicroUSD) float64 { return float64(m) / 1e6 }
 
 // limitsObject is a key's limits as the API shows them: null for none.
-func limitsObject(l account.Limits) gin.H {
+func limitsObject(l account.KeyLimits) gin.H {
 	out := gin.H{"max_budget_usd": nil, "budget_period": nil, "rpm_limit": nil, "tpm_limit": nil, "models": nil, "expires_at": l.ExpiresAt}
 	if l.MaxBudget > 0 {
 		out["max_budget_usd"], out["budget_period"] = usdOf(l.MaxBudget), l.Period

@@ -112,7 +112,7 @@ func (h *me) mintKey(c *gin.Context) error {
 	}
 	ctx := c.Request.Context()
 	k, err := h.d.App.Commands.IssueKey.Handle(ctx, commands.IssueKey{AccountID: p.AccountID, Service: account.Gateway, Name: name,
-		Limits: change.Apply(account.Limits{}), KnownModel: h.knownModel, Metadata: h.metadata(c, p)})
+		Limits: change.Apply(account.KeyLimits{}), KnownModel: h.knownModel, Metadata: h.metadata(c, p)})
 	if err != nil {
 		return err
 	}
