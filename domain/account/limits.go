@@ -92,7 +92,9 @@ func (l KeyLimits) Equal(o KeyLimits) bool {
 }
 
 // Expired reports whether the key's expiry is at or before now.
-func (l KeyLimits) Expired(now time.Time) bool { return l.ExpiresAt != nil && !now.Before(*l.ExpiresAt) }
+func (l KeyLimits) Expired(now time.Time) bool {
+	return l.ExpiresAt != nil && !now.Before(*l.ExpiresAt)
+}
 
 // Allows reports whether the key may use the model id of the tier: the
 // key lists no models, or lists the id or the tier.

@@ -109,21 +109,21 @@ type Principal struct {
 	// Limits are the key's own limits; AccountBudget the budget its
 	// account's keys share.
 	Limits        account.KeyLimits `json:"-"`
-	AccountBudget account.Budget `json:"-"`
+	AccountBudget account.Budget    `json:"-"`
 }
 
 // KeyInfo is an API key as listed to its owner or an operator: never the
 // secret, never its hash.
 type KeyInfo struct {
-	ID        uuid.UUID       `json:"id"`
-	AccountID uuid.UUID       `json:"account_id"`
-	Service   account.Service `json:"service"`
-	Prefix    string          `json:"prefix"`
-	Hint      string          `json:"hint"`
-	Name      string          `json:"name"`
-	CreatedAt time.Time       `json:"created_at"`
-	RevokedAt *time.Time      `json:"revoked_at"`
-	Limits    account.KeyLimits  `json:"-"`
+	ID        uuid.UUID         `json:"id"`
+	AccountID uuid.UUID         `json:"account_id"`
+	Service   account.Service   `json:"service"`
+	Prefix    string            `json:"prefix"`
+	Hint      string            `json:"hint"`
+	Name      string            `json:"name"`
+	CreatedAt time.Time         `json:"created_at"`
+	RevokedAt *time.Time        `json:"revoked_at"`
+	Limits    account.KeyLimits `json:"-"`
 }
 
 // AccountInfo is an account as the read model holds it.
