@@ -285,7 +285,7 @@ func (g *limitedGateway) checkUsageByKey(t *testing.T, k mintedKey, spent float6
 	t.Helper()
 	var last string
 	for i := 0; i < 50; i++ {
-		_, body := get(t, g.gateway+"/v1/usage?days=1", map[string]string{"Authorization": "Bearer " + g.key})
+		_, body := get(t, g.gateway+"/v1/usage?days=1", map[string]string{"Authorization": "Bearer " + k.Secret})
 		var u struct {
 			ByKey map[string]struct {
 				CostMicroUSD int64 `json:"cost_micro_usd"`
@@ -376,7 +376,7 @@ func TestKeyModelsExpiryPatchAndBudgetMail(t *testing.T) {
 // it.
 func (g *limitedGateway) budgetMail(t *testing.T, mail *mailtest.Server) {
 	t.Helper()
-	k := g.mintLimited(t, "--max-budget-usd", "0.0001", "--budget-period", "week")
+	k := g.mintLimited(t, "--max-budget-usd", "0.0001", "--budget-period", "week", "--models", "nano")
 	long := strings.Repeat("budget ", 60)
 	var last limitAnswer
 	for i := 0; i < 20; i++ {
@@ -387,6 +387,10 @@ func (g *limitedGateway) budgetMail(t *testing.T, mail *mailtest.Server) {
 	}
 	if last.status != 429 || last.code != "budget_exceeded" {
 		t.Fatalf("spending a $0.0001 budget: %d %s", last.status, last.body)
+	}
+	if n := g.eventsOfType(t, "BudgetThresholdCrossed"); n != 1 {
+		out, _, _ := g.arr("keys", "list", "--email", limitedEmail)
+		t.Fatalf("%d BudgetThresholdCrossed events after crossing 50%% of a budget; want 1\n%s\n%s", n, out, g.proc.logs.String())
 	}
 	if m := mail.Next(t); !strings.Contains(m.Subject, "50%") || m.To[0] != limitedEmail {
 		t.Fatalf("the threshold mail: %q to %v", m.Subject, m.To)
