@@ -10,6 +10,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"sync"
 	"testing"
@@ -194,6 +195,45 @@ func TestKeyRPMAcrossProcesses(t *testing.T) {
 	if a := post(t, http.DefaultClient, g.second, k.Secret, map[string]any{"model": "gpt-4.1-nano", "messages": userMsg("next minute")}, false); a.status != 200 ||
 		a.header.Get("x-ratelimit-remaining-requests") != "2" {
 		t.Fatalf("the next minute: %d remaining %q %s", a.status, a.header.Get("x-ratelimit-remaining-requests"), a.body)
+	}
+	g.tokensPerMinute(t)
+}
+
+// tokensPerMinute: a key's tokens per minute reserve each request's most
+// tokens (its prompt bound plus max_tokens) and admit exactly what fits:
+// with room for two and a half reservations, 2 of 20 concurrent requests
+// while those two are in flight.
+// `arr keys limits` changes the limit.
+func (g *limitedGateway) tokensPerMinute(t *testing.T) {
+	t.Helper()
+	k := g.mintLimited(t, "--tpm", "100000", "--models", "nano")
+	body := func(i int) map[string]any {
+		return map[string]any{"model": "gpt-4.1-nano", "max_tokens": 10, "messages": userMsg(fmt.Sprintf("tpm request %02d", i))}
+	}
+	g.startOfMinute(t, 2)
+	first := post(t, http.DefaultClient, g.gateway, k.Secret, body(0), false)
+	left, err := strconv.Atoi(first.header.Get("x-ratelimit-remaining-tokens"))
+	if first.status != 200 || err != nil || first.header.Get("x-ratelimit-limit-tokens") != "100000" {
+		t.Fatalf("a request with --tpm 100000: %d %v %s", first.status, first.header, first.body)
+	}
+	reserved := 100000 - left
+	tpm := 2*reserved + reserved/2
+	var out map[string]any
+	g.mustArr(&out, "keys", "limits", "--id", k.ID, "--tpm", strconv.Itoa(tpm), "--json")
+	g.startOfMinute(t, 3)
+	// The admitted requests stay in flight (holding their reservations)
+	// while the others are decided; a request that ended would have
+	// settled to its real, smaller, count.
+	g.up.Set("", upstreamtest.Behavior{Latency: time.Second})
+	defer g.up.Set("", upstreamtest.Behavior{})
+	as := g.burst(t, 20, k.Secret, body, 0)
+	if ok, limited := countStatus(as, 200, ""), countStatus(as, 429, "rate_limit_exceeded"); ok != 2 || limited != 18 {
+		t.Fatalf("20 concurrent requests reserving %d tokens each with --tpm %d: %d answered, %d refused; want 2 and 18", reserved, tpm, ok, limited)
+	}
+	for _, a := range as {
+		if a.header.Get("x-ratelimit-limit-tokens") != strconv.Itoa(tpm) || a.header.Get("x-ratelimit-reset-tokens") == "" {
+			t.Fatalf("without the token headers: %v", a.header)
+		}
 	}
 }
 
