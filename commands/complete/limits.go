@@ -92,3 +92,15 @@ func images(body []byte) int {
 	}
 	return n
 }
+
+// capEstimate bounds an estimated completion count by what candidate c
+// could have produced (routing.MaxOutput): an estimate from the relayed
+// text can run over it, the model cannot, and a key's budget reserved no
+// more. Reported usage is kept as reported.
+func (k *call) capEstimate(u Usage, c routing.Candidate) Usage {
+	if !u.Estimated {
+		return u
+	}
+	u.Completion = min(u.Completion, routing.MaxOutput(c, k.req.MaxTokens, routing.PromptBound(len(k.req.Body), images(k.req.Body))))
+	return u
+}

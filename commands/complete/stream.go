@@ -136,11 +136,11 @@ func (s *Stream) Close() {
 	if !s.done && s.resp != nil {
 		// Cut short before its end was recorded: the upstream's usage, or
 		// an estimate of what was relayed.
-		u := Usage{Prompt: s.req.promptEstimate(), Completion: int64(s.a.bytes+3) / 4}
+		cand := s.dec.Candidates[0]
+		u := s.capEstimate(Usage{Prompt: s.req.promptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}, cand)
 		if s.hasUp {
 			u = s.upUsage
 		}
-		cand := s.dec.Candidates[0]
 		s.spend.spent(cand.Model.Cost(u.Prompt, u.Completion), u.Prompt+u.Completion)
 	}
 	s.settle(s.ctx)
@@ -161,7 +161,7 @@ func (s *Stream) finish(cut error) error {
 	if s.a.id == "" {
 		s.a.id, s.a.created, s.a.model = "chatcmpl-arr", s.h.cfg.Clock().Unix(), cand.Model.UpstreamModel
 	}
-	u := Usage{Prompt: s.req.promptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}
+	u := s.capEstimate(Usage{Prompt: s.req.promptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}, cand)
 	if s.hasUp {
 		u = s.upUsage
 	}

@@ -13,9 +13,20 @@
 // real cost and tokens (zero for a failure that cost nothing). So a
 // budget is never exceeded by an admitted request whose upstream reports
 // usage within the bounds it was reserved for, whatever the number of
-// concurrent requests and processes; LiteLLM, by contrast, checks spend
-// before the call and adds it after, so every request in flight when the
-// budget runs out goes through.
+// concurrent requests and processes.
+//
+// Where LiteLLM leaks: its older checks read spend before the call and add
+// the cost after it, so every request in flight when a budget runs out
+// goes through (still so for per-session budgets, BerriAI/litellm#34732,
+// and for an unknown end user's first concurrent requests, #40095); its
+// newer reservation is kept in a cache beside the database, whose
+// counter drifts from the recorded spend (reservations that are never
+// released, #27639; false budget_exceeded under load, #36926). Here the
+// reservation and the spend are two columns of one row, changed only in
+// transactions that lock it, and a reservation is settled exactly once
+// on every path (a reply, a failure, a stream that ends, is cut or whose
+// client goes away, a single-flight leader that leaves): the counter is
+// the spend.
 //
 // Crossing 50, 80 and 100 percent of a budget appends a
 // usage.BudgetThresholdCrossed once per budget, period and threshold (its
