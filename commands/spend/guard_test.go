@@ -1,0 +1,129 @@
+package spend_test
+
+import (
+	"context"
+	"errors"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/arr-dev/arr/commands/complete"
+	"github.com/arr-dev/arr/commands/spend"
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/eventstore/postgres"
+	"github.com/arr-dev/arr/migrations/migratetest"
+)
+
+func newGuard(t *testing.T, now time.Time) (*spend.Guard, *spend.Ledger) {
+	t.Helper()
+	pool, _ := migratetest.NewPool(t)
+	st, err := postgres.New(pool, postgres.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	clock := func() time.Time { return now }
+	g, err := spend.New(spend.Config{Pool: pool, Store: st, Clock: clock, TierOf: func(string) string { return "nano" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	l, err := spend.NewLedger(pool, clock)
+	if err != nil {
+		t.Fatal(err)
+	}
+	return g, l
+}
+
+// TestAdmitIsExactUnderConcurrency: 50 concurrent admissions, each
+// reserving $0.03 of a key's $0.10 budget and of its account's $0.07
+// budget, admit exactly 2 (the account's budget holds two reservations)
+// while none has settled; settling at the real cost frees the rest of
+// each reservation.
+func TestAdmitIsExactUnderConcurrency(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	g, l := newGuard(t, now)
+	caller := complete.Caller{AccountID: uuid.New(), KeyID: uuid.New(),
+		Limits:        account.KeyLimits{MaxBudget: 100_000, Period: account.PeriodMonth},
+		AccountBudget: account.Budget{Max: 70_000, Period: account.PeriodDay}}
+	const n = 50
+	var mu sync.Mutex
+	var settles []func(context.Context, float64, int64)
+	refused := 0
+	var wg sync.WaitGroup
+	for i := 0; i < n; i++ {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			settle, err := g.Admit(context.Background(), caller, []string{"gpt-4.1-nano"}, 0.03, 100)
+			mu.Lock()
+			defer mu.Unlock()
+			var de *domain.Error
+			switch {
+			case err == nil:
+				settles = append(settles, settle)
+			case errors.As(err, &de) && de.Code == "budget_exceeded" && errors.Is(err, domain.ErrRateLimited):
+				refused++
+			default:
+				t.Errorf("admit: %v", err)
+			}
+		}()
+	}
+	wg.Wait()
+	if len(settles) != 2 || refused != n-2 {
+		t.Fatalf("%d admitted, %d refused; want exactly 2 and %d", len(settles), refused, n-2)
+	}
+	s, err := l.AccountSpent(context.Background(), caller.AccountID, account.PeriodDay)
+	if err != nil || s.Reserved != 60_000 || s.Used != 0 {
+		t.Fatalf("the account's budget while both are in flight: %+v %v", s, err)
+	}
+	for _, settle := range settles {
+		settle(context.Background(), 0.01, 42)
+		settle(context.Background(), 0.01, 42) // a second call changes nothing
+	}
+	for _, get := range []func() (spend.Spent, error){
+		func() (spend.Spent, error) { return l.KeySpent(context.Background(), caller.KeyID, account.PeriodMonth) },
+		func() (spend.Spent, error) { return l.AccountSpent(context.Background(), caller.AccountID, account.PeriodDay) },
+	} {
+		if s, err := get(); err != nil || s.Used != 20_000 || s.Reserved != 0 {
+			t.Fatalf("after settling $0.01 each: %+v %v", s, err)
+		}
+	}
+	// $0.05 of the account's $0.07 is left: one more $0.03 fits, not two.
+	if _, err := g.Admit(context.Background(), caller, nil, 0.03, 0); err != nil {
+		t.Fatalf("after settling: %v", err)
+	}
+	if _, err := g.Admit(context.Background(), caller, nil, 0.03, 0); err == nil {
+		t.Fatal("a reservation past the account's budget was admitted")
+	}
+}
+
+func TestAdmitRefusesModelsAndExpiredKeys(t *testing.T) {
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	g, _ := newGuard(t, now)
+	past := now.Add(-time.Second)
+	for _, tc := range []struct {
+		name   string
+		limits account.KeyLimits
+		models []string
+		kind   error
+		code   string
+	}{
+		{"a model outside the key's", account.KeyLimits{Models: []string{"small"}}, []string{"gpt-4.1-nano"}, domain.ErrForbidden, "model_not_allowed"},
+		{"an expired key", account.KeyLimits{ExpiresAt: &past}, nil, domain.ErrUnauthenticated, "key_expired"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			_, err := g.Admit(context.Background(), complete.Caller{KeyID: uuid.New(), Limits: tc.limits}, tc.models, 0.01, 10)
+			var de *domain.Error
+			if !errors.As(err, &de) || de.Code != tc.code || !errors.Is(err, tc.kind) {
+				t.Fatalf("got %v; want %s", err, tc.code)
+			}
+		})
+	}
+	// A key listing the tier may use its models.
+	if _, err := g.Admit(context.Background(), complete.Caller{KeyID: uuid.New(), Limits: account.KeyLimits{Models: []string{"nano"}}},
+		[]string{"gpt-4.1-nano"}, 0.01, 10); err != nil {
+		t.Fatalf("a nano key on a nano model: %v", err)
+	}
+}
