@@ -83,8 +83,12 @@ func TestAdmitIsExactUnderConcurrency(t *testing.T) {
 		settle(context.Background(), 0.01, 42) // a second call changes nothing
 	}
 	for _, get := range []func() (spend.Spent, error){
-		func() (spend.Spent, error) { return l.KeySpent(context.Background(), caller.KeyID, account.PeriodMonth) },
-		func() (spend.Spent, error) { return l.AccountSpent(context.Background(), caller.AccountID, account.PeriodDay) },
+		func() (spend.Spent, error) {
+			return l.KeySpent(context.Background(), caller.KeyID, account.PeriodMonth)
+		},
+		func() (spend.Spent, error) {
+			return l.AccountSpent(context.Background(), caller.AccountID, account.PeriodDay)
+		},
 	} {
 		if s, err := get(); err != nil || s.Used != 20_000 || s.Reserved != 0 {
 			t.Fatalf("after settling $0.01 each: %+v %v", s, err)
