@@ -139,11 +139,13 @@ const (
 	// an array of arrays of different lengths.
 	setLimits = `UPDATE api_keys k SET max_budget_micro_usd = l.budget, budget_period = l.period, rpm_limit = l.rpm,
 		tpm_limit = l.tpm, models = CASE WHEN l.models = '' THEN '{}'::text[] ELSE string_to_array(l.models, ',') END,
-		expires_at = l.expires, position = l.pos
+		expires_at = l.expires, position = GREATEST(k.position, l.pos)
 	FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::timestamptz[], $8::bigint[])
 		AS l(id, budget, period, rpm, tpm, models, expires, pos)
 	WHERE k.key_id = l.id`
-	setBudgets = `UPDATE accounts a SET budget_micro_usd = b.budget, budget_period = b.period, position = b.pos
+	// The other UPDATEs of a batch may have moved a row's position past
+	// these changes' (a plan change after a budget): the latest wins.
+	setBudgets = `UPDATE accounts a SET budget_micro_usd = b.budget, budget_period = b.period, position = GREATEST(a.position, b.pos)
 	FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::bigint[]) AS b(id, budget, period, pos)
 	WHERE a.account_id = b.id`
 )
