@@ -195,6 +195,9 @@ func TestKeyRPMAcrossProcesses(t *testing.T) {
 	if a := post(t, http.DefaultClient, g.second, k.Secret, map[string]any{"model": "gpt-4.1-nano", "messages": userMsg("next minute")}, false); a.status != 200 ||
 		a.header.Get("x-ratelimit-remaining-requests") != "2" {
 		t.Fatalf("the next minute: %d remaining %q %s", a.status, a.header.Get("x-ratelimit-remaining-requests"), a.body)
+	} else if limit, _ := strconv.Atoi(a.header.Get("X-RateLimit-Limit")); a.header.Get("X-RateLimit-Remaining") != strconv.Itoa(limit-4) {
+		// The plan's daily quota counted the 4 answers, not the 17 refusals.
+		t.Fatalf("the plan's daily quota after 4 answers and 17 refusals: %s of %d left", a.header.Get("X-RateLimit-Remaining"), limit)
 	}
 	g.tokensPerMinute(t)
 }

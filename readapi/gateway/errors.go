@@ -7,6 +7,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/commands/complete"
+	"github.com/arr-dev/arr/commands/spend"
+	"github.com/arr-dev/arr/readapi/ratelimit"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -40,6 +42,10 @@ func handle(h httpx.Handler) gin.HandlerFunc { return httpx.Handle(failCompletio
 
 func fail(c *gin.Context, err error) {
 	p := httpx.ProblemFor(c, err)
+	var refused *spend.Refusal
+	if errors.As(err, &refused) {
+		ratelimit.MarkNotServed(c) // refused before any upstream call: no plan quota, no meter
+	}
 	var uf *complete.UpstreamFailure
 	if errors.As(err, &uf) {
 		p = httpx.Problem{Status: http.StatusBadGateway, Code: "upstream_unavailable", Message: uf.Error()}
