@@ -8,8 +8,8 @@ import (
 
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/commands/spend"
-	"github.com/arr-dev/arr/readapi/ratelimit"
 	"github.com/arr-dev/arr/readapi/httpx"
+	"github.com/arr-dev/arr/readapi/ratelimit"
 )
 
 // openAIType maps a status to the OpenAI error type clients switch on.
