@@ -8,6 +8,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
 	"strconv"
@@ -410,6 +411,17 @@ func TestKeyModelsExpiryPatchAndBudgetMail(t *testing.T) {
 	if code := w.json(http.MethodGet, g.gateway+"/v1/me/keys", nil, nil, &list); code != 200 || len(list.Data) == 0 || list.Data[0]["expires_at"] != "2020-01-01T00:00:00Z" {
 		t.Fatalf("GET /v1/me/keys: %d %v", code, list)
 	}
+
+	// The account page's key form sets limits too, and the page lists them.
+	form := w.get(g.gateway + "/account")
+	minted := w.post(g.gateway+"/account/keys", url.Values{"csrf_token": {hidden(t, form, "csrf_token")}, "name": {"page"},
+		"max_budget_usd": {"5"}, "budget_period": {"week"}, "rpm_limit": {"10"}, "models": {"nano"}})
+	mustStatus(t, "POST /account/keys with limits", minted, 201)
+	if !strings.Contains(minted.body, "$5.00/week, 10 rpm, models nano") || !strings.Contains(minted.body, "$0.00 of $5.00 this week") {
+		t.Fatalf("the account page does not list the new key's limits and spend:\n%s", minted.body)
+	}
+	bad := w.post(g.gateway+"/account/keys", url.Values{"csrf_token": {hidden(t, form, "csrf_token")}, "models": {"gpt-9"}})
+	mustStatus(t, "POST /account/keys with an unknown model", bad, 400)
 
 	g.budgetMail(t, mail)
 }
