@@ -20,5 +20,20 @@ CREATE TABLE spend_counters (
 );
 CREATE INDEX spend_counters_window_end ON spend_counters (window_end);
 
+-- Each reservation in flight, by request: what it reserved in which
+-- counters, leased until expires_at. Settling deletes it; a process that
+-- dies mid-request leaves it, and the servers' sweep releases it (takes
+-- its amounts off the counters' reserved) once its lease has run out, so
+-- a crash cannot hold a budget for the rest of its period.
+CREATE TABLE spend_reservations (
+    id         uuid        PRIMARY KEY,
+    buckets    text[]      NOT NULL,
+    starts     timestamptz[] NOT NULL,
+    amounts    bigint[]    NOT NULL,
+    expires_at timestamptz NOT NULL
+);
+CREATE INDEX spend_reservations_expires_at ON spend_reservations (expires_at);
+
 -- +goose Down
+DROP TABLE spend_reservations;
 DROP TABLE spend_counters;

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain/account"
@@ -51,9 +51,11 @@ func (a ask) fits(c count) bool { return c.used+c.reserved+a.n <= a.limit }
 // transaction: it creates the missing counters, locks them all in
 // (bucket, window_start) order, so concurrent reservations of other
 // processes queue instead of deadlocking, reads them, and raises each
-// one's reservation only if every ask fits. It returns the counts found,
-// in asks' order, and whether it reserved.
-func reserve(ctx context.Context, pool *pgxpool.Pool, asks []ask) ([]count, bool, error) {
+// one's reservation only if every ask fits, recording the reservation
+// as id, leased until expires (a process that dies before it settles
+// leaves it to the sweep: Ledger.Sweep). It returns the counts found, in
+// asks' order, and whether it reserved.
+func reserve(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, expires time.Time, asks []ask) ([]count, bool, error) {
 	order := sorted(asks)
 	buckets, starts, ends, ns, limits := columns(asks, order)
 	got := make([]count, len(asks))
@@ -79,14 +81,17 @@ JOIN spend_counters c ON c.bucket = v.b AND c.window_start = v.s ORDER BY v.i FO
 		}
 		return err
 	})
-	b.Queue(`UPDATE spend_counters c SET reserved = c.reserved + v.n
-FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[]) AS v(b, s, n, lim)
-WHERE c.bucket = v.b AND c.window_start = v.s AND NOT EXISTS (
-	SELECT 1 FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[]) AS w(b, s, n, lim)
-	JOIN spend_counters d ON d.bucket = w.b AND d.window_start = w.s
-	WHERE d.used + d.reserved + w.n > w.lim)`, buckets, starts, ns, limits).Exec(func(ct pgconn.CommandTag) error {
-		reserved = ct.RowsAffected()
-		return nil
+	b.Queue(`WITH up AS (UPDATE spend_counters c SET reserved = c.reserved + v.n
+	FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[]) AS v(b, s, n, lim)
+	WHERE c.bucket = v.b AND c.window_start = v.s AND NOT EXISTS (
+		SELECT 1 FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[]) AS w(b, s, n, lim)
+		JOIN spend_counters d ON d.bucket = w.b AND d.window_start = w.s
+		WHERE d.used + d.reserved + w.n > w.lim)
+	RETURNING 1),
+lease AS (INSERT INTO spend_reservations (id, buckets, starts, amounts, expires_at)
+	SELECT $5, $1, $2, $3, $6 WHERE (SELECT count(*) FROM up) = cardinality($1::text[]) RETURNING 1)
+SELECT count(*) FROM up`, buckets, starts, ns, limits, id, expires).QueryRow(func(row pgx.Row) error {
+		return row.Scan(&reserved)
 	})
 	b.Queue(`COMMIT`)
 	if err := pool.SendBatch(ctx, b).Close(); err != nil {
@@ -111,8 +116,9 @@ func allFit(asks []ask, got []count) bool {
 // settle turns each ask's reservation into its actual use, in one round
 // trip and one transaction that locks the counters in (bucket,
 // window_start) order first, and returns each counter's use after it, in
-// asks' order.
-func settle(ctx context.Context, pool *pgxpool.Pool, asks []ask) ([]int64, error) {
+// asks' order. A reservation the sweep already released (its process
+// was thought dead) is not released twice.
+func settle(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, asks []ask) ([]int64, error) {
 	order := sorted(asks)
 	buckets, starts, _, ns, _ := columns(asks, order)
 	actual := make([]int64, len(order))
@@ -122,12 +128,15 @@ func settle(ctx context.Context, pool *pgxpool.Pool, asks []ask) ([]int64, error
 	after := make([]int64, len(asks))
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
+	// The reservation's row first, then the counters: the sweep's order.
+	b.Queue(`SELECT 1 FROM spend_reservations WHERE id = $1 FOR UPDATE`, id)
 	b.Queue(`SELECT 1 FROM unnest($1::text[], $2::timestamptz[]) WITH ORDINALITY AS v(b, s, i)
 JOIN spend_counters c ON c.bucket = v.b AND c.window_start = v.s ORDER BY v.i FOR UPDATE OF c`, buckets, starts)
-	b.Queue(`UPDATE spend_counters c SET reserved = GREATEST(c.reserved - v.n, 0), used = c.used + v.a
+	b.Queue(`WITH gone AS (DELETE FROM spend_reservations WHERE id = $5 RETURNING id)
+UPDATE spend_counters c SET reserved = GREATEST(c.reserved - CASE WHEN EXISTS (SELECT 1 FROM gone) THEN v.n ELSE 0 END, 0), used = c.used + v.a
 FROM unnest($1::text[], $2::timestamptz[], $3::bigint[], $4::bigint[]) WITH ORDINALITY AS v(b, s, n, a, i)
 WHERE c.bucket = v.b AND c.window_start = v.s
-RETURNING v.i, c.used`, buckets, starts, ns, actual).Query(func(rows pgx.Rows) error {
+RETURNING v.i, c.used`, buckets, starts, ns, actual, id).Query(func(rows pgx.Rows) error {
 		var i, used int64
 		_, err := pgx.ForEachRow(rows, []any{&i, &used}, func() error {
 			if i >= 1 && int(i) <= len(order) {

@@ -32,6 +32,11 @@
 // usage.BudgetThresholdCrossed once per budget, period and threshold (its
 // stream takes one event) and mails the account.
 //
+// Each reservation is also a row of spend_reservations, leased for
+// Config.Lease (an hour): a process that dies mid-request never settles,
+// and Ledger.Sweep (run by every gateway process) releases its
+// reservation once the lease has run out.
+//
 // Counters live in the spend_counters table (migration 00042), not in
 // Redis even when REDIS_URL is set: a budget's spend is money, which a
 // cache may lose, and one transaction over the key's and the account's

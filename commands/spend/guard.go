@@ -9,6 +9,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/commands"
@@ -39,6 +40,10 @@ type Config struct {
 	// SettleTimeout bounds a settle, which runs even when the request's
 	// context has ended. Default 10s.
 	SettleTimeout time.Duration
+	// Lease is how long a reservation is held for a request that never
+	// settles (its process died): then Ledger.Sweep releases it. It must
+	// outlast the longest request (a stream). Default 1h.
+	Lease time.Duration
 }
 
 // Guard admits and settles the requests of limited keys. Safe for
@@ -61,6 +66,9 @@ func New(cfg Config) (*Guard, error) {
 	}
 	if cfg.SettleTimeout <= 0 {
 		cfg.SettleTimeout = 10 * time.Second
+	}
+	if cfg.Lease <= 0 {
+		cfg.Lease = time.Hour
 	}
 	return &Guard{cfg: cfg}, nil
 }
@@ -91,7 +99,8 @@ func (g *Guard) Admit(ctx context.Context, caller complete.Caller, models []stri
 	if len(asks) == 0 {
 		return func(context.Context, float64, int64) {}, nil
 	}
-	got, ok, err := reserve(ctx, g.cfg.Pool, asks)
+	id := uuid.New()
+	got, ok, err := reserve(ctx, g.cfg.Pool, id, now.Add(g.cfg.Lease), asks)
 	if err != nil {
 		return nil, fmt.Errorf("reserving the key's limits: %w", err)
 	}
@@ -101,7 +110,7 @@ func (g *Guard) Admit(ctx context.Context, caller complete.Caller, models []stri
 	}
 	var once sync.Once
 	return func(ctx context.Context, costUSD float64, tokens int64) {
-		once.Do(func() { g.settle(ctx, caller, asks, micros(costUSD), tokens) })
+		once.Do(func() { g.settle(ctx, caller, id, asks, micros(costUSD), tokens) })
 	}, nil
 }
 
@@ -116,7 +125,7 @@ func micros(usd float64) int64 {
 
 // settle replaces the reservations of asks by what the request spent, and
 // records and mails the budget thresholds it crossed.
-func (g *Guard) settle(ctx context.Context, caller complete.Caller, asks []ask, cost, tokens int64) {
+func (g *Guard) settle(ctx context.Context, caller complete.Caller, id uuid.UUID, asks []ask, cost, tokens int64) {
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), g.cfg.SettleTimeout)
 	defer cancel()
 	for i := range asks {
@@ -129,7 +138,7 @@ func (g *Guard) settle(ctx context.Context, caller complete.Caller, asks []ask, 
 			asks[i].actual = max(tokens, 0)
 		}
 	}
-	after, err := settle(ctx, g.cfg.Pool, asks)
+	after, err := settle(ctx, g.cfg.Pool, id, asks)
 	if err != nil {
 		g.cfg.Logger.Error("settling a request's spend failed: its reservation stays counted until the period ends",
 			"key_id", caller.KeyID, "err", err)

@@ -19,13 +19,17 @@ import (
 
 func newGuard(t *testing.T, now time.Time) (*spend.Guard, *spend.Ledger) {
 	t.Helper()
+	return newGuardAt(t, func() time.Time { return now })
+}
+
+func newGuardAt(t *testing.T, clock func() time.Time) (*spend.Guard, *spend.Ledger) {
+	t.Helper()
 	pool, _ := migratetest.NewPool(t)
 	st, err := postgres.New(pool, postgres.Config{})
 	if err != nil {
 		t.Fatal(err)
 	}
-	clock := func() time.Time { return now }
-	g, err := spend.New(spend.Config{Pool: pool, Store: st, Clock: clock, TierOf: func(string) string { return "nano" }})
+	g, err := spend.New(spend.Config{Pool: pool, Store: st, Clock: clock, Lease: time.Minute, TierOf: func(string) string { return "nano" }})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -129,5 +133,45 @@ func TestAdmitRefusesModelsAndExpiredKeys(t *testing.T) {
 	if _, err := g.Admit(context.Background(), complete.Caller{KeyID: uuid.New(), Limits: account.KeyLimits{Models: []string{"nano"}}},
 		[]string{"gpt-4.1-nano"}, 0.01, 10); err != nil {
 		t.Fatalf("a nano key on a nano model: %v", err)
+	}
+}
+
+// TestSweepReleasesWhatADeadProcessReserved: a reservation whose request
+// never settles (its process died) is released once its lease has run
+// out, and only then; a settle that comes after the sweep adds what it
+// spent and releases nothing twice.
+func TestSweepReleasesWhatADeadProcessReserved(t *testing.T) {
+	var mu sync.Mutex
+	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
+	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
+	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
+	g, l := newGuardAt(t, clock)
+	ctx := context.Background()
+	caller := complete.Caller{AccountID: uuid.New(), KeyID: uuid.New(), Limits: account.KeyLimits{MaxBudget: 100_000, Period: account.PeriodTotal}}
+	late, err := g.Admit(ctx, caller, nil, 0.04, 0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	advance(30 * time.Second)
+	if _, err := g.Admit(ctx, caller, nil, 0.05, 0); err != nil { // never settled either
+		t.Fatal(err)
+	}
+	advance(45 * time.Second) // the first lease has run out, the second has not
+	if n, err := l.Sweep(ctx, 10); err != nil || n != 1 {
+		t.Fatalf("Sweep = %d, %v; want the one expired reservation", n, err)
+	}
+	if s, _ := l.KeySpent(ctx, caller.KeyID, account.PeriodTotal); s.Reserved != 50_000 || s.Used != 0 {
+		t.Fatalf("after the sweep: %+v", s)
+	}
+	late(ctx, 0.01, 10)
+	if s, _ := l.KeySpent(ctx, caller.KeyID, account.PeriodTotal); s.Reserved != 50_000 || s.Used != 10_000 {
+		t.Fatalf("after a settle that came after its sweep: %+v", s)
+	}
+	advance(time.Minute)
+	if n, err := l.Sweep(ctx, 10); err != nil || n != 1 {
+		t.Fatalf("second Sweep = %d, %v", n, err)
+	}
+	if s, _ := l.KeySpent(ctx, caller.KeyID, account.PeriodTotal); s.Reserved != 0 || s.Used != 10_000 {
+		t.Fatalf("after both leases ran out: %+v", s)
 	}
 }

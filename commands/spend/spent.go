@@ -71,11 +71,51 @@ func (l *Ledger) Cleanup(ctx context.Context, batch int) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
-// Run deletes ended minute counters every ten minutes until ctx ends.
+// Sweep releases up to batch reservations whose lease ran out (their
+// request's process died before it settled): their amounts leave the
+// counters' reserved. Reservations and then counters are locked in order,
+// as settle locks them, so a late settle waits and then finds its
+// reservation released (it adds what it spent and releases nothing).
+func (l *Ledger) Sweep(ctx context.Context, batch int) (int64, error) {
+	tx, err := l.pool.Begin(ctx)
+	if err != nil {
+		return 0, fmt.Errorf("sweeping reservations: %w", err)
+	}
+	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
+	rows, err := tx.Query(ctx, `SELECT id FROM spend_reservations WHERE expires_at < $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, l.now(), batch)
+	if err != nil {
+		return 0, fmt.Errorf("sweeping reservations: %w", err)
+	}
+	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil || len(ids) == 0 {
+		return 0, err
+	}
+	const touched = `SELECT x.b, x.s, sum(x.a) AS a FROM spend_reservations r, unnest(r.buckets, r.starts, r.amounts) AS x(b, s, a)
+		WHERE r.id = ANY($1) GROUP BY x.b, x.s`
+	for _, sql := range []string{
+		`SELECT 1 FROM spend_counters c JOIN (` + touched + `) x ON c.bucket = x.b AND c.window_start = x.s ORDER BY c.bucket, c.window_start FOR UPDATE OF c`,
+		`UPDATE spend_counters c SET reserved = GREATEST(c.reserved - x.a, 0) FROM (` + touched + `) x WHERE c.bucket = x.b AND c.window_start = x.s`,
+		`DELETE FROM spend_reservations WHERE id = ANY($1)`,
+	} {
+		if _, err := tx.Exec(ctx, sql, ids); err != nil {
+			return 0, fmt.Errorf("sweeping reservations: %w", err)
+		}
+	}
+	return int64(len(ids)), tx.Commit(ctx)
+}
+
+// Run releases expired reservations and deletes ended minute counters
+// every minute until ctx ends.
 func (l *Ledger) Run(ctx context.Context) error {
-	t := time.NewTicker(10 * time.Minute)
+	t := time.NewTicker(time.Minute)
 	defer t.Stop()
 	for {
+		for ctx.Err() == nil {
+			n, err := l.Sweep(ctx, 1000)
+			if err != nil || n < 1000 {
+				break
+			}
+		}
 		for ctx.Err() == nil {
 			n, err := l.Cleanup(ctx, 5000)
 			if err != nil || n < 5000 {
