@@ -219,7 +219,7 @@ type call struct {
 // *Refused when an upstream refused the request itself, an error wrapping
 // domain.ErrUnavailable when the audit chain did not record it, and
 // commands.ErrOutcomeUnknown when the chain cannot tell.
-func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
+func (h *Handler) Handle(ctx context.Context, cmd Command) (res Result, err error) {
 	var k *call
 	var st *Stream
 	if cmd.Request.Stream {
@@ -229,7 +229,6 @@ func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
 		k = &call{}
 	}
 	k.start, k.caller, k.req = h.cfg.Clock(), cmd.Caller, cmd.Request
-	var err error
 	k.dec, err = k.req.RouteAllowed(h.cfg.Catalog, h.fb.get(), cmd.Caller.Plan.Offer().Limits.BrandPref, allow(cmd.Caller))
 	if err != nil {
 		return Result{}, err
@@ -237,11 +236,14 @@ func (h *Handler) Handle(ctx context.Context, cmd Command) (Result, error) {
 	if err := h.admit(ctx, k); err != nil {
 		return Result{}, err
 	}
-	res, err := h.run(ctx, k, st, cmd.Cache, cmd.RequestID)
-	if res.Stream == nil && !k.spend.deferred {
-		k.settle(ctx) // a stream settles when it ends or is closed
-	}
-	return res, err
+	defer func() {
+		// Also when run panics. A stream settles when it ends or is
+		// closed; a flight's leader that left, when the flight lands.
+		if res.Stream == nil && !k.spend.deferred {
+			k.settle(ctx)
+		}
+	}()
+	return h.run(ctx, k, st, cmd.Cache, cmd.RequestID)
 }
 
 // run is Handle's completion once routed and admitted.
