@@ -49,7 +49,9 @@ type Config struct {
 // Guard admits and settles the requests of limited keys. Safe for
 // concurrent use.
 type Guard struct {
-	cfg Config
+	cfg      Config
+	reserves *coalescer[reserveJob]
+	settles  *coalescer[settleJob]
 }
 
 // New returns a Guard; it refuses a Config without a pool, a store or
@@ -70,7 +72,10 @@ func New(cfg Config) (*Guard, error) {
 	if cfg.Lease <= 0 {
 		cfg.Lease = time.Hour
 	}
-	return &Guard{cfg: cfg}, nil
+	g := &Guard{cfg: cfg}
+	g.reserves = newCoalescer(cfg.SettleTimeout, func(ctx context.Context, jobs []reserveJob) { reserveRound(ctx, cfg.Pool, jobs) })
+	g.settles = newCoalescer(cfg.SettleTimeout, func(ctx context.Context, jobs []settleJob) { settleRound(ctx, cfg.Pool, jobs) })
+	return g, nil
 }
 
 // Admit refuses the request of caller, before any upstream call, when the
@@ -100,9 +105,9 @@ func (g *Guard) Admit(ctx context.Context, caller complete.Caller, models []stri
 		return func(context.Context, float64, int64) {}, nil
 	}
 	id := uuid.New()
-	got, ok, err := reserve(ctx, g.cfg.Pool, id, now.Add(g.cfg.Lease), asks)
+	got, ok, err := g.reserve(ctx, caller, id, now, asks)
 	if err != nil {
-		return nil, fmt.Errorf("reserving the key's limits: %w", err)
+		return nil, err
 	}
 	observe(ctx, state(asks, got, now))
 	if !ok {
@@ -112,6 +117,28 @@ func (g *Guard) Admit(ctx context.Context, caller complete.Caller, models []stri
 	return func(ctx context.Context, costUSD float64, tokens int64) {
 		once.Do(func() { g.settle(ctx, caller, id, asks, micros(costUSD), tokens) })
 	}, nil
+}
+
+// reserve queues the reservation for the key's next round and waits for
+// it. A caller that goes away meanwhile is answered ctx's error; if the
+// round reserved for it, the reservation is settled at once, at no cost.
+func (g *Guard) reserve(ctx context.Context, caller complete.Caller, id uuid.UUID, now time.Time, asks []ask) ([]count, bool, error) {
+	ch := make(chan reserveReply, 1)
+	g.reserves.add(groupKey(asks), reserveJob{id: id, asks: asks, expires: now.Add(g.cfg.Lease), reply: ch})
+	select {
+	case r := <-ch:
+		if r.err != nil {
+			return nil, false, fmt.Errorf("reserving the key's limits: %w", r.err)
+		}
+		return r.got, r.ok, nil
+	case <-ctx.Done():
+		go func() {
+			if r := <-ch; r.err == nil && r.ok {
+				g.settle(context.WithoutCancel(ctx), caller, id, asks, 0, 0)
+			}
+		}()
+		return nil, false, ctx.Err()
+	}
 }
 
 // micros is an amount of US dollars in micro-dollars, rounded up (a cost
@@ -138,7 +165,15 @@ func (g *Guard) settle(ctx context.Context, caller complete.Caller, id uuid.UUID
 			asks[i].actual = max(tokens, 0)
 		}
 	}
-	after, err := settle(ctx, g.cfg.Pool, id, asks)
+	ch := make(chan settleReply, 1)
+	g.settles.add(groupKey(asks), settleJob{id: id, asks: asks, reply: ch})
+	var r settleReply
+	select {
+	case r = <-ch:
+	case <-ctx.Done():
+		r.err = ctx.Err()
+	}
+	after, err := r.after, r.err
 	if err != nil {
 		g.cfg.Logger.Error("settling a request's spend failed: its reservation stays counted until the period ends",
 			"key_id", caller.KeyID, "err", err)

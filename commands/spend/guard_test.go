@@ -8,6 +8,7 @@ import (
 	"time"
 
 	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/commands/spend"
@@ -24,6 +25,12 @@ func newGuard(t testing.TB, now time.Time) (*spend.Guard, *spend.Ledger) {
 
 func newGuardAt(t testing.TB, clock func() time.Time) (*spend.Guard, *spend.Ledger) {
 	t.Helper()
+	g, l, _ := newGuardPool(t, clock)
+	return g, l
+}
+
+func newGuardPool(t testing.TB, clock func() time.Time) (*spend.Guard, *spend.Ledger, *pgxpool.Pool) {
+	t.Helper()
 	pool, _ := migratetest.NewPool(t)
 	st, err := postgres.New(pool, postgres.Config{})
 	if err != nil {
@@ -37,7 +44,7 @@ func newGuardAt(t testing.TB, clock func() time.Time) (*spend.Guard, *spend.Ledg
 	if err != nil {
 		t.Fatal(err)
 	}
-	return g, l
+	return g, l, pool
 }
 
 // TestAdmitIsExactUnderConcurrency: 50 concurrent admissions, each
@@ -173,5 +180,47 @@ func TestSweepReleasesWhatADeadProcessReserved(t *testing.T) {
 	}
 	if s, _ := l.KeySpent(ctx, caller.KeyID, account.PeriodTotal); s.Reserved != 0 || s.Used != 10_000 {
 		t.Fatalf("after both leases ran out: %+v", s)
+	}
+}
+
+// TestConcurrentSettlesCrossEachThresholdOnce: 40 concurrent requests
+// that together spend exactly a key's budget settle in coalesced rounds;
+// the spend is exact and 50%, 80% and 100% are each recorded once.
+func TestConcurrentSettlesCrossEachThresholdOnce(t *testing.T) {
+	g, l, pool := newGuardPool(t, time.Now)
+	ctx := context.Background()
+	caller := complete.Caller{AccountID: uuid.New(), KeyID: uuid.New(), Limits: account.KeyLimits{MaxBudget: 40_000, Period: account.PeriodWeek}}
+	settles := make([]func(context.Context, float64, int64), 40)
+	var wg sync.WaitGroup
+	for i := range settles {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			s, err := g.Admit(ctx, caller, nil, 0.001, 0)
+			if err != nil {
+				t.Errorf("admit %d: %v", i, err)
+			}
+			settles[i] = s
+		}()
+	}
+	wg.Wait()
+	if t.Failed() {
+		t.FailNow()
+	}
+	if _, err := g.Admit(ctx, caller, nil, 0.000001, 0); err == nil {
+		t.Fatal("a 41st reservation fit a budget the 40 reserved in full")
+	}
+	for _, s := range settles {
+		wg.Add(1)
+		go func() { defer wg.Done(); s(ctx, 0.001, 0) }()
+	}
+	wg.Wait()
+	if s, err := l.KeySpent(ctx, caller.KeyID, account.PeriodWeek); err != nil || s.Used != 40_000 || s.Reserved != 0 {
+		t.Fatalf("after 40 settles of $0.001: %+v %v", s, err)
+	}
+	var n int
+	if err := pool.QueryRow(ctx, `SELECT count(DISTINCT data->>'threshold_percent') FROM events WHERE event_type = 'BudgetThresholdCrossed'
+		HAVING count(*) = count(DISTINCT data->>'threshold_percent')`).Scan(&n); err != nil || n != 3 {
+		t.Fatalf("%d BudgetThresholdCrossed events (%v); want 3: 50%%, 80%% and 100%% once each", n, err)
 	}
 }
