@@ -368,6 +368,11 @@ func TestKeyModelsExpiryPatchAndBudgetMail(t *testing.T) {
 			t.Fatalf("refused requests reached %s %d times", m, n)
 		}
 	}
+	// The Responses route runs the same use case, under the same limits.
+	resp := postKeyed(t, g.gateway+"/v1/responses", k.Secret, map[string]any{"model": "high", "input": "which tier?"})
+	if resp.status != 403 || resp.code != "model_not_allowed" {
+		t.Fatalf("a nano key asking /v1/responses for high: %d %s", resp.status, resp.body)
+	}
 	if a := ask(g.second, "auto"); a.status != 200 || !strings.Contains(a.body, `"tier":"nano"`) {
 		t.Fatalf("auto with a nano key: %d %s", a.status, a.body)
 	}
@@ -461,4 +466,26 @@ func (g *limitedGateway) budgetMail(t *testing.T, mail *mailtest.Server) {
 	if a.status != 429 || a.code != "budget_exceeded" || !strings.Contains(a.body, "the account") {
 		t.Fatalf("a key of an account whose shared budget cannot cover the request: %d %s", a.status, a.body)
 	}
+}
+
+// postKeyed posts body with key and reads the answer.
+func postKeyed(t *testing.T, url, key string, body any) limitAnswer {
+	t.Helper()
+	b, _ := json.Marshal(body)
+	req, _ := http.NewRequest(http.MethodPost, url, bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST %s: %v", url, err)
+	}
+	defer resp.Body.Close()
+	raw, _ := io.ReadAll(resp.Body)
+	a := limitAnswer{status: resp.StatusCode, header: resp.Header, body: string(raw)}
+	var e struct {
+		Error struct{ Type, Code string } `json:"error"`
+	}
+	if json.Unmarshal(raw, &e) == nil {
+		a.typ, a.code = e.Error.Type, e.Error.Code
+	}
+	return a
 }
