@@ -95,6 +95,7 @@ func (s *system) openCompletions(a app.Application) (*complete.Handler, *command
 	if err != nil {
 		return nil, nil, err
 	}
+	s.guard = guard
 	comp, err := complete.New(complete.Config{
 		Catalog: cat, Upstream: up, Chain: chain, HashKey: hashKey,
 		Quality: a.Queries.TierQuality, Cache: complete.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},

@@ -61,8 +61,11 @@ type system struct {
 	// answer service's served-answers recorder and local index (nil for web
 	// search), and its language model (nil: extractive answers).
 	chain *commands.AuditChain
-	// ledger reads and cleans the keys' spend counters (commands/spend).
+	// ledger reads and cleans the keys' spend counters, guard enforces
+	// the keys' limits on every route that spends (commands/spend; the
+	// gateway role).
 	ledger      *spend.Ledger
+	guard       *spend.Guard
 	served      *answer.Served
 	local       *research.Local
 	answerModel research.Model
