@@ -17,16 +17,20 @@ import (
 // ever nil. A handler whose dependency the process lacks (Config says
 // which) refuses with a domain error of kind ErrUnavailable instead.
 type Commands struct {
-	CreateAccount  *CreateAccountHandler
-	IssueKey       *IssueKeyHandler
-	RevokeKey      *RevokeKeyHandler
-	ChangePlan     *ChangePlanHandler
-	RequestSignIn  *RequestSignInHandler
-	CompleteSignIn *CompleteSignInHandler
-	EndSession     *EndSessionHandler
-	CountCalls     *CountCallsHandler
-	SubmitFeedback *SubmitFeedbackHandler
-	LoadLayer      *LoadLayerHandler
+	CreateAccount *CreateAccountHandler
+	IssueKey      *IssueKeyHandler
+	RevokeKey     *RevokeKeyHandler
+	// SetKeyLimits and SetAccountBudget change gateway keys' limits and
+	// accounts' shared budgets.
+	SetKeyLimits     *SetKeyLimitsHandler
+	SetAccountBudget *SetAccountBudgetHandler
+	ChangePlan       *ChangePlanHandler
+	RequestSignIn    *RequestSignInHandler
+	CompleteSignIn   *CompleteSignInHandler
+	EndSession       *EndSessionHandler
+	CountCalls       *CountCallsHandler
+	SubmitFeedback   *SubmitFeedbackHandler
+	LoadLayer        *LoadLayerHandler
 	// ImportList and EraseContactData seal and destroy contact data with
 	// Config.ContactKeys.
 	ImportList       *ImportListHandler
@@ -97,6 +101,8 @@ func New(cfg Config) (Commands, error) {
 		build(&c.CreateAccount, func() (*CreateAccountHandler, error) { return NewCreateAccountHandler(store, clock) }),
 		build(&c.IssueKey, func() (*IssueKeyHandler, error) { return NewIssueKeyHandler(store, clock) }),
 		build(&c.RevokeKey, func() (*RevokeKeyHandler, error) { return NewRevokeKeyHandler(store, clock) }),
+		build(&c.SetKeyLimits, func() (*SetKeyLimitsHandler, error) { return NewSetKeyLimitsHandler(store, clock) }),
+		build(&c.SetAccountBudget, func() (*SetAccountBudgetHandler, error) { return NewSetAccountBudgetHandler(store, clock) }),
 		build(&c.ChangePlan, func() (*ChangePlanHandler, error) { return NewChangePlanHandler(store, clock) }),
 		build(&c.RequestSignIn, func() (*RequestSignInHandler, error) { return NewRequestSignInHandler(store, clock) }),
 		build(&c.CompleteSignIn, func() (*CompleteSignInHandler, error) { return NewCompleteSignInHandler(store, clock) }),

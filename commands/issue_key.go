@@ -17,7 +17,11 @@ type IssueKey struct {
 	AccountID uuid.UUID
 	Service   account.Service
 	Name      string
-	Metadata  eventstore.Metadata
+	// Limits are a gateway key's limits (zero: none); KnownModel says
+	// whether a name they list is a tier or a model id (nil: any).
+	Limits     account.KeyLimits
+	KnownModel func(string) bool
+	Metadata   eventstore.Metadata
 }
 
 // IssuedKey is the result of IssueKey. Secret is the only copy of the key in
@@ -31,6 +35,7 @@ type IssuedKey struct {
 	Name      string
 	Secret    string
 	CreatedAt time.Time
+	Limits    account.KeyLimits
 	Position  uint64
 }
 
@@ -60,13 +65,13 @@ func (h *IssueKeyHandler) Handle(ctx context.Context, c IssueKey) (IssuedKey, er
 	keyID := uuid.New()
 	now := h.clock().UTC()
 	pos, err := h.accounts.update(ctx, c.AccountID, c.Metadata, func(a *account.Account) ([]domain.Event, error) {
-		return a.IssueKey(keyID, c.Service, secret, c.Name, now)
+		return a.IssueLimitedKey(keyID, c.Service, secret, c.Name, c.Limits, c.KnownModel, now)
 	})
 	if err != nil {
 		return IssuedKey{}, err
 	}
 	return IssuedKey{
 		KeyID: keyID, AccountID: c.AccountID, Service: c.Service, Prefix: c.Service.KeyPrefix(),
-		Hint: secret.Hint, Name: c.Name, Secret: secret.Plain, CreatedAt: now, Position: pos,
+		Hint: secret.Hint, Name: c.Name, Secret: secret.Plain, CreatedAt: now, Limits: c.Limits, Position: pos,
 	}, nil
 }

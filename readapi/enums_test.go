@@ -56,6 +56,7 @@ func paidPlans(selfServe bool) []string {
 var enumSources = map[string]enumSource{
 	"components/schemas/LayerKey":                                                                              {of(records.LayerKeys()...), "domain/records.LayerKeys()"},
 	"components/schemas/ApiKey/properties/account/properties/plan":                                             {of(account.Plans()...), "domain/account.Plans()"},
+	"components/schemas/BudgetPeriod":                                                                          {of(account.Periods()...), "domain/account.Periods()"},
 	"components/schemas/MeAccount/properties/plan":                                                             {of(account.Plans()...), "domain/account.Plans()"},
 	"components/schemas/PlanOffer/properties/id":                                                               {of(account.Plans()...), "domain/account.Plans()"},
 	"components/schemas/CheckoutRequest/properties/plan":                                                       {paidPlans(true), "domain/account.Catalog(): self-serve paid plans"},

@@ -11,6 +11,7 @@ import (
 	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/research"
+	"github.com/arr-dev/arr/commands/spend"
 	"github.com/arr-dev/arr/projections/logproofs"
 	"github.com/arr-dev/arr/projections/sqlproj"
 	"github.com/arr-dev/arr/readapi/answer"
@@ -46,6 +47,10 @@ func (s *system) buildApplication(ctx context.Context, o openOptions) (app.Appli
 		return app.Application{}, err
 	}
 	a.Now, a.WaitFor, a.Head = s.now, s.waitFor, s.store.Head
+	if s.ledger, err = spend.NewLedger(s.pool, s.now); err != nil {
+		return app.Application{}, err
+	}
+	a.Queries.Spend = s.ledger
 	if a.Queries.Gazetteer, err = demodata.LoadGazetteer(); err != nil {
 		return app.Application{}, err
 	}

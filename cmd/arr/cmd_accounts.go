@@ -70,7 +70,11 @@ func (a *cli) accountsCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			keys, err := s.app.Queries.Identities.Keys(cmd.Context(), acc.ID)
+			infos, err := s.app.Queries.Identities.Keys(cmd.Context(), acc.ID)
+			if err != nil {
+				return err
+			}
+			keys, err := withSpend(cmd.Context(), s, infos)
 			if err != nil {
 				return err
 			}
@@ -85,6 +89,6 @@ func (a *cli) accountsCmd() *cobra.Command {
 	show.Flags().StringVar(&showEmail, "email", "", "e-mail address (required)")
 	show.Flags().BoolVar(&showJSON, "json", false, "print JSON")
 	_ = show.MarkFlagRequired("email")
-	c.AddCommand(create, show)
+	c.AddCommand(create, show, a.accountBudgetCmd())
 	return c
 }

@@ -16,7 +16,7 @@ import (
 
 func (a *cli) keysCmd() *cobra.Command {
 	c := &cobra.Command{Use: "keys", Short: "Mint, revoke and list API keys"}
-	c.AddCommand(a.mintKeyCmd(), a.revokeKeyCmd(), a.listKeysCmd())
+	c.AddCommand(a.mintKeyCmd(), a.revokeKeyCmd(), a.listKeysCmd(), a.keyLimitsCmd())
 	return c
 }
 
@@ -24,8 +24,9 @@ func (a *cli) keysCmd() *cobra.Command {
 func (a *cli) mintKeyCmd() *cobra.Command {
 	var email, service, name string
 	var mintJSON bool
+	var flags limitFlags
 	mint := &cobra.Command{
-		Use:   "mint --email E --service answer|gateway|records [--name N]",
+		Use:   "mint --email E --service answer|gateway|records [--name N] [--max-budget-usd X] [--budget-period day|week|month|total] [--rpm N] [--tpm N] [--models a,b] [--expires-at RFC3339]",
 		Short: "Mint an API key; the secret is printed once and never stored",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
@@ -37,13 +38,22 @@ func (a *cli) mintKeyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
+			change, err := flags.change(cmd)
+			if err != nil {
+				return err
+			}
 			s, err := a.open(cmd, openOptions{setup: true})
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			known, err := knownModel(s.cfg)
+			if err != nil {
+				return err
+			}
 			k, err := s.app.Commands.IssueKey.Handle(cmd.Context(), commands.IssueKey{
-				AccountID: account.IDForEmail(e), Service: svc, Name: name, Metadata: cliMetadata(cmd)})
+				AccountID: account.IDForEmail(e), Service: svc, Name: name, Limits: change.Apply(account.KeyLimits{}), KnownModel: known,
+				Metadata: cliMetadata(cmd)})
 			if err != nil {
 				return err
 			}
@@ -53,7 +63,7 @@ func (a *cli) mintKeyCmd() *cobra.Command {
 			}
 			out := map[string]any{
 				"id": k.KeyID, "secret": k.Secret, "prefix": k.Prefix, "hint": k.Hint, "service": k.Service,
-				"name": k.Name, "account_id": k.AccountID, "created_at": k.CreatedAt, "position": k.Position,
+				"name": k.Name, "account_id": k.AccountID, "created_at": k.CreatedAt, "position": k.Position, "limits": k.Limits,
 			}
 			if mintJSON {
 				return printJSON(cmd.OutOrStdout(), out)
@@ -66,6 +76,7 @@ func (a *cli) mintKeyCmd() *cobra.Command {
 	mint.Flags().StringVar(&service, "service", "", "answer, gateway or records (required)")
 	mint.Flags().StringVar(&name, "name", "", "a label for the key")
 	mint.Flags().BoolVar(&mintJSON, "json", false, "print JSON")
+	flags.register(mint)
 	_ = mint.MarkFlagRequired("email")
 	_ = mint.MarkFlagRequired("service")
 	return mint
@@ -139,13 +150,14 @@ func (a *cli) listKeysCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if listJSON {
-				if keys == nil {
-					keys = []identity.KeyInfo{}
-				}
-				return printJSON(cmd.OutOrStdout(), keys)
+			listed, err := withSpend(cmd.Context(), s, keys)
+			if err != nil {
+				return err
 			}
-			printKeys(cmd, keys)
+			if listJSON {
+				return printJSON(cmd.OutOrStdout(), listed)
+			}
+			printKeys(cmd, listed)
 			return nil
 		},
 	}
@@ -155,15 +167,20 @@ func (a *cli) listKeysCmd() *cobra.Command {
 	return list
 }
 
-func printKeys(cmd *cobra.Command, keys []identity.KeyInfo) {
+func printKeys(cmd *cobra.Command, keys []listedKey) {
 	tw := tabwriter.NewWriter(cmd.OutOrStdout(), 0, 4, 2, ' ', 0)
-	fmt.Fprintln(tw, "ID\tSERVICE\tKEY\tNAME\tCREATED\tSTATUS")
+	fmt.Fprintln(tw, "ID\tSERVICE\tKEY\tNAME\tCREATED\tSTATUS\tLIMITS\tSPENT")
 	for _, k := range keys {
 		status := "active"
 		if k.RevokedAt != nil {
 			status = "revoked " + k.RevokedAt.Format("2006-01-02T15:04:05Z")
 		}
-		fmt.Fprintf(tw, "%s\t%s\t%s…%s\t%s\t%s\t%s\n", k.ID, k.Service, k.Prefix, k.Hint, k.Name, k.CreatedAt.Format("2006-01-02T15:04:05Z"), status)
+		spent := "-"
+		if k.Spend != nil {
+			spent = fmt.Sprintf("$%s this %s", account.MicroUSD(k.Spend.Used).USD(), k.Spend.Period)
+		}
+		fmt.Fprintf(tw, "%s\t%s\t%s…%s\t%s\t%s\t%s\t%s\t%s\n", k.ID, k.Service, k.Prefix, k.Hint, k.Name, k.CreatedAt.Format("2006-01-02T15:04:05Z"), status,
+			k.KeyInfo.Limits.Describe(), spent)
 	}
 	_ = tw.Flush()
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/commands/embed"
+	"github.com/arr-dev/arr/commands/spend"
 	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/readapi/app"
 )
@@ -91,16 +92,22 @@ func (s *system) openCompletions(a app.Application) (*complete.Handler, *embed.H
 	if entries == 0 {
 		entries = -1 // off
 	}
+	guard, err := spend.New(spend.Config{Pool: s.pool, Store: s.store, Mailer: a.Mailer, Clock: s.now, Logger: log,
+		TierOf: cat.TierOf})
+	if err != nil {
+		return nil, nil, nil, err
+	}
+	s.guard = guard
 	comp, err := complete.New(complete.Config{
 		Catalog: cat, Upstream: up, Chain: chain, HashKey: hashKey,
 		Quality: a.Queries.TierQuality, Cache: complete.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
-		Registerer: s.registry, Logger: log, Tracer: s.traces.Tracer(),
+		Registerer: s.registry, Logger: log, Tracer: s.traces.Tracer(), Limits: guard,
 	})
 	if err != nil {
 		return nil, nil, nil, err
 	}
-	// A nil Admitter: no key limits yet (commands/spend's Guard goes here).
-	emb, err := embed.New(embed.Config{Catalog: cat, Upstream: up, Chain: chain, HashKey: hashKey, Registerer: s.registry, Logger: log})
+	emb, err := embed.New(embed.Config{Catalog: cat, Upstream: up, Chain: chain, HashKey: hashKey, Registerer: s.registry, Logger: log,
+		Admitter: guard})
 	if err != nil {
 		return nil, nil, nil, err
 	}

@@ -159,6 +159,9 @@ func (p *process) addServices(ctx context.Context, s *system, roles []string, ve
 	if qs.cleanup != nil {
 		p.group.Add(lifecycle.Intake, lifecycle.Component{Name: "quota cleanup", Run: quiet(qs.cleanup)})
 	}
+	if s.ledger != nil && slices.Contains(roles, "gateway") {
+		p.group.Add(lifecycle.Intake, lifecycle.Component{Name: "spend counters cleanup", Run: quiet(s.ledger.Run)})
+	}
 	if cfg.KeyCache == "true" {
 		p.group.Add(lifecycle.Intake, lifecycle.Func("key cache listener", func(ctx context.Context) {
 			s.app.Queries.Identities.ListenForChanges(ctx, log.Warn)

@@ -37,9 +37,16 @@ func TestPlansKeysSessionsAndUsageRebuildIdentically(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		k, err := cmds.IssueKey.Handle(ctx, commands.IssueKey{AccountID: in.AccountID, Service: svc, Name: "k"})
+		var limits account.KeyLimits
+		if svc == account.Gateway {
+			limits = account.KeyLimits{TPM: int64(100*i + 1), MaxBudget: account.MicroUSD(1000 * i), Period: account.PeriodWeek}
+		}
+		k, err := cmds.IssueKey.Handle(ctx, commands.IssueKey{AccountID: in.AccountID, Service: svc, Name: "k", Limits: limits})
 		if err != nil {
 			t.Fatal(err)
+		}
+		if svc == account.Gateway {
+			limitsAndBudgets(t, cmds, in.AccountID, k.KeyID, i)
 		}
 		if _, err := cmds.CountCalls.Handle(ctx, commands.CountCalls{AccountID: in.AccountID, Day: day,
 			Keys: []commands.KeyCalls{{EventID: uuid.New(), KeyID: k.KeyID, Service: svc, Calls: int64(i + 1)}}}); err != nil {
@@ -84,11 +91,39 @@ func TestPlansKeysSessionsAndUsageRebuildIdentically(t *testing.T) {
 	if pro != 10 {
 		t.Fatalf("%d accounts on Pro with a Stripe customer, want 10", pro)
 	}
+	var limited, budgets int
+	_ = pool.QueryRow(ctx, `SELECT count(*) FROM rm_identity.api_keys WHERE rpm_limit > 0 AND tpm_limit > 0 AND max_budget_micro_usd > 0
+		AND models = '{nano,small}' AND expires_at IS NOT NULL`).Scan(&limited)
+	_ = pool.QueryRow(ctx, `SELECT count(*) FROM rm_identity.accounts WHERE budget_micro_usd > 0 AND budget_period = 'month'`).Scan(&budgets)
+	if limited != 7 || budgets != 7 {
+		t.Fatalf("%d gateway keys with their limits and %d accounts with a budget, want 7 and 7", limited, budgets)
+	}
 	e.mustArr(nil, "projections", "rebuild", "all")
 	rebuilt := snapshot(t, pool)
 	for table, want := range live {
 		if rebuilt[table] != want {
 			t.Errorf("%s differs after a rebuild", table)
+		}
+	}
+}
+
+// limitsAndBudgets changes a gateway key's limits and its account's
+// budget, some twice, so batches fold them into rows of the same batch
+// and change rows of earlier ones.
+func limitsAndBudgets(t *testing.T, cmds commands.Commands, acc, key uuid.UUID, i int) {
+	t.Helper()
+	ctx := context.Background()
+	rpm, models := int64(i+1), []string{"nano", "small"}
+	at := time.Date(2030, 1, i+1, 0, 0, 0, 0, time.UTC)
+	expires := &at
+	if _, err := cmds.SetKeyLimits.Handle(ctx, commands.SetKeyLimits{AccountID: acc, KeyID: key,
+		Change: account.LimitsChange{RPM: &rpm, Models: &models, ExpiresAt: &expires}}); err != nil {
+		t.Fatal(err)
+	}
+	for n := 0; n <= i%2; n++ {
+		if _, err := cmds.SetAccountBudget.Handle(ctx, commands.SetAccountBudget{AccountID: acc,
+			Budget: account.Budget{Max: account.MicroUSD(5000*i + n + 1), Period: account.PeriodMonth}}); err != nil {
+			t.Fatal(err)
 		}
 	}
 }

@@ -24,6 +24,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/commands/spend"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/kurrentdb"
 	"github.com/arr-dev/arr/eventstore/postgres"
@@ -60,7 +61,12 @@ type system struct {
 	// process's lifecycle runs (components): the gateway's audit chain, the
 	// answer service's served-answers recorder and local index (nil for web
 	// search), and its language model (nil: extractive answers).
-	chain       *commands.AuditChain
+	chain *commands.AuditChain
+	// ledger reads and cleans the keys' spend counters, guard enforces
+	// the keys' limits on every route that spends (commands/spend; the
+	// gateway role).
+	ledger      *spend.Ledger
+	guard       *spend.Guard
 	served      *answer.Served
 	local       *research.Local
 	answerModel research.Model

@@ -52,6 +52,8 @@ type Config struct {
 	Logger *slog.Logger
 	// Clock returns the current time. Default time.Now.
 	Clock func() time.Time
+	// Limits enforces the keys' limits (spend.Guard); nil: none.
+	Limits Admitter
 }
 
 func (c *Config) validate() error {
@@ -112,11 +114,26 @@ func (h *Handler) BreakerStates() map[string]string { return h.cfg.Upstream.Brea
 // CacheStats reports the response cache.
 func (h *Handler) CacheStats() CacheStats { return h.cache.stats() }
 
-// Caller is who asks for the completion.
+// Caller is who asks for the completion: the key's principal as the
+// identity read model knows it, its limits included.
 type Caller struct {
 	AccountID uuid.UUID
 	KeyID     uuid.UUID
 	Plan      account.Plan
+	// Email is the account's address (budget mails go to it).
+	Email string
+	// Limits are the key's own; AccountBudget is its account's budget,
+	// shared by its keys.
+	Limits        account.KeyLimits
+	AccountBudget account.Budget
+}
+
+// Admitter enforces keys' limits; *spend.Guard is one. Admit refuses a
+// request (a domain error) or reserves its maximum cost and tokens before
+// any upstream call; settle is called exactly once when the request has
+// ended, with what it cost and the tokens it used.
+type Admitter interface {
+	Admit(ctx context.Context, caller Caller, models []string, maxCostUSD float64, maxTokens int64) (settle func(ctx context.Context, costUSD float64, tokens int64), err error)
 }
 
 // CacheMode is the client's choice of the response cache.
@@ -189,6 +206,7 @@ type call struct {
 	cacheOn bool
 	key     string
 	md      eventstore.Metadata
+	spend   spending
 }
 
 // handle runs one completion (Handle, trace.go): it routes the request, answers from the
@@ -204,7 +222,7 @@ type call struct {
 // *Refused when an upstream refused the request itself, an error wrapping
 // domain.ErrUnavailable when the audit chain did not record it, and
 // commands.ErrOutcomeUnknown when the chain cannot tell.
-func (h *Handler) handle(ctx context.Context, cmd Command) (Result, error) {
+func (h *Handler) handle(ctx context.Context, cmd Command) (res Result, err error) {
 	var k *call
 	var st *Stream
 	if cmd.Request.Stream {
@@ -214,13 +232,27 @@ func (h *Handler) handle(ctx context.Context, cmd Command) (Result, error) {
 		k = &call{}
 	}
 	k.start, k.caller, k.req = h.cfg.Clock(), cmd.Caller, cmd.Request
-	var err error
 	k.dec, err = h.route(ctx, k)
 	if err != nil {
 		return Result{}, err
 	}
-	k.md = commands.NewMetadata("key:"+cmd.Caller.KeyID.String(), cmd.RequestID)
-	switch cmd.Cache {
+	if err := h.admit(ctx, k); err != nil {
+		return Result{}, err
+	}
+	defer func() {
+		// Also when run panics. A stream settles when it ends or is
+		// closed; a flight's leader that left, when the flight lands.
+		if res.Stream == nil && !k.spend.deferred {
+			k.settle(ctx)
+		}
+	}()
+	return h.run(ctx, k, st, cmd.Cache, cmd.RequestID)
+}
+
+// run is Handle's completion once routed and admitted.
+func (h *Handler) run(ctx context.Context, k *call, st *Stream, mode CacheMode, requestID string) (Result, error) {
+	k.md = commands.NewMetadata("key:"+k.caller.KeyID.String(), requestID)
+	switch mode {
 	case CacheOn:
 		k.cacheOn = h.cache.enabled()
 	case CacheOff:
@@ -228,7 +260,7 @@ func (h *Handler) handle(ctx context.Context, cmd Command) (Result, error) {
 		k.cacheOn = h.cache.enabled() && k.req.autoCacheable()
 	}
 	if k.cacheOn {
-		k.key = k.req.CacheKey(cmd.Caller.AccountID.String())
+		k.key = k.req.CacheKey(k.caller.AccountID.String())
 		if hit, ok := h.cache.get(k.key, k.start); ok {
 			return h.serveCached(ctx, k, st, hit)
 		}

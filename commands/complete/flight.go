@@ -70,6 +70,13 @@ func (h *Handler) flight(ctx context.Context, k *call) (Result, error) {
 	select {
 	case out = <-ch:
 	case <-ctx.Done():
+		// The flight may still be making this call's upstream call: it
+		// is settled when the flight lands, with what it cost.
+		k.spend.deferred = true
+		go func() {
+			<-ch
+			k.settle(context.WithoutCancel(ctx))
+		}()
 		return Result{}, ctx.Err()
 	}
 	if out.Err != nil {

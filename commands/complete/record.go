@@ -19,6 +19,7 @@ func (h *Handler) record(ctx context.Context, k *call, m routing.Model, u Usage,
 	cost := int64(0)
 	if !cacheHit {
 		cost = m.Cost(u.Prompt, u.Completion)
+		k.spend.spent(cost, u.Prompt+u.Completion)
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), h.cfg.RecordTimeout)
 	defer cancel()

@@ -66,6 +66,7 @@ func (h *Handler) readReply(k *call, resp *upstream.Response) (upstreamReply, er
 				u.Completion += int64(len(*ch.Message.Content)+3) / 4
 			}
 		}
+		u = k.capEstimate(u, cand)
 	}
 	return upstreamReply{usage: u, hasRouting: shape.Routing != nil,
 		cacheable: len(shape.Choices) == 1 && (shape.Choices[0].FinishReason == "stop" || shape.Choices[0].FinishReason == "length"),

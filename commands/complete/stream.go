@@ -131,11 +131,24 @@ func (s *Stream) End() StreamEnd {
 	return e
 }
 
-// Close releases the upstream's stream. It may be called more than once.
+// Close releases the upstream's stream and settles the key's
+// reservation with what the stream spent, if it has not ended. It may be
+// called more than once.
 func (s *Stream) Close() {
 	if s.resp != nil && s.resp.Stream != nil {
 		_ = s.resp.Stream.Close()
 	}
+	if !s.done && s.resp != nil {
+		// Cut short before its end was recorded: the upstream's usage, or
+		// an estimate of what was relayed.
+		cand := s.dec.Candidates[0]
+		u := s.capEstimate(Usage{Prompt: s.req.PromptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}, cand)
+		if s.hasUp {
+			u = s.upUsage
+		}
+		s.spend.spent(cand.Model.Cost(u.Prompt, u.Completion), u.Prompt+u.Completion)
+	}
+	s.settle(s.ctx)
 	s.endSpan(context.Canceled) // closed before it was recorded
 }
 
@@ -154,7 +167,7 @@ func (s *Stream) finish(cut error) error {
 	if s.a.id == "" {
 		s.a.id, s.a.created, s.a.model = "chatcmpl-arr", s.h.cfg.Clock().Unix(), cand.Model.UpstreamModel
 	}
-	u := Usage{Prompt: s.req.PromptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}
+	u := s.capEstimate(Usage{Prompt: s.req.PromptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}, cand)
 	if s.hasUp {
 		u = s.upUsage
 	}
@@ -166,6 +179,7 @@ func (s *Stream) finish(cut error) error {
 		}
 	}
 	rec, cost, err := s.h.record(s.ctx, &s.call, cand.Model, u, hex.EncodeToString(s.hash.Sum(nil)), false, outcome, s.attempts, s.resp.FirstByte)
+	s.settle(s.ctx)
 	if err != nil {
 		s.h.cfg.Logger.Error("recording a streamed completion failed", "err", err, "request_id", s.md.RequestID)
 		s.err = err

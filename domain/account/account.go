@@ -50,6 +50,7 @@ type Key struct {
 	Name     string
 	IssuedAt time.Time
 	Revoked  bool
+	Limits   KeyLimits
 }
 
 // Account is the aggregate. Its state is rebuilt from its events by Apply;
@@ -64,6 +65,7 @@ type Account struct {
 	// references of the PlanChanged events applied, for idempotency
 	planRefs         map[string]bool
 	stripeCustomerID string
+	budget           Budget
 }
 
 // New returns an empty aggregate for id, ready to have its history applied.
@@ -102,6 +104,14 @@ func (a *Account) Apply(e domain.Event) {
 				a.keys[i].Revoked = true
 			}
 		}
+	case *KeyLimitsSet:
+		for i := range a.keys {
+			if a.keys[i].ID == e.KeyID {
+				a.keys[i].Limits = e.Limits()
+			}
+		}
+	case *AccountBudgetSet:
+		a.budget = Budget{Max: MicroUSD(e.MaxBudgetMicroUSD), Period: e.BudgetPeriod}
 	case *PlanChanged:
 		a.plan = e.To
 		if a.planRefs == nil {

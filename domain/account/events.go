@@ -71,6 +71,8 @@ func Events() []func() domain.Event {
 		func() domain.Event { return &KeyIssued{} },
 		func() domain.Event { return &KeyRevoked{} },
 		func() domain.Event { return &PlanChanged{} },
+		func() domain.Event { return &KeyLimitsSet{} },
+		func() domain.Event { return &AccountBudgetSet{} },
 	}
 }
 
@@ -102,3 +104,56 @@ type PlanChanged struct {
 
 func (PlanChanged) EventType() string  { return "PlanChanged" }
 func (PlanChanged) SchemaVersion() int { return 1 }
+
+// KeyLimitsSet: a gateway key's limits were set, at issue time or later.
+// The event holds all of the key's limits from then on (a limit left out
+// is none), so the latest one is the key's limits.
+type KeyLimitsSet struct {
+	// AccountID is the account that owns the key.
+	AccountID uuid.UUID `json:"account_id"`
+	// KeyID is the key (as in its KeyIssued).
+	KeyID uuid.UUID `json:"key_id"`
+	// MaxBudgetMicroUSD is the key's budget per period in micro-dollars
+	// (0: none).
+	MaxBudgetMicroUSD int64 `json:"max_budget_micro_usd"`
+	// BudgetPeriod is day, week or month (UTC calendar periods) or total;
+	// empty without a budget.
+	BudgetPeriod Period `json:"budget_period,omitempty"`
+	// RPMLimit is requests per UTC clock minute (0: none).
+	RPMLimit int64 `json:"rpm_limit"`
+	// TPMLimit is tokens (prompt plus completion) per UTC clock minute (0:
+	// none).
+	TPMLimit int64 `json:"tpm_limit"`
+	// Models are the tiers and model ids the key may use (empty: all).
+	Models []string `json:"models,omitempty"`
+	// ExpiresAt is when the key stops working (UTC), if it does.
+	ExpiresAt *time.Time `json:"expires_at,omitempty"`
+	// SetAt is when the limits were set (UTC).
+	SetAt time.Time `json:"set_at"`
+}
+
+func (KeyLimitsSet) EventType() string  { return "KeyLimitsSet" }
+func (KeyLimitsSet) SchemaVersion() int { return 1 }
+
+// Limits are the limits the event sets.
+func (e *KeyLimitsSet) Limits() KeyLimits {
+	return KeyLimits{MaxBudget: MicroUSD(e.MaxBudgetMicroUSD), Period: e.BudgetPeriod, RPM: e.RPMLimit, TPM: e.TPMLimit,
+		Models: e.Models, ExpiresAt: e.ExpiresAt}
+}
+
+// AccountBudgetSet: an account's budget, shared by all its keys, was set
+// or cleared.
+type AccountBudgetSet struct {
+	// AccountID is the account.
+	AccountID uuid.UUID `json:"account_id"`
+	// MaxBudgetMicroUSD is the budget per period in micro-dollars (0:
+	// none).
+	MaxBudgetMicroUSD int64 `json:"max_budget_micro_usd"`
+	// BudgetPeriod is day, week, month or total; empty without a budget.
+	BudgetPeriod Period `json:"budget_period,omitempty"`
+	// SetAt is when the budget was set (UTC).
+	SetAt time.Time `json:"set_at"`
+}
+
+func (AccountBudgetSet) EventType() string  { return "AccountBudgetSet" }
+func (AccountBudgetSet) SchemaVersion() int { return 1 }

@@ -30,6 +30,30 @@ type Request struct {
 	InputTokens int64
 	// MaxTokens is the request's own cap on output tokens; 0 for none.
 	MaxTokens int64
+	// Allow says whether the caller's key may use a model id of a tier;
+	// nil allows every model. Auto and failover choose among the allowed
+	// only; a tier or model named that allows none is ErrForbidden.
+	Allow func(id, tier string) bool
+}
+
+// allowed keeps the models r may use.
+func (r Request) allowed(ms []Model) []Model {
+	if r.Allow == nil {
+		return ms
+	}
+	var out []Model
+	for _, m := range ms {
+		if r.Allow(m.ID, m.Tier) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
+// errModelNotAllowed refuses a tier or model the caller's key may not use.
+func errModelNotAllowed(name string) error {
+	return &domain.Error{Kind: domain.ErrForbidden, Code: "model_not_allowed", Field: "model",
+		Message: fmt.Sprintf("this API key may not use %q (its models limit says which tiers and models it may; GET /v1/me/keys shows it); use one of them or model auto", name)}
 }
 
 // Candidate is one upstream to try, with the max_tokens to send it (0:
@@ -131,11 +155,17 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 		if !ok {
 			return Decision{}, errUnknownModel(model, c)
 		}
+		if len(r.allowed(c.Tiers[i].Models)) == 0 {
+			return Decision{}, errModelNotAllowed(model)
+		}
 		start = i
 	default:
 		m, ok := c.byModel[model]
 		if !ok {
 			return Decision{}, errUnknownModel(model, c)
+		}
+		if r.Allow != nil && !r.Allow(m.ID, m.Tier) {
+			return Decision{}, errModelNotAllowed(model)
 		}
 		pinned = &m
 		start = c.byTier[m.Tier]
@@ -149,7 +179,7 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 		if i > start && model == "auto" && pred < r.QualityFloor {
 			continue
 		}
-		models := c.ordered(t, r.BrandPref)
+		models := r.allowed(c.ordered(t, r.BrandPref))
 		if i == start && pinned != nil {
 			models = append([]Model{*pinned}, without(models, pinned.ID)...)
 		}
@@ -210,7 +240,7 @@ func chooseAuto(c *Catalog, fb Feedback, r Request) (int, error) {
 		if fb.Corrected(t, r.Difficulty) < r.QualityFloor {
 			continue
 		}
-		if !fitsAny(c.ordered(t, r.BrandPref), r) {
+		if !fitsAny(r.allowed(c.ordered(t, r.BrandPref)), r) {
 			continue
 		}
 		if first < 0 {
@@ -222,6 +252,9 @@ func chooseAuto(c *Catalog, fb Feedback, r Request) (int, error) {
 	}
 	if first >= 0 {
 		return first, nil
+	}
+	if r.Allow != nil && len(r.allowed(c.Models())) == 0 {
+		return -1, errModelNotAllowed("auto")
 	}
 	return -1, impossible(c, fb, r)
 }

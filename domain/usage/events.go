@@ -38,7 +38,7 @@ func (CallsCounted) SchemaVersion() int { return 1 }
 // Events lists constructors for every event of this package, for a
 // domain.Registry.
 func Events() []func() domain.Event {
-	return []func() domain.Event{func() domain.Event { return &CallsCounted{} }}
+	return []func() domain.Event{func() domain.Event { return &CallsCounted{} }, func() domain.Event { return &BudgetThresholdCrossed{} }}
 }
 
 // Day is the UTC day that holds t, as written in events.

@@ -32,6 +32,7 @@ CREATE TABLE daily (
     account_id        uuid   NOT NULL,
     day               date   NOT NULL,
     tier              text   NOT NULL,
+    key_id            uuid   NOT NULL,
     requests          bigint NOT NULL,
     prompt_tokens     bigint NOT NULL,
     completion_tokens bigint NOT NULL,
@@ -39,7 +40,7 @@ CREATE TABLE daily (
     cache_hits        bigint NOT NULL,
     streams           bigint NOT NULL,
     last_position     bigint NOT NULL,
-    PRIMARY KEY (account_id, day, tier)
+    PRIMARY KEY (account_id, day, tier, key_id)
 );
 `
 }
@@ -48,6 +49,7 @@ type gwSlot struct {
 	account uuid.UUID
 	day     string
 	tier    string
+	key     uuid.UUID
 }
 
 // EventTypes implements EventFilter.
@@ -72,7 +74,7 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 		if err != nil {
 			return fmt.Errorf("event %d: %w", e.Position, err)
 		}
-		s := gwSlot{c.AccountID, c.Day(), c.Tier}
+		s := gwSlot{c.AccountID, c.Day(), c.Tier, c.KeyID}
 		a := sums[s]
 		if a == nil {
 			a = &[7]int64{}
@@ -95,25 +97,25 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 		return nil
 	}
 	n := len(order)
-	accounts, days, tiers := make([]uuid.UUID, n), make([]string, n), make([]string, n)
+	accounts, days, tiers, keys := make([]uuid.UUID, n), make([]string, n), make([]string, n), make([]uuid.UUID, n)
 	cols := make([][]int64, 7)
 	for i := range cols {
 		cols[i] = make([]int64, n)
 	}
 	for i, s := range order {
-		accounts[i], days[i], tiers[i] = s.account, s.day, s.tier
+		accounts[i], days[i], tiers[i], keys[i] = s.account, s.day, s.tier, s.key
 		for j := range cols {
 			cols[j][i] = sums[s][j]
 		}
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO daily AS d (account_id, day, tier, requests, prompt_tokens, completion_tokens, cost_micro_usd, cache_hits, streams, last_position)
-		SELECT a, dy::date, t, r, p, c, m, h, s, l FROM unnest($1::uuid[], $2::text[], $3::text[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
-			AS x(a, dy, t, r, p, c, m, h, s, l)
-		ON CONFLICT (account_id, day, tier) DO UPDATE SET requests = d.requests + excluded.requests,
+	_, err := tx.Exec(ctx, `INSERT INTO daily AS d (account_id, day, tier, key_id, requests, prompt_tokens, completion_tokens, cost_micro_usd, cache_hits, streams, last_position)
+		SELECT a, dy::date, t, k, r, p, c, m, h, s, l FROM unnest($1::uuid[], $2::text[], $3::text[], $11::uuid[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
+			AS x(a, dy, t, k, r, p, c, m, h, s, l)
+		ON CONFLICT (account_id, day, tier, key_id) DO UPDATE SET requests = d.requests + excluded.requests,
 			prompt_tokens = d.prompt_tokens + excluded.prompt_tokens, completion_tokens = d.completion_tokens + excluded.completion_tokens,
 			cost_micro_usd = d.cost_micro_usd + excluded.cost_micro_usd, cache_hits = d.cache_hits + excluded.cache_hits,
 			streams = d.streams + excluded.streams, last_position = excluded.last_position`,
-		accounts, days, tiers, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6])
+		accounts, days, tiers, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], keys)
 	if err != nil {
 		return fmt.Errorf("upserting gateway usage: %w", err)
 	}
@@ -156,7 +158,9 @@ type UsageRollup struct {
 	To     string                 `json:"to"`
 	Total  UsageCounts            `json:"total"`
 	ByTier map[string]UsageCounts `json:"by_tier"`
-	Days   []UsageDay             `json:"days"`
+	// ByKey is the window's sums per key id.
+	ByKey map[string]UsageCounts `json:"by_key"`
+	Days  []UsageDay             `json:"days"`
 }
 
 // MaxDays bounds GET /v1/usage's window.
@@ -179,13 +183,13 @@ func (q *Queries) Rollup(ctx context.Context, accountID uuid.UUID, days int, now
 	}
 	last := now.UTC().Truncate(24 * time.Hour)
 	first := last.AddDate(0, 0, -(days - 1))
-	r := UsageRollup{From: first.Format("2006-01-02"), To: last.Format("2006-01-02"), ByTier: map[string]UsageCounts{}}
+	r := UsageRollup{From: first.Format("2006-01-02"), To: last.Format("2006-01-02"), ByTier: map[string]UsageCounts{}, ByKey: map[string]UsageCounts{}}
 	idx := map[string]int{}
 	for d := first; !d.After(last); d = d.AddDate(0, 0, 1) {
 		idx[d.Format("2006-01-02")] = len(r.Days)
 		r.Days = append(r.Days, UsageDay{Day: d.Format("2006-01-02"), ByTier: map[string]UsageCounts{}})
 	}
-	rows, err := q.pool.Query(ctx, `SELECT to_char(day, 'YYYY-MM-DD'), tier, requests, prompt_tokens, completion_tokens, cost_micro_usd, cache_hits, streams
+	rows, err := q.pool.Query(ctx, `SELECT to_char(day, 'YYYY-MM-DD'), tier, key_id, requests, prompt_tokens, completion_tokens, cost_micro_usd, cache_hits, streams
 		FROM rm_gateway_usage.daily WHERE account_id = $1 AND day BETWEEN $2::date AND $3::date ORDER BY day, tier`, accountID, r.From, r.To)
 	if err != nil {
 		return r, fmt.Errorf("reading gateway usage: %w", err)
@@ -193,18 +197,24 @@ func (q *Queries) Rollup(ctx context.Context, accountID uuid.UUID, days int, now
 	defer rows.Close()
 	for rows.Next() {
 		var day, tier string
+		var key uuid.UUID
 		var c UsageCounts
-		if err := rows.Scan(&day, &tier, &c.Requests, &c.PromptTokens, &c.CompletionTokens, &c.CostMicroUSD, &c.CacheHits, &c.Streams); err != nil {
+		if err := rows.Scan(&day, &tier, &key, &c.Requests, &c.PromptTokens, &c.CompletionTokens, &c.CostMicroUSD, &c.CacheHits, &c.Streams); err != nil {
 			return r, fmt.Errorf("reading gateway usage: %w", err)
 		}
 		c.TotalTokens = c.PromptTokens + c.CompletionTokens
 		c.CostUSD = float64(c.CostMicroUSD) / 1e6
 		d := &r.Days[idx[day]]
-		d.ByTier[tier] = c
+		dt := d.ByTier[tier]
+		dt.add(c)
+		d.ByTier[tier] = dt
 		d.add(c)
 		t := r.ByTier[tier]
 		t.add(c)
 		r.ByTier[tier] = t
+		k := r.ByKey[key.String()]
+		k.add(c)
+		r.ByKey[key.String()] = k
 		r.Total.add(c)
 	}
 	return r, rows.Err()

@@ -20,6 +20,8 @@ func (Projection) EventTypes() []string {
 		signin.SessionEnded{}.EventType(),
 		account.KeyIssued{}.EventType(),
 		account.KeyRevoked{}.EventType(),
+		account.KeyLimitsSet{}.EventType(),
+		account.AccountBudgetSet{}.EventType(),
 	}
 }
 
@@ -45,6 +47,10 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 			b.keyIssued(p, pos)
 		case *account.KeyRevoked:
 			b.keyRevoked(p, pos)
+		case *account.KeyLimitsSet:
+			b.keyLimitsSet(p, pos)
+		case *account.AccountBudgetSet:
+			b.accountBudgetSet(p, pos)
 		}
 	}
 	return b.flush(ctx, tx)
@@ -61,6 +67,41 @@ type batch struct {
 	ends     []stampRow        // ends of earlier sessions
 	keys     keyed[keyRow]     // new keys, their revocation folded in
 	revokes  []stampRow        // revocations of earlier keys
+	limits   keyed[limitsRow]  // limits of earlier keys, the last per key
+	budgets  keyed[budgetRow]  // budgets of earlier accounts, the last per account
+}
+
+// keyLimitsSet sets a key's limits: folded into a key of the batch, or
+// the last of the batch for an earlier key.
+func (b *batch) keyLimitsSet(v *account.KeyLimitsSet, pos int64) {
+	l := limitsRow{id: v.KeyID, budget: v.MaxBudgetMicroUSD, period: string(v.BudgetPeriod), rpm: v.RPMLimit, tpm: v.TPMLimit,
+		models: v.Models, expires: v.ExpiresAt, pos: pos}
+	if l.models == nil {
+		l.models = []string{}
+	}
+	if k := b.keys.get(v.KeyID); k != nil {
+		k.limits, k.pos = l, pos
+		return
+	}
+	if r := b.limits.get(v.KeyID); r != nil {
+		*r = l
+		return
+	}
+	b.limits.add(v.KeyID, l)
+}
+
+// accountBudgetSet sets an account's budget, the same way.
+func (b *batch) accountBudgetSet(v *account.AccountBudgetSet, pos int64) {
+	r := budgetRow{id: v.AccountID, budget: v.MaxBudgetMicroUSD, period: string(v.BudgetPeriod), pos: pos}
+	if a := b.accounts.get(v.AccountID); a != nil {
+		a.budget, a.budgetPeriod, a.pos = r.budget, r.period, pos
+		return
+	}
+	if old := b.budgets.get(v.AccountID); old != nil {
+		*old = r
+		return
+	}
+	b.budgets.add(v.AccountID, r)
 }
 
 func (b *batch) accountCreated(v *account.AccountCreated, pos int64) {
@@ -107,7 +148,7 @@ func (b *batch) sessionEnded(v *signin.SessionEnded, pos int64) {
 
 func (b *batch) keyIssued(v *account.KeyIssued, pos int64) {
 	b.keys.add(v.KeyID, keyRow{id: v.KeyID, accountID: v.AccountID, service: string(v.Service), prefix: v.Prefix, hint: v.Hint,
-		secretHash: v.SecretHash, name: v.Name, issuedAt: v.IssuedAt, pos: pos})
+		secretHash: v.SecretHash, name: v.Name, issuedAt: v.IssuedAt, limits: limitsRow{models: []string{}}, pos: pos})
 }
 
 // keyRevoked revokes a key: the first revocation of a key counts.

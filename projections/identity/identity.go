@@ -34,6 +34,8 @@ CREATE TABLE accounts (
     created_at         timestamptz NOT NULL,
     stripe_customer_id text,
     plan_changed_at    timestamptz,
+    budget_micro_usd   bigint      NOT NULL DEFAULT 0,
+    budget_period      text        NOT NULL DEFAULT '',
     position           bigint      NOT NULL
 );
 CREATE TABLE sessions (
@@ -56,6 +58,12 @@ CREATE TABLE api_keys (
     name        text        NOT NULL DEFAULT '',
     issued_at   timestamptz NOT NULL,
     revoked_at  timestamptz,
+    max_budget_micro_usd bigint NOT NULL DEFAULT 0,
+    budget_period        text   NOT NULL DEFAULT '',
+    rpm_limit            bigint NOT NULL DEFAULT 0,
+    tpm_limit            bigint NOT NULL DEFAULT 0,
+    models               text[] NOT NULL DEFAULT '{}',
+    expires_at           timestamptz,
     position    bigint      NOT NULL
 );
 `
@@ -98,19 +106,24 @@ type Principal struct {
 	Hint      string          `json:"hint"`
 	Name      string          `json:"name"`
 	IssuedAt  time.Time       `json:"issued_at"`
+	// Limits are the key's own limits; AccountBudget the budget its
+	// account's keys share.
+	Limits        account.KeyLimits `json:"-"`
+	AccountBudget account.Budget    `json:"-"`
 }
 
 // KeyInfo is an API key as listed to its owner or an operator: never the
 // secret, never its hash.
 type KeyInfo struct {
-	ID        uuid.UUID       `json:"id"`
-	AccountID uuid.UUID       `json:"account_id"`
-	Service   account.Service `json:"service"`
-	Prefix    string          `json:"prefix"`
-	Hint      string          `json:"hint"`
-	Name      string          `json:"name"`
-	CreatedAt time.Time       `json:"created_at"`
-	RevokedAt *time.Time      `json:"revoked_at"`
+	ID        uuid.UUID         `json:"id"`
+	AccountID uuid.UUID         `json:"account_id"`
+	Service   account.Service   `json:"service"`
+	Prefix    string            `json:"prefix"`
+	Hint      string            `json:"hint"`
+	Name      string            `json:"name"`
+	CreatedAt time.Time         `json:"created_at"`
+	RevokedAt *time.Time        `json:"revoked_at"`
+	Limits    account.KeyLimits `json:"-"`
 }
 
 // AccountInfo is an account as the read model holds it.
@@ -162,14 +175,18 @@ func (q *Queries) Authenticate(ctx context.Context, secret string, svc account.S
 	now := q.now()
 	p, ok, gen := q.cache.get(hash, svc, now)
 	if ok {
-		return p, nil
+		return p, expired(p, now)
 	}
 	var found bool
 	blocked, err := q.lookup(ctx, `
-		SELECT k.key_id, k.account_id, a.email, a.plan, k.service, k.prefix, k.hint, k.name, k.issued_at
+		SELECT k.key_id, k.account_id, a.email, a.plan, k.service, k.prefix, k.hint, k.name, k.issued_at,
+			`+limitColumns+`, a.budget_micro_usd, a.budget_period
 		FROM rm_identity.api_keys k JOIN rm_identity.accounts a USING (account_id)
 		WHERE k.secret_hash = $1 AND k.revoked_at IS NULL`, []any{hash}, func(row pgx.Row) error {
-		err := row.Scan(&p.KeyID, &p.AccountID, &p.Email, &p.Plan, &p.Service, &p.Prefix, &p.Hint, &p.Name, &p.IssuedAt)
+		var l limitsScan
+		err := row.Scan(append([]any{&p.KeyID, &p.AccountID, &p.Email, &p.Plan, &p.Service, &p.Prefix, &p.Hint, &p.Name, &p.IssuedAt},
+			append(l.dest(), &p.AccountBudget.Max, &p.AccountBudget.Period)...)...)
+		p.Limits = l.limits()
 		found = err == nil
 		return err
 	})
@@ -183,7 +200,16 @@ func (q *Queries) Authenticate(ctx context.Context, secret string, svc account.S
 	}
 	p.IssuedAt = p.IssuedAt.UTC()
 	q.cache.put(hash, p, gen, now)
-	return p, nil
+	return p, expired(p, now)
+}
+
+// expired refuses a key whose expiry has passed: 401 key_expired.
+func expired(p Principal, now time.Time) error {
+	if !p.Limits.Expired(now) {
+		return nil
+	}
+	return &domain.Error{Kind: domain.ErrUnauthenticated, Code: "key_expired",
+		Message: fmt.Sprintf("this API key expired at %s; mint a new one, or extend it (PATCH /v1/me/keys/%s with expires_at)", p.Limits.ExpiresAt.Format(time.RFC3339), p.KeyID)}
 }
 
 // lookup runs a credential query (one row or none, scanned by scan) and,
@@ -239,13 +265,15 @@ func (q *Queries) Keys(ctx context.Context, accountID uuid.UUID) ([]KeyInfo, err
 }
 
 func (q *Queries) keys(ctx context.Context, where string, arg any) ([]KeyInfo, error) {
-	rows, err := q.pool.Query(ctx, `SELECT key_id, account_id, service, prefix, hint, name, issued_at, revoked_at FROM rm_identity.api_keys `+where, arg)
+	rows, err := q.pool.Query(ctx, `SELECT key_id, account_id, service, prefix, hint, name, issued_at, revoked_at, `+limitColumns+` FROM rm_identity.api_keys k `+where, arg)
 	if err != nil {
 		return nil, fmt.Errorf("listing keys: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (KeyInfo, error) {
 		var k KeyInfo
-		err := r.Scan(&k.ID, &k.AccountID, &k.Service, &k.Prefix, &k.Hint, &k.Name, &k.CreatedAt, &k.RevokedAt)
+		var l limitsScan
+		err := r.Scan(append([]any{&k.ID, &k.AccountID, &k.Service, &k.Prefix, &k.Hint, &k.Name, &k.CreatedAt, &k.RevokedAt}, l.dest()...)...)
+		k.Limits = l.limits()
 		k.CreatedAt = k.CreatedAt.UTC()
 		if k.RevokedAt != nil {
 			t := k.RevokedAt.UTC()

@@ -59,6 +59,8 @@ type AccountDetail struct {
 	AccountInfo
 	StripeCustomerID string     `json:"-"`
 	PlanChangedAt    *time.Time `json:"plan_changed_at"`
+	// Budget is the account's own budget, shared by its keys.
+	Budget account.Budget `json:"-"`
 }
 
 // Account returns one account by id.
@@ -74,9 +76,9 @@ func (q *Queries) AccountByStripeCustomer(ctx context.Context, customer string) 
 func (q *Queries) account(ctx context.Context, where string, arg any) (AccountDetail, error) {
 	var a AccountDetail
 	var customer *string
-	err := q.pool.QueryRow(ctx, `SELECT account_id, email, plan, created_at, stripe_customer_id, plan_changed_at
+	err := q.pool.QueryRow(ctx, `SELECT account_id, email, plan, created_at, stripe_customer_id, plan_changed_at, budget_micro_usd, budget_period
 		FROM rm_identity.accounts WHERE `+where, arg).
-		Scan(&a.ID, &a.Email, &a.Plan, &a.CreatedAt, &customer, &a.PlanChangedAt)
+		Scan(&a.ID, &a.Email, &a.Plan, &a.CreatedAt, &customer, &a.PlanChangedAt, &a.Budget.Max, &a.Budget.Period)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return a, domain.NotFound("account_not_found", "no such account")
 	}

@@ -3,6 +3,7 @@ package identity
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -17,17 +18,41 @@ type accountRow struct {
 	createdAt time.Time
 	customer  *string
 	changedAt *time.Time
-	pos       int64
+	budget    int64
+	// budgetPeriod is "" without a budget.
+	budgetPeriod string
+	pos          int64
 }
 
 func (accountRow) table() string { return "accounts" }
 
 func (accountRow) columns() []string {
-	return []string{"account_id", "email", "plan", "created_at", "stripe_customer_id", "plan_changed_at", "position"}
+	return []string{"account_id", "email", "plan", "created_at", "stripe_customer_id", "plan_changed_at", "budget_micro_usd", "budget_period", "position"}
 }
 
 func (r accountRow) values() []any {
-	return []any{r.id, r.email, r.plan, r.createdAt, r.customer, r.changedAt, r.pos}
+	return []any{r.id, r.email, r.plan, r.createdAt, r.customer, r.changedAt, r.budget, r.budgetPeriod, r.pos}
+}
+
+// limitsRow is a key's limits: part of a new key's row, or a change of an
+// earlier key's.
+type limitsRow struct {
+	id      uuid.UUID
+	budget  int64
+	period  string
+	rpm     int64
+	tpm     int64
+	models  []string
+	expires *time.Time
+	pos     int64
+}
+
+// budgetRow changes the budget of an account of an earlier batch.
+type budgetRow struct {
+	id     uuid.UUID
+	budget int64
+	period string
+	pos    int64
 }
 
 // sessionRow is a new row of sessions.
@@ -63,17 +88,21 @@ type keyRow struct {
 	name       string
 	issuedAt   time.Time
 	revokedAt  *time.Time
+	limits     limitsRow
 	pos        int64
 }
 
 func (keyRow) table() string { return "api_keys" }
 
 func (keyRow) columns() []string {
-	return []string{"key_id", "account_id", "service", "prefix", "hint", "secret_hash", "name", "issued_at", "revoked_at", "position"}
+	return []string{"key_id", "account_id", "service", "prefix", "hint", "secret_hash", "name", "issued_at", "revoked_at",
+		"max_budget_micro_usd", "budget_period", "rpm_limit", "tpm_limit", "models", "expires_at", "position"}
 }
 
 func (r keyRow) values() []any {
-	return []any{r.id, r.accountID, r.service, r.prefix, r.hint, r.secretHash, r.name, r.issuedAt, r.revokedAt, r.pos}
+	l := r.limits
+	return []any{r.id, r.accountID, r.service, r.prefix, r.hint, r.secretHash, r.name, r.issuedAt, r.revokedAt,
+		l.budget, l.period, l.rpm, l.tpm, l.models, l.expires, r.pos}
 }
 
 // planRow changes the plan of an account of an earlier batch; a nil
@@ -105,7 +134,35 @@ const (
 	revokeKeys = `UPDATE api_keys k SET revoked_at = r.at, position = r.pos
 	FROM unnest($1::uuid[], $2::timestamptz[], $3::bigint[]) AS r(id, at, pos)
 	WHERE k.key_id = r.id AND k.revoked_at IS NULL`
+	// setLimits takes each key's models as one comma-joined text (models
+	// hold no commas: account.KeyLimits.Validate), as unnest cannot take
+	// an array of arrays of different lengths.
+	setLimits = `UPDATE api_keys k SET max_budget_micro_usd = l.budget, budget_period = l.period, rpm_limit = l.rpm,
+		tpm_limit = l.tpm, models = CASE WHEN l.models = '' THEN '{}'::text[] ELSE string_to_array(l.models, ',') END,
+		expires_at = l.expires, position = GREATEST(k.position, l.pos)
+	FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::bigint[], $5::bigint[], $6::text[], $7::timestamptz[], $8::bigint[])
+		AS l(id, budget, period, rpm, tpm, models, expires, pos)
+	WHERE k.key_id = l.id`
+	// The other UPDATEs of a batch may have moved a row's position past
+	// these changes' (a plan change after a budget): the latest wins.
+	setBudgets = `UPDATE accounts a SET budget_micro_usd = b.budget, budget_period = b.period, position = GREATEST(a.position, b.pos)
+	FROM unnest($1::uuid[], $2::bigint[], $3::text[], $4::bigint[]) AS b(id, budget, period, pos)
+	WHERE a.account_id = b.id`
 )
+
+// limitsColumns are the unnest arrays of limits rows, in setLimits' order.
+func limitsColumns(rows []limitsRow) []any {
+	return []any{column(rows, func(r limitsRow) uuid.UUID { return r.id }), column(rows, func(r limitsRow) int64 { return r.budget }),
+		column(rows, func(r limitsRow) string { return r.period }), column(rows, func(r limitsRow) int64 { return r.rpm }),
+		column(rows, func(r limitsRow) int64 { return r.tpm }), column(rows, func(r limitsRow) string { return strings.Join(r.models, ",") }),
+		column(rows, func(r limitsRow) *time.Time { return r.expires }), column(rows, func(r limitsRow) int64 { return r.pos })}
+}
+
+// budgetColumns are the unnest arrays of budget rows, in setBudgets' order.
+func budgetColumns(rows []budgetRow) []any {
+	return []any{column(rows, func(r budgetRow) uuid.UUID { return r.id }), column(rows, func(r budgetRow) int64 { return r.budget }),
+		column(rows, func(r budgetRow) string { return r.period }), column(rows, func(r budgetRow) int64 { return r.pos })}
+}
 
 // flush writes the batch: new rows with COPY (the runner applies each
 // event exactly once, so there is nothing to conflict with), changes with
@@ -132,7 +189,13 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 	if err := update(ctx, tx, revokeKeys, b.revokes, stampColumns(b.revokes)...); err != nil {
 		return fmt.Errorf("revoking keys: %w", err)
 	}
-	if len(b.revokes) == 0 && len(b.plans.rows) == 0 {
+	if err := update(ctx, tx, setLimits, b.limits.rows, limitsColumns(b.limits.rows)...); err != nil {
+		return fmt.Errorf("setting key limits: %w", err)
+	}
+	if err := update(ctx, tx, setBudgets, b.budgets.rows, budgetColumns(b.budgets.rows)...); err != nil {
+		return fmt.Errorf("setting account budgets: %w", err)
+	}
+	if len(b.revokes) == 0 && len(b.plans.rows) == 0 && len(b.limits.rows) == 0 && len(b.budgets.rows) == 0 {
 		return nil
 	}
 	if _, err := tx.Exec(ctx, `SELECT pg_notify($1, '')`, Channel); err != nil {

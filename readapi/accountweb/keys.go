@@ -11,6 +11,7 @@ import (
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -20,8 +21,16 @@ func (w *web) mintKey(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	ctx := c.Request.Context()
 	name := strings.TrimSpace(c.PostForm("name"))
-	k, err := w.d.App.Commands.IssueKey.Handle(ctx, commands.IssueKey{AccountID: p.AccountID, Service: w.svc, Name: name,
-		Metadata: w.metadata(c, "session:"+p.SessionID.String())})
+	var limits account.KeyLimits
+	var err error
+	if w.svc == account.Gateway {
+		limits, err = formLimits(c)
+	}
+	var k commands.IssuedKey
+	if err == nil {
+		k, err = w.d.App.Commands.IssueKey.Handle(ctx, commands.IssueKey{AccountID: p.AccountID, Service: w.svc, Name: name,
+			Limits: limits, KnownModel: w.knownModel, Metadata: w.metadata(c, "session:"+p.SessionID.String())})
+	}
 	if isKind(err, domain.ErrConflict) || isKind(err, domain.ErrInvalid) {
 		pr := httpx.ProblemOf(err)
 		return w.accountPage(c, pr.Status, p, accountView{Error: pr.Message})

@@ -17,6 +17,8 @@ type newKey struct{ Name, Secret string }
 type keyRow struct {
 	ID, Name, Prefix, Hint, Created, RevokedAt string
 	Revoked                                    bool
+	// Limits and Spent: a gateway key's limits and its budget's spend.
+	Limits, Spent string
 }
 
 type planOption struct{ ID, Name, Price string }
@@ -36,9 +38,11 @@ type accountData struct {
 	Email, PlanName, PlanLimits, Since, Prefix string
 	Keys                                       []keyRow
 	ActiveKeys, MaxKeys                        int
-	CanMint                                    bool
-	Chart                                      chart
-	Upgrades                                   []planOption
+	// Gateway: the keys have limits (and the mint form their fields).
+	Gateway  bool
+	CanMint  bool
+	Chart    chart
+	Upgrades []planOption
 	// AnswerUsage: the answer service's answers per key and UTC day.
 	AnswerUsage []answerUsageRow
 }
@@ -66,12 +70,13 @@ func (w *web) accountPage(c *gin.Context, status int, p identity.SessionPrincipa
 	}
 	offer := acct.Plan.Offer()
 	d := accountData{base: b, accountView: v, Email: acct.Email, PlanName: offer.Title, PlanLimits: limitsText(offer),
-		Since: acct.CreatedAt.UTC().Format("2 January 2006"), Prefix: w.svc.KeyPrefix(), MaxKeys: w.svc.MaxActiveKeys()}
+		Since: acct.CreatedAt.UTC().Format("2 January 2006"), Prefix: w.svc.KeyPrefix(), MaxKeys: w.svc.MaxActiveKeys(), Gateway: w.svc == account.Gateway}
 	for _, k := range keys {
 		if k.Service != w.svc {
 			continue
 		}
-		r := keyRow{ID: k.ID.String(), Name: k.Name, Prefix: k.Prefix, Hint: k.Hint, Created: k.CreatedAt.UTC().Format("2006-01-02 15:04")}
+		r := keyRow{ID: k.ID.String(), Name: k.Name, Prefix: k.Prefix, Hint: k.Hint, Created: k.CreatedAt.UTC().Format("2006-01-02 15:04"),
+			Limits: k.Limits.Describe(), Spent: w.keySpent(ctx, k)}
 		if k.RevokedAt != nil {
 			r.Revoked, r.RevokedAt = true, k.RevokedAt.UTC().Format("2006-01-02 15:04")
 		} else {

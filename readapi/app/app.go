@@ -106,6 +106,9 @@ type Queries struct {
 	Contacts ContactKeys
 	// Gazetteer names the states and counties.
 	Gazetteer *records.Gazetteer
+	// Spend is the spend of budgets in their current period
+	// (commands/spend); nil: not shown.
+	Spend Spend
 }
 
 // New gathers the commands and the queries over pool, where the

@@ -96,6 +96,6 @@ func (s *completer) usageReport(c *gin.Context) error {
 		return err
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "usage", "account_id": p.AccountID, "days": days, "from": r.From, "to": r.To,
-		"total": r.Total, "by_tier": r.ByTier, "data": r.Days})
+		"total": r.Total, "by_tier": r.ByTier, "by_key": r.ByKey, "data": r.Days})
 	return nil
 }

@@ -53,7 +53,7 @@ func (s *completer) handle(c *gin.Context) error {
 func (s *completer) run(c *gin.Context, req *complete.Request) (complete.Result, error) {
 	p, _ := httpx.PrincipalOf(c)
 	return s.app.Completions.Handle(c.Request.Context(), complete.Command{
-		Caller:  complete.Caller{AccountID: p.AccountID, KeyID: p.KeyID, Plan: p.Plan},
+		Caller:  callerOf(p),
 		Request: req, Cache: cacheMode(c.GetHeader("X-Arr-Cache")), RequestID: c.GetString("request_id"),
 	})
 }

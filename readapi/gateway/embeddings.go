@@ -10,7 +10,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/commands/embed"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
@@ -35,9 +34,9 @@ func (s *completer) embeddings(c *gin.Context) error {
 		return err
 	}
 	p, _ := httpx.PrincipalOf(c)
+	caller := callerOf(p)
 	res, err := s.app.Embeddings.Handle(c.Request.Context(), embed.Command{
-		Caller:  complete.Caller{AccountID: p.AccountID, KeyID: p.KeyID, Plan: p.Plan},
-		Request: req, RequestID: c.GetString("request_id"),
+		Caller: caller, Allow: caller.Allow(), Request: req, RequestID: c.GetString("request_id"),
 	})
 	if err != nil {
 		return err

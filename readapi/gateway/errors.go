@@ -7,8 +7,10 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/commands/complete"
+	"github.com/arr-dev/arr/commands/spend"
 	"github.com/arr-dev/arr/readapi/gateway/messages"
 	"github.com/arr-dev/arr/readapi/httpx"
+	"github.com/arr-dev/arr/readapi/ratelimit"
 )
 
 // openAIType maps a status to the OpenAI error type clients switch on.
@@ -43,6 +45,10 @@ func handle(h httpx.Handler) gin.HandlerFunc { return httpx.Handle(failCompletio
 // Anthropic's.
 func fail(c *gin.Context, err error) {
 	p := httpx.ProblemFor(c, err)
+	var refused *spend.Refusal
+	if errors.As(err, &refused) {
+		ratelimit.MarkNotServed(c) // refused before any upstream call: no plan quota, no meter
+	}
 	var uf *complete.UpstreamFailure
 	if errors.As(err, &uf) {
 		p = httpx.Problem{Status: http.StatusBadGateway, Code: "upstream_unavailable", Message: uf.Error()}
@@ -56,7 +62,11 @@ func fail(c *gin.Context, err error) {
 	if p.Field != "" {
 		param = p.Field
 	}
+	typ := openAIType(p.Status)
+	if p.Code == "budget_exceeded" {
+		typ = "insufficient_quota" // OpenAI's type for spend that ran out
+	}
 	c.PureJSON(p.Status, gin.H{"error": gin.H{
-		"message": p.Message, "type": openAIType(p.Status), "param": param, "code": p.Code,
+		"message": p.Message, "type": typ, "param": param, "code": p.Code,
 	}})
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"net/http"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -33,15 +34,21 @@ func mountMe(e *gin.Engine, d httpx.Deps) {
 	h := &me{d: d}
 	g := e.Group("/v1/me", httpx.Session(d.App.Queries.Identities, d.App.Now), httpx.RequireSession(fail))
 	g.GET("", handle(h.account))
+	g.GET("/keys", handle(h.listKeys))
 	g.POST("/keys", handle(h.mintKey))
+	g.PATCH("/keys/:id", handle(h.changeLimits))
 	g.DELETE("/keys/:id", handle(h.revokeKey))
 	g.GET("/usage", handle(h.usage))
 }
 
 // keyObject is a gateway key as /v1/me lists it: never the secret.
 func keyObject(k identity.KeyInfo) gin.H {
-	return gin.H{"object": "api_key", "id": k.ID, "service": k.Service, "prefix": k.Prefix, "hint": k.Hint,
+	out := gin.H{"object": "api_key", "id": k.ID, "service": k.Service, "prefix": k.Prefix, "hint": k.Hint,
 		"name": k.Name, "created_at": k.CreatedAt, "revoked_at": k.RevokedAt}
+	for f, v := range limitsObject(k.Limits) {
+		out[f] = v
+	}
+	return out
 }
 
 // account answers GET /v1/me.
@@ -68,7 +75,11 @@ func (h *me) account(c *gin.Context) error {
 		data = append(data, keyObject(k))
 	}
 	offer := a.Plan.Offer()
-	c.JSON(http.StatusOK, gin.H{
+	budget, err := h.accountBudget(c, a)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"budget": budget,
 		"object": "account", "id": a.ID, "email": a.Email, "plan": a.Plan, "plan_name": offer.Title,
 		"created_at": a.CreatedAt, "csrf_token": httpx.CSRFToken(c), "session_expires_at": p.ExpiresAt,
 		"keys": gin.H{"active": active, "max_active": account.Gateway.MaxActiveKeys(), "data": data},
@@ -84,23 +95,24 @@ func (h *me) metadata(c *gin.Context, p identity.SessionPrincipal) commands.Meta
 // this once.
 func (h *me) mintKey(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
-	var body struct {
-		Name *string `json:"name"`
-	}
-	dec := json.NewDecoder(c.Request.Body)
-	dec.DisallowUnknownFields()
-	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
-		if httpx.IsBodyError(err) {
-			return err
-		}
-		return domain.Invalid("invalid_body", "body", "the body must be empty or a JSON object like {\"name\":\"laptop\"}: %v", err)
+	body, err := readObject(c, append([]string{"name"}, limitFields...), `{"name":"laptop","max_budget_usd":10,"budget_period":"month"}`)
+	if err != nil {
+		return err
 	}
 	name := ""
-	if body.Name != nil {
-		name = strings.TrimSpace(*body.Name)
+	if raw, ok := body["name"]; ok && string(raw) != "null" {
+		if json.Unmarshal(raw, &name) != nil {
+			return domain.Invalid("invalid_name", "name", "name must be a string")
+		}
+		name = strings.TrimSpace(name)
+	}
+	change, err := parseLimitsChange(body)
+	if err != nil {
+		return err
 	}
 	ctx := c.Request.Context()
-	k, err := h.d.App.Commands.IssueKey.Handle(ctx, commands.IssueKey{AccountID: p.AccountID, Service: account.Gateway, Name: name, Metadata: h.metadata(c, p)})
+	k, err := h.d.App.Commands.IssueKey.Handle(ctx, commands.IssueKey{AccountID: p.AccountID, Service: account.Gateway, Name: name,
+		Limits: change.Apply(account.KeyLimits{}), KnownModel: h.knownModel, Metadata: h.metadata(c, p)})
 	if err != nil {
 		return err
 	}
@@ -108,8 +120,109 @@ func (h *me) mintKey(c *gin.Context) error {
 	if err := h.d.App.WaitFor(ctx, identity.Name, k.Position); err != nil {
 		return err
 	}
-	c.JSON(http.StatusCreated, gin.H{"object": "api_key", "id": k.KeyID, "service": k.Service, "prefix": k.Prefix,
-		"hint": k.Hint, "name": k.Name, "created_at": k.CreatedAt, "revoked_at": nil, "secret": k.Secret})
+	out := keyObject(identity.KeyInfo{ID: k.KeyID, AccountID: k.AccountID, Service: k.Service, Prefix: k.Prefix, Hint: k.Hint,
+		Name: k.Name, CreatedAt: k.CreatedAt, Limits: k.Limits})
+	out["secret"] = k.Secret
+	c.JSON(http.StatusCreated, out)
+	return nil
+}
+
+// readObject reads a body that is empty or a JSON object of the fields
+// named, its fields undecoded; example shows one in the error.
+func readObject(c *gin.Context, fields []string, example string) (map[string]json.RawMessage, error) {
+	body := map[string]json.RawMessage{}
+	dec := json.NewDecoder(c.Request.Body)
+	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
+		if httpx.IsBodyError(err) {
+			return nil, err
+		}
+		return nil, domain.Invalid("invalid_body", "body", "the body must be empty or a JSON object like %s: %v", example, err)
+	}
+	for f := range body {
+		if !slices.Contains(fields, f) {
+			return nil, domain.Invalid("invalid_body", f, "unknown field %q; the fields are %s", f, strings.Join(fields, ", "))
+		}
+	}
+	return body, nil
+}
+
+// ownKey is the account's gateway key of the path's id; any other is the
+// same 404.
+func (h *me) ownKey(c *gin.Context, p identity.SessionPrincipal) (identity.KeyInfo, error) {
+	notFound := domain.NotFound("key_not_found", "no gateway key %s on this account", c.Param("id"))
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return identity.KeyInfo{}, notFound
+	}
+	k, err := h.d.App.Queries.Identities.Key(c.Request.Context(), id)
+	if err != nil && !errors.Is(err, domain.ErrNotFound) {
+		return k, err
+	}
+	if err != nil || k.AccountID != p.AccountID || k.Service != account.Gateway {
+		return k, notFound
+	}
+	return k, nil
+}
+
+// changeLimits answers PATCH /v1/me/keys/{id}: the limit fields sent
+// change (null clears), the others stay; 200 with the key as the
+// gateway now enforces it.
+func (h *me) changeLimits(c *gin.Context) error {
+	p, _ := httpx.SessionOf(c)
+	k, err := h.ownKey(c, p)
+	if err != nil {
+		return err
+	}
+	body, err := readObject(c, limitFields, `{"rpm_limit":60}`)
+	if err != nil {
+		return err
+	}
+	change, err := parseLimitsChange(body)
+	if err != nil {
+		return err
+	}
+	ctx := c.Request.Context()
+	pos, err := h.d.App.Commands.SetKeyLimits.Handle(ctx, commands.SetKeyLimits{AccountID: p.AccountID, KeyID: k.ID, Change: change,
+		KnownModel: h.knownModel, Metadata: h.metadata(c, p)})
+	if err != nil {
+		return err
+	}
+	// The new limits hold from the next request on, in every process.
+	if err := h.d.App.WaitFor(ctx, identity.Name, pos); err != nil {
+		return err
+	}
+	h.d.App.Queries.Identities.Forget()
+	if k, err = h.d.App.Queries.Identities.Key(ctx, k.ID); err != nil {
+		return err
+	}
+	out, err := h.keyWithSpend(c, k)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, out)
+	return nil
+}
+
+// listKeys answers GET /v1/me/keys: the account's gateway keys, newest
+// first, each with its limits and its budget's spend this period.
+func (h *me) listKeys(c *gin.Context) error {
+	p, _ := httpx.SessionOf(c)
+	keys, err := h.d.App.Queries.Identities.Keys(c.Request.Context(), p.AccountID)
+	if err != nil {
+		return err
+	}
+	data := []gin.H{}
+	for _, k := range keys {
+		if k.Service != account.Gateway {
+			continue
+		}
+		out, err := h.keyWithSpend(c, k)
+		if err != nil {
+			return err
+		}
+		data = append(data, out)
+	}
+	c.JSON(http.StatusOK, gin.H{"object": "list", "data": data})
 	return nil
 }
 
@@ -118,18 +231,11 @@ func (h *me) mintKey(c *gin.Context) error {
 func (h *me) revokeKey(c *gin.Context) error {
 	p, _ := httpx.SessionOf(c)
 	ctx := c.Request.Context()
-	notFound := domain.NotFound("key_not_found", "no gateway key %s on this account", c.Param("id"))
-	id, err := uuid.Parse(c.Param("id"))
+	k, err := h.ownKey(c, p)
 	if err != nil {
-		return notFound
-	}
-	k, err := h.d.App.Queries.Identities.Key(ctx, id)
-	if err != nil && !errors.Is(err, domain.ErrNotFound) {
 		return err
 	}
-	if err != nil || k.AccountID != p.AccountID || k.Service != account.Gateway {
-		return notFound
-	}
+	id := k.ID
 	pos, err := h.d.App.Commands.RevokeKey.Handle(ctx, commands.RevokeKey{AccountID: p.AccountID, KeyID: id, Metadata: h.metadata(c, p)})
 	if err != nil {
 		return err

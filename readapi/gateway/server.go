@@ -60,7 +60,7 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 	// Only completions (chat, Responses and Messages) and embeddings count
 	// against the plan's daily limit and the usage meter; the other keyed
 	// routes (key, usage, feedback) do not.
-	keyed := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail))
+	keyed := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail), rateLimitHeaders)
 	keyed.GET("/key", httpx.CurrentKey)
 	keyed.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handle))
 	keyed.POST(strings.TrimPrefix(responsesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleResponses))
@@ -68,7 +68,7 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 	// The Messages API takes the key in x-api-key too (Anthropic's SDKs
 	// and Claude Code send it there) and answers every error, these
 	// middlewares' included, in Anthropic's shape (fail).
-	anthropic := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, true, fail))
+	anthropic := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, true, fail), rateLimitHeaders)
 	anthropic.POST(strings.TrimPrefix(messagesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleMessages))
 	anthropic.POST(strings.TrimPrefix(countTokensPath, "/v1"), handle(comp.countTokens))
 	keyed.GET("/usage", handle(comp.usageReport))

@@ -100,6 +100,10 @@ func ProblemOf(err error) Problem {
 	return p
 }
 
+// retryAfter is an error that says when to retry (a key's limits'
+// refusal, commands/spend.Refusal): its 429 carries it as Retry-After.
+type retryAfter interface{ RetryAfterSeconds() int }
+
 // ProblemFor is ProblemOf for the error a service's responder is about to
 // write on c: it records err on c (c.Error), so that the access log writes
 // the cause of every 5xx with the request id; it sets Retry-After on a
@@ -113,6 +117,10 @@ func ProblemFor(c *gin.Context, err error) Problem {
 	_ = c.Error(err)
 	if p.RetryAfter > 0 && c.Writer.Header().Get("Retry-After") == "" {
 		c.Header("Retry-After", strconv.Itoa(p.RetryAfter))
+	}
+	var ra retryAfter
+	if p.Status == http.StatusTooManyRequests && errors.As(err, &ra) && c.Writer.Header().Get("Retry-After") == "" {
+		c.Header("Retry-After", strconv.Itoa(ra.RetryAfterSeconds()))
 	}
 	if bodyUnread(c) {
 		c.Header("Connection", "close")

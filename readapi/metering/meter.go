@@ -151,7 +151,7 @@ func (m *Meter) Middleware(principal func(*gin.Context) (identity.Principal, boo
 	return func(c *gin.Context) {
 		at := m.cfg.Now()
 		c.Next()
-		if p, ok := principal(c); ok && ratelimit.Served(c.Writer.Status()) {
+		if p, ok := principal(c); ok && ratelimit.ServedRequest(c) {
 			m.Count(p, at)
 		}
 	}

@@ -20,6 +20,22 @@ func Served(status int) bool {
 	return status < 400 || status >= 500 || status == http.StatusTooManyRequests
 }
 
+// notServedKey marks, on a request's gin context, a response that did no
+// work whatever its status: a 429 of a key's own limits (commands/spend),
+// refused before any upstream call.
+const notServedKey = "ratelimit.not_served"
+
+// MarkNotServed says the request's response did no work and counts
+// against no quota or meter, whatever its status (a key's own limits
+// refused it).
+func MarkNotServed(c *gin.Context) { c.Set(notServedKey, true) }
+
+// ServedRequest is Served for the request c answered: false too when it
+// was marked not served.
+func ServedRequest(c *gin.Context) bool {
+	return Served(c.Writer.Status()) && !c.GetBool(notServedKey)
+}
+
 // giveBackTimeout bounds giving a request back after its response.
 const giveBackTimeout = 5 * time.Second
 
@@ -33,7 +49,7 @@ func (q *Quota) countServed(c *gin.Context, bucket string, res Result) {
 	defer func() { c.Writer = w.ResponseWriter }()
 	c.Next()
 	w.fix() // a response with no body: the engine writes its headers next
-	if Served(c.Writer.Status()) {
+	if ServedRequest(c) {
 		return
 	}
 	ctx, cancel := context.WithTimeout(context.WithoutCancel(c.Request.Context()), giveBackTimeout)

@@ -70,7 +70,7 @@ func main() {
 	}
 	defer drop()
 
-	arrURL, key, arrPID, stopArr, err := startArr(*arrBin, db, up.URL)
+	arrURL, key, limited, arrPID, stopArr, err := startArr(*arrBin, db, up.URL)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -79,6 +79,10 @@ func main() {
 	targets := []target{
 		{name: "direct (upstream)", url: up.URL + "/chat/completions", model: "gpt-4.1-nano"},
 		{name: "arr gateway", url: arrURL + "/v1/chat/completions", model: "auto", headers: map[string]string{"Authorization": "Bearer " + key}, pid: arrPID},
+		// The same key's work with every limit on it (a budget, requests
+		// and tokens per minute), set so high it never refuses: each
+		// request is admitted (its maximum cost reserved) and settled.
+		{name: "arr, limited key", url: arrURL + "/v1/chat/completions", model: "auto", headers: map[string]string{"Authorization": "Bearer " + limited}, pid: arrPID},
 	}
 	if *portkey != "" {
 		pkURL, pkPID, stopPK, err := startPortkey(*portkey)
@@ -343,7 +347,7 @@ func freeAddr() string {
 	return ln.Addr().String()
 }
 
-func startArr(bin, db, upstreamURL string) (string, string, int, func(), error) {
+func startArr(bin, db, upstreamURL string) (string, string, string, int, func(), error) {
 	gw, an, rc := freeAddr(), freeAddr(), freeAddr()
 	dir, _ := os.MkdirTemp("", "arr-bench-")
 	// No demo data: its projection would still be catching up while the
@@ -355,7 +359,7 @@ func startArr(bin, db, upstreamURL string) (string, string, int, func(), error) 
 	cmd.Env = env
 	cmd.Stderr = os.Stderr
 	if err := cmd.Start(); err != nil {
-		return "", "", 0, nil, err
+		return "", "", "", 0, nil, err
 	}
 	stop := func() {
 		_ = cmd.Process.Signal(syscall.SIGTERM)
@@ -365,7 +369,7 @@ func startArr(bin, db, upstreamURL string) (string, string, int, func(), error) 
 	base := "http://" + gw
 	if err := waitOK(base + "/healthz"); err != nil {
 		stop()
-		return "", "", 0, nil, err
+		return "", "", "", 0, nil, err
 	}
 	cli := func(args ...string) ([]byte, error) {
 		c := exec.Command(bin, args...)
@@ -374,18 +378,22 @@ func startArr(bin, db, upstreamURL string) (string, string, int, func(), error) 
 	}
 	if _, err := cli("accounts", "create", "--email", "bench@example.com", "--plan", "enterprise", "--json"); err != nil {
 		stop()
-		return "", "", 0, nil, fmt.Errorf("creating the bench account: %w", err)
+		return "", "", "", 0, nil, fmt.Errorf("creating the bench account: %w", err)
 	}
-	out, err := cli("keys", "mint", "--email", "bench@example.com", "--service", "gateway", "--json")
-	if err != nil {
-		stop()
-		return "", "", 0, nil, fmt.Errorf("minting a key: %w", err)
+	var keys [2]string
+	for i, limits := range [][]string{nil, {"--max-budget-usd", "1000000", "--budget-period", "month", "--rpm", "100000000", "--tpm", "100000000000"}} {
+		out, err := cli(append([]string{"keys", "mint", "--email", "bench@example.com", "--service", "gateway", "--json"}, limits...)...)
+		if err != nil {
+			stop()
+			return "", "", "", 0, nil, fmt.Errorf("minting a key: %w", err)
+		}
+		var k struct {
+			Secret string `json:"secret"`
+		}
+		_ = json.Unmarshal(out, &k)
+		keys[i] = k.Secret
 	}
-	var k struct {
-		Secret string `json:"secret"`
-	}
-	_ = json.Unmarshal(out, &k)
-	return base, k.Secret, cmd.Process.Pid, stop, nil
+	return base, keys[0], keys[1], cmd.Process.Pid, stop, nil
 }
 
 func startPortkey(script string) (string, int, func(), error) {
