@@ -10,6 +10,10 @@ import (
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
+// maxWebhookDrain is how much of an oversized webhook body is read and
+// dropped before the 413.
+const maxWebhookDrain = 1 << 20
+
 // webhook answers POST /v1/stripe/webhook. A bad or missing signature is 400
 // and appends nothing; every verified event is 200 (Stripe stops
 // retrying), except when applying it failed on our side (5xx, Stripe
@@ -24,6 +28,10 @@ func (h *handlers) webhook(c *gin.Context) error {
 		return err
 	}
 	if int64(len(body)) > limit {
+		// The rest of a body not much over the limit is read and dropped
+		// (bounded, and by the body deadline), so the sender reads the 413
+		// instead of a connection reset mid-upload.
+		_, _ = io.Copy(io.Discard, io.LimitReader(c.Request.Body, maxWebhookDrain))
 		return httpx.TooLarge(limit)
 	}
 	r, err := h.b.core().Webhook(c.Request.Context(), body, c.GetHeader("Stripe-Signature"), httpx.CommandMetadata(c, "stripe"))
