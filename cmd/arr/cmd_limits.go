@@ -85,11 +85,7 @@ func knownModel(cfg Config) (func(string) bool, error) {
 	if err != nil {
 		return nil, err
 	}
-	return func(name string) bool {
-		_, isModel := cat.Model(name)
-		_, isTier := cat.Tier(name)
-		return isModel || isTier
-	}, nil
+	return cat.Knows, nil
 }
 
 // keyLimitsCmd is `arr keys limits`.

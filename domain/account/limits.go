@@ -176,7 +176,7 @@ func (l KeyLimits) Validate(known func(string) bool) error {
 			return domain.Invalid("invalid_models", "models", "%q is listed twice in models", m)
 		}
 		if known != nil && !known(m) {
-			return domain.Invalid("unknown_model", "models", "%q is neither a tier (nano, small, mid, high) nor a model id of the catalog (GET /v1/models lists them)", m)
+			return domain.Invalid("unknown_model", "models", "%q is neither a tier nor a model id of the catalog (GET /v1/models lists them)", m)
 		}
 	}
 	return nil

@@ -347,3 +347,11 @@ func errEmbeddingModelForChat(name string, c *Catalog) error {
 		Message: fmt.Sprintf("%q is an embedding model, which does not chat: use it with POST /v1/embeddings; a completion takes auto, a tier (%s) or a chat model id; see GET /v1/models",
 			name, strings.Join(c.tierList(), ", "))}
 }
+
+// Knows reports whether name is a tier or a model id of the catalog, of
+// either kind: what a key's models limit may name.
+func (c *Catalog) Knows(name string) bool {
+	_, chatTier := c.Tier(name)
+	_, embTier := c.byEmbeddingTier[name]
+	return chatTier || embTier || c.known(name)
+}

@@ -65,10 +65,7 @@ func (w *web) knownModel(name string) bool {
 	if w.d.App.Completions == nil {
 		return true
 	}
-	cat := w.d.App.Completions.Catalog()
-	_, isModel := cat.Model(name)
-	_, isTier := cat.Tier(name)
-	return isModel || isTier
+	return w.d.App.Completions.Catalog().Knows(name)
 }
 
 // keySpent describes what a key's budget spent this period, or "".

@@ -146,17 +146,12 @@ func setLimit(ch *account.LimitsChange, f string, raw json.RawMessage, null bool
 }
 
 // knownModel says whether a name is a tier or a model id of the gateway's
-// catalog.
+// catalog, of either kind (chat or embeddings).
 func (h *me) knownModel(name string) bool {
 	if h.d.App.Completions == nil {
 		return true
 	}
-	cat := h.d.App.Completions.Catalog()
-	if _, ok := cat.Model(name); ok {
-		return true
-	}
-	_, ok := cat.Tier(name)
-	return ok
+	return h.d.App.Completions.Catalog().Knows(name)
 }
 
 // keySpend is the spend of a key's budget in its current period, or nil
