@@ -13,7 +13,6 @@ import (
 	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete/completetest"
-	"github.com/arr-dev/arr/commands/embed/embedtest"
 	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/readapi/answer"
@@ -47,8 +46,8 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 	if application.Queries.Gazetteer, err = demodata.LoadGazetteer(); err != nil {
 		t.Fatal(err)
 	}
-	application.Completions = completetest.New(t, st, "http://127.0.0.1:1/v1", application.Queries.TierQuality)
-	application.Embeddings = embedtest.New(t, st, "http://127.0.0.1:1/v1", nil)
+	gw := completetest.New(t, st, "http://127.0.0.1:1/v1", application.Queries.TierQuality)
+	application.Completions, application.Embeddings = gw.Completions, gw.Embeddings
 	application.Answers.Served = answer.NewServed(cmds.RecordAnswersServed, nil)
 	deps := httpx.Deps{App: application, Version: "test"}
 	services := []struct {

@@ -91,19 +91,12 @@ func (a *cli) revokeKeyCmd() *cobra.Command {
 		Short: "Revoke a key; it stops working at once",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			keyID, err := uuid.Parse(id)
-			if err != nil {
-				return domain.Invalid("invalid_key_id", "id", "--id must be a key id (a UUID); got %q", id)
-			}
-			s, err := a.open(cmd, openOptions{catchUp: []string{identity.Name}})
+			s, k, err := a.openWithKey(cmd, id)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
-			k, err := s.app.Queries.Identities.Key(cmd.Context(), keyID)
-			if err != nil {
-				return err
-			}
+			keyID := k.ID
 			pos, err := s.app.Commands.RevokeKey.Handle(cmd.Context(), commands.RevokeKey{AccountID: k.AccountID, KeyID: keyID, Metadata: cliMetadata(cmd)})
 			if err != nil {
 				return err
@@ -183,4 +176,23 @@ func printKeys(cmd *cobra.Command, keys []listedKey) {
 			k.KeyInfo.Limits.Describe(), spent)
 	}
 	_ = tw.Flush()
+}
+
+// openWithKey parses a key id (--id), opens the system with the identity
+// read model caught up and loads the key; the caller closes the system.
+func (a *cli) openWithKey(cmd *cobra.Command, id string) (*system, identity.KeyInfo, error) {
+	keyID, err := uuid.Parse(id)
+	if err != nil {
+		return nil, identity.KeyInfo{}, domain.Invalid("invalid_key_id", "id", "--id must be a key id (a UUID); got %q", id)
+	}
+	s, err := a.open(cmd, openOptions{catchUp: []string{identity.Name}})
+	if err != nil {
+		return nil, identity.KeyInfo{}, err
+	}
+	k, err := s.app.Queries.Identities.Key(cmd.Context(), keyID)
+	if err != nil {
+		s.Close()
+		return nil, identity.KeyInfo{}, err
+	}
+	return s, k, nil
 }

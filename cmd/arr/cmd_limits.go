@@ -98,24 +98,17 @@ func (a *cli) keyLimitsCmd() *cobra.Command {
 		Short: "Change a gateway key's limits: the flags given change (0 or empty clears), the others stay",
 		Args:  cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
-			keyID, err := uuid.Parse(id)
-			if err != nil {
-				return domain.Invalid("invalid_key_id", "id", "--id must be a key id (a UUID); got %q", id)
-			}
 			change, err := flags.change(cmd)
 			if err != nil {
 				return err
 			}
-			s, err := a.open(cmd, openOptions{catchUp: []string{identity.Name}})
+			s, k, err := a.openWithKey(cmd, id)
 			if err != nil {
 				return err
 			}
 			defer s.Close()
+			keyID := k.ID
 			known, err := knownModel(s.cfg)
-			if err != nil {
-				return err
-			}
-			k, err := s.app.Queries.Identities.Key(cmd.Context(), keyID)
 			if err != nil {
 				return err
 			}

@@ -25,7 +25,6 @@ import (
 	"github.com/arr-dev/arr/adapters/payments/stripemocktest"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete/completetest"
-	"github.com/arr-dev/arr/commands/embed/embedtest"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/postgres"
@@ -97,8 +96,8 @@ func newWorld(t testing.TB, stripeBase string) *world {
 	}
 	w := &world{t: t, pool: pool, store: st, runner: runner, cmds: cmds, ids: application.Queries.Identities}
 	application.WaitFor, application.Head = w.waitFor, st.Head
-	application.Completions = completetest.New(t, st, "http://127.0.0.1:1/v1", nil)
-	application.Embeddings = embedtest.New(t, st, "http://127.0.0.1:1/v1", nil)
+	gw := completetest.New(t, st, "http://127.0.0.1:1/v1", nil)
+	application.Completions, application.Embeddings = gw.Completions, gw.Embeddings
 	if stripeBase != "none" {
 		if stripeBase == "" {
 			stripeBase = stripemocktest.Start(t)
