@@ -392,7 +392,8 @@ func explain(ctx context.Context, pool *pgxpool.Pool, boxDeg float64) (string, e
 	x, y := west+side/2, south+side/2
 	rows, err := pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) SELECT county, apn, address, ST_X(geom), ST_Y(geom), source_url, layers, signals::text
 		FROM (SELECT county, apn, address, geom, source_url, layers, signals
-		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326) ORDER BY county, apn LIMIT 101) page ORDER BY county, apn`, x, y, x+boxDeg, y+boxDeg)
+		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326)
+		AND ST_X(geom) BETWEEN $1 AND $3 AND ST_Y(geom) BETWEEN $2 AND $4 ORDER BY county, apn LIMIT 101) page ORDER BY county, apn`, x, y, x+boxDeg, y+boxDeg)
 	if err != nil {
 		return "", err
 	}
