@@ -137,6 +137,32 @@ ensure_stripe_mock() {
   command -v stripe-mock >/dev/null || { log "installing stripe-mock"; GOFLAGS= go install github.com/stripe/stripe-mock@v0.203.0; }
 }
 
+# ensure_pg_featureserv builds CrunchyData's pg_featureserv (the records
+# bench's peer) at PG_FEATURESERV_VERSION (default v1.3.1) into
+# scripts/bench/bin (git-ignored), its assets beside it
+# (pg_featureserv-assets), and prints the binary's path. The module
+# is fetched with `go mod download` and built in the module cache with its
+# own go.mod and go.sum: `go install module@version` is refused, because
+# the proxy answers 403 to the module's version list, which go install
+# reads for deprecations.
+ensure_pg_featureserv() {
+  local version=${PG_FEATURESERV_VERSION:-v1.3.1}
+  local bin="$ARR_ROOT/scripts/bench/bin/pg_featureserv"
+  if [ -x "$bin" ] && [ -d "$bin-assets" ] && [ "$("$bin" --version 2>/dev/null)" = "pg_featureserv ${version#v}" ]; then
+    echo "$bin"
+    return
+  fi
+  log "building pg_featureserv $version into $(dirname "$bin")"
+  local dir
+  dir=$(cd "${TMPDIR:-/tmp}" && GOFLAGS= go mod download -json "github.com/CrunchyData/pg_featureserv@$version" | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p')
+  [ -n "$dir" ] && [ -d "$dir" ] || die "go mod download github.com/CrunchyData/pg_featureserv@$version failed"
+  mkdir -p "$(dirname "$bin")"
+  (cd "$dir" && GOFLAGS=-mod=mod go build -trimpath -o "$bin" .) || die "building pg_featureserv $version failed"
+  # Its HTML templates (read at start-up; the bench asks for JSON only).
+  rm -rf "$bin-assets" && cp -R "$dir/assets" "$bin-assets" && chmod -R u+w "$bin-assets"
+  echo "$bin"
+}
+
 # ensure_chromium installs Debian's chromium (at /usr/bin/chromium, which the
 # account page's browser test drives headless) and a font for its pages.
 ensure_chromium() {

@@ -45,10 +45,15 @@ type ParcelFeature struct {
 func (q *Queries) InBBox(ctx context.Context, b records.BBox, layers []string, after *ParcelKey, limit int) ([]ParcelFeature, error) {
 	// The GiST index finds the box's parcels (the table is filled in
 	// spatial order, so they sit on few pages); the page is the first
-	// `limit` of them by key, and only those are rendered.
+	// `limit` of them by key, and only those are rendered. && compares
+	// single-precision bounding boxes rounded outwards, so it also lets
+	// through points up to a few millionths of a degree outside the box:
+	// the coordinates are then compared exactly (edges included, as
+	// ST_Intersects would, at the cost of two comparisons per point).
 	sql := `SELECT county, apn, address, ST_X(geom), ST_Y(geom), source_url, array_to_json(layers)::text, signals::text FROM (
 		SELECT county, apn, address, geom, source_url, layers, signals
-		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326)`
+		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326)
+		AND ST_X(geom) BETWEEN $1 AND $3 AND ST_Y(geom) BETWEEN $2 AND $4`
 	args := []any{b.West, b.South, b.East, b.North}
 	if len(layers) > 0 {
 		args = append(args, layers)

@@ -1,12 +1,69 @@
 #!/usr/bin/env bash
 # Records service benchmark on a generated, clearly synthetic county (FIPS
 # 99999): bulk load of 1,000,000 parcels through the event log (append and
-# projection apply), bbox query p50/p99 and req/s at 64 concurrent clients,
-# EXPLAIN of the bbox query. Usage: scripts/bench/records.sh [-parcels N]
-# [-concurrency N] [-duration 20s] [-box 0.01]
+# projection apply), then the bbox query (random 0.01° boxes inside the
+# county, limit 100) at 1 and 64 concurrent clients, arr's records handler
+# beside CrunchyData's pg_featureserv (v1.3.1, built from its Go module by
+# ensure_pg_featureserv) serving the same rm_parcels.parcels table, asked
+# for the same properties. Before measuring, both must answer the same
+# features for 20 random boxes. -rounds rounds (default 3), the servers
+# taking turns; the figures are medians. Ends with the line
+#   records bbox at 64 clients: arr p99 X ms, Y req/s; pg_featureserv p99 Z ms, W req/s
+# Usage: scripts/bench/records.sh [-parcels N] [-concurrency 1,64]
+# [-rounds 3] [-duration 10s] [-box 0.01] [-pool 16] [-peer ""] (no peer)
+# DATABASE_URL is the PostgreSQL server (a database arr_bench_records is
+# made on it); PG_FEATURESERV_PORT the peer's loopback port (default 9765).
+# Results go to scripts/bench/results/ (git-ignored) and to stdout.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
+source scripts/lib.sh
+ensure_postgres_server >/dev/null
+peer=$(ensure_pg_featureserv)
 mkdir -p scripts/bench/results
 url=${DATABASE_URL:-${ARR_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}}
+port=${PG_FEATURESERV_PORT:-9765}
+if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
+  die "127.0.0.1:$port is taken: set PG_FEATURESERV_PORT to a free port"
+fi
+# The bench's database on the same server: the URL with its path replaced.
+bench_url=$(printf '%s' "$url" | sed -E 's#^(postgres(ql)?://[^/?]*)(/[^?]*)?#\1/arr_bench_records#')
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+# pg_featureserv's own config: the bench database (the same user as arr's
+# bench connects with), loopback only, the one table, as many pooled
+# connections as arr's records handler has (-pool, default 16), no map
+# view's basemap host.
+pool=16
+for ((i = 1; i <= $#; i++)); do
+  case "${!i}" in
+    -pool | --pool) j=$((i + 1)); pool=${!j} ;;
+    -pool=* | --pool=*) pool=${!i#*=} ;;
+  esac
+done
+cat >"$tmp/pg_featureserv.toml" <<TOML
+[Server]
+HttpHost = "127.0.0.1"
+HttpPort = $port
+UrlBase = "http://127.0.0.1:$port"
+AssetsPath = "$peer-assets"
+ReadTimeoutSec = 5
+WriteTimeoutSec = 30
+
+[Database]
+DbConnection = "$bench_url"
+DbPoolMaxConns = $pool
+TableIncludes = [ "rm_parcels.parcels" ]
+FunctionIncludes = [ ]
+
+[Paging]
+LimitDefault = 100
+LimitMax = 1000
+
+[Website]
+BasemapUrl = ""
+TOML
 out=scripts/bench/results/records-$(date -u +%Y%m%dT%H%M%SZ)
-GIN_MODE=release go run ./scripts/bench/records -database-url "$url" -json "$out.json" "$@" | tee "$out.txt"
+go build -o "$tmp/records-bench" ./scripts/bench/records
+GIN_MODE=release "$tmp/records-bench" -database-url "$url" -json "$out.json" \
+  -peer "$peer" -peer-config "$tmp/pg_featureserv.toml" -peer-url "http://127.0.0.1:$port" "$@" | tee "$out.txt"
+echo "results: $out.txt and .json" >&2

@@ -1,8 +1,11 @@
 // Command records benchmarks the records service on a generated,
 // clearly synthetic county (FIPS 99999, APNs SYN-…, addresses "… SYNTHETIC
 // ST"; for load only): the bulk load of N parcels through the event log
-// (append, then the parcels projection applying it), then the bbox query at
-// a given concurrency through the real HTTP handler, and EXPLAIN of the
+// (append, then the parcels projection applying it), then the bbox query
+// (random boxes, limit 100) at each concurrency through the real HTTP
+// handler and, with -peer, through CrunchyData's pg_featureserv serving the
+// same rm_parcels.parcels table (after checking that both answer the same
+// features), in rounds with the servers taking turns; then EXPLAIN of the
 // query. Run it through scripts/bench/records.sh.
 package main
 
@@ -13,7 +16,6 @@ import (
 	"encoding/json"
 	"flag"
 	"fmt"
-	"io"
 	"log"
 	"log/slog"
 	"math/rand/v2"
@@ -25,8 +27,6 @@ import (
 	"slices"
 	"strconv"
 	"strings"
-	"sync"
-	"sync/atomic"
 	"time"
 
 	"github.com/arr-dev/arr/projections/parcels"
@@ -48,21 +48,22 @@ import (
 )
 
 type result struct {
-	Parcels         int     `json:"parcels"`
-	AppendSeconds   float64 `json:"append_seconds"`
-	AppendRowsPerS  float64 `json:"append_rows_per_second"`
-	ApplySeconds    float64 `json:"projection_apply_seconds"`
-	EndToEndRowsPS  float64 `json:"end_to_end_rows_per_second"`
-	Concurrency     int     `json:"concurrency"`
-	Requests        int     `json:"requests"`
-	RequestsPerSec  float64 `json:"requests_per_second"`
-	P50ms           float64 `json:"p50_ms"`
-	P99ms           float64 `json:"p99_ms"`
-	FeaturesPerResp float64 `json:"mean_features_per_response"`
-	Explain         string  `json:"explain"`
-	LoadAvgStart    string  `json:"load_average_start"`
-	LoadAvgEnd      string  `json:"load_average_end"`
-	Counted         int64   `json:"requests_counted_by_rate_limiter"`
+	Parcels        int       `json:"parcels"`
+	AppendSeconds  float64   `json:"append_seconds"`
+	AppendRowsPerS float64   `json:"append_rows_per_second"`
+	ApplySeconds   float64   `json:"projection_apply_seconds"`
+	EndToEndRowsPS float64   `json:"end_to_end_rows_per_second"`
+	BoxDegrees     float64   `json:"box_degrees"`
+	Duration       string    `json:"duration_per_level"`
+	Peer           string    `json:"peer,omitempty"`
+	CheckedBoxes   int       `json:"boxes_checked_equal"`
+	CheckedFeats   int       `json:"features_checked_equal"`
+	Levels         []level   `json:"levels"`
+	Summaries      []summary `json:"medians"`
+	Explain        string    `json:"explain"`
+	LoadAvgStart   string    `json:"load_average_start"`
+	LoadAvgEnd     string    `json:"load_average_end"`
+	Counted        int64     `json:"requests_counted_by_rate_limiter"`
 }
 
 // loadAvg is the 1, 5 and 15 minute load averages (the machine is shared:
@@ -76,23 +77,50 @@ func loadAvg() string {
 	return strings.Join(f[:3], " ")
 }
 
+// options are the command's flags.
+type options struct {
+	parcels, pool, rounds int
+	levels                []int
+	dur                   time.Duration
+	boxDeg                float64
+	admin, jsonOut        string
+	cpuProfile            string
+	peer, peerConfig      string
+	peerURL               string
+}
+
 func main() {
-	n := flag.Int("parcels", 1_000_000, "synthetic parcels to load")
-	conc := flag.Int("concurrency", 64, "concurrent bbox clients")
-	dur := flag.Duration("duration", 20*time.Second, "how long to run the bbox load")
-	boxDeg := flag.Float64("box", 0.01, "side of each query's bbox, degrees")
-	admin := flag.String("database-url", migratetest.AdminURL(), "PostgreSQL server (a database arr_bench_records is made on it)")
-	jsonOut := flag.String("json", "", "write the result as JSON here")
-	poolSize := flag.Int("pool", 16, "PostgreSQL connections (arr serve's default is 16)")
-	cpuProfile := flag.String("cpuprofile", "", "write a CPU profile of the bbox phase here")
+	var o options
+	flag.IntVar(&o.parcels, "parcels", 1_000_000, "synthetic parcels to load")
+	conc := flag.String("concurrency", "1,64", "concurrent bbox clients: a comma-separated list of levels")
+	flag.IntVar(&o.rounds, "rounds", 3, "rounds: each measures every level of each server, the servers taking turns; the figures are the medians")
+	flag.DurationVar(&o.dur, "duration", 10*time.Second, "how long each server is loaded at each level in each round")
+	flag.Float64Var(&o.boxDeg, "box", 0.01, "side of each query's bbox, degrees")
+	flag.StringVar(&o.admin, "database-url", migratetest.AdminURL(), "PostgreSQL server (a database arr_bench_records is made on it)")
+	flag.StringVar(&o.jsonOut, "json", "", "write the result as JSON here")
+	flag.IntVar(&o.pool, "pool", 16, "PostgreSQL connections (arr serve's default is 16; give the peer's DbPoolMaxConns the same)")
+	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the bbox phase here")
+	flag.StringVar(&o.peer, "peer", "", "pg_featureserv binary to serve the same table beside arr (none: arr only)")
+	flag.StringVar(&o.peerConfig, "peer-config", "", "pg_featureserv's config file (records.sh writes it)")
+	flag.StringVar(&o.peerURL, "peer-url", "", "pg_featureserv's base URL, as its config file has it listen (http://127.0.0.1:port)")
 	flag.Parse()
-	profilePath = *cpuProfile
-	if err := run(*n, *conc, *poolSize, *dur, *boxDeg, *admin, *jsonOut); err != nil {
+	for _, s := range strings.Split(*conc, ",") {
+		c, err := strconv.Atoi(strings.TrimSpace(s))
+		if err != nil || c < 1 {
+			log.Fatalf("-concurrency: %q is not a positive number", s)
+		}
+		o.levels = append(o.levels, c)
+	}
+	if o.rounds < 1 {
+		log.Fatal("-rounds: at least 1")
+	}
+	if o.peer != "" && (o.peerConfig == "" || o.peerURL == "") {
+		log.Fatal("-peer needs -peer-config and -peer-url")
+	}
+	if err := run(o); err != nil {
 		log.Fatal(err)
 	}
 }
-
-var profilePath string
 
 // tailCount finds the "count" member the handler writes after the
 // features.
@@ -131,30 +159,94 @@ func generate(path string, n int) error {
 	return f.Close()
 }
 
-func run(n, conc, poolSize int, dur time.Duration, boxDeg float64, admin, jsonOut string) error {
+func run(o options) error {
 	ctx := context.Background()
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		return err
-	}
-	_, _ = conn.Exec(ctx, `DROP DATABASE IF EXISTS arr_bench_records WITH (FORCE)`)
-	if _, err := conn.Exec(ctx, `CREATE DATABASE arr_bench_records`); err != nil {
-		return err
-	}
-	conn.Close(ctx)
-	cfg, err := pgxpool.ParseConfig(migratetest.WithDatabase(admin, "arr_bench_records"))
-	if err != nil {
-		return err
-	}
-	cfg.MaxConns = int32(poolSize)
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	pool, err := freshDatabase(ctx, o.admin, o.pool)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	if err := migrations.Apply(ctx, pool, slog.New(slog.DiscardHandler)); err != nil {
+	res := result{Parcels: o.parcels, BoxDegrees: o.boxDeg, Duration: o.dur.String(), Peer: o.peer, LoadAvgStart: loadAvg()}
+	if err := loadCounty(ctx, pool, o.parcels, &res); err != nil {
 		return err
 	}
+	arrBase, stopArr, err := serveArr(pool)
+	if err != nil {
+		return err
+	}
+	defer stopArr()
+	targets := []target{arrTarget(arrBase)}
+	if o.peer != "" {
+		dir, err := os.MkdirTemp("", "arr-bench-pg-featureserv-")
+		if err != nil {
+			return err
+		}
+		defer os.RemoveAll(dir)
+		stopPeer, err := startPeer(o.peer, o.peerConfig, o.peerURL, filepath.Join(dir, "pg_featureserv.log"))
+		if err != nil {
+			return err
+		}
+		defer stopPeer()
+		peer := peerTarget(o.peerURL)
+		// Both must answer the same features before their speeds mean
+		// anything.
+		const boxes = 20
+		n, err := sameFeatures(ctx, targets[0], peer, boxes, o.boxDeg)
+		if err != nil {
+			return fmt.Errorf("arr and pg_featureserv differ: %w", err)
+		}
+		res.CheckedBoxes, res.CheckedFeats = boxes, n
+		log.Printf("arr and pg_featureserv answer the same features for %d random boxes (%d features: ids in order, properties, coordinates)", boxes, n)
+		targets = append(targets, peer)
+	}
+	if err := rounds(o, targets, &res); err != nil {
+		return err
+	}
+	res.LoadAvgEnd = loadAvg()
+	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(count), 0) FROM quota_counters WHERE bucket LIKE 'records:ip:%'`).Scan(&res.Counted); err != nil {
+		return err
+	}
+	if res.Explain, err = explain(ctx, pool, o.boxDeg); err != nil {
+		return err
+	}
+	report(o, targets, &res)
+	if o.jsonOut != "" {
+		b, _ := json.MarshalIndent(res, "", "  ")
+		return os.WriteFile(o.jsonOut, b, 0o644)
+	}
+	return nil
+}
+
+// freshDatabase makes the database arr_bench_records anew and migrates it.
+func freshDatabase(ctx context.Context, admin string, poolSize int) (*pgxpool.Pool, error) {
+	conn, err := pgx.Connect(ctx, admin)
+	if err != nil {
+		return nil, err
+	}
+	_, _ = conn.Exec(ctx, `DROP DATABASE IF EXISTS arr_bench_records WITH (FORCE)`)
+	if _, err := conn.Exec(ctx, `CREATE DATABASE arr_bench_records`); err != nil {
+		return nil, err
+	}
+	conn.Close(ctx)
+	cfg, err := pgxpool.ParseConfig(migratetest.WithDatabase(admin, "arr_bench_records"))
+	if err != nil {
+		return nil, err
+	}
+	cfg.MaxConns = int32(poolSize)
+	pool, err := pgxpool.NewWithConfig(ctx, cfg)
+	if err != nil {
+		return nil, err
+	}
+	if err := migrations.Apply(ctx, pool, slog.New(slog.DiscardHandler)); err != nil {
+		pool.Close()
+		return nil, err
+	}
+	return pool, nil
+}
+
+// loadCounty loads n synthetic parcels through the event log and waits
+// for the parcels projection to apply them.
+func loadCounty(ctx context.Context, pool *pgxpool.Pool, n int, res *result) error {
 	store, err := postgres.New(pool, postgres.Config{})
 	if err != nil {
 		return err
@@ -185,7 +277,6 @@ func run(n, conc, poolSize int, dur time.Duration, boxDeg float64, admin, jsonOu
 	if err != nil {
 		return err
 	}
-	res := result{Parcels: n, Concurrency: conc, LoadAvgStart: loadAvg()}
 	start := time.Now()
 	lr, err := h.Handle(ctx, commands.LoadLayer{Layer: "vacant", Counties: []string{"99999"}, SourceURL: "https://example.org/synthetic",
 		SourceDate: "2026-06-01", File: "synthetic.csv"}, src)
@@ -215,159 +306,128 @@ func run(n, conc, poolSize int, dur time.Duration, boxDeg float64, admin, jsonOu
 			return fmt.Errorf("%s: %w", sql, err)
 		}
 	}
+	return nil
+}
 
-	// Every request is counted by the real per-IP limiter on PostgreSQL,
-	// as in arr serve. The clients are conc distinct IP addresses
-	// (127.0.1.x), like real public traffic; the limit is raised (as
-	// ARR_PUBLIC_RATE_LIMIT would) so that they are not refused.
+// serveArr serves the records service's real HTTP handler on loopback.
+// Every request is counted by the real per-IP limiter on PostgreSQL, as in
+// arr serve; the limit is raised (as ARR_PUBLIC_RATE_LIMIT would) so that
+// the clients, distinct IP addresses, are not refused.
+func serveArr(pool *pgxpool.Pool) (string, func(), error) {
 	limiter, err := ratelimit.NewPostgres(pool, ratelimit.PostgresConfig{})
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	coalesced, err := ratelimit.Coalesce(limiter, ratelimit.CoalesceConfig{})
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	quota, err := ratelimit.New(coalesced, ratelimit.Config{PublicPerHour: 1 << 40})
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	gaz, err := demodata.LoadGazetteer()
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	application, err := app.New(pool, commands.Commands{})
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	application.Queries.Gazetteer = gaz
 	handler, err := records.New(httpx.Deps{App: application, Quota: quota, Version: "bench"})
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
-		return err
+		return "", nil, err
 	}
 	srv := &http.Server{Handler: handler}
 	go srv.Serve(ln) //nolint:errcheck
-	defer srv.Close()
-	base := "http://" + ln.Addr().String() + "/api/v1/parcels?bbox="
-	clientFrom := func(w int) *http.Client {
-		d := &net.Dialer{LocalAddr: &net.TCPAddr{IP: net.IPv4(127, 0, 1, byte(1+w%250))}}
-		return &http.Client{Transport: &http.Transport{DialContext: d.DialContext, MaxIdleConnsPerHost: 1, MaxConnsPerHost: 1}}
-	}
-	var (
-		mu        sync.Mutex
-		lat       []time.Duration
-		features  atomic.Int64
-		failures  atomic.Int64
-		wg        sync.WaitGroup
-		deadline  = time.Now().Add(dur)
-		loadStart = time.Now()
-	)
-	if profilePath != "" {
-		f, err := os.Create(profilePath)
+	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+}
+
+// rounds measures every level of every target, -rounds times; within a
+// round the targets take turns, and which goes first alternates by round.
+func rounds(o options, targets []target, res *result) error {
+	if o.cpuProfile != "" {
+		f, err := os.Create(o.cpuProfile)
 		if err != nil {
 			return err
 		}
+		defer f.Close()
 		if err := pprof.StartCPUProfile(f); err != nil {
 			return err
 		}
 		defer pprof.StopCPUProfile()
 	}
-	for w := 0; w < conc; w++ {
-		wg.Add(1)
-		go func(seed uint64) {
-			defer wg.Done()
-			client := clientFrom(int(seed))
-			r := rand.New(rand.NewPCG(seed, 7))
-			var mine []time.Duration
-			for time.Now().Before(deadline) {
-				x, y := west+r.Float64()*(side-boxDeg), south+r.Float64()*(side-boxDeg)
-				u := fmt.Sprintf("%s%.5f,%.5f,%.5f,%.5f", base, x, y, x+boxDeg, y+boxDeg)
-				t0 := time.Now()
-				resp, err := client.Get(u)
-				if err != nil {
-					failures.Add(1)
-					continue
-				}
-				body, _ := io.ReadAll(resp.Body)
-				resp.Body.Close()
-				mine = append(mine, time.Since(t0))
-				// The load generator shares the 2 cores with the server:
-				// it reads the count from the body's tail and decodes
-				// one response in 50 in full.
-				count, ok := tailCount(body)
-				if resp.StatusCode != 200 || !ok {
-					failures.Add(1)
-					continue
-				}
-				if len(mine)%50 == 1 {
-					var fc struct {
-						Count    int               `json:"count"`
-						Features []json.RawMessage `json:"features"`
-					}
-					if json.Unmarshal(body, &fc) != nil || fc.Count != count || len(fc.Features) != count {
-						failures.Add(1)
-						continue
-					}
-				}
-				fc := struct{ Count int }{count}
-				features.Add(int64(fc.Count))
+	for r := 1; r <= o.rounds; r++ {
+		for _, conc := range o.levels {
+			order := slices.Clone(targets)
+			if r%2 == 0 {
+				slices.Reverse(order)
 			}
-			mu.Lock()
-			lat = append(lat, mine...)
-			mu.Unlock()
-		}(uint64(w))
-	}
-	wg.Wait()
-	elapsed := time.Since(loadStart)
-	slices.Sort(lat)
-	pct := func(p float64) float64 {
-		if len(lat) == 0 {
-			return 0
+			for _, t := range order {
+				l, err := measure(t, conc, o.dur, o.boxDeg)
+				if err != nil {
+					return err
+				}
+				l.Round = r
+				res.Levels = append(res.Levels, l)
+				log.Printf("round %d, %s at %d clients: %d requests, %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.0f features/response",
+					r, t.name, conc, l.Requests, l.RequestsPerSec, l.P50ms, l.P99ms, l.FeaturesPerResp)
+			}
 		}
-		return float64(lat[min(len(lat)-1, int(p*float64(len(lat))))].Microseconds()) / 1000
 	}
-	res.Requests = len(lat)
-	res.RequestsPerSec = float64(len(lat)) / elapsed.Seconds()
-	res.P50ms, res.P99ms = pct(0.50), pct(0.99)
-	if len(lat) > 0 {
-		res.FeaturesPerResp = float64(features.Load()) / float64(len(lat))
+	for _, conc := range o.levels {
+		for _, t := range targets {
+			res.Summaries = append(res.Summaries, summarize(res.Levels, t.name, conc))
+		}
 	}
-	if f := failures.Load(); f > 0 {
-		return fmt.Errorf("%d bbox requests failed", f)
-	}
-	res.LoadAvgEnd = loadAvg()
-	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(count), 0) FROM quota_counters WHERE bucket LIKE 'records:ip:%'`).Scan(&res.Counted); err != nil {
-		return err
-	}
+	return nil
+}
+
+func explain(ctx context.Context, pool *pgxpool.Pool, boxDeg float64) (string, error) {
 	x, y := west+side/2, south+side/2
 	rows, err := pool.Query(ctx, `EXPLAIN (ANALYZE, BUFFERS) SELECT county, apn, address, ST_X(geom), ST_Y(geom), source_url, layers, signals::text
 		FROM (SELECT county, apn, address, geom, source_url, layers, signals
-		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326) ORDER BY county, apn LIMIT 101) page ORDER BY county, apn`, x, y, x+boxDeg, y+boxDeg)
+		FROM rm_parcels.parcels WHERE geom && ST_MakeEnvelope($1, $2, $3, $4, 4326)
+		AND ST_X(geom) BETWEEN $1 AND $3 AND ST_Y(geom) BETWEEN $2 AND $4 ORDER BY county, apn LIMIT 101) page ORDER BY county, apn`, x, y, x+boxDeg, y+boxDeg)
 	if err != nil {
-		return err
+		return "", err
 	}
+	defer rows.Close()
+	var out string
 	for rows.Next() {
 		var line string
 		if err := rows.Scan(&line); err != nil {
-			return err
+			return "", err
 		}
-		res.Explain += line + "\n"
+		out += line + "\n"
 	}
-	rows.Close()
-	fmt.Printf("synthetic county: %d parcels (FIPS 99999, clearly synthetic)\n", n)
+	return out, rows.Err()
+}
+
+func report(o options, targets []target, res *result) {
+	fmt.Printf("synthetic county: %d parcels (FIPS 99999, clearly synthetic)\n", res.Parcels)
 	fmt.Printf("bulk load through the event log: append %.2fs = %.0f rows/s; parcels projection apply %.2fs; end to end %.0f rows/s\n",
 		res.AppendSeconds, res.AppendRowsPerS, res.ApplySeconds, res.EndToEndRowsPS)
-	fmt.Printf("bbox %.3f° boxes, %d concurrent, %s: %d requests, %.0f req/s, p50 %.2f ms, p99 %.2f ms, %.0f features/response (limit 100)\n",
-		boxDeg, conc, dur, res.Requests, res.RequestsPerSec, res.P50ms, res.P99ms, res.FeaturesPerResp)
-	fmt.Printf("requests counted by the per-IP rate limiter: %d; load average at start %s, at end %s\n", res.Counted, res.LoadAvgStart, res.LoadAvgEnd)
-	fmt.Printf("EXPLAIN ANALYZE of one bbox query:\n%s", res.Explain)
-	if jsonOut != "" {
-		b, _ := json.MarshalIndent(res, "", "  ")
-		return os.WriteFile(jsonOut, b, 0o644)
+	if res.CheckedBoxes > 0 {
+		fmt.Printf("arr and pg_featureserv answered the same features for %d random boxes (%d features: ids in order, properties, coordinates)\n",
+			res.CheckedBoxes, res.CheckedFeats)
 	}
-	return nil
+	fmt.Printf("bbox %.3f° random boxes, limit 100, %s per level, medians of %d rounds (servers taking turns):\n", o.boxDeg, o.dur, o.rounds)
+	fmt.Printf("%-16s %8s %10s %10s %10s %10s\n", "server", "clients", "req/s", "p50 ms", "p99 ms", "features")
+	for _, s := range res.Summaries {
+		fmt.Printf("%-16s %8d %10.0f %10.2f %10.2f %10.1f\n", s.Server, s.Concurrency, s.RequestsPerSec, s.P50ms, s.P99ms, s.Features)
+	}
+	fmt.Printf("requests counted by arr's per-IP rate limiter: %d; load average at start %s, at end %s\n", res.Counted, res.LoadAvgStart, res.LoadAvgEnd)
+	fmt.Printf("EXPLAIN ANALYZE of one bbox query (arr's):\n%s", res.Explain)
+	if len(targets) < 2 || !slices.Contains(o.levels, 64) {
+		return
+	}
+	a, p := summarize(res.Levels, "arr", 64), summarize(res.Levels, "pg_featureserv", 64)
+	fmt.Printf("records bbox at 64 clients: arr p99 %.2f ms, %.0f req/s; pg_featureserv p99 %.2f ms, %.0f req/s\n",
+		a.P99ms, a.RequestsPerSec, p.P99ms, p.RequestsPerSec)
 }
