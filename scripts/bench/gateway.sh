@@ -12,6 +12,14 @@
 # 2-core machine are noisy: compare within one run.
 #
 #   scripts/bench/gateway.sh [flags of scripts/bench/gateway, e.g. -n 20000 -concurrency 1,16,64 -repeat 5]
+#   scripts/bench/gateway.sh -phases -concurrency 1 -repeat 3   # where a completion's time goes
+#
+# With -phases arr runs with tracing on, exporting to a loopback OTLP
+# receiver in the bench, and the run ends with each completion's phases
+# (median µs, from its spans): before the use case (auth, key, plan
+# quota, body), routing, the rest of the use case (limits, cache), the
+# upstream attempt, the durable audit append, writing the reply. Tracing
+# costs arr a little, so those runs' figures are not its best.
 #
 # DATABASE_URL is the PostgreSQL server (default: local, user postgres).
 # Results go to scripts/bench/results/ (git-ignored) and to stdout.

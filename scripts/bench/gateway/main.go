@@ -51,6 +51,7 @@ func main() {
 		warm    = flag.Int("warmup", 300, "warm-up requests per target and level (not measured)")
 		repeat  = flag.Int("repeat", 3, "rounds per level; the table shows each figure's median")
 		jsonOut = flag.String("json", "", "also write the results as JSON here")
+		phaseOn = flag.Bool("phases", false, "run arr with tracing on and print each completion's phases (median µs) from its spans; its figures are then not the gateway's best")
 	)
 	flag.Parse()
 	if *arrBin == "" {
@@ -70,7 +71,16 @@ func main() {
 	}
 	defer drop()
 
-	arrURL, key, limited, arrPID, stopArr, err := startArr(*arrBin, db, up.URL)
+	var ph *phases
+	var traceEnv []string
+	if *phaseOn {
+		if ph, err = startPhases(); err != nil {
+			log.Fatal(err)
+		}
+		defer ph.close()
+		traceEnv = ph.env()
+	}
+	arrURL, key, limited, arrPID, stopArr, err := startArr(*arrBin, db, up.URL, traceEnv...)
 	if err != nil {
 		log.Fatal(err)
 	}
@@ -105,7 +115,11 @@ func main() {
 		for round := 1; round <= max(*repeat, 1); round++ {
 			for _, t := range targets {
 				run(t, c, *warm)
+				began := time.Now()
 				r := run(t, c, n)
+				if ph != nil && t.pid == arrPID && c == 1 {
+					ph.measured(t.name, began)
+				}
 				r.target, r.concurrency, r.Round = t.name, c, round
 				results = append(results, r)
 				log.Printf("%-18s c=%-3d n=%-6d round %d  p50 %.3f ms  p99 %.3f ms  %.0f req/s  errors %d  CPU %s", t.name, c, n, round, r.P50, r.P99, r.RPS, r.Errors, cpuText(r.CPUPerReqMS))
@@ -113,6 +127,10 @@ func main() {
 		}
 	}
 	report(results)
+	if ph != nil {
+		stopArr() // its last spans flushed
+		ph.report()
+	}
 	precommit(ctx, db)
 	if out, err := exec.Command(*arrBin, "audit", "verify").CombinedOutput(); err == nil {
 		fmt.Printf("\n%s", out)
@@ -347,13 +365,14 @@ func freeAddr() string {
 	return ln.Addr().String()
 }
 
-func startArr(bin, db, upstreamURL string) (string, string, string, int, func(), error) {
+func startArr(bin, db, upstreamURL string, extraEnv ...string) (string, string, string, int, func(), error) {
 	gw, an, rc := freeAddr(), freeAddr(), freeAddr()
 	dir, _ := os.MkdirTemp("", "arr-bench-")
 	// No demo data: its projection would still be catching up while the
 	// gateway is measured.
 	env := append(os.Environ(), "DATABASE_URL="+db, "ARR_DATA_DIR="+dir, "ARR_LOG_LEVEL=warn", "ARR_DEMO_DATA=false",
 		"ARR_GATEWAY_ADDR="+gw, "ARR_ANSWER_ADDR="+an, "ARR_RECORDS_ADDR="+rc, "ARR_UPSTREAM_BASE_URL="+upstreamURL)
+	env = append(env, extraEnv...)
 	os.Setenv("DATABASE_URL", db) // for the closing `arr audit verify`
 	cmd := exec.Command(bin, "up")
 	cmd.Env = env
@@ -361,10 +380,13 @@ func startArr(bin, db, upstreamURL string) (string, string, string, int, func(),
 	if err := cmd.Start(); err != nil {
 		return "", "", "", 0, nil, err
 	}
+	var once sync.Once
 	stop := func() {
-		_ = cmd.Process.Signal(syscall.SIGTERM)
-		_ = cmd.Wait()
-		os.RemoveAll(dir)
+		once.Do(func() {
+			_ = cmd.Process.Signal(syscall.SIGTERM)
+			_ = cmd.Wait()
+			os.RemoveAll(dir)
+		})
 	}
 	base := "http://" + gw
 	if err := waitOK(base + "/healthz"); err != nil {
