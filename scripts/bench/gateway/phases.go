@@ -175,5 +175,4 @@ func (p *phases) breakDown(spans []*tracepb.Span) (string, []float64, bool) {
 	}, true
 }
 
-
 func (p *phases) close() { _ = p.srv.Close() }
