@@ -30,9 +30,6 @@ const componentGrace = 10 * time.Second
 // a completion, an answer and a records query from it, then shuts down
 // within the grace period.
 func TestComponentEveryRoleInProcess(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs arr against PostgreSQL")
-	}
 	up := upstreamtest.Start(t)
 	cfg := componentConfig(t, map[string]string{
 		"DATABASE_URL": migratetest.NewDatabase(t), "ARR_DATA_DIR": t.TempDir(),
