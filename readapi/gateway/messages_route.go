@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -12,7 +11,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/readapi/gateway/messages"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -76,7 +74,7 @@ func (s *completer) handleMessages(c *gin.Context) error {
 	}
 	id := newMessageID()
 	if res.Stream != nil {
-		writeMessageEvents(c, res.Stream, messages.NewStream(id, mr.Model()))
+		relayEvents(c, res.Stream, anthropicEvents{messages.NewStream(id, mr.Model())})
 		return nil
 	}
 	chatReply, err := withRouting(res.Reply.Body, res.Reply.HasRouting, res.Reply.Routing)
@@ -136,54 +134,12 @@ func refusedMessages(c *gin.Context, r *complete.Refused) {
 	c.Data(r.Status, "application/json", messages.ErrorBody(r.Status, code, "the upstream refused the request: "+msg, "", httpx.RequestID(c)))
 }
 
-// writeMessageEvents relays a completion's stream as Anthropic's events:
-// each chat chunk translated as it comes, the routing chunk (with usage)
-// into message_delta and message_stop; a cut stream, or one that could not
-// be recorded, ends in an error event.
-func writeMessageEvents(c *gin.Context, st *complete.Stream, tr *messages.Stream) {
-	defer st.Close()
-	ri := st.Routing()
-	trailers := ri.AuditHash == ""
-	out := streamHeaders(c, ri)
-	emit := func(evs []messages.Event) {
-		for _, e := range evs {
-			out.event(e.Type, e.Data)
-		}
-	}
-	for {
-		data, err := st.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if errors.Is(err, commands.ErrOutcomeUnknown) {
-			panic(http.ErrAbortHandler) // neither an error nor message_stop would be true
-		}
-		if err != nil {
-			emit(tr.Fail("api_error", "audit_unavailable", "the completion could not be recorded in the audit chain; it is not billed, retry it"))
-			return
-		}
-		evs, err := tr.Chunk(data)
-		if err != nil {
-			emit(tr.Fail("api_error", "invalid_upstream_stream", "the upstream's stream could not be translated: "+err.Error()))
-			return
-		}
-		emit(evs)
-	}
-	end := st.End()
-	if trailers {
-		h := c.Writer.Header()
-		h.Set("X-Arr-Audit-Hash", end.Routing.AuditHash)
-		h.Set("X-Arr-Elapsed-Sec", strconv.FormatFloat(end.Routing.ElapsedSec, 'f', -1, 64))
-	}
-	evs, err := tr.Chunk(finalChunk(end, true))
-	if err != nil {
-		emit(tr.Fail("api_error", "invalid_upstream_stream", "the completion's end could not be translated: "+err.Error()))
-		return
-	}
-	emit(evs)
-	if end.Cut != nil {
-		emit(tr.Fail("api_error", "upstream_stream_cut", end.Cut.Error()))
-		return
-	}
-	emit(tr.Finish())
+// anthropicEvents is the Messages translator as relayEvents wants it:
+// every failure an api_error event.
+type anthropicEvents struct{ *messages.Stream }
+
+func (a anthropicEvents) Fail(code, msg string) []messages.Event {
+	return a.Stream.Fail("api_error", code, msg)
 }
+
+func (anthropicEvents) sse(e messages.Event) (string, []byte) { return e.Type, e.Data }

@@ -3,7 +3,6 @@ package gateway
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"errors"
 	"io"
 	"net/http"
 	"strconv"
@@ -11,7 +10,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/readapi/gateway/responses"
 )
@@ -49,7 +47,7 @@ func (s *completer) handleResponses(c *gin.Context) error {
 	}
 	id, created := newResponseID(), time.Now().Unix()
 	if res.Stream != nil {
-		writeResponseEvents(c, res.Stream, responses.NewStream(rr, id, created))
+		relayEvents(c, res.Stream, responsesEvents{responses.NewStream(rr, id, created)})
 		return nil
 	}
 	chatReply, err := withRouting(res.Reply.Body, res.Reply.HasRouting, res.Reply.Routing)
@@ -75,54 +73,7 @@ func newResponseID() string {
 	return "resp_" + hex.EncodeToString(b[:])
 }
 
-// writeResponseEvents relays a completion's stream as Responses events:
-// each chat chunk translated as it comes, the routing chunk (with usage)
-// into response.completed; a cut stream ends in response.failed, and a
-// completion that could not be recorded in response.failed alone.
-func writeResponseEvents(c *gin.Context, st *complete.Stream, tr *responses.Stream) {
-	defer st.Close()
-	ri := st.Routing()
-	trailers := ri.AuditHash == ""
-	out := streamHeaders(c, ri)
-	emit := func(evs []responses.Event) {
-		for _, e := range evs {
-			out.event(e.Type, e.Data)
-		}
-	}
-	for {
-		data, err := st.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if errors.Is(err, commands.ErrOutcomeUnknown) {
-			panic(http.ErrAbortHandler) // neither a failure nor a completion would be true
-		}
-		if err != nil {
-			emit(tr.Fail("audit_unavailable", "the completion could not be recorded in the audit chain; it is not billed, retry it"))
-			return
-		}
-		evs, err := tr.Chunk(data)
-		if err != nil {
-			emit(tr.Fail("invalid_upstream_stream", "the upstream's stream could not be translated: "+err.Error()))
-			return
-		}
-		emit(evs)
-	}
-	end := st.End()
-	if trailers {
-		h := c.Writer.Header()
-		h.Set("X-Arr-Audit-Hash", end.Routing.AuditHash)
-		h.Set("X-Arr-Elapsed-Sec", strconv.FormatFloat(end.Routing.ElapsedSec, 'f', -1, 64))
-	}
-	evs, err := tr.Chunk(finalChunk(end, true))
-	if err != nil {
-		emit(tr.Fail("invalid_upstream_stream", "the completion's end could not be translated: "+err.Error()))
-		return
-	}
-	emit(evs)
-	if end.Cut != nil {
-		emit(tr.Fail("upstream_stream_cut", end.Cut.Error()))
-		return
-	}
-	emit(tr.Finish())
-}
+// responsesEvents is the Responses translator as relayEvents wants it.
+type responsesEvents struct{ *responses.Stream }
+
+func (responsesEvents) sse(e responses.Event) (string, []byte) { return e.Type, e.Data }
