@@ -30,6 +30,8 @@ all=(
   "./readapi/answer FuzzParseQuery"
   "./readapi/gateway FuzzChatRequest"
   "./readapi/gateway FuzzFeedback"
+  "./readapi/gateway FuzzMessagesRequest"
+  "./readapi/gateway FuzzEmbeddingRequest"
   "./readapi/records FuzzParams"
   "./domain/records FuzzParseBBoxAndLayers"
   "./adapters/listfile FuzzParse"
