@@ -385,6 +385,13 @@ func TestKeyModelsExpiryPatchAndBudgetMail(t *testing.T) {
 	hdr := map[string]string{"X-CSRF-Token": me.CSRFToken}
 	before := g.eventsOfType(t, "KeyLimitsSet")
 	var patched map[string]any
+	// A cross-site PATCH (the session cookie, no CSRF token) changes nothing.
+	if code := w.json(http.MethodPatch, g.gateway+"/v1/me/keys/"+k.ID, map[string]any{"models": nil}, nil, &patched); code != 403 {
+		t.Fatalf("PATCH without the CSRF token: %d %v; want 403", code, patched)
+	}
+	if got := g.eventsOfType(t, "KeyLimitsSet") - before; got != 0 {
+		t.Fatalf("a PATCH without the CSRF token appended %d KeyLimitsSet events", got)
+	}
 	if code := w.json(http.MethodPatch, g.gateway+"/v1/me/keys/"+k.ID, map[string]any{"models": nil, "rpm_limit": 1}, hdr, &patched); code != 200 ||
 		patched["models"] != nil || patched["rpm_limit"] != float64(1) {
 		t.Fatalf("PATCH models null, rpm_limit 1: %d %v", code, patched)
