@@ -50,6 +50,17 @@ type stored struct {
 // commit catches it up first (catchUpTree) and tries again.
 func (s *Store) commit(ctx context.Context, appends []eventstore.Append, allOrNothing bool) ([]eventstore.AppendResult, []error, error) {
 	lookup := false
+	if !allOrNothing {
+		// The writer's group commits (and only they: the cache is the
+		// writer's) first try one round trip.
+		results, errs, err := s.commitOptimistic(ctx, appends)
+		switch {
+		case errors.Is(err, errIDsExist):
+			lookup = true
+		case !errors.Is(err, errStale):
+			return results, errs, err
+		}
+	}
 	for attempt := 0; ; attempt++ {
 		results, errs, err := s.commitTx(ctx, appends, allOrNothing, lookup)
 		switch {
@@ -96,11 +107,15 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 	s.inflight.Store(conn.Conn().PgConn())
 	defer s.inflight.Store(nil)
 
+	if !allOrNothing {
+		s.cache.valid = false // until this commit is known to have committed
+	}
 	// Round trip 1: the head lock and the streams' versions.
 	lk, err := lockHead(ctx, conn, streams)
 	if err != nil {
 		return nil, errs, err
 	}
+	offset := lk.now.Sub(time.Now())
 	if lk.tree == nil {
 		return nil, errs, errTreeBehind
 	}
@@ -122,6 +137,9 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 		if err := commitTag(conn.Exec(ctx, `COMMIT`)); err != nil {
 			return nil, p.errs, err
 		}
+		if !allOrNothing {
+			s.remember(lk, p, streams, offset)
+		}
 		return p.results, p.errs, nil
 	}
 	// An id already in the log fails the insert with a unique violation.
@@ -131,8 +149,11 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 		dupErr = errIDsExist
 	}
 	// Round trip 2 (and the hook's, COPY's): the events, the head, COMMIT.
-	if err := s.writeLocked(ctx, conn, p, streams, lk, dupErr, &commitSent); err != nil {
+	if err := s.writeLocked(ctx, conn, p, streams, lk, nil, dupErr, &commitSent); err != nil {
 		return nil, p.errs, err
+	}
+	if !allOrNothing {
+		s.remember(lk, p, streams, offset)
 	}
 	return p.results, p.errs, nil
 }
@@ -224,8 +245,10 @@ func planLocked(ctx context.Context, conn *pgxpool.Conn, appends []eventstore.Ap
 // writeLocked writes the planned rows (COPY from copyThreshold rows, else
 // an INSERT in the same round trip), advances the streams, the tree and
 // the head, and commits, running the BeforeCommit hook first if there is
-// one; *commitSent is set once COMMIT has been sent.
-func (s *Store) writeLocked(ctx context.Context, conn *pgxpool.Conn, p planned, streams []string, lk locked, dupErr error, commitSent *bool) error {
+// one; *commitSent is set once COMMIT has been sent. With a guard (a
+// one-round-trip commit), the same pipeline begins the transaction and
+// checks, under the head lock, the head the plan was made on.
+func (s *Store) writeLocked(ctx context.Context, conn *pgxpool.Conn, p planned, streams []string, lk locked, g *guard, dupErr error, commitSent *bool) error {
 	// The events' leaves extend the tree as they are encoded: row by row
 	// while COPY streams them, all at once before an INSERT.
 	cols := p.cols
@@ -246,6 +269,9 @@ func (s *Store) writeLocked(ctx context.Context, conn *pgxpool.Conn, p planned, 
 		}
 	}
 	b := &pgx.Batch{}
+	if g != nil {
+		g.queue(b)
+	}
 	if !useCopy {
 		cols.queueInsert(b)
 	}
@@ -256,7 +282,7 @@ func (s *Store) writeLocked(ctx context.Context, conn *pgxpool.Conn, p planned, 
 		b.Queue(`COMMIT`)
 		*commitSent = true
 	}
-	if err := writeRest(conn.SendBatch(ctx, b), !useCopy, hook == nil, cols.n, dupErr); err != nil {
+	if err := writeRest(conn.SendBatch(ctx, b), g, !useCopy, hook == nil, cols.n, dupErr); err != nil {
 		return err
 	}
 	if hook == nil {
@@ -393,8 +419,13 @@ func readHead(br pgx.BatchResults, nStreams int) (int64, time.Time, *transparenc
 // writeRest reads the results of the second round trip: the events' insert
 // (unless they went by COPY), advanceHead (streams, tree nodes, head,
 // notify) and, if it was sent, COMMIT.
-func writeRest(br pgx.BatchResults, inserted, committed bool, n int, dupErr error) error {
+func writeRest(br pgx.BatchResults, g *guard, inserted, committed bool, n int, dupErr error) error {
 	defer br.Close()
+	if g != nil {
+		if err := g.read(br); err != nil {
+			return err
+		}
+	}
 	if inserted {
 		if _, err := br.Exec(); err != nil {
 			return insertErr(err, n, dupErr)

@@ -76,6 +76,8 @@ type Store struct {
 	commits  context.Context
 	abort    context.CancelFunc
 	inflight atomic.Pointer[pgconn.PgConn]
+	// cache is the writer's belief about the head (see commitOptimistic).
+	cache headCache
 
 	closeOnce sync.Once
 }
