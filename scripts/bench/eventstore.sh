@@ -7,6 +7,9 @@
 #
 # DATABASE_URL is the server (default: local PostgreSQL, user postgres); a
 # fresh database is created on it for every measurement and dropped after.
+# The run ends with the floor of one durable commit on the same server
+# (scripts/bench/commitfloor.sh, pgbench): a gap-free head commit against
+# an insert-only one, which bounds the 1-writer ratio.
 # Results go to scripts/bench/results/ (git-ignored) and to stdout.
 set -euo pipefail
 here="$(cd "$(dirname "${BASH_SOURCE[0]}")" && pwd)"
@@ -26,6 +29,14 @@ bin="$(mktemp -d)/eventstore-bench"
 trap 'rm -rf "$(dirname "$bin")"' EXIT
 (cd "$root" && go build -o "$bin" ./scripts/bench/eventstore)
 
-"$bin" -database-url "$DATABASE_URL" -messagedb "$mdb" -json "$here/results/eventstore-$stamp.json" "$@" \
-  2>&1 | tee "$here/results/eventstore-$stamp.txt"
+{
+  "$bin" -database-url "$DATABASE_URL" -messagedb "$mdb" -json "$here/results/eventstore-$stamp.json" "$@" 2>&1
+  # The floor of one durable commit on this server, in the same run: what
+  # a 1-writer figure can reach (COMMITFLOOR_SECONDS=0 skips it).
+  if [ "${COMMITFLOOR_SECONDS:-5}" != 0 ]; then
+    echo
+    PGHOST="$(sed -n 's#^postgres://[^@]*@\([^:/]*\).*#\1#p' <<<"$DATABASE_URL")" \
+      bash "$here/commitfloor.sh" "${COMMITFLOOR_SECONDS:-5}" 3
+  fi
+} | tee "$here/results/eventstore-$stamp.txt"
 echo "results: $here/results/eventstore-$stamp.txt and .json" >&2
