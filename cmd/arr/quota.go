@@ -5,6 +5,8 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/arr-dev/arr/commands/spend"
+	"github.com/arr-dev/arr/projections/identity"
 	"github.com/arr-dev/arr/readapi/metering"
 	"github.com/arr-dev/arr/readapi/ratelimit"
 )
@@ -22,6 +24,7 @@ type quotas struct {
 func openQuotas(ctx context.Context, cfg Config, s *system, log *slog.Logger, now func() time.Time) (*quotas, error) {
 	q := &quotas{close: func() {}}
 	var limiter ratelimit.BatchLimiter
+	qcfg := ratelimit.Config{PublicPerHour: int64(cfg.PublicLimit), Now: now, Logger: log}
 	if cfg.RedisURL != "" {
 		r, client, err := ratelimit.OpenRedis(ctx, cfg.RedisURL, ratelimit.RedisConfig{Now: now})
 		if err != nil {
@@ -36,6 +39,12 @@ func openQuotas(ctx context.Context, cfg Config, s *system, log *slog.Logger, no
 			return nil, err
 		}
 		limiter, q.cleanup = p, p.Run
+		if s.guard != nil {
+			// A limited gateway key's plan count goes with its
+			// reservation: one round trip for the key, its limits and
+			// its quota (ratelimit.Deferred).
+			qcfg.Defer, qcfg.DeferTo = deferToReservation, p
+		}
 	}
 	// Concurrent requests of one bucket share a counting round trip.
 	coalesced, err := ratelimit.Coalesce(limiter, ratelimit.CoalesceConfig{})
@@ -43,7 +52,7 @@ func openQuotas(ctx context.Context, cfg Config, s *system, log *slog.Logger, no
 		q.close()
 		return nil, err
 	}
-	if q.quota, err = ratelimit.New(coalesced, ratelimit.Config{PublicPerHour: int64(cfg.PublicLimit), Now: now, Logger: log}); err != nil {
+	if q.quota, err = ratelimit.New(coalesced, qcfg); err != nil {
 		q.close()
 		return nil, err
 	}
@@ -52,4 +61,13 @@ func openQuotas(ctx context.Context, cfg Config, s *system, log *slog.Logger, no
 		return nil, err
 	}
 	return q, nil
+}
+
+// deferToReservation leaves the plan count of a gateway request to the
+// key's reservation (commands/spend) when the key has limits that reserve.
+func deferToReservation(ctx context.Context, p identity.Principal, d *ratelimit.Deferred) (context.Context, bool) {
+	if !spend.Reserves(p.Limits, p.AccountBudget) {
+		return ctx, false
+	}
+	return spend.WithPlanQuota(ctx, d), true
 }

@@ -200,26 +200,38 @@ func TestQuotasExactUnderConcurrency(t *testing.T) {
 		bucket  func(k mintedKey, accountID uuid.UUID) string
 		code    string
 		errType string
+		name    string
+		limits  []string // the key's own limits (arr keys mint flags)
 	}{
 		// A fresh Free account has its whole day left: 100 (spec).
 		{account.Gateway, "/v1/chat/completions", 100, 100, ratelimit.DayWindow,
-			func(_ mintedKey, a uuid.UUID) string { return ratelimit.AccountBucket(account.Gateway, a) }, "daily_request_limit_reached", "rate_limit_error"},
+			func(_ mintedKey, a uuid.UUID) string { return ratelimit.AccountBucket(account.Gateway, a) }, "daily_request_limit_reached", "rate_limit_error", "", nil},
+		// A key with limits of its own: its plan count goes with its
+		// reservation (one round trip), and stays exact.
+		{account.Gateway, "/v1/chat/completions", 100, 100, ratelimit.DayWindow,
+			func(_ mintedKey, a uuid.UUID) string { return ratelimit.AccountBucket(account.Gateway, a) }, "daily_request_limit_reached", "rate_limit_error",
+			"gateway limited key", []string{"--rpm", "1000000", "--max-budget-usd", "1000000", "--budget-period", "month"}},
 		{account.Answer, "/api/v1/key", 100, 100, ratelimit.DayWindow,
 			func(k mintedKey, _ uuid.UUID) string {
 				return ratelimit.KeyBucket(account.Answer, uuid.MustParse(k.ID))
-			}, "daily_call_limit_reached", ""},
+			}, "daily_call_limit_reached", "", "", nil},
 		// 1000 per hour (spec), 900 of them pre-counted: 100 left.
 		{account.Records, "/api/v1/key", 1000, 100, ratelimit.HourWindow,
 			func(k mintedKey, _ uuid.UUID) string {
 				return ratelimit.KeyBucket(account.Records, uuid.MustParse(k.ID))
-			}, "hourly_request_limit_reached", ""},
+			}, "hourly_request_limit_reached", "", "", nil},
 	}
 	usage := map[string]int64{}
 	for _, tc := range tests {
-		t.Run(string(tc.svc), func(t *testing.T) {
-			email := "quota-" + string(tc.svc) + "@example.com"
+		name := tc.name
+		if name == "" {
+			name = string(tc.svc)
+		}
+		t.Run(name, func(t *testing.T) {
+			email := "quota-" + strings.ReplaceAll(name, " ", "-") + "@example.com"
 			e.createAccount(email, "free")
-			k := e.mint(email, string(tc.svc))
+			var k mintedKey
+			e.mustArr(&k, append([]string{"keys", "mint", "--email", email, "--service", string(tc.svc), "--json"}, tc.limits...)...)
 			w := awayFromWindowEnd(t, tc.window)
 			if used := tc.limit - int64(tc.left); used > 0 {
 				prefill(t, pool, tc.bucket(k, account.IDForEmail(email)), w, used)

@@ -95,13 +95,18 @@ type reserveJob struct {
 	id      uuid.UUID
 	asks    []ask
 	expires time.Time
-	reply   chan reserveReply
+	// quota is the request's plan count, counted with the reservation
+	// (nil: the middleware counted it).
+	quota PlanQuota
+	reply chan reserveReply
 }
 
 type reserveReply struct {
 	got []count
 	ok  bool
 	err error
+	// refused is the plan quota's refusal: nothing was reserved.
+	refused error
 }
 
 // settleJob is one request's settle in a round.

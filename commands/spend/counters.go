@@ -55,7 +55,7 @@ func (a ask) fits(c count) bool { return c.used+c.reserved+a.n <= a.limit }
 // as id, leased until expires (a process that dies before it settles
 // leaves it to the sweep: Ledger.Sweep). It returns the counts found, in
 // asks' order, and whether it reserved.
-func reserve(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, expires time.Time, asks []ask) ([]count, bool, error) {
+func reserve(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, expires time.Time, asks []ask, quota PlanQuota) ([]count, bool, error) {
 	order := sorted(asks)
 	buckets, starts, ends, ns, limits := columns(asks, order)
 	got := make([]count, len(asks))
@@ -63,6 +63,9 @@ func reserve(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, expires time
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
 	b.Queue(`SET LOCAL synchronous_commit = off`)
+	if quota != nil {
+		quota.Queue(b) // a full window aborts the transaction
+	}
 	b.Queue(`INSERT INTO spend_counters (bucket, window_start, window_end)
 SELECT b, s, e FROM unnest($1::text[], $2::timestamptz[], $3::timestamptz[]) WITH ORDINALITY AS v(b, s, e, i) ORDER BY i
 ON CONFLICT (bucket, window_start) DO NOTHING`, buckets, starts, ends)

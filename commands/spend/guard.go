@@ -101,11 +101,17 @@ func (g *Guard) Admit(ctx context.Context, caller complete.Caller, models []stri
 		}
 	}
 	asks := g.asks(caller, now, micros(maxCostUSD), maxTokens)
+	quota := planQuotaOf(ctx)
 	if len(asks) == 0 {
+		if quota != nil {
+			if err := quota.Count(ctx); err != nil {
+				return nil, err
+			}
+		}
 		return func(context.Context, float64, int64) {}, nil
 	}
 	id := uuid.New()
-	got, ok, err := g.reserve(ctx, caller, id, now, asks)
+	got, ok, err := g.reserve(ctx, caller, id, now, asks, quota)
 	if err != nil {
 		return nil, err
 	}
@@ -119,14 +125,17 @@ func (g *Guard) Admit(ctx context.Context, caller complete.Caller, models []stri
 	}, nil
 }
 
-// reserve queues the reservation for the key's next round and waits for
-// it. A caller that goes away meanwhile is answered ctx's error; if the
+// reserve queues the reservation (with the request's plan count, if the
+// middleware left it: quota) for the key's next round and waits for it. A caller that goes away meanwhile is answered ctx's error; if the
 // round reserved for it, the reservation is settled at once, at no cost.
-func (g *Guard) reserve(ctx context.Context, caller complete.Caller, id uuid.UUID, now time.Time, asks []ask) ([]count, bool, error) {
+func (g *Guard) reserve(ctx context.Context, caller complete.Caller, id uuid.UUID, now time.Time, asks []ask, quota PlanQuota) ([]count, bool, error) {
 	ch := make(chan reserveReply, 1)
-	g.reserves.add(groupKey(asks), reserveJob{id: id, asks: asks, expires: now.Add(g.cfg.Lease), reply: ch})
+	g.reserves.add(groupKey(asks), reserveJob{id: id, asks: asks, expires: now.Add(g.cfg.Lease), quota: quota, reply: ch})
 	select {
 	case r := <-ch:
+		if r.refused != nil {
+			return nil, false, r.refused
+		}
 		if r.err != nil {
 			return nil, false, fmt.Errorf("reserving the key's limits: %w", r.err)
 		}

@@ -13,11 +13,36 @@ import (
 // reserveRound reserves for the jobs of one group (the same counters and
 // limits), in one transaction: alone, as reserve; together, the longest
 // run of them, in arrival order, that fits every limit.
+//
+// A request whose plan count was left to its reservation (reserveJob.quota)
+// has it counted in the same transaction when it has the round to itself
+// (one round trip for the key, its limits and its quota); in a round of
+// several, each such count takes a round trip of its own first (a
+// request the quota refuses leaves the round).
 func reserveRound(ctx context.Context, pool *pgxpool.Pool, jobs []reserveJob) {
 	if len(jobs) == 1 {
 		j := jobs[0]
-		got, ok, err := reserve(ctx, pool, j.id, j.expires, j.asks)
+		got, ok, err := reserve(ctx, pool, j.id, j.expires, j.asks, j.quota)
+		if j.quota != nil {
+			if refused := j.quota.Counted(err); refused != nil && refused != err {
+				j.reply <- reserveReply{refused: refused}
+				return
+			}
+		}
 		j.reply <- reserveReply{got: got, ok: ok, err: err}
+		return
+	}
+	kept := jobs[:0:0]
+	for _, j := range jobs {
+		if j.quota != nil {
+			if err := j.quota.Count(ctx); err != nil {
+				j.reply <- reserveReply{refused: err}
+				continue
+			}
+		}
+		kept = append(kept, j)
+	}
+	if jobs = kept; len(jobs) == 0 {
 		return
 	}
 	counts, upto, err := reserveMany(ctx, pool, jobs)

@@ -46,7 +46,8 @@ func handle(h httpx.Handler) gin.HandlerFunc { return httpx.Handle(failCompletio
 func fail(c *gin.Context, err error) {
 	p := httpx.ProblemFor(c, err)
 	var refused *spend.Refusal
-	if errors.As(err, &refused) {
+	var quota *ratelimit.Refusal
+	if errors.As(err, &refused) || errors.As(err, &quota) {
 		ratelimit.MarkNotServed(c) // refused before any upstream call: no plan quota, no meter
 	}
 	var uf *complete.UpstreamFailure

@@ -30,6 +30,11 @@ type Config struct {
 	// Now is the clock that picks the window. Default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Defer, if set, may leave the count of a gateway request to the
+	// key's reservation (see Deferred); DeferTo is then the PostgreSQL
+	// limiter that counts, the one the Quota's Limiter wraps.
+	Defer   DeferFunc
+	DeferTo *Postgres
 }
 
 // Validate fills in defaults and checks the values.
@@ -45,6 +50,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PublicPerHour < 1 {
 		return fmt.Errorf("ratelimit: PublicPerHour must be at least 1, not %d", c.PublicPerHour)
+	}
+	if c.Defer != nil && c.DeferTo == nil {
+		return errNoPostgres
 	}
 	return nil
 }
@@ -101,6 +109,9 @@ type rule struct {
 	bucket func(identity.Principal) string
 	what   string // "100 gateway requests per account per UTC day"
 	resets string // "daily" or "hourly"
+	// deferrable: the count may be left to the key's reservation
+	// (Config.Defer).
+	deferrable bool
 }
 
 // Gateway limits the gateway's keyed routes: the plan's
@@ -108,7 +119,7 @@ type rule struct {
 // UTC day.
 func (q *Quota) Gateway(principal PrincipalFunc, fail FailFunc) gin.HandlerFunc {
 	return q.keyedRoute(rule{
-		svc: account.Gateway, code: "daily_request_limit_reached", window: DayWindow, resets: "daily",
+		svc: account.Gateway, code: "daily_request_limit_reached", window: DayWindow, resets: "daily", deferrable: true,
 		limit:  func(l account.Limits) int64 { return l.GatewayRequestsPerDay },
 		bucket: func(p identity.Principal) string { return AccountBucket(account.Gateway, p.AccountID) },
 		what:   "gateway requests per account per UTC day",
@@ -159,12 +170,22 @@ func (q *Quota) keyed(r rule, principal PrincipalFunc) func(*gin.Context) error 
 		}
 		offer := p.Plan.Offer()
 		limit := r.limit(offer.Limits)
-		return q.take(c, r.bucket(p), r.window, limit, func(res Result, retry int64) error {
+		refusal := func(res Result, retry int64) error {
 			return domain.RateLimited(r.code,
 				"%s limit reached: the %s plan allows %d %s; the limit resets at %s (in %d s, see Retry-After). "+
 					"To raise it, upgrade the plan on the account page (/account); plans and their limits are listed at GET /v1/plans of the gateway",
 				r.resets, offer.Title, limit, r.what, res.Window.End.Format(time.RFC3339), retry)
-		})
+		}
+		if r.deferrable && q.cfg.Defer != nil && limit >= 1 {
+			now := q.cfg.Now()
+			d := q.cfg.DeferTo.Defer(r.bucket(p), r.window(now), limit, now, refusal)
+			if ctx, ok := q.cfg.Defer(c.Request.Context(), p, d); ok {
+				c.Request = c.Request.WithContext(ctx)
+				q.deferred(c, d)
+				return nil
+			}
+		}
+		return q.take(c, r.bucket(p), r.window, limit, refusal)
 	}
 }
 
