@@ -44,6 +44,15 @@ type Config struct {
 	// events arrive before applying them, so events arriving one by one
 	// are applied in batches. Default 20ms; negative: none.
 	Linger time.Duration
+	// MinInterval is the least time from one catch-up of a projection to
+	// the next: under a steady trickle of events (a gateway's completions
+	// at one client) each projection then wakes, reads and commits at
+	// most once per MinInterval, not once per Linger, which keeps that
+	// background work from eating the cores the requests need. Events
+	// after a quiet spell are applied after Linger as before, and
+	// read-your-writes does not wait for either (WaitFor applies pending
+	// batches itself). Default 100ms; negative: none.
+	MinInterval time.Duration
 }
 
 // Validate fills in the defaults of the settings left zero and reports
@@ -73,6 +82,9 @@ func (c *Config) Validate() error {
 	}
 	if c.Linger == 0 {
 		c.Linger = 20 * time.Millisecond
+	}
+	if c.MinInterval == 0 {
+		c.MinInterval = 100 * time.Millisecond
 	}
 	if c.MaxBatchTimeout == 0 {
 		c.MaxBatchTimeout = max(time.Hour, c.BatchTimeout)
@@ -282,6 +294,7 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 	r.metric(p.Name(), func() { r.m.events.WithLabelValues(p.Name()).Add(0) })
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
+		began := time.Now() // this catch-up's start
 		pos, _, more, err := r.step1(ctx, p.Name())
 		if errors.Is(err, errBusy) {
 			sleep(ctx, 20*time.Millisecond)
@@ -307,8 +320,9 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 			}
 			// Let a trickle of events gather into one batch instead of
 			// one transaction per event (read-your-writes does not wait
-			// for this: WaitFor applies pending batches itself).
-			sleep(ctx, r.cfg.Linger)
+			// for this: WaitFor applies pending batches itself), and
+			// catch up at most once per MinInterval.
+			sleep(ctx, max(r.cfg.Linger, r.cfg.MinInterval-time.Since(began)))
 		}
 	}
 	return nil
