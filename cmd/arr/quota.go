@@ -39,11 +39,12 @@ func openQuotas(ctx context.Context, cfg Config, s *system, log *slog.Logger, no
 			return nil, err
 		}
 		limiter, q.cleanup = p, p.Run
+		qcfg.Postgres = p // a gateway request is counted in its key's look-up
 		if s.guard != nil {
 			// A limited gateway key's plan count goes with its
 			// reservation: one round trip for the key, its limits and
 			// its quota (ratelimit.Deferred).
-			qcfg.Defer, qcfg.DeferTo = deferToReservation, p
+			qcfg.Defer = deferToReservation
 		}
 	}
 	// Concurrent requests of one bucket share a counting round trip.

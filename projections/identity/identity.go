@@ -178,7 +178,11 @@ func (q *Queries) Authenticate(ctx context.Context, secret string, svc account.S
 		return p, expired(p, now)
 	}
 	var found bool
-	blocked, err := q.lookup(ctx, `
+	var ride func(*pgx.Batch)
+	if r := riderOf(ctx); r != nil {
+		ride = func(b *pgx.Batch) { r.Ride(b, hash, svc, now) }
+	}
+	blocked, err := q.lookup(ctx, ride, `
 		SELECT k.key_id, k.account_id, a.email, a.plan, k.service, k.prefix, k.hint, k.name, k.issued_at,
 			`+limitColumns+`, a.budget_micro_usd, a.budget_period
 		FROM rm_identity.api_keys k JOIN rm_identity.accounts a USING (account_id)
@@ -215,7 +219,8 @@ func expired(p Principal, now time.Time) error {
 // lookup runs a credential query (one row or none, scanned by scan) and,
 // in the same round trip, asks whether identity is blocked (fail closed).
 // No row is not an error.
-func (q *Queries) lookup(ctx context.Context, sql string, args []any, scan func(pgx.Row) error) (blocked bool, err error) {
+// ride, if set, queues more statements after both (a Rider).
+func (q *Queries) lookup(ctx context.Context, ride func(*pgx.Batch), sql string, args []any, scan func(pgx.Row) error) (blocked bool, err error) {
 	b := &pgx.Batch{}
 	b.Queue(`SELECT ` + identityBlocked).QueryRow(func(row pgx.Row) error { return row.Scan(&blocked) })
 	b.Queue(sql, args...).QueryRow(func(row pgx.Row) error {
@@ -224,6 +229,9 @@ func (q *Queries) lookup(ctx context.Context, sql string, args []any, scan func(
 		}
 		return nil
 	})
+	if ride != nil {
+		ride(b)
+	}
 	return blocked, q.pool.SendBatch(ctx, b).Close()
 }
 

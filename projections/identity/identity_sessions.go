@@ -31,7 +31,7 @@ func (q *Queries) SessionByToken(ctx context.Context, token string, now time.Tim
 	var p SessionPrincipal
 	var customer *string
 	var found bool
-	blocked, err := q.lookup(ctx, `
+	blocked, err := q.lookup(ctx, nil, `
 		SELECT s.session_id, s.account_id, a.email, a.plan, s.service, a.stripe_customer_id, s.expires_at
 		FROM rm_identity.sessions s JOIN rm_identity.accounts a USING (account_id)
 		WHERE s.token_hash = $1 AND s.ended_at IS NULL AND s.expires_at > $2`, []any{signin.HashToken(token), now}, func(row pgx.Row) error {

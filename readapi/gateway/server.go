@@ -60,16 +60,20 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 	// Only completions (chat, Responses and Messages) and embeddings count
 	// against the plan's daily limit and the usage meter; the other keyed
 	// routes (key, usage, feedback) do not.
+	// The counted routes' key look-up counts the request too, in its own
+	// round trip (Quota.PrepareGateway).
 	keyed := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail), rateLimitHeaders)
+	counted := e.Group("/v1", d.Quota.PrepareGateway(), httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail), rateLimitHeaders)
 	keyed.GET("/key", httpx.CurrentKey)
-	keyed.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handle))
-	keyed.POST(strings.TrimPrefix(responsesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleResponses))
-	keyed.POST(strings.TrimPrefix(embeddingsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.embeddings))
+	counted.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handle))
+	counted.POST(strings.TrimPrefix(responsesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleResponses))
+	counted.POST(strings.TrimPrefix(embeddingsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.embeddings))
 	// The Messages API takes the key in x-api-key too (Anthropic's SDKs
 	// and Claude Code send it there) and answers every error, these
 	// middlewares' included, in Anthropic's shape (fail).
 	anthropic := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, true, fail), rateLimitHeaders)
-	anthropic.POST(strings.TrimPrefix(messagesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleMessages))
+	anthropicCounted := e.Group("/v1", d.Quota.PrepareGateway(), httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, true, fail), rateLimitHeaders)
+	anthropicCounted.POST(strings.TrimPrefix(messagesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleMessages))
 	anthropic.POST(strings.TrimPrefix(countTokensPath, "/v1"), handle(comp.countTokens))
 	keyed.GET("/usage", handle(comp.usageReport))
 	keyed.POST("/feedback", handle(comp.feedback))

@@ -221,4 +221,4 @@ func (w *deferWriter) Flush() {
 func (w *deferWriter) Unwrap() http.ResponseWriter { return w.ResponseWriter }
 
 // errNoPostgres is Config.Defer without the PostgreSQL limiter.
-var errNoPostgres = fmt.Errorf("ratelimit: Config.Defer needs the PostgreSQL limiter (its counts are sent in the reservation's transaction)")
+var errNoPostgres = fmt.Errorf("ratelimit: Config.Defer needs Config.Postgres (its counts are sent in the reservation's transaction)")

@@ -30,11 +30,13 @@ type Config struct {
 	// Now is the clock that picks the window. Default time.Now.
 	Now    func() time.Time
 	Logger *slog.Logger
+	// Postgres is the PostgreSQL limiter the Quota's Limiter wraps, if
+	// it is one: a gateway request is then counted in its key's look-up
+	// (PrepareGateway) when that look-up happens.
+	Postgres *Postgres
 	// Defer, if set, may leave the count of a gateway request to the
-	// key's reservation (see Deferred); DeferTo is then the PostgreSQL
-	// limiter that counts, the one the Quota's Limiter wraps.
-	Defer   DeferFunc
-	DeferTo *Postgres
+	// key's reservation (see Deferred); it needs Postgres.
+	Defer DeferFunc
 }
 
 // Validate fills in defaults and checks the values.
@@ -51,7 +53,7 @@ func (c *Config) Validate() error {
 	if c.PublicPerHour < 1 {
 		return fmt.Errorf("ratelimit: PublicPerHour must be at least 1, not %d", c.PublicPerHour)
 	}
-	if c.Defer != nil && c.DeferTo == nil {
+	if c.Defer != nil && c.Postgres == nil {
 		return errNoPostgres
 	}
 	return nil
@@ -176,9 +178,14 @@ func (q *Quota) keyed(r rule, principal PrincipalFunc) func(*gin.Context) error 
 					"To raise it, upgrade the plan on the account page (/account); plans and their limits are listed at GET /v1/plans of the gateway",
 				r.resets, offer.Title, limit, r.what, res.Window.End.Format(time.RFC3339), retry)
 		}
+		if r.deferrable {
+			if res, ok := ridden(c, r.bucket(p)); ok {
+				return q.counted(c, r.bucket(p), res, refusal) // in the key's look-up
+			}
+		}
 		if r.deferrable && q.cfg.Defer != nil && limit >= 1 {
 			now := q.cfg.Now()
-			d := q.cfg.DeferTo.Defer(r.bucket(p), r.window(now), limit, now, refusal)
+			d := q.cfg.Postgres.Defer(r.bucket(p), r.window(now), limit, now, refusal)
 			if ctx, ok := q.cfg.Defer(c.Request.Context(), p, d); ok {
 				c.Request = c.Request.WithContext(ctx)
 				q.deferred(c, d)
@@ -284,6 +291,19 @@ func (q *Quota) take(c *gin.Context, bucket string, window func(time.Time) Windo
 	res, err := q.count(c, bucket, window, limit, refusal)
 	if err != nil {
 		return err
+	}
+	q.countServed(c, bucket, res)
+	return nil
+}
+
+// counted is take for a request counted already (res): the headers, the
+// refusal of a full window, or the rest of the chain and the give-back.
+func (q *Quota) counted(c *gin.Context, bucket string, res Result, refusal func(Result, int64) error) error {
+	SetHeaders(c.Writer.Header(), res)
+	if !res.Allowed {
+		retry := res.Window.RetryAfter(q.cfg.Now())
+		c.Header("Retry-After", strconv.FormatInt(retry, 10))
+		return refusal(res, retry)
 	}
 	q.countServed(c, bucket, res)
 	return nil
