@@ -236,6 +236,14 @@ func TestQuotasExactUnderConcurrency(t *testing.T) {
 			if used := tc.limit - int64(tc.left); used > 0 {
 				prefill(t, pool, tc.bucket(k, account.IDForEmail(email)), w, used)
 			}
+			if tc.limits != nil {
+				// Refused before its reservation (a body that does not
+				// parse): counted nowhere, with the window's headers.
+				bad, _ := burstBody(t, e.base(string(tc.svc))+tc.path, []byte(`{"messages":"hello"}`), map[string]string{"Authorization": "Bearer " + k.Secret}, 1)
+				if b := bad[0]; b.status != http.StatusBadRequest || b.limit != strconv.FormatInt(tc.limit, 10) || b.remaining != strconv.Itoa(tc.left) || b.reset != strconv.FormatInt(w.End.Unix(), 10) {
+					t.Fatalf("a bad body: %d with X-RateLimit-Limit %q, -Remaining %q, -Reset %q; want 400, %d, %d, %d", b.status, b.limit, b.remaining, b.reset, tc.limit, tc.left, w.End.Unix())
+				}
+			}
 			var body []byte
 			if tc.svc == account.Gateway {
 				body = gatewayCompletion

@@ -125,6 +125,19 @@ type Refusal struct{ err error }
 func (r *Refusal) Error() string { return r.err.Error() }
 func (r *Refusal) Unwrap() error { return r.err }
 
+// peek is the window as it stands, for the headers of a response that
+// counted nothing; a counter that cannot be read shows the whole limit
+// left (the headers are advice, the count is what limits).
+func (d *Deferred) peek(ctx context.Context) Result {
+	ctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), giveBackTimeout)
+	defer cancel()
+	n, err := d.limiter.Count(ctx, d.bucket, d.window)
+	if err != nil {
+		n = 0
+	}
+	return admitted(d.window, d.limit, n)
+}
+
 func (d *Deferred) set(res Result) {
 	d.mu.Lock()
 	defer d.mu.Unlock()
@@ -141,7 +154,7 @@ func (d *Deferred) result() (Result, bool) {
 // to its reservation, then gives it back if it was counted and its response
 // is not Served, or counts it if nothing did and it is Served.
 func (q *Quota) deferred(c *gin.Context, d *Deferred) {
-	w := &deferWriter{ResponseWriter: c.Writer, d: d}
+	w := &deferWriter{ResponseWriter: c.Writer, d: d, ctx: c.Request.Context()}
 	c.Writer = w
 	defer func() { c.Writer = w.ResponseWriter }()
 	c.Next()
@@ -171,6 +184,7 @@ func (q *Quota) deferred(c *gin.Context, d *Deferred) {
 type deferWriter struct {
 	gin.ResponseWriter
 	d    *Deferred
+	ctx  context.Context
 	done bool
 }
 
@@ -181,11 +195,15 @@ func (w *deferWriter) fix() {
 	w.done = true
 	res, counted := w.d.result()
 	if !counted {
-		return
+		// Refused before its reservation (a body that does not parse, a
+		// model its key may not use): nothing was counted, and the
+		// headers show the window as it is.
+		res = w.d.peek(w.ctx)
 	}
 	h := w.Header()
 	SetHeaders(h, res)
 	switch {
+	case !counted:
 	case !res.Allowed:
 		h.Set("Retry-After", strconv.FormatInt(res.Window.RetryAfter(w.d.now), 10))
 	case !Served(w.ResponseWriter.Status()):

@@ -117,6 +117,16 @@ func (p *Postgres) Take(ctx context.Context, bucket string, w Window, limit int6
 	return admitted(w, limit, n), nil
 }
 
+// Count reads the window's counter (0 when there is none yet).
+func (p *Postgres) Count(ctx context.Context, bucket string, w Window) (int64, error) {
+	var n int64
+	err := p.pool.QueryRow(ctx, `SELECT coalesce((SELECT count FROM quota_counters WHERE bucket = $1 AND window_start = $2), 0)`, bucket, w.Start).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("reading the counter of %s: %w", bucket, err)
+	}
+	return n, nil
+}
+
 // Give implements Limiter with one UPDATE of the window's counter.
 func (p *Postgres) Give(ctx context.Context, bucket string, w Window) error {
 	if _, err := p.pool.Exec(ctx, `UPDATE quota_counters SET count = count - 1 WHERE bucket = $1 AND window_start = $2 AND count > 0`,
