@@ -21,6 +21,9 @@
 # upstream attempt, the durable audit append, writing the reply. Tracing
 # costs arr a little, so those runs' figures are not its best.
 #
+# The run ends with the floor of one durable commit on the same server
+# (scripts/bench/commitfloor.sh, pgbench), which every arr completion
+# waits for and Portkey's do not.
 # DATABASE_URL is the PostgreSQL server (default: local, user postgres).
 # Results go to scripts/bench/results/ (git-ignored) and to stdout.
 set -euo pipefail
@@ -41,6 +44,15 @@ tmp="$(mktemp -d)"
 trap 'rm -rf "$tmp"' EXIT
 (cd "$root" && go build -o "$tmp/arr" ./cmd/arr && go build -o "$tmp/gateway-bench" ./scripts/bench/gateway)
 
-"$tmp/gateway-bench" -database-url "$DATABASE_URL" -arr "$tmp/arr" -portkey "$pk" \
-  -json "$here/results/gateway-$stamp.json" "$@" 2>&1 | tee "$here/results/gateway-$stamp.txt"
+{
+  "$tmp/gateway-bench" -database-url "$DATABASE_URL" -arr "$tmp/arr" -portkey "$pk" \
+    -json "$here/results/gateway-$stamp.json" "$@" 2>&1
+  # The floor of the durable commit every completion waits for, on the same
+  # server in the same run (COMMITFLOOR_SECONDS=0 skips it).
+  if [ "${COMMITFLOOR_SECONDS:-5}" != 0 ]; then
+    echo
+    PGHOST="$(sed -n 's#^postgres://[^@]*@\([^:/]*\).*#\1#p' <<<"$DATABASE_URL")" \
+      bash "$here/commitfloor.sh" "${COMMITFLOOR_SECONDS:-5}" 3
+  fi
+} | tee "$here/results/gateway-$stamp.txt"
 echo "results: $here/results/gateway-$stamp.txt and .json" >&2
