@@ -3,13 +3,10 @@ package spend_test
 import (
 	"context"
 	"errors"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/commands/spend"
@@ -20,21 +17,6 @@ import (
 	"github.com/arr-dev/arr/readapi/ratelimit"
 )
 
-// roundTrips counts a pool's round trips: one per query, one per batch.
-type roundTrips struct{ n atomic.Int64 }
-
-func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	r.n.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	r.n.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
-
 // TestAdmitCountsThePlanQuotaInTheReservation: the plan count of a
 // limited key's request, left by the middleware (ratelimit.Deferred), is
 // counted in the key's reservation round trip — one round trip for the
@@ -43,17 +25,8 @@ func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEnd
 func TestAdmitCountsThePlanQuotaInTheReservation(t *testing.T) {
 	ctx := context.Background()
 	_, u := migratetest.NewPool(t)
-	var rt roundTrips
-	cfg, err := pgxpool.ParseConfig(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = &rt
-	pool, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
+	var rt migratetest.RoundTrips
+	pool := migratetest.TracedPool(t, u, &rt)
 	now := time.Date(2026, 11, 28, 12, 0, 0, 0, time.UTC)
 	st, err := postgres.New(pool, postgres.Config{})
 	if err != nil {
@@ -76,9 +49,9 @@ func TestAdmitCountsThePlanQuotaInTheReservation(t *testing.T) {
 	admit := func() error {
 		t.Helper()
 		d := lim.Defer(bucket, w, limit, now, refusal)
-		before := rt.n.Load()
+		before := rt.N()
 		settle, err := g.Admit(spend.WithPlanQuota(ctx, d), caller, []string{"m"}, 0.01, 100)
-		if n := rt.n.Load() - before; n != 1 {
+		if n := rt.N() - before; n != 1 {
 			t.Fatalf("Admit took %d round trips, want 1 (the quota counted in the reservation)", n)
 		}
 		if err == nil {

@@ -5,50 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/migrations/migratetest"
 )
-
-// roundTrips counts the round trips a pool's connections make: one per
-// query or exec, one per batch (pgx sends a batch as one pipeline).
-type roundTrips struct{ n atomic.Int64 }
-
-func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	r.n.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	r.n.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
-
-// tracedPool is a second pool on the database at u (another process, as
-// far as PostgreSQL can tell) whose round trips rt counts.
-func tracedPool(t *testing.T, u string, rt *roundTrips) *pgxpool.Pool {
-	t.Helper()
-	cfg, err := pgxpool.ParseConfig(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = rt
-	pool, err := pgxpool.NewWithConfig(context.Background(), cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(pool.Close)
-	return pool
-}
 
 // An append takes one round trip once the writer knows the head: to a
 // stream it wrote, to a new stream, with any expectation. When another
@@ -58,14 +22,14 @@ func tracedPool(t *testing.T, u string, rt *roundTrips) *pgxpool.Pool {
 func TestAppendTakesOneRoundTrip(t *testing.T) {
 	ctx := context.Background()
 	_, u := migratetest.NewPool(t)
-	var rt roundTrips
-	s := newStore(t, tracedPool(t, u, &rt))
-	other := newStore(t, tracedPool(t, u, new(roundTrips)))
+	var rt migratetest.RoundTrips
+	s := newStore(t, migratetest.TracedPool(t, u, &rt))
+	other := newStore(t, migratetest.TracedPool(t, u, new(migratetest.RoundTrips)))
 
 	appendOne := func(st *postgres.Store, stream string, ev eventstore.ExpectedVersion) (eventstore.AppendResult, int64, error) {
-		before := rt.n.Load()
+		before := rt.N()
 		r, err := st.Append(ctx, stream, ev, newEvents(1)...)
-		return r, rt.n.Load() - before, err
+		return r, rt.N() - before, err
 	}
 	if _, _, err := appendOne(s, "a", eventstore.NoStream()); err != nil {
 		t.Fatal(err)
@@ -136,7 +100,7 @@ func TestTwoStoresAppendConcurrently(t *testing.T) {
 	)
 	ctx := context.Background()
 	pool, u := migratetest.NewPool(t)
-	stores := []*postgres.Store{newStore(t, pool), newStore(t, tracedPool(t, u, new(roundTrips)))}
+	stores := []*postgres.Store{newStore(t, pool), newStore(t, migratetest.TracedPool(t, u, new(migratetest.RoundTrips)))}
 	var mu sync.Mutex
 	results := map[uuid.UUID]eventstore.AppendResult{} // first event id -> result
 	var wg sync.WaitGroup

@@ -5,13 +5,10 @@ import (
 	"encoding/json"
 	"net/http"
 	"net/http/httptest"
-	"sync/atomic"
 	"testing"
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/account"
@@ -21,21 +18,6 @@ import (
 	"github.com/arr-dev/arr/readapi/httpx"
 	"github.com/arr-dev/arr/readapi/ratelimit"
 )
-
-// roundTrips counts a pool's round trips: one per query, one per batch.
-type roundTrips struct{ n atomic.Int64 }
-
-func (r *roundTrips) TraceQueryStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceQueryStartData) context.Context {
-	r.n.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceQueryEnd(context.Context, *pgx.Conn, pgx.TraceQueryEndData) {}
-func (r *roundTrips) TraceBatchStart(ctx context.Context, _ *pgx.Conn, _ pgx.TraceBatchStartData) context.Context {
-	r.n.Add(1)
-	return ctx
-}
-func (r *roundTrips) TraceBatchQuery(context.Context, *pgx.Conn, pgx.TraceBatchQueryData) {}
-func (r *roundTrips) TraceBatchEnd(context.Context, *pgx.Conn, pgx.TraceBatchEndData)     {}
 
 // TestGatewayKeyAndQuotaInOneRoundTrip: on a counted gateway route, the
 // key's look-up counts the request against its plan's daily window in its
@@ -63,17 +45,8 @@ func TestGatewayKeyAndQuotaInOneRoundTrip(t *testing.T) {
 		t.Fatal(err)
 	}
 
-	var rt roundTrips
-	cfg, err := pgxpool.ParseConfig(u)
-	if err != nil {
-		t.Fatal(err)
-	}
-	cfg.ConnConfig.Tracer = &rt
-	traced, err := pgxpool.NewWithConfig(ctx, cfg)
-	if err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(traced.Close)
+	var rt migratetest.RoundTrips
+	traced := migratetest.TracedPool(t, u, &rt)
 	pg, err := ratelimit.NewPostgres(traced, ratelimit.PostgresConfig{})
 	if err != nil {
 		t.Fatal(err)
@@ -105,9 +78,9 @@ func TestGatewayKeyAndQuotaInOneRoundTrip(t *testing.T) {
 		req := httptest.NewRequest(http.MethodPost, "/c"+query, nil)
 		req.Header.Set("Authorization", "Bearer "+secret)
 		w := httptest.NewRecorder()
-		before := rt.n.Load()
+		before := rt.N()
 		e.ServeHTTP(w, req)
-		return w, rt.n.Load() - before
+		return w, rt.N() - before
 	}
 	for i, want := range []string{"99", "98", "97"} {
 		w, n := call(k.Secret, "")
