@@ -29,6 +29,8 @@ type options struct {
 	timeout   time.Duration
 	verbose   bool
 	check     bool
+	// holdoutEvery: ids divisible by it are held out (questions.go).
+	holdoutEvery int
 }
 
 func main() {
@@ -43,6 +45,7 @@ func main() {
 	flag.IntVar(&o.batch, "batch", 25, "URLs per `arr answer index add`")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "bound on the whole run")
 	flag.BoolVar(&o.verbose, "v", false, "print every question's scores and reasons on stderr")
+	flag.IntVar(&o.holdoutEvery, "holdout-every", 3, "the split rule of the question file: ids divisible by this are held out (3: the Python manual's; 2: the Git manual's, half)")
 	flag.BoolVar(&o.check, "check", false, "only check the question file against the corpus (every fact on every page it names) and exit")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
@@ -60,6 +63,9 @@ func (o options) validate() error {
 	case "tune", "heldout", "all":
 	default:
 		return fmt.Errorf("-split must be tune, heldout or all, not %q", o.split)
+	}
+	if o.holdoutEvery < 2 {
+		return fmt.Errorf("-holdout-every must be at least 2, not %d", o.holdoutEvery)
 	}
 	if o.batch < 1 {
 		return fmt.Errorf("-batch must be at least 1, not %d", o.batch)

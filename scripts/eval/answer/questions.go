@@ -52,13 +52,14 @@ func (m matcher) find(normalized string) int {
 }
 
 // heldoutSplit is the split rule, fixed before any result was seen: every
-// question whose number is a multiple of 3 is held out.
-func heldoutSplit(id string) (string, error) {
+// question whose number is a multiple of every (3 for the Python manual's
+// questions, 2 for the Git manual's: half of them) is held out.
+func heldoutSplit(id string, every int) (string, error) {
 	n, err := strconv.Atoi(strings.TrimPrefix(id, "q"))
 	if err != nil || !strings.HasPrefix(id, "q") || n <= 0 {
 		return "", fmt.Errorf("id %q is not q and a positive number", id)
 	}
-	if n%3 == 0 {
+	if n%every == 0 {
 		return "heldout", nil
 	}
 	return "tune", nil
@@ -74,7 +75,7 @@ func validKind(k string) bool {
 
 // loadQuestions reads and checks the question file: ids and questions
 // unique, the split the rule's, every fact compiles, every page listed.
-func loadQuestions(path string, n *normalizer) ([]question, error) {
+func loadQuestions(path string, every int, n *normalizer) ([]question, error) {
 	b, err := os.ReadFile(path)
 	if err != nil {
 		return nil, fmt.Errorf("reading the questions: %w", err)
@@ -90,11 +91,11 @@ func loadQuestions(path string, n *normalizer) ([]question, error) {
 		bad := func(format string, a ...any) {
 			errs = append(errs, fmt.Errorf("%s: %s", q.ID, fmt.Sprintf(format, a...)))
 		}
-		split, err := heldoutSplit(q.ID)
+		split, err := heldoutSplit(q.ID, every)
 		if err != nil {
 			bad("%v", err)
 		} else if q.Split != split {
-			bad("split is %q but the rule (every third id held out) says %q", q.Split, split)
+			bad("split is %q but the rule (every id divisible by %d held out) says %q", q.Split, every, split)
 		}
 		if ids[q.ID] {
 			bad("id used twice")

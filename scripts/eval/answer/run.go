@@ -18,7 +18,7 @@ func run(ctx context.Context, o options) error {
 	}
 	start := time.Now()
 	norm := newNormalizer()
-	qs, err := loadQuestions(o.questions, norm)
+	qs, err := loadQuestions(o.questions, o.holdoutEvery, norm)
 	if err != nil {
 		return fmt.Errorf("the question file %s has defects:\n%w", o.questions, err)
 	}

@@ -139,9 +139,18 @@ func TestHeldoutSplit(t *testing.T) {
 		{id: "x1", err: true}, {id: "q0", err: true},
 	}
 	for _, tt := range tests {
-		got, err := heldoutSplit(tt.id)
+		got, err := heldoutSplit(tt.id, 3)
 		if (err != nil) != tt.err || got != tt.want {
 			t.Errorf("heldoutSplit(%q) = %q, %v; want %q (error %v)", tt.id, got, err, tt.want, tt.err)
+		}
+	}
+}
+
+// TestHeldoutSplitHalf: the Git manual's rule holds out every even id.
+func TestHeldoutSplitHalf(t *testing.T) {
+	for id, want := range map[string]string{"q01": "tune", "q02": "heldout", "q23": "tune", "q24": "heldout"} {
+		if got, err := heldoutSplit(id, 2); err != nil || got != want {
+			t.Errorf("heldoutSplit(%q, 2) = %q, %v; want %q", id, got, err, want)
 		}
 	}
 }
