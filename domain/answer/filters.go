@@ -191,7 +191,10 @@ func Covers(name, host string) bool {
 	if name == "" || host == "" {
 		return false
 	}
-	return host == name || (net.ParseIP(name) == nil && strings.HasSuffix(host, "."+name))
+	if net.ParseIP(name) != nil || net.ParseIP(host) != nil {
+		return host == name // an address has no subdomains
+	}
+	return host == name || strings.HasSuffix(host, "."+name)
 }
 
 // Any reports whether the filters narrow anything.
