@@ -75,11 +75,11 @@ func TestAnswerDomainAndDateFilters(t *testing.T) {
 	const oldModified = "Mon, 01 Jan 2001 10:00:00 GMT"
 	pages := map[string]struct{ head, lastModified, title, text string }{
 		"/old-keeper": {"", oldModified, "The old keeper's log",
-			"The keeper of the north pier lighthouse trimmed the wick of the paraffin lamp every evening at dusk. The lighthouse lamp burned paraffin for a century."},
+			"The lamp of the north pier lighthouse is powered by paraffin, and the keeper trims its wick every evening."},
 		"/new-lamp": {`<meta property="article:published_time" content="` + recent + `T09:00:00Z">`, oldModified, "The new lamp",
-			"The north pier lighthouse lamp now runs on a solar-charged battery. A light sensor switches the lighthouse lamp on at dusk."},
+			"The lamp of the north pier lighthouse is powered by a solar-charged battery since 2019."},
 		"/lens": {`<script type="application/ld+json">{"@context":"https://schema.org","@type":"Article","datePublished":"` + recentLD + `"}</script>`, "", "The lens",
-			"The Fresnel lens of the north pier lighthouse gathers the lamp's light into a beam that ships see twenty miles out."},
+			"The lamp of the north pier lighthouse shines through a Fresnel lens that is powered by clockwork."},
 	}
 	serve := func(w http.ResponseWriter, r *http.Request) {
 		p, ok := pages[r.URL.Path]
@@ -122,7 +122,7 @@ func TestAnswerDomainAndDateFilters(t *testing.T) {
 			}
 		}
 	}
-	const q = `"q":"How is the lamp of the north pier lighthouse lit at dusk?"`
+	const q = `"q":"What powers the lamp of the north pier lighthouse?"`
 
 	t.Run("no filter: both hosts", func(t *testing.T) {
 		status, a := askAnswerJSON(t, e.answer, key, `{`+q+`}`)
@@ -146,7 +146,7 @@ func TestAnswerDomainAndDateFilters(t *testing.T) {
 		}
 		checkDates(t, a)
 		// GET: repeated and comma-separated names.
-		status, a = askAnswerQuery(t, e.answer, key, "q=How+is+the+lamp+of+the+north+pier+lighthouse+lit+at+dusk%3F&include_domains=127.0.0.1,example.org&include_domains=docs.example.com")
+		status, a = askAnswerQuery(t, e.answer, key, "q=What+powers+the+lamp+of+the+north+pier+lighthouse%3F&include_domains=127.0.0.1,example.org&include_domains=docs.example.com")
 		if status != 200 {
 			t.Fatalf("GET %d %+v", status, a)
 		}
@@ -186,7 +186,7 @@ func TestAnswerDomainAndDateFilters(t *testing.T) {
 		}
 		checkDates(t, a)
 		// A window around the old page's date keeps only it.
-		status, a = askAnswerQuery(t, e.answer, key, "q=How+is+the+lamp+of+the+north+pier+lighthouse+lit+at+dusk%3F&start_date=2000-12-31&end_date=2001-01-01")
+		status, a = askAnswerQuery(t, e.answer, key, "q=What+powers+the+lamp+of+the+north+pier+lighthouse%3F&start_date=2000-12-31&end_date=2001-01-01")
 		if status != 200 || len(a.Sources) != 1 || a.Sources[0].URL != oldURL {
 			t.Fatalf("start_date..end_date around 2001-01-01: %d %+v", status, a)
 		}
