@@ -220,7 +220,7 @@ func (r *Researcher) localGather(ctx context.Context, ps PassageSearcher, req an
 	if req.Filters.Any() {
 		kept := ranked[:0]
 		for _, p := range ranked {
-			if len(kept) < localPassages && req.Filters.Allows(p.URL, p.Published) {
+			if len(kept) < localPassages && req.Filters.Allows(HostOf(p.URL), p.Published) {
 				kept = append(kept, p)
 			}
 		}
@@ -271,7 +271,7 @@ func searchQuery(q string, f answer.Filters) string {
 func allowedHits(hits []websearch.Hit, f answer.Filters) []websearch.Hit {
 	out := hits[:0:0]
 	for _, h := range hits {
-		if f.AllowsURL(h.URL) {
+		if f.AllowsHost(HostOf(h.URL)) {
 			out = append(out, h)
 		}
 	}

@@ -2,11 +2,8 @@ package answer
 
 import (
 	"net"
-	"net/url"
 	"strings"
 	"time"
-
-	"golang.org/x/net/idna"
 
 	"github.com/arr-dev/arr/domain"
 )
@@ -44,11 +41,13 @@ type Filters struct {
 	// TimeRange is the relative window asked for, if any; StartDate and
 	// EndDate hold the dates it resolved to when the request was parsed.
 	TimeRange TimeRange `json:"time_range,omitempty"`
-	// StartDate and EndDate ("YYYY-MM-DD", inclusive, UTC) bound the
-	// sources' published dates; empty is unbounded. A source with no date
-	// is left out when either is set.
+	// StartDate is the first published date ("YYYY-MM-DD", UTC) a cited
+	// source may have; empty is unbounded. A source with no date is left
+	// out when StartDate or EndDate is set.
 	StartDate string `json:"start_date,omitempty"`
-	EndDate   string `json:"end_date,omitempty"`
+	// EndDate is the last published date ("YYYY-MM-DD", inclusive, UTC) a
+	// cited source may have; empty is unbounded.
+	EndDate string `json:"end_date,omitempty"`
 }
 
 // FilterInput is the filters as a client sent them.
@@ -141,22 +140,20 @@ func parseDomains(field string, names []string) ([]string, error) {
 }
 
 // NormalizeHost returns a host name as compared: trimmed, a trailing dot
-// dropped, lower case, an internationalized name in its ASCII (punycode)
-// form; an IP address as written. ok is false for anything else: a
-// scheme, port, path, wildcard, empty label or a label over 63 bytes.
+// dropped, lower case; an IP address in its canonical form. ok is false
+// for anything else: a scheme, port, path, wildcard, an empty label or
+// one over 63 bytes, a character outside a-z, 0-9 and '-' (an
+// internationalized name must come in its ASCII form, xn--…: the caller
+// converts it, as research.ASCIIName does).
 func NormalizeHost(s string) (string, bool) {
-	s = strings.TrimSuffix(strings.TrimSpace(s), ".")
+	s = strings.ToLower(strings.TrimSuffix(strings.TrimSpace(s), "."))
 	if s == "" || len(s) > 253 {
 		return "", false
 	}
 	if ip := net.ParseIP(s); ip != nil {
 		return ip.String(), true
 	}
-	a, err := idna.Lookup.ToASCII(s)
-	if err != nil || a == "" || len(a) > 253 {
-		return "", false
-	}
-	for _, l := range strings.Split(a, ".") {
+	for _, l := range strings.Split(s, ".") {
 		if l == "" || len(l) > 63 || l[0] == '-' || l[len(l)-1] == '-' {
 			return "", false
 		}
@@ -167,21 +164,7 @@ func NormalizeHost(s string) (string, bool) {
 			}
 		}
 	}
-	return a, true
-}
-
-// HostOf is the host of an absolute URL as compared with the filters'
-// names (NormalizeHost, no port); "" when it has none.
-func HostOf(rawURL string) string {
-	u, err := url.Parse(rawURL)
-	if err != nil {
-		return ""
-	}
-	h, ok := NormalizeHost(u.Hostname())
-	if !ok {
-		return ""
-	}
-	return h
+	return s, true
 }
 
 // Covers reports whether name covers host: host is name or a subdomain of
@@ -205,14 +188,14 @@ func (f Filters) Any() bool {
 // Dated reports whether a window of dates is asked for.
 func (f Filters) Dated() bool { return f.StartDate != "" || f.EndDate != "" }
 
-// AllowsURL reports whether a source at rawURL passes the domain filters.
-// A source with no host (a local file of the index) is never covered by a
-// name: include_domains leaves it out, exclude_domains keeps it.
-func (f Filters) AllowsURL(rawURL string) bool {
+// AllowsHost reports whether a source on host (as NormalizeHost returns
+// it, without port) passes the domain filters. A source with no host ("":
+// a local file of the index) is never covered by a name: include_domains
+// leaves it out, exclude_domains keeps it.
+func (f Filters) AllowsHost(host string) bool {
 	if len(f.IncludeDomains) == 0 && len(f.ExcludeDomains) == 0 {
 		return true
 	}
-	host := HostOf(rawURL)
 	for _, d := range f.ExcludeDomains {
 		if Covers(d, host) {
 			return false
@@ -242,9 +225,9 @@ func (f Filters) AllowsDate(date string) bool {
 	return (f.StartDate == "" || date >= f.StartDate) && (f.EndDate == "" || date <= f.EndDate)
 }
 
-// Allows reports whether a source at rawURL published on date passes
-// every filter.
-func (f Filters) Allows(rawURL, date string) bool { return f.AllowsURL(rawURL) && f.AllowsDate(date) }
+// Allows reports whether a source on host published on date passes every
+// filter.
+func (f Filters) Allows(host, date string) bool { return f.AllowsHost(host) && f.AllowsDate(date) }
 
 // key is the filters' part of a cache key ("" when none).
 func (f Filters) key() string {

@@ -19,6 +19,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/readapi/app"
@@ -81,7 +82,7 @@ func ParseQuery(v url.Values, now time.Time) (answer.Request, error) {
 	if err != nil {
 		return answer.Request{}, err
 	}
-	req.Filters, err = answer.ParseFilters(answer.FilterInput{IncludeDomains: listParam(v["include_domains"]), ExcludeDomains: listParam(v["exclude_domains"]),
+	req.Filters, err = answer.ParseFilters(answer.FilterInput{IncludeDomains: asciiNames(listParam(v["include_domains"])), ExcludeDomains: asciiNames(listParam(v["exclude_domains"])),
 		TimeRange: v.Get("time_range"), StartDate: v.Get("start_date"), EndDate: v.Get("end_date")}, now)
 	return req, err
 }
@@ -134,8 +135,22 @@ func ParseBody(r io.Reader, now time.Time) (answer.Request, error) {
 			return answer.Request{}, err
 		}
 	}
+	in.IncludeDomains, in.ExcludeDomains = asciiNames(in.IncludeDomains), asciiNames(in.ExcludeDomains)
 	req.Filters, err = answer.ParseFilters(in, now)
 	return req, err
+}
+
+// asciiNames are host names with internationalized ones in their ASCII
+// form (research.ASCIIName).
+func asciiNames(names []string) []string {
+	if len(names) > answer.MaxDomains {
+		return names // refused for their number
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = research.ASCIIName(n)
+	}
+	return out
 }
 
 // stringsField decodes a JSON array of strings (null or absent: none).
