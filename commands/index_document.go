@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"net/url"
 	"strings"
+	"time"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
@@ -23,7 +24,10 @@ type IndexDocument struct {
 	Origin   string
 	Title    string
 	Sections []answer.Section
-	Metadata eventstore.Metadata
+	// Published is the document's date, "YYYY-MM-DD" (webpage.Page's
+	// Published), or "".
+	Published string
+	Metadata  eventstore.Metadata
 }
 
 // Indexed says what IndexDocument did.
@@ -70,7 +74,12 @@ func (h *IndexDocumentHandler) Handle(ctx context.Context, c IndexDocument) (Ind
 	if err := text.Check("url", c.URL, 2000); err != nil {
 		return Indexed{}, err
 	}
-	d := answer.DocumentIndexed{DocID: answer.DocID(c.Origin), URL: c.URL, Origin: text.Clean(c.Origin), Title: cleanLine(c.Title)}
+	if c.Published != "" {
+		if _, err := time.Parse(answer.DateLayout, c.Published); err != nil {
+			return Indexed{}, domain.Invalid("invalid_published", "published", "a document's date must be YYYY-MM-DD; got %q", c.Published)
+		}
+	}
+	d := answer.DocumentIndexed{DocID: answer.DocID(c.Origin), URL: c.URL, Origin: text.Clean(c.Origin), Title: cleanLine(c.Title), Published: c.Published}
 	for _, s := range c.Sections {
 		cs := answer.Section{Anchor: cleanLine(s.Anchor)}
 		for _, hd := range s.Heading {
@@ -107,7 +116,7 @@ func (h *IndexDocumentHandler) Handle(ctx context.Context, c IndexDocument) (Ind
 		if err != nil {
 			return Indexed{}, fmt.Errorf("reading the indexed version of %s: %w", d.Origin, err)
 		}
-		if prev.ContentHash == d.ContentHash && prev.URL == d.URL {
+		if prev.ContentHash == d.ContentHash && prev.URL == d.URL && prev.Published == d.Published {
 			res.Outcome = "unchanged"
 			return res, nil
 		}

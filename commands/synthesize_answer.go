@@ -59,6 +59,9 @@ func (h *SynthesizeAnswerHandler) Handle(ctx context.Context, c SynthesizeAnswer
 		SynthesizedAt: h.clock().UTC(), ValidForSeconds: int64(answer.TTL(res.Synthesis).Seconds()),
 		Retrieval: &res.Retrieval,
 	}
+	if f := c.Request.Filters; f.Any() {
+		e.Filters = &f
+	}
 	e.CleanWorldText()
 	ne, err := eventstore.Encode(e, c.Metadata)
 	if err != nil {

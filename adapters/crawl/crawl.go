@@ -117,6 +117,8 @@ type Result struct {
 	ContentType string
 	Body        []byte
 	Truncated   bool
+	// LastModified is the page's Last-Modified header, as sent.
+	LastModified string
 	// Pending is how many URLs wait to be visited after this one.
 	Pending int
 }
@@ -274,7 +276,7 @@ func (s *crawl) visit(ctx context.Context, e entry) (Result, bool) {
 		return fail(Failed, &StatusError{Status: resp.Status})
 	}
 	s.read[e.url], s.read[final] = e.url, e.url
-	r.ContentType, r.Body, r.Truncated = resp.ContentType, resp.Body, resp.Truncated
+	r.ContentType, r.Body, r.Truncated, r.LastModified = resp.ContentType, resp.Body, resp.Truncated, resp.LastModified
 	if e.maySitemap || e.sitemap {
 		path := strings.ToLower(urlPath(final))
 		if isXML(resp.ContentType) || strings.HasSuffix(path, ".xml") || e.sitemap {

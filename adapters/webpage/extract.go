@@ -7,14 +7,27 @@ import "strings"
 // boilerplate dropped; Markdown by its headings, fences, lists and
 // tables; plain text as paragraphs. It fails when an HTML page holds no
 // text. Extract is safe for concurrent use.
+//
+// The page's Published date is what the HTML states (htmlDate), else the
+// response's Last-Modified header, else none.
 func Extract(r Raw) (Page, error) {
+	var p Page
+	var err error
 	switch strings.ToLower(r.ContentType) {
 	case "text/plain":
-		return finish(r.URL, plainText(string(r.Body))), nil
+		p = finish(r.URL, plainText(string(r.Body)))
 	case "text/markdown":
-		return finish(r.URL, markdown(string(r.Body))), nil
+		p = finish(r.URL, markdown(string(r.Body)))
+	default:
+		p, err = extractHTML(r)
 	}
-	return extractHTML(r)
+	if err != nil {
+		return Page{}, err
+	}
+	if p.Published == "" {
+		p.Published = httpDate(r.LastModified)
+	}
+	return p, nil
 }
 
 // finish makes a Page of a text's outline, titled by its first heading or

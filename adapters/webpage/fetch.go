@@ -44,6 +44,8 @@ type Raw struct {
 	ContentType string
 	Body        []byte
 	Truncated   bool
+	// LastModified is the response's Last-Modified header, as sent.
+	LastModified string
 }
 
 // ErrRefused: the page is not fetched (scheme, address, content type or
@@ -110,6 +112,8 @@ type Response struct {
 	// most MaxBytes.
 	Body      []byte
 	Truncated bool
+	// LastModified is the Last-Modified header, as sent ("" when none).
+	LastModified string
 }
 
 // Fetch gets one page: status 200 and a Readable content type, or an error
@@ -125,7 +129,7 @@ func (f *Fetcher) Fetch(ctx context.Context, rawURL string) (Raw, error) {
 	if !Readable(r.ContentType) {
 		return Raw{}, fmt.Errorf("fetching %s: content type %q: %w", rawURL, r.ContentType, ErrRefused)
 	}
-	return Raw{URL: r.URL, ContentType: r.ContentType, Body: r.Body, Truncated: r.Truncated}, nil
+	return Raw{URL: r.URL, ContentType: r.ContentType, Body: r.Body, Truncated: r.Truncated, LastModified: r.LastModified}, nil
 }
 
 // Get sends one GET, with the same bounds as Fetch (timeout, redirects,
@@ -151,7 +155,7 @@ func (f *Fetcher) Get(ctx context.Context, rawURL string, wantBody func(contentT
 	}
 	defer resp.Body.Close()
 	ct, _, _ := mime.ParseMediaType(resp.Header.Get("Content-Type"))
-	r := Response{URL: resp.Request.URL.String(), Status: resp.StatusCode, ContentType: strings.ToLower(ct)}
+	r := Response{URL: resp.Request.URL.String(), Status: resp.StatusCode, ContentType: strings.ToLower(ct), LastModified: resp.Header.Get("Last-Modified")}
 	if resp.StatusCode < 200 || resp.StatusCode > 299 || (wantBody != nil && !wantBody(r.ContentType)) {
 		return r, nil
 	}

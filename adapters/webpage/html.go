@@ -27,7 +27,7 @@ func extractHTML(r Raw) (Page, error) {
 	if title == "" {
 		title = pageTitle(doc)
 	}
-	return Page{URL: r.URL, Title: title, Sections: w.out.sections, Text: flatText(w.out.sections)}, nil
+	return Page{URL: r.URL, Title: title, Sections: w.out.sections, Text: flatText(w.out.sections), Published: htmlDate(doc)}, nil
 }
 
 // scope is what a node inherits from the elements around it.

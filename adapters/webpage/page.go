@@ -13,6 +13,9 @@ type Page struct {
 	// separated by a blank line and each section led by its heading line
 	// (what callers that want flat text read). Code is not in Text.
 	Text string
+	// Published is the page's date, "YYYY-MM-DD" (UTC), or "" when it has
+	// none: see Published.
+	Published string
 }
 
 // Section is the content under one heading.

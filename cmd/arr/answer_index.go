@@ -219,7 +219,7 @@ func (r *indexRun) crawled(ctx context.Context, c crawl.Result, crawling bool) {
 		return
 	}
 	lenient := crawling || c.Depth > 0
-	p, err := webpage.Extract(webpage.Raw{URL: c.FinalURL, ContentType: c.ContentType, Body: c.Body, Truncated: c.Truncated})
+	p, err := webpage.Extract(webpage.Raw{URL: c.FinalURL, ContentType: c.ContentType, Body: c.Body, Truncated: c.Truncated, LastModified: c.LastModified})
 	if err != nil {
 		res.Outcome, res.Reason = "failed", err.Error()
 		if lenient {

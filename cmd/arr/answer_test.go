@@ -25,6 +25,7 @@ type answerBody struct {
 	Answer  string `json:"answer"`
 	Sources []struct {
 		Title, URL, Content string
+		PublishedDate       *string `json:"published_date"`
 	} `json:"sources"`
 	Tier         string   `json:"tier"`
 	Mode         string   `json:"mode"`

@@ -87,7 +87,7 @@ func PageDoc(url, origin string, p webpage.Page) commands.IndexDocument {
 	if origin == "" {
 		origin = url
 	}
-	return commands.IndexDocument{URL: url, Origin: origin, Title: p.Title, Sections: research.Sections(p),
+	return commands.IndexDocument{URL: url, Origin: origin, Title: p.Title, Sections: research.Sections(p), Published: p.Published,
 		Metadata: commands.NewMetadata("arr:answer-index", "")}
 }
 

@@ -38,7 +38,7 @@ func (r *Researcher) deepGather(ctx context.Context, req answer.Request, res *Re
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
-			results[i], errs[i] = r.cfg.Search.Search(sctx, q, n)
+			results[i], errs[i] = r.cfg.Search.Search(sctx, searchQuery(q, req.Filters), n)
 		}()
 	}
 	wg.Wait()
@@ -57,7 +57,7 @@ func (r *Researcher) deepGather(ctx context.Context, req answer.Request, res *Re
 			r.cfg.Logger.Warn("a deep-research sub-search failed", "err", errs[qi])
 			continue
 		}
-		for rank, h := range hits {
+		for rank, h := range allowedHits(hits, req.Filters) {
 			foundBy[h.URL]++
 			if old, ok := firstRank[h.URL]; !ok || rank < old {
 				firstRank[h.URL] = rank
@@ -88,7 +88,7 @@ func (r *Researcher) deepGather(ctx context.Context, req answer.Request, res *Re
 	for i, u := range urls {
 		hits[i] = byURL[u]
 	}
-	return r.read(ctx, hits, foundBy, &res.Costs), nil
+	return keepDated(r.read(ctx, hits, foundBy, &res.Costs), req.Filters), nil
 }
 
 var jsonArray = regexp.MustCompile(`(?s)\[.*\]`)

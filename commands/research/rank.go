@@ -36,7 +36,7 @@ func rankPassages(query string, docs []document) ([]Scored, *Index) {
 			secs = sectionsOf(d.text)
 		}
 		for _, p := range answer.Passages(answer.DocumentIndexed{DocID: id, Sections: secs}) {
-			ps = append(ps, answer.IndexedPassage{Passage: p, Title: d.title, URL: d.url})
+			ps = append(ps, answer.IndexedPassage{Passage: p, Title: d.title, URL: d.url, Published: d.published})
 		}
 	}
 	idx := BuildIndex(ps, 0, DefaultWeights)

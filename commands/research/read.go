@@ -58,6 +58,7 @@ func (r *Researcher) read(ctx context.Context, hits []websearch.Hit, foundBy map
 			costs.PagesFetched++
 			docs[i].text = page.Text
 			docs[i].sections = Sections(page)
+			docs[i].published = page.Published
 			if docs[i].title == "" {
 				docs[i].title = page.Title
 			}

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"math"
 	"strings"
 	"time"
 
@@ -136,6 +137,8 @@ type document struct {
 	sections []answer.Section
 	// foundBy counts the searches that returned it.
 	foundBy int
+	// published is the page's date, "YYYY-MM-DD", or "".
+	published string
 }
 
 // Answer researches req. A search backend that fails makes the whole
@@ -204,11 +207,24 @@ func (r *Researcher) localGather(ctx context.Context, ps PassageSearcher, req an
 		res.SubQuestions = r.plan(ctx, req, res)
 		q = strings.Join(append([]string{req.Query}, res.SubQuestions...), " ")
 	}
-	ranked, idx, err := ps.SearchPassages(ctx, q, localPassages)
+	n := localPassages
+	if req.Filters.Any() {
+		n = math.MaxInt32 // every match, filtered below
+	}
+	ranked, idx, err := ps.SearchPassages(ctx, q, n)
 	res.Costs.Searches++
 	res.Costs.SearchUS = time.Since(t).Microseconds()
 	if err != nil {
 		return fmt.Errorf("searching: %w", err)
+	}
+	if req.Filters.Any() {
+		kept := ranked[:0]
+		for _, p := range ranked {
+			if len(kept) < localPassages && req.Filters.Allows(HostOf(p.URL), p.Published) {
+				kept = append(kept, p)
+			}
+		}
+		ranked = kept
 	}
 	res.ranked, res.index, res.generation = ranked, idx, idx.Generation
 	if res.ranked == nil {
@@ -220,11 +236,59 @@ func (r *Researcher) localGather(ctx context.Context, ps PassageSearcher, req an
 func (r *Researcher) quickGather(ctx context.Context, req answer.Request, costs *answer.Costs) ([]document, error) {
 	t := time.Now()
 	n := r.sources(req)
-	hits, err := r.cfg.Search.Search(ctx, req.Query, n)
+	hits, err := r.cfg.Search.Search(ctx, searchQuery(req.Query, req.Filters), n)
 	costs.Searches++
 	costs.SearchUS = time.Since(t).Microseconds()
 	if err != nil {
 		return nil, fmt.Errorf("searching: %w", err)
 	}
-	return r.read(ctx, hits, map[string]int{}, costs), nil
+	return keepDated(r.read(ctx, allowedHits(hits, req.Filters), map[string]int{}, costs), req.Filters), nil
+}
+
+// searchQuery is q with the domain filters as search operators the web
+// search backends understand (SearXNG passes them to its engines; Brave
+// documents site:, OR and -site:): "site:a OR site:b" for the included
+// names, "-site:c" for each excluded one. The results are filtered again
+// whatever the engine made of them (allowedHits).
+func searchQuery(q string, f answer.Filters) string {
+	var terms []string
+	for i, d := range f.IncludeDomains {
+		if i > 0 {
+			terms = append(terms, "OR")
+		}
+		terms = append(terms, "site:"+d)
+	}
+	for _, d := range f.ExcludeDomains {
+		terms = append(terms, "-site:"+d)
+	}
+	if len(terms) == 0 {
+		return q
+	}
+	return q + " " + strings.Join(terms, " ")
+}
+
+// allowedHits are the hits on hosts the domain filters allow.
+func allowedHits(hits []websearch.Hit, f answer.Filters) []websearch.Hit {
+	out := hits[:0:0]
+	for _, h := range hits {
+		if f.AllowsHost(HostOf(h.URL)) {
+			out = append(out, h)
+		}
+	}
+	return out
+}
+
+// keepDated are the documents inside the filters' window of dates (all of
+// them when there is none; an undated one is left out when there is).
+func keepDated(docs []document, f answer.Filters) []document {
+	if !f.Dated() {
+		return docs
+	}
+	out := docs[:0]
+	for _, d := range docs {
+		if f.AllowsDate(d.published) {
+			out = append(out, d)
+		}
+	}
+	return out
 }

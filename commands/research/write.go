@@ -21,7 +21,9 @@ const (
 // numbered is one numbered source: a page and its best passages.
 type numbered struct {
 	title, url, docID string
-	passages          []Scored
+	// published is the page's date, "YYYY-MM-DD", or "".
+	published string
+	passages  []Scored
 }
 
 // selectSources groups the best passages by page, at most
@@ -43,7 +45,7 @@ func selectSources(ranked []Scored, limit int) []numbered {
 			}
 			i = len(out)
 			index[key] = i
-			out = append(out, numbered{title: p.Title, url: p.URL, docID: p.DocID})
+			out = append(out, numbered{title: p.Title, url: p.URL, docID: p.DocID, published: p.Published})
 		}
 		if len(out[i].passages) == maxPassagesPerDoc+2*boolInt(i == 0) {
 			// The best page, which often holds the whole answer, gives
@@ -98,7 +100,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	}
 	all := make([]answer.Source, len(srcs))
 	for i, s := range srcs {
-		all[i] = answer.Source{Title: s.title, URL: r.sourceURL(s), Content: s.content()}
+		all[i] = answer.Source{Title: s.title, URL: r.sourceURL(s), Content: s.content(), PublishedDate: answer.PublishedDate(s.published)}
 	}
 	t = time.Now()
 	text, ok := r.synthesize(ctx, req, all, res)

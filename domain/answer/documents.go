@@ -3,6 +3,7 @@ package answer
 import (
 	"crypto/sha256"
 	"encoding/hex"
+	"fmt"
 	"strings"
 	"time"
 )
@@ -60,10 +61,26 @@ type DocumentIndexed struct {
 	Sections []Section `json:"sections"`
 	// IndexedAt is when the document was indexed (UTC).
 	IndexedAt time.Time `json:"indexed_at"`
+	// Published is the document's date, "YYYY-MM-DD": the published or
+	// modified date the page states (article:published_time, <time
+	// datetime>, JSON-LD datePublished/dateModified), else its HTTP
+	// Last-Modified; empty when it has none (schema version 2; absent in
+	// version 1).
+	Published string `json:"published,omitempty"`
 }
 
 func (DocumentIndexed) EventType() string  { return "DocumentIndexed" }
-func (DocumentIndexed) SchemaVersion() int { return 1 }
+func (DocumentIndexed) SchemaVersion() int { return 2 }
+
+// Upcast implements domain.Upcaster: version 2 added Published, which a
+// version 1 document did not record (absent: no date), so a version 1
+// payload reads as version 2 unchanged.
+func (DocumentIndexed) Upcast(from int, data []byte) ([]byte, error) {
+	if from != 1 {
+		return nil, fmt.Errorf("no schema version %d of DocumentIndexed", from)
+	}
+	return data, nil
+}
 
 // DocumentStreamID is the stream of one document's versions.
 func DocumentStreamID(docID string) string { return "answerdoc-" + docID }

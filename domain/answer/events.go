@@ -36,6 +36,19 @@ type Source struct {
 	URL string `json:"url"`
 	// Content is the passage(s) of the source the answer drew on.
 	Content string `json:"content"`
+	// PublishedDate is the source's date ("YYYY-MM-DD": its published or
+	// modified date as the page states it, else its HTTP Last-Modified),
+	// or null when it has none (always null in schema versions 1 and 2).
+	PublishedDate *string `json:"published_date"`
+}
+
+// PublishedDate is a source's published date as a Source carries it: nil
+// for "".
+func PublishedDate(date string) *string {
+	if date == "" {
+		return nil
+	}
+	return &date
 }
 
 // Costs are what one synthesis used.
@@ -113,6 +126,10 @@ type AnswerSynthesized struct {
 	// extractive answer quotes, so a new ranking can be replayed and
 	// compared offline (schema version 2; absent in version 1).
 	Retrieval *Retrieval `json:"retrieval,omitempty"`
+	// Filters are the filters the answer was made with (domains and the
+	// window of dates, resolved), absent when none (schema version 3;
+	// absent in versions 1 and 2, which had no filters).
+	Filters *Filters `json:"filters,omitempty"`
 }
 
 // Retrieval is what an answer's retrieval did.
@@ -163,7 +180,7 @@ func (e *AnswerSynthesized) CleanWorldText() {
 	if len(e.Sources) > 0 {
 		srcs := make([]Source, len(e.Sources))
 		for i, s := range e.Sources {
-			srcs[i] = Source{Title: text.Clean(s.Title), URL: text.Clean(s.URL), Content: text.Clean(s.Content)}
+			srcs[i] = Source{Title: text.Clean(s.Title), URL: text.Clean(s.URL), Content: text.Clean(s.Content), PublishedDate: s.PublishedDate}
 		}
 		e.Sources = srcs
 	}
@@ -171,13 +188,15 @@ func (e *AnswerSynthesized) CleanWorldText() {
 		e.SubQuestions[i] = text.Clean(q)
 	}
 }
-func (AnswerSynthesized) SchemaVersion() int { return 2 }
+func (AnswerSynthesized) SchemaVersion() int { return 3 }
 
 // Upcast implements domain.Upcaster: version 2 added Retrieval, which a
-// version 1 answer did not record (absent: nothing to replay), so a
-// version 1 payload reads as version 2 unchanged.
+// version 1 answer did not record (absent: nothing to replay); version 3
+// added Filters and the sources' published_date, which earlier answers
+// did not have (absent: no filter; null: no date). So a version 1 or 2
+// payload reads as version 3 unchanged.
 func (AnswerSynthesized) Upcast(from int, data []byte) ([]byte, error) {
-	if from != 1 {
+	if from != 1 && from != 2 {
 		return nil, fmt.Errorf("no schema version %d of AnswerSynthesized", from)
 	}
 	return data, nil

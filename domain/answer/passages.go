@@ -29,6 +29,8 @@ type IndexedPassage struct {
 	Passage
 	Title string
 	URL   string
+	// Published is the document's date, "YYYY-MM-DD", or "".
+	Published string
 }
 
 // Passage size bounds, in bytes: blocks are gathered up to PassageTarget;

@@ -47,6 +47,9 @@ type Request struct {
 	// (0 for web search): part of the cache key, so an answer is stale as
 	// soon as a document it could have used changes.
 	Generation uint64
+	// Filters narrow the sources the answer may cite (domains and a
+	// window of published dates): part of the cache key.
+	Filters Filters
 }
 
 // ParseRequest validates q, tier and mode as a client sent them (missing
@@ -103,9 +106,11 @@ func (r Request) Authorize(plan account.Plan) error {
 }
 
 // CacheKey is the key of the 6-hour answer cache: a hash of the normalized
-// question, the tier and the mode.
+// question, the tier, the mode, the local index's generation and the
+// filters (their resolved dates: a time_range asked on another day is
+// another key).
 func (r Request) CacheKey() string {
-	sum := sha256.Sum256([]byte("v2\x00" + string(r.Tier) + "\x00" + string(r.Mode) + "\x00" + strconv.FormatUint(r.Generation, 10) + "\x00" + r.Normalized))
+	sum := sha256.Sum256([]byte("v2\x00" + string(r.Tier) + "\x00" + string(r.Mode) + "\x00" + strconv.FormatUint(r.Generation, 10) + "\x00" + r.Normalized + r.Filters.key()))
 	return hex.EncodeToString(sum[:16])
 }
 

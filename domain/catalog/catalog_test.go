@@ -59,3 +59,26 @@ func TestUpcastOldVersions(t *testing.T) {
 		t.Fatal("decoded a CompletionRecorded as an AnswerSynthesized")
 	}
 }
+
+// TestUpcastFiltersAndDates: a version 2 AnswerSynthesized decodes with no
+// filters and sources without a date; a version 1 DocumentIndexed with no
+// date; a version 4 of either is refused.
+func TestUpcastFiltersAndDates(t *testing.T) {
+	r := catalog.Registry()
+	a, err := domain.DecodeAs[*answer.AnswerSynthesized](r, "AnswerSynthesized", 2,
+		[]byte(`{"answer":"x [1]","sources":[{"title":"t","url":"https://example.com/","content":"c"}],"retrieval":{"query":"q","passages":[]}}`))
+	if err != nil || a.Filters != nil || len(a.Sources) != 1 || a.Sources[0].PublishedDate != nil || a.Retrieval == nil {
+		t.Fatalf("answer v2: %+v %v", a, err)
+	}
+	b, _ := json.Marshal(a.Sources[0])
+	if string(b) != `{"title":"t","url":"https://example.com/","content":"c","published_date":null}` {
+		t.Fatalf("a v2 source reads as %s", b)
+	}
+	d, err := domain.DecodeAs[*answer.DocumentIndexed](r, "DocumentIndexed", 1, []byte(`{"doc_id":"abc","url":"https://example.com/","origin":"https://example.com/","title":"t","content_hash":"h","sections":[]}`))
+	if err != nil || d.Published != "" || d.DocID != "abc" {
+		t.Fatalf("document v1: %+v %v", d, err)
+	}
+	if _, err := domain.DecodeAs[*answer.DocumentIndexed](r, "DocumentIndexed", 4, []byte(`{}`)); err == nil {
+		t.Fatal("decoded a DocumentIndexed of a version that does not exist")
+	}
+}

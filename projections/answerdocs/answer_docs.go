@@ -39,6 +39,7 @@ CREATE TABLE documents (
     content_hash text        NOT NULL,
     sections     json        NOT NULL,
     indexed_at   timestamptz NOT NULL,
+    published    text        NOT NULL,
     position     bigint      NOT NULL
 );
 CREATE INDEX documents_position ON documents (position);
@@ -88,11 +89,12 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 		if err != nil {
 			return fmt.Errorf("document %s: %w", d.DocID, err)
 		}
-		if _, err := tx.Exec(ctx, `INSERT INTO documents (doc_id, url, origin, title, content_hash, sections, indexed_at, position)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8)
+		if _, err := tx.Exec(ctx, `INSERT INTO documents (doc_id, url, origin, title, content_hash, sections, indexed_at, published, position)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
 			ON CONFLICT (doc_id) DO UPDATE SET url = EXCLUDED.url, origin = EXCLUDED.origin, title = EXCLUDED.title,
-				content_hash = EXCLUDED.content_hash, sections = EXCLUDED.sections, indexed_at = EXCLUDED.indexed_at, position = EXCLUDED.position`,
-			d.DocID, d.URL, d.Origin, d.Title, d.ContentHash, string(sections), d.IndexedAt, pos[i]); err != nil {
+				content_hash = EXCLUDED.content_hash, sections = EXCLUDED.sections, indexed_at = EXCLUDED.indexed_at,
+				published = EXCLUDED.published, position = EXCLUDED.position`,
+			d.DocID, d.URL, d.Origin, d.Title, d.ContentHash, string(sections), d.IndexedAt, d.Published, pos[i]); err != nil {
 			return fmt.Errorf("storing document %s: %w", d.DocID, err)
 		}
 		for _, p := range answer.Passages(d) {
@@ -148,7 +150,7 @@ func (q *Queries) Count(ctx context.Context) (int64, error) {
 	return n, nil
 }
 
-// Passages returns every passage with its document's title and URL, and
+// Passages returns every passage with its document's title, URL and date, and
 // the generation they belong to, read in one snapshot.
 func (q *Queries) Passages(ctx context.Context) ([]answer.IndexedPassage, uint64, error) {
 	tx, err := q.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
@@ -160,14 +162,14 @@ func (q *Queries) Passages(ctx context.Context) ([]answer.IndexedPassage, uint64
 	if err := tx.QueryRow(ctx, `SELECT coalesce(max(position), 0) FROM rm_answer_docs.documents`).Scan(&gen); err != nil {
 		return nil, 0, fmt.Errorf("reading the local index: %w", err)
 	}
-	rows, err := tx.Query(ctx, `SELECT p.doc_id, p.seq, p.heading, p.anchor, p.body, p.kinds, d.title, d.url
+	rows, err := tx.Query(ctx, `SELECT p.doc_id, p.seq, p.heading, p.anchor, p.body, p.kinds, d.title, d.url, d.published
 		FROM rm_answer_docs.passages p JOIN rm_answer_docs.documents d USING (doc_id) ORDER BY p.doc_id, p.seq`)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading the local index: %w", err)
 	}
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (answer.IndexedPassage, error) {
 		var p answer.IndexedPassage
-		err := r.Scan(&p.DocID, &p.Seq, &p.Heading, &p.Anchor, &p.Text, &p.Kinds, &p.Title, &p.URL)
+		err := r.Scan(&p.DocID, &p.Seq, &p.Heading, &p.Anchor, &p.Text, &p.Kinds, &p.Title, &p.URL, &p.Published)
 		p.ID = answer.PassageID(p.DocID, p.Seq)
 		return p, err
 	})

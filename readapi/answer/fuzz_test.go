@@ -33,6 +33,9 @@ func requireOutcome(t *testing.T, req answer.Request, err error) {
 	}
 	e := &answer.AnswerSynthesized{AnswerID: uuid.New(), Question: req.Query, Normalized: req.Normalized, CacheKey: req.CacheKey(),
 		Tier: req.Tier, Mode: req.Mode, SynthesizedAt: time.Unix(0, 0).UTC()}
+	if req.Filters.Any() {
+		e.Filters = &req.Filters
+	}
 	ne, err := eventstore.Encode(e, eventstore.Metadata{})
 	if err != nil {
 		t.Fatal(err)
@@ -44,22 +47,25 @@ func requireOutcome(t *testing.T, req answer.Request, err error) {
 
 func FuzzParseBody(f *testing.F) {
 	for _, s := range []string{`{"q":"what is arr"}`, `{"q":"what\u0000is arr"}`, `{"q":"hi","tier":"pro","mode":"deep"}`,
-		`{"q":null}`, `[]`, `{"q":"\ud800"}`, `{"q":"a\u001bb c"}`, "{\"q\":\"\xff\xfe what\"}", `{"q":1}`} {
+		`{"q":null}`, `[]`, `{"q":"\ud800"}`, `{"q":"a\u001bb c"}`, "{\"q\":\"\xff\xfe what\"}", `{"q":1}`,
+		`{"q":"what is arr","include_domains":["Example.COM","bücher.de"],"time_range":"week"}`, `{"q":"what is arr","exclude_domains":"x"}`,
+		`{"q":"what is arr","start_date":"2024-01-01","end_date":"2023-01-01"}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
-		req, err := readanswer.ParseBody(strings.NewReader(string(body)))
+		req, err := readanswer.ParseBody(strings.NewReader(string(body)), time.Unix(1.7e9, 0))
 		requireOutcome(t, req, err)
 	})
 }
 
 func FuzzParseQuery(f *testing.F) {
-	for _, s := range []string{"q=what+is+arr", "q=what%00is+arr", "q=%ff%fe&tier=pro", "q=a&q=b", "tier=free", "q=%E2%80%A8line", "q=x%0d%0ay"} {
+	for _, s := range []string{"q=what+is+arr", "q=what%00is+arr", "q=%ff%fe&tier=pro", "q=a&q=b", "tier=free", "q=%E2%80%A8line", "q=x%0d%0ay",
+		"q=what+is+arr&include_domains=a.com,b.com&include_domains=c.org", "q=what+is+arr&exclude_domains=http://x", "q=what+is+arr&time_range=year&start_date=2024-01-01"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, raw string) {
 		// What the handler reads: net/url's parse, which drops malformed pairs.
-		req, err := readanswer.ParseQuery((&url.URL{RawQuery: raw}).Query())
+		req, err := readanswer.ParseQuery((&url.URL{RawQuery: raw}).Query(), time.Unix(1.7e9, 0))
 		requireOutcome(t, req, err)
 	})
 }

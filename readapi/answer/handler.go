@@ -9,6 +9,7 @@ import (
 	"net/http"
 	"net/url"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -18,6 +19,7 @@ import (
 	"golang.org/x/sync/singleflight"
 
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/readapi/app"
@@ -46,34 +48,62 @@ type handler struct {
 
 // body is the POST body.
 type body struct {
-	Q    *string `json:"q"`
-	Tier string  `json:"tier"`
-	Mode string  `json:"mode"`
+	Q              *string         `json:"q"`
+	Tier           string          `json:"tier"`
+	Mode           string          `json:"mode"`
+	IncludeDomains json.RawMessage `json:"include_domains"`
+	ExcludeDomains json.RawMessage `json:"exclude_domains"`
+	TimeRange      json.RawMessage `json:"time_range"`
+	StartDate      json.RawMessage `json:"start_date"`
+	EndDate        json.RawMessage `json:"end_date"`
 }
 
 func (h *handler) get(c *gin.Context) error {
-	req, err := ParseQuery(c.Request.URL.Query())
+	req, err := ParseQuery(c.Request.URL.Query(), h.app.Now())
 	return h.answer(c, req, err)
 }
 
 func (h *handler) post(c *gin.Context) error {
-	req, err := ParseBody(c.Request.Body)
+	req, err := ParseBody(c.Request.Body, h.app.Now())
 	return h.answer(c, req, err)
 }
 
 // ParseQuery reads the question of GET /api/v1/answer from its query
-// parameters q, tier and mode.
-func ParseQuery(v url.Values) (answer.Request, error) {
+// parameters q, tier and mode, and its filters: include_domains and
+// exclude_domains (repeated, or comma-separated), time_range, start_date
+// and end_date; a time range is resolved against now.
+func ParseQuery(v url.Values, now time.Time) (answer.Request, error) {
 	q, ok := v["q"]
 	first := ""
 	if ok && len(q) > 0 {
 		first = q[0]
 	}
-	return answer.ParseRequest(first, ok, v.Get("tier"), v.Get("mode"))
+	req, err := answer.ParseRequest(first, ok, v.Get("tier"), v.Get("mode"))
+	if err != nil {
+		return answer.Request{}, err
+	}
+	req.Filters, err = answer.ParseFilters(answer.FilterInput{IncludeDomains: asciiNames(listParam(v["include_domains"])), ExcludeDomains: asciiNames(listParam(v["exclude_domains"])),
+		TimeRange: v.Get("time_range"), StartDate: v.Get("start_date"), EndDate: v.Get("end_date")}, now)
+	return req, err
 }
 
-// ParseBody reads the question of POST /api/v1/answer from its JSON body.
-func ParseBody(r io.Reader) (answer.Request, error) {
+// listParam is a repeated query parameter's values, each split at commas
+// (an empty value names nothing).
+func listParam(vs []string) []string {
+	var out []string
+	for _, v := range vs {
+		for _, n := range strings.Split(v, ",") {
+			if n = strings.TrimSpace(n); n != "" {
+				out = append(out, n)
+			}
+		}
+	}
+	return out
+}
+
+// ParseBody reads the question of POST /api/v1/answer from its JSON body;
+// a time range is resolved against now.
+func ParseBody(r io.Reader, now time.Time) (answer.Request, error) {
 	var b body
 	if err := json.NewDecoder(r).Decode(&b); err != nil {
 		if httpx.IsBodyError(err) {
@@ -85,7 +115,66 @@ func ParseBody(r io.Reader) (answer.Request, error) {
 	if b.Q != nil {
 		q = *b.Q
 	}
-	return answer.ParseRequest(q, b.Q != nil, b.Tier, b.Mode)
+	req, err := answer.ParseRequest(q, b.Q != nil, b.Tier, b.Mode)
+	if err != nil {
+		return answer.Request{}, err
+	}
+	var in answer.FilterInput
+	if in.IncludeDomains, err = stringsField("include_domains", b.IncludeDomains); err != nil {
+		return answer.Request{}, err
+	}
+	if in.ExcludeDomains, err = stringsField("exclude_domains", b.ExcludeDomains); err != nil {
+		return answer.Request{}, err
+	}
+	for _, f := range []struct {
+		name string
+		raw  json.RawMessage
+		dst  *string
+	}{{"time_range", b.TimeRange, &in.TimeRange}, {"start_date", b.StartDate, &in.StartDate}, {"end_date", b.EndDate, &in.EndDate}} {
+		if *f.dst, err = stringField(f.name, f.raw); err != nil {
+			return answer.Request{}, err
+		}
+	}
+	in.IncludeDomains, in.ExcludeDomains = asciiNames(in.IncludeDomains), asciiNames(in.ExcludeDomains)
+	req.Filters, err = answer.ParseFilters(in, now)
+	return req, err
+}
+
+// asciiNames are host names with internationalized ones in their ASCII
+// form (research.ASCIIName).
+func asciiNames(names []string) []string {
+	if len(names) > answer.MaxDomains {
+		return names // refused for their number
+	}
+	out := make([]string, len(names))
+	for i, n := range names {
+		out[i] = research.ASCIIName(n)
+	}
+	return out
+}
+
+// stringsField decodes a JSON array of strings (null or absent: none).
+func stringsField(name string, raw json.RawMessage) ([]string, error) {
+	var out []string
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return nil, domain.Invalid("invalid_"+name, name, "%s must be a JSON array of host names, like [\"example.com\"]", name)
+	}
+	return out, nil
+}
+
+// stringField decodes a JSON string (null or absent: "").
+func stringField(name string, raw json.RawMessage) (string, error) {
+	var out string
+	if len(raw) == 0 || string(raw) == "null" {
+		return "", nil
+	}
+	if err := json.Unmarshal(raw, &out); err != nil {
+		return "", domain.Invalid("invalid_"+name, name, "%s must be a JSON string", name)
+	}
+	return out, nil
 }
 
 // response is the answer body.
