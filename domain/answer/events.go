@@ -36,6 +36,10 @@ type Source struct {
 	URL string `json:"url"`
 	// Content is the passage(s) of the source the answer drew on.
 	Content string `json:"content"`
+	// Snippet is the passage text the answer used from the source, at
+	// most SnippetChars code points (Snippet); schema version 3 (empty in
+	// an earlier answer, whose reader computes it from Content).
+	Snippet string `json:"snippet"`
 }
 
 // Costs are what one synthesis used.
@@ -113,6 +117,26 @@ type AnswerSynthesized struct {
 	// extractive answer quotes, so a new ranking can be replayed and
 	// compared offline (schema version 2; absent in version 1).
 	Retrieval *Retrieval `json:"retrieval,omitempty"`
+	// ResolvedQuery is the self-contained question the answer was
+	// researched for: Question resolved against the earlier turns of a
+	// conversation (schema version 3; absent when no turns were given,
+	// the question itself).
+	ResolvedQuery string `json:"resolved_query,omitempty"`
+	// Conversation says that earlier turns were given and how the
+	// question was resolved against them (schema version 3; absent when
+	// none were).
+	Conversation *Conversation `json:"conversation,omitempty"`
+}
+
+// Conversation is what an answer knew of the conversation it was asked
+// in.
+type Conversation struct {
+	// Turns is the number of earlier messages given.
+	Turns int `json:"turns"`
+	// ResolvedBy says how the question was made self-contained: "llm" (a
+	// language model rewrote it), "extractive" (ResolveFollowUp's rule) or
+	// "unchanged" (nothing to resolve).
+	ResolvedBy string `json:"resolved_by"`
 }
 
 // Retrieval is what an answer's retrieval did.
@@ -163,21 +187,25 @@ func (e *AnswerSynthesized) CleanWorldText() {
 	if len(e.Sources) > 0 {
 		srcs := make([]Source, len(e.Sources))
 		for i, s := range e.Sources {
-			srcs[i] = Source{Title: text.Clean(s.Title), URL: text.Clean(s.URL), Content: text.Clean(s.Content)}
+			srcs[i] = Source{Title: text.Clean(s.Title), URL: text.Clean(s.URL), Content: text.Clean(s.Content), Snippet: text.Clean(s.Snippet)}
 		}
 		e.Sources = srcs
 	}
 	for i, q := range e.SubQuestions {
 		e.SubQuestions[i] = text.Clean(q)
 	}
+	e.ResolvedQuery = text.Clean(e.ResolvedQuery)
 }
-func (AnswerSynthesized) SchemaVersion() int { return 2 }
+func (AnswerSynthesized) SchemaVersion() int { return 3 }
 
 // Upcast implements domain.Upcaster: version 2 added Retrieval, which a
-// version 1 answer did not record (absent: nothing to replay), so a
-// version 1 payload reads as version 2 unchanged.
+// version 1 answer did not record (absent: nothing to replay); version 3
+// added the sources' Snippet, ResolvedQuery and Conversation, which an
+// earlier answer did not have (it was asked without a conversation, its
+// question is what retrieval ran for). So a version 1 or 2 payload reads
+// as version 3 unchanged.
 func (AnswerSynthesized) Upcast(from int, data []byte) ([]byte, error) {
-	if from != 1 {
+	if from != 1 && from != 2 {
 		return nil, fmt.Errorf("no schema version %d of AnswerSynthesized", from)
 	}
 	return data, nil
