@@ -59,6 +59,10 @@ func (h *SynthesizeAnswerHandler) Handle(ctx context.Context, c SynthesizeAnswer
 		SynthesizedAt: h.clock().UTC(), ValidForSeconds: int64(answer.TTL(res.Synthesis).Seconds()),
 		Retrieval: &res.Retrieval,
 	}
+	if len(c.Request.Messages) > 0 {
+		e.ResolvedQuery = c.Request.Question()
+		e.Conversation = &answer.Conversation{Turns: len(c.Request.Messages), ResolvedBy: c.Request.ResolvedBy}
+	}
 	e.CleanWorldText()
 	ne, err := eventstore.Encode(e, c.Metadata)
 	if err != nil {
