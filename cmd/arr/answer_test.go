@@ -21,10 +21,14 @@ import (
 )
 
 type answerBody struct {
-	Query   string `json:"query"`
-	Answer  string `json:"answer"`
+	Query         string `json:"query"`
+	ResolvedQuery string `json:"resolved_query"`
+	Answer        string `json:"answer"`
+	Citations     []struct {
+		Index, Start, End int
+	} `json:"citations"`
 	Sources []struct {
-		Title, URL, Content string
+		Title, URL, Content, Snippet string
 	} `json:"sources"`
 	Tier         string   `json:"tier"`
 	Mode         string   `json:"mode"`
