@@ -181,6 +181,43 @@ func TestAnswerCitationsAndFollowUps(t *testing.T) {
 		if status != 200 || bare.ResolvedQuery != "How long does it take?" || bare.Answer == f.Answer {
 			t.Fatalf("the bare follow-up: %d %+v", status, bare)
 		}
+		// The event records the resolved question and the conversation,
+		// and the snippets: a replay explains the answer.
+		out, errs, code := e.arr("events", "export", "--types", "AnswerSynthesized", "--format", "ndjson")
+		if code != 0 {
+			t.Fatalf("export: exit %d: %s", code, errs)
+		}
+		found := false
+		for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+			var ev struct {
+				SchemaVersion int `json:"schema_version"`
+				Data          struct {
+					Question      string `json:"question"`
+					ResolvedQuery string `json:"resolved_query"`
+					Conversation  *struct {
+						Turns      int    `json:"turns"`
+						ResolvedBy string `json:"resolved_by"`
+					} `json:"conversation"`
+					Sources []struct {
+						Snippet string `json:"snippet"`
+					} `json:"sources"`
+				} `json:"data"`
+			}
+			if err := json.Unmarshal([]byte(line), &ev); err != nil {
+				t.Fatalf("export line %q: %v", line, err)
+			}
+			if ev.Data.Question != "How long does it take?" || ev.Data.Conversation == nil {
+				continue
+			}
+			found = true
+			if ev.Data.ResolvedQuery != f.ResolvedQuery || ev.Data.Conversation.Turns != 2 || ev.Data.Conversation.ResolvedBy != "extractive" ||
+				len(ev.Data.Sources) == 0 || ev.Data.Sources[0].Snippet != f.Sources[0].Snippet {
+				t.Fatalf("the follow-up's event: %s", line)
+			}
+		}
+		if !found {
+			t.Fatalf("no AnswerSynthesized of the follow-up in:\n%s", out)
+		}
 		// The resolved question is the cache key: asking it outright is
 		// a hit.
 		status, direct := postAnswer(t, e.answer, key, map[string]any{"q": "How long does the island ferry take?"})

@@ -94,3 +94,31 @@ func TestCheckMessages(t *testing.T) {
 		}
 	}
 }
+
+// TestAnswerSynthesizedV2DecodesAsV3: an answer recorded before snippets
+// and conversations decodes through the registry with none; a version 3
+// answer keeps its resolved question and conversation.
+func TestAnswerSynthesizedV2DecodesAsV3(t *testing.T) {
+	reg := domain.NewRegistry(Events())
+	v2 := `{"answer_id":"0190a4b2-0000-7000-8000-000000000001","question":"How long does the ferry take?","answer":"Forty minutes [1].","sources":[{"title":"Ferry","url":"http://127.0.0.1/ferry","content":"The crossing takes forty minutes."}]}`
+	ev, err := reg.Decode("AnswerSynthesized", 2, []byte(v2))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a := ev.(*AnswerSynthesized)
+	if a.ResolvedQuery != "" || a.Conversation != nil || a.Sources[0].Snippet != "" || a.Answer != "Forty minutes [1]." {
+		t.Fatalf("%+v", a)
+	}
+	v3 := `{"question":"How long does it take?","resolved_query":"How long does the ferry take?","conversation":{"turns":2,"resolved_by":"extractive"},"sources":[{"title":"Ferry","url":"http://127.0.0.1/ferry","content":"c","snippet":"s"}]}`
+	ev, err = reg.Decode("AnswerSynthesized", 3, []byte(v3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	a = ev.(*AnswerSynthesized)
+	if a.ResolvedQuery != "How long does the ferry take?" || a.Conversation == nil || *a.Conversation != (Conversation{Turns: 2, ResolvedBy: "extractive"}) || a.Sources[0].Snippet != "s" {
+		t.Fatalf("%+v", a)
+	}
+	if _, err := reg.Decode("AnswerSynthesized", 4, []byte(v3)); err == nil {
+		t.Fatal("version 4 decoded")
+	}
+}
