@@ -3,11 +3,13 @@ package main_test
 import (
 	"bytes"
 	"encoding/json"
+	"fmt"
 	"net/http"
 	"reflect"
 	"regexp"
 	"strings"
 	"testing"
+	"time"
 	"unicode/utf8"
 
 	"github.com/arr-dev/arr/commands/research/researchtest"
@@ -218,6 +220,32 @@ func TestAnswerCitationsAndFollowUps(t *testing.T) {
 		if !found {
 			t.Fatalf("no AnswerSynthesized of the follow-up in:\n%s", out)
 		}
+		// Each serving records whether it came with a conversation.
+		var served []string
+		for deadline := time.Now().Add(10 * time.Second); ; time.Sleep(100 * time.Millisecond) {
+			out, errs, code = e.arr("events", "export", "--types", "AnswerServed", "--format", "ndjson")
+			if code != 0 {
+				t.Fatalf("export: exit %d: %s", code, errs)
+			}
+			served = served[:0]
+			for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+				var ev struct {
+					Data struct {
+						ResolvedQuery string `json:"resolved_query"`
+						Turns         int    `json:"turns"`
+					} `json:"data"`
+				}
+				if json.Unmarshal([]byte(line), &ev) == nil && ev.Data.Turns > 0 {
+					served = append(served, fmt.Sprintf("%d %s", ev.Data.Turns, ev.Data.ResolvedQuery))
+				}
+			}
+			if len(served) > 0 || time.Now().After(deadline) {
+				break
+			}
+		}
+		if len(served) != 1 || served[0] != "2 How long does the island ferry take?" {
+			t.Fatalf("AnswerServed with a conversation: %q", served)
+		}
 		// The resolved question is the cache key: asking it outright is
 		// a hit.
 		status, direct := postAnswer(t, e.answer, key, map[string]any{"q": "How long does the island ferry take?"})
@@ -230,6 +258,11 @@ func TestAnswerCitationsAndFollowUps(t *testing.T) {
 		many := make([]map[string]string, answer.MaxTurns+1)
 		for i := range many {
 			many[i] = map[string]string{"role": "user", "content": "hello there"}
+		}
+		// GET takes no conversation.
+		status, _, b := askAnswer(t, "GET", e.answer, key, map[string]string{"q": "How long does it take?", "messages": `[{"role":"user","content":"ferry"}]`})
+		if status != 400 || b.Error == nil || b.Error.Code != "messages_not_in_query" || b.Error.Field != "messages" || !strings.Contains(b.Error.Message, "POST") {
+			t.Fatalf("GET with messages: %d %+v", status, b.Error)
 		}
 		for _, tc := range []struct {
 			name        string

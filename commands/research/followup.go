@@ -8,6 +8,7 @@ import (
 
 	"github.com/arr-dev/arr/adapters/llm"
 	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/domain/text"
 )
 
 const rewritePrompt = `You rewrite the last question of a conversation so that it stands on its own: replace pronouns and elliptic references with what they refer to in the earlier turns, keep everything else as the user wrote it. If it already stands on its own, return it unchanged. Reply with the question only: one line, no quotes, no answer.`
@@ -54,7 +55,7 @@ func (r *Researcher) rewrite(ctx context.Context, q string, ms []answer.Message)
 		r.cfg.Logger.Warn("language model unavailable for resolving a follow-up; resolving extractively", "err", err)
 		return "", false
 	}
-	s := strings.Trim(strings.TrimSpace(out.Content), "\"'“”")
+	s := strings.Trim(strings.TrimSpace(text.Clean(out.Content)), "\"'“”")
 	s = strings.TrimSpace(strings.TrimPrefix(s, "Last question:"))
 	if s == "" || strings.ContainsRune(s, '\n') || utf8.RuneCountInString(s) > answer.MaxQuestionChars || len(answer.Normalize(s)) < answer.MinQuestionChars {
 		r.cfg.Logger.Warn("the language model's rewrite of a follow-up is unusable; resolving extractively", "reply", s)

@@ -235,10 +235,27 @@ type AnswerServed struct {
 	Cached bool `json:"cached"`
 	// ServedAt is when it was served (UTC).
 	ServedAt time.Time `json:"served_at"`
+	// ResolvedQuery is the self-contained question this request's
+	// follow-up was resolved into (schema version 2; absent when the
+	// request gave no earlier turns).
+	ResolvedQuery string `json:"resolved_query,omitempty"`
+	// Turns is the number of earlier turns the request gave (schema
+	// version 2; absent when none).
+	Turns int `json:"turns,omitempty"`
 }
 
 func (AnswerServed) EventType() string  { return "AnswerServed" }
-func (AnswerServed) SchemaVersion() int { return 1 }
+func (AnswerServed) SchemaVersion() int { return 2 }
+
+// Upcast implements domain.Upcaster: version 2 added ResolvedQuery and
+// Turns, absent when no conversation was given, as in every version 1
+// answer; a version 1 payload reads as version 2 unchanged.
+func (AnswerServed) Upcast(from int, data []byte) ([]byte, error) {
+	if from != 1 {
+		return nil, fmt.Errorf("no schema version %d of AnswerServed", from)
+	}
+	return data, nil
+}
 
 // Events lists constructors for every event of this package, for a
 // domain.Registry.

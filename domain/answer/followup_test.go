@@ -122,3 +122,23 @@ func TestAnswerSynthesizedV2DecodesAsV3(t *testing.T) {
 		t.Fatal("version 4 decoded")
 	}
 }
+
+// TestAnswerServedV1DecodesAsV2: a serving recorded before conversations
+// decodes with none.
+func TestAnswerServedV1DecodesAsV2(t *testing.T) {
+	reg := domain.NewRegistry(Events())
+	ev, err := reg.Decode("AnswerServed", 1, []byte(`{"cache_key":"k","cached":true}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := ev.(*AnswerServed); s.ResolvedQuery != "" || s.Turns != 0 || !s.Cached {
+		t.Fatalf("%+v", s)
+	}
+	ev, err = reg.Decode("AnswerServed", 2, []byte(`{"cache_key":"k","resolved_query":"How long does the ferry take?","turns":2}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if s := ev.(*AnswerServed); s.ResolvedQuery != "How long does the ferry take?" || s.Turns != 2 {
+		t.Fatalf("%+v", s)
+	}
+}

@@ -65,6 +65,9 @@ func (h *handler) post(c *gin.Context) error {
 // ParseQuery reads the question of GET /api/v1/answer from its query
 // parameters q, tier and mode.
 func ParseQuery(v url.Values) (answer.Request, error) {
+	if _, ok := v["messages"]; ok {
+		return answer.Request{}, domain.Invalid("messages_not_in_query", "messages", "messages (the earlier turns of a conversation) are taken only in a POST body: POST /api/v1/answer with {\"q\":\"…\",\"messages\":[…]}")
+	}
 	q, ok := v["q"]
 	first := ""
 	if ok && len(q) > 0 {
@@ -186,8 +189,12 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
 		}
 		return err
 	}
-	h.app.Answers.Served.Record(answer.AnswerServed{AccountID: p.AccountID, KeyID: p.KeyID, CacheKey: key, AnswerID: a.AnswerID,
-		Tier: req.Tier, Mode: req.Mode, Cached: cached, ServedAt: h.app.Now().UTC()})
+	served := answer.AnswerServed{AccountID: p.AccountID, KeyID: p.KeyID, CacheKey: key, AnswerID: a.AnswerID,
+		Tier: req.Tier, Mode: req.Mode, Cached: cached, ServedAt: h.app.Now().UTC()}
+	if len(req.Messages) > 0 {
+		served.ResolvedQuery, served.Turns = req.Question(), len(req.Messages)
+	}
+	h.app.Answers.Served.Record(served)
 	c.JSON(http.StatusOK, response{Query: req.Query, ResolvedQuery: req.Question(), Answer: a.Answer,
 		Citations: answer.CitationSpans(a.Answer), Sources: withSnippets(a.Answer, a.Sources), Tier: req.Tier, Mode: req.Mode,
 		Cached: cached, Synthesis: string(a.Synthesis), SubQuestions: a.SubQuestions, AnswerID: a.AnswerID.String(),
