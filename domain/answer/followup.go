@@ -76,9 +76,18 @@ func itoa(i int) string {
 // deep mode?", or a fragment of at most three words that does not start
 // as a question) gets "of" and the subject added at
 // its end. Any other question, or a conversation with no user turn or no
-// subject, is returned unchanged. The second result says whether q
-// changed.
+// subject, is returned unchanged, and so is q when the resolved question
+// would be longer than MaxQuestionChars. The second result says whether
+// q changed.
 func ResolveFollowUp(q string, ms []Message) (string, bool) {
+	r, changed := resolveFollowUp(q, ms)
+	if !changed || utf8.RuneCountInString(r) > MaxQuestionChars {
+		return q, false
+	}
+	return r, true
+}
+
+func resolveFollowUp(q string, ms []Message) (string, bool) {
 	prev := ""
 	for i := len(ms) - 1; i >= 0; i-- {
 		if ms[i].Role == "user" {

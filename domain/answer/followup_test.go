@@ -54,6 +54,11 @@ func TestResolveFollowUp(t *testing.T) {
 	if got, _ := ResolveFollowUp("When does it leave?", conv); got != "When does the island ferry leave?" {
 		t.Errorf("latest turn: %q", got)
 	}
+	// A resolved question over MaxQuestionChars is not used.
+	long := []Message{{Role: "user", Content: "How does the " + strings.Repeat("huge ", 100) + "cache work?"}}
+	if got, changed := ResolveFollowUp("How long does it keep entries?", long); changed || got != "How long does it keep entries?" {
+		t.Errorf("too long: %q", got)
+	}
 	// No user turn, or none with a subject: unchanged.
 	for _, ms := range [][]Message{nil, {{Role: "assistant", Content: "The ferry leaves at nine."}}, {{Role: "user", Content: "what is it?"}}} {
 		if got, changed := ResolveFollowUp("How long does it take?", ms); changed || got != "How long does it take?" {

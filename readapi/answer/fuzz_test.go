@@ -33,6 +33,14 @@ func requireOutcome(t *testing.T, req answer.Request, err error) {
 	}
 	e := &answer.AnswerSynthesized{AnswerID: uuid.New(), Question: req.Query, Normalized: req.Normalized, CacheKey: req.CacheKey(),
 		Tier: req.Tier, Mode: req.Mode, SynthesizedAt: time.Unix(0, 0).UTC()}
+	if len(req.Messages) > 0 {
+		// The turns accepted resolve (by the extractive rule) into a
+		// question the event can record too.
+		resolved, _ := answer.ResolveFollowUp(req.Query, req.Messages)
+		req.Resolve(resolved, "extractive")
+		e.ResolvedQuery, e.Normalized, e.CacheKey = req.Question(), req.Normalized, req.CacheKey()
+		e.Conversation = &answer.Conversation{Turns: len(req.Messages), ResolvedBy: req.ResolvedBy}
+	}
 	ne, err := eventstore.Encode(e, eventstore.Metadata{})
 	if err != nil {
 		t.Fatal(err)
@@ -44,7 +52,10 @@ func requireOutcome(t *testing.T, req answer.Request, err error) {
 
 func FuzzParseBody(f *testing.F) {
 	for _, s := range []string{`{"q":"what is arr"}`, `{"q":"what\u0000is arr"}`, `{"q":"hi","tier":"pro","mode":"deep"}`,
-		`{"q":null}`, `[]`, `{"q":"\ud800"}`, `{"q":"a\u001bb c"}`, "{\"q\":\"\xff\xfe what\"}", `{"q":1}`} {
+		`{"q":null}`, `[]`, `{"q":"\ud800"}`, `{"q":"a\u001bb c"}`, "{\"q\":\"\xff\xfe what\"}", `{"q":1}`,
+		`{"q":"how long does it take","messages":[{"role":"user","content":"When does the island ferry leave?"}]}`,
+		`{"q":"its size?","messages":[{"role":"assistant","content":"x"},{"role":"user","content":"what is the \u0000 cache"}]}`,
+		`{"q":"and it?","messages":"x"}`, `{"q":"and it?","messages":[{"role":"tool","content":"x"}]}`, `{"q":"and it?","messages":[null]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {
