@@ -70,6 +70,7 @@ var enumSources = map[string]enumSource{
 	"components/schemas/Answer/properties/tier":                                                                {of(answer.Free, answer.Pro), "domain/answer Tier constants"},
 	"components/schemas/AnswerRequest/properties/tier":                                                         {of(answer.Free, answer.Pro), "domain/answer Tier constants"},
 	"paths//api/v1/answer/get/parameters/tier/schema":                                                          {of(answer.Free, answer.Pro), "domain/answer Tier constants"},
+	"components/schemas/ConversationMessage/properties/role":                                                   {of(answer.UserRole, answer.AssistantRole), "domain/answer role constants"},
 	"components/schemas/Answer/properties/synthesis":                                                           {of(answer.LLM, answer.Extractive, answer.NoSources), "domain/answer Synthesis constants"},
 	"components/schemas/AuditEntryBase/properties/view":                                                        {of(audit.Public, audit.Owner, audit.Auditor), "domain/audit Audience constants"},
 	"components/schemas/AuditEntryWithPayload/allOf/1/properties/view":                                         {of(audit.Owner, audit.Auditor), "domain/audit Audience constants that see the payload"},

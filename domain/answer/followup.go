@@ -18,6 +18,12 @@ const (
 	MaxConversationChars = 20000
 )
 
+// The roles of a conversation's turns.
+const (
+	UserRole      = "user"
+	AssistantRole = "assistant"
+)
+
 // Message is one earlier turn of a conversation, OpenAI-style.
 type Message struct {
 	// Role is "user" or "assistant".
@@ -39,7 +45,7 @@ func CheckMessages(ms []Message) error {
 	for i, m := range ms {
 		field := "messages[" + itoa(i) + "]"
 		switch m.Role {
-		case "user", "assistant":
+		case UserRole, AssistantRole:
 		case "":
 			return domain.Invalid("messages_role_missing", field+".role", "%s.role is missing: each message needs role \"user\" or \"assistant\"", field)
 		default:
@@ -90,7 +96,7 @@ func ResolveFollowUp(q string, ms []Message) (string, bool) {
 func resolveFollowUp(q string, ms []Message) (string, bool) {
 	prev := ""
 	for i := len(ms) - 1; i >= 0; i-- {
-		if ms[i].Role == "user" {
+		if ms[i].Role == UserRole {
 			prev = ms[i].Content
 			break
 		}
