@@ -72,6 +72,7 @@ var enumSources = map[string]enumSource{
 	"paths//api/v1/answer/get/parameters/tier/schema":                                                          {of(answer.Free, answer.Pro), "domain/answer Tier constants"},
 	"paths//api/v1/answer/get/parameters/time_range/schema":                                                    {of(answer.PastDay, answer.PastWeek, answer.PastMonth, answer.PastYear), "domain/answer TimeRange constants"},
 	"components/schemas/AnswerRequest/properties/time_range":                                                   {of(answer.PastDay, answer.PastWeek, answer.PastMonth, answer.PastYear), "domain/answer TimeRange constants"},
+	"components/schemas/ConversationMessage/properties/role":                                                   {of(answer.UserRole, answer.AssistantRole), "domain/answer role constants"},
 	"components/schemas/Answer/properties/synthesis":                                                           {of(answer.LLM, answer.Extractive, answer.NoSources), "domain/answer Synthesis constants"},
 	"components/schemas/AuditEntryBase/properties/view":                                                        {of(audit.Public, audit.Owner, audit.Auditor), "domain/audit Audience constants"},
 	"components/schemas/AuditEntryWithPayload/allOf/1/properties/view":                                         {of(audit.Owner, audit.Auditor), "domain/audit Audience constants that see the payload"},

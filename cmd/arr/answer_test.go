@@ -21,11 +21,15 @@ import (
 )
 
 type answerBody struct {
-	Query   string `json:"query"`
-	Answer  string `json:"answer"`
+	Query         string `json:"query"`
+	ResolvedQuery string `json:"resolved_query"`
+	Answer        string `json:"answer"`
+	Citations     []struct {
+		Index, Start, End int
+	} `json:"citations"`
 	Sources []struct {
-		Title, URL, Content string
-		PublishedDate       *string `json:"published_date"`
+		Title, URL, Content, Snippet string
+		PublishedDate                *string `json:"published_date"`
 	} `json:"sources"`
 	Tier         string   `json:"tier"`
 	Mode         string   `json:"mode"`

@@ -9,7 +9,12 @@
 // Every [n] of a written answer is checked against the sources; markers
 // that refer to nothing are dropped and only cited sources are returned.
 // When no language model answers, the answer is extractive: the
-// best-ranked sentences, each with its marker.
+// best-ranked sentences, each with its marker. Each cited source carries
+// the snippet of its passages the answer used.
+//
+// A follow-up is made self-contained before research (Resolve): the
+// language model rewrites it against the conversation, or, without one,
+// answer.ResolveFollowUp's rule applies; research runs for the result.
 //
 // Bounds (each a Config field with this default): quick mode reads at most
 // 5 sources (pro tier 8) and gives up after 45 s; deep mode runs at most 4

@@ -147,6 +147,8 @@ type document struct {
 // language model that fails makes the answer extractive.
 func (r *Researcher) Answer(ctx context.Context, req answer.Request) (Result, error) {
 	start := time.Now()
+	// Research runs for the self-contained question.
+	req.Query = req.Question()
 	var res Result
 	var docs []document
 	var err error

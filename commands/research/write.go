@@ -102,6 +102,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	for i, s := range srcs {
 		all[i] = answer.Source{Title: s.title, URL: r.sourceURL(s), Content: s.content(), PublishedDate: answer.PublishedDate(s.published)}
 	}
+	defer func() { snippets(res, srcs, all) }()
 	t = time.Now()
 	text, ok := r.synthesize(ctx, req, all, res)
 	res.Costs.SynthesisUS = time.Since(t).Microseconds()
@@ -124,6 +125,27 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	res.Answer, res.Synthesis, res.Model = c.Answer, answer.Extractive, ""
 	res.Sources = pick(all, c.Order)
 	res.chosen = chosen
+}
+
+// snippets sets each cited source's Snippet: the passage text the
+// answer's sentences citing it used (answer.Snippet over all its
+// passages, not only the Content shown).
+func snippets(res *Result, srcs []numbered, all []answer.Source) {
+	if len(res.Sources) == 0 {
+		return
+	}
+	full := map[string]string{}
+	for i, s := range srcs {
+		texts := make([]string, len(s.passages))
+		for j, p := range s.passages {
+			texts[j] = p.Text
+		}
+		full[all[i].URL] = strings.Join(texts, "\n\n")
+	}
+	used := answer.CitedText(res.Answer, len(res.Sources))
+	for i := range res.Sources {
+		res.Sources[i].Snippet = answer.Snippet(full[res.Sources[i].URL], used[i])
+	}
 }
 
 // sourceURL is where a source is cited: its URL, or for a local file the

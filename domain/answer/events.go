@@ -40,6 +40,10 @@ type Source struct {
 	// modified date as the page states it, else its HTTP Last-Modified),
 	// or null when it has none (always null in schema versions 1 and 2).
 	PublishedDate *string `json:"published_date"`
+	// Snippet is the passage text the answer used from the source, at
+	// most SnippetChars code points (Snippet); schema version 3 (empty in
+	// an earlier answer, whose reader computes it from Content).
+	Snippet string `json:"snippet"`
 }
 
 // PublishedDate is a source's published date as a Source carries it: nil
@@ -130,6 +134,26 @@ type AnswerSynthesized struct {
 	// window of dates, resolved), absent when none (schema version 3;
 	// absent in versions 1 and 2, which had no filters).
 	Filters *Filters `json:"filters,omitempty"`
+	// ResolvedQuery is the self-contained question the answer was
+	// researched for: Question resolved against the earlier turns of a
+	// conversation (schema version 3; absent when no turns were given,
+	// the question itself).
+	ResolvedQuery string `json:"resolved_query,omitempty"`
+	// Conversation says that earlier turns were given and how the
+	// question was resolved against them (schema version 3; absent when
+	// none were).
+	Conversation *Conversation `json:"conversation,omitempty"`
+}
+
+// Conversation is what an answer knew of the conversation it was asked
+// in.
+type Conversation struct {
+	// Turns is the number of earlier messages given.
+	Turns int `json:"turns"`
+	// ResolvedBy says how the question was made self-contained: "llm" (a
+	// language model rewrote it), "extractive" (ResolveFollowUp's rule) or
+	// "unchanged" (nothing to resolve).
+	ResolvedBy string `json:"resolved_by"`
 }
 
 // Retrieval is what an answer's retrieval did.
@@ -180,21 +204,25 @@ func (e *AnswerSynthesized) CleanWorldText() {
 	if len(e.Sources) > 0 {
 		srcs := make([]Source, len(e.Sources))
 		for i, s := range e.Sources {
-			srcs[i] = Source{Title: text.Clean(s.Title), URL: text.Clean(s.URL), Content: text.Clean(s.Content), PublishedDate: s.PublishedDate}
+			srcs[i] = Source{Title: text.Clean(s.Title), URL: text.Clean(s.URL), Content: text.Clean(s.Content), PublishedDate: s.PublishedDate,
+				Snippet: text.Clean(s.Snippet)}
 		}
 		e.Sources = srcs
 	}
 	for i, q := range e.SubQuestions {
 		e.SubQuestions[i] = text.Clean(q)
 	}
+	e.ResolvedQuery = text.Clean(e.ResolvedQuery)
 }
 func (AnswerSynthesized) SchemaVersion() int { return 3 }
 
 // Upcast implements domain.Upcaster: version 2 added Retrieval, which a
 // version 1 answer did not record (absent: nothing to replay); version 3
-// added Filters and the sources' published_date, which earlier answers
-// did not have (absent: no filter; null: no date). So a version 1 or 2
-// payload reads as version 3 unchanged.
+// added Filters, the sources' published_date and Snippet, ResolvedQuery
+// and Conversation, which earlier answers did not have (absent: no
+// filter, no conversation — the question is what retrieval ran for; null:
+// no date; empty: a reader computes the snippet from Content). So a
+// version 1 or 2 payload reads as version 3 unchanged.
 func (AnswerSynthesized) Upcast(from int, data []byte) ([]byte, error) {
 	if from != 1 && from != 2 {
 		return nil, fmt.Errorf("no schema version %d of AnswerSynthesized", from)
@@ -226,10 +254,27 @@ type AnswerServed struct {
 	Cached bool `json:"cached"`
 	// ServedAt is when it was served (UTC).
 	ServedAt time.Time `json:"served_at"`
+	// ResolvedQuery is the self-contained question this request's
+	// follow-up was resolved into (schema version 2; absent when the
+	// request gave no earlier turns).
+	ResolvedQuery string `json:"resolved_query,omitempty"`
+	// Turns is the number of earlier turns the request gave (schema
+	// version 2; absent when none).
+	Turns int `json:"turns,omitempty"`
 }
 
 func (AnswerServed) EventType() string  { return "AnswerServed" }
-func (AnswerServed) SchemaVersion() int { return 1 }
+func (AnswerServed) SchemaVersion() int { return 2 }
+
+// Upcast implements domain.Upcaster: version 2 added ResolvedQuery and
+// Turns, absent when no conversation was given, as in every version 1
+// answer; a version 1 payload reads as version 2 unchanged.
+func (AnswerServed) Upcast(from int, data []byte) ([]byte, error) {
+	if from != 1 {
+		return nil, fmt.Errorf("no schema version %d of AnswerServed", from)
+	}
+	return data, nil
+}
 
 // Events lists constructors for every event of this package, for a
 // domain.Registry.

@@ -50,6 +50,32 @@ type Request struct {
 	// Filters narrow the sources the answer may cite (domains and a
 	// window of published dates): part of the cache key.
 	Filters Filters
+	// Messages are the conversation's earlier turns (CheckMessages), the
+	// question its new turn; nil when none were given.
+	Messages []Message
+	// Resolved is the question made self-contained against Messages
+	// (Resolve); "" when no turns were given: the question is Query.
+	Resolved string
+	// ResolvedBy says how: "llm", "extractive" or "unchanged".
+	ResolvedBy string
+}
+
+// Resolve records the self-contained question the request is researched
+// for; its normalization becomes the cache's, so the cache key is the
+// resolved question's.
+func (r *Request) Resolve(resolved, by string) {
+	r.Resolved, r.ResolvedBy = resolved, by
+	if n := Normalize(resolved); n != "" {
+		r.Normalized = n
+	}
+}
+
+// Question is the self-contained question: Resolved, else Query.
+func (r Request) Question() string {
+	if r.Resolved != "" {
+		return r.Resolved
+	}
+	return r.Query
 }
 
 // ParseRequest validates q, tier and mode as a client sent them (missing

@@ -71,7 +71,7 @@ func TestUpcastFiltersAndDates(t *testing.T) {
 		t.Fatalf("answer v2: %+v %v", a, err)
 	}
 	b, _ := json.Marshal(a.Sources[0])
-	if string(b) != `{"title":"t","url":"https://example.com/","content":"c","published_date":null}` {
+	if string(b) != `{"title":"t","url":"https://example.com/","content":"c","published_date":null,"snippet":""}` {
 		t.Fatalf("a v2 source reads as %s", b)
 	}
 	d, err := domain.DecodeAs[*answer.DocumentIndexed](r, "DocumentIndexed", 1, []byte(`{"doc_id":"abc","url":"https://example.com/","origin":"https://example.com/","title":"t","content_hash":"h","sections":[]}`))

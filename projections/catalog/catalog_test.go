@@ -53,6 +53,7 @@ func TestVersions(t *testing.T) {
 		{name: "CompletionRecorded", version: 2, upcastFrom: []int{1}},
 		{name: "AnswerSynthesized", version: 3, upcastFrom: []int{1, 2}},
 		{name: "DocumentIndexed", version: 2, upcastFrom: []int{1}},
+		{name: "AnswerServed", version: 2, upcastFrom: []int{1}},
 		{name: "KeyIssued", version: 1, upcastFrom: []int{}},
 	} {
 		ty := find(t, types, tc.name)

@@ -36,6 +36,14 @@ func requireOutcome(t *testing.T, req answer.Request, err error) {
 	if req.Filters.Any() {
 		e.Filters = &req.Filters
 	}
+	if len(req.Messages) > 0 {
+		// The turns accepted resolve (by the extractive rule) into a
+		// question the event can record too.
+		resolved, _ := answer.ResolveFollowUp(req.Query, req.Messages)
+		req.Resolve(resolved, "extractive")
+		e.ResolvedQuery, e.Normalized, e.CacheKey = req.Question(), req.Normalized, req.CacheKey()
+		e.Conversation = &answer.Conversation{Turns: len(req.Messages), ResolvedBy: req.ResolvedBy}
+	}
 	ne, err := eventstore.Encode(e, eventstore.Metadata{})
 	if err != nil {
 		t.Fatal(err)
@@ -49,7 +57,10 @@ func FuzzParseBody(f *testing.F) {
 	for _, s := range []string{`{"q":"what is arr"}`, `{"q":"what\u0000is arr"}`, `{"q":"hi","tier":"pro","mode":"deep"}`,
 		`{"q":null}`, `[]`, `{"q":"\ud800"}`, `{"q":"a\u001bb c"}`, "{\"q\":\"\xff\xfe what\"}", `{"q":1}`,
 		`{"q":"what is arr","include_domains":["Example.COM","bücher.de"],"time_range":"week"}`, `{"q":"what is arr","exclude_domains":"x"}`,
-		`{"q":"what is arr","start_date":"2024-01-01","end_date":"2023-01-01"}`} {
+		`{"q":"what is arr","start_date":"2024-01-01","end_date":"2023-01-01"}`,
+		`{"q":"how long does it take","messages":[{"role":"user","content":"When does the island ferry leave?"}]}`,
+		`{"q":"its size?","messages":[{"role":"assistant","content":"x"},{"role":"user","content":"what is the \u0000 cache"}]}`,
+		`{"q":"and it?","messages":"x"}`, `{"q":"and it?","messages":[{"role":"tool","content":"x"}]}`, `{"q":"and it?","messages":[null]}`} {
 		f.Add([]byte(s))
 	}
 	f.Fuzz(func(t *testing.T, body []byte) {

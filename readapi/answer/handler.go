@@ -56,6 +56,7 @@ type body struct {
 	TimeRange      json.RawMessage `json:"time_range"`
 	StartDate      json.RawMessage `json:"start_date"`
 	EndDate        json.RawMessage `json:"end_date"`
+	Messages       json.RawMessage `json:"messages"`
 }
 
 func (h *handler) get(c *gin.Context) error {
@@ -73,6 +74,9 @@ func (h *handler) post(c *gin.Context) error {
 // exclude_domains (repeated, or comma-separated), time_range, start_date
 // and end_date; a time range is resolved against now.
 func ParseQuery(v url.Values, now time.Time) (answer.Request, error) {
+	if _, ok := v["messages"]; ok {
+		return answer.Request{}, domain.Invalid("messages_not_in_query", "messages", "messages (the earlier turns of a conversation) are taken only in a POST body: POST /api/v1/answer with {\"q\":\"…\",\"messages\":[…]}")
+	}
 	q, ok := v["q"]
 	first := ""
 	if ok && len(q) > 0 {
@@ -136,8 +140,13 @@ func ParseBody(r io.Reader, now time.Time) (answer.Request, error) {
 		}
 	}
 	in.IncludeDomains, in.ExcludeDomains = asciiNames(in.IncludeDomains), asciiNames(in.ExcludeDomains)
-	req.Filters, err = answer.ParseFilters(in, now)
-	return req, err
+	if req.Filters, err = answer.ParseFilters(in, now); err != nil {
+		return answer.Request{}, err
+	}
+	if req.Messages, err = parseMessages(b.Messages); err != nil {
+		return answer.Request{}, err
+	}
+	return req, nil
 }
 
 // asciiNames are host names with internationalized ones in their ASCII
@@ -177,19 +186,61 @@ func stringField(name string, raw json.RawMessage) (string, error) {
 	return out, nil
 }
 
+// parseMessages reads the conversation's earlier turns: absent, null or
+// [] is none; anything else must be an array of {"role","content"}
+// objects that answer.CheckMessages accepts.
+func parseMessages(raw json.RawMessage) ([]answer.Message, error) {
+	if len(raw) == 0 || string(raw) == "null" {
+		return nil, nil
+	}
+	const shape = `an array of earlier turns like [{"role":"user","content":"…"},{"role":"assistant","content":"…"}]`
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil {
+		return nil, domain.Invalid("messages_invalid", "messages", "messages must be %s", shape)
+	}
+	if len(items) > answer.MaxTurns {
+		return nil, answer.CheckMessages(make([]answer.Message, len(items)))
+	}
+	ms := make([]answer.Message, 0, len(items))
+	for i, it := range items {
+		var m struct {
+			Role    *string `json:"role"`
+			Content *string `json:"content"`
+		}
+		if err := json.Unmarshal(it, &m); err != nil {
+			field := fmt.Sprintf("messages[%d]", i)
+			return nil, domain.Invalid("messages_invalid", field, "%s must be an object with a string role (\"user\" or \"assistant\") and a string content: %v", field, err)
+		}
+		var msg answer.Message
+		if m.Role != nil {
+			msg.Role = *m.Role
+		}
+		if m.Content != nil {
+			msg.Content = *m.Content
+		}
+		ms = append(ms, msg)
+	}
+	if len(ms) == 0 {
+		return nil, nil
+	}
+	return ms, answer.CheckMessages(ms)
+}
+
 // response is the answer body.
 type response struct {
-	Query         string          `json:"query"`
-	Answer        string          `json:"answer"`
-	Sources       []answer.Source `json:"sources"`
-	Tier          answer.Tier     `json:"tier"`
-	Mode          answer.Mode     `json:"mode"`
-	Cached        bool            `json:"cached"`
-	Synthesis     string          `json:"synthesis"`
-	SubQuestions  []string        `json:"sub_questions,omitempty"`
-	AnswerID      string          `json:"answer_id"`
-	SynthesizedAt time.Time       `json:"synthesized_at"`
-	ExpiresAt     time.Time       `json:"expires_at"`
+	Query         string            `json:"query"`
+	ResolvedQuery string            `json:"resolved_query"`
+	Answer        string            `json:"answer"`
+	Citations     []answer.Citation `json:"citations"`
+	Sources       []answer.Source   `json:"sources"`
+	Tier          answer.Tier       `json:"tier"`
+	Mode          answer.Mode       `json:"mode"`
+	Cached        bool              `json:"cached"`
+	Synthesis     string            `json:"synthesis"`
+	SubQuestions  []string          `json:"sub_questions,omitempty"`
+	AnswerID      string            `json:"answer_id"`
+	SynthesizedAt time.Time         `json:"synthesized_at"`
+	ExpiresAt     time.Time         `json:"expires_at"`
 }
 
 func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
@@ -201,6 +252,9 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
 		return err
 	}
 	ctx := c.Request.Context()
+	if len(req.Messages) > 0 && h.app.Answers.Resolve != nil {
+		req.Resolve(h.app.Answers.Resolve(ctx, req.Query, req.Messages))
+	}
 	if gen := h.app.Answers.Generation; gen != nil {
 		if req.Generation, err = gen(ctx); err != nil {
 			return err
@@ -222,12 +276,39 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
 		}
 		return err
 	}
-	h.app.Answers.Served.Record(answer.AnswerServed{AccountID: p.AccountID, KeyID: p.KeyID, CacheKey: key, AnswerID: a.AnswerID,
-		Tier: req.Tier, Mode: req.Mode, Cached: cached, ServedAt: h.app.Now().UTC()})
-	c.JSON(http.StatusOK, response{Query: req.Query, Answer: a.Answer, Sources: a.Sources, Tier: req.Tier, Mode: req.Mode,
+	served := answer.AnswerServed{AccountID: p.AccountID, KeyID: p.KeyID, CacheKey: key, AnswerID: a.AnswerID,
+		Tier: req.Tier, Mode: req.Mode, Cached: cached, ServedAt: h.app.Now().UTC()}
+	if len(req.Messages) > 0 {
+		served.ResolvedQuery, served.Turns = req.Question(), len(req.Messages)
+	}
+	h.app.Answers.Served.Record(served)
+	c.JSON(http.StatusOK, response{Query: req.Query, ResolvedQuery: req.Question(), Answer: a.Answer,
+		Citations: answer.CitationSpans(a.Answer), Sources: withSnippets(a.Answer, a.Sources), Tier: req.Tier, Mode: req.Mode,
 		Cached: cached, Synthesis: string(a.Synthesis), SubQuestions: a.SubQuestions, AnswerID: a.AnswerID.String(),
 		SynthesizedAt: a.SynthesizedAt, ExpiresAt: a.ExpiresAt})
 	return nil
+}
+
+// withSnippets returns sources with every Snippet set: an answer recorded
+// before snippets were (AnswerSynthesized version 2) gets the one
+// answer.Snippet cuts from its Content.
+func withSnippets(text string, srcs []answer.Source) []answer.Source {
+	if srcs == nil {
+		return []answer.Source{}
+	}
+	var used [][]string
+	out := srcs
+	for i, s := range srcs {
+		if s.Snippet != "" {
+			continue
+		}
+		if used == nil {
+			used = answer.CitedText(text, len(srcs))
+			out = append([]answer.Source(nil), srcs...)
+		}
+		out[i].Snippet = answer.Snippet(s.Content, used[i])
+	}
+	return out
 }
 
 // lookup reads the cache: the in-process memo first, the read model next.

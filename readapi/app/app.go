@@ -11,6 +11,7 @@ import (
 	corebilling "github.com/arr-dev/arr/commands/billing"
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/commands/embed"
+	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/projections/answercache"
@@ -69,6 +70,10 @@ type Answers struct {
 	// Generation is the local index's current generation (nil: web
 	// search): part of every answer's cache key.
 	Generation func(ctx context.Context) (uint64, error)
+	// Resolve makes a follow-up question self-contained against the
+	// conversation's earlier turns and says how ("llm", "extractive",
+	// "unchanged"); nil: questions are taken as asked.
+	Resolve func(ctx context.Context, q string, ms []answer.Message) (string, string)
 	// Synthesis says in /healthz how answers are written ("extractive",
 	// or with a language model).
 	Synthesis string

@@ -11,8 +11,11 @@ import (
 )
 
 // LLM speaks the OpenAI chat-completion format (POST /v1/chat/completions).
-// It answers planning prompts with a JSON array of sub-questions and
-// answer prompts with a short answer whose sentences are the first
+// It answers planning prompts with a JSON array of sub-questions,
+// rewrite prompts of a follow-up with the question whose first " it " is
+// replaced by "the" and the latest user turn's words after its third
+// ("When does the island ferry leave?" gives "the island ferry leave"),
+// and answer prompts with a short answer whose sentences are the first
 // sentences of the first three sources, each cited with its [n], plus one
 // marker, [42], that refers to no source (the server must drop it).
 type LLM struct {
@@ -61,7 +64,20 @@ func (l *LLM) serve(w http.ResponseWriter, r *http.Request) {
 	}
 	system, user := req.Messages[0].Content, req.Messages[len(req.Messages)-1].Content
 	var content string
-	if strings.Contains(system, "plan web research") {
+	if strings.Contains(system, "rewrite the last question") {
+		// A follow-up's rewrite: the question with "it" replaced by "the"
+		// and the latest user turn's words after its third.
+		_, last, _ := strings.Cut(user, "Last question: ")
+		subject := ""
+		for _, line := range strings.Split(user, "\n") {
+			if rest, ok := strings.CutPrefix(line, "user: "); ok {
+				if f := strings.Fields(strings.TrimRight(rest, "?")); len(f) > 2 {
+					subject = "the " + strings.Join(f[3:], " ")
+				}
+			}
+		}
+		content = strings.Replace(last, " it ", " "+subject+" ", 1)
+	} else if strings.Contains(system, "plan web research") {
 		content = `["what causes spring tides", "neap tides sun moon right angles", "moon orbit gravity bulge"]`
 	} else {
 		var parts []string
