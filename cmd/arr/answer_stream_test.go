@@ -1,0 +1,359 @@
+package main_test
+
+import (
+	"bufio"
+	"bytes"
+	"context"
+	"encoding/json"
+	"net/http"
+	"reflect"
+	"strconv"
+	"strings"
+	"testing"
+	"time"
+
+	"github.com/arr-dev/arr/commands/research/researchtest"
+)
+
+// answerEvent is one server-sent event of a streamed answer.
+type answerEvent struct {
+	name string
+	data []byte
+}
+
+// postAnswer sends POST /api/v1/answer with body (raw JSON) and headers.
+func postAnswer(ctx context.Context, t testing.TB, base, key, body string, headers map[string]string) *http.Response {
+	t.Helper()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/answer", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	for k, v := range headers {
+		req.Header.Set(k, v)
+	}
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatalf("POST answer: %v", err)
+	}
+	return resp
+}
+
+// readEvents reads a text/event-stream body to its end, calling each
+// (when set) as each event arrives.
+func readEvents(t testing.TB, resp *http.Response) []answerEvent {
+	t.Helper()
+	defer resp.Body.Close()
+	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(resp.Body)
+		t.Fatalf("want a 200 event stream, got %d %q: %s", resp.StatusCode, ct, b.String())
+	}
+	var out []answerEvent
+	var cur answerEvent
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	for sc.Scan() {
+		line := sc.Text()
+		switch {
+		case line == "":
+			if cur.name != "" {
+				out = append(out, cur)
+			}
+			cur = answerEvent{}
+		case strings.HasPrefix(line, "event: "):
+			cur.name = strings.TrimPrefix(line, "event: ")
+		case strings.HasPrefix(line, "data: "):
+			cur.data = []byte(strings.TrimPrefix(line, "data: "))
+		default:
+			t.Fatalf("unexpected line %q", line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		t.Fatalf("reading the stream: %v", err)
+	}
+	return out
+}
+
+// streamed is a stream's parts: the names in order, the sources, the
+// deltas' texts and done's data.
+type streamed struct {
+	names   []string
+	sources []byte
+	deltas  []string
+	done    []byte
+}
+
+func parseStreamed(t testing.TB, evs []answerEvent) streamed {
+	t.Helper()
+	var s streamed
+	for _, e := range evs {
+		s.names = append(s.names, e.name)
+		switch e.name {
+		case "sources":
+			s.sources = e.data
+		case "delta":
+			var d struct{ Text string }
+			if err := json.Unmarshal(e.data, &d); err != nil {
+				t.Fatalf("delta %s: %v", e.data, err)
+			}
+			s.deltas = append(s.deltas, d.Text)
+		case "done":
+			s.done = e.data
+		}
+	}
+	return s
+}
+
+// wellFormed: sources first, then at least one delta, done last, nothing
+// else.
+func (s streamed) wellFormed(t testing.TB) {
+	t.Helper()
+	n := len(s.names)
+	if n < 3 || s.names[0] != "sources" || s.names[n-1] != "done" {
+		t.Fatalf("event sequence %v", s.names)
+	}
+	for _, name := range s.names[1 : n-1] {
+		if name != "delta" {
+			t.Fatalf("event sequence %v", s.names)
+		}
+	}
+}
+
+func decodeMap(t testing.TB, b []byte) map[string]any {
+	t.Helper()
+	var m map[string]any
+	if err := json.Unmarshal(b, &m); err != nil {
+		t.Fatalf("%s: %v", b, err)
+	}
+	return m
+}
+
+func remaining(t testing.TB, h http.Header) int {
+	t.Helper()
+	n, err := strconv.Atoi(h.Get("X-RateLimit-Remaining"))
+	if err != nil {
+		t.Fatalf("X-RateLimit-Remaining %q", h.Get("X-RateLimit-Remaining"))
+	}
+	return n
+}
+
+// TestAnswerStream: POST /api/v1/answer with "stream": true (or Accept:
+// text/event-stream) against the real process, answering from a loopback
+// site indexed locally with no model (extractive): sources, a delta per
+// sentence, then done, which is the plain response (the same answer
+// cached, byte for byte); a cached answer streams; each request counts
+// once; a bad stream value is a 400 naming the field.
+func TestAnswerStream(t *testing.T) {
+	site := newLoopSite(t, map[string]string{
+		"/ferry": article("Ferry timetable", []string{"The island ferry leaves the north pier at nine and at three every day.", "The crossing takes forty minutes."}),
+		"/tides": article("Tide tables", []string{"High water at the north pier comes about fifty minutes later each day.", "Spring tides follow the new and the full moon."}),
+	})
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_ANSWER_FETCH_PRIVATE=allow", "ARR_ANSWER_SEED=off")
+	e.up()
+	e.createAccount("stream@example.com", "free")
+	key := e.mint("stream@example.com", "answer").Secret
+	if o, errs, code := indexAdd(t, e, site.srv.URL+"/ferry", site.srv.URL+"/tides"); code != 0 || o.Added != 2 {
+		t.Fatalf("index add: exit %d %+v %s", code, o, errs)
+	}
+	ctx := context.Background()
+	const q = "When does the island ferry leave the north pier?"
+
+	t.Run("bad stream values", func(t *testing.T) {
+		for _, v := range []string{`"yes"`, `1`, `"true"`, `{}`} {
+			resp := postAnswer(ctx, t, e.answer, key, `{"q":"`+q+`","stream":`+v+`}`, nil)
+			var b answerBody
+			_ = json.NewDecoder(resp.Body).Decode(&b)
+			resp.Body.Close()
+			if resp.StatusCode != 400 || b.Error == nil || b.Error.Code != "invalid_stream" || b.Error.Field != "stream" || !strings.Contains(b.Error.Message, "stream must be true or false") {
+				t.Fatalf("stream %s: %d %+v", v, resp.StatusCode, b.Error)
+			}
+		}
+		// An error before anything is sent keeps its status, streamed or not.
+		resp := postAnswer(ctx, t, e.answer, key, `{"q":"ab","stream":true}`, nil)
+		var b answerBody
+		_ = json.NewDecoder(resp.Body).Decode(&b)
+		resp.Body.Close()
+		if resp.StatusCode != 400 || b.Error == nil || b.Error.Code != "q_too_short" || strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
+			t.Fatalf("bad q streamed: %d %q %+v", resp.StatusCode, resp.Header.Get("Content-Type"), b.Error)
+		}
+	})
+
+	// A fresh answer, streamed.
+	resp := postAnswer(ctx, t, e.answer, key, `{"q":"`+q+`","stream":true}`, nil)
+	left := remaining(t, resp.Header)
+	if cc := resp.Header.Get("Cache-Control"); cc != "no-cache" {
+		t.Fatalf("Cache-Control %q", cc)
+	}
+	fresh := parseStreamed(t, readEvents(t, resp))
+	fresh.wellFormed(t)
+	done := decodeMap(t, fresh.done)
+	if done["cached"] != false || done["synthesis"] != "extractive" || !strings.Contains(done["answer"].(string), "nine") {
+		t.Fatalf("done: %s", fresh.done)
+	}
+	if got := strings.Join(fresh.deltas, ""); got != done["answer"] {
+		t.Fatalf("the deltas make %q, done says %q", got, done["answer"])
+	}
+	var doneSources struct{ Sources json.RawMessage }
+	_ = json.Unmarshal(fresh.done, &doneSources)
+	if !bytes.Equal(fresh.sources, doneSources.Sources) {
+		t.Fatalf("sources event %s, done's sources %s", fresh.sources, doneSources.Sources)
+	}
+
+	// The same question, plain: the answer the stream made, from the cache.
+	plainResp := postAnswer(ctx, t, e.answer, key, `{"q":"`+q+`"}`, nil)
+	var plain bytes.Buffer
+	_, _ = plain.ReadFrom(plainResp.Body)
+	plainResp.Body.Close()
+	if plainResp.StatusCode != 200 || !strings.HasPrefix(plainResp.Header.Get("Content-Type"), "application/json") {
+		t.Fatalf("plain: %d %s", plainResp.StatusCode, plain.String())
+	}
+	if n := remaining(t, plainResp.Header); n != left-1 {
+		t.Fatalf("X-RateLimit-Remaining %d after the stream, %d after the next request: a request counted other than once", left, n)
+	}
+	p := decodeMap(t, plain.Bytes())
+	if p["cached"] != true {
+		t.Fatalf("plain ask after the stream: not cached: %s", plain.String())
+	}
+	delete(p, "cached")
+	delete(done, "cached")
+	if !reflect.DeepEqual(p, done) {
+		t.Fatalf("done and the plain body differ beyond cached:\n done %s\nplain %s", fresh.done, plain.String())
+	}
+
+	t.Run("a cached answer streams; Accept: text/event-stream works like stream:true", func(t *testing.T) {
+		for i, tc := range []struct {
+			name, body string
+			headers    map[string]string
+		}{
+			{"stream true", `{"q":"` + q + `","stream":true}`, nil},
+			{"Accept header", `{"q":"` + q + `"}`, map[string]string{"Accept": "application/json;q=0.5, text/event-stream"}},
+			{"Accept header, stream false", `{"q":"` + q + `","stream":false}`, map[string]string{"Accept": "text/event-stream"}},
+		} {
+			resp := postAnswer(ctx, t, e.answer, key, tc.body, tc.headers)
+			if n := remaining(t, resp.Header); n != left-2-i {
+				t.Fatalf("%s: X-RateLimit-Remaining %d, want %d", tc.name, n, left-2-i)
+			}
+			s := parseStreamed(t, readEvents(t, resp))
+			s.wellFormed(t)
+			if !bytes.Equal(s.done, plain.Bytes()) {
+				t.Fatalf("%s: done is not the plain body byte for byte:\n done %s\nplain %s", tc.name, s.done, plain.String())
+			}
+			if strings.Join(s.deltas, "") != p["answer"] || !bytes.Equal(s.sources, doneSources.Sources) {
+				t.Fatalf("%s: deltas %q, sources %s", tc.name, s.deltas, s.sources)
+			}
+		}
+	})
+
+	t.Run("GET with Accept: text/event-stream", func(t *testing.T) {
+		req, _ := http.NewRequest(http.MethodGet, e.answer+"/api/v1/answer?q="+strings.ReplaceAll(q, " ", "+"), nil)
+		req.Header.Set("Authorization", "Bearer "+key)
+		req.Header.Set("Accept", "text/event-stream")
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		s := parseStreamed(t, readEvents(t, resp))
+		s.wellFormed(t)
+		if !bytes.Equal(s.done, plain.Bytes()) {
+			t.Fatalf("done %s", s.done)
+		}
+	})
+}
+
+// TestAnswerStreamModel: with a language model (a loopback stand-in that
+// streams its completion a word per chunk) a streamed answer relays the
+// model's tokens as separate deltas before done (raw: the marker that
+// refers to nothing is still in them; done's answer has it dropped). A
+// client that hangs up mid-stream stops the work: the model sees its
+// request cancelled, nothing is cached, and the next asker gets a fresh
+// answer from a server that still serves.
+func TestAnswerStreamModel(t *testing.T) {
+	site := newLoopSite(t, map[string]string{
+		"/ferry": article("Ferry timetable", []string{"The island ferry leaves the north pier at nine and at three every day.", "The crossing takes forty minutes."}),
+		"/tides": article("Tide tables", []string{"High water at the north pier comes about fifty minutes later each day.", "Spring tides follow the new and the full moon."}),
+	})
+	model := researchtest.NewLLM(t)
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_ANSWER_FETCH_PRIVATE=allow", "ARR_ANSWER_SEED=off",
+		"ARR_ANSWER_LLM_BASE_URL="+model.BaseURL(), "ARR_ANSWER_LLM_API_KEY=standin")
+	p := e.up()
+	e.createAccount("model@example.com", "free")
+	key := e.mint("model@example.com", "answer").Secret
+	if o, errs, code := indexAdd(t, e, site.srv.URL+"/ferry", site.srv.URL+"/tides"); code != 0 || o.Added != 2 {
+		t.Fatalf("index add: exit %d %+v %s", code, o, errs)
+	}
+	ctx := context.Background()
+
+	resp := postAnswer(ctx, t, e.answer, key, `{"q":"When does the island ferry leave?","stream":true}`, nil)
+	s := parseStreamed(t, readEvents(t, resp))
+	s.wellFormed(t)
+	if model.Streams() != 1 || model.Hits() != 1 {
+		t.Fatalf("the model was asked %d times, %d streamed", model.Hits(), model.Streams())
+	}
+	raw := strings.Join(s.deltas, "")
+	if len(s.deltas) < 5 || !strings.Contains(raw, "[42]") {
+		t.Fatalf("want the model's words as separate raw deltas, got %q", s.deltas)
+	}
+	var done answerBody
+	if err := json.Unmarshal(s.done, &done); err != nil {
+		t.Fatal(err)
+	}
+	if done.Synthesis != "llm" || done.Cached || strings.Contains(done.Answer, "[42]") {
+		t.Fatalf("done: %s", s.done)
+	}
+	assertCited(t, done)
+	var srcs []struct{ URL string }
+	if err := json.Unmarshal(s.sources, &srcs); err != nil || len(srcs) < len(done.Sources) {
+		t.Fatalf("sources event %s: %v", s.sources, err)
+	}
+
+	t.Run("a client that hangs up mid-stream cancels the model call", func(t *testing.T) {
+		model.SetHold(true)
+		const q = `{"q":"How long does the ferry crossing take?","stream":true}`
+		cctx, cancel := context.WithCancel(ctx)
+		defer cancel()
+		resp := postAnswer(cctx, t, e.answer, key, q, nil)
+		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
+			t.Fatalf("%d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
+		}
+		// Read up to the first delta: the model is writing.
+		sc := bufio.NewScanner(resp.Body)
+		gotDelta := false
+		for !gotDelta && sc.Scan() {
+			gotDelta = sc.Text() == "event: delta"
+		}
+		if !gotDelta {
+			t.Fatalf("no delta before the stream ended: %v", sc.Err())
+		}
+		select {
+		case <-model.Held:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the model's stream was not held")
+		}
+		cancel()
+		resp.Body.Close()
+		deadline := time.Now().Add(15 * time.Second)
+		for model.Cancelled() != 1 {
+			if time.Now().After(deadline) {
+				t.Fatalf("the model's request was not cancelled after the client hung up; logs:\n%s", p.logs.String())
+			}
+			time.Sleep(50 * time.Millisecond)
+		}
+		// Nothing was cached: the same question is a fresh answer.
+		model.SetHold(false)
+		hits := model.Hits()
+		s := parseStreamed(t, readEvents(t, postAnswer(ctx, t, e.answer, key, q, nil)))
+		s.wellFormed(t)
+		var again answerBody
+		if err := json.Unmarshal(s.done, &again); err != nil {
+			t.Fatal(err)
+		}
+		if again.Cached || again.Synthesis != "llm" || model.Hits() != hits+1 {
+			t.Fatalf("after the hang-up: cached=%v synthesis=%s, %d model calls", again.Cached, again.Synthesis, model.Hits()-hits)
+		}
+		assertCited(t, again)
+	})
+}
