@@ -40,28 +40,46 @@ func postAnswer(ctx context.Context, t testing.TB, base, key, body string, heade
 	return resp
 }
 
-// readEvents reads a text/event-stream body to its end, calling each
-// (when set) as each event arrives.
+// readEvents reads a text/event-stream body to its end.
 func readEvents(t testing.TB, resp *http.Response) []answerEvent {
 	t.Helper()
 	defer resp.Body.Close()
+	sc := eventScanner(t, resp)
+	var out []answerEvent
+	for {
+		e, ok := nextEvent(t, sc)
+		if !ok {
+			return out
+		}
+		out = append(out, e)
+	}
+}
+
+// eventScanner checks that resp is a 200 event stream and returns a
+// scanner of its lines.
+func eventScanner(t testing.TB, resp *http.Response) *bufio.Scanner {
+	t.Helper()
 	if ct := resp.Header.Get("Content-Type"); resp.StatusCode != 200 || ct != "text/event-stream" {
 		var b bytes.Buffer
 		_, _ = b.ReadFrom(resp.Body)
 		t.Fatalf("want a 200 event stream, got %d %q: %s", resp.StatusCode, ct, b.String())
 	}
-	var out []answerEvent
-	var cur answerEvent
 	sc := bufio.NewScanner(resp.Body)
 	sc.Buffer(make([]byte, 64<<10), 4<<20)
+	return sc
+}
+
+// nextEvent reads the next event; false at the end of the stream.
+func nextEvent(t testing.TB, sc *bufio.Scanner) (answerEvent, bool) {
+	t.Helper()
+	var cur answerEvent
 	for sc.Scan() {
 		line := sc.Text()
 		switch {
 		case line == "":
 			if cur.name != "" {
-				out = append(out, cur)
+				return cur, true
 			}
-			cur = answerEvent{}
 		case strings.HasPrefix(line, "event: "):
 			cur.name = strings.TrimPrefix(line, "event: ")
 		case strings.HasPrefix(line, "data: "):
@@ -73,7 +91,7 @@ func readEvents(t testing.TB, resp *http.Response) []answerEvent {
 	if err := sc.Err(); err != nil {
 		t.Fatalf("reading the stream: %v", err)
 	}
-	return out
+	return answerEvent{}, false
 }
 
 // streamed is a stream's parts: the names in order, the sources, the
@@ -310,6 +328,72 @@ func TestAnswerStreamModel(t *testing.T) {
 		t.Fatalf("sources event %s: %v", s.sources, err)
 	}
 
+	t.Run("askers of one question share its stream; one hanging up cancels nothing", func(t *testing.T) {
+		model.SetHold(true)
+		defer model.SetHold(false)
+		const q = `{"q":"What time does the second ferry leave?","stream":true}`
+		hits := model.Hits()
+		actx, cancelA := context.WithCancel(ctx)
+		defer cancelA()
+		respA := postAnswer(actx, t, e.answer, key, q, nil)
+		scA := eventScanner(t, respA)
+		for {
+			ev, ok := nextEvent(t, scA)
+			if !ok {
+				t.Fatal("A's stream ended before a delta")
+			}
+			if ev.name == "delta" {
+				break
+			}
+		}
+		select {
+		case <-model.Held:
+		case <-time.After(10 * time.Second):
+			t.Fatal("the model's stream was not held")
+		}
+		// B asks the same question while A's answer is being written: it
+		// joins it, and gets what was sent so far first.
+		respB := postAnswer(ctx, t, e.answer, key, q, nil)
+		scB := eventScanner(t, respB)
+		var b []answerEvent
+		for len(b) < 2 {
+			ev, ok := nextEvent(t, scB)
+			if !ok {
+				t.Fatalf("B's stream ended after %v", b)
+			}
+			b = append(b, ev)
+		}
+		if b[0].name != "sources" || b[1].name != "delta" {
+			t.Fatalf("B began with %s, %s", b[0].name, b[1].name)
+		}
+		cancelA()
+		respA.Body.Close()
+		// A bounded look for a cancellation that must not come.
+		time.Sleep(500 * time.Millisecond)
+		if n := model.Cancelled(); n != 0 {
+			t.Fatalf("A hanging up cancelled the model call B shares (%d cancelled)", n)
+		}
+		model.Release()
+		for {
+			ev, ok := nextEvent(t, scB)
+			if !ok {
+				break
+			}
+			b = append(b, ev)
+		}
+		respB.Body.Close()
+		s := parseStreamed(t, b)
+		s.wellFormed(t)
+		var done answerBody
+		if err := json.Unmarshal(s.done, &done); err != nil {
+			t.Fatal(err)
+		}
+		if done.Cached || done.Synthesis != "llm" || model.Hits() != hits+1 || len(s.deltas) < 5 || !strings.Contains(strings.Join(s.deltas, ""), "[42]") {
+			t.Fatalf("B: %d model calls, deltas %q, done %s", model.Hits()-hits, s.deltas, s.done)
+		}
+		assertCited(t, done)
+	})
+
 	t.Run("a client that hangs up mid-stream cancels the model call", func(t *testing.T) {
 		model.SetHold(true)
 		const q = `{"q":"How long does the ferry crossing take?","stream":true}`
@@ -319,6 +403,7 @@ func TestAnswerStreamModel(t *testing.T) {
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 			t.Fatalf("%d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
+		left := remaining(t, resp.Header)
 		// Read up to the first delta: the model is writing.
 		sc := bufio.NewScanner(resp.Body)
 		gotDelta := false
@@ -345,7 +430,11 @@ func TestAnswerStreamModel(t *testing.T) {
 		// Nothing was cached: the same question is a fresh answer.
 		model.SetHold(false)
 		hits := model.Hits()
-		s := parseStreamed(t, readEvents(t, postAnswer(ctx, t, e.answer, key, q, nil)))
+		next := postAnswer(ctx, t, e.answer, key, q, nil)
+		if n := remaining(t, next.Header); n != left-1 {
+			t.Fatalf("X-RateLimit-Remaining %d after the hung-up call, %d after the next: the hung-up call must stay counted, once", left, n)
+		}
+		s := parseStreamed(t, readEvents(t, next))
 		s.wellFormed(t)
 		var again answerBody
 		if err := json.Unmarshal(s.done, &again); err != nil {

@@ -145,8 +145,9 @@ func (h *handler) answer(c *gin.Context, req answer.Request, stream bool, err er
 	}
 	if err != nil {
 		if s != nil && ctx.Err() != nil {
-			// The client hung up: nothing is served or sent.
-			markNotServed(c)
+			// The client hung up: nothing more is sent and no answer is
+			// recorded as served; the call stays counted (quota and
+			// meter), as a plain call whose client hangs up is.
 			if !s.started {
 				c.Abort()
 			}

@@ -7,6 +7,7 @@ import (
 	"net/http/httptest"
 	"regexp"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"time"
 )
@@ -21,7 +22,7 @@ import (
 // per word, flushed one by one, then a usage chunk and [DONE]. With
 // SetHold(true) a streamed answer stops after its first word and waits
 // until the client cancels the request (at most 30 s), which Cancelled
-// counts.
+// counts, or until Release.
 type LLM struct {
 	*httptest.Server
 	hits      atomic.Int64
@@ -29,6 +30,8 @@ type LLM struct {
 	cancelled atomic.Int64
 	down      atomic.Bool
 	hold      atomic.Bool
+	mu      sync.Mutex
+	release chan struct{}
 	// Held is sent on (without blocking) when a held stream has sent its
 	// first word.
 	Held chan struct{}
@@ -36,7 +39,7 @@ type LLM struct {
 
 // NewLLM starts the model; its base URL for clients is URL+"/v1".
 func NewLLM(t Cleaner) *LLM {
-	l := &LLM{Held: make(chan struct{}, 1)}
+	l := &LLM{Held: make(chan struct{}, 1), release: make(chan struct{})}
 	l.Server = httptest.NewServer(http.HandlerFunc(l.serve))
 	t.Cleanup(l.Close)
 	return l
@@ -54,6 +57,14 @@ func (l *LLM) Cancelled() int64 { return l.cancelled.Load() }
 // SetHold makes streamed answers stop after their first word until the
 // client cancels (true), or run to the end again.
 func (l *LLM) SetHold(hold bool) { l.hold.Store(hold) }
+
+// Release lets the streams held now go on to their end.
+func (l *LLM) Release() {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	close(l.release)
+	l.release = make(chan struct{})
+}
 
 // SetDown makes every completion fail with 503 (true) or work again.
 func (l *LLM) SetDown(down bool) { l.down.Store(down) }
@@ -135,6 +146,9 @@ func (l *LLM) stream(w http.ResponseWriter, r *http.Request, content string, pt,
 	for i, word := range words {
 		send(chunk(word))
 		if i == 0 && l.hold.Load() {
+			l.mu.Lock()
+			release := l.release
+			l.mu.Unlock()
 			select {
 			case l.Held <- struct{}{}:
 			default:
@@ -143,6 +157,8 @@ func (l *LLM) stream(w http.ResponseWriter, r *http.Request, content string, pt,
 			case <-r.Context().Done():
 				l.cancelled.Add(1)
 				return
+			case <-release:
+				continue
 			case <-time.After(30 * time.Second):
 				return
 			}
