@@ -30,8 +30,8 @@ type LLM struct {
 	cancelled atomic.Int64
 	down      atomic.Bool
 	hold      atomic.Bool
-	mu      sync.Mutex
-	release chan struct{}
+	mu        sync.Mutex
+	release   chan struct{}
 	// Held is sent on (without blocking) when a held stream has sent its
 	// first word.
 	Held chan struct{}
