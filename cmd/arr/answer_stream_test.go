@@ -328,6 +328,24 @@ func TestAnswerStreamModel(t *testing.T) {
 		t.Fatalf("sources event %s: %v", s.sources, err)
 	}
 
+	t.Run("a model that fails: a second sources event, then the extractive answer", func(t *testing.T) {
+		model.SetDown(true)
+		defer model.SetDown(false)
+		s := parseStreamed(t, readEvents(t, postAnswer(ctx, t, e.answer, key, `{"q":"When does the island ferry leave the north pier?","stream":true}`, nil)))
+		if len(s.names) < 4 || s.names[0] != "sources" || s.names[1] != "sources" || s.names[2] != "delta" || s.names[len(s.names)-1] != "done" {
+			t.Fatalf("event sequence %v", s.names)
+		}
+		var done answerBody
+		if err := json.Unmarshal(s.done, &done); err != nil {
+			t.Fatal(err)
+		}
+		var doneSources struct{ Sources json.RawMessage }
+		_ = json.Unmarshal(s.done, &doneSources)
+		if done.Synthesis != "extractive" || strings.Join(s.deltas, "") != done.Answer || !bytes.Equal(s.sources, doneSources.Sources) {
+			t.Fatalf("deltas %q, last sources %s, done %s", s.deltas, s.sources, s.done)
+		}
+	})
+
 	t.Run("askers of one question share its stream; one hanging up cancels nothing", func(t *testing.T) {
 		model.SetHold(true)
 		defer model.SetHold(false)
