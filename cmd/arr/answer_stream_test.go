@@ -265,6 +265,16 @@ func TestAnswerStream(t *testing.T) {
 		}
 	})
 
+	t.Run("Accept: text/event-stream;q=0 is plain JSON", func(t *testing.T) {
+		resp := postAnswer(ctx, t, e.answer, key, `{"q":"`+q+`"}`, map[string]string{"Accept": "text/event-stream;q=0, application/json"})
+		var b bytes.Buffer
+		_, _ = b.ReadFrom(resp.Body)
+		resp.Body.Close()
+		if resp.StatusCode != 200 || !bytes.Equal(b.Bytes(), plain.Bytes()) {
+			t.Fatalf("%d %q: %s", resp.StatusCode, resp.Header.Get("Content-Type"), b.String())
+		}
+	})
+
 	t.Run("GET with Accept: text/event-stream", func(t *testing.T) {
 		req, _ := http.NewRequest(http.MethodGet, e.answer+"/api/v1/answer?q="+strings.ReplaceAll(q, " ", "+"), nil)
 		req.Header.Set("Authorization", "Bearer "+key)

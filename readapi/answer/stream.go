@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"mime"
 	"net/http"
+	"strconv"
 	"strings"
 
 	"github.com/gin-gonic/gin"
@@ -29,19 +30,27 @@ type delta struct {
 
 // wantsStream reports whether the request asks for server-sent events:
 // "stream": true in the body (bodyStream) or an Accept header that names
-// text/event-stream.
+// text/event-stream (with a q above 0).
 func wantsStream(c *gin.Context, bodyStream bool) bool {
 	if bodyStream {
 		return true
 	}
 	for _, v := range c.Request.Header.Values("Accept") {
 		for _, part := range strings.Split(v, ",") {
-			if mt, _, err := mime.ParseMediaType(strings.TrimSpace(part)); err == nil && mt == "text/event-stream" {
+			mt, params, err := mime.ParseMediaType(strings.TrimSpace(part))
+			if err == nil && mt == "text/event-stream" && !refused(params["q"]) {
 				return true
 			}
 		}
 	}
 	return false
+}
+
+// refused reports whether an Accept entry's q value refuses its type
+// (q=0, RFC 9110 section 12.4.2).
+func refused(q string) bool {
+	f, err := strconv.ParseFloat(q, 64)
+	return err == nil && f == 0
 }
 
 // parseStream reads the body's stream field: absent, true or false.
