@@ -474,3 +474,34 @@ func TestAnswerStreamModel(t *testing.T) {
 		assertCited(t, again)
 	})
 }
+
+// TestAnswerStreamThroughGateway: the default model path, arr's own
+// gateway (ARR_ANSWER_LLM_API_KEY is a gateway key) over a loopback
+// upstream: the answer service asks the gateway for a stream and relays
+// the upstream's words as deltas before done.
+func TestAnswerStreamThroughGateway(t *testing.T) {
+	site := newLoopSite(t, map[string]string{
+		"/ferry": article("Ferry timetable", []string{"The island ferry leaves the north pier at nine and at three every day.", "The crossing takes forty minutes."}),
+	})
+	g := newGateway(t, "pro", "ARR_ANSWER_FETCH_PRIVATE=allow", "ARR_ANSWER_SEED=off")
+	g.proc.stop(t)
+	g.env.extraEnv = append(g.env.extraEnv, "ARR_ANSWER_LLM_API_KEY="+g.key)
+	g.proc = g.env.up()
+	e := g.env
+	key := e.mint("gw-pro@example.com", "answer").Secret
+	if o, errs, code := indexAdd(t, e, site.srv.URL+"/ferry"); code != 0 || o.Added != 1 {
+		t.Fatalf("index add: exit %d %+v %s", code, o, errs)
+	}
+	s := parseStreamed(t, readEvents(t, postAnswer(context.Background(), t, e.answer, key, `{"q":"When does the island ferry leave?","stream":true}`, nil)))
+	if len(s.names) < 4 || s.names[0] != "sources" || s.names[1] != "delta" || s.names[len(s.names)-1] != "done" {
+		t.Fatalf("event sequence %v", s.names)
+	}
+	var done answerBody
+	if err := json.Unmarshal(s.done, &done); err != nil {
+		t.Fatal(err)
+	}
+	if raw := strings.Join(s.deltas, ""); len(s.deltas) < 5 || !strings.HasPrefix(raw, "Hello from ") || done.Synthesis != "llm" {
+		t.Fatalf("deltas %q, done %s; logs:\n%s", s.deltas, s.done, g.proc.logs.String())
+	}
+	assertCited(t, done)
+}
