@@ -289,6 +289,37 @@ func TestAnswerStream(t *testing.T) {
 			t.Fatalf("done %s", s.done)
 		}
 	})
+
+	// Seven answers were served (one fresh stream, five cached streams or
+	// plain calls, one GET stream): one AnswerServed each, none for the
+	// refused ones.
+	const served = 7
+	deadline := time.Now().Add(15 * time.Second)
+	for eventsOfType(t, e, "AnswerServed") < served && time.Now().Before(deadline) {
+		time.Sleep(100 * time.Millisecond)
+	}
+	time.Sleep(300 * time.Millisecond) // the recorder appends every 100 ms
+	if n := eventsOfType(t, e, "AnswerServed"); n != served {
+		t.Fatalf("%d AnswerServed events for %d answers served", n, served)
+	}
+}
+
+// eventsOfType is how many events of type the log holds.
+func eventsOfType(t testing.TB, e *env, typ string) int64 {
+	t.Helper()
+	var stats struct {
+		Types []struct {
+			Type   string `json:"type"`
+			Events int64  `json:"events"`
+		} `json:"types"`
+	}
+	e.mustArr(&stats, "events", "stats", "--json")
+	for _, ty := range stats.Types {
+		if ty.Type == typ {
+			return ty.Events
+		}
+	}
+	return 0
 }
 
 // TestAnswerStreamModel: with a language model (a loopback stand-in that
@@ -423,6 +454,8 @@ func TestAnswerStreamModel(t *testing.T) {
 	})
 
 	t.Run("a client that hangs up mid-stream cancels the model call", func(t *testing.T) {
+		time.Sleep(300 * time.Millisecond) // earlier answers' AnswerServed appended
+		served := eventsOfType(t, e, "AnswerServed")
 		model.SetHold(true)
 		const q = `{"q":"How long does the ferry crossing take?","stream":true}`
 		cctx, cancel := context.WithCancel(ctx)
@@ -472,6 +505,15 @@ func TestAnswerStreamModel(t *testing.T) {
 			t.Fatalf("after the hang-up: cached=%v synthesis=%s, %d model calls", again.Cached, again.Synthesis, model.Hits()-hits)
 		}
 		assertCited(t, again)
+		// One answer was served since: the hung-up call recorded none.
+		deadline = time.Now().Add(15 * time.Second)
+		for eventsOfType(t, e, "AnswerServed") < served+1 && time.Now().Before(deadline) {
+			time.Sleep(100 * time.Millisecond)
+		}
+		time.Sleep(300 * time.Millisecond)
+		if n := eventsOfType(t, e, "AnswerServed"); n != served+1 {
+			t.Fatalf("%d AnswerServed events after one answer served and one hung up", n-served)
+		}
 	})
 }
 
