@@ -156,6 +156,7 @@ func (r *Researcher) Answer(ctx context.Context, req answer.Request) (Result, er
 	if req.Mode == answer.Deep {
 		bound = r.cfg.DeepTimeout
 	}
+	parent := ctx
 	ctx, cancel := context.WithTimeout(ctx, bound)
 	defer cancel()
 	switch ps, local := r.cfg.Search.(PassageSearcher); {
@@ -170,6 +171,12 @@ func (r *Researcher) Answer(ctx context.Context, req answer.Request) (Result, er
 		return Result{}, err
 	}
 	r.write(ctx, req, docs, &res)
+	if err := parent.Err(); err != nil {
+		// The caller gave up (every asker hung up): what was written
+		// under a cancelled context (an extractive fallback for a model
+		// call it cut) is not the answer.
+		return Result{}, fmt.Errorf("researching: %w", context.Cause(parent))
+	}
 	res.Costs.TotalUS = time.Since(start).Microseconds()
 	return res, nil
 }

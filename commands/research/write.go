@@ -96,6 +96,8 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 		res.Synthesis = answer.NoSources
 		res.Answer = "No sources matched this question, so there is no answer to cite. Try other words" +
 			map[bool]string{true: ", or add documents to the local index with `arr answer index add URL|FILE|DIR`.", false: "."}[r.Backend() == "local"]
+		progressOf(ctx).sources([]answer.Source{})
+		progressOf(ctx).delta(res.Answer)
 		return
 	}
 	all := make([]answer.Source, len(srcs))
@@ -103,6 +105,10 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 		all[i] = answer.Source{Title: s.title, URL: r.sourceURL(s), Content: s.content(), PublishedDate: answer.PublishedDate(s.published)}
 	}
 	defer func() { snippets(res, srcs, all) }()
+	prog := progressOf(ctx)
+	if r.cfg.Model != nil {
+		prog.sources(all)
+	}
 	t = time.Now()
 	text, ok := r.synthesize(ctx, req, all, res)
 	res.Costs.SynthesisUS = time.Since(t).Microseconds()
@@ -119,12 +125,18 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	if text == "" {
 		res.Synthesis, res.Model = answer.NoSources, ""
 		res.Answer = "The indexed sources do not answer this question."
+		prog.sources([]answer.Source{})
+		prog.delta(res.Answer)
 		return
 	}
 	c := answer.CheckCitations(text, len(all))
 	res.Answer, res.Synthesis, res.Model = c.Answer, answer.Extractive, ""
 	res.Sources = pick(all, c.Order)
 	res.chosen = chosen
+	prog.sources(res.Sources)
+	for _, d := range answer.Deltas(res.Answer) {
+		prog.delta(d)
+	}
 }
 
 // snippets sets each cited source's Snippet: the passage text the
@@ -207,7 +219,13 @@ func (r *Researcher) synthesize(ctx context.Context, req answer.Request, srcs []
 	if req.Tier == answer.Pro && r.cfg.ModelName == "auto" {
 		lr.QualityFloor = r.cfg.ProQualityFloor
 	}
-	out, err := r.cfg.Model.Complete(ctx, lr)
+	var out llm.Response
+	var err error
+	if sm, ok := r.cfg.Model.(StreamingModel); ok && progressOf(ctx).Delta != nil {
+		out, err = sm.Stream(ctx, lr, progressOf(ctx).delta)
+	} else {
+		out, err = r.cfg.Model.Complete(ctx, lr)
+	}
 	res.Costs.LLMCalls++
 	if err != nil {
 		r.cfg.Logger.Warn("language model unavailable; answering extractively", "err", err)

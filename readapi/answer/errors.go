@@ -7,6 +7,7 @@ import (
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/readapi/httpx"
+	"github.com/arr-dev/arr/readapi/ratelimit"
 )
 
 // handle is an answer route: h returns its error, and fail answers it.
@@ -16,6 +17,14 @@ func handle(h httpx.Handler) gin.HandlerFunc { return httpx.Handle(fail, h) }
 // domain error (web search down) keeps its code and message; the handler
 // sets Retry-After.
 func fail(c *gin.Context, err error) {
+	status, body := problem(c, err)
+	c.Abort()
+	c.PureJSON(status, body)
+}
+
+// problem is err's status and error body, as fail writes them (and a
+// streamed answer's error event carries them).
+func problem(c *gin.Context, err error) (int, gin.H) {
 	p := httpx.ProblemFor(c, err)
 	var de *domain.Error
 	if p.Status == 503 && errors.As(err, &de) {
@@ -25,6 +34,8 @@ func fail(c *gin.Context, err error) {
 	if p.Field != "" {
 		body["field"] = p.Field
 	}
-	c.Abort()
-	c.PureJSON(p.Status, gin.H{"error": body})
+	return p.Status, gin.H{"error": body}
 }
+
+// markNotServed: the request counts against no quota or meter.
+func markNotServed(c *gin.Context) { ratelimit.MarkNotServed(c) }

@@ -16,7 +16,6 @@ import (
 	"github.com/arr-dev/arr/projections/answercache"
 
 	"github.com/gin-gonic/gin"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/research"
@@ -42,7 +41,7 @@ const searchRetryAfter = 30 * time.Second
 type handler struct {
 	app    app.Application
 	d      httpx.Deps
-	flight singleflight.Group
+	flight *flight
 	memo   *memo
 }
 
@@ -57,16 +56,18 @@ type body struct {
 	StartDate      json.RawMessage `json:"start_date"`
 	EndDate        json.RawMessage `json:"end_date"`
 	Messages       json.RawMessage `json:"messages"`
+	// Stream asks for server-sent events (true or false).
+	Stream json.RawMessage `json:"stream"`
 }
 
 func (h *handler) get(c *gin.Context) error {
 	req, err := ParseQuery(c.Request.URL.Query(), h.app.Now())
-	return h.answer(c, req, err)
+	return h.answer(c, req, wantsStream(c, false), err)
 }
 
 func (h *handler) post(c *gin.Context) error {
-	req, err := ParseBody(c.Request.Body, h.app.Now())
-	return h.answer(c, req, err)
+	req, stream, err := parseBody(c.Request.Body, h.app.Now())
+	return h.answer(c, req, wantsStream(c, stream), err)
 }
 
 // ParseQuery reads the question of GET /api/v1/answer from its query
@@ -105,15 +106,23 @@ func listParam(vs []string) []string {
 	return out
 }
 
-// ParseBody reads the question of POST /api/v1/answer from its JSON body;
-// a time range is resolved against now.
+// ParseBody reads the question of POST /api/v1/answer from its JSON body
+// (its stream field is checked, not returned); a time range is resolved
+// against now.
 func ParseBody(r io.Reader, now time.Time) (answer.Request, error) {
+	req, _, err := parseBody(r, now)
+	return req, err
+}
+
+// parseBody reads the question of POST /api/v1/answer and whether it asks
+// for a stream.
+func parseBody(r io.Reader, now time.Time) (answer.Request, bool, error) {
 	var b body
 	if err := json.NewDecoder(r).Decode(&b); err != nil {
 		if httpx.IsBodyError(err) {
-			return answer.Request{}, err
+			return answer.Request{}, false, err
 		}
-		return answer.Request{}, domain.Invalid("invalid_json", "", "the body must be a JSON object like {\"q\":\"…\",\"tier\":\"free\",\"mode\":\"quick\"}: %v", err)
+		return answer.Request{}, false, domain.Invalid("invalid_json", "", "the body must be a JSON object like {\"q\":\"…\",\"tier\":\"free\",\"mode\":\"quick\",\"stream\":false}: %v", err)
 	}
 	q := ""
 	if b.Q != nil {
@@ -121,14 +130,14 @@ func ParseBody(r io.Reader, now time.Time) (answer.Request, error) {
 	}
 	req, err := answer.ParseRequest(q, b.Q != nil, b.Tier, b.Mode)
 	if err != nil {
-		return answer.Request{}, err
+		return answer.Request{}, false, err
 	}
 	var in answer.FilterInput
 	if in.IncludeDomains, err = stringsField("include_domains", b.IncludeDomains); err != nil {
-		return answer.Request{}, err
+		return answer.Request{}, false, err
 	}
 	if in.ExcludeDomains, err = stringsField("exclude_domains", b.ExcludeDomains); err != nil {
-		return answer.Request{}, err
+		return answer.Request{}, false, err
 	}
 	for _, f := range []struct {
 		name string
@@ -136,17 +145,18 @@ func ParseBody(r io.Reader, now time.Time) (answer.Request, error) {
 		dst  *string
 	}{{"time_range", b.TimeRange, &in.TimeRange}, {"start_date", b.StartDate, &in.StartDate}, {"end_date", b.EndDate, &in.EndDate}} {
 		if *f.dst, err = stringField(f.name, f.raw); err != nil {
-			return answer.Request{}, err
+			return answer.Request{}, false, err
 		}
 	}
 	in.IncludeDomains, in.ExcludeDomains = asciiNames(in.IncludeDomains), asciiNames(in.ExcludeDomains)
 	if req.Filters, err = answer.ParseFilters(in, now); err != nil {
-		return answer.Request{}, err
+		return answer.Request{}, false, err
 	}
 	if req.Messages, err = parseMessages(b.Messages); err != nil {
-		return answer.Request{}, err
+		return answer.Request{}, false, err
 	}
-	return req, nil
+	stream, err := parseStream(b.Stream)
+	return req, stream, err
 }
 
 // asciiNames are host names with internationalized ones in their ASCII
@@ -243,7 +253,7 @@ type response struct {
 	ExpiresAt     time.Time         `json:"expires_at"`
 }
 
-func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
+func (h *handler) answer(c *gin.Context, req answer.Request, stream bool, err error) error {
 	if err != nil {
 		return err
 	}
@@ -261,18 +271,37 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
 		}
 	}
 	key := req.CacheKey()
+	var s *sse
+	if stream {
+		s = &sse{c: c}
+	}
 	cached := true
 	a, err := h.lookup(ctx, key)
 	if errors.Is(err, answercache.ErrNoCachedAnswer) {
 		cached = false
-		a, err = h.synthesize(ctx, req, httpx.CommandMetadata(c, "key:"+p.KeyID.String()))
+		a, err = h.synthesize(ctx, req, httpx.CommandMetadata(c, "key:"+p.KeyID.String()), s)
 	}
 	if err != nil {
+		if s != nil && ctx.Err() != nil {
+			// The client hung up: nothing more is sent and no answer is
+			// recorded as served; the call stays counted (quota and
+			// meter), as a plain call whose client hangs up is.
+			if !s.started {
+				c.Abort()
+			}
+			return nil
+		}
 		if errors.Is(err, domain.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
 			secs := int(searchRetryAfter.Seconds())
-			c.Header("Retry-After", strconv.Itoa(secs))
-			return &domain.Error{Kind: domain.ErrUnavailable, Code: "search_unavailable",
+			err = &domain.Error{Kind: domain.ErrUnavailable, Code: "search_unavailable",
 				Message: fmt.Sprintf("web search is temporarily unavailable; retry in %d seconds", secs)}
+			if s == nil || !s.started {
+				c.Header("Retry-After", strconv.Itoa(secs))
+			}
+		}
+		if s != nil && s.started {
+			s.fail(err)
+			return nil
 		}
 		return err
 	}
@@ -282,10 +311,16 @@ func (h *handler) answer(c *gin.Context, req answer.Request, err error) error {
 		served.ResolvedQuery, served.Turns = req.Question(), len(req.Messages)
 	}
 	h.app.Answers.Served.Record(served)
-	c.JSON(http.StatusOK, response{Query: req.Query, ResolvedQuery: req.Question(), Answer: a.Answer,
+	resp := response{Query: req.Query, ResolvedQuery: req.Question(), Answer: a.Answer,
 		Citations: answer.CitationSpans(a.Answer), Sources: withSnippets(a.Answer, a.Sources), Tier: req.Tier, Mode: req.Mode,
 		Cached: cached, Synthesis: string(a.Synthesis), SubQuestions: a.SubQuestions, AnswerID: a.AnswerID.String(),
-		SynthesizedAt: a.SynthesizedAt, ExpiresAt: a.ExpiresAt})
+		SynthesizedAt: a.SynthesizedAt, ExpiresAt: a.ExpiresAt}
+	if s == nil {
+		c.JSON(http.StatusOK, resp)
+		return nil
+	}
+	s.whole(resp.Sources, a.Answer)
+	s.sendJSON(eventDone, resp)
 	return nil
 }
 
@@ -325,31 +360,49 @@ func (h *handler) lookup(ctx context.Context, key string) (answercache.CachedAns
 }
 
 // synthesize runs the command once per cache key at a time (concurrent
-// askers of the same question share it), waits until the cache read model
-// holds the result and answers from there. md is the first asker's: the
-// event it appends carries that request's id.
-func (h *handler) synthesize(ctx context.Context, req answer.Request, md commands.Metadata) (answercache.CachedAnswer, error) {
+// askers of the same question share it, flight), waits until the cache
+// read model holds the result and answers from there. md is the first
+// asker's: the event it appends carries that request's id. With s set the
+// asker streams: it sends the synthesis's sources and deltas as they come
+// (those before it joined first), and gives up when its client hangs up,
+// which cancels the synthesis if no other asker shares it.
+func (h *handler) synthesize(ctx context.Context, req answer.Request, md commands.Metadata, s *sse) (answercache.CachedAnswer, error) {
 	key := req.CacheKey()
-	v, err, _ := h.flight.Do(key, func() (any, error) {
-		// The research outlives a caller that hangs up: its result is
-		// cached for the next one.
-		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 3*time.Minute)
-		defer cancel()
+	call := h.flight.join(ctx, key, func(rctx context.Context, call *call) (answercache.CachedAnswer, error) {
+		rctx = research.WithProgress(rctx, &research.Progress{
+			Sources: func(src []answer.Source) {
+				if src == nil {
+					src = []answer.Source{}
+				}
+				if b, err := json.Marshal(src); err == nil {
+					call.publish(progress{name: eventSources, data: b})
+				}
+			},
+			Delta: func(text string) {
+				if b, err := json.Marshal(delta{Text: text}); err == nil {
+					call.publish(progress{name: eventDelta, data: b})
+				}
+			},
+		})
 		_, pos, err := h.app.Commands.SynthesizeAnswer.Handle(rctx, commands.SynthesizeAnswer{Request: req, Metadata: md})
 		if err != nil {
-			return nil, err
+			return answercache.CachedAnswer{}, err
 		}
 		if h.d.App.WaitFor != nil {
 			if err := h.d.App.WaitFor(rctx, answercache.Name, pos); err != nil {
-				return nil, fmt.Errorf("waiting for the answer cache: %w", err)
+				return answercache.CachedAnswer{}, fmt.Errorf("waiting for the answer cache: %w", err)
 			}
 		}
 		return h.app.Queries.AnswerCache.Lookup(rctx, key, h.d.App.Now())
 	})
+	var see func(progress)
+	if s != nil {
+		see = func(p progress) { s.send(p.name, p.data) }
+	}
+	a, err := h.flight.wait(ctx, key, call, see)
 	if err != nil {
 		return answercache.CachedAnswer{}, err
 	}
-	a := v.(answercache.CachedAnswer)
 	h.memo.put(a)
 	return a, nil
 }
