@@ -21,8 +21,8 @@ type answerEvent struct {
 	data []byte
 }
 
-// postAnswer sends POST /api/v1/answer with body (raw JSON) and headers.
-func postAnswer(ctx context.Context, t testing.TB, base, key, body string, headers map[string]string) *http.Response {
+// postAnswerStream sends POST /api/v1/answer with body (raw JSON) and headers.
+func postAnswerStream(ctx context.Context, t testing.TB, base, key, body string, headers map[string]string) *http.Response {
 	t.Helper()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, base+"/api/v1/answer", strings.NewReader(body))
 	if err != nil {
@@ -181,7 +181,7 @@ func TestAnswerStream(t *testing.T) {
 
 	t.Run("bad stream values", func(t *testing.T) {
 		for _, v := range []string{`"yes"`, `1`, `"true"`, `{}`} {
-			resp := postAnswer(ctx, t, e.answer, key, `{"q":"`+q+`","stream":`+v+`}`, nil)
+			resp := postAnswerStream(ctx, t, e.answer, key, `{"q":"`+q+`","stream":`+v+`}`, nil)
 			var b answerBody
 			_ = json.NewDecoder(resp.Body).Decode(&b)
 			resp.Body.Close()
@@ -190,7 +190,7 @@ func TestAnswerStream(t *testing.T) {
 			}
 		}
 		// An error before anything is sent keeps its status, streamed or not.
-		resp := postAnswer(ctx, t, e.answer, key, `{"q":"ab","stream":true}`, nil)
+		resp := postAnswerStream(ctx, t, e.answer, key, `{"q":"ab","stream":true}`, nil)
 		var b answerBody
 		_ = json.NewDecoder(resp.Body).Decode(&b)
 		resp.Body.Close()
@@ -200,7 +200,7 @@ func TestAnswerStream(t *testing.T) {
 	})
 
 	// A fresh answer, streamed.
-	resp := postAnswer(ctx, t, e.answer, key, `{"q":"`+q+`","stream":true}`, nil)
+	resp := postAnswerStream(ctx, t, e.answer, key, `{"q":"`+q+`","stream":true}`, nil)
 	left := remaining(t, resp.Header)
 	if cc := resp.Header.Get("Cache-Control"); cc != "no-cache" {
 		t.Fatalf("Cache-Control %q", cc)
@@ -221,7 +221,7 @@ func TestAnswerStream(t *testing.T) {
 	}
 
 	// The same question, plain: the answer the stream made, from the cache.
-	plainResp := postAnswer(ctx, t, e.answer, key, `{"q":"`+q+`"}`, nil)
+	plainResp := postAnswerStream(ctx, t, e.answer, key, `{"q":"`+q+`"}`, nil)
 	var plain bytes.Buffer
 	_, _ = plain.ReadFrom(plainResp.Body)
 	plainResp.Body.Close()
@@ -250,7 +250,7 @@ func TestAnswerStream(t *testing.T) {
 			{"Accept header", `{"q":"` + q + `"}`, map[string]string{"Accept": "application/json;q=0.5, text/event-stream"}},
 			{"Accept header, stream false", `{"q":"` + q + `","stream":false}`, map[string]string{"Accept": "text/event-stream"}},
 		} {
-			resp := postAnswer(ctx, t, e.answer, key, tc.body, tc.headers)
+			resp := postAnswerStream(ctx, t, e.answer, key, tc.body, tc.headers)
 			if n := remaining(t, resp.Header); n != left-2-i {
 				t.Fatalf("%s: X-RateLimit-Remaining %d, want %d", tc.name, n, left-2-i)
 			}
@@ -266,7 +266,7 @@ func TestAnswerStream(t *testing.T) {
 	})
 
 	t.Run("Accept: text/event-stream;q=0 is plain JSON", func(t *testing.T) {
-		resp := postAnswer(ctx, t, e.answer, key, `{"q":"`+q+`"}`, map[string]string{"Accept": "text/event-stream;q=0, application/json"})
+		resp := postAnswerStream(ctx, t, e.answer, key, `{"q":"`+q+`"}`, map[string]string{"Accept": "text/event-stream;q=0, application/json"})
 		var b bytes.Buffer
 		_, _ = b.ReadFrom(resp.Body)
 		resp.Body.Close()
@@ -346,7 +346,7 @@ func TestAnswerStreamModel(t *testing.T) {
 	}
 	ctx := context.Background()
 
-	resp := postAnswer(ctx, t, e.answer, key, `{"q":"When does the island ferry leave?","stream":true}`, nil)
+	resp := postAnswerStream(ctx, t, e.answer, key, `{"q":"When does the island ferry leave?","stream":true}`, nil)
 	s := parseStreamed(t, readEvents(t, resp))
 	s.wellFormed(t)
 	if model.Streams() != 1 || model.Hits() != 1 {
@@ -372,7 +372,7 @@ func TestAnswerStreamModel(t *testing.T) {
 	t.Run("a model that fails: a second sources event, then the extractive answer", func(t *testing.T) {
 		model.SetDown(true)
 		defer model.SetDown(false)
-		s := parseStreamed(t, readEvents(t, postAnswer(ctx, t, e.answer, key, `{"q":"When does the island ferry leave the north pier?","stream":true}`, nil)))
+		s := parseStreamed(t, readEvents(t, postAnswerStream(ctx, t, e.answer, key, `{"q":"When does the island ferry leave the north pier?","stream":true}`, nil)))
 		if len(s.names) < 4 || s.names[0] != "sources" || s.names[1] != "sources" || s.names[2] != "delta" || s.names[len(s.names)-1] != "done" {
 			t.Fatalf("event sequence %v", s.names)
 		}
@@ -394,7 +394,7 @@ func TestAnswerStreamModel(t *testing.T) {
 		hits := model.Hits()
 		actx, cancelA := context.WithCancel(ctx)
 		defer cancelA()
-		respA := postAnswer(actx, t, e.answer, key, q, nil)
+		respA := postAnswerStream(actx, t, e.answer, key, q, nil)
 		scA := eventScanner(t, respA)
 		for {
 			ev, ok := nextEvent(t, scA)
@@ -412,7 +412,7 @@ func TestAnswerStreamModel(t *testing.T) {
 		}
 		// B asks the same question while A's answer is being written: it
 		// joins it, and gets what was sent so far first.
-		respB := postAnswer(ctx, t, e.answer, key, q, nil)
+		respB := postAnswerStream(ctx, t, e.answer, key, q, nil)
 		scB := eventScanner(t, respB)
 		var b []answerEvent
 		for len(b) < 2 {
@@ -460,7 +460,7 @@ func TestAnswerStreamModel(t *testing.T) {
 		const q = `{"q":"How long does the ferry crossing take?","stream":true}`
 		cctx, cancel := context.WithCancel(ctx)
 		defer cancel()
-		resp := postAnswer(cctx, t, e.answer, key, q, nil)
+		resp := postAnswerStream(cctx, t, e.answer, key, q, nil)
 		if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "text/event-stream" {
 			t.Fatalf("%d %q", resp.StatusCode, resp.Header.Get("Content-Type"))
 		}
@@ -491,7 +491,7 @@ func TestAnswerStreamModel(t *testing.T) {
 		// Nothing was cached: the same question is a fresh answer.
 		model.SetHold(false)
 		hits := model.Hits()
-		next := postAnswer(ctx, t, e.answer, key, q, nil)
+		next := postAnswerStream(ctx, t, e.answer, key, q, nil)
 		if n := remaining(t, next.Header); n != left-1 {
 			t.Fatalf("X-RateLimit-Remaining %d after the hung-up call, %d after the next: the hung-up call must stay counted, once", left, n)
 		}
@@ -534,7 +534,7 @@ func TestAnswerStreamThroughGateway(t *testing.T) {
 	if o, errs, code := indexAdd(t, e, site.srv.URL+"/ferry"); code != 0 || o.Added != 1 {
 		t.Fatalf("index add: exit %d %+v %s", code, o, errs)
 	}
-	s := parseStreamed(t, readEvents(t, postAnswer(context.Background(), t, e.answer, key, `{"q":"When does the island ferry leave?","stream":true}`, nil)))
+	s := parseStreamed(t, readEvents(t, postAnswerStream(context.Background(), t, e.answer, key, `{"q":"When does the island ferry leave?","stream":true}`, nil)))
 	if len(s.names) < 4 || s.names[0] != "sources" || s.names[1] != "delta" || s.names[len(s.names)-1] != "done" {
 		t.Fatalf("event sequence %v", s.names)
 	}

@@ -133,6 +133,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	res.Answer, res.Synthesis, res.Model = c.Answer, answer.Extractive, ""
 	res.Sources = pick(all, c.Order)
 	res.chosen = chosen
+	snippets(res, srcs, all) // the streamed sources are the answer's, snippets included
 	prog.sources(res.Sources)
 	for _, d := range answer.Deltas(res.Answer) {
 		prog.delta(d)
