@@ -84,27 +84,7 @@ func (c *Client) stream(ctx context.Context, r Request, delta func(string)) (Res
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {
-		// An error, or a server that answered with one JSON body.
-		raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-		if err != nil {
-			return Response{}, unavailable(err)
-		}
-		var w wireResponse
-		if err := json.Unmarshal(raw, &w); err != nil {
-			return Response{}, unavailable(fmt.Errorf("status %d, body is not JSON: %w", resp.StatusCode, err))
-		}
-		if resp.StatusCode != http.StatusOK {
-			msg := ""
-			if w.Error != nil {
-				msg = w.Error.Message
-			}
-			return Response{}, unavailable(fmt.Errorf("status %d: %s", resp.StatusCode, msg))
-		}
-		if len(w.Choices) == 0 || strings.TrimSpace(w.Choices[0].Message.Content) == "" {
-			return Response{}, unavailable(errors.New("no choices in the completion"))
-		}
-		delta(w.Choices[0].Message.Content)
-		return c.response(w.Choices[0].Message.Content, w.Model, w.Usage.PromptTokens, w.Usage.CompletionTokens, w.Usage.TotalTokens, w.Routing), nil
+		return c.oneBody(resp, delta) // an error, or a server that answered with one JSON body
 	}
 	var (
 		content            strings.Builder
@@ -160,6 +140,31 @@ func (c *Client) stream(ctx context.Context, r Request, delta func(string)) (Res
 		return Response{}, unavailable(errors.New("no content in the completion"))
 	}
 	return c.response(content.String(), model, prompt, completion, total, routing), nil
+}
+
+// oneBody reads a response that is not a stream: an error status, or a
+// server that answered with one JSON completion (passed on as one delta).
+func (c *Client) oneBody(resp *http.Response, delta func(string)) (Response, error) {
+	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
+	if err != nil {
+		return Response{}, unavailable(err)
+	}
+	var w wireResponse
+	if err := json.Unmarshal(raw, &w); err != nil {
+		return Response{}, unavailable(fmt.Errorf("status %d, body is not JSON: %w", resp.StatusCode, err))
+	}
+	if resp.StatusCode != http.StatusOK {
+		msg := ""
+		if w.Error != nil {
+			msg = w.Error.Message
+		}
+		return Response{}, unavailable(fmt.Errorf("status %d: %s", resp.StatusCode, msg))
+	}
+	if len(w.Choices) == 0 || strings.TrimSpace(w.Choices[0].Message.Content) == "" {
+		return Response{}, unavailable(errors.New("no choices in the completion"))
+	}
+	delta(w.Choices[0].Message.Content)
+	return c.response(w.Choices[0].Message.Content, w.Model, w.Usage.PromptTokens, w.Usage.CompletionTokens, w.Usage.TotalTokens, w.Routing), nil
 }
 
 // response is a completion's Response; its cost comes from the gateway's
