@@ -4,10 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
-	"io"
-	"math"
 	"net/http"
 	"net/url"
 	"strings"
@@ -117,53 +114,36 @@ func (c *Client) Complete(ctx context.Context, r Request) (Response, error) {
 }
 
 func (c *Client) complete(ctx context.Context, r Request) (Response, error) {
-	body, err := json.Marshal(wireRequest{Model: r.Model, Messages: r.Messages, Temperature: r.Temperature, MaxTokens: r.MaxTokens, QualityFloor: r.QualityFloor})
+	resp, err := c.post(ctx, wireRequest{Model: r.Model, Messages: r.Messages, Temperature: r.Temperature, MaxTokens: r.MaxTokens, QualityFloor: r.QualityFloor}, "application/json")
 	if err != nil {
 		return Response{}, err
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/chat/completions", bytes.NewReader(body))
+	defer resp.Body.Close()
+	return c.oneBody(resp, func(string) {})
+}
+
+// post sends a chat completion request (body, JSON) asking for accept and
+// returns the response; the caller closes its body.
+func (c *Client) post(ctx context.Context, body any, accept string) (*http.Response, error) {
+	b, err := json.Marshal(body)
 	if err != nil {
-		return Response{}, err
+		return nil, err
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/chat/completions", bytes.NewReader(b))
+	if err != nil {
+		return nil, err
 	}
 	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "application/json")
+	req.Header.Set("Accept", accept)
 	if c.cfg.APIKey != "" {
 		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
 	}
 	c.inject(ctx, req.Header)
 	resp, err := c.client.Do(req)
 	if err != nil {
-		return Response{}, unavailable(err)
+		return nil, unavailable(err)
 	}
-	defer resp.Body.Close()
-	raw, err := io.ReadAll(io.LimitReader(resp.Body, 4<<20))
-	if err != nil {
-		return Response{}, unavailable(err)
-	}
-	var w wireResponse
-	if err := json.Unmarshal(raw, &w); err != nil {
-		return Response{}, unavailable(fmt.Errorf("status %d, body is not JSON: %w", resp.StatusCode, err))
-	}
-	if resp.StatusCode != http.StatusOK {
-		msg := ""
-		if w.Error != nil {
-			msg = w.Error.Message
-		}
-		return Response{}, unavailable(fmt.Errorf("status %d: %s", resp.StatusCode, msg))
-	}
-	if len(w.Choices) == 0 || strings.TrimSpace(w.Choices[0].Message.Content) == "" {
-		return Response{}, unavailable(errors.New("no choices in the completion"))
-	}
-	out := Response{Content: w.Choices[0].Message.Content, Model: w.Model,
-		PromptTokens: w.Usage.PromptTokens, CompletionTokens: w.Usage.CompletionTokens}
-	if w.Routing != nil && w.Routing.CostPer1K > 0 {
-		total := w.Usage.TotalTokens
-		if total == 0 {
-			total = w.Usage.PromptTokens + w.Usage.CompletionTokens
-		}
-		out.CostMicroUSD = int64(math.Round(float64(total) / 1000 * w.Routing.CostPer1K * 1e6))
-	}
-	return out, nil
+	return resp, nil
 }
 
 func unavailable(err error) error {

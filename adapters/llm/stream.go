@@ -2,7 +2,6 @@ package llm
 
 import (
 	"bufio"
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -61,26 +60,12 @@ type wireChunk struct {
 }
 
 func (c *Client) stream(ctx context.Context, r Request, delta func(string)) (Response, error) {
-	body, err := json.Marshal(wireStreamRequest{
+	resp, err := c.post(ctx, wireStreamRequest{
 		wireRequest: wireRequest{Model: r.Model, Messages: r.Messages, Temperature: r.Temperature, MaxTokens: r.MaxTokens, QualityFloor: r.QualityFloor},
 		Stream:      true, StreamOptions: streamOptions{IncludeUsage: true},
-	})
+	}, "text/event-stream")
 	if err != nil {
 		return Response{}, err
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, c.cfg.BaseURL+"/chat/completions", bytes.NewReader(body))
-	if err != nil {
-		return Response{}, err
-	}
-	req.Header.Set("Content-Type", "application/json")
-	req.Header.Set("Accept", "text/event-stream")
-	if c.cfg.APIKey != "" {
-		req.Header.Set("Authorization", "Bearer "+c.cfg.APIKey)
-	}
-	c.inject(ctx, req.Header)
-	resp, err := c.client.Do(req)
-	if err != nil {
-		return Response{}, unavailable(err)
 	}
 	defer resp.Body.Close()
 	if resp.StatusCode != http.StatusOK || !strings.HasPrefix(resp.Header.Get("Content-Type"), "text/event-stream") {

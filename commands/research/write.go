@@ -104,7 +104,12 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	for i, s := range srcs {
 		all[i] = answer.Source{Title: s.title, URL: r.sourceURL(s), Content: s.content(), PublishedDate: answer.PublishedDate(s.published)}
 	}
-	defer func() { snippets(res, srcs, all) }()
+	snipped := false // the extractive path sets them before streaming its sources
+	defer func() {
+		if !snipped {
+			snippets(res, srcs, all)
+		}
+	}()
 	prog := progressOf(ctx)
 	if r.cfg.Model != nil {
 		prog.sources(all)
@@ -134,6 +139,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	res.Sources = pick(all, c.Order)
 	res.chosen = chosen
 	snippets(res, srcs, all) // the streamed sources are the answer's, snippets included
+	snipped = true
 	prog.sources(res.Sources)
 	for _, d := range answer.Deltas(res.Answer) {
 		prog.delta(d)
