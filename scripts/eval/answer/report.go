@@ -6,6 +6,7 @@ import (
 	"io"
 	"os"
 	"path/filepath"
+	"slices"
 	"sort"
 	"strings"
 	"time"
@@ -31,7 +32,10 @@ type result struct {
 }
 
 // tally counts the marks of a set of results.
-type tally struct{ n, fact, grounded, cited, readable int }
+type tally struct {
+	n, fact, grounded, cited, readable, lead int
+	statements                               []int
+}
 
 func (t *tally) add(r result) {
 	t.n++
@@ -39,11 +43,15 @@ func (t *tally) add(r result) {
 	t.grounded += b2i(r.Grounded)
 	t.cited += b2i(r.Cited)
 	t.readable += b2i(r.Readable)
+	t.lead += b2i(r.Lead)
+	if r.Status == 200 {
+		t.statements = append(t.statements, r.Statements)
+	}
 }
 
 func (t tally) String() string {
-	return fmt.Sprintf("fact %d%% grounded %d%% cited %d%% readable %d%%",
-		pct(t.fact, t.n), pct(t.grounded, t.n), pct(t.cited, t.n), pct(t.readable, t.n))
+	return fmt.Sprintf("fact %d%% grounded %d%% cited %d%% readable %d%% lead %d%% statements p50 %d",
+		pct(t.fact, t.n), pct(t.grounded, t.n), pct(t.cited, t.n), pct(t.readable, t.n), pct(t.lead, t.n), median(t.statements))
 }
 
 func pct(a, n int) int {
@@ -191,4 +199,14 @@ func copyFile(src, dst string) error {
 		return fmt.Errorf("copying to %s: %w", dst, err)
 	}
 	return out.Close()
+}
+
+// median is the middle of ns (the lower of the two middles); 0 for none.
+func median(ns []int) int {
+	if len(ns) == 0 {
+		return 0
+	}
+	s := slices.Clone(ns)
+	slices.Sort(s)
+	return s[(len(s)-1)/2]
 }

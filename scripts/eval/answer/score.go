@@ -12,11 +12,18 @@ import (
 
 // scores are one answer's marks and, for each mark not given, why.
 type scores struct {
-	Fact     bool     `json:"fact"`
-	Cited    bool     `json:"cited"`
-	Grounded bool     `json:"grounded"`
-	Readable bool     `json:"readable"`
-	Why      []string `json:"why,omitempty"`
+	Fact     bool `json:"fact"`
+	Cited    bool `json:"cited"`
+	Grounded bool `json:"grounded"`
+	Readable bool `json:"readable"`
+	// Lead: the answer's first statement (its text up to its first
+	// citation marker) states the fact: the sentence that answers comes
+	// first.
+	Lead bool `json:"lead"`
+	// Statements is the number of cited statements (citation groups) in
+	// the answer: an answer that says more than it needs has more.
+	Statements int      `json:"statements"`
+	Why        []string `json:"why,omitempty"`
 	// Diagnostics (not in the summary): whether any returned source is an
 	// expected page, and whether any source's content states the fact.
 	ExpectedPageReturned bool     `json:"expected_page_returned"`
@@ -75,6 +82,12 @@ func (s *scorer) score(ctx context.Context, q question, r reply) scores {
 	sc.Fact = len(alts) > 0
 	if !sc.Fact {
 		why("fact: no alternative matches the answer (first wants %s)", describe(q.alts[0], answer))
+	}
+	first, n := s.statements(r.Answer)
+	sc.Statements = n
+	sc.Lead = sc.Fact && q.matches(s.norm.answer(first)) >= 0
+	if sc.Fact && !sc.Lead {
+		why("lead: the first statement does not state the fact")
 	}
 
 	expected := map[string]bool{}
@@ -148,6 +161,25 @@ func (s *scorer) score(ctx context.Context, q question, r reply) scores {
 		why("readable: %s", p)
 	}
 	return sc
+}
+
+// statements returns the answer's first statement (its text up to and
+// with its first run of citation markers) and the number of statements
+// (runs of markers: "... [1][2]." is one).
+func (s *scorer) statements(answer string) (string, int) {
+	locs := s.marker.FindAllStringIndex(answer, -1)
+	if len(locs) == 0 {
+		return answer, 0
+	}
+	first, n := locs[0][1], 1
+	for i := 1; i < len(locs); i++ {
+		if strings.TrimSpace(answer[locs[i-1][1]:locs[i][0]]) != "" {
+			n++
+		} else if n == 1 {
+			first = locs[i][1]
+		}
+	}
+	return answer[:first], n
 }
 
 // citations returns the distinct markers of answer that resolve to one of
