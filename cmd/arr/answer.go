@@ -3,6 +3,8 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
+	"os"
 	"time"
 
 	"go.opentelemetry.io/otel/trace"
@@ -71,8 +73,17 @@ func (s *system) openResearch() (*research.Researcher, error) {
 	if err != nil {
 		return nil, err
 	}
+	var features io.Writer
+	if name := cfg.Answer.FeaturesFile; name != "" {
+		f, err := os.OpenFile(name, os.O_WRONLY|os.O_APPEND|os.O_CREATE, 0o600)
+		if err != nil {
+			return nil, fmt.Errorf("opening ARR_ANSWER_FEATURES_FILE: %w", err)
+		}
+		s.closers = append(s.closers, func() { _ = f.Close() })
+		features = f
+	}
 	r, err := research.New(research.Config{Search: search, Fetch: cfg.fetcher(), Model: model, ModelName: cfg.Answer.LLMModel,
-		DocsBaseURL: cfg.serviceBase("answer"), Logger: log})
+		DocsBaseURL: cfg.serviceBase("answer"), Logger: log, Features: features})
 	if err != nil {
 		return nil, err
 	}

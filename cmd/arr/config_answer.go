@@ -20,6 +20,7 @@ type AnswerConfig struct {
 	FetchPrivate  string
 	Seed          string
 	TestClockFile string
+	FeaturesFile  string
 }
 
 func (c *Config) answerSettings() []setting {
@@ -34,6 +35,7 @@ func (c *Config) answerSettings() []setting {
 		{env: "ARR_ANSWER_LLM_MODEL", str: &a.LLMModel, def: "auto", help: "model the answer service asks for (auto lets arr's gateway choose)"},
 		{env: "ARR_ANSWER_FETCH_PRIVATE", str: &a.FetchPrivate, def: "deny", help: "allow lets the answer service fetch pages on loopback and private addresses (deny: public addresses only)", choices: []string{"deny", "allow"}},
 		{env: "ARR_ANSWER_SEED", str: &a.Seed, def: "on", help: "on: the first arr up seeds the local index with arr's own documentation and the records service's data sources", choices: []string{"on", "off"}},
+		{env: "ARR_ANSWER_FEATURES_FILE", str: &a.FeaturesFile, help: "evaluation only: a file the extractive writer appends every candidate sentence's feature values to (JSON lines), the input of scripts/eval/answer -fit"},
 		{env: "ARR_TEST_CLOCK_FILE", str: &a.TestClockFile, help: "tests only: a file holding a Go duration (e.g. 6h1m) added to the wall clock of the services; re-read every 20ms"},
 	}
 }

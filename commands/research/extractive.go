@@ -43,7 +43,9 @@ type Chosen struct {
 //
 // Key terms weigh by their rarity in idx, the passages ranked (a word
 // every page uses, like "python" in Python's manual, hardly counts).
-func extractive(question string, srcs []numbered, idx *Index) (string, []Chosen) {
+//
+// A non-nil log receives the candidates' feature values.
+func extractive(question string, srcs []numbered, idx *Index, log *featureLog) (string, []Chosen) {
 	q := analyseQuestion(question)
 	if len(q.key) == 0 {
 		return "", nil
@@ -53,6 +55,7 @@ func extractive(question string, srcs []numbered, idx *Index) (string, []Chosen)
 		return "", nil
 	}
 	scoreCandidates(cands, q, termWeights(q.key, cands, idx))
+	log.write(question, cands, q)
 	chosen := selectSentences(cands, q)
 	if len(chosen) == 0 {
 		return "", nil

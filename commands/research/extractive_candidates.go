@@ -1,6 +1,7 @@
 package research
 
 import (
+	"maps"
 	"strings"
 
 	"github.com/arr-dev/arr/domain/answer"
@@ -18,7 +19,7 @@ type candidate struct {
 	index   int // of the sentence in its passage
 	rank    int // of its passage among the chosen ones
 	score   float64
-	named   bool // its passage is the entry of an API the question names
+	named   bool // it describes a term the question names
 }
 
 // candidateSentences is the extractive writer's second stage: the
@@ -31,10 +32,11 @@ func candidateSentences(srcs []numbered, q question) []candidate {
 	rank := 0
 	for si, s := range srcs {
 		for _, p := range s.passages {
-			r := passageReader{src: si, rank: rank, id: p.ID, named: definesName(p.Passage, q.names), context: map[string]bool{}}
+			r := passageReader{src: si, rank: rank, id: p.ID, names: q.names, base: map[string]bool{}}
 			for _, t := range Terms(p.Title + " " + strings.Join(p.Heading, " ")) {
-				r.context[t] = true
+				r.base[t] = true
 			}
+			r.context = r.base
 			cands = r.read(cands, p.Passage)
 			rank++
 		}
@@ -49,16 +51,21 @@ func candidateSentences(srcs []numbered, q question) []candidate {
 }
 
 // passageReader cuts one passage into candidates, carrying what a line
-// tells of the next: the sentence before, and the name of the term (an
-// API signature, a glossary word) the next line describes.
+// tells of the next: the sentence before, and the term (an API
+// signature, a glossary word, an option or setting of a manual page) the
+// lines after it describe, up to the next term.
 type passageReader struct {
 	src, rank int
 	id        string
-	named     bool
-	context   map[string]bool
-	n         int    // sentence index within the passage
-	prev      string // the sentence before, in this passage
-	subject   string // the name of the term the next line describes
+	names     []string        // the names the question asks about
+	base      map[string]bool // terms of the page title and heading path
+	// context is base with the terms of the term being described; named:
+	// that term is one the question names.
+	context map[string]bool
+	named   bool
+	n       int    // sentence index within the passage
+	prev    string // the sentence before, in this passage
+	subject string // the name of the term the next line describes
 }
 
 // read appends the candidates of p's lines to cands.
@@ -99,10 +106,15 @@ func (r *passageReader) command(cands []candidate, block string) {
 // term takes a term line (an API signature) as context, not prose: its
 // terms, and its name as the subject of the description that follows.
 func (r *passageReader) term(block string) {
+	// Every sentence of the term's description, not only the first, is
+	// about the term ("The default value is 6700." under gc.auto); none
+	// after the next term is.
+	r.context = maps.Clone(r.base)
 	for _, t := range Terms(block) {
 		r.context[t] = true
 	}
 	r.subject, r.prev = termName(block), ""
+	r.named = namesTerm(r.subject, r.names)
 	if r.subject == "" && quotable(block) {
 		// A term that is a sentence ("FORMAT_XZ: The .xz container
 		// format.") is what "This" refers to.
@@ -151,4 +163,21 @@ func bringSubjects(cands []candidate, key []string) {
 			}
 		}
 	}
+}
+
+// namesTerm reports whether the term named term (termName's) is one of
+// names, the names a question asks about: the same name, or one a
+// qualified name ends with ("dict.get" for the term "get()" of the class
+// dict, "dumps" for "json.dumps()"), in any case.
+func namesTerm(term string, names []string) bool {
+	term = strings.ToLower(strings.TrimSuffix(term, "()"))
+	if term == "" {
+		return false
+	}
+	for _, n := range names {
+		if term == n || strings.HasSuffix(term, "."+n) || strings.HasSuffix(n, "."+term) {
+			return true
+		}
+	}
+	return false
 }

@@ -87,7 +87,7 @@ func TestExtractiveGolden(t *testing.T) {
 		if c.NoIndex {
 			x = nil
 		}
-		a, chosen := extractive(c.Question, srcs, x)
+		a, chosen := extractive(c.Question, srcs, x, nil)
 		got = append(got, goldenOutput{Name: c.Name, Answer: a, Chosen: chosen})
 	}
 	b, err := json.MarshalIndent(got, "", "  ")

@@ -1,6 +1,9 @@
 package research
 
-import "slices"
+import (
+	"slices"
+	"strings"
+)
 
 // question is what the extractive writer knows of a question: the first
 // stage of its pipeline.
@@ -36,5 +39,11 @@ func analyseQuestion(text string) question {
 		q.sides = comparedSides(text, q.key)
 	}
 	q.asksDefault = q.kind == qValue && reDeflt.MatchString(text)
+	// A dotted name ("gc.auto", "json.dumps") is a term of retrieval; to
+	// the writer it is its parts, and the entry it names (named).
+	q.key = slices.DeleteFunc(q.key, isDottedTerm)
 	return q
 }
+
+// isDottedTerm reports whether t is a dotted name's whole term.
+func isDottedTerm(t string) bool { return dottedName.MatchString(t) && !strings.HasPrefix(t, "'") }

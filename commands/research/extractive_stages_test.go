@@ -109,6 +109,54 @@ func TestCandidateSentences(t *testing.T) {
 	}
 }
 
+// Every sentence of a term's description has the term as its context, and
+// is its entry's: the default stated in a setting's third sentence is the
+// setting's; none of it carries over to the next term.
+func TestCandidateSentencesTermContext(t *testing.T) {
+	q := analyseQuestion("What is the default value of gc.auto?")
+	cands := candidateSentences([]numbered{source("git-gc", [2]string{"tpptp",
+		"gc.auto\nWhen there are more loose objects than this, git gc --auto packs them.\nThe default value is 6700.\ngc.autoPackLimit\nThe default value is 50."})}, q)
+	if len(cands) != 3 {
+		t.Fatalf("%d candidates, want 3: %+v", len(cands), cands)
+	}
+	for i, want := range []bool{true, true, false} {
+		c := cands[i]
+		if c.named != want || c.context["gc.auto"] != want {
+			t.Fatalf("candidate %d (%q): named %v, context holds gc.auto %v; want %v", i, c.text, c.named, c.context["gc.auto"], want)
+		}
+	}
+	if !cands[2].context["gc.autopacklimit"] {
+		t.Fatalf("the second term's sentence lacks its term: %v", cands[2].context)
+	}
+}
+
+func TestNamesTerm(t *testing.T) {
+	for _, tc := range []struct {
+		term  string
+		names []string
+		want  bool
+	}{
+		{"gc.auto", []string{"gc.auto"}, true},
+		{"gc.autoPackLimit", []string{"gc.auto"}, false},
+		{"get()", []string{"dict.get"}, true},
+		{"json.dumps()", []string{"dumps"}, true},
+		{"json.dump()", []string{"json.dumps"}, false},
+		{"", []string{"json.dumps"}, false},
+		{"decorator", nil, false},
+	} {
+		if got := namesTerm(tc.term, tc.names); got != tc.want {
+			t.Errorf("namesTerm(%q, %q) = %v, want %v", tc.term, tc.names, got, tc.want)
+		}
+	}
+}
+
+func TestAnalyseQuestionDropsDottedTerms(t *testing.T) {
+	q := analyseQuestion("What is the default value of gc.auto?")
+	if !reflect.DeepEqual(q.key, []string{"gc", "auto"}) {
+		t.Fatalf("key %q, want the dotted name's parts", q.key)
+	}
+}
+
 func TestCandidateSentencesPlaces(t *testing.T) {
 	srcs := []numbered{
 		source("a", [2]string{"pp", "First sentence here. Second sentence here.\nThird sentence here."}),

@@ -285,8 +285,9 @@ var stopwords = func() map[string]bool {
 }()
 
 // Terms splits text into index terms: lower-case words and numbers
-// (identifiers split at dots and underscores are indexed whole and in
-// parts), stop words left out, stemmed (Snowball English); and the
+// (identifiers with underscores, dotted names like "gc.auto" or
+// "json.dumps" and CamelCase names are indexed whole and in parts, so
+// "gc.auto" is a term "gc.autoDetach" does not hold), stop words left out, stemmed (Snowball English); and the
 // symbols reference pages are about: operators ("//", "**", "^", "<<")
 // and format directives ("%j", "%U", case kept).
 func Terms(s string) []string {
@@ -359,9 +360,15 @@ var quotedSymbol = regexp.MustCompile(`['‘"“]([^\p{L}\p{N}\s'‘’"“”]{
 // operatorRunes make up operator terms.
 const operatorRunes = "%/*^<>=!&|~+@"
 
-// symbols are the operator and directive terms of s.
+// dottedName is a dotted name: "gc.auto", "json.dumps", "os.path.join".
+var dottedName = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+`)
+
+// symbols are the whole-name, operator and directive terms of s.
 func symbols(s string) []string {
 	var out []string
+	for _, m := range dottedName.FindAllString(s, -1) {
+		out = append(out, strings.ToLower(m))
+	}
 	for _, m := range quotedSymbol.FindAllStringSubmatch(s, -1) {
 		out = append(out, "'"+m[1]+"'")
 	}

@@ -54,6 +54,23 @@ func TestTerms(t *testing.T) {
 	}
 }
 
+func TestDottedNameTerms(t *testing.T) {
+	got := " " + strings.Join(research.Terms("gc.autoDetach and gc.auto; see json.dumps() and os.path.join. Version 3.11 is out."), " ") + " "
+	for _, want := range []string{" gc.autodetach ", " gc.auto ", " json.dumps ", " os.path.join ", " gc ", " auto ", " detach ", " json ", " dump "} {
+		if !strings.Contains(got, want) {
+			t.Fatalf("Terms = %q, want %q among them", got, want)
+		}
+	}
+	if strings.Contains(got, "3.11") || strings.Contains(got, " out. ") {
+		t.Fatalf("a version or a sentence's end became a dotted term: %q", got)
+	}
+	// "gc.auto" whole is a term gc.autoDetach does not hold: a question
+	// about gc.auto finds its own entry first.
+	if strings.Contains(" "+strings.Join(research.Terms("gc.autoDetach"), " ")+" ", " gc.auto ") {
+		t.Fatal("gc.autoDetach holds the term gc.auto")
+	}
+}
+
 func TestSymbolTerms(t *testing.T) {
 	got := " " + strings.Join(research.Terms("What does x // y compute, and what does '^' or %j mean? See http://a/b and s * n."), " ") + " "
 	for _, want := range []string{" // ", " ^ ", " %j ", " * "} {

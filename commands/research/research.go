@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"io"
 	"log/slog"
 	"math"
 	"strings"
@@ -59,6 +60,11 @@ type Config struct {
 	// of the index are cited at DocsBaseURL/docs/{doc_id}.
 	DocsBaseURL string
 	Logger      *slog.Logger
+	// Features, when set, receives every extractive answer's candidate
+	// sentences with their feature values, one JSON line an answer: the
+	// input from which the evaluation fits the features' weights. Nil in
+	// service.
+	Features io.Writer
 }
 
 func (c *Config) defaults() error {
@@ -97,14 +103,21 @@ func (c *Config) defaults() error {
 }
 
 // Researcher answers questions.
-type Researcher struct{ cfg Config }
+type Researcher struct {
+	cfg      Config
+	features *featureLog
+}
 
 // New returns a Researcher.
 func New(cfg Config) (*Researcher, error) {
 	if err := cfg.defaults(); err != nil {
 		return nil, err
 	}
-	return &Researcher{cfg: cfg}, nil
+	r := &Researcher{cfg: cfg}
+	if cfg.Features != nil {
+		r.features = &featureLog{w: cfg.Features}
+	}
+	return r, nil
 }
 
 // Backend names the search backend.

@@ -126,7 +126,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 		}
 		r.cfg.Logger.Warn("the model cited no source; answering extractively")
 	}
-	text, chosen := extractive(req.Query, srcs, idx)
+	text, chosen := extractive(req.Query, srcs, idx, r.features)
 	if text == "" {
 		res.Synthesis, res.Model = answer.NoSources, ""
 		res.Answer = "The indexed sources do not answer this question."

@@ -12,6 +12,7 @@ import (
 	"net/url"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"strings"
 	"time"
 
@@ -84,7 +85,10 @@ func startArr(ctx context.Context, o options, dir string, cu *cleanups) (*arr, e
 	a.env = append(os.Environ(), "DATABASE_URL="+u.String(), "ARR_DATA_DIR="+dir, "ARR_LOG_LEVEL=warn",
 		"ARR_ANSWER_ADDR="+addrs[0], "ARR_GATEWAY_ADDR="+addrs[1], "ARR_RECORDS_ADDR="+addrs[2],
 		"ARR_SEARCH=local", "ARR_ANSWER_INDEX_DIR=", "ARR_ANSWER_FETCH_PRIVATE=allow", "ARR_ANSWER_SEED=off",
-		"ARR_ANSWER_LLM_BASE_URL=", "ARR_ANSWER_LLM_API_KEY=", "ARR_DEMO_DATA=false")
+		"ARR_ANSWER_LLM_BASE_URL=", "ARR_ANSWER_LLM_API_KEY=", "ARR_DEMO_DATA=false", "ARR_ANSWER_FEATURES_FILE=")
+	if o.features {
+		a.env = append(a.env, "ARR_ANSWER_FEATURES_FILE="+filepath.Join(dir, featuresFile))
+	}
 	up := exec.Command(a.bin, "up")
 	up.Env = a.env
 	logf, err := os.Create(dir + "/arr-up.log")

@@ -29,6 +29,10 @@ type options struct {
 	timeout   time.Duration
 	verbose   bool
 	check     bool
+	// features: keep every answer's candidate sentences with their
+	// feature values, each labelled by whether it states the fact (the
+	// input of scripts/eval/fit).
+	features bool
 	// holdoutEvery: ids divisible by it are held out (questions.go).
 	holdoutEvery int
 }
@@ -46,6 +50,7 @@ func main() {
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "bound on the whole run")
 	flag.BoolVar(&o.verbose, "v", false, "print every question's scores and reasons on stderr")
 	flag.IntVar(&o.holdoutEvery, "holdout-every", 3, "the split rule of the question file: ids divisible by this are held out (3: the Python manual's; 2: the Git manual's, half)")
+	flag.BoolVar(&o.features, "features", false, "also write every answer's candidate sentences with their feature values, each labelled by whether it states the fact (ANSWERS.features.jsonl, the input of scripts/eval/fit)")
 	flag.BoolVar(&o.check, "check", false, "only check the question file against the corpus (every fact on every page it names) and exit")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -117,6 +117,13 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
+	if o.features {
+		fpath := strings.TrimSuffix(path, ".jsonl") + ".features.jsonl"
+		if err := labelFeatures(filepath.Join(dir, featuresFile), fpath, asked, norm); err != nil {
+			return err
+		}
+		logf(o, "labelled candidate features in %s", fpath)
+	}
 	logPath := strings.TrimSuffix(path, ".jsonl") + ".arr.log"
 	if err := copyFile(filepath.Join(dir, "arr-up.log"), logPath); err != nil {
 		fmt.Fprintf(os.Stderr, "answer eval: %v\n", err)

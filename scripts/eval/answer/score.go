@@ -163,23 +163,27 @@ func (s *scorer) score(ctx context.Context, q question, r reply) scores {
 	return sc
 }
 
-// statements returns the answer's first statement (its text up to and
-// with its first run of citation markers) and the number of statements
-// (runs of markers: "... [1][2]." is one).
+// statements returns the answer's first statement (its text up to the
+// end of the sentence its first citation marker stands in) and the number
+// of statements (runs of markers: "... [1][2]." is one).
 func (s *scorer) statements(answer string) (string, int) {
 	locs := s.marker.FindAllStringIndex(answer, -1)
 	if len(locs) == 0 {
 		return answer, 0
 	}
-	first, n := locs[0][1], 1
+	n := 1
 	for i := 1; i < len(locs); i++ {
 		if strings.TrimSpace(answer[locs[i-1][1]:locs[i][0]]) != "" {
 			n++
-		} else if n == 1 {
-			first = locs[i][1]
 		}
 	}
-	return answer[:first], n
+	first := len(answer)
+	if end := s.sentence.FindStringIndex(answer[locs[0][1]:]); end != nil {
+		first = locs[0][1] + end[0] + 1
+	} else if i := strings.IndexAny(answer[locs[0][1]:], ".!?"); i >= 0 {
+		first = locs[0][1] + i + 1
+	}
+	return strings.TrimSpace(answer[:first]), n
 }
 
 // citations returns the distinct markers of answer that resolve to one of

@@ -65,6 +65,7 @@ func TestScore(t *testing.T) {
 		answer                          string
 		sources                         []source
 		fact, cited, grounded, readable bool
+		later                           bool // the fact is not in the first statement
 	}{
 		{name: "all good", answer: "If sort_keys is true (default: False) [1], the output is sorted." + long,
 			sources: []source{src("library/json.html")}, fact: true, cited: true, grounded: true, readable: true},
@@ -80,6 +81,8 @@ func TestScore(t *testing.T) {
 			sources: []source{{URL: c.url("library/json.html") + "#json.dumps"}}, fact: true, cited: true, grounded: true, readable: true},
 		{name: "too short", answer: "If sort_keys is true (default: False) [1].",
 			sources: []source{src("library/json.html")}, fact: true, cited: true, grounded: true},
+		{name: "the fact after another statement", answer: "The json module encodes JSON [1]. If sort_keys is true (default: False), it sorts [1]." + long,
+			sources: []source{src("library/json.html")}, fact: true, cited: true, grounded: true, readable: true, later: true},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -87,6 +90,9 @@ func TestScore(t *testing.T) {
 			if got.Fact != tt.fact || got.Cited != tt.cited || got.Grounded != tt.grounded || got.Readable != tt.readable {
 				t.Errorf("fact %v cited %v grounded %v readable %v, want %v %v %v %v; why: %s", got.Fact, got.Cited, got.Grounded,
 					got.Readable, tt.fact, tt.cited, tt.grounded, tt.readable, strings.Join(got.Why, "; "))
+			}
+			if want := tt.fact && !tt.later; got.Lead != want {
+				t.Errorf("lead %v, want %v", got.Lead, want)
 			}
 		})
 	}
@@ -165,5 +171,24 @@ func TestGroundedByAnyStatedAlternative(t *testing.T) {
 	got := s.score(context.Background(), q, reply{Answer: answer, Sources: []source{{URL: c.url("library/json.html")}}})
 	if !got.Fact || !got.Grounded {
 		t.Errorf("fact %v grounded %v, want both; why: %s", got.Fact, got.Grounded, strings.Join(got.Why, "; "))
+	}
+}
+
+func TestStatements(t *testing.T) {
+	s := newScorer(newNormalizer(), nil)
+	for _, tc := range []struct {
+		answer, first string
+		n             int
+	}{
+		{"The default is 4 [1]. It was 3 before [2].", "The default is 4 [1].", 2},
+		{"The default is 4 [1][2]. It was 3 [2].", "The default is 4 [1][2].", 2},
+		{"The default is 4 [1] [2]. It was 3 [2]. Older ones used 2 [3].", "The default is 4 [1] [2].", 3},
+		{"If sort_keys is true [1]\n (default: False), it sorts. Then [2].", "If sort_keys is true [1]\n (default: False), it sorts.", 2},
+		{"The sources do not answer this question.", "The sources do not answer this question.", 0},
+	} {
+		first, n := s.statements(tc.answer)
+		if first != tc.first || n != tc.n {
+			t.Errorf("statements(%q) = %q, %d; want %q, %d", tc.answer, first, n, tc.first, tc.n)
+		}
 	}
 }
