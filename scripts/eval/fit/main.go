@@ -62,6 +62,9 @@ type options struct {
 	iters int
 	rate  float64
 	folds int
+	// test are features files scored by the fitted weights, not fitted
+	// on: questions written after the weights' features were chosen.
+	test string
 }
 
 func main() {
@@ -70,6 +73,7 @@ func main() {
 	flag.IntVar(&o.iters, "iters", 600, "gradient steps")
 	flag.Float64Var(&o.rate, "rate", 0.5, "step size")
 	flag.IntVar(&o.folds, "folds", 5, "cross-validation folds")
+	flag.StringVar(&o.test, "test", "", "comma-separated features files to score with the fitted weights but not fit on")
 	flag.Parse()
 	if err := run(o, flag.Args()); err != nil {
 		fmt.Fprintln(os.Stderr, "fit:", err)
@@ -109,6 +113,22 @@ func run(o options, files []string) error {
 			count(qs, in, logged, 1), count(qs, in, logged, 3),
 			count(qs, in, weighted(w), 1), count(qs, in, weighted(w), 3),
 			countCV(qs, cv, in, 1), countCV(qs, cv, in, 3))
+	}
+	if o.test == "" {
+		return nil
+	}
+	for i, f := range strings.Split(o.test, ",") {
+		n, tq, err := load(f, len(files)+i)
+		if err != nil {
+			return err
+		}
+		if !slices.Equal(names, n) {
+			return fmt.Errorf("%s has the features %q, not the fitted %q", f, n, names)
+		}
+		all := func(query) bool { return true }
+		fmt.Printf("%s (not fitted on): %d questions (%d answerable): logged scores top-1 %d top-3 %d | fitted top-1 %d top-3 %d\n",
+			f, len(tq), count(tq, func(q query) bool { return q.answerable() }, nil, 0),
+			count(tq, all, logged, 1), count(tq, all, logged, 3), count(tq, all, weighted(w), 1), count(tq, all, weighted(w), 3))
 	}
 	return nil
 }
