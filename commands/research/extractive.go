@@ -29,7 +29,9 @@ package research
 //     answer it and cites nothing); else up to 5 sentences by maximal
 //     marginal relevance (no two saying the same);
 //  5. tidying (tidyAnswer): the chosen sentences as prose, none twice,
-//     each cited to its source.
+//     each cited to its source, the one that answers most directly
+//     first (leadFirst: by the lead features, whose weights are fitted
+//     on the evaluation's tune and training questions).
 
 // Chosen is one sentence of an extractive answer.
 type Chosen struct {
@@ -56,7 +58,7 @@ func extractive(question string, srcs []numbered, idx *Index, log *featureLog) (
 	}
 	scoreCandidates(cands, q, termWeights(q.key, cands, idx))
 	log.write(question, cands, q)
-	chosen := selectSentences(cands, q)
+	chosen := leadFirst(cands, selectSentences(cands, q))
 	if len(chosen) == 0 {
 		return "", nil
 	}

@@ -19,7 +19,16 @@ type candidate struct {
 	index   int // of the sentence in its passage
 	rank    int // of its passage among the chosen ones
 	score   float64
-	named   bool // it describes a term the question names
+	named   bool   // it describes a term the question names
+	entry   string // the name of the term it describes, if any
+	// lead is how directly it answers (leadScore): the chosen sentence of
+	// the best lead comes first.
+	lead float64
+	// ownCov, ctxCov and subjCov are the shares of the question's key
+	// terms its own sentence, its heading and term only, and its own first
+	// four terms hold (ownCoverage); phrase is the share of the question's
+	// term pairs it repeats (phraseShare).
+	ownCov, ctxCov, subjCov, phrase float64
 }
 
 // candidateSentences is the extractive writer's second stage: the
@@ -63,6 +72,7 @@ type passageReader struct {
 	// that term is one the question names.
 	context map[string]bool
 	named   bool
+	entry   string // the name of the term being described
 	n       int    // sentence index within the passage
 	prev    string // the sentence before, in this passage
 	subject string // the name of the term the next line describes
@@ -114,7 +124,7 @@ func (r *passageReader) term(block string) {
 		r.context[t] = true
 	}
 	r.subject, r.prev = termName(block), ""
-	r.named = namesTerm(r.subject, r.names)
+	r.entry, r.named = r.subject, namesTerm(r.subject, r.names)
 	if r.subject == "" && quotable(block) {
 		// A term that is a sentence ("FORMAT_XZ: The .xz container
 		// format.") is what "This" refers to.
@@ -125,7 +135,7 @@ func (r *passageReader) term(block string) {
 // prose appends the sentences of a prose line.
 func (r *passageReader) prose(cands []candidate, block string) []candidate {
 	for i, sen := range answer.Sentences(block) {
-		c := candidate{text: sen, src: r.src, passage: r.id, index: r.n, rank: r.rank, context: r.context, named: r.named}
+		c := candidate{text: sen, src: r.src, passage: r.id, index: r.n, rank: r.rank, context: r.context, named: r.named, entry: r.entry}
 		r.n++
 		switch {
 		case i == 0 && r.subject != "" && !mentions(sen, r.subject):

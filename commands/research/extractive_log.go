@@ -6,9 +6,10 @@ import (
 	"sync"
 )
 
-// featureLog writes the extractive writer's candidates with their feature
-// values (Config.Features): the evaluation labels each by whether it
-// states the question's fact and fits the features' weights to them.
+// featureLog writes the extractive writer's candidates with the values of
+// their lead features (Config.Features): the evaluation labels each by
+// whether it states the question's fact and fits the lead features'
+// weights to them (leadFeatures).
 type featureLog struct {
 	mu sync.Mutex
 	w  io.Writer
@@ -17,24 +18,24 @@ type featureLog struct {
 // FeatureLine is one answer's line in the feature log.
 type FeatureLine struct {
 	Question string `json:"question"`
-	// Features names the features, in the order of every candidate's
-	// values: the features table's.
+	// Features names the lead features, in the order of every
+	// candidate's values.
 	Features   []string           `json:"features"`
 	Candidates []FeatureCandidate `json:"candidates"`
 }
 
 // FeatureCandidate is one quotable candidate sentence: its text as an
-// answer would quote it, its feature values and its score.
+// answer would quote it, its lead features' values and its lead score.
 type FeatureCandidate struct {
 	Text   string    `json:"text"`
 	Values []float64 `json:"values"`
 	Score  float64   `json:"score"`
 }
 
-// FeatureNames are the names of the features table's rules, in order.
+// FeatureNames are the names of the lead features, in order.
 func FeatureNames() []string {
-	names := make([]string, len(features))
-	for i, f := range features {
+	names := make([]string, len(leadFeatures))
+	for i, f := range leadFeatures {
 		names[i] = f.name
 	}
 	return names
@@ -52,11 +53,11 @@ func (l *featureLog) write(question string, cands []candidate, q question) {
 		if c.score == unquotableScore {
 			continue
 		}
-		vs := make([]float64, len(features))
-		for k, f := range features {
+		vs := make([]float64, len(leadFeatures))
+		for k, f := range leadFeatures {
 			vs[k] = f.value(c, q)
 		}
-		line.Candidates = append(line.Candidates, FeatureCandidate{Text: c.text, Values: vs, Score: c.score})
+		line.Candidates = append(line.Candidates, FeatureCandidate{Text: c.text, Values: vs, Score: c.lead})
 	}
 	b, err := json.Marshal(line)
 	if err != nil {

@@ -1,5 +1,6 @@
-// Command fit fits the weights of the extractive writer's features
-// (commands/research's features table) to labelled candidate sentences:
+// Command fit fits the weights of the extractive writer's lead features
+// (commands/research's leadFeatures: which chosen sentence comes first) to
+// labelled candidate sentences:
 // the features files the answer evaluation writes with -features, one a
 // corpus. It uses the tune split only, never the held-out one.
 //
