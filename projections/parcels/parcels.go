@@ -111,6 +111,7 @@ func (Projection) DeferredDDL() string {
 CREATE INDEX parcels_geom ON parcels USING gist (geom);
 CREATE INDEX parcels_apn_norm ON parcels (apn_norm);
 CREATE INDEX parcels_norm_address ON parcels (norm_address) WHERE norm_address <> '';
+CREATE INDEX parcels_address_trgm ON parcels USING gin (norm_address gin_trgm_ops) WHERE norm_address <> '';
 CREATE INDEX parcel_layers_layer ON parcel_layers (layer, county) WHERE named;
 CREATE INDEX parcel_layers_lender ON parcel_layers (lender) WHERE lender IS NOT NULL AND named;
 `

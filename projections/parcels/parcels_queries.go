@@ -37,6 +37,12 @@ type ParcelFeature struct {
 	SourceURL string
 	Layers    json.RawMessage
 	Signals   json.RawMessage
+	// Rank orders a ranked search: the distance in metres of a nearby
+	// search, the match score of an address search; 0 otherwise.
+	Rank float64
+	// Unplaced: the parcel has no coordinates (an address or APN search
+	// finds it; Lon and Lat are 0).
+	Unplaced bool
 }
 
 // InBBox returns up to limit parcels with coordinates inside b, named by
@@ -309,4 +315,150 @@ func (q *Queries) CountiesCovered(ctx context.Context) (map[string][]string, err
 		out[c] = ls
 	}
 	return out, rows.Err()
+}
+
+// RankedKey is where a ranked page (nearest first, best match first)
+// continues: after the parcel Key of rank Rank.
+type RankedKey struct {
+	Rank float64
+	ParcelKey
+}
+
+// featureColumns are the columns a search renders, in ParcelFeature's
+// order, over a subquery aliased page whose rank column is rank.
+const featureColumns = `county, apn, address, ST_X(geom), ST_Y(geom), source_url, array_to_json(layers)::text, signals::text, rank`
+
+// Near returns up to limit parcels within n.RadiusM metres of n's point
+// (geodesic distance on the WGS 84 spheroid), named by any of layers (every
+// parcel when layers is empty), nearest first (then by county and APN),
+// after the cursor; each feature's Rank is its distance in metres.
+func (q *Queries) Near(ctx context.Context, n records.Near, layers []string, after *RankedKey, limit int) ([]ParcelFeature, error) {
+	// The envelope finds the candidates through the GiST index; the
+	// geodesic distance keeps those within the radius and orders them.
+	env := n.Envelope()
+	args := []any{n.Lon, n.Lat, n.RadiusM, env.West, env.South, env.East, env.North}
+	sql := `SELECT ` + featureColumns + ` FROM (
+		SELECT county, apn, address, geom, source_url, layers, signals,
+		       ST_Distance(geom::geography, ST_SetSRID(ST_MakePoint($1, $2), 4326)::geography) AS rank
+		FROM rm_parcels.parcels
+		WHERE geom && ST_MakeEnvelope($4, $5, $6, $7, 4326)
+		  AND ST_DWithin(geom::geography, ST_SetSRID(ST_MakePoint($1, $2), 4326)::geography, $3)`
+	sql, args = withLayers(sql, args, layers)
+	sql += `) page`
+	if after != nil {
+		args = append(args, after.Rank, after.County, after.APN)
+		sql += fmt.Sprintf(` WHERE (rank, county, apn) > ($%d, $%d, $%d)`, len(args)-2, len(args)-1, len(args))
+	}
+	args = append(args, limit)
+	sql += fmt.Sprintf(` ORDER BY rank, county, apn LIMIT $%d`, len(args))
+	return q.features(ctx, "parcels near a point", sql, args)
+}
+
+// ByAddress returns up to limit parcels whose normalized address matches
+// norm (a normalized address, NormalizeAddress's) by trigrams: norm's
+// word similarity to the address at least pg_trgm's threshold (0.6, so
+// "2041 W NORTH" finds "2041 W NORTH AVE" and "2041 W NROTH AVE" does
+// too), best match first (then by county and APN), after the cursor;
+// each feature's Rank is its match score from 0 to 1 (the mean of the
+// word similarity and the similarity of the whole address).
+func (q *Queries) ByAddress(ctx context.Context, norm string, layers []string, after *RankedKey, limit int) ([]ParcelFeature, error) {
+	args := []any{norm}
+	sql := `SELECT ` + featureColumns + ` FROM (
+		SELECT county, apn, address, geom, source_url, layers, signals,
+		       ((word_similarity($1, norm_address) + similarity($1, norm_address)) / 2)::float8 AS rank
+		FROM rm_parcels.parcels
+		WHERE $1 <% norm_address AND norm_address <> ''`
+	sql, args = withLayers(sql, args, layers)
+	sql += `) page`
+	if after != nil {
+		args = append(args, after.Rank, after.County, after.APN)
+		sql += fmt.Sprintf(` WHERE rank < $%d OR (rank = $%d AND (county, apn) > ($%d, $%d))`, len(args)-2, len(args)-2, len(args)-1, len(args))
+	}
+	args = append(args, limit)
+	sql += fmt.Sprintf(` ORDER BY rank DESC, county, apn LIMIT $%d`, len(args))
+	return q.features(ctx, "parcels by address", sql, args)
+}
+
+// ByAPN returns up to limit parcels whose normalized APN is apnNorm, in
+// county (any county when empty), named by any of layers, in (county, apn)
+// order after the cursor.
+func (q *Queries) ByAPN(ctx context.Context, apnNorm, county string, layers []string, after *ParcelKey, limit int) ([]ParcelFeature, error) {
+	args := []any{apnNorm, county}
+	sql := `SELECT ` + featureColumns + ` FROM (
+		SELECT county, apn, address, geom, source_url, layers, signals, 0::float8 AS rank
+		FROM rm_parcels.parcels WHERE apn_norm = $1 AND ($2 = '' OR county = $2)`
+	sql, args = withLayers(sql, args, layers)
+	return q.keyOrdered(ctx, "parcels by APN", sql, args, after, limit)
+}
+
+// InPolygon returns up to limit parcels with coordinates inside p (its
+// boundary included), named by any of layers, in (county, apn) order after
+// the cursor. A polygon PostGIS finds invalid (its rings cross) is a
+// domain validation error on field geometry with PostGIS's reason.
+func (q *Queries) InPolygon(ctx context.Context, p records.Polygon, layers []string, after *ParcelKey, limit int) ([]ParcelFeature, error) {
+	b := p.BBox
+	args := []any{p.GeoJSON, b.West, b.South, b.East, b.North}
+	sql := `SELECT ` + featureColumns + ` FROM (
+		SELECT county, apn, address, geom, source_url, layers, signals, 0::float8 AS rank
+		FROM rm_parcels.parcels, (SELECT ST_SetSRID(ST_GeomFromGeoJSON($1), 4326) AS g) poly
+		WHERE geom && ST_MakeEnvelope($2, $3, $4, $5, 4326) AND ST_IsValid(poly.g) AND ST_Covers(poly.g, geom)`
+	sql, args = withLayers(sql, args, layers)
+	out, err := q.keyOrdered(ctx, "parcels in a polygon", sql, args, after, limit)
+	if err != nil || len(out) > 0 {
+		return out, err
+	}
+	// No parcel: say so, unless the polygon is invalid.
+	var reason string
+	if err := q.pool.QueryRow(ctx, `SELECT ST_IsValidReason(ST_SetSRID(ST_GeomFromGeoJSON($1), 4326))`, p.GeoJSON).Scan(&reason); err != nil {
+		return nil, fmt.Errorf("checking the query polygon: %w", err)
+	}
+	if reason != "Valid Geometry" {
+		return nil, domain.Invalid("invalid_geometry", "geometry", "geometry is not a valid polygon: %s", reason)
+	}
+	return out, nil
+}
+
+// withLayers adds the layers filter to a search's inner query.
+func withLayers(sql string, args []any, layers []string) (string, []any) {
+	if len(layers) == 0 {
+		return sql, args
+	}
+	args = append(args, layers)
+	return sql + fmt.Sprintf(` AND layers && $%d::text[]`, len(args)), args
+}
+
+// keyOrdered pages an inner query in (county, apn) order.
+func (q *Queries) keyOrdered(ctx context.Context, what, sql string, args []any, after *ParcelKey, limit int) ([]ParcelFeature, error) {
+	if after != nil {
+		args = append(args, after.County, after.APN)
+		sql += fmt.Sprintf(` AND (county, apn) > ($%d, $%d)`, len(args)-1, len(args))
+	}
+	args = append(args, limit)
+	sql += fmt.Sprintf(` ORDER BY county, apn LIMIT $%d) page ORDER BY county, apn`, len(args))
+	return q.features(ctx, what, sql, args)
+}
+
+// features runs a search's query and reads its features.
+func (q *Queries) features(ctx context.Context, what, sql string, args []any) ([]ParcelFeature, error) {
+	rows, err := q.pool.Query(ctx, sql, args...)
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (ParcelFeature, error) {
+		var f ParcelFeature
+		var layers, sig string
+		var lon, lat *float64
+		err := r.Scan(&f.County, &f.APN, &f.Address, &lon, &lat, &f.SourceURL, &layers, &sig, &f.Rank)
+		f.Layers, f.Signals = json.RawMessage(layers), json.RawMessage(sig)
+		if lon != nil && lat != nil {
+			f.Lon, f.Lat = *lon, *lat
+		} else {
+			f.Unplaced = true
+		}
+		return f, err
+	})
+	if err != nil {
+		return nil, fmt.Errorf("%s: %w", what, err)
+	}
+	return out, nil
 }

@@ -12,6 +12,10 @@ import (
 // records, lenders and the layers' load state (projections/parcels).
 type Parcels interface {
 	InBBox(ctx context.Context, b records.BBox, layers []string, after *parcels.ParcelKey, limit int) ([]parcels.ParcelFeature, error)
+	Near(ctx context.Context, n records.Near, layers []string, after *parcels.RankedKey, limit int) ([]parcels.ParcelFeature, error)
+	ByAddress(ctx context.Context, norm string, layers []string, after *parcels.RankedKey, limit int) ([]parcels.ParcelFeature, error)
+	ByAPN(ctx context.Context, apnNorm, county string, layers []string, after *parcels.ParcelKey, limit int) ([]parcels.ParcelFeature, error)
+	InPolygon(ctx context.Context, p records.Polygon, layers []string, after *parcels.ParcelKey, limit int) ([]parcels.ParcelFeature, error)
 	Parcel(ctx context.Context, k parcels.ParcelKey) (parcels.Parcel, error)
 	ParcelsByAPN(ctx context.Context, apn, county string) ([]parcels.ParcelKey, error)
 	Records(ctx context.Context, f parcels.RecordFilter) ([]parcels.Record, int, error)

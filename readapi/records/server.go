@@ -85,7 +85,8 @@ func New(d httpx.Deps) (http.Handler, error) {
 	// Key-less /api/v1 routes go on public.
 	pub := e.Group("/api/v1", public...)
 	pub.GET("", params(), s.index)
-	pub.GET("/parcels", params("bbox", "layers", "limit", "cursor"), handle(s.parcelsInBBox))
+	pub.GET("/parcels", params("bbox", "near", "radius_m", "address", "apn", "county", "layers", "limit", "cursor"), handle(s.parcelsSearch))
+	pub.POST("/parcels/query", params(), handle(s.parcelsInPolygon))
 	pub.GET("/data-sources", params(), handle(s.dataSources))
 	pub.GET("/layers", params(), s.layers)
 	pub.GET("/weights", params(), s.weights)

@@ -17,26 +17,32 @@ import (
 )
 
 // Layout of a cursor before base64url (no padding): a version byte, the
-// first fingerprintBytes of the query's SHA-256, the 5-digit county FIPS
-// code, the APN's length in bytes (big-endian uint16) and the APN (1 to
-// records.MaxRowTextChars characters of valid text).
+// first fingerprintBytes of the query's SHA-256, for a ranked search
+// (version 2) the rank of the last parcel (a float64, big-endian), the
+// 5-digit county FIPS code, the APN's length in bytes (big-endian uint16)
+// and the APN (1 to records.MaxRowTextChars characters of valid text).
 const (
 	version          = 1
+	rankedVersion    = 2
 	fingerprintBytes = 8
+	rankBytes        = 8
 	countyBytes      = 5
 	headerBytes      = 1 + fingerprintBytes + countyBytes + 2
 	maxAPNBytes      = records.MaxRowTextChars * utf8.UTFMax
 )
 
-// MaxLen is the length of the longest cursor Encode makes; longer input is
-// refused before it is decoded.
-var MaxLen = base64.RawURLEncoding.EncodedLen(headerBytes + maxAPNBytes)
+// MaxLen is the length of the longest cursor Encode or EncodeRanked makes;
+// longer input is refused before it is decoded.
+var MaxLen = base64.RawURLEncoding.EncodedLen(headerBytes + rankBytes + maxAPNBytes)
 
 // Query is the search a cursor pages through. Layers are compared as a
-// set: their order does not matter.
+// set: their order does not matter. Search names a search other than the
+// bounding box's (a nearby, address, APN or polygon search, written out
+// whole), empty for a bbox search.
 type Query struct {
 	BBox   records.BBox
 	Layers []string
+	Search string
 }
 
 // fingerprint names q in a cursor.
@@ -53,7 +59,43 @@ func (q Query) fingerprint() []byte {
 		h.Write([]byte(l))
 		h.Write([]byte{0})
 	}
+	if q.Search != "" {
+		h.Write([]byte{1})
+		h.Write([]byte(q.Search))
+	}
 	return h.Sum(nil)[:fingerprintBytes]
+}
+
+// EncodeRanked returns the cursor that continues a ranked search q (nearest
+// first, best match first) after the parcel k of rank rank.
+func EncodeRanked(q Query, rank float64, k parcels.ParcelKey) string {
+	b := make([]byte, 0, headerBytes+rankBytes+len(k.APN))
+	b = append(b, rankedVersion)
+	b = append(b, q.fingerprint()...)
+	b = binary.BigEndian.AppendUint64(b, math.Float64bits(rank))
+	b = append(b, k.County...)
+	b = binary.BigEndian.AppendUint16(b, uint16(len(k.APN)))
+	b = append(b, k.APN...)
+	return base64.RawURLEncoding.EncodeToString(b)
+}
+
+// DecodeRanked returns the rank and parcel key a cursor of the ranked
+// search q continues after: nil for "" (the first page). It refuses as
+// Decode does.
+func DecodeRanked(q Query, s string) (*parcels.ParcelKey, float64, error) {
+	if s == "" {
+		return nil, 0, nil
+	}
+	b, err := decodeBytes(s, rankedVersion, rankBytes)
+	if err != nil {
+		return nil, 0, err
+	}
+	rank := math.Float64frombits(binary.BigEndian.Uint64(b[1+fingerprintBytes:]))
+	if math.IsNaN(rank) || math.IsInf(rank, 0) {
+		return nil, 0, invalid("its rank is not a number")
+	}
+	k, err := keyOf(q, b, rankBytes)
+	return k, rank, err
 }
 
 // Encode returns the cursor that continues q after the parcel k.
@@ -75,6 +117,16 @@ func Decode(q Query, s string) (*parcels.ParcelKey, error) {
 	if s == "" {
 		return nil, nil
 	}
+	b, err := decodeBytes(s, version, 0)
+	if err != nil {
+		return nil, err
+	}
+	return keyOf(q, b, 0)
+}
+
+// decodeBytes decodes s, a cursor of version v whose header holds extra
+// bytes after the fingerprint, and checks its length.
+func decodeBytes(s string, v byte, extra int) ([]byte, error) {
 	if len(s) > MaxLen {
 		return nil, invalid("it is longer than any cursor this service makes")
 	}
@@ -82,15 +134,23 @@ func Decode(q Query, s string) (*parcels.ParcelKey, error) {
 	if err != nil {
 		return nil, invalid("it is not unpadded base64url")
 	}
-	if len(b) <= headerBytes || len(b) > headerBytes+maxAPNBytes || b[0] != version ||
-		int(binary.BigEndian.Uint16(b[headerBytes-2:headerBytes])) != len(b)-headerBytes {
-		return nil, invalid("its length or version is not one of a cursor")
+	head := headerBytes + extra
+	if len(b) <= head || len(b) > head+maxAPNBytes || b[0] != v ||
+		int(binary.BigEndian.Uint16(b[head-2:head])) != len(b)-head {
+		return nil, invalid("its length or version is not one of a cursor of this search")
 	}
+	return b, nil
+}
+
+// keyOf checks that b, a cursor's bytes with extra header bytes after the
+// fingerprint, belongs to q and returns its parcel key.
+func keyOf(q Query, b []byte, extra int) (*parcels.ParcelKey, error) {
 	if !bytes.Equal(b[1:1+fingerprintBytes], q.fingerprint()) {
 		return nil, domain.Invalid("invalid_cursor", "cursor",
-			"cursor belongs to another search: a cursor continues only the search (bbox and layers) whose next_cursor it was; start again without cursor")
+			"cursor belongs to another search: a cursor continues only the search (its parameters and layers) whose next_cursor it was; start again without cursor")
 	}
-	county, apn := string(b[1+fingerprintBytes:1+fingerprintBytes+countyBytes]), string(b[headerBytes:])
+	at := 1 + fingerprintBytes + extra
+	county, apn := string(b[at:at+countyBytes]), string(b[headerBytes+extra:])
 	for _, r := range county {
 		if r < '0' || r > '9' {
 			return nil, invalid("its county is not a FIPS code")

@@ -72,3 +72,42 @@ func TestDecode(t *testing.T) {
 		})
 	}
 }
+
+func TestDecodeRanked(t *testing.T) {
+	q := cursor.Query{Layers: []string{"vacant"}, Search: "near -76.65 39.3 300"}
+	key := parcels.ParcelKey{County: "24510", APN: "0001 003"}
+	valid := cursor.EncodeRanked(q, 12.345678901, key)
+	k, rank, err := cursor.DecodeRanked(q, valid)
+	if err != nil || k == nil || *k != key || rank != 12.345678901 {
+		t.Fatalf("round trip: %v %v %v", k, rank, err)
+	}
+	if k, _, err := cursor.DecodeRanked(q, ""); k != nil || err != nil {
+		t.Fatalf("no cursor: %v %v", k, err)
+	}
+	raw := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
+	b, _ := base64.RawURLEncoding.DecodeString(valid)
+	nan := append([]byte{}, b...)
+	copy(nan[9:17], []byte{0x7f, 0xf8, 0, 0, 0, 0, 0, 1})
+	for name, tc := range map[string]struct {
+		q cursor.Query
+		s string
+	}{
+		"another radius":                 {cursor.Query{Layers: q.Layers, Search: "near -76.65 39.3 301"}, valid},
+		"another layer filter":           {cursor.Query{Search: q.Search}, valid},
+		"a bbox search's cursor":         {q, cursor.Encode(q, key)},
+		"a NaN rank":                     {q, raw(nan)},
+		"truncated":                      {q, valid[:len(valid)-3]},
+		"a ranked cursor on a bbox page": {cursor.Query{}, cursor.EncodeRanked(cursor.Query{}, 1, key)},
+	} {
+		var got error
+		if name == "a ranked cursor on a bbox page" {
+			_, got = cursor.Decode(tc.q, tc.s)
+		} else {
+			_, _, got = cursor.DecodeRanked(tc.q, tc.s)
+		}
+		var de *domain.Error
+		if !errors.As(got, &de) || de.Code != "invalid_cursor" || de.Field != "cursor" {
+			t.Errorf("%s: %v, want invalid_cursor", name, got)
+		}
+	}
+}
