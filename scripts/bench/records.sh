@@ -7,7 +7,12 @@
 # ensure_pg_featureserv) serving the same rm_parcels.parcels table, asked
 # for the same properties. Before measuring, both must answer the same
 # features for 20 random boxes. -rounds rounds (default 3), the servers
-# taking turns; the figures are medians. Ends with the line
+# taking turns; the figures are medians. Then arr's searches beyond the
+# bbox at the most clients: nearby (500 m around the boxes' centres) and
+# by address ("N SYNTHETIC"), limit 100, printed as
+#   records near at 64 clients: p50 X ms, p99 Y ms, Z req/s, F features/response
+#   records address at 64 clients: ...
+# and ends with the line
 #   records bbox at 64 clients: arr p99 X ms, Y req/s; pg_featureserv p99 Z ms, W req/s
 # Usage: scripts/bench/records.sh [-parcels N] [-concurrency 1,64]
 # [-rounds 3] [-duration 10s] [-box 0.01] [-pool 16] [-peer ""] (no peer)

@@ -202,6 +202,11 @@ func run(o options) error {
 	if err := rounds(o, targets, &res); err != nil {
 		return err
 	}
+	// arr's searches beyond the bbox, at the most clients asked for.
+	if err := rounds(options{rounds: o.rounds, levels: []int{slices.Max(o.levels)}, dur: o.dur, boxDeg: o.boxDeg},
+		arrSearchTargets(arrBase), &res); err != nil {
+		return err
+	}
 	res.LoadAvgEnd = loadAvg()
 	if err := pool.QueryRow(ctx, `SELECT coalesce(sum(count), 0) FROM quota_counters WHERE bucket LIKE 'records:ip:%'`).Scan(&res.Counted); err != nil {
 		return err
@@ -421,6 +426,13 @@ func report(o options, targets []target, res *result) {
 	fmt.Printf("%-16s %8s %10s %10s %10s %10s\n", "server", "clients", "req/s", "p50 ms", "p99 ms", "features")
 	for _, s := range res.Summaries {
 		fmt.Printf("%-16s %8d %10.0f %10.2f %10.2f %10.1f\n", s.Server, s.Concurrency, s.RequestsPerSec, s.P50ms, s.P99ms, s.Features)
+	}
+	for _, name := range []string{"arr near", "arr address"} {
+		s := summarize(res.Levels, name, slices.Max(o.levels))
+		if s.Rounds > 0 {
+			fmt.Printf("records %s at %d clients: p50 %.2f ms, p99 %.2f ms, %.0f req/s, %.1f features/response\n",
+				strings.TrimPrefix(name, "arr "), s.Concurrency, s.P50ms, s.P99ms, s.RequestsPerSec, s.Features)
+		}
 	}
 	fmt.Printf("requests counted by arr's per-IP rate limiter: %d; load average at start %s, at end %s\n", res.Counted, res.LoadAvgStart, res.LoadAvgEnd)
 	fmt.Printf("EXPLAIN ANALYZE of one bbox query (arr's):\n%s", res.Explain)

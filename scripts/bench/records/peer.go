@@ -54,6 +54,32 @@ func arrTarget(base string) target {
 	}
 }
 
+// searchRadiusM is the nearby search's radius in the bench.
+const searchRadiusM = 500
+
+// arrSearchTargets are arr's searches beyond the bbox, asked at the
+// centres of the random boxes measure draws: parcels within searchRadiusM
+// of the centre (nearest first), and by address ("N SYNTHETIC", the
+// house number drawn from the box's west edge; every synthetic parcel's
+// address is "N SYNTHETIC ST", N from 1 to 9999), limit 100 each.
+func arrSearchTargets(base string) []target {
+	centre := func(bbox string) (x, y, w float64) {
+		var e, n float64
+		fmt.Sscanf(bbox, "%f,%f,%f,%f", &w, &y, &e, &n)
+		return (w + e) / 2, (y + n) / 2, w
+	}
+	return []target{
+		{name: "arr near", count: tailCount, url: func(bbox string) string {
+			x, y, _ := centre(bbox)
+			return fmt.Sprintf("%s/api/v1/parcels?limit=100&near=%.5f,%.5f&radius_m=%d", base, x, y, searchRadiusM)
+		}},
+		{name: "arr address", count: tailCount, url: func(bbox string) string {
+			_, _, w := centre(bbox)
+			return fmt.Sprintf("%s/api/v1/parcels?limit=100&address=%d+SYNTHETIC", base, 1+int((w-west)/side*9998))
+		}},
+	}
+}
+
 // peerTarget asks pg_featureserv's OGC API Features items route: the same
 // bbox, limit 100, the same properties, sorted by apn (arr pages in
 // (county, apn) order; the synthetic county is one county, and
