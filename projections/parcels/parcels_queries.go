@@ -361,6 +361,11 @@ func (q *Queries) Near(ctx context.Context, n records.Near, layers []string, aft
 // too), best match first (then by county and APN), after the cursor;
 // each feature's Rank is its match score from 0 to 1 (the mean of the
 // word similarity and the similarity of the whole address).
+//
+// When norm begins with a house number ("2041", "2041A") the address must
+// begin with the same number: the btree index on the normalized address
+// finds those few, and the trigrams rank their streets. Without one, the
+// trigram index finds the candidates (every parcel of a street, ranked).
 func (q *Queries) ByAddress(ctx context.Context, norm string, layers []string, after *RankedKey, limit int) ([]ParcelFeature, error) {
 	args := []any{norm}
 	sql := `SELECT ` + featureColumns + ` FROM (
@@ -368,6 +373,11 @@ func (q *Queries) ByAddress(ctx context.Context, norm string, layers []string, a
 		       ((word_similarity($1, norm_address) + similarity($1, norm_address)) / 2)::float8 AS rank
 		FROM rm_parcels.parcels
 		WHERE $1 <% norm_address AND norm_address <> ''`
+	if n := records.HouseNumber(norm); n != "" {
+		// Letters and digits only: nothing LIKE reads specially.
+		args = append(args, n+" %")
+		sql += fmt.Sprintf(` AND norm_address LIKE $%d`, len(args))
+	}
 	sql, args = withLayers(sql, args, layers)
 	sql += `) page`
 	if after != nil {

@@ -87,6 +87,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 	pub.GET("", params(), s.index)
 	pub.GET("/parcels", params("bbox", "near", "radius_m", "address", "apn", "county", "layers", "limit", "cursor"), handle(s.parcelsSearch))
 	pub.POST("/parcels/query", params(), handle(s.parcelsInPolygon))
+	pub.GET("/tiles/:z/:x/:y", params("layers", "weights", "as_of"), handle(s.tile))
 	pub.GET("/data-sources", params(), handle(s.dataSources))
 	pub.GET("/layers", params(), s.layers)
 	pub.GET("/weights", params(), s.weights)
