@@ -8,10 +8,12 @@
 # for the same properties. Before measuring, both must answer the same
 # features for 20 random boxes. -rounds rounds (default 3), the servers
 # taking turns; the figures are medians. Then arr's searches beyond the
-# bbox at the most clients: nearby (500 m around the boxes' centres) and
-# by address ("N SYNTHETIC"), limit 100, printed as
+# bbox at the most clients: nearby (500 m around the boxes' centres), by
+# address ("N SYNTHETIC"), limit 100, and the z14 vector tile of the
+# centre, printed as
 #   records near at 64 clients: p50 X ms, p99 Y ms, Z req/s, F features/response
 #   records address at 64 clients: ...
+#   records tile z14 at 64 clients: ...
 # and ends with the line
 #   records bbox at 64 clients: arr p99 X ms, Y req/s; pg_featureserv p99 Z ms, W req/s
 # Usage: scripts/bench/records.sh [-parcels N] [-concurrency 1,64]

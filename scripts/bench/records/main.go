@@ -427,7 +427,7 @@ func report(o options, targets []target, res *result) {
 	for _, s := range res.Summaries {
 		fmt.Printf("%-16s %8d %10.0f %10.2f %10.2f %10.1f\n", s.Server, s.Concurrency, s.RequestsPerSec, s.P50ms, s.P99ms, s.Features)
 	}
-	for _, name := range []string{"arr near", "arr address"} {
+	for _, name := range []string{"arr near", "arr address", "arr tile z14"} {
 		s := summarize(res.Levels, name, slices.Max(o.levels))
 		if s.Rounds > 0 {
 			fmt.Printf("records %s at %d clients: p50 %.2f ms, p99 %.2f ms, %.0f req/s, %.1f features/response\n",

@@ -7,6 +7,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"math/rand/v2"
 	"net/http"
 	"os"
@@ -27,6 +28,9 @@ type target struct {
 	name  string
 	url   func(bbox string) string
 	count func(body []byte) (int, bool)
+	// binary: the body is not JSON (a vector tile); count says whether
+	// it holds anything.
+	binary bool
 	// decode reads every feature's identity (county:apn) from a full body.
 	decode func(body []byte) ([]feature, error)
 }
@@ -54,14 +58,19 @@ func arrTarget(base string) target {
 	}
 }
 
-// searchRadiusM is the nearby search's radius in the bench.
-const searchRadiusM = 500
+// searchRadiusM is the nearby search's radius in the bench; tileZoom the
+// zoom of the tiles it asks for (about 2,000 synthetic parcels a tile).
+const (
+	searchRadiusM = 500
+	tileZoom      = 14
+)
 
 // arrSearchTargets are arr's searches beyond the bbox, asked at the
 // centres of the random boxes measure draws: parcels within searchRadiusM
-// of the centre (nearest first), and by address ("N SYNTHETIC", the
-// house number drawn from the box's west edge; every synthetic parcel's
-// address is "N SYNTHETIC ST", N from 1 to 9999), limit 100 each.
+// of the centre (nearest first), by address ("N SYNTHETIC", the house
+// number drawn from the box's west edge; every synthetic parcel's address
+// is "N SYNTHETIC ST", N from 1 to 9999), limit 100 each; and the vector
+// tile at tileZoom holding the centre.
 func arrSearchTargets(base string) []target {
 	centre := func(bbox string) (x, y, w float64) {
 		var e, n float64
@@ -76,6 +85,12 @@ func arrSearchTargets(base string) []target {
 		{name: "arr address", count: tailCount, url: func(bbox string) string {
 			_, _, w := centre(bbox)
 			return fmt.Sprintf("%s/api/v1/parcels?limit=100&address=%d+SYNTHETIC", base, 1+int((w-west)/side*9998))
+		}},
+		{name: "arr tile z14", binary: true, count: func(body []byte) (int, bool) { return 1, len(body) > 0 }, url: func(bbox string) string {
+			x, y, _ := centre(bbox)
+			n := math.Exp2(tileZoom)
+			r := y * math.Pi / 180
+			return fmt.Sprintf("%s/api/v1/tiles/%d/%d/%d.mvt", base, tileZoom, int((x+180)/360*n), int((1-math.Log(math.Tan(r)+1/math.Cos(r))/math.Pi)/2*n))
 		}},
 	}
 }
