@@ -26,7 +26,7 @@ const chromiumPath = "/usr/bin/chromium"
 // to a host off this machine (Stripe's hosted pages) is answered inside the
 // browser by a stand-in page and reported on the returned channel, so the
 // test sends no traffic off the machine and sees where the browser went.
-func newBrowser(t *testing.T) (context.Context, <-chan string) {
+func newBrowser(t *testing.T, extra ...chromedp.ExecAllocatorOption) (context.Context, <-chan string) {
 	t.Helper()
 	if _, err := os.Stat(chromiumPath); err != nil {
 		t.Fatalf("Chromium is not installed at %s: run scripts/test.sh (it installs Debian's chromium) or apt-get install chromium", chromiumPath)
@@ -37,6 +37,7 @@ func newBrowser(t *testing.T) (context.Context, <-chan string) {
 		chromedp.Flag("disable-sync", true), chromedp.NoFirstRun, chromedp.Flag("dns-prefetch-disable", true),
 		chromedp.UserDataDir(t.TempDir()), chromedp.WindowSize(1100, 1500),
 	)
+	opts = append(opts, extra...)
 	actx, cancelAlloc := chromedp.NewExecAllocator(context.Background(), opts...)
 	ctx, cancelCtx := chromedp.NewContext(actx)
 	ctx, cancelTimeout := context.WithTimeout(ctx, 3*time.Minute)

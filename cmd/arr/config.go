@@ -4,6 +4,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net/url"
 	"os"
 	"slices"
 	"strconv"
@@ -71,6 +72,8 @@ type Config struct {
 	// (a secret), and whether `arr up` loads the demo data.
 	MasterKey string
 	DemoData  string
+	// The records map page's base map (MapSettings).
+	MapBasemapURL, MapAttribution string
 	// KeyCache: "true" authenticates API keys from memory (see
 	// identity.Queries.ListenForChanges).
 	KeyCache string
@@ -168,6 +171,8 @@ func (c *Config) settings() []setting {
 		{env: "SMTP_URL", str: &c.SMTPURL, secret: true, help: "SMTP server for sign-in mail: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465; empty prints each mail to the log instead"},
 		{env: "ARR_MAIL_FROM", str: &c.MailFrom, def: "arr <no-reply@arr.localhost>", help: "sender of arr's mail"},
 		{env: "ARR_MASTER_KEY", str: &c.MasterKey, secret: true, help: "records service master key (64 hex digits or base64 of 32 bytes) wrapping each account's data key; empty uses ARR_DATA_DIR/master.key, made by the first process when the database names no key. The database records the key's fingerprint: a process with another key, or none, stops at start (exit 2) and makes no key file"},
+		{env: "ARR_MAP_BASEMAP_URL", str: &c.MapBasemapURL, help: "raster tiles under the records service's map page at /map: an http(s) URL template with {z}, {x} and {y} (e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png, within its usage policy); empty shows the parcels on a plain background and the page loads nothing from elsewhere"},
+		{env: "ARR_MAP_BASEMAP_ATTRIBUTION", str: &c.MapAttribution, help: "attribution the map page shows for ARR_MAP_BASEMAP_URL's tiles (e.g. © OpenStreetMap contributors)"},
 		{env: "ARR_DEMO_DATA", str: &c.DemoData, def: "true", help: "true: `arr up` loads the shipped public-record demo data on first start; false: it does not", choices: []string{"true", "false"}},
 		{env: "ARR_CATALOG", str: &c.Catalog, help: "model catalog file of the gateway (tiers of upstream models, prices, quality, context windows); empty uses the catalog shipped in the binary"},
 		{env: "ARR_MODEL_ALIASES", str: &c.ModelAliases, help: "extra model-name aliases of the gateway, name=target pairs separated by commas (claude-*sonnet*=mid,my-model=gpt-4.1): a name (or a pattern, * matching any run of characters) that a client sends as its model stands for auto, a tier or a catalog model id; they overlay the catalog's \"aliases\" (the shipped catalog maps claude-*opus*, claude-*sonnet* and claude-*haiku* to high, mid and small)"},
@@ -316,6 +321,9 @@ func (c *Config) Validate() error {
 		// The value is a secret: never shown.
 		errs = append(errs, fmt.Errorf("ARR_AUDITOR_KEY (flag --arr-auditor-key): want at least %d characters (it reads every account's audit payloads), e.g. 32 hex digits", minAuditorKey))
 	}
+	if u := c.MapBasemapURL; u != "" && !validBasemap(u) {
+		add("ARR_MAP_BASEMAP_URL", "an absolute http(s) URL template holding {z}, {x} and {y}, like https://tile.openstreetmap.org/{z}/{x}/{y}.png")
+	}
 	errs = append(errs, c.keyErrors()...)
 	errs = append(errs, c.Answer.validate(c)...)
 	errs = append(errs, c.Traces.validate(c)...)
@@ -361,4 +369,16 @@ func (c *Config) logger() *slog.Logger {
 		return slog.New(slog.NewJSONHandler(os.Stderr, opts))
 	}
 	return slog.New(slog.NewTextHandler(os.Stderr, opts))
+}
+
+// validBasemap reports whether u is a raster tile URL template: absolute
+// http(s), with {z}, {x} and {y}.
+func validBasemap(u string) bool {
+	for _, p := range []string{"{z}", "{x}", "{y}"} {
+		if !strings.Contains(u, p) {
+			return false
+		}
+	}
+	parsed, err := url.Parse(strings.NewReplacer("{z}", "0", "{x}", "0", "{y}", "0").Replace(u))
+	return err == nil && (parsed.Scheme == "http" || parsed.Scheme == "https") && parsed.Host != ""
 }

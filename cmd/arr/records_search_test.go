@@ -17,6 +17,8 @@ import (
 	"strings"
 	"testing"
 	"time"
+
+	"github.com/chromedp/chromedp"
 )
 
 // searchPage is a page of GET /api/v1/parcels or POST
@@ -201,6 +203,10 @@ func TestRecordsSearch(t *testing.T) {
 
 	t.Run("vector tiles that @mapbox/vector-tile decodes", func(t *testing.T) {
 		testTiles(t, e, api, lon, lat)
+	})
+
+	t.Run("the map page in Chromium", func(t *testing.T) {
+		testMapPage(t, e, lon, lat)
 	})
 
 	t.Run("malformed searches get 400 naming the field", func(t *testing.T) {
@@ -430,5 +436,71 @@ func testTiles(t *testing.T, e *env, api string, lon, lat float64) {
 		if p.Error == nil || p.Error.Code != c.code || p.Error.Field != c.field {
 			t.Errorf("%s: %+v, want %s on %s", c.path, p.Error, c.code, c.field)
 		}
+	}
+}
+
+// testMapPage opens /map in headless Chromium (WebGL in software), waits
+// for parcels drawn from the tiles, saves a screenshot, and clicks 2041 W
+// North Ave for its signal report. Nothing is fetched off loopback.
+func testMapPage(t *testing.T, e *env, lon, lat float64) {
+	resp, err := http.Get(e.records + "/map")
+	if err != nil {
+		t.Fatal(err)
+	}
+	page, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	csp := resp.Header.Get("Content-Security-Policy")
+	if resp.StatusCode != 200 || !strings.Contains(csp, "default-src 'none'") || !strings.Contains(csp, "script-src 'self'") ||
+		!strings.Contains(string(page), "maplibre-gl-csp.js") {
+		t.Fatalf("/map: %d, CSP %q", resp.StatusCode, csp)
+	}
+	if st, _ := get(t, e.records+"/map?zoom=99", nil); st != 400 {
+		t.Fatalf("/map?zoom=99: %d", st)
+	}
+	if st, b := get(t, e.records+"/map/assets/maplibre-gl-csp-worker.js", nil); st != 200 || len(b) < 100000 {
+		t.Fatalf("the worker: %d, %d bytes", st, len(b))
+	}
+	if st, _ := get(t, e.records+"/map/assets/..%2f..%2fgo.mod", nil); st != 404 {
+		t.Fatalf("a path outside the assets: %d", st)
+	}
+	ctx, outside := newBrowser(t, chromedp.Flag("enable-unsafe-swiftshader", true), chromedp.Flag("use-angle", "swiftshader"),
+		chromedp.Flag("ignore-gpu-blocklist", true), chromedp.WindowSize(1000, 800))
+	u := fmt.Sprintf("%s/map?lon=%v&lat=%v&zoom=16", e.records, lon, lat)
+	if err := chromedp.Do(ctx, chromedp.Navigate(u)); err != nil {
+		t.Fatal(err)
+	}
+	drawn, err := chromedp.Run(ctx, chromedp.Poll[int](`window.arrMap && arrMap.loaded() && arrMap.queryRenderedFeatures({layers: ['parcels']}).length`,
+		chromedp.WithPollingTimeout(90*time.Second), chromedp.WithPollingInterval(250*time.Millisecond)))
+	if err != nil {
+		webgl, _ := chromedp.Run(ctx, chromedp.Evaluate[bool](`!!document.createElement('canvas').getContext('webgl2')`))
+		t.Fatalf("no parcels drawn on the map (WebGL 2: %v): %v", webgl, err)
+	}
+	if drawn < 5 {
+		t.Fatalf("%d parcels drawn", drawn)
+	}
+	screenshot(t, ctx, artifactDir(t), "map.png")
+	// Click 2041 W North Ave: its popup is its signal report.
+	pt, err := chromedp.Run(ctx, chromedp.Evaluate[struct{ X, Y float64 }](fmt.Sprintf(`arrMap.project([%v, %v])`, lon, lat)))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := chromedp.Do(ctx, chromedp.MouseClickXY(pt.X, pt.Y)); err != nil {
+		t.Fatal(err)
+	}
+	popup, err := chromedp.Run(ctx, chromedp.Poll[string](`(document.querySelector('.maplibregl-popup-content .report') || {}).textContent || ''`,
+		chromedp.WithPollingTimeout(30*time.Second)))
+	if err != nil {
+		t.Fatalf("no signal report after a click at %v: %v", pt, err)
+	}
+	for _, want := range []string{"2041 W NORTH AVE", "APN 0001 003", "county 24510", "Motivation score", "vacant", "2019-10-01"} {
+		if !strings.Contains(popup, want) {
+			t.Fatalf("the report lacks %q: %s", want, popup)
+		}
+	}
+	screenshot(t, ctx, artifactDir(t), "map-report.png")
+	select {
+	case u := <-outside:
+		t.Fatalf("the map page fetched %s, off this machine", u)
+	default:
 	}
 }

@@ -74,3 +74,11 @@ SELECT (SELECT max(position) FROM rm_parcels.loads WHERE status = 'completed'),
 	}
 	return tile, p, nil
 }
+
+// Centre is where a map of the parcels opens: the point of the first
+// parcel (in county and APN order) that has one, so the view shows real
+// parcels wherever the loaded counties lie; false when none has a point.
+func (q *Queries) Centre(ctx context.Context) (lon, lat float64, ok bool) {
+	err := q.pool.QueryRow(ctx, `SELECT ST_X(geom), ST_Y(geom) FROM rm_parcels.parcels WHERE geom IS NOT NULL ORDER BY county, apn LIMIT 1`).Scan(&lon, &lat)
+	return lon, lat, err == nil
+}

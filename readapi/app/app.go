@@ -55,6 +55,8 @@ type Application struct {
 	Mailer Mailer
 	// Now is the clock of commands and queries (tests move it).
 	Now func() time.Time
+	// Map is the records service's map page's base map.
+	Map MapSettings
 	// WaitFor gives read-your-writes: it returns once the named
 	// projection has applied position pos (bounded; an error after the
 	// bound).
@@ -141,4 +143,11 @@ func NewQueries(pool *pgxpool.Pool) Queries {
 		AnswerDocs:   answerdocs.NewQueries(pool),
 		Status:       projections.NewStatus(pool),
 	}
+}
+
+// MapSettings is the base map under the records service's map page: a
+// raster tile URL template ({z}, {x}, {y}) and its attribution; empty
+// shows the parcels on a plain background.
+type MapSettings struct {
+	BasemapURL, Attribution string
 }

@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"html/template"
 	"io/fs"
 	"net/http"
 
@@ -34,6 +35,7 @@ type server struct {
 	parcels app.Parcels
 	lists   app.Lists
 	gaz     *records.Gazetteer
+	mapTmpl *template.Template
 }
 
 // New returns the records service's HTTP handler over the application
@@ -48,7 +50,11 @@ func New(d httpx.Deps) (http.Handler, error) {
 	if gaz == nil {
 		return nil, errors.New("records: no gazetteer")
 	}
-	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz}
+	mapTmpl, err := template.ParseFS(templateFiles, "templates/map.html")
+	if err != nil {
+		return nil, err
+	}
+	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz, mapTmpl: mapTmpl}
 	ids := d.App.Queries.Identities
 	// The public routes need no key, but take one: a key that is sent must
 	// be valid (401 otherwise), and the request is then counted against
@@ -97,5 +103,8 @@ func New(d httpx.Deps) (http.Handler, error) {
 	pub.GET("/tax-sales", params(placed...), handle(s.taxSales))
 	pub.GET("/lenders", params(placed...), handle(s.lenders))
 	e.GET("/data-sources", append(public, handle(s.dataSourcesPage))...)
+	e.GET("/map", append(public, params("lon", "lat", "zoom"), handle(s.mapPage))...)
+	// The page's static files are not counted.
+	e.GET(mapAssetsPath+"/:file", s.mapAsset)
 	return e, nil
 }
