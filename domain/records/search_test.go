@@ -106,3 +106,33 @@ func TestHouseNumber(t *testing.T) {
 		}
 	}
 }
+
+// FuzzParsePolygon: any body either is refused on field geometry or gives
+// a polygon whose rewritten GeoJSON parses back to itself, within the
+// bounds.
+func FuzzParsePolygon(f *testing.F) {
+	for _, s := range []string{
+		`{"type":"Polygon","coordinates":[[[-76.62,39.28],[-76.60,39.28],[-76.60,39.30],[-76.62,39.28]]]}`,
+		`{"type":"Polygon","coordinates":[[[0,0],[1,0],[1,1],[0,0]],[[0.2,0.2],[0.3,0.2],[0.3,0.3],[0.2,0.2]]]}`,
+		`{"type":"Polygon","coordinates":[[[1e308,0],[1,0],[1,1],[1e308,0]]]}`, `{"type":"Polygon"}`, `[]`, `{"coordinates":null}`,
+	} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, raw []byte) {
+		p, err := ParsePolygon(json.RawMessage(raw))
+		if err != nil {
+			var de *domain.Error
+			if !errors.As(err, &de) || de.Field != "geometry" {
+				t.Fatalf("refused with %v", err)
+			}
+			return
+		}
+		again, err := ParsePolygon(json.RawMessage(p.GeoJSON))
+		if err != nil || again != p {
+			t.Fatalf("%s rewritten as %s, which parses to %+v, %v", raw, p.GeoJSON, again, err)
+		}
+		if p.BBox.East-p.BBox.West > MaxBBoxDegrees || p.BBox.North-p.BBox.South > MaxBBoxDegrees {
+			t.Fatalf("%s: bbox %+v", raw, p.BBox)
+		}
+	})
+}

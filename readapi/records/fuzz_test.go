@@ -6,6 +6,7 @@ import (
 	"net/http/httptest"
 	"strings"
 	"testing"
+	"unicode"
 
 	"github.com/arr-dev/arr/projections/parcels"
 
@@ -84,5 +85,55 @@ func FuzzParams(f *testing.F) {
 		_, _, err = s.scoreParams(c)
 		refused("weights/as_of", err)
 		refused("id", text.Check("id", strings.TrimSpace(id), records.MaxRowTextChars))
+	})
+}
+
+// FuzzParcelSearch: the searches of GET /api/v1/parcels (bbox, near with
+// radius_m, address, apn with county) are refused with a validation
+// error, or parse into one search within its rules: a nearby search's
+// point in range and radius within (0, 5000], an address's normalized
+// text of valid UTF-8 holding letters or digits, an APN of letters and
+// digits only.
+func FuzzParcelSearch(f *testing.F) {
+	for _, s := range []string{
+		"near=-76.651,39.309&radius_m=300", "address=2041%20W%20North", "apn=0001-003&county=24510",
+		"near=NaN,1&radius_m=1e400", "address=%ff%fe", "apn=%00", "near=1,2&radius_m=10&bbox=0,0,1,1",
+		"address=" + strings.Repeat("%23", 300), "radius_m=5&apn=1", "near=-180,90&radius_m=5000",
+	} {
+		f.Add(s)
+	}
+	gin.SetMode(gin.ReleaseMode)
+	f.Fuzz(func(t *testing.T, raw string) {
+		c, _ := gin.CreateTestContext(httptest.NewRecorder())
+		c.Request = httptest.NewRequest(http.MethodGet, "/api/v1/parcels", nil)
+		c.Request.URL.RawQuery = raw
+		ps, err := parcelSearchOf(c)
+		if err != nil {
+			if !errors.Is(err, domain.ErrInvalid) || httpx.ProblemOf(err).Status != http.StatusBadRequest {
+				t.Fatalf("%q refused with %v", raw, err)
+			}
+			return
+		}
+		switch ps.kind {
+		case "near":
+			n := ps.near
+			if n.Lon < -180 || n.Lon > 180 || n.Lat < -90 || n.Lat > 90 || n.RadiusM <= 0 || n.RadiusM > records.MaxRadiusM {
+				t.Fatalf("%q: near %+v", raw, n)
+			}
+		case "address":
+			if !text.Valid(ps.address) || strings.TrimSpace(ps.address) == "" {
+				t.Fatalf("%q: address %q", raw, ps.address)
+			}
+		case "apn":
+			if ps.apn == "" || strings.IndexFunc(ps.apn, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) }) >= 0 {
+				t.Fatalf("%q: apn %q", raw, ps.apn)
+			}
+		case "bbox":
+		default:
+			t.Fatalf("%q: kind %q", raw, ps.kind)
+		}
+		if ps.limit < 1 || ps.limit > maxLimit {
+			t.Fatalf("%q: limit %d", raw, ps.limit)
+		}
 	})
 }
