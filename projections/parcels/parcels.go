@@ -102,11 +102,6 @@ CREATE TABLE parcels (
     position     bigint      NOT NULL,
     PRIMARY KEY (county, apn)
 );
--- The records service's queries read few rows each, many at once: a
--- parallel plan's worker start-up (several milliseconds) costs more than
--- it saves (a z14 vector tile: 17 ms with a parallel worker, 10 ms
--- without), and its workers compete for the cores the other requests use.
-ALTER TABLE parcels SET (parallel_workers = 0);
 `
 }
 
