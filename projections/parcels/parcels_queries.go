@@ -404,14 +404,17 @@ func (q *Queries) ByAPN(ctx context.Context, apnNorm, county string, layers []st
 // InPolygon returns up to limit parcels with coordinates inside p (its
 // boundary included), named by any of layers, in (county, apn) order after
 // the cursor. A polygon PostGIS finds invalid (its rings cross) is a
-// domain validation error on field geometry with PostGIS's reason.
+// domain validation error on field geometry with PostGIS's reason. The
+// polygon is parsed and checked once (the OFFSET 0 subquery is not
+// flattened into the scan), then tested against each candidate point.
 func (q *Queries) InPolygon(ctx context.Context, p records.Polygon, layers []string, after *ParcelKey, limit int) ([]ParcelFeature, error) {
 	b := p.BBox
 	args := []any{p.GeoJSON, b.West, b.South, b.East, b.North}
 	sql := `SELECT ` + featureColumns + ` FROM (
 		SELECT county, apn, address, geom, source_url, layers, signals, 0::float8 AS rank
-		FROM rm_parcels.parcels, (SELECT ST_SetSRID(ST_GeomFromGeoJSON($1), 4326) AS g) poly
-		WHERE geom && ST_MakeEnvelope($2, $3, $4, $5, 4326) AND ST_IsValid(poly.g) AND ST_Covers(poly.g, geom)`
+		FROM rm_parcels.parcels,
+		     (SELECT g FROM (SELECT ST_SetSRID(ST_GeomFromGeoJSON($1), 4326) AS g) q WHERE ST_IsValid(g) OFFSET 0) poly
+		WHERE geom && ST_MakeEnvelope($2, $3, $4, $5, 4326) AND ST_Covers(poly.g, geom)`
 	sql, args = withLayers(sql, args, layers)
 	out, err := q.keyOrdered(ctx, "parcels in a polygon", sql, args, after, limit)
 	if err != nil || len(out) > 0 {
