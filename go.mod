@@ -27,6 +27,7 @@ require (
 	github.com/sony/gobreaker/v2 v2.4.0
 	github.com/spf13/cobra v1.10.2
 	github.com/spf13/pflag v1.0.9
+	github.com/standard-webhooks/standard-webhooks/libraries v0.0.1
 	github.com/stripe/stripe-go/v85 v85.0.0
 	github.com/temoto/robotstxt v1.1.2
 	go.opentelemetry.io/collector/component/componenttest v0.165.0

@@ -1,0 +1,202 @@
+package webhook
+
+import (
+	"bytes"
+	"context"
+	"crypto/rand"
+	"encoding/base64"
+	"errors"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"net/url"
+	"strconv"
+	"time"
+
+	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/arr-dev/arr/adapters/netguard"
+)
+
+// Defaults of Config.
+const (
+	DefaultTimeout          = 10 * time.Second
+	DefaultMaxResponseBytes = 64 << 10
+)
+
+// secretBytes is the length of a generated secret's key (192 bits; the
+// specification asks for 24 to 64 bytes).
+const secretBytes = 24
+
+// NewSecret returns a new signing secret: whsec_ and the base64 of 24
+// random bytes.
+func NewSecret() (string, error) {
+	b := make([]byte, secretBytes)
+	if _, err := rand.Read(b); err != nil {
+		return "", fmt.Errorf("making a webhook secret: %w", err)
+	}
+	return "whsec_" + base64.StdEncoding.EncodeToString(b), nil
+}
+
+// Config configures a Sender.
+type Config struct {
+	// AllowPrivate lets deliveries go to loopback and private addresses
+	// (ARR_WEBHOOK_PRIVATE=allow: tests); otherwise the SSRF guard
+	// refuses every address that is not public, after DNS and for every
+	// connection.
+	AllowPrivate bool
+	// Guard is the SSRF guard; nil is netguard.New's default.
+	Guard *netguard.Guard
+	// Timeout bounds one attempt, from dialing to the answer's headers
+	// and the read of its body. Default DefaultTimeout.
+	Timeout time.Duration
+	// MaxResponseBytes is how much of an answer's body is read. Default
+	// DefaultMaxResponseBytes.
+	MaxResponseBytes int64
+	// UserAgent is sent with every delivery.
+	UserAgent string
+}
+
+// Sender delivers webhooks. Safe for concurrent use.
+type Sender struct {
+	cfg    Config
+	client *http.Client
+}
+
+// New returns a Sender.
+func New(cfg Config) *Sender {
+	if cfg.Timeout <= 0 {
+		cfg.Timeout = DefaultTimeout
+	}
+	if cfg.MaxResponseBytes <= 0 {
+		cfg.MaxResponseBytes = DefaultMaxResponseBytes
+	}
+	if cfg.Guard == nil {
+		cfg.Guard = netguard.New(netguard.Config{})
+	}
+	d := &net.Dialer{Timeout: cfg.Timeout}
+	if !cfg.AllowPrivate {
+		d.Control = cfg.Guard.Control
+	}
+	tr := &http.Transport{DialContext: d.DialContext, TLSHandshakeTimeout: cfg.Timeout, ResponseHeaderTimeout: cfg.Timeout,
+		MaxIdleConnsPerHost: 2, IdleConnTimeout: 90 * time.Second, ForceAttemptHTTP2: true}
+	return &Sender{cfg: cfg, client: &http.Client{Transport: tr, Timeout: cfg.Timeout,
+		CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}}
+}
+
+// Message is one delivery: its id (the same on every attempt, so the
+// subscriber can drop repeats), the time it is signed at and its JSON
+// payload.
+type Message struct {
+	ID      string
+	At      time.Time
+	Payload []byte
+}
+
+// Attempt is what one attempt came to.
+type Attempt struct {
+	// Status is the answer's HTTP status; 0 when none came.
+	Status int
+	// Error says why the attempt failed (no answer, or not 2xx); "" when
+	// it succeeded.
+	Error    string
+	Duration time.Duration
+}
+
+// OK reports whether the attempt succeeded (a 2xx answer).
+func (a Attempt) OK() bool { return a.Error == "" }
+
+// Send makes one attempt to deliver m to target, signed with secret (a
+// whsec_ secret). A failed attempt is an Attempt with its Error, not an
+// error: error is for what no attempt could be made with (a bad secret or
+// URL).
+func (s *Sender) Send(ctx context.Context, target, secret string, m Message) (Attempt, error) {
+	u, err := url.Parse(target)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
+		return Attempt{}, fmt.Errorf("webhook URL %q: an absolute http(s) URL without user info is required", target)
+	}
+	wh, err := standardwebhooks.NewWebhook(secret)
+	if err != nil {
+		return Attempt{}, fmt.Errorf("webhook secret: %w", err)
+	}
+	sig, err := wh.Sign(m.ID, m.At, m.Payload)
+	if err != nil {
+		return Attempt{}, fmt.Errorf("signing webhook %s: %w", m.ID, err)
+	}
+	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
+	defer cancel()
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(m.Payload))
+	if err != nil {
+		return Attempt{}, fmt.Errorf("webhook request: %w", err)
+	}
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set(standardwebhooks.HeaderWebhookID, m.ID)
+	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(m.At.Unix(), 10))
+	req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
+	if s.cfg.UserAgent != "" {
+		req.Header.Set("User-Agent", s.cfg.UserAgent)
+	}
+	start := time.Now()
+	resp, err := s.client.Do(req)
+	if err != nil {
+		return Attempt{Error: describe(err), Duration: time.Since(start)}, nil
+	}
+	_, rerr := io.Copy(io.Discard, io.LimitReader(resp.Body, s.cfg.MaxResponseBytes))
+	resp.Body.Close()
+	a := Attempt{Status: resp.StatusCode, Duration: time.Since(start)}
+	switch {
+	case resp.StatusCode < 200 || resp.StatusCode > 299:
+		a.Error = fmt.Sprintf("answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
+	case rerr != nil:
+		a.Error = "the answer's body broke off: " + describe(rerr)
+	}
+	return a, nil
+}
+
+// describe says why no answer came, without the URL (a subscriber's URL
+// may carry a token in its query).
+func describe(err error) string {
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	switch {
+	case errors.Is(err, netguard.ErrRefused):
+		return "refused by the SSRF guard: " + err.Error()
+	case errors.Is(err, context.DeadlineExceeded):
+		return "no answer within the timeout"
+	}
+	return err.Error()
+}
+
+// The retry schedule.
+const (
+	// FirstRetry is the wait before the first retry; each next wait is
+	// Growth times the one before, at most MaxWait.
+	FirstRetry = 5 * time.Second
+	Growth     = 6
+	MaxWait    = 10 * time.Hour
+	// GiveUpAfter: no retry starts later than this after the first
+	// attempt.
+	GiveUpAfter = 24 * time.Hour
+)
+
+// NextAttempt is when to retry a delivery whose first attempt was at
+// first and which has failed attempts times (1 after the first), and
+// false when it is given up: 5 s, 30 s, 3 min, 18 min, 1 h 48 min,
+// then every 10 h, none starting more than GiveUpAfter after the first.
+func NextAttempt(first time.Time, attempts int) (time.Time, bool) {
+	if attempts < 1 {
+		return first, true
+	}
+	at, wait := first, FirstRetry
+	for i := 1; i <= attempts; i++ {
+		at = at.Add(wait)
+		wait = min(wait*Growth, MaxWait)
+	}
+	if at.Sub(first) > GiveUpAfter {
+		return time.Time{}, false
+	}
+	return at, true
+}
