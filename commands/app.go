@@ -35,6 +35,10 @@ type Commands struct {
 	// Config.ContactKeys.
 	ImportList       *ImportListHandler
 	EraseContactData *EraseContactDataHandler
+	// CreateMonitor seals each monitor's webhook secret with
+	// Config.ContactKeys; DeleteMonitor stops one.
+	CreateMonitor *CreateMonitorHandler
+	DeleteMonitor *DeleteMonitorHandler
 	// DefineSQLProjection and DropSQLProjection record analysts' SQL
 	// projections; the definition is checked by Config.SQLProjections.
 	DefineSQLProjection *DefineSQLProjectionHandler
@@ -76,6 +80,9 @@ type Config struct {
 	// Research writes answers; nil (a process without the answer role)
 	// makes SynthesizeAnswer refuse with research_not_configured.
 	Research Researcher
+	// WebhookPrivate lets monitors' webhook URLs name loopback and
+	// private addresses (ARR_WEBHOOK_PRIVATE=allow: tests).
+	WebhookPrivate bool
 }
 
 // New wires every handler to the store.
@@ -114,6 +121,10 @@ func New(cfg Config) (Commands, error) {
 		build(&c.EraseContactData, func() (*EraseContactDataHandler, error) {
 			return NewEraseContactDataHandler(store, cfg.ContactKeys, clock)
 		}),
+		build(&c.CreateMonitor, func() (*CreateMonitorHandler, error) {
+			return NewCreateMonitorHandler(store, cfg.ContactKeys, clock, cfg.WebhookPrivate)
+		}),
+		build(&c.DeleteMonitor, func() (*DeleteMonitorHandler, error) { return NewDeleteMonitorHandler(store, clock) }),
 		build(&c.DefineSQLProjection, func() (*DefineSQLProjectionHandler, error) {
 			return NewDefineSQLProjectionHandler(store, cfg.SQLProjections, cfg.BuiltIn, clock)
 		}),

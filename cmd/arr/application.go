@@ -85,7 +85,8 @@ func (s *system) buildApplication(ctx context.Context, o openOptions) (app.Appli
 // commands builds every command handler over the store; researcher is nil
 // outside the answer role.
 func (s *system) commands(researcher *research.Researcher) (commands.Commands, error) {
-	cfg := commands.Config{Store: commands.TraceAppends(s.store, s.traces.Tracer()), Clock: s.now, SQLProjections: s.sql, BuiltIn: s.isBuiltIn}
+	cfg := commands.Config{Store: commands.TraceAppends(s.store, s.traces.Tracer()), Clock: s.now, SQLProjections: s.sql, BuiltIn: s.isBuiltIn,
+		WebhookPrivate: s.cfg.WebhookPrivate == "allow"}
 	if s.keys != nil { // (a nil *Keyring in the interface would not read as nil)
 		cfg.ContactKeys = s.keys
 	}

@@ -14,6 +14,9 @@ func LoadStreamID(loadID uuid.UUID) string { return "layerload-" + loadID.String
 // ListStreamID is the stream of one imported list.
 func ListStreamID(listID uuid.UUID) string { return "list-" + listID.String() }
 
+// MonitorStreamID is the stream of a list monitor.
+func MonitorStreamID(id uuid.UUID) string { return "monitor-" + id.String() }
+
 // ContactStreamID is the stream of an account's records contact data (its
 // erasure).
 func ContactStreamID(accountID uuid.UUID) string { return "recordscontact-" + accountID.String() }
@@ -189,6 +192,40 @@ type ContactDataErased struct {
 	ErasedAt time.Time `json:"erased_at"`
 }
 
+// MonitorCreated records that an account watches one of its lists: a
+// webhook at URL is to be told when a completed layer load newly names a
+// parcel matched to a row of the list, or stops naming one (of Layers, or
+// of any layer when empty).
+type MonitorCreated struct {
+	// MonitorID identifies the monitor; its stream is monitor-{MonitorID}.
+	MonitorID uuid.UUID `json:"monitor_id"`
+	// AccountID is the account that owns the monitor and its list.
+	AccountID uuid.UUID `json:"account_id"`
+	// ListID is the watched list.
+	ListID uuid.UUID `json:"list_id"`
+	// URL is where deliveries are POSTed.
+	URL string `json:"url"`
+	// Layers are the layer keys watched; empty: every layer.
+	Layers []string `json:"layers"`
+	// Secret is the monitor's whsec_ signing secret sealed with the
+	// account's data key (AES-256-GCM), base64 in JSON: only the
+	// account's key opens it.
+	Secret []byte `json:"secret"`
+	// CreatedAt is when it was created (UTC).
+	CreatedAt time.Time `json:"created_at"`
+}
+
+// MonitorDeleted records that an account stopped a monitor: nothing more
+// is delivered for it.
+type MonitorDeleted struct {
+	// MonitorID is the monitor.
+	MonitorID uuid.UUID `json:"monitor_id"`
+	// AccountID is its account.
+	AccountID uuid.UUID `json:"account_id"`
+	// DeletedAt is when it was deleted (UTC).
+	DeletedAt time.Time `json:"deleted_at"`
+}
+
 func (LayerLoadStarted) EventType() string   { return "LayerLoadStarted" }
 func (LayerLoadStarted) SchemaVersion() int  { return 1 }
 func (LayerRowsLoaded) EventType() string    { return "LayerRowsLoaded" }
@@ -205,6 +242,10 @@ func (ListRowsImported) EventType() string   { return "ListRowsImported" }
 func (ListRowsImported) SchemaVersion() int  { return 1 }
 func (ContactDataErased) EventType() string  { return "ContactDataErased" }
 func (ContactDataErased) SchemaVersion() int { return 1 }
+func (MonitorCreated) EventType() string     { return "MonitorCreated" }
+func (MonitorCreated) SchemaVersion() int    { return 1 }
+func (MonitorDeleted) EventType() string     { return "MonitorDeleted" }
+func (MonitorDeleted) SchemaVersion() int    { return 1 }
 
 // Events returns the prototypes of the records events, for a registry.
 func Events() []func() domain.Event {
@@ -216,6 +257,8 @@ func Events() []func() domain.Event {
 		func() domain.Event { return &ListImported{} },
 		func() domain.Event { return &ListRowsImported{} },
 		func() domain.Event { return &ContactDataErased{} },
+		func() domain.Event { return &MonitorCreated{} },
+		func() domain.Event { return &MonitorDeleted{} },
 	}
 }
 

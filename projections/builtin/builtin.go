@@ -10,6 +10,7 @@ import (
 	"github.com/arr-dev/arr/projections/identity"
 	"github.com/arr-dev/arr/projections/lists"
 	"github.com/arr-dev/arr/projections/logstats"
+	"github.com/arr-dev/arr/projections/monitors"
 	"github.com/arr-dev/arr/projections/parcels"
 	"github.com/arr-dev/arr/projections/tierquality"
 	"github.com/arr-dev/arr/projections/usage"
@@ -20,5 +21,6 @@ func All() []projections.Projection {
 	return []projections.Projection{
 		identity.Projection{}, logstats.Projection{}, usage.Projection{}, answercache.Projection{}, answerusage.Projection{},
 		parcels.Projection{}, lists.Projection{}, audit.Projection{}, gatewayusage.Projection{}, tierquality.Projection{}, answerdocs.Projection{},
+		monitors.Projection{},
 	}
 }

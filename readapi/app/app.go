@@ -21,6 +21,7 @@ import (
 	"github.com/arr-dev/arr/projections/gatewayusage"
 	"github.com/arr-dev/arr/projections/identity"
 	"github.com/arr-dev/arr/projections/lists"
+	"github.com/arr-dev/arr/projections/monitors"
 	"github.com/arr-dev/arr/projections/parcels"
 	"github.com/arr-dev/arr/projections/tierquality"
 	"github.com/arr-dev/arr/projections/usage"
@@ -95,6 +96,7 @@ type Queries struct {
 	Identities   Identities
 	Parcels      Parcels
 	Lists        Lists
+	Monitors     Monitors
 	Usage        Usage
 	AnswerUsage  AnswerUsage
 	GatewayUsage GatewayUsage
@@ -134,6 +136,7 @@ func NewQueries(pool *pgxpool.Pool) Queries {
 		Identities:   identity.NewQueries(pool),
 		Parcels:      parcels.NewQueries(pool),
 		Lists:        lists.NewQueries(pool),
+		Monitors:     monitors.NewQueries(pool),
 		Usage:        usage.NewQueries(pool),
 		AnswerUsage:  answerusage.NewQueries(pool),
 		GatewayUsage: gatewayusage.NewQueries(pool),

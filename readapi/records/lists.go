@@ -152,3 +152,24 @@ type ContactKeys = app.ContactKeys
 
 // ContactOpener opens what one account's data key sealed.
 type ContactOpener = app.ContactOpener
+
+// listMonitors is GET /api/v1/monitors: the caller's account's list
+// monitors (never their secrets), oldest first, paged by limit and offset;
+// deleted=1 lists deleted ones too.
+func (s *server) listMonitors(c *gin.Context) error {
+	p, _ := httpx.PrincipalOf(c)
+	limit, offset, err := page(c)
+	if err != nil {
+		return err
+	}
+	withDeleted, err := flag(c, "deleted")
+	if err != nil {
+		return err
+	}
+	ms, total, err := s.d.App.Queries.Monitors.List(c.Request.Context(), p.AccountID, withDeleted, limit, offset)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"object": "list", "data": ms, "total": total, "limit": limit, "offset": offset})
+	return nil
+}

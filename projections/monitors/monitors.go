@@ -1,0 +1,107 @@
+package monitors
+
+import (
+	"context"
+	"fmt"
+	"time"
+
+	"github.com/google/uuid"
+	"github.com/jackc/pgx/v5"
+	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/projections"
+)
+
+// Projection builds rm_monitors.monitors.
+type Projection struct{}
+
+// Name is the projection's name and checkpoint key.
+const Name = "monitors"
+
+// Name implements Projection.
+func (Projection) Name() string { return Name }
+
+// DDL implements Projection.
+func (Projection) DDL() string {
+	return `
+CREATE TABLE monitors (
+    monitor_id uuid        PRIMARY KEY,
+    account_id uuid        NOT NULL,
+    list_id    uuid        NOT NULL,
+    url        text        NOT NULL,
+    layers     text[]      NOT NULL,
+    created_at timestamptz NOT NULL,
+    deleted_at timestamptz,
+    position   bigint      NOT NULL
+);
+`
+}
+
+// DeferredDDL implements IndexDeferrer.
+func (Projection) DeferredDDL() string {
+	return `CREATE INDEX monitors_account ON monitors (account_id, created_at, monitor_id);`
+}
+
+// EventTypes implements EventFilter.
+func (Projection) EventTypes() []string {
+	return []string{records.MonitorCreated{}.EventType(), records.MonitorDeleted{}.EventType()}
+}
+
+// Apply implements Projection.
+func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
+	for _, e := range events {
+		var err error
+		switch v := e.Payload.(type) {
+		case *records.MonitorCreated:
+			_, err = tx.Exec(ctx, `INSERT INTO monitors (monitor_id, account_id, list_id, url, layers, created_at, position)
+				VALUES ($1, $2, $3, $4, $5, $6, $7)`, v.MonitorID, v.AccountID, v.ListID, v.URL, v.Layers, v.CreatedAt, int64(e.Position))
+		case *records.MonitorDeleted:
+			_, err = tx.Exec(ctx, `UPDATE monitors SET deleted_at = $2, position = $3 WHERE monitor_id = $1 AND deleted_at IS NULL`,
+				v.MonitorID, v.DeletedAt, int64(e.Position))
+		}
+		if err != nil {
+			return fmt.Errorf("event %d: %w", e.Position, err)
+		}
+	}
+	return nil
+}
+
+// Monitor is one monitor as its account sees it (never its secret).
+type Monitor struct {
+	MonitorID uuid.UUID  `json:"monitor_id"`
+	ListID    uuid.UUID  `json:"list_id"`
+	URL       string     `json:"url"`
+	Layers    []string   `json:"layers"`
+	CreatedAt time.Time  `json:"created_at"`
+	DeletedAt *time.Time `json:"deleted_at"`
+}
+
+// Queries reads the monitors read model. Safe for concurrent use.
+type Queries struct{ pool *pgxpool.Pool }
+
+// NewQueries returns the queries over the monitors read model.
+func NewQueries(pool *pgxpool.Pool) *Queries { return &Queries{pool: pool} }
+
+// List returns an account's monitors, oldest first, limit from offset,
+// deleted ones too when withDeleted; and how many there are.
+func (q *Queries) List(ctx context.Context, account uuid.UUID, withDeleted bool, limit, offset int) ([]Monitor, int, error) {
+	const where = `FROM rm_monitors.monitors WHERE account_id = $1 AND ($2 OR deleted_at IS NULL)`
+	var total int
+	if err := q.pool.QueryRow(ctx, `SELECT count(*) `+where, account, withDeleted).Scan(&total); err != nil {
+		return nil, 0, fmt.Errorf("counting monitors: %w", err)
+	}
+	rows, err := q.pool.Query(ctx, `SELECT monitor_id, list_id, url, layers, created_at, deleted_at `+where+`
+		ORDER BY created_at, monitor_id LIMIT $3 OFFSET $4`, account, withDeleted, limit, offset)
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing monitors: %w", err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Monitor])
+	if err != nil {
+		return nil, 0, fmt.Errorf("listing monitors: %w", err)
+	}
+	if out == nil {
+		out = []Monitor{}
+	}
+	return out, total, nil
+}
