@@ -2,11 +2,20 @@ package main_test
 
 import (
 	"context"
+	"encoding/base64"
 	"encoding/json"
+	"html"
+	"io"
+	"net/http"
+	"net/url"
 	"os"
 	"path/filepath"
+	"regexp"
 	"strings"
 	"testing"
+	"time"
+
+	"github.com/arr-dev/arr/commands"
 )
 
 // TestRecordsMonitors sets up list monitors from the CLI and reads them
@@ -92,7 +101,7 @@ func TestRecordsMonitors(t *testing.T) {
 	getJSON(t, e.records+"/api/v1/monitors?limit=0", map[string]string{"X-API-Key": alice.Secret}, 400, nil)
 
 	// The log holds the secret sealed, never in clear.
-	pool, _ := openStore(t, e.dbURL)
+	pool, st := openStore(t, e.dbURL)
 	var clear int
 	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM events WHERE data::text LIKE '%' || $1 || '%'`, created.Secret[len("whsec_"):]).Scan(&clear); err != nil {
 		t.Fatal(err)
@@ -125,4 +134,69 @@ func TestRecordsMonitors(t *testing.T) {
 	if len(listed.Data) != 1 {
 		t.Fatalf("arr monitors list --deleted: %d", len(listed.Data))
 	}
+
+	t.Run("the account page", func(t *testing.T) {
+		cmds, err := commands.New(commands.Config{Store: st, Clock: time.Now})
+		if err != nil {
+			t.Fatal(err)
+		}
+		token, _ := session(t, pool, cmds, "alice@example.com")
+		post := func(path string, form url.Values) (int, string) {
+			t.Helper()
+			form.Set("csrf_token", csrfFor(token))
+			req, _ := http.NewRequest(http.MethodPost, e.records+path, strings.NewReader(form.Encode()))
+			req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+			req.Header.Set("Cookie", "arr_session="+token)
+			resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			return resp.StatusCode, string(b)
+		}
+		st, page := post("/account/monitors", url.Values{"list_id": {list.ListID}, "url": {"http://192.168.1.10/hook"}})
+		if st != 400 || !strings.Contains(page, "not public") || strings.Contains(page, "whsec_") {
+			t.Fatalf("a private URL from the page: %d", st)
+		}
+		st, page = post("/account/monitors", url.Values{"list_id": {list.ListID}, "url": {"https://example.com/from-page"}, "layers": {"vacant"}})
+		secret := regexp.MustCompile(`id="monitor-secret">(whsec_[^<]+)<`).FindStringSubmatch(page)
+		if st != 201 || secret == nil || !strings.Contains(page, "https://example.com/from-page") {
+			t.Fatalf("create from the page: %d %s", st, page)
+		}
+		// As the browser shows it (html/template writes + as &#43;).
+		secret[1] = html.UnescapeString(secret[1])
+		if _, err := base64.StdEncoding.DecodeString(strings.TrimPrefix(secret[1], "whsec_")); err != nil {
+			t.Fatalf("the page's secret %q: %v", secret[1], err)
+		}
+		// Shown once: the page again has the monitor, not its secret.
+		status, again := get(t, e.records+"/account/lists", map[string]string{"Cookie": "arr_session=" + token})
+		if status != 200 || strings.Contains(string(again), "monitor-secret") || strings.Contains(html.UnescapeString(string(again)), secret[1]) ||
+			!strings.Contains(string(again), "https://example.com/from-page") {
+			t.Fatalf("the lists page after: %d", status)
+		}
+		id := regexp.MustCompile(`/account/monitors/([0-9a-f-]{36})/delete`).FindStringSubmatch(string(again))
+		if id == nil {
+			t.Fatal("no delete form on the page")
+		}
+		if st, _ := post("/account/monitors/"+id[1]+"/delete", url.Values{}); st != 303 {
+			t.Fatalf("delete from the page: %d", st)
+		}
+		// Without the CSRF token nothing is created.
+		req, _ := http.NewRequest(http.MethodPost, e.records+"/account/monitors", strings.NewReader("list_id="+list.ListID+"&url=https://example.com/x"))
+		req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
+		req.Header.Set("Cookie", "arr_session="+token)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			t.Fatal(err)
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 403 {
+			t.Fatalf("no CSRF token: %d", resp.StatusCode)
+		}
+		getJSON(t, e.records+"/api/v1/monitors", map[string]string{"X-API-Key": alice.Secret}, 200, &mine)
+		if mine.Total != 0 {
+			t.Fatalf("after the page's delete: %+v", mine)
+		}
+	})
 }

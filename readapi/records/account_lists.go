@@ -7,7 +7,10 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/arr-dev/arr/projections/lists"
+	"github.com/arr-dev/arr/projections/monitors"
 
 	"github.com/gin-gonic/gin"
 
@@ -44,6 +47,8 @@ func (s *server) mountAccountLists(r gin.IRouter) error {
 	req := g.Group("", httpx.RequireSession(fail))
 	req.POST("/lists", handle(func(c *gin.Context) error { return s.importList(c, t) }))
 	req.POST("/contact-data/erase", handle(s.eraseContact))
+	req.POST("/monitors", handle(func(c *gin.Context) error { return s.createMonitor(c, t) }))
+	req.POST("/monitors/:id/delete", handle(s.deleteMonitor))
 	return nil
 }
 
@@ -52,11 +57,22 @@ type listsView struct {
 	Lists                      []lists.ListInfo
 	CanImport                  bool
 	MaxRows                    int
+	Monitors                   []monitors.Monitor
+	// Created is a monitor just created, with its secret: shown once.
+	Created *commands.CreatedMonitor
 }
 
 func (s *server) listsPage(c *gin.Context, t *template.Template, status int, notice, errMsg string) error {
+	return s.listsPageWith(c, t, status, notice, errMsg, nil)
+}
+
+func (s *server) listsPageWith(c *gin.Context, t *template.Template, status int, notice, errMsg string, created *commands.CreatedMonitor) error {
 	p, _ := httpx.SessionOf(c)
 	ls, err := s.lists.Lists(c.Request.Context(), p.AccountID)
+	if err != nil {
+		return err
+	}
+	ms, _, err := s.d.App.Queries.Monitors.List(c.Request.Context(), p.AccountID, false, maxLimit, 0)
 	if err != nil {
 		return err
 	}
@@ -69,7 +85,52 @@ func (s *server) listsPage(c *gin.Context, t *template.Template, status int, not
 	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
 	c.Status(status)
 	_ = t.Execute(c.Writer, listsView{Email: acct.Email, CSRF: httpx.CSRFToken(c), Notice: notice, Error: errMsg, Lists: ls,
-		CanImport: s.d.App.Queries.Contacts != nil, MaxRows: commands.MaxListRows})
+		CanImport: s.d.App.Queries.Contacts != nil, MaxRows: commands.MaxListRows, Monitors: ms, Created: created})
+	return nil
+}
+
+// createMonitor is POST /account/monitors (list_id, url, layers): the page
+// again, showing the new monitor's secret once (never in a URL).
+func (s *server) createMonitor(c *gin.Context, t *template.Template) error {
+	p, _ := httpx.SessionOf(c)
+	listID, err := uuid.Parse(c.PostForm("list_id"))
+	if err != nil {
+		return s.listsPage(c, t, http.StatusBadRequest, "", "choose one of your lists to watch")
+	}
+	res, err := s.d.App.Commands.CreateMonitor.Handle(c.Request.Context(), commands.CreateMonitor{AccountID: p.AccountID, ListID: listID,
+		URL: c.PostForm("url"), Layers: c.PostForm("layers"), Metadata: httpx.CommandMetadata(c, "session:"+p.SessionID.String())})
+	if errors.Is(err, domain.ErrInvalid) || errors.Is(err, domain.ErrNotFound) {
+		return s.listsPage(c, t, httpx.ProblemOf(err).Status, "", httpx.ProblemOf(err).Message)
+	}
+	if err != nil {
+		return err
+	}
+	if s.d.App.WaitFor != nil {
+		if err := s.d.App.WaitFor(c.Request.Context(), monitors.Name, res.Position); err != nil {
+			return err
+		}
+	}
+	return s.listsPageWith(c, t, http.StatusCreated, "monitor-created", "", &res)
+}
+
+// deleteMonitor is POST /account/monitors/{id}/delete.
+func (s *server) deleteMonitor(c *gin.Context) error {
+	p, _ := httpx.SessionOf(c)
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil {
+		return domain.NotFound("monitor_not_found", "no monitor %s in this account", c.Param("id"))
+	}
+	pos, err := s.d.App.Commands.DeleteMonitor.Handle(c.Request.Context(), commands.DeleteMonitor{AccountID: p.AccountID, MonitorID: id,
+		Metadata: httpx.CommandMetadata(c, "session:"+p.SessionID.String())})
+	if err != nil {
+		return err
+	}
+	if s.d.App.WaitFor != nil && pos > 0 {
+		if err := s.d.App.WaitFor(c.Request.Context(), monitors.Name, pos); err != nil {
+			return err
+		}
+	}
+	c.Redirect(http.StatusSeeOther, "/account/lists?notice=monitor-deleted")
 	return nil
 }
 
