@@ -24,9 +24,6 @@ import (
 // is refused without a connection); a monitor watches only its own
 // account's list; delete stops it.
 func TestRecordsMonitors(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: needs PostgreSQL")
-	}
 	e := newEnv(t)
 	e.extraEnv = append(e.extraEnv, "ARR_DEMO_DATA=false", "ARR_MASTER_KEY="+testMasterKey)
 	e.up()

@@ -88,9 +88,6 @@ func allPages(t testing.TB, first string) []string {
 // near a point with distances, by address (tolerant of abbreviations and
 // typos), by APN, inside a polygon; and refuses what is malformed.
 func TestRecordsSearch(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: needs PostgreSQL with PostGIS")
-	}
 	e := newEnv(t)
 	e.extraEnv = append(e.extraEnv, "ARR_DEMO_DATA=true", "ARR_MASTER_KEY="+testMasterKey)
 	e.up()

@@ -56,9 +56,11 @@ func extractive(question string, srcs []numbered, idx *Index, log *featureLog) (
 	if len(cands) == 0 {
 		return "", nil
 	}
-	scoreCandidates(cands, q, termWeights(q.key, cands, idx))
-	log.write(question, cands, q)
-	chosen := leadFirst(cands, selectSentences(cands, q))
+	weight := termWeights(q.key, cands, idx)
+	scoreCandidates(cands, q, weight)
+	l := newLeader(q, weight)
+	log.write(question, cands, l)
+	chosen := leadFirst(cands, selectSentences(cands, q), l.score)
 	if len(chosen) == 0 {
 		return "", nil
 	}

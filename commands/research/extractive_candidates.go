@@ -185,7 +185,9 @@ func namesTerm(term string, names []string) bool {
 		return false
 	}
 	for _, n := range names {
-		if term == n || strings.HasSuffix(term, "."+n) || strings.HasSuffix(n, "."+term) {
+		// Within a passage already retrieved, also the other way round:
+		// "dict.get" names the term get() of the class dict.
+		if nameMatches(term, n) || strings.HasSuffix(n, "."+term) {
 			return true
 		}
 	}

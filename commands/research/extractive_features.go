@@ -72,7 +72,6 @@ const unquotableScore = -1
 // of either side's, since one side said of itself answers half of it) and
 // its score by the features table.
 func scoreCandidates(cands []candidate, q question, weight map[string]float64) {
-	qTerms := Terms(q.text)
 	for i := range cands {
 		c := &cands[i]
 		if !quotable(c.text) {
@@ -84,9 +83,6 @@ func scoreCandidates(cands []candidate, q question, weight map[string]float64) {
 			c.cov = max(c.cov, coverage(cands, i, side, weight))
 		}
 		c.score = score(c, q)
-		c.ownCov, c.ctxCov, c.subjCov = ownCoverage(c, q.key, weight)
-		c.phrase = phraseShare(Terms(c.own), qTerms)
-		c.lead = leadScore(c, q)
 	}
 }
 

@@ -78,38 +78,54 @@ var (
 	cueRaise     = regexp.MustCompile(`(?i)\b(raise[sd]?|thrown?|fails?|error)\b`)
 )
 
-// leadScore adds up the lead features of c.
-func leadScore(c *candidate, q question) float64 {
+// leader scores candidates by the lead features for one question.
+type leader struct {
+	q      question
+	weight map[string]float64
+	qTerms []string
+}
+
+func newLeader(q question, weight map[string]float64) leader {
+	return leader{q: q, weight: weight, qTerms: Terms(q.text)}
+}
+
+// score sets c's own-sentence features (from its own terms, read once)
+// and returns, and keeps as c.lead, the sum of its lead features. Only
+// the chosen candidates need it (and, for the feature log, every one).
+func (l leader) score(c *candidate) float64 {
+	ts := Terms(c.own)
+	c.ownCov, c.ctxCov, c.subjCov = ownCoverage(ts, c.context, l.q.key, l.weight)
+	c.phrase = phraseShare(ts, l.qTerms)
 	s := 0.0
 	for _, f := range leadFeatures {
-		if v := f.value(c, q); v != 0 {
+		if v := f.value(c, l.q); v != 0 {
 			s += f.weight * v
 		}
 	}
+	c.lead = s
 	return s
 }
 
-// leadFirst moves the chosen candidate of the best lead score (the first
-// of equals) to the front; the others keep their order.
-func leadFirst(cands []candidate, chosen []int) []int {
+// leadFirst moves the chosen candidate of the best lead (the first of
+// equals) to the front; the others keep their order.
+func leadFirst(cands []candidate, chosen []int, lead func(*candidate) float64) []int {
 	if len(chosen) < 2 {
 		return chosen
 	}
-	best := 0
-	for k, i := range chosen {
-		if cands[i].lead > cands[chosen[best]].lead {
-			best = k
+	best, bestLead := 0, lead(&cands[chosen[0]])
+	for k, i := range chosen[1:] {
+		if v := lead(&cands[i]); v > bestLead {
+			best, bestLead = k+1, v
 		}
 	}
 	out := append([]int{chosen[best]}, chosen[:best]...)
 	return append(out, chosen[best+1:]...)
 }
 
-// ownCoverage is the weighted share of terms c's own sentence holds
-// (own), that only its heading path or term holds (ctx), and that the
-// first four terms of its own sentence hold (subj): what it is about.
-func ownCoverage(c *candidate, terms []string, weight map[string]float64) (own, ctx, subj float64) {
-	ts := Terms(c.own)
+// ownCoverage is the weighted share of terms the own sentence's terms ts
+// hold (own), that only its heading path or term (context) holds (ctx),
+// and that the first four of ts hold (subj): what it is about.
+func ownCoverage(ts []string, context map[string]bool, terms []string, weight map[string]float64) (own, ctx, subj float64) {
 	has, head := set(ts), set(ts[:min(4, len(ts))])
 	total := 0.0
 	for _, t := range terms {
@@ -117,7 +133,7 @@ func ownCoverage(c *candidate, terms []string, weight map[string]float64) (own, 
 		switch {
 		case has[t]:
 			own += weight[t]
-		case c.context[t]:
+		case context[t]:
 			ctx += weight[t]
 		}
 		if head[t] {

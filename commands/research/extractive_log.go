@@ -43,7 +43,7 @@ func FeatureNames() []string {
 
 // write logs the quotable candidates of one answer; a nil log writes
 // nothing. A failed write is not the answer's failure: it is dropped.
-func (l *featureLog) write(question string, cands []candidate, q question) {
+func (l *featureLog) write(question string, cands []candidate, lead leader) {
 	if l == nil {
 		return
 	}
@@ -53,11 +53,12 @@ func (l *featureLog) write(question string, cands []candidate, q question) {
 		if c.score == unquotableScore {
 			continue
 		}
+		score := lead.score(c)
 		vs := make([]float64, len(leadFeatures))
 		for k, f := range leadFeatures {
-			vs[k] = f.value(c, q)
+			vs[k] = f.value(c, lead.q)
 		}
-		line.Candidates = append(line.Candidates, FeatureCandidate{Text: c.text, Values: vs, Score: c.lead})
+		line.Candidates = append(line.Candidates, FeatureCandidate{Text: c.text, Values: vs, Score: score})
 	}
 	b, err := json.Marshal(line)
 	if err != nil {

@@ -56,7 +56,7 @@ func TestLeadFirst(t *testing.T) {
 		{[]int{0}, []int{0}},
 		{nil, nil},
 	} {
-		if got := leadFirst(cands, slices.Clone(tc.chosen)); !slices.Equal(got, tc.want) {
+		if got := leadFirst(cands, slices.Clone(tc.chosen), func(c *candidate) float64 { return c.lead }); !slices.Equal(got, tc.want) {
 			t.Errorf("leadFirst(%v) = %v, want %v", tc.chosen, got, tc.want)
 		}
 	}
@@ -68,10 +68,12 @@ func TestLeadStatesTheAskedDefault(t *testing.T) {
 	q := analyseQuestion("What is the default value of gc.auto?")
 	cands := candidateSentences([]numbered{source("git-gc", [2]string{"tptp",
 		"gc.autoPackLimit\nWhen there are more packs than this, git gc --auto consolidates them. The default value is 50.\ngc.auto\nThe default value is 6700."})}, q)
-	scoreCandidates(cands, q, termWeights(q.key, cands, nil))
+	weight := termWeights(q.key, cands, nil)
+	scoreCandidates(cands, q, weight)
+	l := newLeader(q, weight)
 	best := 0
 	for i := range cands {
-		if cands[i].lead > cands[best].lead {
+		if l.score(&cands[i]) > cands[best].lead {
 			best = i
 		}
 	}

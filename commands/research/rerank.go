@@ -94,9 +94,13 @@ func definesName(p answer.Passage, names []string) bool {
 		return false
 	}
 	for _, n := range names {
-		if term == n || strings.HasSuffix(term, "."+n) {
+		if nameMatches(term, n) {
 			return true
 		}
 	}
 	return false
 }
+
+// nameMatches reports whether term (lower case, without "()") is name or a
+// dotted name whose last part it is ("json.dumps" for "dumps").
+func nameMatches(term, name string) bool { return term == name || strings.HasSuffix(term, "."+name) }
