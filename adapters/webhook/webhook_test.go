@@ -1,9 +1,11 @@
 package webhook
 
 import (
+	"bufio"
 	"context"
 	"errors"
 	"io"
+	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
@@ -154,5 +156,62 @@ func TestNextAttempt(t *testing.T) {
 	}
 	if _, ok := NextAttempt(first, len(want)); ok {
 		t.Error("a retry more than 24 h after the first attempt")
+	}
+}
+
+// A server that closes a kept-alive connection after reading the next
+// delivery, without answering (its keep-alive timeout ran out as the
+// request came), gets the delivery again on a fresh connection: it is
+// idempotent by its id (Idempotency-Key), so net/http replays it.
+func TestSendReplaysOnAClosedKeptAliveConnection(t *testing.T) {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ln.Close()
+	var keys []string
+	done := make(chan struct{})
+	go func() {
+		defer close(done)
+		answer := func(c net.Conn, r *bufio.Reader) bool {
+			req, err := http.ReadRequest(r)
+			if err != nil {
+				return false
+			}
+			_, _ = io.Copy(io.Discard, req.Body)
+			keys = append(keys, req.Header.Get("Idempotency-Key"))
+			_, err = io.WriteString(c, "HTTP/1.1 200 OK\r\nContent-Length: 0\r\n\r\n")
+			return err == nil
+		}
+		// The first connection answers one delivery, then reads the
+		// next and hangs up.
+		c1, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		r1 := bufio.NewReader(c1)
+		answer(c1, r1)
+		if req, err := http.ReadRequest(r1); err == nil {
+			_, _ = io.Copy(io.Discard, req.Body)
+		}
+		c1.Close()
+		c2, err := ln.Accept()
+		if err != nil {
+			return
+		}
+		defer c2.Close()
+		answer(c2, bufio.NewReader(c2))
+	}()
+	secret, _ := NewSecret()
+	s := New(Config{AllowPrivate: true, Timeout: 5 * time.Second})
+	for i, id := range []string{"msg_1", "msg_2"} {
+		a, err := s.Send(context.Background(), "http://"+ln.Addr().String()+"/hook", secret, Message{ID: id, At: time.Now(), Payload: []byte(`{}`)})
+		if err != nil || !a.OK() {
+			t.Fatalf("delivery %d: %+v %v", i+1, a, err)
+		}
+	}
+	<-done
+	if len(keys) != 2 || keys[0] != "msg_1" || keys[1] != "msg_2" {
+		t.Fatalf("the server answered %v", keys)
 	}
 }

@@ -77,6 +77,9 @@ type Config struct {
 	// WebhookPrivate: allow lets monitors' webhooks go to loopback and
 	// private addresses.
 	WebhookPrivate string
+	// MonitorDisableAfter: a monitor whose webhook fails this long is
+	// disabled.
+	MonitorDisableAfter time.Duration
 	// KeyCache: "true" authenticates API keys from memory (see
 	// identity.Queries.ListenForChanges).
 	KeyCache string
@@ -174,6 +177,7 @@ func (c *Config) settings() []setting {
 		{env: "SMTP_URL", str: &c.SMTPURL, secret: true, help: "SMTP server for sign-in mail: smtp://user:pass@host:587 (STARTTLS when offered) or smtps://…:465; empty prints each mail to the log instead"},
 		{env: "ARR_MAIL_FROM", str: &c.MailFrom, def: "arr <no-reply@arr.localhost>", help: "sender of arr's mail"},
 		{env: "ARR_MASTER_KEY", str: &c.MasterKey, secret: true, help: "records service master key (64 hex digits or base64 of 32 bytes) wrapping each account's data key; empty uses ARR_DATA_DIR/master.key, made by the first process when the database names no key. The database records the key's fingerprint: a process with another key, or none, stops at start (exit 2) and makes no key file"},
+		{env: "ARR_MONITOR_DISABLE_AFTER", dur: &c.MonitorDisableAfter, def: "72h", help: "a list monitor whose webhook deliveries have failed this long without one succeeding is disabled, and its account mailed"},
 		{env: "ARR_WEBHOOK_PRIVATE", str: &c.WebhookPrivate, def: "deny", help: "allow lets list monitors' webhooks go to loopback and private addresses (tests); deny: public addresses only", choices: []string{"deny", "allow"}},
 		{env: "ARR_MAP_BASEMAP_URL", str: &c.MapBasemapURL, help: "raster tiles under the records service's map page at /map: an http(s) URL template with {z}, {x} and {y} (e.g. https://tile.openstreetmap.org/{z}/{x}/{y}.png, within its usage policy); empty shows the parcels on a plain background and the page loads nothing from elsewhere"},
 		{env: "ARR_MAP_BASEMAP_ATTRIBUTION", str: &c.MapAttribution, help: "attribution the map page shows for ARR_MAP_BASEMAP_URL's tiles (e.g. © OpenStreetMap contributors)"},

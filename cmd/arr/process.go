@@ -55,6 +55,11 @@ func newProcess(ctx context.Context, s *system, roles []string, version string) 
 			return nil, err
 		}
 	}
+	if slices.Contains(roles, "records") {
+		if err := p.addDispatcher(s, version); err != nil {
+			return nil, err
+		}
+	}
 	if slices.Contains(roles, "answer") {
 		p.group.Add(lifecycle.Recorders, lifecycle.Component{Name: "served answers", Run: s.served.Run})
 		p.group.Add(lifecycle.Intake, lifecycle.Func("answer index seed", s.seedDocs))

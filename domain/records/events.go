@@ -17,6 +17,9 @@ func ListStreamID(listID uuid.UUID) string { return "list-" + listID.String() }
 // MonitorStreamID is the stream of a list monitor.
 func MonitorStreamID(id uuid.UUID) string { return "monitor-" + id.String() }
 
+// DeliveryStreamID is the stream of one webhook delivery's attempts.
+func DeliveryStreamID(id uuid.UUID) string { return "delivery-" + id.String() }
+
 // ContactStreamID is the stream of an account's records contact data (its
 // erasure).
 func ContactStreamID(accountID uuid.UUID) string { return "recordscontact-" + accountID.String() }
@@ -226,6 +229,63 @@ type MonitorDeleted struct {
 	DeletedAt time.Time `json:"deleted_at"`
 }
 
+// MonitorDisabled records that a monitor stopped delivering without its
+// account asking: its webhook failed for too long. Nothing more is
+// delivered for it; its pending deliveries are cancelled.
+type MonitorDisabled struct {
+	// MonitorID is the monitor.
+	MonitorID uuid.UUID `json:"monitor_id"`
+	// AccountID is its account.
+	AccountID uuid.UUID `json:"account_id"`
+	// Reason says why, for the account page and the mail.
+	Reason string `json:"reason"`
+	// FailingSince is when the failures began: the first failed attempt
+	// after the last delivery that succeeded (UTC).
+	FailingSince time.Time `json:"failing_since"`
+	// DisabledAt is when it was disabled (UTC).
+	DisabledAt time.Time `json:"disabled_at"`
+}
+
+// The outcomes of a webhook delivery attempt.
+const (
+	// OutcomeDelivered: the subscriber answered 2xx; the delivery is done.
+	OutcomeDelivered = "delivered"
+	// OutcomeRetrying: the attempt failed; another is due at NextAttemptAt.
+	OutcomeRetrying = "retrying"
+	// OutcomeFailed: the attempt failed and no other will be made.
+	OutcomeFailed = "failed"
+)
+
+// WebhookDeliveryAttempted records one attempt to deliver a monitor's
+// webhook. A delivery's attempts are the events of its stream,
+// delivery-{DeliveryID}, numbered from 1: the dispatcher appends attempt n
+// only at the stream's version n-1, so no attempt is recorded twice, and a
+// delivery whose stream holds a delivered (or failed) attempt is never
+// sent again, whatever a read model says.
+type WebhookDeliveryAttempted struct {
+	// DeliveryID identifies the delivery (webhook-id: msg_ and its hex).
+	DeliveryID uuid.UUID `json:"delivery_id"`
+	// MonitorID is the delivery's monitor.
+	MonitorID uuid.UUID `json:"monitor_id"`
+	// AccountID is the monitor's account.
+	AccountID uuid.UUID `json:"account_id"`
+	// Attempt is the attempt's number, from 1.
+	Attempt int `json:"attempt"`
+	// AttemptedAt is when it was sent (UTC), the webhook-timestamp.
+	AttemptedAt time.Time `json:"attempted_at"`
+	// Status is the subscriber's HTTP status; 0 when none came.
+	Status int `json:"status"`
+	// Error says why the attempt failed, without the URL; empty when it
+	// succeeded.
+	Error string `json:"error,omitempty"`
+	// DurationMS is how long the attempt took, in milliseconds.
+	DurationMS int64 `json:"duration_ms"`
+	// Outcome is delivered, retrying or failed.
+	Outcome string `json:"outcome"`
+	// NextAttemptAt is when the next attempt is due, when retrying.
+	NextAttemptAt *time.Time `json:"next_attempt_at,omitempty"`
+}
+
 func (LayerLoadStarted) EventType() string   { return "LayerLoadStarted" }
 func (LayerLoadStarted) SchemaVersion() int  { return 1 }
 func (LayerRowsLoaded) EventType() string    { return "LayerRowsLoaded" }
@@ -246,6 +306,12 @@ func (MonitorCreated) EventType() string     { return "MonitorCreated" }
 func (MonitorCreated) SchemaVersion() int    { return 1 }
 func (MonitorDeleted) EventType() string     { return "MonitorDeleted" }
 func (MonitorDeleted) SchemaVersion() int    { return 1 }
+func (MonitorDisabled) EventType() string    { return "MonitorDisabled" }
+func (MonitorDisabled) SchemaVersion() int   { return 1 }
+func (WebhookDeliveryAttempted) EventType() string {
+	return "WebhookDeliveryAttempted"
+}
+func (WebhookDeliveryAttempted) SchemaVersion() int { return 1 }
 
 // Events returns the prototypes of the records events, for a registry.
 func Events() []func() domain.Event {
@@ -259,6 +325,8 @@ func Events() []func() domain.Event {
 		func() domain.Event { return &ContactDataErased{} },
 		func() domain.Event { return &MonitorCreated{} },
 		func() domain.Event { return &MonitorDeleted{} },
+		func() domain.Event { return &MonitorDisabled{} },
+		func() domain.Event { return &WebhookDeliveryAttempted{} },
 	}
 }
 

@@ -33,6 +33,8 @@ CREATE TABLE monitors (
     layers     text[]      NOT NULL,
     created_at timestamptz NOT NULL,
     deleted_at timestamptz,
+    disabled_at timestamptz,
+    disabled_reason text,
     position   bigint      NOT NULL
 );
 `
@@ -45,7 +47,8 @@ func (Projection) DeferredDDL() string {
 
 // EventTypes implements EventFilter.
 func (Projection) EventTypes() []string {
-	return []string{records.MonitorCreated{}.EventType(), records.MonitorDeleted{}.EventType()}
+	return []string{records.MonitorCreated{}.EventType(), records.MonitorDeleted{}.EventType(), records.MonitorDisabled{}.EventType(),
+		records.ContactDataErased{}.EventType()}
 }
 
 // Apply implements Projection.
@@ -59,6 +62,12 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 		case *records.MonitorDeleted:
 			_, err = tx.Exec(ctx, `UPDATE monitors SET deleted_at = $2, position = $3 WHERE monitor_id = $1 AND deleted_at IS NULL`,
 				v.MonitorID, v.DeletedAt, int64(e.Position))
+		case *records.MonitorDisabled:
+			_, err = tx.Exec(ctx, `UPDATE monitors SET disabled_at = $2, disabled_reason = $3, position = $4
+				WHERE monitor_id = $1 AND deleted_at IS NULL AND disabled_at IS NULL`, v.MonitorID, v.DisabledAt, v.Reason, int64(e.Position))
+		case *records.ContactDataErased:
+			_, err = tx.Exec(ctx, `UPDATE monitors SET disabled_at = $2, disabled_reason = $3, position = $4
+				WHERE account_id = $1 AND deleted_at IS NULL AND disabled_at IS NULL`, v.AccountID, v.ErasedAt, ErasedReason, int64(e.Position))
 		}
 		if err != nil {
 			return fmt.Errorf("event %d: %w", e.Position, err)
@@ -67,14 +76,33 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 	return nil
 }
 
+// The statuses of a monitor.
+const (
+	StatusActive   = "active"
+	StatusDisabled = "disabled"
+	StatusDeleted  = "deleted"
+)
+
+// statusSQL renders a monitors row's status.
+const statusSQL = `CASE WHEN deleted_at IS NOT NULL THEN '` + StatusDeleted + `' WHEN disabled_at IS NOT NULL THEN '` + StatusDisabled + `' ELSE '` + StatusActive + `' END`
+
+// ErasedReason is a monitor's disabled reason when its account's contact
+// data was erased: the data key that sealed its secret is gone.
+const ErasedReason = "the account's contact data was erased, with the key that sealed this monitor's secret; create a new monitor"
+
 // Monitor is one monitor as its account sees it (never its secret).
+// Status is active, disabled (by arr: its webhook failed too long, or its
+// secret was erased) or deleted (by its account).
 type Monitor struct {
-	MonitorID uuid.UUID  `json:"monitor_id"`
-	ListID    uuid.UUID  `json:"list_id"`
-	URL       string     `json:"url"`
-	Layers    []string   `json:"layers"`
-	CreatedAt time.Time  `json:"created_at"`
-	DeletedAt *time.Time `json:"deleted_at"`
+	MonitorID      uuid.UUID  `json:"monitor_id"`
+	ListID         uuid.UUID  `json:"list_id"`
+	URL            string     `json:"url"`
+	Layers         []string   `json:"layers"`
+	Status         string     `json:"status"`
+	CreatedAt      time.Time  `json:"created_at"`
+	DeletedAt      *time.Time `json:"deleted_at"`
+	DisabledAt     *time.Time `json:"disabled_at"`
+	DisabledReason *string    `json:"disabled_reason"`
 }
 
 // Queries reads the monitors read model. Safe for concurrent use.
@@ -91,7 +119,8 @@ func (q *Queries) List(ctx context.Context, account uuid.UUID, withDeleted bool,
 	if err := q.pool.QueryRow(ctx, `SELECT count(*) `+where, account, withDeleted).Scan(&total); err != nil {
 		return nil, 0, fmt.Errorf("counting monitors: %w", err)
 	}
-	rows, err := q.pool.Query(ctx, `SELECT monitor_id, list_id, url, layers, created_at, deleted_at `+where+`
+	rows, err := q.pool.Query(ctx, `SELECT monitor_id, list_id, url, layers, `+statusSQL+`,
+		created_at, deleted_at, disabled_at, disabled_reason `+where+`
 		ORDER BY created_at, monitor_id LIMIT $3 OFFSET $4`, account, withDeleted, limit, offset)
 	if err != nil {
 		return nil, 0, fmt.Errorf("listing monitors: %w", err)
@@ -104,4 +133,22 @@ func (q *Queries) List(ctx context.Context, account uuid.UUID, withDeleted bool,
 		out = []Monitor{}
 	}
 	return out, total, nil
+}
+
+// Get returns one of an account's monitors; false when the account has no
+// such monitor (another account's reads as missing).
+func (q *Queries) Get(ctx context.Context, account, id uuid.UUID) (Monitor, bool, error) {
+	rows, err := q.pool.Query(ctx, `SELECT monitor_id, list_id, url, layers, `+statusSQL+`,
+		created_at, deleted_at, disabled_at, disabled_reason FROM rm_monitors.monitors WHERE account_id = $1 AND monitor_id = $2`, account, id)
+	if err != nil {
+		return Monitor{}, false, fmt.Errorf("loading monitor %s: %w", id, err)
+	}
+	out, err := pgx.CollectRows(rows, pgx.RowToStructByPos[Monitor])
+	if err != nil {
+		return Monitor{}, false, fmt.Errorf("loading monitor %s: %w", id, err)
+	}
+	if len(out) == 0 {
+		return Monitor{}, false, nil
+	}
+	return out[0], true, nil
 }

@@ -102,7 +102,7 @@ CREATE TABLE parcels (
     position     bigint      NOT NULL,
     PRIMARY KEY (county, apn)
 );
-`
+` + watchDDL
 }
 
 // DeferredDDL implements IndexDeferrer.
@@ -114,7 +114,7 @@ CREATE INDEX parcels_norm_address ON parcels (norm_address) WHERE norm_address <
 CREATE INDEX parcels_address_trgm ON parcels USING gin (norm_address gin_trgm_ops) WHERE norm_address <> '';
 CREATE INDEX parcel_layers_layer ON parcel_layers (layer, county) WHERE named;
 CREATE INDEX parcel_layers_lender ON parcel_layers (lender) WHERE lender IS NOT NULL AND named;
-`
+` + watchDeferredDDL
 }
 
 type stagedRow struct {
@@ -129,13 +129,25 @@ func (Projection) EventTypes() []string {
 		records.LayerRowsLoaded{}.EventType(),
 		records.LayerLoadCompleted{}.EventType(),
 		records.LayerLoadFailed{}.EventType(),
+		// The list monitors' outbox (watch.go).
+		records.ListRowsImported{}.EventType(),
+		records.MonitorCreated{}.EventType(),
+		records.MonitorDeleted{}.EventType(),
+		records.MonitorDisabled{}.EventType(),
+		records.ContactDataErased{}.EventType(),
+		records.WebhookDeliveryAttempted{}.EventType(),
 	}
 }
 
 // Apply implements Projection.
 func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
 	var staged []stagedRow
+	var watched []watchRow
 	flush := func() error {
+		if err := copyWatchRows(ctx, tx, watched); err != nil {
+			return err
+		}
+		watched = watched[:0]
 		if len(staged) == 0 {
 			return nil
 		}
@@ -204,6 +216,17 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 			if _, err := tx.Exec(ctx, `UPDATE loads SET status = 'failed', reason = $2, finished_at = $3, position = $4 WHERE load_id = $1`,
 				v.LoadID, v.Reason, v.FailedAt, int64(e.Position)); err != nil {
 				return fmt.Errorf("event %d: %w", e.Position, err)
+			}
+		case *records.ListRowsImported:
+			for _, r := range p.Rows {
+				watched = append(watched, watchRow{list: p.ListID, account: p.AccountID, ListRow: r})
+			}
+		case *records.MonitorCreated, *records.MonitorDeleted, *records.MonitorDisabled, *records.ContactDataErased, *records.WebhookDeliveryAttempted:
+			if err := flush(); err != nil {
+				return err
+			}
+			if err := applyWatch(ctx, tx, e); err != nil {
+				return err
 			}
 		}
 	}
@@ -328,6 +351,9 @@ func completeLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, 
 			return fmt.Errorf("%s: %w", s.what, err)
 		}
 	}
+	if err := makeDeliveries(ctx, tx, v, pos); err != nil {
+		return fmt.Errorf("list monitors' deliveries: %w", err)
+	}
 	return finishLoad(ctx, tx, v, pos)
 }
 
@@ -352,7 +378,7 @@ const (
 	// loadParcelsSQL: one row per parcel.
 	loadParcelsSQL = `
 CREATE TEMP TABLE load_parcels ON COMMIT DROP AS
-SELECT s.*, coalesce(pl.first_seen, s.last_seen) AS first_seen
+SELECT s.*, coalesce(pl.first_seen, s.last_seen) AS first_seen, pl.named AS was_named
 FROM (
     SELECT DISTINCT ON (county, apn) county, apn, line, lender, detail, address,
         apn_norm, address AS p_address, norm_address, lon, lat, coalesce(source_url, $5) AS p_source_url,

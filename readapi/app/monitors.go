@@ -11,6 +11,7 @@ import (
 // Monitors reads the list monitors' read model.
 type Monitors interface {
 	List(ctx context.Context, account uuid.UUID, withDeleted bool, limit, offset int) ([]monitors.Monitor, int, error)
+	Get(ctx context.Context, account, id uuid.UUID) (monitors.Monitor, bool, error)
 }
 
 var _ Monitors = (*monitors.Queries)(nil)

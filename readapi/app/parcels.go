@@ -4,6 +4,8 @@ import (
 	"context"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/projections/parcels"
 )
@@ -25,6 +27,9 @@ type Parcels interface {
 	CountiesCovered(ctx context.Context) (map[string][]string, error)
 	LayerStates(ctx context.Context) (map[string]parcels.LayerState, error)
 	DataSources(ctx context.Context, gaz *records.Gazetteer, now time.Time) (parcels.DataSourceReport, error)
+	// Deliveries reads the list monitors' outbox, which lives beside the
+	// layer records (projections/parcels/watch.go).
+	Deliveries(ctx context.Context, monitor uuid.UUID, status string, limit, offset int) ([]parcels.Delivery, int, error)
 }
 
 var _ Parcels = (*parcels.Queries)(nil)

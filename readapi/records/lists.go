@@ -4,6 +4,8 @@ import (
 	"encoding/json"
 	"errors"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/projections/lists"
@@ -171,5 +173,40 @@ func (s *server) listMonitors(c *gin.Context) error {
 		return err
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "list", "data": ms, "total": total, "limit": limit, "offset": offset})
+	return nil
+}
+
+// deliveryStatuses are the values of GET /api/v1/monitors/{id}/deliveries's
+// status filter.
+var deliveryStatuses = []string{parcels.DeliveryPending, parcels.DeliveryDelivered, parcels.DeliveryFailed, parcels.DeliveryCancelled}
+
+// listDeliveries is GET /api/v1/monitors/{id}/deliveries: one of the
+// caller's monitors' deliveries, newest first, each with its attempts,
+// paged by limit and offset; status= keeps one status. Another account's
+// monitor reads as missing.
+func (s *server) listDeliveries(c *gin.Context) error {
+	p, _ := httpx.PrincipalOf(c)
+	id, err := uuid.Parse(c.Param("id"))
+	if err != nil || len(c.Param("id")) != 36 {
+		return domain.Invalid("invalid_monitor_id", "id", "the monitor id must be a UUID like 0b0e7f5c-6a4d-4c1e-9d55-3f7f0c2a9b61 (GET /api/v1/monitors lists them); got %q", c.Param("id"))
+	}
+	limit, offset, err := page(c)
+	if err != nil {
+		return err
+	}
+	status := c.Query("status")
+	if status != "" && !slices.Contains(deliveryStatuses, status) {
+		return domain.Invalid("invalid_status", "status", "status must be one of %s; got %q", strings.Join(deliveryStatuses, ", "), status)
+	}
+	if _, ok, err := s.d.App.Queries.Monitors.Get(c.Request.Context(), p.AccountID, id); err != nil {
+		return err
+	} else if !ok {
+		return domain.NotFound("monitor_not_found", "no monitor %s in this account", id)
+	}
+	ds, total, err := s.d.App.Queries.Parcels.Deliveries(c.Request.Context(), id, status, limit, offset)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"object": "list", "data": ds, "total": total, "limit": limit, "offset": offset})
 	return nil
 }
