@@ -111,7 +111,10 @@ type Runner struct {
 	byName    map[string]Projection
 	order     []Projection
 	following *following
-	m         *metrics
+	// leases are the projections this runner may follow (lease.go); set
+	// by Run.
+	leases *leases
+	m      *metrics
 	// reg decodes every event a projection reads (domain/catalog).
 	reg *domain.Registry
 
@@ -274,13 +277,16 @@ func (r *Runner) Run(ctx context.Context) error {
 		return errors.New("projections: Run is already running")
 	}
 	r.following = f
+	r.leases = newLeases(r.pool, r.cfg.Logger, "arr-projection-lease", "projection", r.names)
+	f.wg.Add(1)
+	go func() { defer f.wg.Done(); r.leases.run(ctx) }()
 	for _, p := range r.order {
 		r.followLocked(f, p)
 	}
 	r.set.Unlock()
 	<-ctx.Done()
 	r.set.Lock()
-	r.following = nil
+	r.following, r.leases = nil, nil
 	r.set.Unlock()
 	f.wg.Wait()
 	f.mu.Lock()
@@ -294,6 +300,9 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 	r.metric(p.Name(), func() { r.m.events.WithLabelValues(p.Name()).Add(0) })
 	backoff := 100 * time.Millisecond
 	for ctx.Err() == nil {
+		if !r.leased(ctx, p.Name()) {
+			continue
+		}
 		began := time.Now() // this catch-up's start
 		pos, _, more, err := r.step1(ctx, p.Name())
 		if errors.Is(err, errBusy) {
@@ -326,6 +335,23 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 		}
 	}
 	return nil
+}
+
+// leased reports whether this runner holds name's lease, and when it
+// does not, waits until its leases change (or a second) first.
+func (r *Runner) leased(ctx context.Context, name string) bool {
+	r.set.RLock()
+	l := r.leases
+	r.set.RUnlock()
+	if l == nil || l.holds(name) {
+		return true
+	}
+	select {
+	case <-ctx.Done():
+	case <-l.changed():
+	case <-time.After(time.Second):
+	}
+	return false
 }
 
 // errBusy says another runner (or a rebuild's swap) holds the checkpoint.

@@ -14,6 +14,7 @@ import (
 	"github.com/arr-dev/arr/cmd/arr/internal/lifecycle"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/fanout"
+	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/answer"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -110,7 +111,8 @@ func (p *process) addProjections(s *system) error {
 	default:
 		log.Info("signing the event log's tree heads", "origin", s.cfg.LogOrigin, "verifier_key", signer.VerifierKey(),
 			"every_events", s.cfg.LogCheckpointEvery, "every", s.cfg.LogCheckpointTime)
-		p.group.Add(lifecycle.Intake, lifecycle.Component{Name: "head signer", Run: quiet(signer.Run)})
+		// One process at a time signs (the others stand by).
+		p.group.Add(lifecycle.Intake, lifecycle.Component{Name: "head signer", Run: quiet(projections.Exclusive(s.pool, log, "head signer", signer.Run))})
 	}
 	if s.cfg.Bus == fanout.BusNone {
 		return nil

@@ -9,20 +9,21 @@ import (
 	"github.com/arr-dev/arr/adapters/webhook"
 	"github.com/arr-dev/arr/cmd/arr/internal/lifecycle"
 	"github.com/arr-dev/arr/commands/deliver"
+	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/projections/parcels"
 )
 
 // addDispatcher adds the list monitors' webhook dispatcher to a process
 // with the records role (which holds the master key that opens the
-// monitors' secrets). Every such process runs one; the dispatcher's
-// PostgreSQL lock lets one of them send at a time.
+// monitors' secrets). Every such process runs one; its lease lets one of
+// them send at a time.
 func (p *process) addDispatcher(s *system, version string) error {
 	if s.keys == nil {
 		return nil
 	}
 	q := parcels.NewQueries(s.pool)
 	d, err := deliver.New(deliver.Config{
-		Pool: s.pool, Store: s.store, Outbox: outbox{q},
+		Store: s.store, Outbox: outbox{q},
 		Sender: webhook.New(webhook.Config{AllowPrivate: s.cfg.WebhookPrivate == "allow", UserAgent: "arr-webhooks/" + version}),
 		OpenSecret: func(ctx context.Context, account uuid.UUID, sealed []byte) (string, error) {
 			o, err := s.keys.Opener(ctx, account)
@@ -42,7 +43,7 @@ func (p *process) addDispatcher(s *system, version string) error {
 	if err != nil {
 		return err
 	}
-	p.group.Add(lifecycle.Intake, lifecycle.Component{Name: "webhook dispatcher", Run: d.Run})
+	p.group.Add(lifecycle.Intake, lifecycle.Component{Name: "webhook dispatcher", Run: projections.Exclusive(s.pool, s.log, "webhook dispatcher", d.Run)})
 	return nil
 }
 

@@ -9,7 +9,6 @@ import (
 	"time"
 
 	"github.com/google/uuid"
-	"github.com/jackc/pgx/v5/pgxpool"
 	"golang.org/x/sync/errgroup"
 
 	"github.com/arr-dev/arr/adapters/webhook"
@@ -27,9 +26,6 @@ const (
 	// batch is how many due deliveries one pass takes.
 	batch = 100
 )
-
-// lockKey is the dispatcher's PostgreSQL advisory lock.
-const lockKey int64 = 0x6172725f77656268 // "arr_webh"
 
 // Due is a delivery whose next attempt is due.
 type Due struct {
@@ -61,8 +57,6 @@ type Mailer interface {
 
 // Config configures a Dispatcher.
 type Config struct {
-	// Pool holds the advisory lock; required.
-	Pool *pgxpool.Pool
 	// Store is the event log; required.
 	Store commands.Appender
 	// Outbox; required.
@@ -102,7 +96,7 @@ type Dispatcher struct {
 
 // New checks cfg and returns a Dispatcher.
 func New(cfg Config) (*Dispatcher, error) {
-	if cfg.Pool == nil || cfg.Store == nil || cfg.Outbox == nil || cfg.Sender == nil || cfg.OpenSecret == nil {
+	if cfg.Store == nil || cfg.Outbox == nil || cfg.Sender == nil || cfg.OpenSecret == nil {
 		return nil, errors.New("webhook dispatcher: nil dependency")
 	}
 	if cfg.Clock == nil {
@@ -123,50 +117,13 @@ func New(cfg Config) (*Dispatcher, error) {
 	return &Dispatcher{cfg: cfg, reg: domain.NewRegistry(records.Events()), succeeded: map[uuid.UUID]time.Time{}}, nil
 }
 
-// Run dispatches until ctx ends, while it holds the dispatcher's lock;
-// it waits for the lock while another process holds it.
+// Run dispatches until ctx ends: a pass every Poll. Run it in one
+// process at a time (cmd/arr wraps it in projections.Exclusive).
 func (d *Dispatcher) Run(ctx context.Context) error {
-	for ctx.Err() == nil {
-		if err := d.runLocked(ctx); err != nil && ctx.Err() == nil {
-			d.cfg.Logger.Warn("webhook dispatcher", "err", err)
-		}
-		select {
-		case <-ctx.Done():
-		case <-time.After(5 * d.cfg.Poll):
-		}
-	}
-	return nil
-}
-
-// runLocked takes the lock, if free, and dispatches while it holds it.
-func (d *Dispatcher) runLocked(ctx context.Context) error {
-	conn, err := d.cfg.Pool.Acquire(ctx)
-	if err != nil {
-		return fmt.Errorf("a connection for the dispatcher's lock: %w", err)
-	}
-	defer conn.Release()
-	var got bool
-	if err := conn.QueryRow(ctx, `SELECT pg_try_advisory_lock($1)`, lockKey).Scan(&got); err != nil {
-		return fmt.Errorf("taking the dispatcher's lock: %w", err)
-	}
-	if !got {
-		return nil
-	}
-	defer func() {
-		// A lock left on a pooled connection would outlive this run.
-		uctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), 5*time.Second)
-		defer cancel()
-		if _, err := conn.Exec(uctx, `SELECT pg_advisory_unlock($1)`, lockKey); err != nil {
-			_ = conn.Conn().Close(uctx)
-		}
-	}()
 	d.cfg.Logger.Info("webhook dispatcher running")
 	tick := time.NewTicker(d.cfg.Poll)
 	defer tick.Stop()
 	for {
-		if err := conn.Ping(ctx); err != nil {
-			return fmt.Errorf("the dispatcher's lock connection: %w", err)
-		}
 		if err := d.Pass(ctx); err != nil && ctx.Err() == nil {
 			d.cfg.Logger.Warn("webhook dispatch pass", "err", err)
 		}

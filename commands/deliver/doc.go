@@ -19,7 +19,7 @@
 // failed without a success in between for Config.DisableAfter (3 days)
 // is disabled (records.MonitorDisabled) and its account is mailed.
 //
-// One dispatcher runs at a time per database: it holds a PostgreSQL
-// advisory lock on a connection of its own, and another process's
-// dispatcher takes over when that connection closes (its process died).
+// One dispatcher runs at a time per database: cmd/arr runs it under a
+// lease (projections.Exclusive), and another process's dispatcher takes
+// over when the lease's holder dies or is cut off.
 package deliver
