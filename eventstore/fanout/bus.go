@@ -53,10 +53,20 @@ func NewPublisher(kind, natsURL string, log *slog.Logger) (message.Publisher, fu
 // JetStream consumer that starts at the beginning of the stream and expects
 // every message to be acked or nacked. Safe for concurrent use.
 func NewSubscriber(kind, natsURL string, log *slog.Logger) (message.Subscriber, func() error, error) {
+	return NewDurableSubscriber(kind, natsURL, "", log)
+}
+
+// NewDurableSubscriber is NewSubscriber with a durable JetStream consumer
+// named durable (letters, digits, - and _), when durable is not empty: the
+// servers keep its position, so a subscriber that comes back with the same
+// name resumes after the last message it acknowledged, and the consumer
+// is replicated like its stream (R3 on a three-node cluster), so it
+// survives the loss of a node, which an ephemeral consumer does not.
+func NewDurableSubscriber(kind, natsURL, durable string, log *slog.Logger) (message.Subscriber, func() error, error) {
 	log = orDiscard(log)
 	switch kind {
 	case BusNATS:
-		s, err := newNATSSubscriber(natsURL, log)
+		s, err := newNATSSubscriber(natsURL, durable, log)
 		if err != nil {
 			return nil, nil, err
 		}

@@ -37,7 +37,7 @@ func newNATSPublisher(natsURL string, log *slog.Logger) (*natsPublisher, error) 
 		conn.Close()
 		return nil, fmt.Errorf("creating NATS publisher: %w", err)
 	}
-	return &natsPublisher{Publisher: p, streams: newStreams(js)}, nil
+	return &natsPublisher{Publisher: p, streams: newStreams(js, Replicas(natsURL))}, nil
 }
 
 // Publish ensures a stream covers topic, then publishes messages in order,
@@ -58,7 +58,7 @@ type natsSubscriber struct {
 	streams *streams
 }
 
-func newNATSSubscriber(natsURL string, log *slog.Logger) (*natsSubscriber, error) {
+func newNATSSubscriber(natsURL, durable string, log *slog.Logger) (*natsSubscriber, error) {
 	conn, js, err := connectNATS(natsURL, "arr-fanout-subscriber", log)
 	if err != nil {
 		return nil, err
@@ -72,13 +72,17 @@ func newNATSSubscriber(natsURL string, log *slog.Logger) (*natsSubscriber, error
 		JetStream: wmnats.JetStreamConfig{
 			ConnectOptions:   jsOptions(),
 			SubscribeOptions: []nats.SubOpt{nats.DeliverAll(), nats.AckExplicit(), nats.AckWait(30 * time.Second)},
+			// A durable consumer is kept by as many servers as its stream
+			// (R3 on a three-node cluster) and survives a node's loss; an
+			// ephemeral one lives on one server.
+			DurablePrefix: durable,
 		},
 	}, watermill.NewSlogLogger(log))
 	if err != nil {
 		conn.Close()
 		return nil, fmt.Errorf("creating NATS subscriber: %w", err)
 	}
-	return &natsSubscriber{Subscriber: s, streams: newStreams(js)}, nil
+	return &natsSubscriber{Subscriber: s, streams: newStreams(js, Replicas(natsURL))}, nil
 }
 
 // Subscribe ensures a stream covers topic, then consumes it from the start.
