@@ -8,6 +8,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/arr-dev/arr/adapters/replica"
 	"github.com/arr-dev/arr/commands/billing"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/answer"
@@ -61,6 +62,8 @@ var enumSources = map[string]enumSource{
 	"paths//api/v1/monitors/{id}/deliveries/get/responses/200/content/application/json/schema/properties/data/items/properties/status":                            {of(parcels.DeliveryPending, parcels.DeliveryDelivered, parcels.DeliveryFailed, parcels.DeliveryCancelled), "projections/parcels Delivery status constants"},
 	"paths//api/v1/monitors/{id}/deliveries/get/responses/200/content/application/json/schema/properties/data/items/properties/type":                              {of(parcels.SignalAdded, parcels.SignalRemoved), "projections/parcels webhook type constants"},
 	"paths//api/v1/monitors/{id}/deliveries/get/responses/200/content/application/json/schema/properties/data/items/properties/attempts/items/properties/outcome": {of(records.OutcomeDelivered, records.OutcomeRetrying, records.OutcomeFailed), "domain/records Outcome constants"},
+	"components/schemas/Health/properties/read_replica/properties/status":                                                                                         {of(replica.StateOK, replica.StateLagging, replica.StateDown, replica.StateNotInRecovery, replica.StateStarting), "adapters/replica State constants"},
+	"components/schemas/Health/properties/read_replica/properties/reads":                                                                                          {of(replica.ReadsReplica, replica.ReadsPrimary), "adapters/replica Reads constants"},
 	"components/schemas/LayerKey":                                                                              {of(records.LayerKeys()...), "domain/records.LayerKeys()"},
 	"components/schemas/ApiKey/properties/account/properties/plan":                                             {of(account.Plans()...), "domain/account.Plans()"},
 	"components/schemas/BudgetPeriod":                                                                          {of(account.Periods()...), "domain/account.Periods()"},

@@ -80,6 +80,10 @@ type Config struct {
 	// MonitorDisableAfter: a monitor whose webhook fails this long is
 	// disabled.
 	MonitorDisableAfter time.Duration
+	// ReadDatabaseURL is a streaming replica the services read the read
+	// models from; empty: the primary. ReadMaxLag bounds its staleness.
+	ReadDatabaseURL string
+	ReadMaxLag      time.Duration
 	// KeyCache: "true" authenticates API keys from memory (see
 	// identity.Queries.ListenForChanges).
 	KeyCache string
@@ -149,6 +153,8 @@ func (es ConfigErrors) Unwrap() []error { return es }
 func (c *Config) settings() []setting {
 	return append([]setting{
 		{env: "DATABASE_URL", str: &c.DatabaseURL, help: "PostgreSQL (with PostGIS) URL; empty starts a private PostgreSQL under ARR_DATA_DIR"},
+		{env: "ARR_READ_DATABASE_URL", str: &c.ReadDatabaseURL, help: "a streaming replica of DATABASE_URL (same users) the services read the read models from while it lags by at most ARR_READ_MAX_LAG (else they read the primary); keys and sessions are always checked on the primary; empty: read the primary"},
+		{env: "ARR_READ_MAX_LAG", dur: &c.ReadMaxLag, def: "10s", help: "the most the read replica may lag and still be read"},
 		{env: "ARR_DATA_DIR", str: &c.DataDir, def: ".arr", help: "directory for the embedded PostgreSQL and local state"},
 		{env: "ARR_EMBEDDED_PG_PORT", num: &c.EmbeddedPort, def: "54329", help: "port of the embedded PostgreSQL (127.0.0.1 only)", min: 1, max: 65535},
 		{env: "ARR_EVENTSTORE", str: &c.EventStore, def: "postgres", help: "event store: postgres or kurrentdb", choices: []string{"postgres", "kurrentdb"}},

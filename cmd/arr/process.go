@@ -56,6 +56,9 @@ func newProcess(ctx context.Context, s *system, roles []string, version string) 
 			return nil, err
 		}
 	}
+	if s.replica != nil && webRoles(roles) {
+		p.group.Add(lifecycle.Intake, lifecycle.Component{Name: "read replica monitor", Run: s.replica.Run})
+	}
 	if slices.Contains(roles, "records") {
 		if err := p.addDispatcher(s, version); err != nil {
 			return nil, err

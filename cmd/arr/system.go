@@ -10,6 +10,7 @@ import (
 	"time"
 
 	"github.com/arr-dev/arr/adapters/datakeys"
+	"github.com/arr-dev/arr/adapters/replica"
 	"github.com/arr-dev/arr/adapters/tracing"
 	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/domain/audit"
@@ -38,11 +39,14 @@ import (
 // builds one with openSystem; the end-to-end tests drive the same code
 // through the binary.
 type system struct {
-	cfg    Config
-	log    *slog.Logger
-	pool   *pgxpool.Pool
-	store  eventstore.Store
-	runner *projections.Runner
+	cfg  Config
+	log  *slog.Logger
+	pool *pgxpool.Pool
+	// replica routes the read models' queries to ARR_READ_DATABASE_URL;
+	// nil without one.
+	replica *replica.Router
+	store   eventstore.Store
+	runner  *projections.Runner
 	// app is the application every service and subcommand calls.
 	app app.Application
 	// keys is the data-key ring of imported lists' contact columns (only
@@ -128,6 +132,9 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 		return nil, err
 	}
 	if err := s.openPool(ctx, url); err != nil {
+		return nil, err
+	}
+	if err := s.openReplica(ctx); err != nil {
 		return nil, err
 	}
 	if err := migrations.Apply(ctx, s.pool, log); err != nil {
@@ -308,6 +315,12 @@ func (s *system) waitFor(ctx context.Context, projection string, pos uint64) err
 	defer cancel()
 	if err := s.runner.WaitFor(ctx, projection, pos); err != nil {
 		return err
+	}
+	if s.replica != nil {
+		// The replica too, or reads go to the primary until it is there.
+		if err := s.replica.AwaitReplay(ctx); err != nil {
+			return err
+		}
 	}
 	if projection == identity.Name {
 		// The write is in the read model: no principal cached from

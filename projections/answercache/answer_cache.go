@@ -10,7 +10,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/projections"
@@ -125,10 +124,10 @@ type CachedAnswer struct {
 }
 
 // Queries reads the answer cache. Safe for concurrent use.
-type Queries struct{ pool *pgxpool.Pool }
+type Queries struct{ pool projections.DB }
 
 // NewQueries returns the queries over the answer cache.
-func NewQueries(pool *pgxpool.Pool) *Queries {
+func NewQueries(pool projections.DB) *Queries {
 	return &Queries{pool: pool}
 }
 

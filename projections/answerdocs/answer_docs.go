@@ -9,7 +9,6 @@ import (
 	"encoding/json"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
@@ -126,10 +125,10 @@ type IndexedDoc struct {
 
 // Queries reads the local index read model. Safe for concurrent
 // use.
-type Queries struct{ pool *pgxpool.Pool }
+type Queries struct{ pool projections.DB }
 
 // NewQueries returns the queries over pool.
-func NewQueries(pool *pgxpool.Pool) *Queries { return &Queries{pool: pool} }
+func NewQueries(pool projections.DB) *Queries { return &Queries{pool: pool} }
 
 // Generation is the position of the latest document version the read
 // model holds (0 when it holds none): one index probe.

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/domain/usage"
@@ -134,7 +133,7 @@ func (q *Queries) ByKey(ctx context.Context, accountID uuid.UUID, days int, now 
 }
 
 // Queries reads the answer-usage read model.
-type Queries struct{ pool *pgxpool.Pool }
+type Queries struct{ pool projections.DB }
 
 // NewQueries reads through pool.
-func NewQueries(pool *pgxpool.Pool) *Queries { return &Queries{pool: pool} }
+func NewQueries(pool projections.DB) *Queries { return &Queries{pool: pool} }

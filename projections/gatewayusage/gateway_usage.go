@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/audit"
@@ -168,10 +167,10 @@ const MaxDays = 90
 
 // Queries reads the gateway usage read model. Safe for
 // concurrent use.
-type Queries struct{ pool *pgxpool.Pool }
+type Queries struct{ pool projections.DB }
 
 // NewQueries returns the queries.
-func NewQueries(pool *pgxpool.Pool) *Queries {
+func NewQueries(pool projections.DB) *Queries {
 	return &Queries{pool: pool}
 }
 

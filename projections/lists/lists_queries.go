@@ -9,19 +9,19 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/projections/parcels"
 )
 
 // Queries answers questions about accounts' imported lists. Every
 // query is scoped to one account: another account's list reads as not
 // found. Safe for concurrent use.
-type Queries struct{ pool *pgxpool.Pool }
+type Queries struct{ pool projections.DB }
 
 // NewQueries returns the queries over the lists read model.
-func NewQueries(pool *pgxpool.Pool) *Queries { return &Queries{pool: pool} }
+func NewQueries(pool projections.DB) *Queries { return &Queries{pool: pool} }
 
 // ListInfo is an imported list.
 type ListInfo struct {

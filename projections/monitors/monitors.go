@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/projections"
@@ -106,10 +105,10 @@ type Monitor struct {
 }
 
 // Queries reads the monitors read model. Safe for concurrent use.
-type Queries struct{ pool *pgxpool.Pool }
+type Queries struct{ pool projections.DB }
 
 // NewQueries returns the queries over the monitors read model.
-func NewQueries(pool *pgxpool.Pool) *Queries { return &Queries{pool: pool} }
+func NewQueries(pool projections.DB) *Queries { return &Queries{pool: pool} }
 
 // List returns an account's monitors, oldest first, limit from offset,
 // deleted ones too when withDeleted; and how many there are.

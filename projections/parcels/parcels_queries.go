@@ -8,18 +8,18 @@ import (
 	"time"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/projections"
 )
 
 // Queries answers the records service's public questions from the
 // parcels read model. Safe for concurrent use.
-type Queries struct{ pool *pgxpool.Pool }
+type Queries struct{ pool projections.DB }
 
 // NewQueries returns the queries over the parcels read model.
-func NewQueries(pool *pgxpool.Pool) *Queries { return &Queries{pool: pool} }
+func NewQueries(pool projections.DB) *Queries { return &Queries{pool: pool} }
 
 // ParcelKey names a parcel: its county and APN.
 type ParcelKey struct {

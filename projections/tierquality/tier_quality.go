@@ -6,7 +6,6 @@ import (
 	"fmt"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain/feedback"
 	"github.com/arr-dev/arr/domain/routing"
@@ -91,10 +90,10 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 }
 
 // Queries reads the tier-quality read model. Safe for concurrent use.
-type Queries struct{ pool *pgxpool.Pool }
+type Queries struct{ pool projections.DB }
 
 // NewQueries returns the queries.
-func NewQueries(pool *pgxpool.Pool) *Queries { return &Queries{pool: pool} }
+func NewQueries(pool projections.DB) *Queries { return &Queries{pool: pool} }
 
 // Feedback returns the statistics per tier and band.
 func (q *Queries) Feedback(ctx context.Context) (routing.Feedback, error) {

@@ -7,7 +7,6 @@ import (
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/usage"
@@ -118,10 +117,10 @@ type KeyDailyCalls struct {
 }
 
 // Queries reads the usage read model. Safe for concurrent use.
-type Queries struct{ pool *pgxpool.Pool }
+type Queries struct{ pool projections.DB }
 
 // NewQueries returns the queries over the usage read model.
-func NewQueries(pool *pgxpool.Pool) *Queries { return &Queries{pool: pool} }
+func NewQueries(pool projections.DB) *Queries { return &Queries{pool: pool} }
 
 // Account reports an account's calls of the last `days` UTC days up to
 // now's, per day and service, every day and service present (zero when

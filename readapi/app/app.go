@@ -62,6 +62,9 @@ type Application struct {
 	// projection has applied position pos (bounded; an error after the
 	// bound).
 	WaitFor func(ctx context.Context, projection string, pos uint64) error
+	// ReadReplica reports the streaming replica the read models are read
+	// from; nil when they are read from the primary only.
+	ReadReplica func() projections.ReplicaHealth
 	// Head returns the event log's head position (lag in /healthz).
 	Head func(ctx context.Context) (uint64, error)
 }
@@ -131,20 +134,26 @@ func New(pool *pgxpool.Pool, cmds commands.Commands) (Application, error) {
 }
 
 // NewQueries reads every read model through pool.
-func NewQueries(pool *pgxpool.Pool) Queries {
+func NewQueries(pool *pgxpool.Pool) Queries { return NewQueriesOn(pool, pool) }
+
+// NewQueriesOn reads the read models through read (a streaming replica's
+// router, adapters/replica), except what must be exact on the primary:
+// the identities (a revoked key fails closed at once) and the
+// projections' own status.
+func NewQueriesOn(primary *pgxpool.Pool, read projections.DB) Queries {
 	return Queries{
-		Identities:   identity.NewQueries(pool),
-		Parcels:      parcels.NewQueries(pool),
-		Lists:        lists.NewQueries(pool),
-		Monitors:     monitors.NewQueries(pool),
-		Usage:        usage.NewQueries(pool),
-		AnswerUsage:  answerusage.NewQueries(pool),
-		GatewayUsage: gatewayusage.NewQueries(pool),
-		Audit:        audit.NewQueries(pool),
-		TierQuality:  tierquality.NewQueries(pool),
-		AnswerCache:  answercache.NewQueries(pool),
-		AnswerDocs:   answerdocs.NewQueries(pool),
-		Status:       projections.NewStatus(pool),
+		Identities:   identity.NewQueries(primary),
+		Parcels:      parcels.NewQueries(read),
+		Lists:        lists.NewQueries(read),
+		Monitors:     monitors.NewQueries(read),
+		Usage:        usage.NewQueries(read),
+		AnswerUsage:  answerusage.NewQueries(read),
+		GatewayUsage: gatewayusage.NewQueries(read),
+		Audit:        audit.NewQueries(read),
+		TierQuality:  tierquality.NewQueries(read),
+		AnswerCache:  answercache.NewQueries(read),
+		AnswerDocs:   answerdocs.NewQueries(read),
+		Status:       projections.NewStatus(primary),
 	}
 }
 

@@ -2,6 +2,7 @@ package httpx
 
 import (
 	"context"
+	"fmt"
 	"log/slog"
 	"net/http"
 	"net/netip"
@@ -11,6 +12,7 @@ import (
 	"github.com/prometheus/client_golang/prometheus"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/metering"
 	"github.com/arr-dev/arr/readapi/ratelimit"
@@ -57,6 +59,9 @@ type HealthReport struct {
 	Time        time.Time                  `json:"time"`
 	Database    Check                      `json:"database"`
 	Projections map[string]ProjectionCheck `json:"projections,omitempty"`
+	// ReadReplica is the streaming replica the read models are read from
+	// (ARR_READ_DATABASE_URL); absent without one.
+	ReadReplica *projections.ReplicaHealth `json:"read_replica,omitempty"`
 	// Problems names what makes the status "degraded".
 	Problems []string `json:"problems,omitempty"`
 }
@@ -77,6 +82,14 @@ func (d Deps) BaseHealth(ctx context.Context, service string) (int, HealthReport
 			if r.Projections, err = d.App.Queries.Status.Health(ctx, head); err != nil {
 				r.Problems = append(r.Problems, "projections could not be checked")
 			}
+		}
+	}
+	if d.App.ReadReplica != nil {
+		h := d.App.ReadReplica()
+		r.ReadReplica = &h
+		if h.State != "ok" && h.State != "starting" {
+			r.Problems = append(r.Problems, fmt.Sprintf("the read replica is %s (reads go to the primary): lag %.1f s of at most %.1f s%s",
+				h.State, h.LagSeconds, h.MaxLagSeconds, map[bool]string{true: "; " + h.Error, false: ""}[h.Error != ""]))
 		}
 	}
 	names := make([]string, 0, len(r.Projections))
