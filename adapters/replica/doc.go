@@ -2,7 +2,8 @@
 // replica (ARR_READ_DATABASE_URL) while it is fresh enough, and to the
 // primary otherwise.
 //
-// A Router is a projections.DB: the read models' queries run through it.
+// A Router has the methods of projections.DB: the read models' queries run
+// through it.
 // Every Check (1 s) it reads the primary's WAL position and the replica's
 // replay position; the replica's lag is how long ago the primary was where
 // the replica is now (to within Check). A replica that does not answer,

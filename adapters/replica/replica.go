@@ -11,11 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
-
-	"github.com/arr-dev/arr/projections"
 )
-
-var _ projections.DB = (*Router)(nil)
 
 // Defaults of Config.
 const (
@@ -53,8 +49,22 @@ const (
 	ReadsPrimary = "primary"
 )
 
-// Health is the replica's state as /healthz reports it.
-type Health = projections.ReplicaHealth
+// Health is the replica's state as /healthz reports it (cmd/arr hands it
+// to the services as projections.ReplicaHealth).
+type Health struct {
+	// State is one of the State constants.
+	State string
+	// Reads is ReadsReplica or ReadsPrimary: where reads go now.
+	Reads string
+	// LagSeconds is how far the replica is behind the primary;
+	// MaxLagSeconds the most it may be and still be read.
+	LagSeconds, MaxLagSeconds float64
+	// ReplayLSN is the replica's replay position and PrimaryLSN the
+	// primary's WAL position at the last check, in bytes.
+	ReplayLSN, PrimaryLSN int64
+	CheckedAt             time.Time
+	Error                 string
+}
 
 // sample is the primary's WAL position at a time.
 type sample struct {
@@ -229,7 +239,7 @@ func (r *Router) AwaitReplay(ctx context.Context) error {
 	}
 }
 
-// Query implements projections.DB. A replica query that fails for want
+// Query runs a query (the read side's Query). A replica query that fails for want
 // of the replica, before its first row, is run again on the primary.
 func (r *Router) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
 	p, replica := r.db()
@@ -294,19 +304,19 @@ func (r *retryRows) Err() error {
 	return r.Rows.Err()
 }
 
-// QueryRow implements projections.DB.
+// QueryRow runs a one-row query.
 func (r *Router) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
 	rows, err := r.Query(ctx, sql, args...)
 	return row{rows: rows, err: err}
 }
 
-// SendBatch implements projections.DB.
+// SendBatch sends a batch.
 func (r *Router) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
 	p, _ := r.db()
 	return p.SendBatch(ctx, b)
 }
 
-// BeginTx implements projections.DB.
+// BeginTx begins a transaction.
 func (r *Router) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
 	p, replica := r.db()
 	tx, err := p.BeginTx(ctx, opts)

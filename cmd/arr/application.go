@@ -47,7 +47,7 @@ func (s *system) buildApplication(ctx context.Context, o openOptions) (app.Appli
 		return app.Application{}, err
 	}
 	if s.replica != nil {
-		a.Queries, a.ReadReplica = app.NewQueriesOn(s.pool, s.replica), s.replica.Health
+		a.Queries, a.ReadReplica = app.NewQueriesOn(s.pool, s.replica), s.replicaHealth
 	}
 	a.Now, a.WaitFor, a.Head = s.now, s.waitFor, s.store.Head
 	if s.ledger, err = spend.NewLedger(s.pool, s.now); err != nil {

@@ -8,7 +8,11 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/adapters/replica"
+	"github.com/arr-dev/arr/projections"
 )
+
+// The replica router is what the read models' queries run through.
+var _ projections.DB = (*replica.Router)(nil)
 
 // openReplica connects to ARR_READ_DATABASE_URL, when set, and makes the
 // router the read models are read through.
@@ -20,7 +24,7 @@ func (s *system) openReplica(ctx context.Context) error {
 	if err != nil {
 		return ConfigErrors{&configError{env: "ARR_READ_DATABASE_URL", value: "(not shown)", want: "a PostgreSQL URL: " + err.Error()}}
 	}
-	if err := poolSize(pcfg, s.cfg.ReadDatabaseURL); err != nil {
+	if err := poolSize(pcfg, s.cfg.ReadDatabaseURL, "ARR_READ_DATABASE_URL"); err != nil {
 		return err
 	}
 	if pcfg.ConnConfig.ConnectTimeout == 0 || pcfg.ConnConfig.ConnectTimeout > 2*time.Second {
@@ -39,4 +43,11 @@ func (s *system) openReplica(ctx context.Context) error {
 	s.log.Info("reading the read models from a streaming replica while it lags by at most ARR_READ_MAX_LAG",
 		"replica", fmt.Sprintf("%s:%d", pcfg.ConnConfig.Host, pcfg.ConnConfig.Port), "max_lag", s.cfg.ReadMaxLag)
 	return nil
+}
+
+// replicaHealth is the replica's state for /healthz.
+func (s *system) replicaHealth() projections.ReplicaHealth {
+	h := s.replica.Health()
+	return projections.ReplicaHealth{State: h.State, Reads: h.Reads, LagSeconds: h.LagSeconds, MaxLagSeconds: h.MaxLagSeconds,
+		ReplayLSN: h.ReplayLSN, PrimaryLSN: h.PrimaryLSN, CheckedAt: h.CheckedAt, Error: h.Error}
 }

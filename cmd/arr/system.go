@@ -196,7 +196,7 @@ func (s *system) openPool(ctx context.Context, url string) error {
 	if err != nil {
 		return fmt.Errorf("DATABASE_URL: %w", err)
 	}
-	if err := poolSize(pcfg, url); err != nil {
+	if err := poolSize(pcfg, url, "DATABASE_URL"); err != nil {
 		return err
 	}
 	pool, err := pgxpool.NewWithConfig(ctx, pcfg)
@@ -350,13 +350,13 @@ const (
 // poolSize sizes the pool: an operator's pool_max_conns in DATABASE_URL
 // is kept as given (one below minPoolConns is a configuration error, not
 // silently raised); without one, arr uses defaultPoolConns.
-func poolSize(pcfg *pgxpool.Config, url string) error {
+func poolSize(pcfg *pgxpool.Config, url, env string) error {
 	if !strings.Contains(url, "pool_max_conns") {
 		pcfg.MaxConns = defaultPoolConns
 		return nil
 	}
 	if pcfg.MaxConns < minPoolConns {
-		return ConfigErrors{&configError{env: "DATABASE_URL", value: fmt.Sprintf("…pool_max_conns=%d…", pcfg.MaxConns),
+		return ConfigErrors{&configError{env: env, value: fmt.Sprintf("…pool_max_conns=%d…", pcfg.MaxConns),
 			want: fmt.Sprintf("pool_max_conns of at least %d (or none: arr then uses %d)", minPoolConns, defaultPoolConns)}}
 	}
 	return nil
