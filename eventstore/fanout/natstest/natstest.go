@@ -145,9 +145,6 @@ func (c *Cluster) Node(name string) *Node {
 // elected), and kills them when the test ends.
 func StartCluster(t testing.TB, n int) *Cluster {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("integration test: needs nats-server with JetStream; runs without -short (scripts/test.sh)")
-	}
 	bin, err := exec.LookPath("nats-server")
 	if err != nil {
 		t.Fatalf("nats-server not found on PATH (%v): install nats-server (scripts/test.sh does)", err)
