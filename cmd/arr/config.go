@@ -11,6 +11,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
 	"github.com/spf13/pflag"
 
 	"github.com/arr-dev/arr/adapters/secretkey"
@@ -337,6 +338,13 @@ func (c *Config) Validate() error {
 	}
 	if u := c.MapBasemapURL; u != "" && !validBasemap(u) {
 		add("ARR_MAP_BASEMAP_URL", "an absolute http(s) URL template holding {z}, {x} and {y}, like https://tile.openstreetmap.org/{z}/{x}/{y}.png")
+	}
+	if u := c.ReadDatabaseURL; u != "" {
+		if _, err := pgxpool.ParseConfig(u); err != nil {
+			// The URL may hold a password: never shown.
+			errs = append(errs, fmt.Errorf("ARR_READ_DATABASE_URL (flag --%s): want a PostgreSQL URL of a streaming replica of DATABASE_URL, like postgres://arr@replica.example:5432/arr (the value is not shown)",
+				flagName("ARR_READ_DATABASE_URL")))
+		}
 	}
 	errs = append(errs, c.keyErrors()...)
 	errs = append(errs, c.Answer.validate(c)...)

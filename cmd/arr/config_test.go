@@ -120,6 +120,7 @@ func TestConfigEveryVariable(t *testing.T) {
 		{map[string]string{"ARR_PUBLIC_BASE_URL": "https://user@x.example/"}, `ARR_PUBLIC_BASE_URL="https://user@x.example/"`},
 		{map[string]string{"ARR_TRUSTED_PROXIES": "10.0.0.0/33"}, `ARR_TRUSTED_PROXIES="10.0.0.0/33"`},
 		{map[string]string{"ARR_AUDITOR_KEY": "short-secret"}, "ARR_AUDITOR_KEY (flag --arr-auditor-key): want at least 32 characters"},
+		{map[string]string{"ARR_READ_DATABASE_URL": "postgres://arr:short-secret@replica:notaport/arr"}, "ARR_READ_DATABASE_URL (flag --arr-read-database-url): want a PostgreSQL URL"},
 	} {
 		_, err := configFrom(tc.env)
 		if err == nil || !strings.Contains(err.Error(), tc.want) {

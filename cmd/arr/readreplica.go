@@ -2,6 +2,7 @@ package main
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"time"
 
@@ -22,7 +23,7 @@ func (s *system) openReplica(ctx context.Context) error {
 	}
 	pcfg, err := pgxpool.ParseConfig(s.cfg.ReadDatabaseURL)
 	if err != nil {
-		return ConfigErrors{&configError{env: "ARR_READ_DATABASE_URL", value: "(not shown)", want: "a PostgreSQL URL: " + err.Error()}}
+		return errors.New("ARR_READ_DATABASE_URL does not parse as a PostgreSQL URL") // (Validate refuses it first; the value may hold a password)
 	}
 	if err := poolSize(pcfg, s.cfg.ReadDatabaseURL, "ARR_READ_DATABASE_URL"); err != nil {
 		return err
