@@ -15,20 +15,34 @@ import (
 // Leases make one runner at a time, of all the processes on a database,
 // follow each projection: a runner follows a projection only while it
 // holds the projection's PostgreSQL advisory lock, taken on a connection
-// of its own (one for all its projections). When the process dies, its
-// connection closes and the locks are free at once; when it is cut off
-// the network, PostgreSQL drops the connection within LeaseDrop (the
-// connection's TCP keep-alives and user timeout) and the process itself
-// stops following as soon as a ping of the connection fails (within
-// LeaseCheck plus its timeout). Another process's runner takes each free
-// lock at its next check: a projection moves within LeaseDrop +
-// LeaseCheck of its runner's loss.
+// of its own (one for all its projections), and renews it by pinging that
+// connection every LeaseCheck.
 //
-// The leases keep the work in one place; they are not what makes it
-// correct. Each batch is still applied in one transaction that locks the
-// projection's checkpoint row and checks it did not move (Step), so even
-// two runners that both believed they held a lease, or a read-your-writes
-// WaitFor in a service process, apply every event exactly once.
+// A lease has a deadline that PostgreSQL enforces, so a holder that stops
+// making progress loses it whatever state its process is in:
+//   - dead: its connection closes and the locks are free at once;
+//   - frozen (SIGSTOP, a stalled VM): its TCP session lives on, but the
+//     lease connection's idle_session_timeout (LeaseTTL) makes the server
+//     end it LeaseTTL after the last ping, which frees the locks;
+//   - cut off the network: TCP keep-alives and the user timeout drop the
+//     connection within LeaseDrop.
+//
+// Another process's runner takes each free lock at its next check: a
+// projection moves within LeaseTakeover of its holder's loss.
+//
+// Fencing: a holder that wakes after losing its lease cannot commit.
+// Each batch transaction sets idle_in_transaction_session_timeout to
+// BatchIdle, shorter than the least time a frozen holder takes to lose
+// its lease (LeaseTTL - LeaseCheck), so the server ends a frozen batch's
+// session, with its checkpoint row lock, before the lease is free: the
+// woken holder's COMMIT fails. A holder checks its own deadline before
+// every commit too (holds), and the one that takes a lease ends any batch
+// of the projection left idle in its transaction longer than BatchIdle
+// (unstick), which no setting of the batch's session can prevent. Beyond
+// the leases, each batch still locks the projection's checkpoint row and
+// checks it did not move (Step), so even two runners that both believed
+// they held a lease, or a read-your-writes WaitFor in a service process,
+// apply every event exactly once.
 type leases struct {
 	// class is the locks' class: one per kind of lease.
 	class  string
@@ -40,20 +54,48 @@ type leases struct {
 	mu     sync.Mutex
 	held   map[string]bool
 	notify chan struct{}
+	// until is when the leases held expire unless renewed: LeaseValid
+	// after the last ping sent that succeeded.
+	until time.Time
 }
 
 // The lease timing.
 const (
-	// LeaseCheck is how often a runner pings its lease connection and
-	// tries to take the leases it does not hold.
+	// LeaseCheck is how often a runner pings its lease connection (renews
+	// its leases) and tries to take the leases it does not hold.
 	LeaseCheck = time.Second
+	// LeaseTTL is how long PostgreSQL keeps a lease after its holder's
+	// last renewal: the lease connection's idle_session_timeout. A holder
+	// that stops renewing (frozen) is disconnected, its locks freed.
+	LeaseTTL = 5 * time.Second
+	// LeaseValid is how long a holder counts on its leases after a ping
+	// it sent succeeded: the server's LeaseTTL starts after that ping
+	// arrived, so the holder stops believing in a lease a LeaseCheck
+	// before the server can free it.
+	LeaseValid = LeaseTTL - LeaseCheck
+	// BatchIdle is the idle_in_transaction_session_timeout of batch
+	// transactions: a frozen holder's open batch is ended by the server
+	// before its lease can be taken (BatchIdle < LeaseValid), so it
+	// cannot commit when it wakes.
+	BatchIdle = 3 * time.Second
 	// LeaseDrop bounds how long PostgreSQL keeps the connection of a
 	// runner cut off the network (so its locks): TCP keep-alives after 2
 	// s idle, every 1 s, 3 lost; and 4 s for unacknowledged data.
 	LeaseDrop = 5 * time.Second
-	// leaseSettings give the lease connection's server side those bounds.
-	leaseSettings = `SET tcp_keepalives_idle = 2; SET tcp_keepalives_interval = 1; SET tcp_keepalives_count = 3; SET tcp_user_timeout = 4000`
+	// LeaseTakeover bounds the time from a holder's freeze, death or loss
+	// of the network to another process's holding its leases: the lease
+	// ends within LeaseTTL (LeaseDrop) and a standby tries every
+	// LeaseCheck, each try bounded by leaseQuery.
+	LeaseTakeover = max(LeaseTTL, LeaseDrop) + LeaseCheck + leaseQuery
+	// leaseQuery bounds one renewal (ping and tries).
+	leaseQuery = 2 * time.Second
 )
+
+// leaseSettings give the lease connection's server side those bounds.
+func leaseSettings() string {
+	return fmt.Sprintf(`SET tcp_keepalives_idle = 2; SET tcp_keepalives_interval = 1; SET tcp_keepalives_count = 3; SET tcp_user_timeout = 4000; SET idle_session_timeout = %d`,
+		LeaseTTL.Milliseconds())
+}
 
 func newLeases(pool *pgxpool.Pool, log *slog.Logger, class, what string, names func() []string) *leases {
 	cfg := pool.Config().ConnConfig.Copy()
@@ -65,11 +107,26 @@ func newLeases(pool *pgxpool.Pool, log *slog.Logger, class, what string, names f
 	return &leases{class: class, what: what, cfg: cfg, log: log, check: LeaseCheck, names: names, held: map[string]bool{}, notify: make(chan struct{})}
 }
 
-// holds reports whether this runner holds name's lease.
+// holds reports whether this runner holds name's lease: it took it and
+// renewed it less than LeaseValid ago.
 func (l *leases) holds(name string) bool {
 	l.mu.Lock()
 	defer l.mu.Unlock()
-	return l.held[name]
+	return l.held[name] && time.Now().Before(l.until)
+}
+
+// expiry is when the leases held expire unless renewed.
+func (l *leases) expiry() time.Time {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	return l.until
+}
+
+// renewed extends the leases held to LeaseValid after sent.
+func (l *leases) renewed(sent time.Time) {
+	l.mu.Lock()
+	defer l.mu.Unlock()
+	l.until = sent.Add(LeaseValid)
 }
 
 // changed is closed at the next change of the leases held.
@@ -124,12 +181,12 @@ func (l *leases) keep(ctx context.Context) error {
 		defer cancel()
 		_ = conn.Close(cctx) // closing the session frees its locks
 	}()
-	if _, err := conn.Exec(ctx, leaseSettings); err != nil {
-		return fmt.Errorf("setting the connection's keep-alives: %w", err)
+	if _, err := conn.Exec(ctx, leaseSettings()); err != nil {
+		return fmt.Errorf("setting the connection's keep-alives and idle timeout: %w", err)
 	}
 	held := map[string]bool{}
 	for {
-		qctx, cancel := context.WithTimeout(ctx, 2*time.Second)
+		qctx, cancel := context.WithTimeout(ctx, leaseQuery)
 		err := l.take(qctx, conn, held)
 		cancel()
 		if err != nil {
@@ -146,9 +203,11 @@ func (l *leases) keep(ctx context.Context) error {
 // take pings the connection (a lease is only as good as it) and tries
 // the leases not held.
 func (l *leases) take(ctx context.Context, conn *pgx.Conn, held map[string]bool) error {
+	sent := time.Now()
 	if err := conn.Ping(ctx); err != nil {
 		return fmt.Errorf("ping: %w", err)
 	}
+	l.renewed(sent)
 	next := map[string]bool{}
 	var took []string
 	for _, n := range l.names() {
@@ -174,10 +233,15 @@ func (l *leases) take(ctx context.Context, conn *pgx.Conn, held map[string]bool)
 
 // Exclusive returns run wrapped so that, of all the processes on pool's
 // database that run it under the same name, one at a time does: it runs
-// while it holds name's lease (taken as a projection's is) and its
-// context ends when the lease is lost; it starts again when the lease is
-// taken again. The event log's head signer and the webhook dispatcher run
-// so.
+// while it holds name's lease (taken as a projection's is, with the same
+// deadline) and its context ends when the lease is lost or its deadline
+// passes unrenewed (so a holder that wakes from a freeze stops at once);
+// it starts again when the lease is taken again. The event log's head
+// signer and the webhook dispatcher run so. What they write is fenced
+// where it is written, not by the lease: the signer keeps a head per
+// tree size once (a woken signer can only add a true head of a size not
+// kept yet), the dispatcher appends each attempt at its stream's
+// expected version.
 func Exclusive(pool *pgxpool.Pool, log *slog.Logger, name string, run func(context.Context) error) func(context.Context) error {
 	return func(ctx context.Context) error {
 		l := newLeases(pool, log, "arr-exclusive", name, func() []string { return []string{name} })
@@ -196,11 +260,20 @@ func Exclusive(pool *pgxpool.Pool, log *slog.Logger, name string, run func(conte
 			}
 			rctx, cancel := context.WithCancel(ctx)
 			go func() {
-				select {
-				case <-lost:
-				case <-rctx.Done():
+				defer cancel()
+				for {
+					t := time.NewTimer(time.Until(l.expiry()))
+					select {
+					case <-lost:
+					case <-rctx.Done():
+					case <-t.C:
+						if l.holds(name) {
+							continue // renewed meanwhile
+						}
+					}
+					t.Stop()
+					return
 				}
-				cancel()
 			}()
 			err := run(rctx)
 			cancel()

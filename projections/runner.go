@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"log/slog"
 	"slices"
+	"strconv"
 	"sync"
 	"time"
 
@@ -299,16 +300,21 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 	// runner applies a batch (another process may apply them all).
 	r.metric(p.Name(), func() { r.m.events.WithLabelValues(p.Name()).Add(0) })
 	backoff := 100 * time.Millisecond
+	var busy unsticking
 	for ctx.Err() == nil {
 		if !r.leased(ctx, p.Name()) {
 			continue
 		}
 		began := time.Now() // this catch-up's start
-		pos, _, more, err := r.step1(ctx, p.Name())
-		if errors.Is(err, errBusy) {
+		pos, _, more, err := r.step1(ctx, p.Name(), true)
+		if errors.Is(err, errBusy) || errors.Is(err, errLeaseLost) {
+			if errors.Is(err, errBusy) {
+				r.unstick(ctx, p.Name(), &busy)
+			}
 			sleep(ctx, 20*time.Millisecond)
 			continue
 		}
+		busy = unsticking{}
 		if err != nil && ctx.Err() != nil {
 			break // stopped (Run ended, or Remove) mid-batch: not a failure
 		}
@@ -357,6 +363,19 @@ func (r *Runner) leased(ctx context.Context, name string) bool {
 // errBusy says another runner (or a rebuild's swap) holds the checkpoint.
 var errBusy = errors.New("checkpoint held by another runner")
 
+// errLeaseLost says a follower's lease expired before its batch could
+// commit: the batch is rolled back.
+var errLeaseLost = errors.New("the projection's lease expired before the batch committed")
+
+// holdsLease reports whether this runner still holds name's lease (see
+// leases.holds); a runner not running holds none.
+func (r *Runner) holdsLease(name string) bool {
+	r.set.RLock()
+	l := r.leases
+	r.set.RUnlock()
+	return l != nil && l.holds(name)
+}
+
 // Step applies at most one batch of a projection and returns the checkpoint
 // after it and how many events it applied. It reads the batch first, then
 // locks the checkpoint (skipping it if another runner holds it, so no
@@ -365,13 +384,15 @@ var errBusy = errors.New("checkpoint held by another runner")
 // transaction. The batch runs to completion even if ctx ends meanwhile
 // (bounded by BatchTimeout), so shutdown never leaves a half-applied batch.
 func (r *Runner) Step(ctx context.Context, name string) (uint64, int, error) {
-	pos, n, _, err := r.step1(ctx, name)
+	pos, n, _, err := r.step1(ctx, name, false)
 	return pos, n, err
 }
 
 // step1 is Step that also says whether more events may be waiting right
-// after the batch (the read was full, or the batch was cut short).
-func (r *Runner) step1(ctx context.Context, name string) (uint64, int, bool, error) {
+// after the batch (the read was full, or the batch was cut short). A
+// leased step (a follower's) commits only while this runner holds the
+// projection's lease.
+func (r *Runner) step1(ctx context.Context, name string, leased bool) (uint64, int, bool, error) {
 	p, err := r.Get(name)
 	if err != nil {
 		return 0, 0, false, err
@@ -381,7 +402,13 @@ func (r *Runner) step1(ctx context.Context, name string) (uint64, int, bool, err
 	defer cancel()
 	start := time.Now()
 	var faulted bool
-	last, n, more, err := r.step(bctx, p, &faulted)
+	last, n, more, err := r.step(bctx, p, &faulted, leased)
+	if err != nil && leased && !errors.Is(err, errLeaseLost) && !r.holdsLease(name) {
+		// A batch that failed after its lease expired (a holder woken
+		// from a freeze, whose session the server ended) is not a fault
+		// of the projection: its next holder applies it.
+		err = fmt.Errorf("%w: %w", errLeaseLost, err)
+	}
 	switch {
 	case err == nil:
 		// A fault recorded by this runner or another is over: the
@@ -389,7 +416,7 @@ func (r *Runner) step1(ctx context.Context, name string) (uint64, int, bool, err
 		if r.noteSuccess(name) || faulted {
 			r.clearFault(name)
 		}
-	case !errors.Is(err, errBusy) && ctx.Err() == nil:
+	case !errors.Is(err, errBusy) && !errors.Is(err, errLeaseLost) && ctx.Err() == nil:
 		r.noteFailure(name, last)
 		r.recordFault(p, last, err)
 	}
@@ -424,8 +451,9 @@ func (r *Runner) batchTimeout(name string) time.Duration {
 // (EventFilter) only advances the checkpoint.
 //
 // faulted is set when a fault of the projection is on record (any
-// runner's), so a successful step can clear it.
-func (r *Runner) step(bctx context.Context, p Projection, faulted *bool) (uint64, int, bool, error) {
+// runner's), so a successful step can clear it. A leased step rolls back
+// instead of committing once the runner's lease of p has expired.
+func (r *Runner) step(bctx context.Context, p Projection, faulted *bool, leased bool) (uint64, int, bool, error) {
 	name := p.Name()
 	var from int64
 	if err := r.pool.QueryRow(bctx, `SELECT c.position, EXISTS (SELECT 1 FROM projection_faults f WHERE f.projection = c.name)
@@ -463,8 +491,22 @@ func (r *Runner) step(bctx context.Context, p Projection, faulted *bool) (uint64
 		return uint64(from), 0, false, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck
+	// The first statement locks the checkpoint row and sets the batch's
+	// session up, in one round trip. Read models are derived from the
+	// log: a batch whose commit is lost in a PostgreSQL crash takes its
+	// checkpoint with it and is applied again, so the commit need not wait
+	// for the WAL flush (synchronous_commit off). This keeps the
+	// projections' many small commits off the fsync path of the event log.
+	// The server ends the session of a batch left idle for BatchIdle (its
+	// process frozen), freeing the row before the lease is free: the
+	// batch can never commit after its holder lost the lease. The batch
+	// lock names this transaction as the projection's batch, so the next
+	// holder can find and end it should its session have switched that
+	// timeout off (unstick).
 	var pos int64
-	err = tx.QueryRow(bctx, `SELECT position FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED`, name).Scan(&pos)
+	err = tx.QueryRow(bctx, `SELECT position, set_config('synchronous_commit', 'off', true), set_config('idle_in_transaction_session_timeout', $2, true),
+		pg_try_advisory_xact_lock(hashtext('arr-projection-batch'), hashtext($1))
+		FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED`, name, strconv.FormatInt(BatchIdle.Milliseconds(), 10)).Scan(&pos, nil, nil, nil)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uint64(from), 0, false, errBusy
 	}
@@ -473,13 +515,6 @@ func (r *Runner) step(bctx context.Context, p Projection, faulted *bool) (uint64
 	}
 	if pos != from {
 		return uint64(pos), 0, true, nil // another runner got there first; read again
-	}
-	// Read models are derived from the log: a batch whose commit is lost
-	// in a PostgreSQL crash takes its checkpoint with it and is applied
-	// again, so the commit need not wait for the WAL flush. This keeps the
-	// projections' many small commits off the fsync path of the event log.
-	if _, err := tx.Exec(bctx, `SELECT set_config('synchronous_commit', 'off', true)`); err != nil {
-		return uint64(pos), 0, false, fmt.Errorf("synchronous_commit: %w", err)
 	}
 	if err := setSearchPath(bctx, tx, Schema(name)); err != nil {
 		return uint64(pos), 0, false, fmt.Errorf("search path: %w", err)
@@ -497,6 +532,9 @@ func (r *Runner) step(bctx context.Context, p Projection, faulted *bool) (uint64
 	}
 	if _, err := tx.Exec(bctx, `UPDATE public.projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1`, name, int64(last)); err != nil {
 		return uint64(pos), 0, false, fmt.Errorf("advancing checkpoint: %w", err)
+	}
+	if leased && !r.holdsLease(name) {
+		return uint64(pos), 0, false, errLeaseLost
 	}
 	if err := tx.Commit(bctx); err != nil {
 		return uint64(pos), 0, false, fmt.Errorf("commit: %w", err)

@@ -10,12 +10,14 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 )
 
-// leaseHolders counts, per process id, the projection leases its lease
-// connection holds (its application_name ends in host:pid).
+// leaseHolders counts, per process id, the leases of a kind its lease
+// connection holds on pool's database (its application_name ends in
+// host:pid).
 func leaseHolders(t testing.TB, pool *pgxpool.Pool, what string) map[int]int {
 	t.Helper()
 	rows, err := pool.Query(context.Background(), `SELECT a.application_name, count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
-		WHERE l.locktype = 'advisory' AND l.granted AND a.application_name LIKE 'arr ' || $1 || ' leases %' GROUP BY 1`, what)
+		WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+		AND a.application_name LIKE 'arr ' || $1 || ' leases %' GROUP BY 1`, what)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -1,0 +1,58 @@
+package projections
+
+import (
+	"context"
+	"time"
+)
+
+// unsticking is a follower's record of a checkpoint it finds held.
+type unsticking struct {
+	since time.Time // first found held (zero: not held)
+	tried time.Time // last unstick query
+}
+
+// unstickSQL ends the sessions whose batch of projection $1 (the
+// transaction holding its batch lock, see step) has been idle in its
+// transaction for longer than $2: the batch of a frozen process, which
+// its session's idle_in_transaction_session_timeout did not end (the
+// session may be an analyst's, whose settings are the analyst's). A
+// live batch never idles that long: its statements are pipelined.
+const unstickSQL = `SELECT a.pid, pg_terminate_backend(a.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+	WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
+	AND l.classid = hashtext('arr-projection-batch')::oid AND l.objid = hashtext($1)::oid AND l.objsubid = 2
+	AND a.state LIKE 'idle in transaction%' AND a.state_change < now() - $2 * interval '1 millisecond'`
+
+// unstick is what a follower holding name's lease does while another
+// transaction holds name's checkpoint: once it has been held for
+// BatchIdle + LeaseCheck, and then at most every LeaseCheck, it ends
+// the batch sessions of name left idle past BatchIdle (unstickSQL). It
+// costs nothing while checkpoints are free.
+func (r *Runner) unstick(ctx context.Context, name string, u *unsticking) {
+	now := time.Now()
+	if u.since.IsZero() {
+		u.since = now
+	}
+	if now.Sub(u.since) < BatchIdle+LeaseCheck || now.Sub(u.tried) < LeaseCheck || !r.holdsLease(name) {
+		return
+	}
+	u.tried = now
+	qctx, cancel := context.WithTimeout(ctx, leaseQuery)
+	defer cancel()
+	rows, err := r.pool.Query(qctx, unstickSQL, name, BatchIdle.Milliseconds())
+	if err != nil {
+		r.cfg.Logger.Warn("ending a stuck batch of another process", "projection", name, "err", err)
+		return
+	}
+	defer rows.Close()
+	for rows.Next() {
+		var pid int
+		var ended bool
+		if err := rows.Scan(&pid, &ended); err != nil {
+			break
+		}
+		r.cfg.Logger.Warn("ended the session of a batch left idle in its transaction (its process frozen?)", "projection", name, "backend", pid, "ended", ended)
+	}
+	if err := rows.Err(); err != nil {
+		r.cfg.Logger.Warn("ending a stuck batch of another process", "projection", name, "err", err)
+	}
+}
