@@ -285,13 +285,17 @@ func TestAnalystSQLCannotTakeArrsLocks(t *testing.T) {
 }
 
 // TestAnalystSQLHasCaps (issue 23, finding 9): a query that writes more
-// temporary files than ARR_SQL_PROJECTION_TEMP_FILE_MB is cancelled; a
+// temporary files than ARR_SQL_PROJECTION_TEMP_FILE_MB (set on the
+// projection's role) is cancelled; a
 // query's output is streamed, with a row cap PostgreSQL stops at, and a
 // query of millions of rows without a cap keeps the CLI's memory small.
 func TestAnalystSQLHasCaps(t *testing.T) {
-	s := newSandbox(t, "ARR_SQL_PROJECTION_TEMP_FILE_MB=4")
+	// The limit is set on the projection's role when arr sets it up
+	// (here by arr up), for every session of it: big enough for the
+	// uncapped query below, too small for the sort.
+	s := newSandbox(t, "ARR_SQL_PROJECTION_TEMP_FILE_MB=128")
 	s.mustArr(nil, "projections", "create", s.file(t, "spend.sql", spendByModel), "--by", "analyst")
-	sort := "SELECT count(*) FROM (SELECT g, md5(g::text) AS h FROM generate_series(1, 500000) g ORDER BY h) s"
+	sort := "SELECT count(*) FROM (SELECT g, md5(g::text) AS h FROM generate_series(1, 4000000) g ORDER BY h) s"
 	if _, errOut, code := s.arr("projections", "query", "spend_by_model", sort); code == 0 || !strings.Contains(errOut, "temporary file size exceeds temp_file_limit") {
 		t.Fatalf("query past temp_file_limit: exit %d %q", code, errOut)
 	}
@@ -301,9 +305,9 @@ func TestAnalystSQLHasCaps(t *testing.T) {
 	}
 	// No cap: a million rows stream through. (They pass through
 	// PL/pgSQL's temporary store on the server, which the temp-file cap
-	// bounds: this CLI is given more.)
+	// bounds.)
 	cmd := exec.Command(binary, "projections", "query", "spend_by_model", "SELECT a * 1000 + b, md5(b::text) FROM generate_series(1, 1000) a, generate_series(1, 1000) b", "--format", "csv", "--max-rows", "0")
-	cmd.Env = append(s.environ(), "ARR_SQL_PROJECTION_TEMP_FILE_MB=1024", "ARR_SQL_PROJECTION_TIMEOUT=5m")
+	cmd.Env = append(s.environ(), "ARR_SQL_PROJECTION_TIMEOUT=5m")
 	start := time.Now()
 	exited := make(chan struct{})
 	var lines lineCounter

@@ -91,7 +91,9 @@ func ensureRole(ctx context.Context, tx pgx.Tx, spec roleSpec) error {
 	dbID := pgx.Identifier{db}.Sanitize()
 	inDB := `ALTER ROLE ` + id + ` IN DATABASE ` + dbID + ` `
 	stmts := []string{
-		`ALTER ROLE ` + id + ` ` + roleAttributes + ` PASSWORD ` + literal(spec.verifier) + ` VALID UNTIL ` + literal(until),
+		// Superuser, replication and bypassrls were read as off above;
+		// only a superuser may name them in ALTER ROLE.
+		`ALTER ROLE ` + id + ` NOCREATEDB NOCREATEROLE NOINHERIT LOGIN CONNECTION LIMIT 1 PASSWORD ` + literal(spec.verifier) + ` VALID UNTIL ` + literal(until),
 		`ALTER ROLE ` + id + ` RESET ALL`,
 		inDB + `RESET ALL`,
 		inDB + `SET temp_file_limit = ` + literal(strconv.FormatInt(spec.limits.tempFileKB, 10)+"kB"),

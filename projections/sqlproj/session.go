@@ -156,6 +156,9 @@ func (e *Engine) connect(ctx context.Context, role string) (*pgx.Conn, error) {
 			}
 			return conn, nil
 		}
+		// A session of a process that died mid-statement may run on
+		// (nobody watches it now): past any statement's bound, it goes.
+		e.endStale(ctx, role)
 		t := time.NewTimer(wait)
 		select {
 		case <-ctx.Done():
@@ -289,6 +292,22 @@ func (e *Engine) terminate(pid uint32, role, why string) {
 		e.cfg.Logger.Error("SQL projections: could not end an analyst's session", "role", role, "pid", pid, "why", why, "err", err)
 	case ended:
 		e.cfg.Logger.Warn("SQL projections: ended an analyst's session", "role", role, "pid", pid, "why", why)
+	}
+}
+
+// endStale ends role's sessions that have run one statement, or sat in
+// a transaction, for longer than arr lets any statement run: their
+// process's watchdog is gone (it died), or they would have ended.
+func (e *Engine) endStale(ctx context.Context, role string) {
+	limit := e.cfg.StatementTimeout + 2*e.grace()
+	var ended int
+	err := e.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_catalog.pg_terminate_backend(a.pid)) FROM pg_catalog.pg_stat_activity a
+		WHERE a.usename = $1 AND a.state <> 'idle' AND pg_catalog.now() - pg_catalog.greatest(a.query_start, a.state_change) > $2::pg_catalog.interval`,
+		role, limit.String()).Scan(&ended)
+	if err != nil && ctx.Err() == nil {
+		e.cfg.Logger.Warn("SQL projections: looking for stale sessions", "role", role, "err", err)
+	} else if ended > 0 {
+		e.cfg.Logger.Warn("SQL projections: ended stale sessions of a role", "role", role, "sessions", ended, "older_than", limit)
 	}
 }
 
