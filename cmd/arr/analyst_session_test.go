@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"encoding/json"
 	"fmt"
 	"os"
 	"strings"
@@ -116,4 +117,61 @@ func TestAnalystSQLCannotBecomeArrsUser(t *testing.T) {
 		out, _, _ := s.arr("projections", "status")
 		t.Logf("status:\n%s", strings.TrimSpace(out))
 	}
+}
+
+// growing is a projection whose tables grow by about 3 MiB per
+// completion: past ARR_SQL_PROJECTION_MAX_MB=2 at the first one.
+const growing = `-- arr:projection growing
+CREATE TABLE t (a text);
+-- arr:on CompletionRecorded
+INSERT INTO t SELECT md5(g::text || :position) FROM generate_series(1, 40000) g;
+`
+
+// TestAnalystSQLDiskLimit (issue 36, finding 1, disk): a projection whose
+// tables would grow past ARR_SQL_PROJECTION_MAX_MB has the batch that
+// took them there rolled back and stops, with the reason in /healthz and
+// arr_projection_stopped on /metrics; the other projections (a SQL one
+// among them) go on.
+func TestAnalystSQLDiskLimit(t *testing.T) {
+	s := newSandbox(t, "ARR_SQL_PROJECTION_MAX_MB=2")
+	s.mustArr(nil, "projections", "create", s.file(t, "spend.sql", spendByModel), "--by", "analyst")
+	// Built from the log at create: past the limit already.
+	if _, errOut, code := s.arr("projections", "create", s.file(t, "growing.sql", growing), "--by", "mallory"); code == 0 || !strings.Contains(errOut, "past its limit of 2.0 MiB") {
+		t.Fatalf("create growing.sql: exit %d %q; want its build stopped at the limit", code, errOut)
+	}
+	// The running arr up follows it, and stops it too.
+	var health struct {
+		Projections map[string]struct {
+			Stopped bool   `json:"stopped"`
+			Error   string `json:"error"`
+		} `json:"projections"`
+	}
+	var body []byte
+	eventually(t, 30*time.Second, "/healthz to say growing stopped", func() bool {
+		_, body = get(t, s.gateway+"/healthz", nil)
+		if err := json.Unmarshal(body, &health); err != nil {
+			t.Fatalf("healthz %s: %v", body, err)
+		}
+		g := health.Projections["growing"]
+		return g.Stopped && strings.Contains(g.Error, "past its limit of 2.0 MiB")
+	})
+	if n := count(t, s.pool, `SELECT count(*) FROM rm_growing.t`); n != 0 {
+		t.Fatalf("growing holds %d rows: the batch past the limit was not rolled back", n)
+	}
+	if _, mb := get(t, s.gateway+"/metrics", nil); !strings.Contains(string(mb), `arr_projection_stopped{projection="growing"} 1`) {
+		t.Fatalf("/metrics has no arr_projection_stopped of growing:\n%s", grepLines(string(mb), "arr_projection_stopped"))
+	}
+	s.complete(t, 2)
+	waitSpend(t, s.gw, s.pool, "with growing stopped")
+}
+
+// grepLines are the lines of s that contain sub.
+func grepLines(s, sub string) string {
+	var out []string
+	for _, l := range strings.Split(s, "\n") {
+		if strings.Contains(l, sub) {
+			out = append(out, l)
+		}
+	}
+	return strings.Join(out, "\n")
 }

@@ -302,8 +302,8 @@ func (e *Engine) endStale(ctx context.Context, role string) {
 	limit := e.cfg.StatementTimeout + 2*e.grace()
 	var ended int
 	err := e.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_catalog.pg_terminate_backend(a.pid)) FROM pg_catalog.pg_stat_activity a
-		WHERE a.usename = $1 AND a.state <> 'idle' AND pg_catalog.now() - pg_catalog.greatest(a.query_start, a.state_change) > $2::pg_catalog.interval`,
-		role, limit.String()).Scan(&ended)
+		WHERE a.usename = $1 AND a.state <> 'idle' AND pg_catalog.now() - pg_catalog.greatest(a.query_start, a.state_change) > pg_catalog.make_interval(secs => $2::pg_catalog.float8)`,
+		role, limit.Seconds()).Scan(&ended)
 	if err != nil && ctx.Err() == nil {
 		e.cfg.Logger.Warn("SQL projections: looking for stale sessions", "role", role, "err", err)
 	} else if ended > 0 {
