@@ -226,9 +226,6 @@ func (t *sessionTx) Commit(ctx context.Context) error {
 func (t *sessionTx) Rollback(ctx context.Context) error {
 	err := t.Tx.Rollback(ctx)
 	t.end()
-	if errors.Is(err, pgx.ErrTxClosed) {
-		return err
-	}
 	return err
 }
 

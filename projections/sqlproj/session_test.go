@@ -304,3 +304,51 @@ func mustHead(t *testing.T, h *harness) uint64 {
 	}
 	return head
 }
+
+// TestARoleLeftBehindIsNotInherited: a role of a projection's name that
+// a dropped database left (whose oid this one reuses) keeps neither its
+// password nor its settings when arr sets the projection up; one with a
+// right outside this database is refused.
+func TestARoleLeftBehindIsNotInherited(t *testing.T) {
+	h := newHarness(t, sqlproj.Config{})
+	ctx := context.Background()
+	role := h.engine.Role("reused")
+	for _, q := range []string{
+		`CREATE ROLE ` + role + ` LOGIN PASSWORD 'left-behind'`,
+		`ALTER ROLE ` + role + ` SET work_mem = '1GB'`,
+	} {
+		if _, err := h.pool.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var before string
+	if err := h.pool.QueryRow(ctx, `SELECT rolpassword FROM pg_authid WHERE rolname = $1`, role).Scan(&before); err != nil {
+		t.Fatal(err)
+	}
+	h.define(t, strings.Replace(spendSQL(t), "spend_by_model", "reused", 1))
+	var after string
+	var settings int
+	if err := h.pool.QueryRow(ctx, `SELECT rolpassword, (SELECT count(*) FROM pg_db_role_setting s WHERE s.setrole = a.oid AND s.setdatabase = 0)
+		FROM pg_authid a WHERE rolname = $1`, role).Scan(&after, &settings); err != nil {
+		t.Fatal(err)
+	}
+	if after == before || !strings.HasPrefix(after, "SCRAM-SHA-256$4096:") || settings != 0 {
+		t.Fatalf("the role kept its password (%v) or its settings (%d)", after == before, settings)
+	}
+	// A right elsewhere: CONNECT on another database.
+	other := h.engine.Role("elsewhere")
+	if _, err := h.pool.Exec(ctx, `CREATE ROLE `+other+` LOGIN; GRANT CONNECT ON DATABASE postgres TO `+other); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() {
+		_, _ = h.pool.Exec(context.Background(), `REVOKE CONNECT ON DATABASE postgres FROM `+other+`; DROP ROLE IF EXISTS `+other)
+	})
+	d, err := h.engine.Parse("elsewhere.sql", strings.Replace(spendSQL(t), "spend_by_model", "elsewhere", 1))
+	if err != nil {
+		t.Fatal(err)
+	}
+	err = h.runner.Add(ctx, h.engine.Projection(d), true)
+	if err == nil || !strings.Contains(err.Error(), "outside this database") {
+		t.Fatalf("setting up elsewhere: %v; want the role refused", err)
+	}
+}
