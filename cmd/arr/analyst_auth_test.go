@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 	"testing"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -122,6 +123,21 @@ func TestSQLProjectionRolesLogInWithPasswords(t *testing.T) {
 	} else if !strings.Contains(err.Error(), "password authentication failed") {
 		t.Fatalf("a wrong password: %v", err)
 	}
+	// The role may set its own password (PostgreSQL lets every role):
+	// that locks arr out until arr sets its own again, which it does at
+	// the next login; the password the analyst chose then works no more.
+	mine := "-- arr:projection mine\nCREATE TABLE t (n bigint);\nALTER ROLE CURRENT_USER PASSWORD 'analyst-chosen';\n-- arr:on CompletionRecorded\nINSERT INTO t VALUES (:position);\n"
+	s.mustArr(nil, "projections", "create", s.file(t, "mine.sql", mine), "--by", "mallory")
+	s.complete(t, 1)
+	head := logHead(t, s.pool)
+	eventually(t, 30*time.Second, "mine to pass the new completion", func() bool {
+		return count(t, s.pool, fmt.Sprintf(`SELECT count(*) FROM projection_checkpoints WHERE name = 'mine' AND position >= %d`, head)) == 1
+	})
+	chosen := fmt.Sprintf("postgres://%s:analyst-chosen@127.0.0.1:%d/arr?sslmode=disable", strings.TrimSuffix(role, "spend_by_model")+"mine", port)
+	if c, err := pgx.Connect(ctx, chosen); err == nil {
+		c.Close(ctx)
+		t.Fatal("the password the analyst chose still logs in")
+	}
 	log, err := os.ReadFile(filepath.Join(pg.dir, "server.log"))
 	if err != nil {
 		t.Fatal(err)
@@ -129,7 +145,7 @@ func TestSQLProjectionRolesLogInWithPasswords(t *testing.T) {
 	var alters int
 	for _, line := range strings.Split(string(log), "\n") {
 		i := strings.Index(strings.ToUpper(line), "PASSWORD '")
-		if i < 0 || strings.Contains(line, "arr-test-password") { // the test's own CREATE ROLE arr
+		if i < 0 || strings.Contains(line, "arr-test-password") || strings.Contains(line, "analyst-chosen") { // the test's own
 			continue
 		}
 		alters++

@@ -130,8 +130,31 @@ func (s sessions) Begin(ctx context.Context) (pgx.Tx, error) {
 }
 
 // roleBusy is PostgreSQL's "too many connections for role": another
-// process holds the role's one session.
-const roleBusy = "53300"
+// process holds the role's one session. badPassword is a login refused
+// for its password.
+const (
+	roleBusy    = "53300"
+	badPassword = "28P01"
+)
+
+// resetPassword sets the password arr derives for role (an arr role of
+// this database's) again.
+func (e *Engine) resetPassword(ctx context.Context, role, pw string) error {
+	v, err := scramVerifier(pw)
+	if err != nil {
+		return err
+	}
+	var ours bool
+	if err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles r WHERE r.rolname = $1 AND NOT r.rolsuper
+		AND r.rolname LIKE $2)`, role, "arrsql\\_"+strconv.FormatUint(uint64(e.dbOID), 10)+"\\_%").Scan(&ours); err != nil || !ours {
+		return fmt.Errorf("resetting the password of %s: not an arr role of this database (%v)", role, err)
+	}
+	if _, err := e.pool.Exec(ctx, `ALTER ROLE `+pgx.Identifier{role}.Sanitize()+` PASSWORD `+literal(v)); err != nil {
+		return fmt.Errorf("resetting the password of %s: %w", role, err)
+	}
+	e.cfg.Logger.Warn("SQL projections: a role's password had changed; arr set its own again", "role", role)
+	return nil
+}
 
 // connect logs in as role, waiting (bounded by ctx) for the role's one
 // session to be free; the session is watched (see watchdog).
@@ -147,9 +170,19 @@ func (e *Engine) connect(ctx context.Context, role string) (*pgx.Conn, error) {
 	cc.RuntimeParams["application_name"] = "arr-sqlproj"
 	cc.Tracer = &watchdog{e: e, role: role, limit: e.cfg.StatementTimeout + e.grace()}
 	wait := 10 * time.Millisecond
+	reset := false
 	for {
 		conn, err := pgx.ConnectConfig(ctx, cc)
 		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == badPassword && !reset {
+			// The role may change its own password (PostgreSQL lets
+			// every role): that only locks arr out until arr sets its
+			// own again, once.
+			reset = true
+			if rerr := e.resetPassword(ctx, role, pw); rerr == nil {
+				continue
+			}
+		}
 		if err == nil || !errors.As(err, &pgErr) || pgErr.Code != roleBusy {
 			if err != nil {
 				return nil, fmt.Errorf("logging in as %s: %w", role, err)
