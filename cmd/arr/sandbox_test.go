@@ -401,7 +401,7 @@ func TestSQLProjectionsAsARoleThatIsNotASuperuser(t *testing.T) {
 	u.User = url.User(role)
 	e := &env{t: t, dbURL: u.String()}
 	up := upstreamtest.Start(t)
-	e.extraEnv = append(e.extraEnv, "ARR_UPSTREAM_BASE_URL="+up.URL, "ARR_UPSTREAM_API_KEY=sk-test-upstream")
+	e.extraEnv = append(e.extraEnv, "ARR_UPSTREAM_BASE_URL="+up.URL, "ARR_UPSTREAM_API_KEY=sk-test-upstream", "ARR_SQL_PROJECTION_TIMEOUT=1s")
 	s := &sandbox{gw: &gw{env: e, up: up, proc: e.up()}, pool: openPool(t, e.dbURL), dir: t.TempDir()}
 	var super bool
 	if err := s.pool.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super); err != nil || super {
@@ -416,5 +416,15 @@ func TestSQLProjectionsAsARoleThatIsNotASuperuser(t *testing.T) {
 	hostile := hostileFiles(t)[0]
 	if _, errOut, code := s.arr("projections", "create", s.file(t, hostile.file, hostile.src)); code == 0 || !strings.Contains(errOut, hostile.refused) {
 		t.Fatalf("create %s: exit %d %q; want it refused with %q", hostile.file, code, errOut, hostile.refused)
+	}
+	// A statement that outlasts its timeout (it traps the cancel) is
+	// ended by arr's user, which is not a superuser: a member of the
+	// role, it may pg_terminate_backend its sessions.
+	hog := "-- arr:projection hog\nCREATE TABLE t (a text);\nDO $$ BEGIN LOOP BEGIN PERFORM pg_sleep(0.05); EXCEPTION WHEN query_canceled THEN NULL; END; END LOOP; END $$;\n-- arr:on KeyIssued\nDELETE FROM t;\n"
+	if _, errOut, code := s.arr("projections", "create", s.file(t, "hog.sql", hog)); code == 0 || !strings.Contains(errOut, "terminating connection due to administrator command") {
+		t.Fatalf("create hog.sql: exit %d %q; want its DDL ended by arr", code, errOut)
+	}
+	if n := count(t, s.pool, `SELECT count(*) FROM pg_stat_activity WHERE usename LIKE 'arrsql\_%\_\_check\_%'`); n != 0 {
+		t.Fatalf("%d sessions of check roles are left", n)
 	}
 }
