@@ -263,9 +263,21 @@ func TestDropRemovesTheRole(t *testing.T) {
 	if n := roleCount(t, h, role); n != 0 {
 		t.Fatalf("role %s outlived its projection", role)
 	}
-	// A role of a database that no longer exists.
-	orphan := fmt.Sprintf("arrsql_%d_gone", 4000000000)
+	// A role of a database that no longer exists: one is made, given a
+	// role named for its oid, and dropped.
+	gone := fmt.Sprintf("arr_gone_%d", time.Now().UnixNano())
+	if _, err := h.pool.Exec(ctx, `CREATE DATABASE `+gone+` TEMPLATE template0`); err != nil {
+		t.Fatal(err)
+	}
+	var oid uint32
+	if err := h.pool.QueryRow(ctx, `SELECT oid FROM pg_database WHERE datname = $1`, gone).Scan(&oid); err != nil {
+		t.Fatal(err)
+	}
+	orphan := fmt.Sprintf("arrsql_%d_gone", oid)
 	if _, err := h.pool.Exec(ctx, `CREATE ROLE `+orphan+` LOGIN`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := h.pool.Exec(ctx, `DROP DATABASE `+gone); err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { _, _ = h.pool.Exec(context.Background(), `DROP ROLE IF EXISTS `+orphan) })
