@@ -86,7 +86,7 @@ func (r *Runner) forget(name string) bool {
 	delete(r.byName, name)
 	// Under set, so that a batch finishing meanwhile cannot bring the
 	// series back (metric).
-	for _, v := range []interface{ DeleteLabelValues(...string) bool }{r.m.position, r.m.lag, r.m.events, r.m.batches, r.m.errors, r.m.parked} {
+	for _, v := range []interface{ DeleteLabelValues(...string) bool }{r.m.position, r.m.lag, r.m.events, r.m.batches, r.m.errors, r.m.parked, r.m.stopped} {
 		v.DeleteLabelValues(name)
 	}
 	for i, p := range r.order {

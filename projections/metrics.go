@@ -16,6 +16,7 @@ type metrics struct {
 	batches  *prometheus.HistogramVec
 	errors   *prometheus.CounterVec
 	parked   *prometheus.CounterVec
+	stopped  *prometheus.GaugeVec
 }
 
 func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) *metrics {
@@ -45,9 +46,13 @@ func newMetrics(reg prometheus.Registerer, pool *pgxpool.Pool) *metrics {
 			Namespace: "arr", Subsystem: "projection", Name: "parked_total",
 			Help: "Events this process parked because the projection could not apply them.",
 		}, []string{"projection"}),
+		stopped: prometheus.NewGaugeVec(prometheus.GaugeOpts{
+			Namespace: "arr", Subsystem: "projection", Name: "stopped",
+			Help: "1 for a projection this process stopped following (ErrStopped: a SQL projection past its disk limit); the reason is in /healthz and arr projections status.",
+		}, []string{"projection"}),
 	}
 	if reg != nil {
-		for _, c := range []prometheus.Collector{m.position, m.lag, m.events, m.batches, m.errors, m.parked, parkedGauge{pool}} {
+		for _, c := range []prometheus.Collector{m.position, m.lag, m.events, m.batches, m.errors, m.parked, m.stopped, parkedGauge{pool}} {
 			_ = reg.Register(c)
 		}
 	}

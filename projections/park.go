@@ -71,6 +71,9 @@ func (e *applyError) Unwrap() error { return e.err }
 // never parked. Everything else (data exceptions, constraint violations,
 // a payload that does not decode) is the events' fault.
 func Transient(err error) bool {
+	if errors.Is(err, ErrStopped) { // not the events' fault either: never parked
+		return true
+	}
 	if errors.Is(err, context.DeadlineExceeded) || errors.Is(err, context.Canceled) ||
 		errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, net.ErrClosed) {
 		return true

@@ -6,6 +6,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arr-dev/arr/domain/text"
 )
 
 // DefaultParkedLimit is the page size of ListParked when none is given,
@@ -89,6 +91,9 @@ func scanParked(row pgx.CollectableRow) (ParkedEvent, error) {
 	var pe ParkedEvent
 	var pos int64
 	err := row.Scan(&pe.Projection, &pos, &pe.EventID, &pe.EventType, &pe.Error, &pe.Attempts, &pe.ParkedAt, &pe.RetriedAt)
+	// A SQL projection's session may write its own rows (migration
+	// 00060): what is read back is cleaned as arr cleans what it writes.
+	pe.Error, pe.EventType = truncate(text.Clean(pe.Error), 2000), truncate(text.Clean(pe.EventType), 200)
 	pe.Position, pe.ParkedAt = uint64(pos), pe.ParkedAt.UTC()
 	if pe.RetriedAt != nil {
 		t := pe.RetriedAt.UTC()

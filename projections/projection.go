@@ -5,11 +5,11 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"slices"
 
 	"github.com/jackc/pgx/v5"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/eventstore"
@@ -117,27 +117,29 @@ func deferredDDL(p Projection) string {
 }
 
 // SchemaBuilder is a Projection that builds its tables itself instead of
-// having the runner execute its DDL (a SQL projection, whose DDL runs as a
-// restricted role). BuildSchema runs in the transaction that has just
-// created schema (the live one or a rebuild's shadow), with search_path
-// set to it. DDL still names the tables for the checkpoint's hash: a
-// change of it rebuilds the read model.
+// having the runner execute its DDL (a SQL projection, whose DDL runs in
+// a session of a restricted role). BuildSchema makes schema (the live one
+// or a rebuild's shadow) anew, dropping what was there, and commits it;
+// the runner calls it outside any transaction of its own, holding the
+// projection's setup lock. DDL still names the tables for the
+// checkpoint's hash: a change of it rebuilds the read model.
 type SchemaBuilder interface {
-	BuildSchema(ctx context.Context, tx pgx.Tx, schema string) error
+	BuildSchema(ctx context.Context, schema string) error
 }
 
-// TxPooler is a Projection whose transactions (setting its schema up,
-// applying batches, rebuilding, retrying parked events) run on a pool of
-// its own instead of the runner's: a SQL projection runs analyst SQL in
-// them, and its pool uses each connection for one transaction only, so
-// nothing that SQL leaves in a session reaches another transaction.
-// Statements the runner runs in such a transaction after Apply name their
-// tables with their schema.
+// TxPooler is a Projection whose transactions (applying batches, the
+// batches of a rebuild, retrying parked events) run in sessions of its
+// own instead of the runner's: a SQL projection's log in as its role, to
+// run analyst SQL. The runner's statements in them touch only the
+// projection's own rows of projection_checkpoints and projection_parked
+// (which is all such a session may touch, migration 00060), named with
+// their schema; what needs more (a rebuild's swap of schemas) the runner
+// does in a transaction of its own around the projection's.
 type TxPooler interface {
-	TxPool() *pgxpool.Pool
+	TxPool() Beginner
 }
 
-func (r *Runner) txPool(p Projection) *pgxpool.Pool {
+func (r *Runner) txPool(p Projection) Beginner {
 	if tp, ok := p.(TxPooler); ok {
 		if pool := tp.TxPool(); pool != nil {
 			return pool
@@ -204,3 +206,20 @@ func cut(p Projection, events []eventstore.Event) []eventstore.Event {
 	}
 	return events
 }
+
+// Beginner begins transactions: a *pgxpool.Pool does, and so does what a
+// TxPooler gives.
+type Beginner interface {
+	Begin(ctx context.Context) (pgx.Tx, error)
+}
+
+// ErrStopped is what a projection's failure is (errors.Is) when the
+// projection must not be retried: the runner records the fault (with the
+// reason, which /healthz and status show), counts it in
+// arr_projection_stopped and follows the projection no more until the
+// process starts again. A SQL projection past its disk limit stops so.
+var ErrStopped = errors.New("projection stopped")
+
+// StoppedMarker begins the reason of a failure that is ErrStopped, as
+// the fault records it: Health.Stopped reads it there.
+const StoppedMarker = "stopped"

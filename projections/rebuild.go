@@ -36,9 +36,13 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 	}
 	shadow := shadowSchema(name)
 	started := time.Now()
-	if err := r.inTx(ctx, p, func(tx pgx.Tx) error {
-		return createSchema(ctx, tx, shadow, p, false)
-	}); err != nil {
+	build := func() error {
+		if b, ok := p.(SchemaBuilder); ok {
+			return b.BuildSchema(ctx, shadow)
+		}
+		return r.inTx(ctx, p, func(tx pgx.Tx) error { return createSchema(ctx, tx, shadow, p, false) })
+	}
+	if err := build(); err != nil {
 		return fmt.Errorf("replay %s: creating shadow schema: %w", name, err)
 	}
 	head, err := r.store.Head(ctx)
@@ -186,56 +190,94 @@ func (r *Runner) buildDeferredIndexes(ctx context.Context, p Projection) error {
 }
 
 func (r *Runner) swap(ctx context.Context, p Projection, from, pos uint64, parked []ParkedEvent) error {
-	name := p.Name()
-	return r.inTx(ctx, p, func(tx pgx.Tx) error {
-		// Holding the checkpoint row pauses the live runners of this
-		// projection until the swap commits.
-		var live int64
-		if err := tx.QueryRow(ctx, `SELECT position FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name).Scan(&live); err != nil {
-			return fmt.Errorf("locking checkpoint: %w", err)
-		}
-		if err := setSearchPath(ctx, tx, shadowSchema(name)); err != nil {
+	if _, own := p.(TxPooler); !own {
+		return r.inTx(ctx, p, func(tx pgx.Tx) error {
+			if err := lockCheckpoint(ctx, tx, p.Name()); err != nil {
+				return err
+			}
+			if err := r.catchUpShadow(ctx, tx, p, &pos, &parked); err != nil {
+				return err
+			}
+			return r.install(ctx, tx, p, from, pos, parked)
+		})
+	}
+	// The projection's sessions may not rename schemas nor write the
+	// runner's tables: a transaction of the runner's holds the checkpoint
+	// (pausing the live runners) around the projection's own, which
+	// applies what arrived meanwhile to the shadow and commits, then
+	// swaps. If it fails after that commit, the shadow is only further
+	// along; the next rebuild makes it anew.
+	return pgx.BeginFunc(ctx, r.pool, func(own pgx.Tx) error {
+		if err := lockCheckpoint(ctx, own, p.Name()); err != nil {
 			return err
 		}
-		for more := true; more; {
-			var events []eventstore.Event
-			var upTo uint64
-			var err error
-			if events, upTo, more, err = r.read(ctx, p, pos, r.cfg.BatchSize); err != nil {
-				return err
-			}
-			if len(events) > 0 {
-				if err := applyOrPark(ctx, tx, r.reg, p, events, &parked); err != nil {
-					return err
-				}
-			}
-			pos = max(pos, upTo)
+		if err := r.inTx(ctx, p, func(tx pgx.Tx) error { return r.catchUpShadow(ctx, tx, p, &pos, &parked) }); err != nil {
+			return err
 		}
-		if _, closed := p.(FailsClosed); !closed {
-			if err := replaceParked(ctx, tx, name, from, pos, parked); err != nil {
-				return err
-			}
-		}
-		// pos is now the log head as this transaction sees it.
-		liveID, shadowID, retiredID := pgx.Identifier{Schema(name)}.Sanitize(), pgx.Identifier{shadowSchema(name)}.Sanitize(), pgx.Identifier{retiredSchema(name)}.Sanitize()
-		stmts := []string{
-			`DROP SCHEMA IF EXISTS ` + retiredID + ` CASCADE`,
-			`ALTER SCHEMA ` + liveID + ` RENAME TO ` + retiredID,
-			`ALTER SCHEMA ` + shadowID + ` RENAME TO ` + liveID,
-		}
-		if fc, ok := p.(FailsClosed); ok { // processes caching the read model drop it
-			stmts = append(stmts, `SELECT pg_notify(`+quoteLiteral(fc.FailClosedChannel())+`, '')`)
-		}
-		for _, s := range stmts {
-			if _, err := tx.Exec(ctx, s); err != nil {
-				return fmt.Errorf("%s: %w", s, err)
-			}
-		}
-		// Qualified: the shadow schema, on the search path, holds what
-		// the projection's own SQL created.
-		_, err := tx.Exec(ctx, `UPDATE public.projection_checkpoints SET position = $2, schema_hash = $3, updated_at = now() WHERE name = $1`, name, int64(pos), ddlHash(p))
-		return err
+		return r.install(ctx, own, p, from, pos, parked)
 	})
+}
+
+// lockCheckpoint holds name's checkpoint row until tx ends, which pauses
+// the live runners of the projection.
+func lockCheckpoint(ctx context.Context, tx pgx.Tx, name string) error {
+	var live int64
+	if err := tx.QueryRow(ctx, `SELECT position FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name).Scan(&live); err != nil {
+		return fmt.Errorf("locking checkpoint: %w", err)
+	}
+	return nil
+}
+
+// catchUpShadow applies the log after *pos to p's shadow in tx, up to
+// the head as tx sees it, and moves *pos there.
+func (r *Runner) catchUpShadow(ctx context.Context, tx pgx.Tx, p Projection, pos *uint64, parked *[]ParkedEvent) error {
+	if err := setSearchPath(ctx, tx, shadowSchema(p.Name())); err != nil {
+		return err
+	}
+	for more := true; more; {
+		var events []eventstore.Event
+		var upTo uint64
+		var err error
+		if events, upTo, more, err = r.read(ctx, p, *pos, r.cfg.BatchSize); err != nil {
+			return err
+		}
+		if len(events) > 0 {
+			if err := applyOrPark(ctx, tx, r.reg, p, events, parked); err != nil {
+				return err
+			}
+		}
+		*pos = max(*pos, upTo)
+	}
+	return nil
+}
+
+// install swaps p's shadow in as its live read model at pos, in tx (a
+// transaction of the runner's that holds the checkpoint).
+func (r *Runner) install(ctx context.Context, tx pgx.Tx, p Projection, from, pos uint64, parked []ParkedEvent) error {
+	name := p.Name()
+	if _, closed := p.(FailsClosed); !closed {
+		if err := replaceParked(ctx, tx, name, from, pos, parked); err != nil {
+			return err
+		}
+	}
+	liveID, shadowID, retiredID := pgx.Identifier{Schema(name)}.Sanitize(), pgx.Identifier{shadowSchema(name)}.Sanitize(), pgx.Identifier{retiredSchema(name)}.Sanitize()
+	stmts := []string{
+		`DROP SCHEMA IF EXISTS ` + retiredID + ` CASCADE`,
+		`ALTER SCHEMA ` + liveID + ` RENAME TO ` + retiredID,
+		`ALTER SCHEMA ` + shadowID + ` RENAME TO ` + liveID,
+	}
+	if fc, ok := p.(FailsClosed); ok { // processes caching the read model drop it
+		stmts = append(stmts, `SELECT pg_notify(`+quoteLiteral(fc.FailClosedChannel())+`, '')`)
+	}
+	for _, s := range stmts {
+		if _, err := tx.Exec(ctx, s); err != nil {
+			return fmt.Errorf("%s: %w", s, err)
+		}
+	}
+	// Qualified: the shadow schema, on the search path, holds what
+	// the projection's own SQL created.
+	_, err := tx.Exec(ctx, `UPDATE public.projection_checkpoints SET position = $2, schema_hash = $3, updated_at = now() WHERE name = $1`, name, int64(pos), ddlHash(p))
+	return err
 }
 
 // parks reports whether a rebuild of p that failed with err applies the

@@ -214,6 +214,9 @@ func (r *Runner) setUp(ctx context.Context, p Projection) error {
 }
 
 func (r *Runner) setupOne(ctx context.Context, p Projection) (stale bool, err error) {
+	if b, ok := p.(SchemaBuilder); ok {
+		return r.setupBuilt(ctx, p, b)
+	}
 	tx, err := r.txPool(p).Begin(ctx)
 	if err != nil {
 		return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
@@ -242,6 +245,47 @@ func (r *Runner) setupOne(ctx context.Context, p Projection) (stale bool, err er
 	return hash != ddlHash(p), tx.Commit(ctx)
 }
 
+// setupBuilt is setupOne of a projection that builds its schema itself
+// (in transactions of its own, which commit): the setup lock is held by
+// a session of the runner's meanwhile, and the checkpoint is written
+// once the schema is built (a crash before leaves a schema without a
+// checkpoint, which the next setup builds again).
+func (r *Runner) setupBuilt(ctx context.Context, p Projection, b SchemaBuilder) (stale bool, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("setting up %s: %w", p.Name(), err)
+		}
+	}()
+	conn, err := r.pool.Acquire(ctx)
+	if err != nil {
+		return false, err
+	}
+	defer conn.Release()
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext('arr-projection-setup'), hashtext($1))`, p.Name()); err != nil {
+		return false, err
+	}
+	defer func() {
+		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
+		defer cancel()
+		if _, err := conn.Exec(uctx, `SELECT pg_advisory_unlock(hashtext('arr-projection-setup'), hashtext($1))`, p.Name()); err != nil {
+			_ = conn.Conn().Close(uctx) // the lock ends with the session
+		}
+	}()
+	var hash string
+	err = conn.QueryRow(ctx, `SELECT schema_hash FROM public.projection_checkpoints WHERE name = $1`, p.Name()).Scan(&hash)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+		if err := b.BuildSchema(ctx, Schema(p.Name())); err != nil {
+			return false, err
+		}
+		_, err := conn.Exec(ctx, `INSERT INTO public.projection_checkpoints (name, position, schema_hash) VALUES ($1, 0, $2)`, p.Name(), ddlHash(p))
+		return false, err
+	case err != nil:
+		return false, err
+	}
+	return hash != ddlHash(p), nil
+}
+
 func createSchema(ctx context.Context, tx pgx.Tx, schema string, p Projection, withIndexes bool) error {
 	id := pgx.Identifier{schema}.Sanitize()
 	if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+id+` CASCADE`); err != nil {
@@ -252,9 +296,6 @@ func createSchema(ctx context.Context, tx pgx.Tx, schema string, p Projection, w
 	}
 	if err := setSearchPath(ctx, tx, schema); err != nil {
 		return err
-	}
-	if b, ok := p.(SchemaBuilder); ok {
-		return b.BuildSchema(ctx, tx, schema)
 	}
 	if _, err := tx.Exec(ctx, p.DDL()); err != nil {
 		return fmt.Errorf("creating tables of %s: %w", p.Name(), err)
@@ -317,6 +358,14 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 		busy = unsticking{}
 		if err != nil && ctx.Err() != nil {
 			break // stopped (Run ended, or Remove) mid-batch: not a failure
+		}
+		if err != nil && errors.Is(err, ErrStopped) {
+			r.metric(p.Name(), func() {
+				r.m.errors.WithLabelValues(p.Name()).Inc()
+				r.m.stopped.WithLabelValues(p.Name()).Set(1)
+			})
+			r.cfg.Logger.Error("projection stopped: it is followed no more until arr starts again", "projection", p.Name(), "position", pos, "err", err)
+			return nil
 		}
 		if err != nil {
 			r.metric(p.Name(), func() { r.m.errors.WithLabelValues(p.Name()).Inc() })

@@ -3,6 +3,7 @@ package projections
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -45,11 +46,18 @@ type Health struct {
 	// FailingSince is set while the projection's last batch failed and it
 	// has not got past it.
 	FailingSince *time.Time `json:"failing_since,omitempty"`
+	// Error is the reason a stopped projection stopped.
+	Error string `json:"error,omitempty"`
+	// Stopped is set when that failure stopped the projection
+	// (ErrStopped): it is followed no more until arr starts again.
+	Stopped bool `json:"stopped,omitempty"`
 }
 
 // Problem says what is wrong with the read model, or "" when nothing is.
 func (pc Health) Problem(name string) string {
 	switch {
+	case pc.Stopped:
+		return fmt.Sprintf("projection %s stopped at position %d: %s", name, pc.Position, pc.Error)
 	case pc.FailingSince != nil:
 		return fmt.Sprintf("projection %s cannot apply the events after position %d (failing since %s)", name, pc.Position, pc.FailingSince.Format(time.RFC3339))
 	case pc.Parked > 0:
@@ -77,7 +85,7 @@ func (s *Status) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 // head, its parked events and whether it is failing now.
 func (s *Status) Health(ctx context.Context, head uint64) (map[string]Health, error) {
 	rows, err := s.pool.Query(ctx, `SELECT c.name, c.position, greatest($1::bigint - c.position, 0),
-		(SELECT count(*) FROM projection_parked p WHERE p.projection = c.name), f.since
+		(SELECT count(*) FROM projection_parked p WHERE p.projection = c.name), f.since, coalesce(f.error, '')
 		FROM projection_checkpoints c LEFT JOIN projection_faults f ON f.projection = c.name AND c.position <= f.position
 		ORDER BY c.name`, int64(head))
 	if err != nil {
@@ -88,12 +96,16 @@ func (s *Status) Health(ctx context.Context, head uint64) (map[string]Health, er
 	for rows.Next() {
 		var name string
 		var h Health
-		if err := rows.Scan(&name, &h.Position, &h.LagEvents, &h.Parked, &h.FailingSince); err != nil {
+		if err := rows.Scan(&name, &h.Position, &h.LagEvents, &h.Parked, &h.FailingSince, &h.Error); err != nil {
 			return nil, fmt.Errorf("reading the projections' health: %w", err)
 		}
 		if h.FailingSince != nil {
 			t := h.FailingSince.UTC()
 			h.FailingSince = &t
+			h.Stopped = strings.Contains(h.Error, StoppedMarker+": ")
+		}
+		if !h.Stopped { // a failure's text stays in arr's logs and status
+			h.Error = ""
 		}
 		out[name] = h
 	}

@@ -7,7 +7,11 @@
 --   psql -d arr -v arr_role=arr -f scripts/superuser-setup.sql
 --
 -- arr does the rest itself (migrations, read models, the roles of SQL
--- projections) as its role. Running it again changes nothing.
+-- projections: LOGIN roles with a password arr derives and sets as a
+-- SCRAM verifier, one session each) as its role. Running it again changes
+-- nothing. pg_hba.conf must let the roles arrsql_… log in to this database
+-- with a password (scram-sha-256) from where arr runs, and to no other
+-- (docs/sql-projections.md shows the lines).
 \set ON_ERROR_STOP on
 
 -- PostGIS is not a trusted extension: only a superuser may create it.
@@ -33,6 +37,7 @@ BEGIN
 END
 $setup$;
 
--- temp_file_limit bounds the disk one call into a SQL projection may use;
--- only a superuser may set it, unless granted.
+-- temp_file_limit bounds the temporary files of a SQL projection's
+-- session; arr sets it on each projection's role (ALTER ROLE … IN
+-- DATABASE … SET), which only a superuser may, unless granted.
 GRANT SET ON PARAMETER temp_file_limit TO :"arr_role";

@@ -51,6 +51,8 @@ type Config struct {
 	// per-sort memory of each call into analysts' SQL.
 	SQLTempFileMB int
 	SQLWorkMemMB  int
+	// SQLMaxMB bounds the tables of each analyst's SQL projection.
+	SQLMaxMB int
 	RedisURL      string
 	PublicLimit   int
 
@@ -173,7 +175,8 @@ func (c *Config) settings() []setting {
 		{env: "ARR_PROJECTION_BATCH_SIZE", num: &c.BatchSize, def: "2000", help: "most events a projection applies per transaction", min: 1, max: 100000},
 		{env: "ARR_PROJECTION_BATCH_TIMEOUT", dur: &c.BatchTimeout, def: "60s", help: "time a projection transaction gets; one that runs out is retried with twice the time (up to 1h)"},
 		{env: "ARR_SQL_PROJECTION_TIMEOUT", dur: &c.SQLTimeout, def: "30s", help: "statement timeout of analysts' SQL projections: what one batch of events, one DDL statement or one `arr projections query` may take before PostgreSQL cancels it"},
-		{env: "ARR_SQL_PROJECTION_TEMP_FILE_MB", num: &c.SQLTempFileMB, def: "256", min: 1, help: "temporary files (MiB) one batch, DDL statement or query of an analyst's SQL projection may write (PostgreSQL's temp_file_limit, which the analyst's role cannot raise); past it PostgreSQL cancels the statement"},
+		{env: "ARR_SQL_PROJECTION_TEMP_FILE_MB", num: &c.SQLTempFileMB, def: "256", min: 1, help: "temporary files (MiB) one session of an analyst's SQL projection may write at once (PostgreSQL's temp_file_limit, set on the projection's role when arr sets it up, which the role cannot change); past it PostgreSQL cancels the statement"},
+		{env: "ARR_SQL_PROJECTION_MAX_MB", num: &c.SQLMaxMB, def: "1024", min: 1, max: 1 << 30, help: "most disk (MiB) the tables of one analyst's SQL projection may hold (pg_total_relation_size over its schema, measured after every batch and DDL statement); a batch past it is rolled back and the projection stops, with the reason in /healthz, arr projections status and arr_projection_stopped"},
 		{env: "ARR_SQL_PROJECTION_WORK_MEM_MB", num: &c.SQLWorkMemMB, def: "16", min: 1, max: 4096, help: "memory (MiB) one sort or hash of an analyst's SQL may use before it spills to temporary files (PostgreSQL's work_mem, set for each call)"},
 		{env: "STRIPE_API_KEY", str: &c.StripeAPIKey, secret: true, help: "Stripe secret key; empty turns billing off (checkout and portal answer 503)"},
 		{env: "STRIPE_API_BASE", str: &c.StripeAPIBase, def: "https://api.stripe.com", help: "Stripe API base URL (tests point it at stripe-mock)"},

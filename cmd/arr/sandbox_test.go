@@ -285,13 +285,17 @@ func TestAnalystSQLCannotTakeArrsLocks(t *testing.T) {
 }
 
 // TestAnalystSQLHasCaps (issue 23, finding 9): a query that writes more
-// temporary files than ARR_SQL_PROJECTION_TEMP_FILE_MB is cancelled; a
+// temporary files than ARR_SQL_PROJECTION_TEMP_FILE_MB (set on the
+// projection's role) is cancelled; a
 // query's output is streamed, with a row cap PostgreSQL stops at, and a
 // query of millions of rows without a cap keeps the CLI's memory small.
 func TestAnalystSQLHasCaps(t *testing.T) {
-	s := newSandbox(t, "ARR_SQL_PROJECTION_TEMP_FILE_MB=4")
+	// The limit is set on the projection's role when arr sets it up
+	// (here by arr up), for every session of it: big enough for the
+	// uncapped query below, too small for the sort.
+	s := newSandbox(t, "ARR_SQL_PROJECTION_TEMP_FILE_MB=128")
 	s.mustArr(nil, "projections", "create", s.file(t, "spend.sql", spendByModel), "--by", "analyst")
-	sort := "SELECT count(*) FROM (SELECT g, md5(g::text) AS h FROM generate_series(1, 500000) g ORDER BY h) s"
+	sort := "SELECT count(*) FROM (SELECT g, md5(g::text) AS h FROM generate_series(1, 4000000) g ORDER BY h) s"
 	if _, errOut, code := s.arr("projections", "query", "spend_by_model", sort); code == 0 || !strings.Contains(errOut, "temporary file size exceeds temp_file_limit") {
 		t.Fatalf("query past temp_file_limit: exit %d %q", code, errOut)
 	}
@@ -301,9 +305,9 @@ func TestAnalystSQLHasCaps(t *testing.T) {
 	}
 	// No cap: a million rows stream through. (They pass through
 	// PL/pgSQL's temporary store on the server, which the temp-file cap
-	// bounds: this CLI is given more.)
+	// bounds.)
 	cmd := exec.Command(binary, "projections", "query", "spend_by_model", "SELECT a * 1000 + b, md5(b::text) FROM generate_series(1, 1000) a, generate_series(1, 1000) b", "--format", "csv", "--max-rows", "0")
-	cmd.Env = append(s.environ(), "ARR_SQL_PROJECTION_TEMP_FILE_MB=1024", "ARR_SQL_PROJECTION_TIMEOUT=5m")
+	cmd.Env = append(s.environ(), "ARR_SQL_PROJECTION_TIMEOUT=5m")
 	start := time.Now()
 	exited := make(chan struct{})
 	var lines lineCounter
@@ -397,7 +401,7 @@ func TestSQLProjectionsAsARoleThatIsNotASuperuser(t *testing.T) {
 	u.User = url.User(role)
 	e := &env{t: t, dbURL: u.String()}
 	up := upstreamtest.Start(t)
-	e.extraEnv = append(e.extraEnv, "ARR_UPSTREAM_BASE_URL="+up.URL, "ARR_UPSTREAM_API_KEY=sk-test-upstream")
+	e.extraEnv = append(e.extraEnv, "ARR_UPSTREAM_BASE_URL="+up.URL, "ARR_UPSTREAM_API_KEY=sk-test-upstream", "ARR_SQL_PROJECTION_TIMEOUT=1s")
 	s := &sandbox{gw: &gw{env: e, up: up, proc: e.up()}, pool: openPool(t, e.dbURL), dir: t.TempDir()}
 	var super bool
 	if err := s.pool.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super); err != nil || super {
@@ -412,5 +416,15 @@ func TestSQLProjectionsAsARoleThatIsNotASuperuser(t *testing.T) {
 	hostile := hostileFiles(t)[0]
 	if _, errOut, code := s.arr("projections", "create", s.file(t, hostile.file, hostile.src)); code == 0 || !strings.Contains(errOut, hostile.refused) {
 		t.Fatalf("create %s: exit %d %q; want it refused with %q", hostile.file, code, errOut, hostile.refused)
+	}
+	// A statement that outlasts its timeout (it traps the cancel) is
+	// ended by arr's user, which is not a superuser: a member of the
+	// role, it may pg_terminate_backend its sessions.
+	hog := "-- arr:projection hog\nCREATE TABLE t (a text);\nDO $$ BEGIN LOOP BEGIN PERFORM pg_sleep(0.05); EXCEPTION WHEN query_canceled THEN NULL; END; END LOOP; END $$;\n-- arr:on KeyIssued\nDELETE FROM t;\n"
+	if _, errOut, code := s.arr("projections", "create", s.file(t, "hog.sql", hog)); code == 0 || !strings.Contains(errOut, "terminating connection due to administrator command") {
+		t.Fatalf("create hog.sql: exit %d %q; want its DDL ended by arr", code, errOut)
+	}
+	if n := count(t, s.pool, `SELECT count(*) FROM pg_stat_activity WHERE usename LIKE 'arrsql\_%\_\_check\_%'`); n != 0 {
+		t.Fatalf("%d sessions of check roles are left", n)
 	}
 }

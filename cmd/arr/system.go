@@ -278,11 +278,20 @@ func (s *system) openProjections(ctx context.Context, setup bool) error {
 		return err
 	}
 	if s.sql, err = sqlproj.Open(ctx, s.pool, sqlproj.Config{StatementTimeout: cfg.SQLTimeout,
-		TempFileLimit: int64(cfg.SQLTempFileMB) << 20, WorkMem: int64(cfg.SQLWorkMemMB) << 20, Logger: s.log}); err != nil {
+		TempFileLimit: int64(cfg.SQLTempFileMB) << 20, WorkMem: int64(cfg.SQLWorkMemMB) << 20, MaxBytes: int64(cfg.SQLMaxMB) << 20, Logger: s.log}); err != nil {
 		return err
 	}
 	s.closers = append(s.closers, s.sql.Close)
 	if setup {
+		// Roles of SQL projections whose database is gone, and check
+		// roles a crash left, go (sqlproj.Sweep).
+		dropped, err := s.sql.Sweep(ctx)
+		if len(dropped) > 0 {
+			s.log.Info("SQL projections: dropped roles nothing needs any more", "roles", dropped)
+		}
+		if err != nil {
+			s.log.Warn("SQL projections: could not drop every role nothing needs any more", "err", err)
+		}
 		if err := s.runner.Setup(ctx); err != nil {
 			return err
 		}

@@ -94,14 +94,9 @@ func definitionsTable() string {
 // and says so.
 func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error) {
 	g := e.guard(name)
-	err = e.inTx(ctx, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		// The checkpoint, then the projection's lock: the order a batch
-		// takes them in.
+	err = pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		// The checkpoint first: a batch holds it while it runs.
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name); err != nil {
-			return err
-		}
-		k1, k2 := g.lockKeys()
-		if _, err := tx.Exec(ctx, `SELECT pg_catalog.pg_advisory_xact_lock($1, $2)`, k1, k2); err != nil {
 			return err
 		}
 		var defined bool
@@ -116,11 +111,6 @@ func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error
 		if defined {
 			return nil
 		}
-		live := projections.Schema(name)
-		if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+pgx.Identifier{live}.Sanitize()+`, `+pgx.Identifier{live + "__shadow"}.Sanitize()+`, `+
-			pgx.Identifier{live + "__retired"}.Sanitize()+` CASCADE`); err != nil {
-			return fmt.Errorf("dropping the schemas of %s: %w", name, err)
-		}
 		for _, q := range []string{
 			`DELETE FROM public.projection_checkpoints WHERE name = $1`,
 			`DELETE FROM public.projection_parked WHERE projection = $1`,
@@ -130,15 +120,9 @@ func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error
 				return fmt.Errorf("%s: %w", q, err)
 			}
 		}
-		var hasRole bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $1)`, g.role).Scan(&hasRole); err != nil {
+		live := projections.Schema(name)
+		if err := e.dropRoleTx(ctx, tx, g.role, live, live+"__shadow", live+"__retired"); err != nil {
 			return err
-		}
-		if hasRole {
-			r := pgx.Identifier{g.role}.Sanitize()
-			if _, err := tx.Exec(ctx, `DROP OWNED BY `+r+`; DROP ROLE `+r); err != nil {
-				return fmt.Errorf("dropping role %s: %w", g.role, err)
-			}
 		}
 		dropped = true
 		return nil

@@ -11,9 +11,11 @@
 // reads of its event types, blue-green rebuilds, parking, metrics).
 //
 // The statements are compiled into a PL/pgSQL function in the projection's
-// schema and run, like its DDL and every query of it, as a PostgreSQL role
-// of its own that can create and write only in that schema and read
-// nothing else (guard.go, role.go say how that holds).
+// schema and run, like its DDL and every query of it, in a session that
+// logs in as a PostgreSQL role of its own (never in a session of arr's),
+// which can create and write only in that schema and its own rows of the
+// runner's tables, and read nothing else (session.go, role.go, guard.go
+// say how that holds).
 //
 // The definitions in force are a read model of their own (Definitions,
 // from SQLProjectionDefined and SQLProjectionDropped); Sync and Watch

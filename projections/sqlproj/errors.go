@@ -6,6 +6,8 @@ import (
 	"strings"
 
 	"github.com/jackc/pgx/v5/pgconn"
+
+	"github.com/arr-dev/arr/projections"
 )
 
 // stmtError is err, the database's about statement st (what names it), as
@@ -54,3 +56,20 @@ func byteOffset(s string, n int) int {
 	}
 	return len(s)
 }
+
+// DiskLimitError says a projection's tables grew past their limit
+// (Config.MaxBytes, ARR_SQL_PROJECTION_MAX_MB): the batch or DDL
+// statement that took them there was rolled back, and the runner stops
+// the projection (projections.ErrStopped) rather than retry it.
+type DiskLimitError struct {
+	Schema       string
+	Bytes, Limit int64
+}
+
+func (e *DiskLimitError) Error() string {
+	return fmt.Sprintf("%s: %s would hold %.1f MiB of tables, past its limit of %.1f MiB (ARR_SQL_PROJECTION_MAX_MB); the batch was rolled back and the projection stopped: drop it, or raise the limit and restart arr",
+		projections.StoppedMarker, e.Schema, float64(e.Bytes)/(1<<20), float64(e.Limit)/(1<<20))
+}
+
+// Is makes a DiskLimitError a projections.ErrStopped.
+func (e *DiskLimitError) Is(target error) bool { return target == projections.ErrStopped }

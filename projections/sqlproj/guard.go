@@ -15,37 +15,27 @@ import (
 
 // How analyst SQL runs (docs/sql-projections.md, "Security model"):
 //
-//   - Under the projection's role for the whole call: arr sets its limits
-//     (statement_timeout, temp_file_limit, work_mem) as itself, then SET
-//     LOCAL ROLE to the role, calls its function, makes the deferred
-//     triggers fire (still as the role), and only then RESET ROLE. Nothing
-//     of the analyst's runs in arr's session as arr's user.
-//   - Only inside arr's SECURITY DEFINER functions of the projection's
-//     schema, owned by the role (role.go). Inside them PostgreSQL refuses
-//     every change of role (SET ROLE, RESET ROLE, SET SESSION
-//     AUTHORIZATION, set_config of role, a function's SET role) for as
-//     long as they run, whatever they call.
-//   - The function is named with its schema and every argument cast to its
-//     exact type, so PostgreSQL can pick no overload; before every call,
-//     holding the projection's advisory lock (which every transaction that
-//     runs the projection's SQL takes), arr checks that the function is
-//     still the one it made (SECURITY DEFINER, owned by the role, PL/pgSQL,
+//   - In a session that logged in as the projection's role (session.go):
+//     session_user is the role, which is a member of nothing, so nothing
+//     the SQL runs, at any time (in a trigger at commit, a deferred
+//     constraint's expression, a type's I/O function), can become anyone
+//     but the role. This is what keeps arr's rights from the SQL; what
+//     follows is defence in depth, and keeps the projection's own tables
+//     sound.
+//   - Only through arr's functions of the projection's schema, named with
+//     their schema and every argument cast to its exact type, so
+//     PostgreSQL can pick no overload; before every call arr checks that
+//     the function is still the one it made (owned by the role, PL/pgSQL,
 //     no SET clause, the same body) and that the schema holds no object of
-//     arr's prefix arr_ that arr did not make (an overload among them) and
-//     no deferrable trigger. The role owns the schema, so its SQL could
-//     make such things; arr checks again after each call.
+//     arr's prefix arr_ that arr did not make and no deferrable trigger,
+//     and again after it.
 //   - arr's own statements around the call run with search_path
-//     pg_catalog alone and name what they use in it, so nothing the role
-//     defines in its schema can stand in for what arr calls.
-//   - What could run after the call, at commit and outside the role,
-//     cannot: deferred triggers have fired (SET CONSTRAINTS ALL IMMEDIATE
-//     as the role) and a deferrable one left is an error that rolls the
-//     transaction back; cursors WITH HOLD (which would run their query at
-//     commit) are closed (CLOSE ALL). RESET ALL undoes the settings the SQL
-//     made; the runner's are put back.
-//   - The transactions run on a pool whose connections serve one
-//     transaction each and use no named prepared statements, so nothing
-//     the SQL leaves in a session meets arr's own statements.
+//     pg_catalog alone and name what they use in it.
+//   - After the call, deferred triggers fire (SET CONSTRAINTS ALL
+//     IMMEDIATE) while the call's time limit still runs; cursors WITH HOLD
+//     are closed (CLOSE ALL); RESET ALL undoes the settings the SQL made
+//     (the role's own limits, set on the role, are what RESET restores).
+//   - Each session serves one transaction and is closed.
 type guard struct {
 	name    string
 	role    string
@@ -54,6 +44,8 @@ type guard struct {
 	// shown is the schema errors name, if not the one called (a check's
 	// scratch schema stands for the projection's).
 	shown string
+	// maxBytes bounds the schema's tables (measure).
+	maxBytes int64
 }
 
 // forbidden is a ForbiddenObjectError for objects of schema, if any.
@@ -187,24 +179,18 @@ const verifyQuery = `SELECT (` + forbiddenQuery + `),
      AND p.prolang = (SELECT l.oid FROM pg_catalog.pg_language l WHERE l.lanname = 'plpgsql')
    FROM pg_catalog.pg_proc p WHERE p.oid = pg_catalog.to_regprocedure($3))`
 
-// call runs f of schema with args as the role, guarded as the comment
-// above says; rows (if not nil) reads its result. shared takes the
-// advisory lock shared (a read-only query) rather than exclusive.
-func (g *guard) call(ctx context.Context, tx pgx.Tx, schema string, f function, shared bool, rows func(pgx.Rows) error, args ...any) error {
-	k1, k2 := g.lockKeys()
-	lock := "pg_catalog.pg_advisory_xact_lock"
-	if shared {
-		lock = "pg_catalog.pg_advisory_xact_lock_shared"
-	}
-	// The lock first: the check that follows reads the catalog as it is
-	// once nobody else runs the projection's SQL (the pool's transactions
-	// are READ COMMITTED, each statement sees what committed before it).
+// call runs f of schema with args in tx, a transaction of a session of
+// the role, guarded as the comment above says; rows (if not nil) reads
+// its result.
+func (g *guard) call(ctx context.Context, tx pgx.Tx, schema string, f function, rows func(pgx.Rows) error, args ...any) error {
 	// From here on arr's statements see pg_catalog alone.
 	var searchPath, syncCommit string
 	if err := tx.QueryRow(ctx, `SELECT pg_catalog.current_setting('search_path'), pg_catalog.current_setting('synchronous_commit'),
-		pg_catalog.set_config('search_path', 'pg_catalog', true) FROM (SELECT `+lock+`($1::pg_catalog.int4, $2::pg_catalog.int4)) AS arr__lock`,
-		k1, k2).Scan(&searchPath, &syncCommit, nil); err != nil {
-		return fmt.Errorf("locking %s: %w", g.name, err)
+		pg_catalog.set_config('search_path', 'pg_catalog', true)`).Scan(&searchPath, &syncCommit, nil); err != nil {
+		return fmt.Errorf("entering %s: %w", schema, err)
+	}
+	if current, err := sessionUser(ctx, tx); err != nil || current != g.role {
+		return fmt.Errorf("sqlproj: %s's SQL may run only in a session of %s, not of %q (%v)", g.name, g.role, current, err)
 	}
 	qualified := pgx.Identifier{schema}.Sanitize() + "." + f.sig()
 	var forbidden []string
@@ -218,8 +204,6 @@ func (g *guard) call(ctx context.Context, tx pgx.Tx, schema string, f function, 
 	if ok == nil || !*ok {
 		return &FunctionAlteredError{Schema: cmp.Or(g.shown, schema), Function: f.sig()}
 	}
-	// arr's settings, as arr (temp_file_limit is a superuser's setting,
-	// which the role cannot raise), then the role.
 	if _, err := tx.Exec(ctx, g.enter(schema)); err != nil {
 		return fmt.Errorf("entering %s as %s: %w", schema, g.role, err)
 	}
@@ -234,9 +218,9 @@ func (g *guard) call(ctx context.Context, tx pgx.Tx, schema string, f function, 
 	if err = errors.Join(err, r.Err()); err != nil {
 		return err
 	}
-	// Still as the role: deferred triggers fire now. Then arr again: no
+	// Deferred triggers fire now, within the call's limits. Then no
 	// cursor is left to run at commit, and the SQL's settings are undone.
-	if _, err := tx.Exec(ctx, `SET CONSTRAINTS ALL IMMEDIATE; RESET ROLE; CLOSE ALL; RESET ALL; SELECT pg_catalog.set_config('search_path', 'pg_catalog', true)`); err != nil {
+	if _, err := tx.Exec(ctx, `SET CONSTRAINTS ALL IMMEDIATE; CLOSE ALL; RESET ALL; SELECT pg_catalog.set_config('search_path', 'pg_catalog', true)`); err != nil {
 		return fmt.Errorf("leaving %s: %w", schema, err)
 	}
 	if err := tx.QueryRow(ctx, forbiddenQuery, schema, arrFunctions).Scan(&forbidden); err != nil {
@@ -251,8 +235,37 @@ func (g *guard) call(ctx context.Context, tx pgx.Tx, schema string, f function, 
 	return nil
 }
 
-// enter is the statement that sets the call's limits and settings, then
-// the role and its schema as search_path. Its values are arr's own (the
+// sessionUser is the session user of tx's session.
+func sessionUser(ctx context.Context, tx pgx.Tx) (string, error) {
+	var u string
+	err := tx.QueryRow(ctx, `SELECT pg_catalog.session_user()::pg_catalog.text`).Scan(&u)
+	return u, err
+}
+
+// sizeQuery is the size on disk of schema $1's tables, materialized
+// views and sequences, with their indexes and TOAST.
+const sizeQuery = `SELECT COALESCE(pg_catalog.sum(pg_catalog.pg_total_relation_size(c.oid)), 0)::pg_catalog.int8
+FROM pg_catalog.pg_class c WHERE c.relnamespace OPERATOR(pg_catalog.=) (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text)
+  AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,m,S}'::pg_catalog."char"[])`
+
+// measure is a DiskLimitError if schema's tables, as tx sees them, are
+// past the limit.
+func (g *guard) measure(ctx context.Context, tx pgx.Tx, schema string) error {
+	if g.maxBytes <= 0 {
+		return nil
+	}
+	var size int64
+	if err := tx.QueryRow(ctx, sizeQuery, schema).Scan(&size); err != nil {
+		return fmt.Errorf("measuring %s: %w", schema, err)
+	}
+	if size > g.maxBytes {
+		return &DiskLimitError{Schema: cmp.Or(g.shown, schema), Bytes: size, Limit: g.maxBytes}
+	}
+	return nil
+}
+
+// enter is the statement that sets the call's limits and settings, and
+// its schema as search_path (temp_file_limit is set on the role). Its values are arr's own (the
 // schema and role names are checked names, quoted), so it is one simple
 // query.
 func (g *guard) enter(schema string) string {
@@ -264,14 +277,11 @@ func (g *guard) enter(schema string) string {
 		set("TimeZone", "UTC"), set("DateStyle", "ISO, MDY"),
 		set("plan_cache_mode", "force_generic_plan"),
 	}
-	if g.limits.tempFileKB > 0 {
-		settings = append(settings, set("temp_file_limit", strconv.FormatInt(g.limits.tempFileKB, 10)+"kB"))
-	}
 	if g.limits.workMemKB > 0 {
 		settings = append(settings, set("work_mem", strconv.FormatInt(g.limits.workMemKB, 10)+"kB"))
 	}
-	return "SELECT " + strings.Join(settings, ", ") + "; SET LOCAL ROLE " + pgx.Identifier{g.role}.Sanitize() +
-		"; SELECT " + set("search_path", pgx.Identifier{schema}.Sanitize())
+	settings = append(settings, set("search_path", pgx.Identifier{schema}.Sanitize()))
+	return "SELECT " + strings.Join(settings, ", ")
 }
 
 // literal quotes s as a SQL string literal.

@@ -31,7 +31,7 @@ type harness struct {
 	engine *sqlproj.Engine
 }
 
-func newHarness(t *testing.T, cfg sqlproj.Config) *harness {
+func newHarness(t testing.TB, cfg sqlproj.Config) *harness {
 	t.Helper()
 	pool, _ := migratetest.NewPool(t)
 	st, err := postgres.New(pool, postgres.Config{})
@@ -59,7 +59,7 @@ func newHarness(t *testing.T, cfg sqlproj.Config) *harness {
 
 // dropRoles drops the test database's projection roles: roles belong to
 // the server and would outlive the database.
-func (h *harness) dropRoles(t *testing.T) {
+func (h *harness) dropRoles(t testing.TB) {
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
 	rows, err := h.pool.Query(ctx, `SELECT rolname FROM pg_roles WHERE rolname LIKE $1`,
@@ -77,7 +77,7 @@ func (h *harness) dropRoles(t *testing.T) {
 	}
 }
 
-func dbOID(t *testing.T, pool *pgxpool.Pool) string {
+func dbOID(t testing.TB, pool *pgxpool.Pool) string {
 	var oid uint32
 	if err := pool.QueryRow(context.Background(), `SELECT oid FROM pg_database WHERE datname = current_database()`).Scan(&oid); err != nil {
 		t.Fatal(err)
@@ -87,7 +87,7 @@ func dbOID(t *testing.T, pool *pgxpool.Pool) string {
 
 // define checks src and records it as defined, then syncs the runner
 // (which sets the projection up and builds it from the log).
-func (h *harness) define(t *testing.T, src string) *sqlproj.Projection {
+func (h *harness) define(t testing.TB, src string) *sqlproj.Projection {
 	t.Helper()
 	ctx := context.Background()
 	d, err := h.engine.Parse("test.sql", src)
@@ -109,7 +109,7 @@ func (h *harness) define(t *testing.T, src string) *sqlproj.Projection {
 	return p.(*sqlproj.Projection)
 }
 
-func (h *harness) appendEvent(t *testing.T, stream string, e domain.Event) uint64 {
+func (h *harness) appendEvent(t testing.TB, stream string, e domain.Event) uint64 {
 	t.Helper()
 	ne, err := eventstore.Encode(e, eventstore.Metadata{Actor: "test"})
 	if err != nil {
@@ -124,20 +124,20 @@ func (h *harness) appendEvent(t *testing.T, stream string, e domain.Event) uint6
 
 // completion appends a CompletionRecorded whose payload is a completion of
 // model costing cost micro-dollars.
-func (h *harness) completion(t *testing.T, model string, cost int64) uint64 {
+func (h *harness) completion(t testing.TB, model string, cost int64) uint64 {
 	t.Helper()
 	payload, _ := json.Marshal(audit.Completion{AccountID: uuid.New(), Model: model, CostMicroUSD: cost, Outcome: "ok", StartedAt: time.Now().UTC()})
 	return h.appendEvent(t, "audit", &audit.CompletionRecorded{Seq: 1, PrevHash: "a", Hash: "b", Payload: payload, Link: audit.LinkV2})
 }
 
 // probe appends a CompletionRecorded whose payload is {"q": q}.
-func (h *harness) probe(t *testing.T, q string) uint64 {
+func (h *harness) probe(t testing.TB, q string) uint64 {
 	t.Helper()
 	payload, _ := json.Marshal(map[string]string{"q": q})
 	return h.appendEvent(t, "probe", &audit.CompletionRecorded{Payload: payload, Link: audit.LinkV2})
 }
 
-func (h *harness) waitFor(t *testing.T, name string, pos uint64) {
+func (h *harness) waitFor(t testing.TB, name string, pos uint64) {
 	t.Helper()
 	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
 	defer cancel()
@@ -146,7 +146,7 @@ func (h *harness) waitFor(t *testing.T, name string, pos uint64) {
 	}
 }
 
-func (h *harness) query(t *testing.T, name, sql string) *sqlproj.Result {
+func (h *harness) query(t testing.TB, name, sql string) *sqlproj.Result {
 	t.Helper()
 	res, err := h.engine.Query(context.Background(), name, sql)
 	if err != nil {
@@ -155,7 +155,7 @@ func (h *harness) query(t *testing.T, name, sql string) *sqlproj.Result {
 	return res
 }
 
-func spendSQL(t *testing.T) string {
+func spendSQL(t testing.TB) string {
 	t.Helper()
 	b, err := os.ReadFile("testdata/spend_by_model.sql")
 	if err != nil {

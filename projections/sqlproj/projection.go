@@ -10,7 +10,6 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
-	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/projections"
@@ -47,28 +46,80 @@ func (p *Projection) DDL() string {
 // EventTypes are the types the sections name.
 func (p *Projection) EventTypes() []string { return p.def.Types() }
 
-// TxPool is the engine's pool (see projections.TxPooler).
-func (p *Projection) TxPool() *pgxpool.Pool { return p.e.tx }
+// TxPool begins the projection's transactions, each in a session that
+// logs in as its role (see projections.TxPooler, session.go).
+func (p *Projection) TxPool() projections.Beginner { return sessions{e: p.e, role: p.g.role} }
 
-// BuildSchema gives schema to the projection's role and runs the
-// definition's DDL in it, as the role.
-func (p *Projection) BuildSchema(ctx context.Context, tx pgx.Tx, schema string) error {
-	return build(ctx, tx, schema, p.g, p.def, p.prog)
+// BuildSchema makes schema (the live one, or a rebuild's shadow) the
+// projection's: as arr, the role (created if missing) and the schema,
+// given to it, committed; then, in a session of the role, arr's functions
+// and the definition's DDL.
+func (p *Projection) BuildSchema(ctx context.Context, schema string) error {
+	spec, err := p.e.spec(ctx, p.g.role, p.def.Name, time.Time{})
+	if err != nil {
+		return err
+	}
+	if err := p.e.prepare(ctx, spec, schema); err != nil {
+		return err
+	}
+	return p.e.asRole(ctx, p.g.role, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		return build(ctx, tx, schema, p.g, p.def, p.prog)
+	})
 }
 
-// build sets schema up for g's role: the role (created if missing), its
-// rights on schema, arr's functions (arr_apply of prog unless nil) and,
-// run as the role, the DDL of d.
+// spec is what role (of projection, "" for a check's) is made, with a
+// fresh verifier of its password.
+func (e *Engine) spec(ctx context.Context, role, projection string, validUntil time.Time) (roleSpec, error) {
+	pw, err := e.rolePassword(ctx, role)
+	if err != nil {
+		return roleSpec{}, err
+	}
+	v, err := scramVerifier(pw)
+	if err != nil {
+		return roleSpec{}, err
+	}
+	return roleSpec{role: role, projection: projection, verifier: v, validUntil: validUntil, limits: e.limits(), timeout: e.cfg.StatementTimeout}, nil
+}
+
+// prepare makes spec's role and schema, given to it, in a transaction of
+// arr's that commits (a session can log in as the role only then): an
+// existing schema of the name is dropped first.
+func (e *Engine) prepare(ctx context.Context, spec roleSpec, schema string) error {
+	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
+		// One setup of a role at a time.
+		if _, err := tx.Exec(ctx, `SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('arr-sqlproj-role'), pg_catalog.hashtext($1))`, spec.role); err != nil {
+			return err
+		}
+		if err := ensureRole(ctx, tx, spec); err != nil {
+			return err
+		}
+		id := pgx.Identifier{schema}.Sanitize()
+		for _, q := range []string{
+			`DROP SCHEMA IF EXISTS ` + id + ` CASCADE`,
+			`CREATE SCHEMA ` + id,
+			`GRANT USAGE, CREATE ON SCHEMA ` + id + ` TO ` + pgx.Identifier{spec.role}.Sanitize(),
+		} {
+			if _, err := tx.Exec(ctx, q); err != nil {
+				return fmt.Errorf("%s: %w", q, err)
+			}
+		}
+		return nil
+	})
+	if err != nil {
+		return fmt.Errorf("setting up %s for %s: %w", schema, spec.role, err)
+	}
+	return nil
+}
+
+// build makes schema g's in tx, a transaction of a session of g's role:
+// arr's functions (arr_apply of prog unless nil), then the DDL of d, each
+// statement measured against the schema's limit.
 func build(ctx context.Context, tx pgx.Tx, schema string, g *guard, d *Definition, prog *program) error {
-	k1, k2 := g.lockKeys()
-	if _, err := tx.Exec(ctx, `SELECT pg_catalog.pg_advisory_xact_lock($1, $2)`, k1, k2); err != nil {
-		return err
+	if current, err := sessionUser(ctx, tx); err != nil || current != g.role {
+		return fmt.Errorf("sqlproj: building %s in a session of %q, not of %s (%v)", schema, current, g.role, err)
 	}
-	if err := ensureRole(ctx, tx, g.role); err != nil {
+	if err := setSearchPath(ctx, tx, schema); err != nil {
 		return err
-	}
-	if _, err := tx.Exec(ctx, `GRANT USAGE, CREATE ON SCHEMA `+pgx.Identifier{schema}.Sanitize()+` TO `+pgx.Identifier{g.role}.Sanitize()); err != nil {
-		return fmt.Errorf("giving %s to %s: %w", schema, g.role, err)
 	}
 	for _, stmt := range functions(schema, g.role, prog) {
 		if _, err := tx.Exec(ctx, stmt); err != nil {
@@ -76,8 +127,12 @@ func build(ctx context.Context, tx pgx.Tx, schema string, g *guard, d *Definitio
 		}
 	}
 	for i, st := range d.DDL {
-		if err := g.call(ctx, tx, schema, execFn, false, nil, st.Text); err != nil {
-			return d.stmtError(fmt.Sprintf("DDL statement %d", i+1), st, nil, "", st.Text, err)
+		what := fmt.Sprintf("DDL statement %d", i+1)
+		if err := g.call(ctx, tx, schema, execFn, nil, st.Text); err != nil {
+			return d.stmtError(what, st, nil, "", st.Text, err)
+		}
+		if err := g.measure(ctx, tx, schema); err != nil {
+			return d.stmtError(what, st, nil, "", st.Text, err)
 		}
 	}
 	return nil
@@ -104,7 +159,10 @@ func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.
 	if err != nil {
 		return err
 	}
-	err = p.g.call(ctx, tx, schema, p.prog.applyFn(), false, nil, args...)
+	err = p.g.call(ctx, tx, schema, p.prog.applyFn(), nil, args...)
+	if err == nil {
+		err = p.g.measure(ctx, tx, schema)
+	}
 	if err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) {

@@ -38,8 +38,8 @@ func (e *Engine) Query(ctx context.Context, name, sql string) (*Result, error) {
 }
 
 // Stream runs one SELECT (or VALUES, TABLE, WITH … SELECT) on projection
-// name's read model, in a READ ONLY transaction, as the projection's role,
-// with search_path its schema: it reads that schema and nothing else. It
+// name's read model, in a READ ONLY transaction of a session that logs in
+// as the projection's role, with search_path its schema: it reads that schema and nothing else. It
 // hands row each row as it arrives (its columns, the same slice every
 // time, and its values), at most maxRows of them (0: all); truncated says
 // the query had more, which PostgreSQL did not compute. A query that
@@ -57,17 +57,18 @@ func (e *Engine) Stream(ctx context.Context, name, sql string, maxRows int64, ro
 		l := maxRows + 1 // one more, to know whether there were more
 		limit = &l
 	}
-	err = e.inTx(ctx, pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
-		var exists bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1)`, projections.Schema(name)).Scan(&exists); err != nil {
-			return err
-		}
-		if !exists {
-			return fmt.Errorf("no read model of %s (is it a SQL projection that arr has set up?)", name)
-		}
+	var exists bool
+	if err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_namespace WHERE nspname = $1)
+		AND EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname = $2)`, projections.Schema(name), e.Role(name)).Scan(&exists); err != nil {
+		return false, fmt.Errorf("querying %s: %w", name, err)
+	}
+	if !exists {
+		return false, fmt.Errorf("querying %s: no read model of it (is it a SQL projection that arr has set up?)", name)
+	}
+	err = e.asRole(ctx, e.Role(name), pgx.TxOptions{AccessMode: pgx.ReadOnly}, func(tx pgx.Tx) error {
 		var cols []string
 		var n int64
-		return e.guard(name).call(ctx, tx, projections.Schema(name), queryFn, true, func(rows pgx.Rows) error {
+		return e.guard(name).call(ctx, tx, projections.Schema(name), queryFn, func(rows pgx.Rows) error {
 			for rows.Next() {
 				if n++; maxRows > 0 && n > maxRows {
 					truncated = true

@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"strconv"
 	"strings"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
@@ -17,38 +19,106 @@ func roleName(dbOID uint32, name string) string {
 	return fmt.Sprintf("arrsql_%d_%s", dbOID, name)
 }
 
-// roleAttributes creates a role that can log in to nothing, create
-// nothing outside the schemas it is given and inherit nothing.
-const roleAttributes = `NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT NOLOGIN NOREPLICATION NOBYPASSRLS CONNECTION LIMIT 0`
+// checkRoleName is the scratch role of a check in the database with oid
+// dbOID: "__" cannot occur in a projection's name, so no projection's
+// role is named so.
+func checkRoleName(dbOID uint32, suffix string) string {
+	return fmt.Sprintf("arrsql_%d__check_%s", dbOID, suffix)
+}
 
-// ensureRole creates role if it does not exist and checks that it is what
-// a projection's role must be: none of the attributes above granted, a
-// member of no role, and unable to create temporary tables, schemas or
-// objects in public. What PUBLIC may do in this database (PostgreSQL lets
-// every role create temporary tables by default, and before version 15
-// objects in public) is revoked from PUBLIC here, once; arr's own user
-// keeps creating temporary tables through a grant of its own.
-func ensureRole(ctx context.Context, tx pgx.Tx, role string) error {
-	var super, inherit, createRole, createDB, login, repl, bypass, member bool
-	err := tx.QueryRow(ctx, `SELECT r.rolsuper, r.rolinherit, r.rolcreaterole, r.rolcreatedb, r.rolcanlogin, r.rolreplication, r.rolbypassrls,
-		EXISTS (SELECT 1 FROM pg_catalog.pg_auth_members m WHERE m.member = r.oid)
-		FROM pg_catalog.pg_roles r WHERE r.rolname = $1`, role).Scan(&super, &inherit, &createRole, &createDB, &login, &repl, &bypass, &member)
+// roleAttributes make a role that can log in (to the sessions arr opens
+// as it, one at a time), create nothing outside the schemas it is given
+// and inherit nothing.
+const roleAttributes = `NOSUPERUSER NOCREATEDB NOCREATEROLE NOINHERIT LOGIN NOREPLICATION NOBYPASSRLS CONNECTION LIMIT 1`
+
+// roleSpec is what ensureRole makes a role.
+type roleSpec struct {
+	role string
+	// projection is the projection whose checkpoint and parked events the
+	// role may read and write (row-level security keeps it to their rows,
+	// migration 00060); "" for a check's scratch role, which gets none.
+	projection string
+	// verifier is the role's SCRAM verifier (session.go).
+	verifier string
+	// validUntil ends the role's logins (a check's scratch role: what a
+	// crash leaves cannot be logged in to, and the sweep drops it); zero
+	// for never.
+	validUntil time.Time
+	limits     limits
+	timeout    time.Duration
+}
+
+// ensureRole creates the role of spec if it does not exist and makes it
+// what a projection's role must be, in arr's transaction tx: the
+// attributes above, a member of no role, with rights on nothing outside
+// this database (a role of the name left by a dropped database whose oid
+// this one reuses may keep none), its password, and the limits of its
+// sessions set on it (temp_file_limit is a superuser's setting the role
+// cannot change; the others it could, and arr bounds them from its side
+// too). What PUBLIC may do in this database (PostgreSQL lets every role
+// create temporary tables by default, and before version 15 objects in
+// public) is revoked from PUBLIC here, once; arr's own user keeps
+// creating temporary tables through a grant of its own.
+func ensureRole(ctx context.Context, tx pgx.Tx, spec roleSpec) error {
+	role := spec.role
+	var super, createRole, createDB, repl, bypass, member, elsewhere bool
+	err := tx.QueryRow(ctx, `SELECT r.rolsuper, r.rolcreaterole, r.rolcreatedb, r.rolreplication, r.rolbypassrls,
+		EXISTS (SELECT 1 FROM pg_catalog.pg_auth_members m WHERE m.member = r.oid),
+		EXISTS (SELECT 1 FROM pg_catalog.pg_shdepend d WHERE d.refclassid = 'pg_catalog.pg_authid'::pg_catalog.regclass AND d.refobjid = r.oid
+			AND d.dbid <> (SELECT db.oid FROM pg_catalog.pg_database db WHERE db.datname = pg_catalog.current_database()))
+		FROM pg_catalog.pg_roles r WHERE r.rolname = $1`, role).Scan(&super, &createRole, &createDB, &repl, &bypass, &member, &elsewhere)
+	id := pgx.Identifier{role}.Sanitize()
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		if _, err := tx.Exec(ctx, `CREATE ROLE `+pgx.Identifier{role}.Sanitize()+` `+roleAttributes); err != nil {
+		if _, err := tx.Exec(ctx, `CREATE ROLE `+id+` `+roleAttributes); err != nil {
 			return fmt.Errorf("creating role %s: %w", role, err)
 		}
 	case err != nil:
 		return fmt.Errorf("reading role %s: %w", role, err)
-	case super || inherit || createRole || createDB || login || repl || bypass || member:
-		return fmt.Errorf("role %s exists with more than a SQL projection's role may have (superuser, inherit, createrole, createdb, login, replication, bypassrls or membership of a role): drop it and set the projection up again", role)
+	case super || createRole || createDB || repl || bypass || member:
+		return fmt.Errorf("role %s exists with more than a SQL projection's role may have (superuser, createrole, createdb, replication, bypassrls or membership of a role): drop it and set the projection up again", role)
+	case elsewhere:
+		return fmt.Errorf("role %s exists and owns or may use something outside this database: drop it and set the projection up again", role)
 	}
-	type privilege struct{ check, fix, what string }
+	until := "infinity"
+	if !spec.validUntil.IsZero() {
+		until = spec.validUntil.UTC().Format(time.RFC3339)
+	}
 	var db string
 	if err := tx.QueryRow(ctx, `SELECT pg_catalog.current_database()::text`).Scan(&db); err != nil {
 		return err
 	}
 	dbID := pgx.Identifier{db}.Sanitize()
+	inDB := `ALTER ROLE ` + id + ` IN DATABASE ` + dbID + ` `
+	stmts := []string{
+		// Superuser, replication and bypassrls were read as off above;
+		// only a superuser may name them in ALTER ROLE.
+		`ALTER ROLE ` + id + ` NOCREATEDB NOCREATEROLE NOINHERIT LOGIN CONNECTION LIMIT 1 PASSWORD ` + literal(spec.verifier) + ` VALID UNTIL ` + literal(until),
+		`ALTER ROLE ` + id + ` RESET ALL`,
+		inDB + `RESET ALL`,
+		inDB + `SET temp_file_limit = ` + literal(strconv.FormatInt(spec.limits.tempFileKB, 10)+"kB"),
+		inDB + `SET work_mem = ` + literal(strconv.FormatInt(spec.limits.workMemKB, 10)+"kB"),
+		inDB + `SET statement_timeout = ` + literal(strconv.FormatInt(max(1, spec.timeout.Milliseconds()), 10)),
+		inDB + `SET idle_in_transaction_session_timeout = ` + literal(strconv.FormatInt(max(1000, spec.timeout.Milliseconds()), 10)),
+	}
+	if spec.projection != "" {
+		stmts = append(stmts,
+			`GRANT SELECT (name, position), UPDATE (position, updated_at) ON public.projection_checkpoints TO `+id,
+			`GRANT SELECT, INSERT, UPDATE, DELETE ON public.projection_parked TO `+id)
+	}
+	for _, q := range stmts {
+		if _, err := tx.Exec(ctx, q); err != nil {
+			var pgErr *pgconn.PgError
+			if errors.As(err, &pgErr) && pgErr.Code == "42501" && strings.Contains(q, "temp_file_limit") {
+				return errors.New("arr's database user may not set temp_file_limit, which bounds the disk a SQL projection's session may use: have a superuser run \"GRANT SET ON PARAMETER temp_file_limit TO <arr's user>\" once")
+			}
+			if strings.Contains(q, "PASSWORD") {
+				q = "ALTER ROLE " + id + " … PASSWORD …" // the verifier is nobody's business
+			}
+			return fmt.Errorf("setting role %s up (%s): %w", role, q, err)
+		}
+	}
+	type privilege struct{ check, fix, what string }
 	for _, p := range []privilege{
 		{`SELECT pg_catalog.has_database_privilege($1, pg_catalog.current_database(), 'TEMPORARY')`,
 			`GRANT TEMPORARY ON DATABASE ` + dbID + ` TO CURRENT_USER; REVOKE TEMPORARY ON DATABASE ` + dbID + ` FROM PUBLIC`,
@@ -134,10 +204,12 @@ func RevokeStatements(functions []string, user string) string {
 	return strings.TrimSuffix(b.String(), " ")
 }
 
-// enterable makes sure arr's user may SET ROLE to role (a superuser may;
-// another user must be a member of it, which a user with CREATEROLE may
-// grant itself) and set temp_file_limit, a superuser's setting (PostgreSQL
-// 15 lets a superuser grant it: GRANT SET ON PARAMETER temp_file_limit).
+// enterable makes sure arr's user may end role's sessions with
+// pg_terminate_backend (a superuser may; another user must be a member of
+// it, which a user with CREATEROLE may grant itself: the role stays a
+// member of nothing) and set temp_file_limit on it, a superuser's
+// setting (PostgreSQL 15 lets a superuser grant it: GRANT SET ON
+// PARAMETER temp_file_limit).
 func enterable(ctx context.Context, tx pgx.Tx, role string) error {
 	var super, member bool
 	if err := tx.QueryRow(ctx, `SELECT r.rolsuper, pg_catalog.pg_has_role(CURRENT_USER, $1::pg_catalog.text, 'MEMBER')
@@ -149,7 +221,7 @@ func enterable(ctx context.Context, tx pgx.Tx, role string) error {
 	}
 	if !member {
 		if _, err := tx.Exec(ctx, `GRANT `+pgx.Identifier{role}.Sanitize()+` TO CURRENT_USER`); err != nil {
-			return fmt.Errorf("arr's database user must be able to SET ROLE %s (to run the projection's SQL as it): %w", role, err)
+			return fmt.Errorf("arr's database user must be a member of %s (to end its sessions past their time): %w", role, err)
 		}
 	}
 	var canSet bool

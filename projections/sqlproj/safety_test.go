@@ -91,16 +91,18 @@ func TestCheckRefuses(t *testing.T) {
 			}
 		})
 	}
-	// Nothing of the checks stayed: no scratch schema, no scratch role, no
-	// file, PUBLIC's rights as they were.
+	// Nothing of the checks stayed: no scratch schema, no scratch role
+	// (they are committed, so that a session can log in as the role, and
+	// dropped after), no file. PUBLIC's right to create temporary tables
+	// is revoked for good, as when the first projection is set up.
 	var schemas, roles int
 	var temp bool
 	if err := h.pool.QueryRow(context.Background(), `SELECT (SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'arr\_check\_%'),
-		(SELECT count(*) FROM pg_roles WHERE rolname LIKE 'arrsql\_check\_%'),
-		has_database_privilege('public', current_database(), 'TEMPORARY')`).Scan(&schemas, &roles, &temp); err != nil {
+		(SELECT count(*) FROM pg_roles WHERE rolname LIKE 'arrsql\_' || $1 || '\_\_check\_%'),
+		has_database_privilege('public', current_database(), 'TEMPORARY')`, dbOID(t, h.pool)).Scan(&schemas, &roles, &temp); err != nil {
 		t.Fatal(err)
 	}
-	if schemas != 0 || roles != 0 || !temp {
+	if schemas != 0 || roles != 0 || temp {
 		t.Fatalf("the checks left %d schemas, %d roles; PUBLIC may create temporary tables: %v", schemas, roles, temp)
 	}
 }
@@ -200,8 +202,10 @@ INSERT INTO who SELECT turn();
 }
 
 // TestRoleReadsNothingElse: the role may read or write no table, view or
-// sequence outside its schema (PostGIS's public reference tables aside),
-// create in no other schema, and is no more than NOLOGIN NOINHERIT.
+// sequence outside its schema (PostGIS's public reference tables aside,
+// and its own rows of projection_parked and projection_checkpoints, which
+// TestSessionsOfTheRole tries), create in no other schema, and is no more
+// than LOGIN NOINHERIT with one connection.
 func TestRoleReadsNothingElse(t *testing.T) {
 	h := newHarness(t, sqlproj.Config{})
 	p := h.define(t, spendSQL(t))
@@ -212,11 +216,13 @@ func TestRoleReadsNothingElse(t *testing.T) {
 	rows, err := h.pool.Query(context.Background(), `SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f', 'S') AND n.nspname NOT IN ('pg_catalog', 'information_schema', $2)
 		AND c.relname NOT IN ('spatial_ref_sys', 'geometry_columns', 'geography_columns')
+		AND NOT (n.nspname = 'public' AND c.relname IN ('projection_parked', 'projection_checkpoints') AND c.relrowsecurity)
 		AND (has_table_privilege($1, c.oid, 'SELECT') OR has_table_privilege($1, c.oid, 'INSERT') OR has_table_privilege($1, c.oid, 'UPDATE')
 		  OR has_table_privilege($1, c.oid, 'DELETE') OR has_table_privilege($1, c.oid, 'TRUNCATE'))
 		UNION ALL SELECT 'schema ' || nspname FROM pg_namespace WHERE nspname <> $2 AND has_schema_privilege($1, oid, 'CREATE')
 		UNION ALL SELECT 'schema usage ' || nspname FROM pg_namespace WHERE nspname LIKE 'rm\_%' AND nspname <> $2 AND has_schema_privilege($1, oid, 'USAGE')
-		UNION ALL SELECT 'attributes' FROM pg_roles WHERE rolname = $1 AND (rolsuper OR rolinherit OR rolcreaterole OR rolcreatedb OR rolcanlogin OR rolreplication OR rolbypassrls)
+		UNION ALL SELECT 'attributes' FROM pg_roles WHERE rolname = $1 AND (rolsuper OR rolinherit OR rolcreaterole OR rolcreatedb OR NOT rolcanlogin OR rolconnlimit <> 1 OR rolreplication OR rolbypassrls)
+		UNION ALL SELECT 'membership of ' || m.roleid::regrole::text FROM pg_auth_members m WHERE m.member = $1::regrole
 		UNION ALL SELECT 'temporary tables' WHERE has_database_privilege($1, current_database(), 'TEMPORARY')`, role, projections.Schema(p.Name()))
 	if err != nil {
 		t.Fatal(err)
