@@ -4,13 +4,19 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"os"
+	"os/exec"
 	"sort"
 	"strings"
 	"testing"
 	"time"
 
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
+
+	"github.com/arr-dev/arr/adapters/upstream/upstreamtest"
+	"github.com/arr-dev/arr/migrations/migratetest"
 )
 
 // probeFile is a hostile file that defines probe(route) (the files 12 and
@@ -19,8 +25,9 @@ import (
 // current_user in the projection's table log, tries to become arr's
 // database user (set_config of role, SET ROLE, RESET ROLE), then to write
 // public.arr_canary, move public.arr_canary_seq, read public.events and
-// rm_identity.api_keys and run a program that appends to the witness
-// file, and records how each attempt went. Its header may say, beside
+// rm_identity.api_keys, grant itself pg_execute_server_program and run a
+// program that appends to the witness file, and records how each attempt
+// went. Its header may say, beside
 // hostileFile's lines:
 //
 //	-- runs: ROUTE   a route (a prefix of probe's label) that must have run, if the file is created
@@ -74,6 +81,7 @@ type probeRecord struct {
 	CanarySeq   string    `json:"canary_seq"`
 	Events      string    `json:"events"`
 	APIKeys     string    `json:"api_keys"`
+	Grant       string    `json:"grant_program"`
 	Program     string    `json:"copy_program"`
 
 	role, when string // the projection's role when the record was read, and when that was
@@ -141,13 +149,94 @@ func (s *sandbox) reached(t *testing.T) []string {
 // rm_identity.api_keys, programs on the server), and every session_user and
 // current_user that probe recorded is the projection's role.
 func TestAnalystSQLRunsOnlyAsItsRole(t *testing.T) {
-	s := newSandbox(t, "ARR_SQL_PROJECTION_TIMEOUT=5s")
+	runProbes(t, newSandbox(t, "ARR_SQL_PROJECTION_TIMEOUT=5s"))
+}
+
+// TestAnalystSQLRunsOnlyAsItsRoleNotASuperuser: the same, with arr run as
+// the role docs/sql-projections.md recommends, a login role with
+// CREATEROLE that owns its database (set up by scripts/superuser-setup.sql).
+// There analyst code that became arr's user could read the keys' hashes
+// and, with CREATEROLE, grant itself what it lacks.
+func TestAnalystSQLRunsOnlyAsItsRoleNotASuperuser(t *testing.T) {
+	runProbes(t, newNonSuperuserSandbox(t, "ARR_SQL_PROJECTION_TIMEOUT=5s"))
+}
+
+// newNonSuperuserSandbox is a sandbox whose arr runs as a login role with
+// CREATEROLE that owns its database, as in
+// TestSQLProjectionsAsARoleThatIsNotASuperuser.
+func newNonSuperuserSandbox(t *testing.T, extraEnv ...string) *sandbox {
+	t.Helper()
+	ctx := context.Background()
+	admin := openPool(t, migratetest.AdminURL())
+	suffix := strings.ReplaceAll(uuid.NewString()[:8], "-", "")
+	role, db := "arr_app_"+suffix, "arr_ns_"+suffix
+	for _, q := range []string{
+		`CREATE ROLE ` + role + ` LOGIN CREATEROLE`,
+		`CREATE DATABASE ` + db + ` OWNER ` + role + ` TEMPLATE template0`,
+	} {
+		if _, err := admin.Exec(ctx, q); err != nil {
+			t.Fatal(err)
+		}
+	}
+	t.Cleanup(func() {
+		ctx := context.Background()
+		// The projections' roles (those arr's user is a member of, and
+		// those named for the database), then the database, then them.
+		rows, _ := admin.Query(ctx, `SELECT rolname FROM pg_roles WHERE rolname <> $1 AND (pg_has_role($1, oid, 'MEMBER') AND rolname LIKE 'arrsql\_%'
+			OR rolname LIKE 'arrsql\_' || (SELECT oid FROM pg_database WHERE datname = $2) || '\_%')`, role, db)
+		roles, _ := pgx.CollectRows(rows, pgx.RowTo[string])
+		_, _ = admin.Exec(ctx, `DROP DATABASE IF EXISTS `+db+` WITH (FORCE)`)
+		for _, r := range roles {
+			_, _ = admin.Exec(ctx, `DROP ROLE IF EXISTS `+pgx.Identifier{r}.Sanitize())
+		}
+		_, _ = admin.Exec(ctx, `REVOKE SET ON PARAMETER temp_file_limit FROM `+role)
+		_, _ = admin.Exec(ctx, `DROP ROLE IF EXISTS `+role)
+	})
+	adminDB := migratetest.WithDatabase(migratetest.AdminURL(), db)
+	if out, err := exec.Command("psql", "-X", "-q", "-d", adminDB, "-v", "arr_role="+role, "-f", "../../scripts/superuser-setup.sql").CombinedOutput(); err != nil {
+		t.Fatalf("scripts/superuser-setup.sql: %v\n%s", err, out)
+	}
+	u, err := url.Parse(adminDB)
+	if err != nil {
+		t.Fatal(err)
+	}
+	u.User = url.User(role)
+	e := &env{t: t, dbURL: u.String(), dataDir: t.TempDir()}
+	up := upstreamtest.Start(t)
+	e.extraEnv = append(e.extraEnv, "ARR_UPSTREAM_BASE_URL="+up.URL, "ARR_UPSTREAM_API_KEY=sk-test-upstream")
+	e.extraEnv = append(e.extraEnv, extraEnv...)
+	witness := fmt.Sprintf("/tmp/arr-sandbox-%d", time.Now().UnixNano())
+	t.Cleanup(func() { os.Remove(witness) })
+	s := &sandbox{gw: &gw{env: e, up: up, proc: e.up()}, pool: openPool(t, e.dbURL), dir: t.TempDir(), witness: witness}
+	var super bool
+	if err := s.pool.QueryRow(ctx, `SELECT rolsuper FROM pg_roles WHERE rolname = current_user`).Scan(&super); err != nil || super {
+		t.Fatalf("arr's user is a superuser (%v)", err)
+	}
+	if _, err := s.pool.Exec(ctx, `CREATE TABLE public.pwned (who text, how text)`); err != nil {
+		t.Fatal(err)
+	}
+	e.createAccount("ns@example.com", "enterprise")
+	s.key = e.mint("ns@example.com", "gateway").Secret
+	s.complete(t, 3)
+	return s
+}
+
+// runProbes runs every probe file through create, the running arr up,
+// rebuild, query and drop on s, and checks where their code ran.
+func runProbes(t *testing.T, s *sandbox) {
+	t.Helper()
 	ctx := context.Background()
 	if _, err := s.pool.Exec(ctx, `CREATE TABLE public.arr_canary (route text, session_user_name text, current_user_name text);
 		CREATE SEQUENCE public.arr_canary_seq;
 		REVOKE ALL ON public.arr_canary, public.arr_canary_seq FROM PUBLIC`); err != nil {
 		t.Fatal(err)
 	}
+	// A projection the test did not get to drop runs its probe on: arr up
+	// stops before the witness file is removed (cleanups run last first).
+	t.Cleanup(func() {
+		s.proc.stop(t)
+		os.Remove(s.witness)
+	})
 	var arrUser string
 	if err := s.pool.QueryRow(ctx, `SELECT current_user`).Scan(&arrUser); err != nil {
 		t.Fatal(err)
@@ -272,7 +361,7 @@ func TestAnalystSQLRunsOnlyAsItsRole(t *testing.T) {
 			roles[f.file] = role
 			out, errOut, code := s.arr("projections", "query", f.projection,
 				`SELECT at, route, schema_name, session_user_name, current_user_name, user_after, set_config_role, set_role, reset_role,
-			canary, canary_seq, events, api_keys, copy_program FROM log ORDER BY at`, "--format", "json", "--max-rows", "0")
+			canary, canary_seq, events, api_keys, grant_program, copy_program FROM log ORDER BY at`, "--format", "json", "--max-rows", "0")
 			if code != 0 {
 				t.Errorf("%s: query of log: exit %d: %s", f.file, code, errOut)
 				continue
@@ -350,8 +439,9 @@ func TestAnalystSQLRunsOnlyAsItsRole(t *testing.T) {
 				}
 			}
 			for _, a := range []struct{ what, how string }{{"write public.arr_canary", r.Canary}, {"move public.arr_canary_seq", r.CanarySeq},
-				{"read public.events", r.Events}, {"read rm_identity.api_keys", r.APIKeys}, {"run a program", r.Program}} {
-				if !strings.HasPrefix(a.how, "failed: ") {
+				{"read public.events", r.Events}, {"read rm_identity.api_keys", r.APIKeys},
+				{"grant itself pg_execute_server_program", r.Grant}, {"run a program", r.Program}} {
+				if !strings.HasPrefix(a.how, "failed: ") && (a.what != "grant itself pg_execute_server_program" || !strings.HasPrefix(a.how, "not tried: ")) {
 					bad("%s could %s: %s", r.Route, a.what, a.how)
 				}
 			}

@@ -14,13 +14,15 @@
 -- only arr's user may: write public.arr_canary and nextval of
 -- public.arr_canary_seq (which the test makes, owned by arr's user, with
 -- no grants; the sequence moves even in a transaction rolled back), read
--- the log and the keys' hashes, run a program on the server. Each attempt
+-- the log and the keys' hashes, grant itself pg_execute_server_program
+-- (which a CREATEROLE user may, on PostgreSQL 15; not tried as a
+-- superuser), run a program on the server. Each attempt
 -- swallows its error, so that what happened is recorded, not raised.
 CREATE TABLE log (
   at timestamptz, route text, schema_name text,
   session_user_name text, current_user_name text, user_after text,
   set_config_role text, set_role text, reset_role text,
-  canary text, canary_seq text, events text, api_keys text, copy_program text
+  canary text, canary_seq text, events text, api_keys text, grant_program text, copy_program text
 );
 CREATE FUNCTION probe(route text) RETURNS text LANGUAGE plpgsql AS $probe$
 DECLARE
@@ -33,6 +35,7 @@ DECLARE
   seq text;
   ev text;
   keys text;
+  grant_prog text;
   prog text;
   u text;
 BEGIN
@@ -78,6 +81,15 @@ BEGIN
   EXCEPTION WHEN OTHERS THEN keys := 'failed: ' || SQLERRM;
   END;
   BEGIN
+    IF (SELECT r.rolsuper FROM pg_catalog.pg_roles r WHERE r.rolname = current_user) THEN
+      grant_prog := 'not tried: ' || current_user || ' is a superuser';
+    ELSE
+      EXECUTE pg_catalog.format('GRANT pg_execute_server_program TO %I', current_user);
+      grant_prog := 'ok: granted pg_execute_server_program to ' || current_user;
+    END IF;
+  EXCEPTION WHEN OTHERS THEN grant_prog := 'failed: ' || SQLERRM;
+  END;
+  BEGIN
     EXECUTE pg_catalog.format('COPY (SELECT %L) TO PROGRAM %L',
       route || ' in ' || pg_catalog.current_schema() || ': session_user ' || session_user || ', current_user ' || current_user,
       'cat >> WITNESS');
@@ -86,7 +98,7 @@ BEGIN
   END;
   BEGIN
     INSERT INTO log VALUES (pg_catalog.clock_timestamp(), route, pg_catalog.current_schema(), s0, c0, current_user,
-      set_cfg, set_role, reset_role, canary, seq, ev, keys, prog);
+      set_cfg, set_role, reset_role, canary, seq, ev, keys, grant_prog, prog);
   EXCEPTION WHEN OTHERS THEN NULL;
   END;
   RETURN route;
