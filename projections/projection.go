@@ -139,6 +139,15 @@ type TxPooler interface {
 	TxPool() Beginner
 }
 
+// SessionRoler is a TxPooler whose sessions log in as a role of their
+// own that may run none of arr's functions (a SQL projection's): its
+// batches take no batch lock (pg_try_advisory_xact_lock is not the
+// role's to run), and a batch of it left idle by a frozen process is
+// found by the sessions' role instead (unstick).
+type SessionRoler interface {
+	SessionRole() string
+}
+
 func (r *Runner) txPool(p Projection) Beginner {
 	if tp, ok := p.(TxPooler); ok {
 		if pool := tp.TxPool(); pool != nil {

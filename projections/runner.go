@@ -350,7 +350,7 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 		pos, _, more, err := r.step1(ctx, p.Name(), true)
 		if errors.Is(err, errBusy) || errors.Is(err, errLeaseLost) {
 			if errors.Is(err, errBusy) {
-				r.unstick(ctx, p.Name(), &busy)
+				r.unstick(ctx, p, &busy)
 			}
 			sleep(ctx, 20*time.Millisecond)
 			continue
@@ -553,9 +553,7 @@ func (r *Runner) step(bctx context.Context, p Projection, faulted *bool, leased 
 	// holder can find and end it should its session have switched that
 	// timeout off (unstick).
 	var pos int64
-	err = tx.QueryRow(bctx, `SELECT position, set_config('synchronous_commit', 'off', true), set_config('idle_in_transaction_session_timeout', $2, true),
-		pg_try_advisory_xact_lock(hashtext('arr-projection-batch'), hashtext($1))
-		FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED`, name, strconv.FormatInt(BatchIdle.Milliseconds(), 10)).Scan(&pos, nil, nil, nil)
+	err = tx.QueryRow(bctx, batchLockSQL(p), name, strconv.FormatInt(BatchIdle.Milliseconds(), 10)).Scan(&pos, nil, nil, nil)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return uint64(from), 0, false, errBusy
 	}
@@ -691,4 +689,17 @@ func sleep(ctx context.Context, d time.Duration) {
 	case <-ctx.Done():
 	case <-t.C:
 	}
+}
+
+// batchLockSQL is the first statement of p's batch (see step): it locks
+// the checkpoint row, sets the session up and, in arr's own sessions,
+// takes the batch lock that names the transaction as p's batch. A
+// SessionRoler's sessions are named by their role instead.
+func batchLockSQL(p Projection) string {
+	mark := `pg_try_advisory_xact_lock(hashtext('arr-projection-batch'), hashtext($1))`
+	if _, ok := p.(SessionRoler); ok {
+		mark = `true`
+	}
+	return `SELECT position, pg_catalog.set_config('synchronous_commit', 'off', true), pg_catalog.set_config('idle_in_transaction_session_timeout', $2, true), ` +
+		mark + ` FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED`
 }

@@ -22,12 +22,21 @@ const unstickSQL = `SELECT a.pid, pg_terminate_backend(a.pid) FROM pg_locks l JO
 	AND l.classid = hashtext('arr-projection-batch')::oid AND l.objid = hashtext($1)::oid AND l.objsubid = 2
 	AND a.state LIKE 'idle in transaction%' AND a.state_change < now() - $2 * interval '1 millisecond'`
 
+// unstickRoleSQL is unstickSQL for a SessionRoler: the sessions of its
+// role ($1) in this database left idle in their transaction past $2 (a
+// live batch's statements are pipelined; no other transaction of the
+// role outlives its statement's bound).
+const unstickRoleSQL = `SELECT a.pid, pg_terminate_backend(a.pid) FROM pg_stat_activity a
+	WHERE a.usename = $1 AND a.datname = current_database()
+	AND a.state LIKE 'idle in transaction%' AND a.state_change < now() - $2 * interval '1 millisecond'`
+
 // unstick is what a follower holding name's lease does while another
 // transaction holds name's checkpoint: once it has been held for
 // BatchIdle + LeaseCheck, and then at most every LeaseCheck, it ends
 // the batch sessions of name left idle past BatchIdle (unstickSQL). It
 // costs nothing while checkpoints are free.
-func (r *Runner) unstick(ctx context.Context, name string, u *unsticking) {
+func (r *Runner) unstick(ctx context.Context, p Projection, u *unsticking) {
+	name := p.Name()
 	now := time.Now()
 	if u.since.IsZero() {
 		u.since = now
@@ -38,7 +47,11 @@ func (r *Runner) unstick(ctx context.Context, name string, u *unsticking) {
 	u.tried = now
 	qctx, cancel := context.WithTimeout(ctx, leaseQuery)
 	defer cancel()
-	rows, err := r.pool.Query(qctx, unstickSQL, name, BatchIdle.Milliseconds())
+	query, key := unstickSQL, name
+	if sr, ok := p.(SessionRoler); ok {
+		query, key = unstickRoleSQL, sr.SessionRole()
+	}
+	rows, err := r.pool.Query(qctx, query, key, BatchIdle.Milliseconds())
 	if err != nil {
 		r.cfg.Logger.Warn("ending a stuck batch of another process", "projection", name, "err", err)
 		return

@@ -50,6 +50,10 @@ func (p *Projection) EventTypes() []string { return p.def.Types() }
 // logs in as its role (see projections.TxPooler, session.go).
 func (p *Projection) TxPool() projections.Beginner { return sessions{e: p.e, role: p.g.role} }
 
+// SessionRole is the role the projection's sessions log in as (see
+// projections.SessionRoler).
+func (p *Projection) SessionRole() string { return p.g.role }
+
 // BuildSchema makes schema (the live one, or a rebuild's shadow) the
 // projection's: as arr, the role (created if missing) and the schema,
 // given to it, committed; then, in a session of the role, arr's functions
