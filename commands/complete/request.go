@@ -43,15 +43,16 @@ type Request struct {
 
 // Route asks domain/routing for the tier and the failover order.
 func (r *Request) Route(cat *routing.Catalog, fb routing.Feedback, brandPrefAllowed bool) (routing.Decision, error) {
-	return r.RouteAllowed(cat, fb, brandPrefAllowed, nil)
+	return r.RouteAllowed(cat, fb, brandPrefAllowed, nil, nil)
 }
 
 // RouteAllowed is Route among the models allow lets the caller's key use
-// (nil: every model).
-func (r *Request) RouteAllowed(cat *routing.Catalog, fb routing.Feedback, brandPrefAllowed bool, allow func(id, tier string) bool) (routing.Decision, error) {
+// (nil: every model); allowNames is that limit as the key names it, for
+// refusals.
+func (r *Request) RouteAllowed(cat *routing.Catalog, fb routing.Feedback, brandPrefAllowed bool, allow func(id, tier string) bool, allowNames []string) (routing.Decision, error) {
 	return routing.Route(cat, fb, routing.Request{
 		Model: r.Model, QualityFloor: r.QualityFloor, MaxCostMicro: r.MaxCostMicro,
-		BrandPref: r.BrandPref, BrandPrefAllowed: brandPrefAllowed, Allow: allow,
+		BrandPref: r.BrandPref, BrandPrefAllowed: brandPrefAllowed, Allow: allow, AllowNames: allowNames,
 		Difficulty:  routing.Difficulty(routing.Features{Messages: r.Messages, Tools: r.Tools, JSONMode: r.JSONMode}),
 		InputTokens: r.PromptEstimate(), MaxTokens: r.MaxTokens,
 	})
