@@ -94,10 +94,12 @@ type Config struct {
 	UpstreamBaseURL string
 	UpstreamAPIKey  string
 	UpstreamTimeout time.Duration
-	BreakerFailures int
-	BreakerOpen     time.Duration
-	CacheEntries    int
-	CacheTTL        time.Duration
+	// MaxRequestDuration caps a gateway completion, a stream's included.
+	MaxRequestDuration time.Duration
+	BreakerFailures    int
+	BreakerOpen        time.Duration
+	CacheEntries       int
+	CacheTTL           time.Duration
 	// The gateway's audit secrets (never logged or shown): the key of the
 	// HMAC-SHA-256 request and response hashes in audit entries, and the
 	// operator's auditor key that reads every entry's payload.
@@ -194,6 +196,7 @@ func (c *Config) settings() []setting {
 		{env: "ARR_UPSTREAM_BASE_URL", str: &c.UpstreamBaseURL, help: "one OpenAI-compatible server (vLLM, Ollama, llama.cpp, …; e.g. http://127.0.0.1:11434/v1) that serves every catalog model, instead of each model's base_url"},
 		{env: "ARR_UPSTREAM_API_KEY", str: &c.UpstreamAPIKey, secret: true, help: "API key sent to ARR_UPSTREAM_BASE_URL"},
 		{env: "ARR_UPSTREAM_TIMEOUT", dur: &c.UpstreamTimeout, def: "60s", help: "timeout of an upstream call until its response headers (a whole non-streamed reply), and of the gap between stream chunks"},
+		{env: "ARR_GATEWAY_MAX_REQUEST_DURATION", dur: &c.MaxRequestDuration, def: "30m", help: "longest a gateway completion may run, a stream's included: a stream still running then ends with an error event max_request_duration_exceeded (what was relayed is recorded and billed), a reply not yet sent is 504 max_request_duration_exceeded"},
 		{env: "ARR_UPSTREAM_BREAKER_FAILURES", num: &c.BreakerFailures, def: "5", help: "failures in a row that open an upstream model's circuit breaker", min: 1},
 		{env: "ARR_UPSTREAM_BREAKER_OPEN", dur: &c.BreakerOpen, def: "30s", help: "how long an open circuit breaker skips its upstream before one probe"},
 		{env: "ARR_CACHE_ENTRIES", num: &c.CacheEntries, def: "10000", help: "size of the gateway's exact-match response cache (0 turns it off)", min: 0},

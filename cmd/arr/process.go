@@ -172,6 +172,9 @@ func (p *process) addServices(ctx context.Context, s *system, roles []string, ve
 	if s.ledger != nil && slices.Contains(roles, "gateway") {
 		p.group.Add(lifecycle.Intake, lifecycle.Component{Name: "spend counters cleanup", Run: quiet(s.ledger.Run)})
 	}
+	if s.guard != nil && slices.Contains(roles, "gateway") {
+		p.group.Add(lifecycle.Intake, lifecycle.Component{Name: "spend lease renewal", Run: quiet(s.guard.Run)})
+	}
 	if cfg.KeyCache == "true" {
 		p.group.Add(lifecycle.Intake, lifecycle.Func("key cache listener", func(ctx context.Context) {
 			s.app.Queries.Identities.ListenForChanges(ctx, log.Warn)
