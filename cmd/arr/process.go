@@ -200,7 +200,8 @@ func (p *process) addServer(role string, deps httpx.Deps, cfg Config, log *slog.
 	case "answer":
 		h, err = answer.New(deps)
 	case "gateway":
-		h, err = gateway.New(deps, gateway.Options{AuditorKey: cfg.AuditorKey, AdminKey: cfg.AdminKey})
+		h, err = gateway.New(deps, gateway.Options{AuditorKey: cfg.AuditorKey, AdminKey: cfg.AdminKey,
+			BodyBytes: int64(cfg.BodiesMB) << 20, KeyBodyBytes: int64(cfg.KeyBodiesMB) << 20, BodyWait: cfg.BodyWait})
 	case "records":
 		h, err = records.New(deps)
 	}
