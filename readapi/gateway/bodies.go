@@ -180,3 +180,27 @@ func refuseBodies(c *gin.Context, e *bodiesFull) httpx.Problem {
 	}
 	return httpx.Problem{Status: status, Code: "bodies_in_flight", Message: e.Error()}
 }
+
+// readBody reads the request's body into one buffer of its declared
+// length (io.ReadAll would grow it by doubling, holding up to twice the
+// body while it reads); a body of unknown length is read as io.ReadAll
+// does. The engine's MaxBytesReader bounds both.
+func readBody(c *gin.Context) ([]byte, error) {
+	n := c.Request.ContentLength
+	if n < 0 || n > maxBody {
+		return io.ReadAll(c.Request.Body)
+	}
+	buf := make([]byte, n, n+1) // +1: reading EOF needs no second buffer
+	if _, err := io.ReadFull(c.Request.Body, buf); err != nil {
+		if err == io.ErrUnexpectedEOF {
+			return nil, fmt.Errorf("the request body ended before its Content-Length: %w", err)
+		}
+		return nil, err
+	}
+	// Anything past the declared length is the engine's to refuse.
+	var one [1]byte
+	if k, _ := c.Request.Body.Read(one[:]); k > 0 {
+		return nil, fmt.Errorf("the request body is longer than its Content-Length")
+	}
+	return buf, nil
+}
