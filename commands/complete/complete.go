@@ -248,6 +248,7 @@ func (h *Handler) handle(ctx context.Context, cmd Command) (res Result, err erro
 	if err != nil {
 		return Result{}, err
 	}
+	k.req.keepEstimate()
 	if err := h.admit(ctx, k); err != nil {
 		return Result{}, err
 	}
