@@ -17,7 +17,7 @@ import (
 // ARR_GATEWAY_KEY_BODIES_MB=6, twelve concurrent 2.6 MB /v1/messages
 // bodies of three keys, held by a slow upstream, are admitted four at
 // most (two per key at most); the others wait ARR_GATEWAY_BODY_WAIT and
-// are refused before their bodies are read, in Anthropic's shape with
+// are refused (their bodies read and dropped), in Anthropic's shape with
 // Retry-After: 429 rate_limit_error key_bodies_in_flight for a key over
 // its bytes, 529 overloaded_error bodies_in_flight for a full process; a
 // chat completion then gets OpenAI's 503 service_unavailable_error. Once

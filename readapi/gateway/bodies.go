@@ -25,10 +25,11 @@ import (
 // (Options.KeyBodyBytes); a body of unknown length (chunked) reserves
 // the largest body (4 MiB) and gives back what it did not use once read.
 // A request that does not fit waits for room up to Options.BodyWait, then
-// is refused before its body is read, in the route's dialect, with
+// is refused, in the route's dialect, with
 // Retry-After: 503 (Messages: 529 overloaded_error) when the process is
-// full, 429 rate_limit_error when the key is. The bytes are given back
-// when the request ends.
+// full, 429 rate_limit_error when the key is (the refused body is read
+// through a small buffer and dropped, so that the client reads the
+// answer). The bytes are given back when the request ends.
 
 // maxBody is the largest request body of the gateway.
 const maxBody = 4 << 20
@@ -129,6 +130,12 @@ func (g *bodyGate) middleware(c *gin.Context) {
 		n = maxBody // unknown (or refused as too large when read)
 	}
 	if err := g.acquire(c.Request.Context(), key, n); err != nil {
+		// Read the refused body to its end through a small buffer (it
+		// is at most 4 MiB, and must arrive within ARR_BODY_TIMEOUT), so
+		// that the client reads the refusal: a connection closed on a
+		// large unread body is reset, and the client would see a broken
+		// pipe instead of the status and Retry-After. Nothing is kept.
+		_, _ = io.Copy(io.Discard, c.Request.Body)
 		fail(c, err)
 		return
 	}
