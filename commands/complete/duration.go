@@ -52,13 +52,19 @@ func CutOf(ctx context.Context) func(cause error) {
 	return f
 }
 
+// WithCut returns ctx carrying cut as the way to cut its request
+// (CutOf): what a use case that admits through an Admitter gives it.
+func WithCut(ctx context.Context, cut context.CancelCauseFunc) context.Context {
+	return context.WithValue(ctx, cutterKey{}, cut)
+}
+
 // bounded returns ctx cut at max with *DurationExceeded (and by
 // CutOf's function), and the function that ends it once the request is
 // done.
 func bounded(ctx context.Context, max time.Duration) (context.Context, func()) {
 	ctx, cut := context.WithCancelCause(ctx)
 	t := time.AfterFunc(max, func() { cut(&DurationExceeded{Max: max}) })
-	return context.WithValue(ctx, cutterKey{}, cut), func() {
+	return WithCut(ctx, cut), func() {
 		t.Stop()
 		cut(context.Canceled)
 	}
