@@ -101,7 +101,7 @@ func (s *system) openCompletions(a app.Application) (*complete.Handler, *embed.H
 	comp, err := complete.New(complete.Config{
 		Catalog: cat, Upstream: up, Chain: chain, HashKey: hashKey,
 		Quality: a.Queries.TierQuality, Cache: complete.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
-		Registerer: s.registry, Logger: log, Tracer: s.traces.Tracer(), Limits: guard,
+		Registerer: s.registry, Logger: log, Tracer: s.traces.Tracer(), Limits: guard, MaxDuration: cfg.MaxRequestDuration,
 	})
 	if err != nil {
 		return nil, nil, nil, err

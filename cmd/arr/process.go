@@ -172,6 +172,9 @@ func (p *process) addServices(ctx context.Context, s *system, roles []string, ve
 	if s.ledger != nil && slices.Contains(roles, "gateway") {
 		p.group.Add(lifecycle.Intake, lifecycle.Component{Name: "spend counters cleanup", Run: quiet(s.ledger.Run)})
 	}
+	if s.guard != nil && slices.Contains(roles, "gateway") {
+		p.group.Add(lifecycle.Intake, lifecycle.Component{Name: "spend lease renewal", Run: quiet(s.guard.Run)})
+	}
 	if cfg.KeyCache == "true" {
 		p.group.Add(lifecycle.Intake, lifecycle.Func("key cache listener", func(ctx context.Context) {
 			s.app.Queries.Identities.ListenForChanges(ctx, log.Warn)
@@ -197,7 +200,8 @@ func (p *process) addServer(role string, deps httpx.Deps, cfg Config, log *slog.
 	case "answer":
 		h, err = answer.New(deps)
 	case "gateway":
-		h, err = gateway.New(deps, gateway.Options{AuditorKey: cfg.AuditorKey, AdminKey: cfg.AdminKey})
+		h, err = gateway.New(deps, gateway.Options{AuditorKey: cfg.AuditorKey, AdminKey: cfg.AdminKey,
+			BodyBytes: int64(cfg.BodiesMB) << 20, KeyBodyBytes: int64(cfg.KeyBodiesMB) << 20, BodyWait: cfg.BodyWait})
 	case "records":
 		h, err = records.New(deps)
 	}

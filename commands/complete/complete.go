@@ -54,6 +54,9 @@ type Config struct {
 	Clock func() time.Time
 	// Limits enforces the keys' limits (spend.Guard); nil: none.
 	Limits Admitter
+	// MaxDuration caps a completion's duration, a stream's included
+	// (duration.go). Default 30m.
+	MaxDuration time.Duration
 }
 
 func (c *Config) validate() error {
@@ -81,6 +84,9 @@ func (c *Config) validate() error {
 	}
 	if c.Clock == nil {
 		c.Clock = time.Now
+	}
+	if c.MaxDuration <= 0 {
+		c.MaxDuration = 30 * time.Minute
 	}
 	return nil
 }
@@ -223,19 +229,26 @@ type call struct {
 // domain.ErrUnavailable when the audit chain did not record it, and
 // commands.ErrOutcomeUnknown when the chain cannot tell.
 func (h *Handler) handle(ctx context.Context, cmd Command) (res Result, err error) {
+	ctx, release := bounded(ctx, h.cfg.MaxDuration)
 	var k *call
 	var st *Stream
 	if cmd.Request.Stream {
-		st = &Stream{h: h, ctx: ctx}
+		st = &Stream{h: h, ctx: ctx, release: release}
 		k = &st.call
 	} else {
 		k = &call{}
 	}
+	defer func() {
+		if res.Stream == nil {
+			release() // a stream ends its context when it is closed
+		}
+	}()
 	k.start, k.caller, k.req = h.cfg.Clock(), cmd.Caller, cmd.Request
 	k.dec, err = h.route(ctx, k)
 	if err != nil {
 		return Result{}, err
 	}
+	k.req.keepEstimate()
 	if err := h.admit(ctx, k); err != nil {
 		return Result{}, err
 	}

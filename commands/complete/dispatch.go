@@ -63,6 +63,9 @@ func (h *Handler) dispatch(ctx context.Context, k *call) (*upstream.Response, in
 			return nil, i + 1, &Refused{Status: ue.Status, Body: ue.Body, Err: ue}
 		}
 		if ctx.Err() != nil {
+			if cause := gatewayCut(ctx); cause != nil {
+				return nil, i + 1, cause
+			}
 			return nil, i + 1, ctx.Err()
 		}
 		tried = append(tried, fmt.Sprintf("%s: %v", cand.Model.ID, errors.Unwrap(err)))

@@ -39,19 +39,34 @@ type Request struct {
 	QualityFloor   float64
 	MaxCostMicro   int64 // 0: no ceiling
 	BrandPref      string
+
+	// estimate is PromptEstimate once the messages' text was let go
+	// (keepEstimate); 0: not yet.
+	estimate int64
+}
+
+// keepEstimate remembers the prompt estimate and lets the messages' text
+// go: once a request is routed, its text is in Fields (what goes
+// upstream) and need not be held twice while it runs.
+func (r *Request) keepEstimate() {
+	if r.estimate == 0 {
+		r.estimate = max(r.PromptEstimate(), 1)
+	}
+	r.Messages = nil
 }
 
 // Route asks domain/routing for the tier and the failover order.
 func (r *Request) Route(cat *routing.Catalog, fb routing.Feedback, brandPrefAllowed bool) (routing.Decision, error) {
-	return r.RouteAllowed(cat, fb, brandPrefAllowed, nil)
+	return r.RouteAllowed(cat, fb, brandPrefAllowed, nil, nil)
 }
 
 // RouteAllowed is Route among the models allow lets the caller's key use
-// (nil: every model).
-func (r *Request) RouteAllowed(cat *routing.Catalog, fb routing.Feedback, brandPrefAllowed bool, allow func(id, tier string) bool) (routing.Decision, error) {
+// (nil: every model); allowNames is that limit as the key names it, for
+// refusals.
+func (r *Request) RouteAllowed(cat *routing.Catalog, fb routing.Feedback, brandPrefAllowed bool, allow func(id, tier string) bool, allowNames []string) (routing.Decision, error) {
 	return routing.Route(cat, fb, routing.Request{
 		Model: r.Model, QualityFloor: r.QualityFloor, MaxCostMicro: r.MaxCostMicro,
-		BrandPref: r.BrandPref, BrandPrefAllowed: brandPrefAllowed, Allow: allow,
+		BrandPref: r.BrandPref, BrandPrefAllowed: brandPrefAllowed, Allow: allow, AllowNames: allowNames,
 		Difficulty:  routing.Difficulty(routing.Features{Messages: r.Messages, Tools: r.Tools, JSONMode: r.JSONMode}),
 		InputTokens: r.PromptEstimate(), MaxTokens: r.MaxTokens,
 	})
@@ -62,6 +77,9 @@ func (r *Request) RouteAllowed(cat *routing.Catalog, fb routing.Feedback, brandP
 // window and cost checks) counts, and what POST /v1/messages/count_tokens
 // answers.
 func (r *Request) PromptEstimate() int64 {
+	if r.estimate > 0 {
+		return r.estimate
+	}
 	return routing.EstimateTokens(r.Messages, len(r.Fields["tools"])+len(r.Fields["response_format"]))
 }
 

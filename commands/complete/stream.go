@@ -45,6 +45,8 @@ type Stream struct {
 	// span is the completion's span (trace.go), ended once the stream is
 	// recorded; nil: none.
 	span trace.Span
+	// release ends the stream's context (duration.go) once it is closed.
+	release func()
 }
 
 // StreamCut says the upstream broke a stream off mid-way: what was relayed
@@ -55,7 +57,24 @@ type StreamCut struct {
 }
 
 func (e *StreamCut) Error() string {
+	if e.Code() != "upstream_stream_cut" {
+		return e.Err.Error() + "; the reply above is incomplete"
+	}
 	return fmt.Sprintf("the upstream %s broke the stream off mid-way (%v); the reply above is incomplete", e.Model, e.Err)
+}
+
+// Code is the stream's error code: max_request_duration_exceeded (the
+// duration cap), reservation_lost (its reservation could not be kept) or
+// upstream_stream_cut (the upstream broke off, or the client left).
+func (e *StreamCut) Code() string {
+	var d *DurationExceeded
+	switch {
+	case errors.As(e.Err, &d):
+		return "max_request_duration_exceeded"
+	case errors.Is(e.Err, ErrReservationLost):
+		return "reservation_lost"
+	}
+	return "upstream_stream_cut"
 }
 
 func (e *StreamCut) Unwrap() error { return e.Err }
@@ -150,6 +169,9 @@ func (s *Stream) Close() {
 	}
 	s.settle(s.ctx)
 	s.endSpan(context.Canceled) // closed before it was recorded
+	if s.release != nil {
+		s.release()
+	}
 }
 
 // relay starts relaying the stream resp of the candidate that answered.
@@ -174,7 +196,9 @@ func (s *Stream) finish(cut error) error {
 	outcome := "ok"
 	if cut != nil {
 		outcome = "cut"
-		if s.ctx.Err() != nil {
+		if cause := gatewayCut(s.ctx); cause != nil {
+			cut = cause // the duration cap, or a reservation that could not be kept
+		} else if s.ctx.Err() != nil {
 			outcome = "canceled"
 		}
 	}

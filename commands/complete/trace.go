@@ -111,7 +111,7 @@ func failSpan(span trace.Span, err error) {
 // route asks routing for the decision, within the arr.route span.
 func (h *Handler) route(ctx context.Context, k *call) (routing.Decision, error) {
 	route := func() (routing.Decision, error) {
-		return k.req.RouteAllowed(h.cfg.Catalog, h.fb.get(), k.caller.Plan.Offer().Limits.BrandPref, allow(k.caller))
+		return k.req.RouteAllowed(h.cfg.Catalog, h.fb.get(), k.caller.Plan.Offer().Limits.BrandPref, allow(k.caller), k.caller.Limits.Models)
 	}
 	if h.cfg.Tracer == nil {
 		return route()

@@ -13,10 +13,13 @@ import (
 // Coalescing, as the quotas' (readapi/ratelimit): while a reservation
 // (or settle) round trip of a key is out, that key's next requests queue,
 // and the next round trip reserves (or settles) all of them in one
-// transaction. Reservations are decided in arrival order: a round admits
-// the longest run of its requests that fits every limit together (one
-// that does not fit stops the run, so a later, smaller request never
-// overtakes it). A key's limits stay exact; its counters see one
+// transaction. Each request of a round is decided on its own, in arrival
+// order, exactly as it would have been alone after the requests before
+// it: one that does not fit is refused for the limit it does not fit
+// (budget_exceeded for a budget, rate_limit_exceeded only for rpm and
+// tpm) and reserves nothing, so it never makes a later request that fits
+// fail (a refused request is not queued, so there is nothing a later one
+// could overtake). A key's limits stay exact; its counters see one
 // transaction at a time per process instead of one per request.
 
 // maxRound bounds the requests of one round.

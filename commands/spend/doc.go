@@ -35,7 +35,10 @@
 // Each reservation is also a row of spend_reservations, leased for
 // Config.Lease (an hour): a process that dies mid-request never settles,
 // and Ledger.Sweep (run by every gateway process) releases its
-// reservation once the lease has run out.
+// reservation once the lease has run out. The leases of requests still
+// running are renewed by Guard.Run (renew.go), so a request of any
+// length keeps its reservation; one whose lease cannot be renewed is cut
+// (complete.CutOf) before the sweep may release it.
 //
 // Both transactions commit without waiting for their WAL flush
 // (synchronous_commit off for them only), as the quotas' do: the limits

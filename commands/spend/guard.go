@@ -41,8 +41,8 @@ type Config struct {
 	// context has ended. Default 10s.
 	SettleTimeout time.Duration
 	// Lease is how long a reservation is held for a request that never
-	// settles (its process died): then Ledger.Sweep releases it. It must
-	// outlast the longest request (a stream). Default 1h.
+	// settles (its process died): then Ledger.Sweep releases it. Run
+	// renews the leases of requests still running (renew.go). Default 1h.
 	Lease time.Duration
 }
 
@@ -52,6 +52,11 @@ type Guard struct {
 	cfg      Config
 	reserves *coalescer[reserveJob]
 	settles  *coalescer[settleJob]
+
+	// live are the admitted requests not settled yet, whose leases Run
+	// renews (renew.go).
+	mu   sync.Mutex
+	live map[uuid.UUID]*hold
 }
 
 // New returns a Guard; it refuses a Config without a pool, a store or
@@ -72,7 +77,7 @@ func New(cfg Config) (*Guard, error) {
 	if cfg.Lease <= 0 {
 		cfg.Lease = time.Hour
 	}
-	g := &Guard{cfg: cfg}
+	g := &Guard{cfg: cfg, live: map[uuid.UUID]*hold{}}
 	g.reserves = newCoalescer(cfg.SettleTimeout, func(ctx context.Context, jobs []reserveJob) { reserveRound(ctx, cfg.Pool, jobs) })
 	g.settles = newCoalescer(cfg.SettleTimeout, func(ctx context.Context, jobs []settleJob) { settleRound(ctx, cfg.Pool, jobs) })
 	return g, nil
@@ -119,9 +124,13 @@ func (g *Guard) Admit(ctx context.Context, caller complete.Caller, models []stri
 	if !ok {
 		return nil, refusal(asks, got, now)
 	}
+	g.hold(id, now.Add(g.cfg.Lease), complete.CutOf(ctx))
 	var once sync.Once
 	return func(ctx context.Context, costUSD float64, tokens int64) {
-		once.Do(func() { g.settle(ctx, caller, id, asks, micros(costUSD), tokens) })
+		once.Do(func() {
+			g.drop(id)
+			g.settle(ctx, caller, id, asks, micros(costUSD), tokens)
+		})
 	}, nil
 }
 

@@ -3,6 +3,7 @@ package spend
 import (
 	"context"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -11,8 +12,12 @@ import (
 )
 
 // reserveRound reserves for the jobs of one group (the same counters and
-// limits), in one transaction: alone, as reserve; together, the longest
-// run of them, in arrival order, that fits every limit.
+// limits), in one transaction: alone, as reserve; together, each request
+// decided on its own, in arrival order, on the counters as the requests
+// before it in the round left them. A request that does not fit is
+// refused for the limit it does not fit and leaves no trace: the requests
+// after it are decided as if it had not been sent (a request too large
+// for a budget never refuses a small one that fits).
 //
 // A request whose plan count was left to its reservation (reserveJob.quota)
 // has it counted in the same transaction when it has the round to itself
@@ -45,45 +50,62 @@ func reserveRound(ctx context.Context, pool *pgxpool.Pool, jobs []reserveJob) {
 	if jobs = kept; len(jobs) == 0 {
 		return
 	}
-	counts, upto, err := reserveMany(ctx, pool, jobs)
+	decided, err := reserveMany(ctx, pool, jobs)
 	for r, j := range jobs {
 		if err != nil {
 			j.reply <- reserveReply{err: err}
 			continue
 		}
-		// What the request found: the counters and the reservations of
-		// the requests of the round admitted before it.
-		got := make([]count, len(j.asks))
-		for i := range j.asks {
-			got[i] = counts[i]
-			for _, before := range jobs[:min(r, upto)] {
-				got[i].reserved += before.asks[i].n
-			}
-		}
-		j.reply <- reserveReply{got: got, ok: r < upto}
+		j.reply <- reserveReply{got: decided[r].got, ok: decided[r].ok}
 	}
 }
 
-// reserveMany is reserveRound's transaction for two or more jobs: it
-// returns the counters as found (in the asks' order) and how many jobs,
-// from the first, it admitted.
-func reserveMany(ctx context.Context, pool *pgxpool.Pool, jobs []reserveJob) ([]count, int, error) {
+// decision is one request of a round as reserveMany decided it: the
+// counters it found (what ended requests used, what requests in flight
+// reserved, the requests of the round admitted before it included) and
+// whether it was admitted.
+type decision struct {
+	got []count
+	ok  bool
+}
+
+// decide admits each job, in order, that fits every limit on the
+// counters found plus the jobs admitted before it.
+func decide(found []count, jobs []reserveJob) []decision {
+	running := slices.Clone(found)
+	out := make([]decision, len(jobs))
+	for r, j := range jobs {
+		out[r].got = slices.Clone(running)
+		out[r].ok = allFit(j.asks, running)
+		if out[r].ok {
+			for i, a := range j.asks {
+				running[i].reserved += a.n
+			}
+		}
+	}
+	return out
+}
+
+// reserveMany is reserveRound's transaction for two or more jobs, in two
+// round trips on one connection: the first creates and locks the
+// counters and reads them, the jobs are decided (decide), the second
+// raises the counters by what the admitted jobs reserve, records each
+// admitted job's lease and commits.
+func reserveMany(ctx context.Context, pool *pgxpool.Pool, jobs []reserveJob) (out []decision, err error) {
+	defer func() {
+		if err != nil {
+			err = fmt.Errorf("reserving for %d requests: %w", len(jobs), err)
+		}
+	}()
 	first := jobs[0].asks
 	order := sorted(first)
 	buckets, starts, ends, _, _ := columns(first, order)
-	var rs []int32
-	var bs []string
-	var ss []time.Time
-	var ns, lims []int64
-	ids := make([]uuid.UUID, len(jobs))
-	for r, j := range jobs {
-		ids[r] = j.id
-		for _, a := range j.asks {
-			rs, bs, ss, ns, lims = append(rs, int32(r+1)), append(bs, a.bucket), append(ss, a.start), append(ns, a.n), append(lims, a.limit)
-		}
+	found := make([]count, len(first))
+	conn, err := pool.Acquire(ctx)
+	if err != nil {
+		return nil, err
 	}
-	counts := make([]count, len(first))
-	upto := 0
+	defer conn.Release() // a connection left in a transaction is closed, not reused
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
 	b.Queue(`SET LOCAL synchronous_commit = off`)
@@ -96,40 +118,55 @@ JOIN spend_counters c ON c.bucket = v.b AND c.window_start = v.s ORDER BY v.i FO
 		var c count
 		_, err := pgx.ForEachRow(rows, []any{&c.used, &c.reserved}, func() error {
 			if i < len(order) {
-				counts[order[i]] = c
+				found[order[i]] = c
 			}
 			i++
 			return nil
 		})
+		if err == nil && i != len(order) {
+			err = fmt.Errorf("%d of %d counters found", i, len(order))
+		}
 		return err
 	})
-	b.Queue(reserveManySQL, rs, bs, ss, ns, lims, ids, jobs[0].expires, len(jobs)).QueryRow(func(row pgx.Row) error {
-		return row.Scan(&upto)
-	})
-	b.Queue(`COMMIT`)
-	if err := pool.SendBatch(ctx, b).Close(); err != nil {
-		return nil, 0, fmt.Errorf("reserving for %d requests: %w", len(jobs), err)
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return nil, err
 	}
-	return counts, upto, nil
+	out = decide(found, jobs)
+	total := make([]int64, len(first))
+	var rs []int32
+	var bs []string
+	var ss []time.Time
+	var ns []int64
+	var ids []uuid.UUID
+	for r, j := range jobs {
+		if !out[r].ok {
+			continue
+		}
+		ids = append(ids, j.id)
+		for i, a := range j.asks {
+			total[i] += a.n
+			rs, bs, ss, ns = append(rs, int32(len(ids))), append(bs, a.bucket), append(ss, a.start), append(ns, a.n)
+		}
+	}
+	sums := make([]int64, len(order))
+	for k, i := range order {
+		sums[k] = total[i]
+	}
+	b = &pgx.Batch{}
+	if len(ids) > 0 {
+		b.Queue(`UPDATE spend_counters c SET reserved = c.reserved + v.n
+FROM unnest($1::text[], $2::timestamptz[], $3::bigint[]) AS v(b, s, n) WHERE c.bucket = v.b AND c.window_start = v.s`, buckets, starts, sums)
+		b.Queue(`INSERT INTO spend_reservations (id, buckets, starts, amounts, expires_at)
+SELECT ($5::uuid[])[v.r], array_agg(v.b ORDER BY v.b, v.s), array_agg(v.s ORDER BY v.b, v.s), array_agg(v.n ORDER BY v.b, v.s), $6
+FROM unnest($1::int[], $2::text[], $3::timestamptz[], $4::bigint[]) AS v(r, b, s, n) GROUP BY v.r`, rs, bs, ss, ns, ids, jobs[0].expires)
+	}
+	b.Queue(`COMMIT`)
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		_, _ = conn.Exec(context.WithoutCancel(ctx), `ROLLBACK`)
+		return nil, err
+	}
+	return out, nil
 }
-
-// reserveManySQL admits requests 1..upto, where upto+1 is the first
-// request whose running total, with the requests before it, passes a
-// limit in some counter (the counters are locked); it raises the
-// counters' reservations by the admitted requests' amounts and records
-// each admitted request's lease.
-const reserveManySQL = `WITH v AS (SELECT * FROM unnest($1::int[], $2::text[], $3::timestamptz[], $4::bigint[], $5::bigint[]) AS v(r, b, s, n, lim)),
-cum AS (SELECT v.r, v.b, v.s, v.lim, sum(v.n) OVER (PARTITION BY v.b, v.s ORDER BY v.r) AS c FROM v),
-bad AS (SELECT min(cum.r) AS r FROM cum JOIN spend_counters d ON d.bucket = cum.b AND d.window_start = cum.s
-	WHERE d.used + d.reserved + cum.c > cum.lim),
-ok AS (SELECT coalesce((SELECT r FROM bad), $8 + 1) - 1 AS upto),
-up AS (UPDATE spend_counters c SET reserved = c.reserved + x.n
-	FROM (SELECT v.b, v.s, sum(v.n) AS n FROM v, ok WHERE v.r <= ok.upto GROUP BY v.b, v.s) x
-	WHERE c.bucket = x.b AND c.window_start = x.s RETURNING 1),
-lease AS (INSERT INTO spend_reservations (id, buckets, starts, amounts, expires_at)
-	SELECT ($6::uuid[])[v.r], array_agg(v.b ORDER BY v.b, v.s), array_agg(v.s ORDER BY v.b, v.s), array_agg(v.n ORDER BY v.b, v.s), $7
-	FROM v, ok WHERE v.r <= ok.upto GROUP BY v.r RETURNING 1)
-SELECT upto FROM ok`
 
 // settleRound settles the jobs of one group in one transaction.
 func settleRound(ctx context.Context, pool *pgxpool.Pool, jobs []settleJob) {

@@ -34,6 +34,9 @@ type Request struct {
 	// nil allows every model. Auto and failover choose among the allowed
 	// only; a tier or model named that allows none is ErrForbidden.
 	Allow func(id, tier string) bool
+	// AllowNames is the key's models limit as it names it (tiers and
+	// model ids), for the refusals that Allow causes.
+	AllowNames []string
 }
 
 // allowed keeps the models r may use.
@@ -50,10 +53,18 @@ func (r Request) allowed(ms []Model) []Model {
 	return out
 }
 
+// limitText is the key's models limit for a message.
+func (r Request) limitText() string {
+	if len(r.AllowNames) == 0 {
+		return "its models limit (GET /v1/me/keys shows it)"
+	}
+	return "its models limit: " + strings.Join(r.AllowNames, ", ")
+}
+
 // errModelNotAllowed refuses a tier or model the caller's key may not use.
-func errModelNotAllowed(name string) error {
+func errModelNotAllowed(name string, r Request) error {
 	return &domain.Error{Kind: domain.ErrForbidden, Code: "model_not_allowed", Field: "model",
-		Message: fmt.Sprintf("this API key may not use %q (its models limit says which tiers and models it may; GET /v1/me/keys shows it); use one of them or model auto", name)}
+		Message: fmt.Sprintf("this API key may not use %q (%s); use one of those or model auto", name, r.limitText())}
 }
 
 // Candidate is one upstream to try, with the max_tokens to send it (0:
@@ -67,8 +78,10 @@ type Candidate struct {
 }
 
 // Decision is the router's choice: the tier and every candidate in
-// failover order (the tier's models, the preferred vendor's first, then
-// the models of each tier above that meets the ceiling).
+// failover order. For auto or a tier named: the tier's models, the
+// preferred vendor's first, then the models of each tier above that
+// meets the ceiling. For a model id named: that model, then the same
+// model served elsewhere at no higher price (copiesOf), and nothing else.
 type Decision struct {
 	Tier       string
 	Difficulty float64
@@ -156,7 +169,7 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 			return Decision{}, errUnknownModel(model, c)
 		}
 		if len(r.allowed(c.Tiers[i].Models)) == 0 {
-			return Decision{}, errModelNotAllowed(model)
+			return Decision{}, errModelNotAllowed(model, r)
 		}
 		start = i
 	default:
@@ -165,12 +178,26 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 			return Decision{}, errUnknownModel(model, c)
 		}
 		if r.Allow != nil && !r.Allow(m.ID, m.Tier) {
-			return Decision{}, errModelNotAllowed(model)
+			return Decision{}, errModelNotAllowed(model, r)
 		}
 		pinned = &m
 		start = c.byTier[m.Tier]
 	}
 	d.Tier = c.Tiers[start].Name
+	if pinned != nil {
+		// A model named is that model: it fails over only to the same
+		// model served elsewhere, never dearer (sameModel).
+		pred := fb.Corrected(c.Tiers[start], r.Difficulty)
+		for _, m := range append([]Model{*pinned}, r.allowed(c.copiesOf(*pinned))...) {
+			if f := fitModel(m, r); f.ok {
+				d.Candidates = append(d.Candidates, Candidate{Model: m, MaxTokens: f.maxTokens, EstCost: f.estCost, Predicted: pred})
+			}
+		}
+		if len(d.Candidates) == 0 {
+			return Decision{}, ceilingError(c, r, start)
+		}
+		return d, nil
+	}
 	for i := start; i < len(c.Tiers); i++ {
 		t := c.Tiers[i]
 		pred := fb.Corrected(t, r.Difficulty)
@@ -180,9 +207,6 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 			continue
 		}
 		models := r.allowed(c.ordered(t, r.BrandPref))
-		if i == start && pinned != nil {
-			models = append([]Model{*pinned}, without(models, pinned.ID)...)
-		}
 		for _, m := range models {
 			f := fitModel(m, r)
 			if !f.ok {
@@ -197,11 +221,23 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 	return d, nil
 }
 
-func without(ms []Model, id string) []Model {
+// sameModel says whether o serves the model m is (the same vendor's same
+// upstream model, under another catalog id: another region, deployment
+// or provider) at no higher price, input and output.
+func sameModel(m, o Model) bool {
+	return o.ID != m.ID && o.Vendor == m.Vendor && o.UpstreamModel == m.UpstreamModel &&
+		o.InputPerM <= m.InputPerM && o.OutputPerM <= m.OutputPerM
+}
+
+// copiesOf are the catalog's other entries of m's model (sameModel), in
+// catalog order: what a request naming m fails over to.
+func (c *Catalog) copiesOf(m Model) []Model {
 	var out []Model
-	for _, m := range ms {
-		if m.ID != id {
-			out = append(out, m)
+	for _, t := range c.Tiers {
+		for _, o := range t.Models {
+			if sameModel(m, o) {
+				out = append(out, o)
+			}
 		}
 	}
 	return out
@@ -254,7 +290,7 @@ func chooseAuto(c *Catalog, fb Feedback, r Request) (int, error) {
 		return first, nil
 	}
 	if r.Allow != nil && len(r.allowed(c.Models())) == 0 {
-		return -1, errModelNotAllowed("auto")
+		return -1, errModelNotAllowed("auto", r)
 	}
 	return -1, impossible(c, fb, r)
 }
@@ -283,15 +319,21 @@ func usd(m MicroUSD) string { return fmt.Sprintf("%.6f", float64(m)/1e6) }
 // and what would.
 func impossible(c *Catalog, fb Feedback, r Request) error {
 	band := BandOf(r.Difficulty)
-	// Cheapest tier that clears the floor, and the cost it needs.
+	// Cheapest tier the key may use that clears the floor, and the cost
+	// it needs.
 	var floorTier *Tier
 	var floorCost MicroUSD
 	for i := range c.Tiers {
 		t := c.Tiers[i]
-		if fb.Corrected(t, r.Difficulty) >= r.QualityFloor {
+		if len(r.allowed(t.Models)) > 0 && fb.Corrected(t, r.Difficulty) >= r.QualityFloor {
 			floorTier = &t
 			floorCost = cheapestEstimate(t, r)
 			break
+		}
+	}
+	if floorTier == nil && r.Allow != nil {
+		if err := keyLimitsFloor(c, fb, r); err != nil {
+			return err
 		}
 	}
 	// Best quality within the ceiling.
@@ -299,7 +341,7 @@ func impossible(c *Catalog, fb Feedback, r Request) error {
 	var ceilQ float64
 	for i := range c.Tiers {
 		t := c.Tiers[i]
-		if fitsAny(t.Models, r) {
+		if fitsAny(r.allowed(t.Models), r) {
 			if q := fb.Corrected(t, r.Difficulty); ceilTier == nil || q > ceilQ {
 				ceilTier, ceilQ = &t, q
 			}
@@ -329,10 +371,44 @@ func impossible(c *Catalog, fb Feedback, r Request) error {
 	return &domain.Error{Kind: domain.ErrInvalid, Code: "no_tier_satisfies_constraints", Field: field, Message: b.String()}
 }
 
+// keyLimitsFloor is the refusal of a request whose quality floor only
+// tiers the key's models limit rules out would clear: it names the
+// limit (a 403, as for a model the key may not use), and what the key
+// could get by lowering the floor. Nil when no tier at all clears the
+// floor (the floor is then the request's own problem).
+func keyLimitsFloor(c *Catalog, fb Feedback, r Request) error {
+	var clears *Tier
+	var best *Tier
+	var bestQ float64
+	for i := range c.Tiers {
+		t := c.Tiers[i]
+		q := fb.Corrected(t, r.Difficulty)
+		if clears == nil && q >= r.QualityFloor {
+			clears = &t
+		}
+		if len(r.allowed(t.Models)) > 0 && (best == nil || q > bestQ) {
+			best, bestQ = &t, q
+		}
+	}
+	if clears == nil {
+		return nil
+	}
+	msg := fmt.Sprintf("this API key may not use a tier that reaches quality_floor %.2f for this request (difficulty %.3f): the cheapest that does is %s, and the key may use only what %s allows",
+		r.QualityFloor, r.Difficulty, clears.Name, r.limitText())
+	if best != nil {
+		msg += fmt.Sprintf("; lower quality_floor to %.2f to use %s, or use a key whose models limit includes %s", math.Floor(bestQ*100)/100, best.Name, clears.Name)
+	}
+	return &domain.Error{Kind: domain.ErrForbidden, Code: "model_not_allowed", Field: "quality_floor", Message: msg}
+}
+
 func cheapestEstimate(t Tier, r Request) MicroUSD {
 	var best MicroUSD = -1
 	r.MaxCostMicro = 0
-	for _, m := range t.Models {
+	ms := r.allowed(t.Models)
+	if len(ms) == 0 {
+		ms = t.Models
+	}
+	for _, m := range ms {
 		if f := fitModel(m, r); best < 0 || f.estCost < best {
 			best = f.estCost
 		}

@@ -28,9 +28,10 @@ func parseChatRequest(body []byte) (*complete.Request, error) {
 	if !json.Valid(body) {
 		return nil, invalid("invalid_json", "", "the body must be a JSON object (a chat completion request): it is not valid JSON")
 	}
-	dec := json.NewDecoder(bytes.NewReader(body))
-	dec.UseNumber()
-	if err := dec.Decode(&r.Fields); err != nil || r.Fields == nil {
+	// Unmarshal, not a Decoder: a Decoder copies the whole body into its
+	// buffer first (the fields are raw values, which numbers do not
+	// change).
+	if err := json.Unmarshal(body, &r.Fields); err != nil || r.Fields == nil {
 		return nil, invalid("invalid_json", "", "the body must be a JSON object (a chat completion request): %v", errText(err))
 	}
 	for _, f := range chatFields {

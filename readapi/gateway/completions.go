@@ -3,7 +3,6 @@ package gateway
 import (
 	"bytes"
 	"errors"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -30,7 +29,7 @@ type completer struct {
 // completion (commands/complete) and writes the reply as JSON or the
 // stream as server-sent events.
 func (s *completer) handle(c *gin.Context) error {
-	body, err := io.ReadAll(c.Request.Body)
+	body, err := readBody(c)
 	if err != nil {
 		return err
 	}

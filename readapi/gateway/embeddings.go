@@ -4,7 +4,6 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-	"io"
 	"net/http"
 	"strconv"
 
@@ -25,7 +24,7 @@ const maxEmbeddingInputs = 2048
 // embeddings use case (commands/embed) and writes OpenAI's list with the
 // routing object and the X-Arr-* headers.
 func (s *completer) embeddings(c *gin.Context) error {
-	body, err := io.ReadAll(c.Request.Body)
+	body, err := readBody(c)
 	if err != nil {
 		return err
 	}

@@ -51,8 +51,18 @@ func fail(c *gin.Context, err error) {
 		ratelimit.MarkNotServed(c) // refused before any upstream call: no plan quota, no meter
 	}
 	var uf *complete.UpstreamFailure
-	if errors.As(err, &uf) {
+	var long *complete.DurationExceeded
+	var full *bodiesFull
+	switch {
+	case errors.As(err, &uf):
 		p = httpx.Problem{Status: http.StatusBadGateway, Code: "upstream_unavailable", Message: uf.Error()}
+	case errors.As(err, &long):
+		p = httpx.Problem{Status: http.StatusGatewayTimeout, Code: "max_request_duration_exceeded", Message: long.Error()}
+	case errors.As(err, &full):
+		p = refuseBodies(c, full)
+	case errors.Is(err, complete.ErrReservationLost):
+		p = httpx.Problem{Status: http.StatusServiceUnavailable, Code: "reservation_lost", Message: err.Error()}
+		c.Header("Retry-After", "1")
 	}
 	c.Abort()
 	if isMessagesRoute(c) {

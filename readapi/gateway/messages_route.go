@@ -4,7 +4,6 @@ import (
 	"crypto/rand"
 	"encoding/hex"
 	"encoding/json"
-	"io"
 	"net/http"
 	"strconv"
 	"strings"
@@ -30,11 +29,13 @@ func isMessagesRoute(c *gin.Context) bool {
 }
 
 // messagesChat parses a Messages body (count: a count_tokens body) and
-// the chat completion it asks for, as the chat route validates it.
-func messagesChat(c *gin.Context, count bool) (*messages.Request, *complete.Request, error) {
-	body, err := io.ReadAll(c.Request.Body)
+// the chat completion it asks for, as the chat route validates it. It
+// returns the model asked for, not the parsed Messages request, so that
+// a completion in flight holds the body and its chat request only.
+func messagesChat(c *gin.Context, count bool) (string, *complete.Request, error) {
+	body, err := readBody(c)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	parse := messages.ParseRequest
 	if count {
@@ -42,18 +43,18 @@ func messagesChat(c *gin.Context, count bool) (*messages.Request, *complete.Requ
 	}
 	mr, err := parse(body)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	chat, err := mr.ChatBody()
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	req, err := parseChatRequest(chat)
 	if err != nil {
-		return nil, nil, err
+		return "", nil, err
 	}
 	req.Body = body // the audit entry hashes what the client sent
-	return mr, req, nil
+	return mr.Model(), req, nil
 }
 
 // handleMessages serves POST /v1/messages: the request is translated into
@@ -64,7 +65,7 @@ func messagesChat(c *gin.Context, count bool) (*messages.Request, *complete.Requ
 // back into a Message, or the stream chunk by chunk into Anthropic's
 // events.
 func (s *completer) handleMessages(c *gin.Context) error {
-	mr, req, err := messagesChat(c, false)
+	model, req, err := messagesChat(c, false)
 	if err != nil {
 		return err
 	}
@@ -74,7 +75,7 @@ func (s *completer) handleMessages(c *gin.Context) error {
 	}
 	id := newMessageID()
 	if res.Stream != nil {
-		relayEvents(c, res.Stream, anthropicEvents{messages.NewStream(id, mr.Model())})
+		relayEvents(c, res.Stream, anthropicEvents{messages.NewStream(id, model)})
 		return nil
 	}
 	chatReply, err := withRouting(res.Reply.Body, res.Reply.HasRouting, res.Reply.Routing)

@@ -72,7 +72,7 @@ func relayEvents[E any](c *gin.Context, st *complete.Stream, tr eventTranslator[
 	}
 	emit(evs)
 	if end.Cut != nil {
-		emit(tr.Fail("upstream_stream_cut", end.Cut.Error()))
+		emit(tr.Fail(end.Cut.Code(), end.Cut.Error()))
 		return
 	}
 	emit(tr.Finish())

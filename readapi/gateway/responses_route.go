@@ -3,7 +3,6 @@ package gateway
 import (
 	"crypto/rand"
 	"encoding/hex"
-	"io"
 	"net/http"
 	"strconv"
 	"time"
@@ -24,7 +23,7 @@ const responsesPath = "/v1/responses"
 // covers the body the client sent); the reply is translated back into a
 // Response object, or the stream event by event into response.* events.
 func (s *completer) handleResponses(c *gin.Context) error {
-	body, err := io.ReadAll(c.Request.Body)
+	body, err := readBody(c)
 	if err != nil {
 		return err
 	}

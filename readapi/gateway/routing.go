@@ -1,6 +1,10 @@
 package gateway
 
-import "github.com/arr-dev/arr/readapi/app"
+import (
+	"time"
+
+	"github.com/arr-dev/arr/readapi/app"
+)
 
 // Options are the gateway's settings beyond the shared Deps: values, not
 // components (those are the application's).
@@ -12,6 +16,12 @@ type Options struct {
 	// checkout (header X-Admin-Key); empty turns the bypass off. A
 	// secret: never logged.
 	AdminKey string
+	// BodyBytes and KeyBodyBytes bound the bytes of request bodies in
+	// flight in the process and per key; a request that does not fit
+	// waits up to BodyWait, then is refused (bodies.go). Defaults 64 MiB,
+	// 16 MiB, 0.
+	BodyBytes, KeyBodyBytes int64
+	BodyWait                time.Duration
 }
 
 // LogProofs is the tamper-evident event log as the public /v1/log routes

@@ -119,7 +119,7 @@ func writeStream(c *gin.Context, st *complete.Stream, includeUsage bool) {
 	}
 	out.data(finalChunk(end, includeUsage))
 	if end.Cut != nil {
-		out.errorEvent("upstream_stream_cut", end.Cut.Error())
+		out.errorEvent(end.Cut.Code(), end.Cut.Error())
 		return
 	}
 	out.done()
