@@ -90,5 +90,5 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 		return nil, err
 	}
 	billing.Register(e, d, bill, fail)
-	return e, nil
+	return httpx.Serve(e), nil
 }
