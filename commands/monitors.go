@@ -42,8 +42,10 @@ type CreatedMonitor struct {
 }
 
 // CreateMonitorHandler handles CreateMonitor: it checks the URL (absolute
-// http(s), no user info; a literal address must be public unless private
-// webhooks are allowed), the layers and that the list is the account's
+// http(s), no user info; its host read as the resolver will,
+// netguard.ParseHost, and refused unless private webhooks are allowed when
+// the delivery guard would refuse it, netguard.Guard.CheckHost; stored
+// normalized), the layers and that the list is the account's
 // (from the list's stream), makes a secret, seals it with the account's
 // data key and records MonitorCreated.
 type CreateMonitorHandler struct {
