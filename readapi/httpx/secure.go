@@ -19,9 +19,13 @@ import (
 // Only the responses net/http writes before a handler runs (a malformed
 // request line, headers over ServerMaxHeaderBytes) go out without it.
 // Safe for concurrent use.
-func Serve(e *gin.Engine) http.Handler {
-	return http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
-		w.Header().Set("X-Content-Type-Options", "nosniff")
-		e.ServeHTTP(w, r)
-	})
+func Serve(e *gin.Engine) http.Handler { return served{e} }
+
+// served is an engine under the headers of every response; its routes
+// are the engine's (Routes).
+type served struct{ *gin.Engine }
+
+func (s served) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+	w.Header().Set("X-Content-Type-Options", "nosniff")
+	s.Engine.ServeHTTP(w, r)
 }
