@@ -174,8 +174,9 @@ func saneID(s string) bool {
 // error level with its cause: the errors the responder recorded (see
 // ProblemFor). A request whose client hung up (ClientClosed) says so
 // (hangup=…), at info level: status 499 when it hung up before the
-// answer (see respond), the status sent when it hung up during it (a
-// stream cut short).
+// answer (see respond), the status sent when it hung up during a success
+// (a stream cut short). An error status is its own story (a body that
+// timed out cancels the request's context too).
 func accessLog(service string, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
@@ -194,7 +195,7 @@ func accessLog(service string, log *slog.Logger) gin.HandlerFunc {
 			}
 			attrs = append(attrs, slog.String("err", cause))
 		}
-		if ClientClosed(ctx) && status < http.StatusInternalServerError {
+		if ClientClosed(ctx) && (status == StatusClientClosedRequest || status < http.StatusBadRequest) {
 			attrs = append(attrs, slog.String("hangup", "the client closed the request before its answer was complete"))
 		}
 		log.LogAttrs(ctx, level, "http request", attrs...)
