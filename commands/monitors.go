@@ -4,8 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"net"
-	"net/netip"
 	"net/url"
 	"strings"
 	"unicode/utf8"
@@ -44,8 +42,10 @@ type CreatedMonitor struct {
 }
 
 // CreateMonitorHandler handles CreateMonitor: it checks the URL (absolute
-// http(s), no user info; a literal address must be public unless private
-// webhooks are allowed), the layers and that the list is the account's
+// http(s), no user info; its host read as the resolver will,
+// netguard.ParseHost, and refused unless private webhooks are allowed when
+// the delivery guard would refuse it, netguard.Guard.CheckHost; stored
+// normalized), the layers and that the list is the account's
 // (from the list's stream), makes a secret, seals it with the account's
 // data key and records MonitorCreated.
 type CreateMonitorHandler struct {
@@ -128,16 +128,28 @@ func (h *CreateMonitorHandler) checkURL(raw string) (string, error) {
 	if u.Fragment != "" {
 		return bad("url must not hold a fragment")
 	}
-	if addr, err := netip.ParseAddr(strings.Trim(u.Hostname(), "[]")); err == nil && !h.allowPrivate {
-		if err := h.guard.Check(addr); err != nil {
-			return bad("url's address %s is not public (%v); webhooks go to public addresses only", addr, err)
-		}
-	} else if err != nil && !h.allowPrivate && (strings.EqualFold(u.Hostname(), "localhost") || strings.HasSuffix(strings.ToLower(u.Hostname()), ".localhost")) {
-		return bad("url's host %s is this machine; webhooks go to public addresses only", u.Hostname())
+	// The host as the resolver will read it (netguard.ParseHost), and
+	// the same check the delivery makes before it dials (CheckHost).
+	host, err := netguard.ParseHost(u.Hostname())
+	if err != nil {
+		return bad("url's host is not valid: %v", err)
 	}
-	if _, port, err := net.SplitHostPort(u.Host); err == nil && port == "0" {
+	if !h.allowPrivate {
+		if err := h.guard.CheckHost(host); err != nil {
+			var re *netguard.RefusedError
+			if errors.As(err, &re) && !host.Addr.IsValid() {
+				return bad("url's host %s is this machine (%s); webhooks go to public addresses only", u.Hostname(), re.Reason)
+			}
+			return bad("url's host %s is the address %s, which is not public (%v); webhooks go to public addresses only", u.Hostname(), host, err)
+		}
+	}
+	port := u.Port()
+	if port == "0" {
 		return bad("url's port 0 is not a port")
 	}
+	// Stored normalized: an address as its canonical form, so no resolver
+	// ever reads 0x7f.1 or 2130706433 (Go's would ask DNS for it).
+	u.Host = host.URLHost(port)
 	return u.String(), nil
 }
 

@@ -25,5 +25,13 @@
 // resolves to 10.0.0.1, and a redirect to http://127.0.0.1/, are both
 // refused. Refusals match ErrRefused and are *RefusedError values.
 //
-// A Guard is safe for concurrent use; Classify is a pure function.
+// A URL's host is read before any of that by ParseHost, as resolvers and
+// browsers read it (case, a trailing dot, every numeric IPv4 form such as
+// 2130706433, 0x7f.1, 127.1 or 0177.0.0.1, IPv6 literals), and
+// Guard.CheckHost checks it without a look-up: an address as Check does, a
+// localhost name as this machine. A monitor's URL at creation and each
+// delivery before it dials go through that one check, so they cannot
+// disagree; the stored and dialed host is ParseHost's normal form.
+//
+// A Guard is safe for concurrent use; Classify and ParseHost are pure.
 package netguard

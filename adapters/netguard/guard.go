@@ -14,11 +14,17 @@ var ErrRefused = errors.New("address refused")
 // RefusedError is a refused address and the reason. It matches ErrRefused
 // with errors.Is.
 type RefusedError struct {
-	Addr   netip.Addr
+	Addr netip.Addr
+	// Host is the refused name when there is no address (CheckHost of a
+	// localhost name).
+	Host   string
 	Reason string
 }
 
 func (e *RefusedError) Error() string {
+	if !e.Addr.IsValid() {
+		return fmt.Sprintf("host %s is not public: %s", e.Host, e.Reason)
+	}
 	return fmt.Sprintf("address %s is not public: %s", e.Addr, e.Reason)
 }
 

@@ -10,8 +10,10 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"net/netip"
 	"net/url"
 	"strconv"
+	"strings"
 	"time"
 
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
@@ -116,6 +118,21 @@ func (s *Sender) Send(ctx context.Context, target, secret string, m Message) (At
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
 		return Attempt{}, fmt.Errorf("webhook URL %q: an absolute http(s) URL without user info is required", target)
 	}
+	// The host as the resolver will read it, checked as the monitor's URL
+	// was at creation (netguard.CheckHost: one classification for both),
+	// and dialed in its normalized form: no numeric host such as 0x7f.1
+	// ever reaches a resolver. Names are checked again, after DNS, for
+	// every connection (the dialer's Control).
+	host, err := netguard.ParseHost(u.Hostname())
+	if err != nil {
+		return Attempt{Error: "the URL's host is not valid: " + err.Error()}, nil
+	}
+	if !s.cfg.AllowPrivate {
+		if err := s.cfg.Guard.CheckHost(host); err != nil {
+			return Attempt{Error: describe(host, err)}, nil
+		}
+	}
+	u.Host = host.URLHost(u.Port())
 	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
 		return Attempt{}, fmt.Errorf("webhook secret: %w", err)
@@ -145,7 +162,7 @@ func (s *Sender) Send(ctx context.Context, target, secret string, m Message) (At
 	start := time.Now()
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return Attempt{Error: describe(err), Duration: time.Since(start)}, nil
+		return Attempt{Error: describe(host, err), Duration: time.Since(start)}, nil
 	}
 	_, rerr := io.Copy(io.Discard, io.LimitReader(resp.Body, s.cfg.MaxResponseBytes))
 	resp.Body.Close()
@@ -154,25 +171,84 @@ func (s *Sender) Send(ctx context.Context, target, secret string, m Message) (At
 	case resp.StatusCode < 200 || resp.StatusCode > 299:
 		a.Error = fmt.Sprintf("answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	case rerr != nil:
-		a.Error = "the answer's body broke off: " + describe(rerr)
+		a.Error = "the answer's body broke off: " + describe(host, rerr)
 	}
 	return a, nil
 }
 
-// describe says why no answer came, without the URL (a subscriber's URL
-// may carry a token in its query).
-func describe(err error) string {
+// describe says why no answer came, as the account is shown it (the
+// deliveries API, the disabling mail): without the URL (a subscriber's URL
+// may carry a token in its query) and, when the host is a name, without
+// any address: not what the name resolved to (which the guard refused,
+// or which did not answer), nor the resolver's own address. The guard's
+// reason is shown only for an address the account wrote itself.
+func describe(host netguard.Host, err error) string {
 	var ue *url.Error
 	if errors.As(err, &ue) {
 		err = ue.Err
 	}
+	named := !host.Addr.IsValid()
+	var refused *netguard.RefusedError
+	var dnsErr *net.DNSError
+	var opErr *net.OpError
 	switch {
+	case errors.As(err, &refused) && named && refused.Host == "":
+		return "refused by the SSRF guard: " + host.Name + " resolves to an address that is not public; webhooks go to public addresses only"
+	case errors.Is(err, netguard.ErrRefused) && named && refused == nil:
+		return "refused by the SSRF guard: the addresses " + host.Name + " resolves to could not be checked"
 	case errors.Is(err, netguard.ErrRefused):
 		return "refused by the SSRF guard: " + err.Error()
 	case errors.Is(err, context.DeadlineExceeded):
 		return "no answer within the timeout"
+	case errors.As(err, &dnsErr):
+		switch {
+		case dnsErr.IsNotFound:
+			return "the host name could not be resolved: no such host"
+		case dnsErr.IsTimeout:
+			return "the host name could not be resolved: the look-up timed out"
+		}
+		return "the host name could not be resolved"
+	case errors.As(err, &opErr) && named:
+		// "dial tcp 203.0.113.5:443: connect: connection refused" names
+		// the resolved address: only the cause below it is shown.
+		what := map[string]string{"dial": "could not connect", "read": "reading the answer failed", "write": "sending the request failed"}[opErr.Op]
+		if what == "" {
+			what = "the connection failed"
+		}
+		return what + ": " + hideAddresses(innermost(opErr.Err).Error())
+	}
+	if named {
+		return hideAddresses(err.Error())
 	}
 	return err.Error()
+}
+
+// innermost is the last error of err's chain (the system call's errno
+// under an *os.SyscallError, say).
+func innermost(err error) error {
+	for {
+		next := errors.Unwrap(err)
+		if next == nil {
+			return err
+		}
+		err = next
+	}
+}
+
+// hideAddresses replaces every address in s (an error's text), with a
+// port or not, by "(an address)": a safety net under describe for errors
+// it does not know.
+func hideAddresses(s string) string {
+	words := strings.Split(s, " ")
+	for i, w := range words {
+		core := strings.TrimRight(strings.TrimLeft(w, "(\"'"), ",;:)\"'")
+		_, errAP := netip.ParseAddrPort(core)
+		_, errA := netip.ParseAddr(strings.Trim(core, "[]"))
+		if core != "" && (errAP == nil || errA == nil) {
+			words[i] = strings.Replace(w, core, "(an address)", 1)
+		}
+	}
+	return strings.Join(words, " ")
 }
 
 // The retry schedule.

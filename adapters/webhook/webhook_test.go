@@ -4,14 +4,18 @@ import (
 	"bufio"
 	"context"
 	"errors"
+	"fmt"
 	"io"
 	"net"
 	"net/http"
 	"net/http/httptest"
 	"net/netip"
+	"net/url"
+	"os"
 	"strings"
 	"sync"
 	"sync/atomic"
+	"syscall"
 	"testing"
 	"time"
 
@@ -213,5 +217,76 @@ func TestSendReplaysOnAClosedKeptAliveConnection(t *testing.T) {
 	<-done
 	if len(keys) != 2 || keys[0] != "msg_1" || keys[1] != "msg_2" {
 		t.Fatalf("the server answered %v", keys)
+	}
+}
+
+// Every numeric form of a loopback address is refused before any
+// connection, by the check a monitor's URL had at creation; with private
+// addresses allowed the form is dialed as the address it is, so no
+// resolver is ever asked about it.
+func TestSendNumericHosts(t *testing.T) {
+	secret, _ := NewSecret()
+	var reached atomic.Int32
+	srv := httptest.NewServer(http.HandlerFunc(func(http.ResponseWriter, *http.Request) { reached.Add(1) }))
+	defer srv.Close()
+	port := srv.URL[strings.LastIndex(srv.URL, ":")+1:]
+	guard := netguard.New(netguard.Config{InterfaceAddrs: func() ([]netip.Addr, error) { return nil, nil }})
+	guarded, open := New(Config{Guard: guard}), New(Config{AllowPrivate: true, Timeout: 5 * time.Second})
+	m := Message{ID: "msg_1", At: time.Now(), Payload: []byte(`{}`)}
+	forms := []string{"2130706433", "0x7f.1", "127.1", "0177.0.0.1", "127.0.0.1.", "0x7f000001", "[::ffff:127.0.0.1]"}
+	for _, h := range forms {
+		a, err := guarded.Send(context.Background(), "http://"+h+":"+port+"/hook", secret, m)
+		if err != nil || a.OK() || !strings.Contains(a.Error, "SSRF guard") || !strings.Contains(a.Error, "127.0.0.1") {
+			t.Errorf("guarded %s: %+v %v", h, a, err)
+		}
+	}
+	if reached.Load() != 0 {
+		t.Fatalf("the guard let %d attempts through", reached.Load())
+	}
+	for _, h := range forms[:6] {
+		if a, err := open.Send(context.Background(), "http://"+h+":"+port+"/hook", secret, m); err != nil || !a.OK() {
+			t.Errorf("allowed %s: %+v %v", h, a, err)
+		}
+	}
+	if reached.Load() != 6 {
+		t.Fatalf("%d of 6 allowed attempts arrived", reached.Load())
+	}
+	if a, _ := guarded.Send(context.Background(), "http://256.0.0.1:"+port+"/", secret, m); a.OK() || !strings.Contains(a.Error, "not valid") {
+		t.Errorf("an invalid numeric host: %+v", a)
+	}
+}
+
+// What an account is shown of a failed delivery to a name never says what
+// the name resolved to, nor the resolver's address; for an address it
+// wrote itself the guard's reason is shown. The errors are built here, as
+// the transport returns them: nothing is resolved or dialed.
+func TestDescribeHidesResolvedAddresses(t *testing.T) {
+	name, _ := netguard.ParseHost("hooks.invalid")
+	literal, _ := netguard.ParseHost("10.0.0.7")
+	dial := func(inner error) error {
+		return &url.Error{Op: "Post", URL: "http://hooks.invalid/x?token=t", Err: &net.OpError{Op: "dial", Net: "tcp",
+			Addr: &net.TCPAddr{IP: net.ParseIP("10.0.0.7"), Port: 443}, Err: inner}}
+	}
+	refused := &netguard.RefusedError{Addr: netip.MustParseAddr("10.0.0.7"), Reason: "private-use (RFC 1918)"}
+	for _, tc := range []struct {
+		name string
+		host netguard.Host
+		err  error
+		want string
+	}{
+		{"a name that resolves to a refused address", name, dial(refused), "hooks.invalid resolves to an address that is not public"},
+		{"a name whose address refuses the connection", name, dial(os.NewSyscallError("connect", syscall.ECONNREFUSED)), "could not connect: connection refused"},
+		{"a name that does not resolve", name, &url.Error{Op: "Post", URL: "http://hooks.invalid/", Err: &net.OpError{Op: "dial", Net: "tcp",
+			Err: &net.DNSError{Err: "no such host", Name: "hooks.invalid", Server: "10.0.0.53:53", IsNotFound: true}}}, "could not be resolved: no such host"},
+		{"an unknown error naming an address", name, fmt.Errorf("tls: handshake with 10.0.0.7:443 failed"), "tls: handshake with (an address) failed"},
+		{"an address the account wrote", literal, dial(refused), "address 10.0.0.7 is not public: private-use (RFC 1918)"},
+	} {
+		got := describe(tc.host, tc.err)
+		if !strings.Contains(got, tc.want) || strings.Contains(got, "token") {
+			t.Errorf("%s: %q, want it to say %q", tc.name, got, tc.want)
+		}
+		if tc.host.Name != "" && (strings.Contains(got, "10.0.0.7") || strings.Contains(got, "10.0.0.53")) {
+			t.Errorf("%s: %q reveals an address", tc.name, got)
+		}
 	}
 }

@@ -28,6 +28,9 @@ func ParseBBox(s string) (BBox, error) {
 	if strings.TrimSpace(s) == "" {
 		return bad("bbox_required", "bbox is required: west,south,east,north in degrees (WGS 84), e.g. bbox=-76.62,39.28,-76.60,39.30")
 	}
+	if err := domain.Verbatim("bbox", s); err != nil {
+		return BBox{}, err
+	}
 	parts := strings.Split(s, ",")
 	if len(parts) != 4 {
 		return bad("bbox_arity", "bbox needs exactly four comma-separated numbers west,south,east,north; got %d", len(parts))

@@ -30,6 +30,9 @@ func TestParseBBox(t *testing.T) {
 		{"south > north", "-76.7,39.3,-76.5,39.2", "bbox_order", "south"},
 		{"longitude out of range", "-181,39.2,-179.5,39.3", "bbox_out_of_range", "longitudes"},
 		{"latitude out of range", "-76.7,90.5,-76.5,91", "bbox_out_of_range", "latitudes"},
+		{"a space inside", "-76.72, 39.19,-76.52,39.38", "whitespace_in_value", "exactly as sent"},
+		{"a space around", " -76.72,39.19,-76.52,39.38", "whitespace_in_value", "byte 0"},
+		{"a tab", "-76.72,39.19,-76.52,39.38\t", "whitespace_in_value", "whitespace"},
 	}
 	for _, tt := range tests {
 		t.Run(tt.name, func(t *testing.T) {
@@ -44,7 +47,7 @@ func TestParseBBox(t *testing.T) {
 		})
 	}
 	t.Run("valid", func(t *testing.T) {
-		b, err := records.ParseBBox(" -76.72, 39.19 ,-76.52,39.38")
+		b, err := records.ParseBBox("-76.72,39.19,-76.52,39.38")
 		if err != nil {
 			t.Fatal(err)
 		}

@@ -65,7 +65,10 @@ func LayerKeys() []string {
 
 // ParseLayer checks one key.
 func ParseLayer(s string) (Layer, error) {
-	l := Layer(strings.TrimSpace(s))
+	if err := domain.Verbatim("layer", s); err != nil {
+		return "", err
+	}
+	l := Layer(s)
 	if _, ok := l.Info(); !ok {
 		return "", domain.Invalid("unknown_layer", "layer", "unknown layer %q; valid layer keys are %s", s, strings.Join(LayerKeys(), ", "))
 	}

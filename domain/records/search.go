@@ -35,6 +35,12 @@ type Near struct {
 // ParseNear reads near=lon,lat and radius_m=N (metres, more than 0 and at
 // most MaxRadiusM). Every failure is an ErrInvalid error naming its field.
 func ParseNear(near, radius string) (Near, error) {
+	if err := domain.Verbatim("near", near); err != nil {
+		return Near{}, err
+	}
+	if err := domain.Verbatim("radius_m", radius); err != nil {
+		return Near{}, err
+	}
 	parts := strings.Split(near, ",")
 	if len(parts) != 2 {
 		return Near{}, domain.Invalid("near_arity", "near", "near needs exactly two comma-separated numbers lon,lat (WGS 84 degrees), e.g. near=-76.6122,39.2904; got %d", len(parts))

@@ -11,7 +11,7 @@ import (
 )
 
 func TestParseNear(t *testing.T) {
-	n, err := ParseNear("-76.651, 39.309", "250")
+	n, err := ParseNear("-76.651,39.309", "250")
 	if err != nil || n != (Near{Lon: -76.651, Lat: 39.309, RadiusM: 250}) {
 		t.Fatalf("%+v %v", n, err)
 	}
@@ -26,6 +26,8 @@ func TestParseNear(t *testing.T) {
 		{"-76.6,39.3", "5000.5", "invalid_radius_m"},
 		{"-76.6,39.3", "-1", "invalid_radius_m"},
 		{"-76.6,39.3", "1_0", "invalid_radius_m"},
+		{"-76.651, 39.309", "250", "whitespace_in_value"},
+		{"-76.6,39.3", " 250", "whitespace_in_value"},
 	} {
 		_, err := ParseNear(tc.near, tc.radius)
 		var de *domain.Error

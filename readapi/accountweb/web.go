@@ -71,12 +71,12 @@ func parseTemplates() (map[string]*template.Template, error) {
 	return out, nil
 }
 
-// securityHeaders go on every account page.
+// securityHeaders go on every account page (X-Content-Type-Options:
+// nosniff is on every response of the service: httpx.Serve).
 func securityHeaders(c *gin.Context) {
 	h := c.Writer.Header()
 	h.Set("Content-Security-Policy", csp)
 	h.Set("X-Frame-Options", "DENY")
-	h.Set("X-Content-Type-Options", "nosniff")
 	h.Set("Referrer-Policy", "no-referrer")
 	h.Set("Cross-Origin-Opener-Policy", "same-origin")
 	h.Set("Cache-Control", "no-store")

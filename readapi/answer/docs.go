@@ -61,7 +61,6 @@ func docsHandler(docs Docs) httpx.Handler {
 		}
 		c.Header("Content-Type", "text/html; charset=utf-8")
 		c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'")
-		c.Header("X-Content-Type-Options", "nosniff")
 		c.Status(http.StatusOK)
 		if err := docPage.Execute(c.Writer, d); err != nil {
 			_ = c.Error(err)

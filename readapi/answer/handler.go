@@ -1,6 +1,7 @@
 package answer
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -60,7 +61,14 @@ type body struct {
 	Stream json.RawMessage `json:"stream"`
 }
 
+// get is GET /api/v1/answer. Its query parameters are each given once but
+// for the lists (httpx.CheckQueryLists), as every route's are; messages is
+// named so that ParseQuery says where it belongs.
 func (h *handler) get(c *gin.Context) error {
+	if err := httpx.CheckQueryLists(c.Request.URL.RawQuery, []string{"include_domains", "exclude_domains"},
+		"q", "tier", "mode", "include_domains", "exclude_domains", "time_range", "start_date", "end_date", "messages"); err != nil {
+		return err
+	}
 	req, err := ParseQuery(c.Request.URL.Query(), h.app.Now())
 	return h.answer(c, req, wantsStream(c, false), err)
 }
@@ -87,23 +95,35 @@ func ParseQuery(v url.Values, now time.Time) (answer.Request, error) {
 	if err != nil {
 		return answer.Request{}, err
 	}
-	req.Filters, err = answer.ParseFilters(answer.FilterInput{IncludeDomains: asciiNames(listParam(v["include_domains"])), ExcludeDomains: asciiNames(listParam(v["exclude_domains"])),
+	include, err := listParam("include_domains", v["include_domains"])
+	if err != nil {
+		return answer.Request{}, err
+	}
+	exclude, err := listParam("exclude_domains", v["exclude_domains"])
+	if err != nil {
+		return answer.Request{}, err
+	}
+	req.Filters, err = answer.ParseFilters(answer.FilterInput{IncludeDomains: asciiNames(include), ExcludeDomains: asciiNames(exclude),
 		TimeRange: v.Get("time_range"), StartDate: v.Get("start_date"), EndDate: v.Get("end_date")}, now)
 	return req, err
 }
 
 // listParam is a repeated query parameter's values, each split at commas
-// (an empty value names nothing).
-func listParam(vs []string) []string {
+// (an empty value names nothing), read verbatim (domain.Verbatim): a
+// space in or around a name is refused, naming field.
+func listParam(field string, vs []string) ([]string, error) {
 	var out []string
 	for _, v := range vs {
+		if err := domain.Verbatim(field, v); err != nil {
+			return nil, err
+		}
 		for _, n := range strings.Split(v, ",") {
-			if n = strings.TrimSpace(n); n != "" {
+			if n != "" {
 				out = append(out, n)
 			}
 		}
 	}
-	return out
+	return out, nil
 }
 
 // ParseBody reads the question of POST /api/v1/answer from its JSON body
@@ -118,9 +138,15 @@ func ParseBody(r io.Reader, now time.Time) (answer.Request, error) {
 // for a stream.
 func parseBody(r io.Reader, now time.Time) (answer.Request, bool, error) {
 	var b body
-	if err := json.NewDecoder(r).Decode(&b); err != nil {
-		if httpx.IsBodyError(err) {
-			return answer.Request{}, false, err
+	raw, err := httpx.ReadJSON(r)
+	if err != nil {
+		return answer.Request{}, false, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&b); err != nil {
+		if f := httpx.UnknownField(err); f != "" {
+			return answer.Request{}, false, domain.Invalid("unknown_field", f, "unknown field %q: the body takes only q, tier, mode, include_domains, exclude_domains, time_range, start_date, end_date, messages and stream; see /openapi.json", f)
 		}
 		return answer.Request{}, false, domain.Invalid("invalid_json", "", "the body must be a JSON object like {\"q\":\"…\",\"tier\":\"free\",\"mode\":\"quick\",\"stream\":false}: %v", err)
 	}
@@ -198,7 +224,8 @@ func stringField(name string, raw json.RawMessage) (string, error) {
 
 // parseMessages reads the conversation's earlier turns: absent, null or
 // [] is none; anything else must be an array of {"role","content"}
-// objects that answer.CheckMessages accepts.
+// objects (nothing else: an unknown field is refused, as in every body of
+// arr's own APIs) that answer.CheckMessages accepts.
 func parseMessages(raw json.RawMessage) ([]answer.Message, error) {
 	if len(raw) == 0 || string(raw) == "null" {
 		return nil, nil
@@ -217,8 +244,13 @@ func parseMessages(raw json.RawMessage) ([]answer.Message, error) {
 			Role    *string `json:"role"`
 			Content *string `json:"content"`
 		}
-		if err := json.Unmarshal(it, &m); err != nil {
+		dec := json.NewDecoder(bytes.NewReader(it))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&m); err != nil {
 			field := fmt.Sprintf("messages[%d]", i)
+			if f := httpx.UnknownField(err); f != "" {
+				return nil, domain.Invalid("unknown_field", field+"."+f, "%s has an unknown field %q: a turn is {\"role\",\"content\"} and nothing else", field, f)
+			}
 			return nil, domain.Invalid("messages_invalid", field, "%s must be an object with a string role (\"user\" or \"assistant\") and a string content: %v", field, err)
 		}
 		var msg answer.Message

@@ -61,5 +61,5 @@ func New(d httpx.Deps) (http.Handler, error) {
 	if err := accountweb.Mount(e, account.Answer, d); err != nil {
 		return nil, err
 	}
-	return e, nil
+	return httpx.Serve(e), nil
 }

@@ -1,8 +1,10 @@
 package billing
 
 import (
+	"bytes"
 	"crypto/sha256"
 	"crypto/subtle"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"time"
@@ -85,9 +87,15 @@ type checkoutBody struct {
 }
 
 func bind(c *gin.Context, v *checkoutBody) error {
-	if err := c.ShouldBindJSON(v); err != nil {
-		if httpx.IsBodyError(err) {
-			return err
+	raw, err := httpx.ReadJSON(c.Request.Body)
+	if err != nil {
+		return err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(v); err != nil {
+		if f := httpx.UnknownField(err); f != "" {
+			return domain.Invalid("unknown_field", f, "unknown field %q: the body takes only plan and email", f)
 		}
 		return domain.Invalid("invalid_json", "body", "the body must be a JSON object like {\"plan\":\"pro\"}: %v", err)
 	}

@@ -9,6 +9,7 @@ import (
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/routing"
+	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 var validRoles = map[string]bool{"system": true, "developer": true, "user": true, "assistant": true, "tool": true, "function": true}
@@ -27,6 +28,9 @@ func parseChatRequest(body []byte) (*complete.Request, error) {
 	// in a key (an index out of range).
 	if !json.Valid(body) {
 		return nil, invalid("invalid_json", "", "the body must be a JSON object (a chat completion request): it is not valid JSON")
+	}
+	if err := httpx.UniqueKeys(body); err != nil {
+		return nil, err
 	}
 	// Unmarshal, not a Decoder: a Decoder copies the whole body into its
 	// buffer first (the fields are raw values, which numbers do not

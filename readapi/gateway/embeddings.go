@@ -67,6 +67,9 @@ func parseEmbeddingRequest(body []byte) (*embed.Request, error) {
 	if !json.Valid(body) {
 		return nil, invalid("invalid_json", "", "the body must be a JSON object (an embeddings request): it is not valid JSON")
 	}
+	if err := httpx.UniqueKeys(body); err != nil {
+		return nil, err
+	}
 	if err := json.Unmarshal(body, &r.Fields); err != nil || r.Fields == nil {
 		return nil, invalid("invalid_json", "", "the body must be a JSON object (an embeddings request): %v", errText(err))
 	}

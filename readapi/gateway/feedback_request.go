@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"io"
 
@@ -25,9 +26,15 @@ func parseFeedback(r io.Reader) (feedbackRequest, error) {
 		Rating    *float64 `json:"rating"`
 		Notes     *string  `json:"notes"`
 	}
-	if err := json.NewDecoder(r).Decode(&body); err != nil {
-		if httpx.IsBodyError(err) {
-			return feedbackRequest{}, err
+	raw, err := httpx.ReadJSON(r)
+	if err != nil {
+		return feedbackRequest{}, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
+	dec.DisallowUnknownFields()
+	if err := dec.Decode(&body); err != nil {
+		if f := httpx.UnknownField(err); f != "" {
+			return feedbackRequest{}, domain.Invalid("unknown_field", f, "unknown field %q: the body takes only audit_hash, rating and notes", f)
 		}
 		return feedbackRequest{}, domain.Invalid("invalid_json", "", "the body must be JSON: {\"audit_hash\": \"…\", \"rating\": 1-5, \"notes\": \"…\"}")
 	}

@@ -1,6 +1,7 @@
 package gateway
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"io"
@@ -131,11 +132,12 @@ func (h *me) mintKey(c *gin.Context) error {
 // named, its fields undecoded; example shows one in the error.
 func readObject(c *gin.Context, fields []string, example string) (map[string]json.RawMessage, error) {
 	body := map[string]json.RawMessage{}
-	dec := json.NewDecoder(c.Request.Body)
+	raw, err := httpx.ReadJSON(c.Request.Body)
+	if err != nil {
+		return nil, err
+	}
+	dec := json.NewDecoder(bytes.NewReader(raw))
 	if err := dec.Decode(&body); err != nil && !errors.Is(err, io.EOF) {
-		if httpx.IsBodyError(err) {
-			return nil, err
-		}
 		return nil, domain.Invalid("invalid_body", "body", "the body must be empty or a JSON object like %s: %v", example, err)
 	}
 	for f := range body {

@@ -92,5 +92,5 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 		return nil, err
 	}
 	billing.Register(e, d, bill, fail)
-	return e, nil
+	return httpx.Serve(e), nil
 }

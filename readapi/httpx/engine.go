@@ -172,10 +172,15 @@ func saneID(s string) bool {
 // accessLog logs one line per request: never headers, never the query
 // string, so no key or question text reaches the log. A 5xx is logged at
 // error level with its cause: the errors the responder recorded (see
-// ProblemFor).
+// ProblemFor). A request whose client hung up (ClientClosed) says so
+// (hangup=…), at info level: status 499 when it hung up before the
+// answer (see respond), the status sent when it hung up during a success
+// (a stream cut short). An error status is its own story (a body that
+// timed out cancels the request's context too).
 func accessLog(service string, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
+		ctx := c.Request.Context() // net/http's: later ones are its children
 		c.Next()
 		level, status := slog.LevelInfo, c.Writer.Status()
 		attrs := []slog.Attr{slog.String("service", service), slog.String("method", c.Request.Method),
@@ -190,7 +195,10 @@ func accessLog(service string, log *slog.Logger) gin.HandlerFunc {
 			}
 			attrs = append(attrs, slog.String("err", cause))
 		}
-		log.LogAttrs(c.Request.Context(), level, "http request", attrs...)
+		if ClientClosed(ctx) && (status == StatusClientClosedRequest || status < http.StatusBadRequest) {
+			attrs = append(attrs, slog.String("hangup", "the client closed the request before its answer was complete"))
+		}
+		log.LogAttrs(ctx, level, "http request", attrs...)
 	}
 }
 

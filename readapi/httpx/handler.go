@@ -26,11 +26,22 @@ func Handle(fail func(*gin.Context, error), h Handler) gin.HandlerFunc {
 }
 
 // respond stops the chain and answers err with fail, unless a response was
-// already written: then err is only recorded.
+// already written, or the client hung up (ClientClosed; a body that timed
+// out or broke off, IsBodyError, is answered as such: its read deadline
+// cancels the context too): then err is only
+// recorded, and a hang-up's status is StatusClientClosedRequest, for the
+// access log and the metrics, whatever err is (a query cancelled under
+// it, an upstream call cut short): the client went away, the server did
+// not fail.
 func respond(c *gin.Context, fail func(*gin.Context, error), err error) {
 	c.Abort()
 	if c.Writer.Written() {
 		_ = c.Error(err)
+		return
+	}
+	if ClientClosed(c.Request.Context()) && !IsBodyError(err) {
+		_ = c.Error(err)
+		c.Status(StatusClientClosedRequest)
 		return
 	}
 	fail(c, err)

@@ -19,6 +19,14 @@ import (
 // parameter at fault (the first in sorted order when there are several).
 // Pure; safe for concurrent use.
 func CheckQuery(rawQuery string, names ...string) error {
+	return CheckQueryLists(rawQuery, nil, names...)
+}
+
+// CheckQueryLists is CheckQuery for a route some of whose parameters are
+// lists, each of which (in lists, and among names too) may be given more
+// than once (include_domains=a.com&include_domains=b.com); every other
+// parameter is given once. Pure; safe for concurrent use.
+func CheckQueryLists(rawQuery string, lists []string, names ...string) error {
 	q, err := url.ParseQuery(rawQuery)
 	if err != nil {
 		return domain.Invalid("invalid_query_parameter", "", "the query string cannot be read (%v): separate parameters with & and percent-encode reserved characters", err)
@@ -36,7 +44,7 @@ func CheckQuery(rawQuery string, names ...string) error {
 				takes = "only " + strings.Join(names, ", ")
 			}
 			return domain.Invalid("invalid_query_parameter", k, "unknown query parameter %q: this route takes %s; see /openapi.json", k, takes)
-		case len(q[k]) > 1:
+		case len(q[k]) > 1 && !slices.Contains(lists, k):
 			return domain.Invalid("invalid_query_parameter", k, "query parameter %q is given %d times; give it once", k, len(q[k]))
 		}
 	}

@@ -45,3 +45,19 @@ func TestCheckQuery(t *testing.T) {
 		})
 	}
 }
+
+func TestCheckQueryLists(t *testing.T) {
+	t.Parallel()
+	lists, names := []string{"include_domains"}, []string{"q", "include_domains"}
+	for _, tc := range []struct{ raw, field string }{
+		{"q=a&include_domains=x&include_domains=y", ""},
+		{"q=a&q=b", "q"},
+		{"q=a&qq=b", "qq"},
+	} {
+		err := httpx.CheckQueryLists(tc.raw, lists, names...)
+		var de *domain.Error
+		if tc.field == "" && err != nil || tc.field != "" && (!errors.As(err, &de) || de.Field != tc.field || de.Code != "invalid_query_parameter") {
+			t.Errorf("CheckQueryLists(%q) = %v, want field %q", tc.raw, err, tc.field)
+		}
+	}
+}

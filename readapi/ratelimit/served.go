@@ -14,11 +14,17 @@ import (
 // (400 bad parameters, 403 a plan that does not allow it, 404 an unknown
 // list, 409, 413, ...). A 429 counts (it took nothing: the window was
 // full), and so does a 5xx: the server may have done the work (an upstream
-// call) before it failed. A 401 never reaches the quota. Pure; safe for
-// concurrent use.
+// call) before it failed; and so does a hang-up (499, the status
+// httpx.StatusClientClosedRequest logs a request whose client went away
+// before its answer with): the work it asked for had started. A 401
+// never reaches the quota. Pure; safe for concurrent use.
 func Served(status int) bool {
-	return status < 400 || status >= 500 || status == http.StatusTooManyRequests
+	return status < 400 || status >= 500 || status == http.StatusTooManyRequests || status == statusClientClosedRequest
 }
+
+// statusClientClosedRequest is httpx.StatusClientClosedRequest (httpx
+// imports this package).
+const statusClientClosedRequest = 499
 
 // notServedKey marks, on a request's gin context, a response that did no
 // work whatever its status: a 429 of a key's own limits (commands/spend),

@@ -36,6 +36,8 @@ func TestServed(t *testing.T) {
 		{"server error stays counted", http.StatusInternalServerError, true},
 		{"upstream failure stays counted", http.StatusBadGateway, true},
 		{"unavailable stays counted", http.StatusServiceUnavailable, true},
+		{"a client that hung up stays counted", 499, true},
+		{"a slow body is given back", http.StatusRequestTimeout, false},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {

@@ -115,6 +115,5 @@ func (s *server) mapAsset(c *gin.Context) {
 		ct = "text/css; charset=utf-8"
 	}
 	c.Header("Cache-Control", "public, max-age=3600")
-	c.Header("X-Content-Type-Options", "nosniff")
 	c.Data(http.StatusOK, ct, b)
 }

@@ -67,7 +67,10 @@ func (s *server) place(c *gin.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	state := strings.ToUpper(strings.TrimSpace(c.Query("state")))
+	if err := domain.Verbatim("state", c.Query("state")); err != nil {
+		return "", err
+	}
+	state := strings.ToUpper(c.Query("state"))
 	stateFIPS := ""
 	if state != "" {
 		for _, st := range s.gaz.States {
@@ -90,7 +93,10 @@ func (s *server) place(c *gin.Context) (string, error) {
 
 // countyParam reads the county filter: empty, or a 5-digit FIPS code.
 func countyParam(c *gin.Context) (string, error) {
-	county := strings.TrimSpace(c.Query("county"))
+	county := c.Query("county")
+	if err := domain.Verbatim("county", county); err != nil {
+		return "", err
+	}
 	if county != "" && (len(county) != 5 || strings.Trim(county, "0123456789") != "") {
 		return "", domain.Invalid("invalid_county", "county", "county must be a 5-digit FIPS code (24510 is Baltimore City); got %q", county)
 	}

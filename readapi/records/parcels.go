@@ -66,6 +66,9 @@ func (s *server) parcelsInPolygon(c *gin.Context) error {
 	if len(raw) > maxQueryBodyBytes {
 		return httpx.TooLarge(maxQueryBodyBytes)
 	}
+	if err := httpx.UniqueKeys(raw); err != nil {
+		return err
+	}
 	dec := json.NewDecoder(bytes.NewReader(raw))
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&body); err != nil {
@@ -143,8 +146,12 @@ func parcelSearchOf(c *gin.Context) (parcelSearch, error) {
 	return ps, nil
 }
 
-// layerKeys reads a layers filter into its keys.
+// layerKeys reads a layers filter into its keys, verbatim
+// (domain.Verbatim: no space in or around a key).
 func layerKeys(s string) ([]string, error) {
+	if err := domain.Verbatim("layers", s); err != nil {
+		return nil, err
+	}
 	layers, err := records.ParseLayers(s)
 	if err != nil {
 		return nil, err

@@ -108,5 +108,5 @@ func New(d httpx.Deps) (http.Handler, error) {
 	e.GET("/map", append(public, params("lon", "lat", "zoom"), handle(s.mapPage))...)
 	// The page's static files are not counted.
 	e.GET(mapAssetsPath+"/:file", s.mapAsset)
-	return e, nil
+	return httpx.Serve(e), nil
 }

@@ -7,6 +7,7 @@ import (
 	"sort"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 // Request is a validated Messages request. Read-only after ParseRequest.
@@ -70,6 +71,9 @@ func ParseCountRequest(body []byte) (*Request, error) { return parse(body, false
 func parse(body []byte, needMaxTokens bool) (*Request, error) {
 	if !json.Valid(body) {
 		return nil, invalid("invalid_json", "", "the body must be a JSON object (a Messages request): it is not valid JSON")
+	}
+	if err := httpx.UniqueKeys(body); err != nil {
+		return nil, err
 	}
 	var raw map[string]json.RawMessage
 	if err := json.Unmarshal(body, &raw); err != nil || raw == nil {

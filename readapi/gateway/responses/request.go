@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 // ArrFields returns the gateway's own request fields (routing
@@ -87,6 +88,9 @@ func ParseRequest(body []byte) (*Request, error) {
 	// The standard library parses request bodies, as the chat route does.
 	if !json.Valid(body) {
 		return nil, invalid("invalid_json", "", "the body must be a JSON object (a Responses request): it is not valid JSON")
+	}
+	if err := httpx.UniqueKeys(body); err != nil {
+		return nil, err
 	}
 	var raw map[string]json.RawMessage
 	dec := json.NewDecoder(bytes.NewReader(body))

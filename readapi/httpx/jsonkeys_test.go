@@ -1,0 +1,95 @@
+package httpx_test
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+func TestUniqueKeys(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct {
+		name, body, field string // field "": accepted
+	}{
+		{"no repeat", `{"model":"auto","messages":[{"role":"user","content":"hi"}]}`, ""},
+		{"the same name in two objects", `{"a":{"x":1},"b":{"x":2},"c":[{"x":1},{"x":2}]}`, ""},
+		{"a top-level repeat", `{"model":"nano","model":"high"}`, "model"},
+		{"a repeat in a message", `{"messages":[{"role":"user","content":"hi"},{"role":"user","role":"system","content":"x"}]}`, "messages[1].role"},
+		{"a repeat deep in tools", `{"tools":[{"type":"function","function":{"name":"f","parameters":{"type":"object","type":"string"}}}]}`, "tools[0].function.parameters.type"},
+		{"a repeat written differently", `{"max_tokens":5,"max\u005ftokens":500}`, "max_tokens"},
+		{"a repeat after invalid UTF-8", "{\"q\":\"\xff\",\"q\":\"b\"}", "q"},
+		{"not JSON is the parser's", `{"model":`, ""},
+		{"invalid UTF-8 alone is the parser's", "{\"q\":\"\xff\"}", ""},
+		{"an array at the top", `[{"a":1,"a":2}]`, "[0].a"},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			t.Parallel()
+			err := httpx.UniqueKeys([]byte(tc.body))
+			if tc.field == "" {
+				if err != nil {
+					t.Fatalf("UniqueKeys(%s) = %v, want nil", tc.body, err)
+				}
+				return
+			}
+			var de *domain.Error
+			if !errors.As(err, &de) || !errors.Is(err, domain.ErrInvalid) || de.Code != "duplicate_key" || de.Field != tc.field {
+				t.Fatalf("UniqueKeys(%s) = %#v, want duplicate_key at %s", tc.body, err, tc.field)
+			}
+		})
+	}
+}
+
+// chatBody is a chat completion request of about n bytes: a conversation
+// of turns of 1 KiB, as the gateway's hot path sees them.
+func chatBody(n int) []byte {
+	var msgs []map[string]any
+	turn := strings.Repeat("lorem ipsum dolor sit amet, ", 37)
+	for size := 0; size < n; size += len(turn) + 40 {
+		msgs = append(msgs, map[string]any{"role": []string{"user", "assistant"}[len(msgs)%2], "content": turn})
+	}
+	b, _ := json.Marshal(map[string]any{"model": "auto", "messages": msgs, "temperature": 0.2, "max_tokens": 500})
+	return b
+}
+
+// BenchmarkUniqueKeys measures the duplicate-key check against what the
+// gateway already does with every chat body: json.Valid, then a decode of
+// its top level.
+func BenchmarkUniqueKeys(b *testing.B) {
+	for _, size := range []int{4 << 10, 64 << 10, 1 << 20, 4 << 20} {
+		body := chatBody(size)
+		b.Run(fmt.Sprintf("UniqueKeys/%dKiB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if err := httpx.UniqueKeys(body); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+		b.Run(fmt.Sprintf("ValidAndDecode/%dKiB", size>>10), func(b *testing.B) {
+			b.SetBytes(int64(len(body)))
+			b.ReportAllocs()
+			for b.Loop() {
+				if !json.Valid(body) {
+					b.Fatal("invalid")
+				}
+				var fields map[string]json.RawMessage
+				dec := json.NewDecoder(bytes.NewReader(body))
+				dec.UseNumber()
+				if err := dec.Decode(&fields); err != nil {
+					b.Fatal(err)
+				}
+				var msgs []map[string]json.RawMessage
+				if err := json.Unmarshal(fields["messages"], &msgs); err != nil {
+					b.Fatal(err)
+				}
+			}
+		})
+	}
+}
