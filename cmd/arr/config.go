@@ -52,9 +52,9 @@ type Config struct {
 	SQLTempFileMB int
 	SQLWorkMemMB  int
 	// SQLMaxMB bounds the tables of each analyst's SQL projection.
-	SQLMaxMB int
-	RedisURL      string
-	PublicLimit   int
+	SQLMaxMB    int
+	RedisURL    string
+	PublicLimit int
 
 	// Stripe and the operator's admin key (secrets: never logged or shown).
 	StripeAPIKey        string
