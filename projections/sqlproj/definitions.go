@@ -3,6 +3,7 @@ package sqlproj
 import (
 	"context"
 	"fmt"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -120,8 +121,14 @@ func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error
 				return fmt.Errorf("%s: %w", q, err)
 			}
 		}
+		// The schemas go in a session of the role, like every statement
+		// on what the analyst made; arr then drops the role in its own.
 		live := projections.Schema(name)
-		if err := e.dropRoleTx(ctx, tx, g.role, live, live+"__shadow", live+"__retired"); err != nil {
+		schemas := []string{live, live + "__shadow", live + "__retired"}
+		if err := e.dropAsRole(ctx, g.role, schemas); err != nil {
+			return err
+		}
+		if err := e.dropRoleTx(ctx, tx, g.role, schemas...); err != nil {
 			return err
 		}
 		dropped = true
@@ -131,4 +138,46 @@ func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error
 		return false, fmt.Errorf("dropping SQL projection %s: %w", name, err)
 	}
 	return dropped, nil
+}
+
+// dropAsRole drops schemas, and all they hold, in a session of role:
+// arr gives the role those of them that exist (committed, so the role's
+// session sees it; its other sessions are ended first: the role has one
+// slot), and the role drops them as their owner, whoever made what they
+// hold. arr then drops the role in its own session. A role that no
+// longer exists has nothing to drop; a crash between the steps leaves
+// the role owning its own schemas, which the next drop finishes.
+func (e *Engine) dropAsRole(ctx context.Context, role string, schemas []string) error {
+	var exists bool
+	var found []string
+	if err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) $1),
+		(SELECT coalesce(pg_catalog.array_agg(n.nspname::pg_catalog.text ORDER BY n.nspname), '{}') FROM pg_catalog.pg_namespace n
+		 WHERE n.nspname OPERATOR(pg_catalog.=) ANY ($2::pg_catalog.text[]))`, role, schemas).Scan(&exists, &found); err != nil {
+		return fmt.Errorf("reading role %s: %w", role, err)
+	}
+	if !exists || len(found) == 0 {
+		return nil
+	}
+	ids := make([]string, len(found))
+	for i, s := range found {
+		ids[i] = pgx.Identifier{s}.Sanitize()
+	}
+	rid := pgx.Identifier{role}.Sanitize()
+	var give strings.Builder
+	for _, id := range ids {
+		give.WriteString(`ALTER SCHEMA ` + id + ` OWNER TO ` + rid + `; `)
+	}
+	if _, err := e.pool.Exec(ctx, give.String()); err != nil {
+		return fmt.Errorf("giving %s to %s: %w", strings.Join(found, ", "), role, err)
+	}
+	if err := e.terminateAll(ctx, e.pool, role); err != nil {
+		return fmt.Errorf("ending the sessions of %s: %w", role, err)
+	}
+	if err := e.asRole(ctx, role, pgx.TxOptions{}, func(tx pgx.Tx) error {
+		_, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+strings.Join(ids, ", ")+` CASCADE`)
+		return err
+	}); err != nil {
+		return fmt.Errorf("dropping %s as %s: %w", strings.Join(found, ", "), role, err)
+	}
+	return nil
 }
