@@ -12,6 +12,8 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/commands/spend"
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/projections/identity"
 	"github.com/arr-dev/arr/projections/logproofs"
 	"github.com/arr-dev/arr/projections/sqlproj"
 	"github.com/arr-dev/arr/readapi/answer"
@@ -49,6 +51,9 @@ func (s *system) buildApplication(ctx context.Context, o openOptions) (app.Appli
 	if s.replica != nil {
 		a.Queries, a.ReadReplica = app.NewQueriesOn(s.pool, s.replica), s.replicaHealth
 	}
+	// Admission (key look-ups, /healthz's database and projections
+	// checks) reads on its own pool (system.admission).
+	a.Queries.Identities, a.Queries.Status = identity.NewQueries(s.admission), projections.NewStatus(s.admission)
 	a.Now, a.WaitFor, a.Head = s.now, s.waitFor, s.store.Head
 	if s.ledger, err = spend.NewLedger(s.pool, s.now); err != nil {
 		return app.Application{}, err

@@ -139,8 +139,10 @@ func NewQueries(pool *pgxpool.Pool) Queries { return NewQueriesOn(pool, pool) }
 // NewQueriesOn reads the read models through read (a streaming replica's
 // router, adapters/replica), except what must be exact on the primary:
 // the identities (a revoked key fails closed at once) and the
-// projections' own status.
+// projections' own status. The read models' queries honour a request's
+// statement timeout (projections.WithStatementTimeout, projections.Timed).
 func NewQueriesOn(primary *pgxpool.Pool, read projections.DB) Queries {
+	read = projections.Timed(read)
 	return Queries{
 		Identities:   identity.NewQueries(primary),
 		Parcels:      parcels.NewQueries(read),
