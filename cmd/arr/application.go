@@ -12,6 +12,7 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/commands/spend"
+	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/projections/identity"
 	"github.com/arr-dev/arr/projections/logproofs"
@@ -55,6 +56,9 @@ func (s *system) buildApplication(ctx context.Context, o openOptions) (app.Appli
 	// checks) reads on its own pool (system.admission).
 	a.Queries.Identities, a.Queries.Status = identity.NewQueries(s.admission), projections.NewStatus(s.admission)
 	a.Now, a.WaitFor, a.Head = s.now, s.waitFor, s.store.Head
+	if _, ok := s.store.(*postgres.Store); ok {
+		a.Head = func(ctx context.Context) (uint64, error) { return postgres.ReadHead(ctx, s.admission) }
+	}
 	if s.ledger, err = spend.NewLedger(s.pool, s.now); err != nil {
 		return app.Application{}, err
 	}

@@ -1,6 +1,7 @@
 package records
 
 import (
+	"maps"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -32,6 +33,10 @@ var statementTimeouts = map[string]time.Duration{
 	"GET /api/v1/monitors/{id}/deliveries": 5 * time.Second,
 	"GET /map":                             5 * time.Second,
 }
+
+// StatementTimeouts returns the routes' statement timeouts, by "METHOD
+// path" as the OpenAPI document names them.
+func StatementTimeouts() map[string]time.Duration { return maps.Clone(statementTimeouts) }
 
 // timeout runs the rest of the route under its statement timeout (see
 // statementTimeouts); a route missing from the table is a programming

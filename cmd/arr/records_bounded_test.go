@@ -1,0 +1,298 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"fmt"
+	"io"
+	"net/http"
+	"slices"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+)
+
+// sawtooth is a legal POST /api/v1/parcels/query body: a polygon of n
+// positions over 2 degrees around Baltimore whose top edge is a saw-tooth
+// (the costliest shape the limits allow: many edges, a large box).
+func sawtooth(n int) []byte {
+	const w, e, s, north = -77.6, -75.6, 38.3, 40.3
+	k := n - 3
+	ring := [][2]float64{{w, s}}
+	for i := range k {
+		y := north
+		if i%2 == 1 {
+			y = s + 0.05
+		}
+		ring = append(ring, [2]float64{w + (e-w)*float64(i)/float64(k-1), y})
+	}
+	ring = append(ring, [2]float64{e, s}, [2]float64{w, s})
+	b, _ := json.Marshal(map[string]any{"geometry": map[string]any{"type": "Polygon", "coordinates": [][][2]float64{ring}}, "limit": 1000})
+	return b
+}
+
+// problemOf is the code and message of an error body, "" for another body.
+func problemOf(body []byte) (string, string) {
+	var e struct {
+		Error struct{ Code, Message string } `json:"error"`
+	}
+	_ = json.Unmarshal(body, &e)
+	return e.Error.Code, e.Error.Message
+}
+
+// TestRecordsStatementTimeout holds a lock on the parcels read model (as a
+// long load or a migration would) so that every parcel query waits: a
+// search must answer 503 query_timeout naming its route's limit instead
+// of hanging, and while twenty such searches wait, admission (a keyed
+// request's key look-up and quota count) and /healthz must still answer
+// at once, on connections of their own.
+func TestRecordsStatementTimeout(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_DEMO_DATA=true", "ARR_MASTER_KEY="+testMasterKey, "ARR_PUBLIC_RATE_LIMIT=100000")
+	e.up()
+	pool, _ := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	e.createAccount("timeout@example.com", "free")
+	key := e.mint("timeout@example.com", "records")
+	api := e.records + "/api/v1"
+	bbox := api + "/parcels?bbox=-76.66,39.30,-76.64,39.32&limit=5"
+
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `LOCK TABLE rm_parcels.parcels IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	client := &http.Client{Timeout: 20 * time.Second}
+	// Twenty searches wait on the lock, more than the main pool holds.
+	var wg sync.WaitGroup
+	statuses := make([]int, 20)
+	codes := make([]string, 20)
+	for i := range 20 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			resp, err := client.Get(bbox)
+			if err != nil {
+				codes[i] = err.Error()
+				return
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			statuses[i] = resp.StatusCode
+			codes[i], _ = problemOf(b)
+		}()
+	}
+	time.Sleep(time.Second)
+	// Admission and health do not wait behind them.
+	quick := &http.Client{Timeout: 3 * time.Second}
+	for _, u := range []string{api + "/key", e.records + "/healthz"} {
+		req, _ := http.NewRequest("GET", u, nil)
+		req.Header.Set("X-API-Key", key.Secret)
+		start := time.Now()
+		resp, err := quick.Do(req)
+		if err != nil {
+			t.Fatalf("GET %s while twenty searches wait: %v (after %s)", u, err, time.Since(start).Round(time.Millisecond))
+		}
+		resp.Body.Close()
+		if resp.StatusCode != 200 {
+			t.Fatalf("GET %s while twenty searches wait: %d", u, resp.StatusCode)
+		}
+	}
+	wg.Wait()
+	for i := range 20 {
+		if statuses[i] != 503 || codes[i] != "query_timeout" {
+			t.Fatalf("search %d behind a lock: %d %q, want 503 query_timeout", i, statuses[i], codes[i])
+		}
+	}
+	resp, err := client.Get(bbox)
+	if err != nil {
+		t.Fatalf("a search behind a lock: %v", err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	code, msg := problemOf(b)
+	if resp.StatusCode != 503 || code != "query_timeout" || !strings.Contains(msg, "5s") || resp.Header.Get("Retry-After") == "" {
+		t.Fatalf("a search behind a lock: %d %s %v", resp.StatusCode, b, resp.Header)
+	}
+	// No statement of the cancelled requests still runs on the server.
+	var running int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM pg_stat_activity WHERE datname = current_database() AND state = 'active' AND query LIKE '%rm_parcels.parcels%' AND pid <> pg_backend_pid()`).Scan(&running); err != nil {
+		t.Fatal(err)
+	}
+	if running != 0 {
+		t.Fatalf("%d parcel queries still run after their requests were answered", running)
+	}
+	_ = tx.Rollback(ctx)
+	getJSON(t, bbox, nil, 200, nil)
+}
+
+// TestRecordsDatesBounded: a date the database cannot hold is a 400 on
+// every route that takes one, not a 500 on some.
+func TestRecordsDatesBounded(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_DEMO_DATA=true", "ARR_MASTER_KEY="+testMasterKey)
+	e.up()
+	pool, _ := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	e.createAccount("dates@example.com", "free")
+	key := e.mint("dates@example.com", "records")
+	h := map[string]string{"X-API-Key": key.Secret}
+	x, y := tileOf(-76.65104057, 39.30941765, 14)
+	api := e.records + "/api/v1"
+	for _, d := range []string{"0000-01-01", "1899-12-31", "10000-01-01", "2026-02-30"} {
+		for _, u := range []string{fmt.Sprintf("%s/tiles/14/%d/%d.mvt?as_of=%s", api, x, y, d), api + "/signals/0001%20003?county=24510&as_of=" + d} {
+			st, body := get(t, u, h)
+			if code, _ := problemOf(body); st != 400 || code != "invalid_as_of" {
+				t.Fatalf("GET %s: %d %s, want 400 invalid_as_of", u, st, body)
+			}
+		}
+	}
+	for _, d := range []string{"1900-01-01", "9999-12-31"} {
+		if st, body := get(t, fmt.Sprintf("%s/tiles/14/%d/%d.mvt?as_of=%s", api, x, y, d), nil); st != 200 {
+			t.Fatalf("tile as of %s: %d %s", d, st, body)
+		}
+	}
+}
+
+// TestRecordsWorstCaseLoad sends twenty of each worst-case request (the
+// 1,000-position saw-tooth polygon; the z10 tile of the densest demo
+// area, Baltimore) at once while a normal client pages through bbox
+// searches: the normal client must get no error, and every worst-case
+// request must end, with 200 or the documented 503 query_timeout, within
+// a generous deadline. The normal client's median latency is logged
+// (scripts/bench/records-worstcase.sh reports it over several runs).
+func TestRecordsWorstCaseLoad(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_DEMO_DATA=true", "ARR_MASTER_KEY="+testMasterKey, "ARR_PUBLIC_RATE_LIMIT=100000")
+	e.up()
+	pool, _ := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	r := worstCaseLoad(t, e.records, 20, 45*time.Second)
+	t.Logf("normal bbox client: %d requests, p50 %s alone, p50 %s under load, %d errors; worst case: %d of %d ended (statuses %v) in %s",
+		r.normalN, r.aloneP50, r.loadP50, len(r.normalErrors), r.worstEnded, r.worstTotal, r.worstStatuses, r.worstTook)
+	if len(r.normalErrors) > 0 {
+		t.Errorf("the normal client got %d errors under load, first %s", len(r.normalErrors), r.normalErrors[0])
+	}
+	if r.worstEnded != r.worstTotal {
+		t.Errorf("%d of %d worst-case requests did not end within the deadline", r.worstTotal-r.worstEnded, r.worstTotal)
+	}
+	for st := range r.worstStatuses {
+		if !slices.Contains([]string{"200", "503 query_timeout", "422"}, st) {
+			t.Errorf("a worst-case request answered %s", st)
+		}
+	}
+}
+
+type loadResult struct {
+	normalN           int
+	aloneP50, loadP50 time.Duration
+	normalErrors      []string
+	worstEnded        int
+	worstTotal        int
+	worstStatuses     map[string]int
+	worstTook         time.Duration
+}
+
+// worstCaseLoad measures the normal client alone, then under n worst-case
+// requests of each kind, each given deadline to end.
+func worstCaseLoad(t testing.TB, records string, n int, deadline time.Duration) loadResult {
+	t.Helper()
+	api := records + "/api/v1"
+	normal := func(stop <-chan struct{}, max int) ([]time.Duration, []string) {
+		var lat []time.Duration
+		var errs []string
+		client := &http.Client{Timeout: 30 * time.Second}
+		for i := 0; i < max; i++ {
+			select {
+			case <-stop:
+				return lat, errs
+			default:
+			}
+			// Boxes of about 500 m across central Baltimore, one after the other.
+			w := -76.66 + float64(i%10)*0.005
+			u := fmt.Sprintf("%s/parcels?bbox=%.3f,39.29,%.3f,39.295&limit=100", api, w, w+0.005)
+			start := time.Now()
+			resp, err := client.Get(u)
+			if err != nil {
+				errs = append(errs, err.Error())
+				continue
+			}
+			_, _ = io.Copy(io.Discard, resp.Body)
+			resp.Body.Close()
+			lat = append(lat, time.Since(start))
+			if resp.StatusCode != 200 {
+				errs = append(errs, fmt.Sprintf("%s: %d", u, resp.StatusCode))
+			}
+		}
+		return lat, errs
+	}
+	p50 := func(d []time.Duration) time.Duration {
+		if len(d) == 0 {
+			return 0
+		}
+		slices.Sort(d)
+		return d[len(d)/2]
+	}
+	alone, errs := normal(nil, 50)
+	r := loadResult{aloneP50: p50(alone), normalErrors: errs, worstStatuses: map[string]int{}, worstTotal: 2 * n}
+
+	x, y := tileOf(-76.61, 39.30, 10)
+	tile := fmt.Sprintf("%s/tiles/10/%d/%d.mvt", api, x, y)
+	poly := sawtooth(1000)
+	var mu sync.Mutex
+	var wg sync.WaitGroup
+	start := time.Now()
+	ctx, cancel := context.WithTimeout(context.Background(), deadline)
+	defer cancel()
+	for i := range 2 * n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			var req *http.Request
+			if i%2 == 0 {
+				req, _ = http.NewRequestWithContext(ctx, "POST", api+"/parcels/query", bytes.NewReader(poly))
+				req.Header.Set("Content-Type", "application/json")
+			} else {
+				req, _ = http.NewRequestWithContext(ctx, "GET", tile, nil)
+			}
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				return // did not end within the deadline
+			}
+			b, _ := io.ReadAll(resp.Body)
+			resp.Body.Close()
+			st := fmt.Sprint(resp.StatusCode)
+			if code, _ := problemOf(b); code != "" {
+				st += " " + code
+			}
+			mu.Lock()
+			r.worstEnded++
+			r.worstStatuses[st]++
+			mu.Unlock()
+		}()
+	}
+	done := make(chan struct{})
+	go func() { wg.Wait(); close(done) }()
+	time.Sleep(200 * time.Millisecond) // the worst-case requests are in
+	stop := make(chan struct{})
+	var loaded []time.Duration
+	nd := make(chan struct{})
+	go func() {
+		var errs []string
+		loaded, errs = normal(stop, 10000)
+		r.normalErrors = append(r.normalErrors, errs...)
+		close(nd)
+	}()
+	<-done
+	r.worstTook = time.Since(start)
+	close(stop)
+	<-nd
+	r.normalN, r.loadP50 = len(alone)+len(loaded), p50(loaded)
+	return r
+}
