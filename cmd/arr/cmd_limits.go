@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/commands"
-	"github.com/arr-dev/arr/domain/date"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/date"
 	"github.com/arr-dev/arr/projections/identity"
 )
 

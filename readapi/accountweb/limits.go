@@ -8,8 +8,8 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain"
-	"github.com/arr-dev/arr/domain/date"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/date"
 	"github.com/arr-dev/arr/projections/identity"
 )
 
