@@ -74,6 +74,7 @@ func (s *system) buildApplication(ctx context.Context, o openOptions) (app.Appli
 	} else if p != nil {
 		a.Queries.Log = logproofs.New(p)
 	}
+	a.CursorKey = s.cursorKey
 	a.Map = app.MapSettings{BasemapURL: s.cfg.MapBasemapURL, Attribution: s.cfg.MapAttribution}
 	if a.Mailer, err = openMailer(s.cfg, s.log, o.roles); err != nil {
 		return app.Application{}, err

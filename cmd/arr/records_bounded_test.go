@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"io"
@@ -295,4 +296,51 @@ func worstCaseLoad(t testing.TB, records string, n int, deadline time.Duration) 
 	<-nd
 	r.normalN, r.loadP50 = len(alone)+len(loaded), p50(loaded)
 	return r
+}
+
+// TestRecordsCursorAuthenticated: a cursor whose bytes were changed (here
+// the parcel it continues after, to skip to a parcel of the caller's
+// choosing) is 400 invalid_cursor, while an unchanged cursor pages on in
+// another records process of the same database (the key is the
+// installation's, not the process's).
+func TestRecordsCursorAuthenticated(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_DEMO_DATA=true", "ARR_MASTER_KEY="+testMasterKey)
+	e.up()
+	pool, _ := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	first := e.records + "/api/v1/parcels?bbox=-76.66,39.30,-76.64,39.32&limit=5"
+	var p1 searchPage
+	getJSON(t, first, nil, 200, &p1)
+	if p1.NextCursor == nil {
+		t.Fatal("no next_cursor on a full page")
+	}
+	raw, err := base64.RawURLEncoding.DecodeString(*p1.NextCursor)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for name, change := range map[string]func([]byte){
+		"the APN's last byte": func(b []byte) { b[len(b)-1]++ },
+		"the county":          func(b []byte) { b[len(b)-len(p1.Features[4].Properties.APN)-3]++ },
+	} {
+		b := slices.Clone(raw)
+		change(b)
+		u := first + "&cursor=" + base64.RawURLEncoding.EncodeToString(b)
+		st, body := get(t, u, nil)
+		if code, _ := problemOf(body); st != 400 || code != "invalid_cursor" {
+			t.Errorf("a cursor with %s changed: %d %s, want 400 invalid_cursor", name, st, body)
+		}
+	}
+	var p2 searchPage
+	getJSON(t, first+"&cursor="+*p1.NextCursor, nil, 200, &p2)
+	// Another records process of the same database reads the cursor.
+	addr := freeAddr(t)
+	e.extraEnv = append(e.extraEnv, "ARR_RECORDS_ADDR="+addr)
+	other := e.start("serve", "records")
+	waitHealthy(t, "http://"+addr, other)
+	var again searchPage
+	getJSON(t, "http://"+addr+"/api/v1/parcels?bbox=-76.66,39.30,-76.64,39.32&limit=5&cursor="+*p1.NextCursor, nil, 200, &again)
+	if len(p2.Features) == 0 || !slices.Equal(again.ids(), p2.ids()) {
+		t.Fatalf("the second page from another process: %v, from the first: %v", again.ids(), p2.ids())
+	}
 }

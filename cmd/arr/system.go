@@ -57,6 +57,9 @@ type system struct {
 	// keys is the data-key ring of imported lists' contact columns (only
 	// with openOptions.contactKeys).
 	keys *datakeys.Keyring
+	// cursorKey authenticates the records service's cursors, derived
+	// from the records master key (with openOptions.contactKeys).
+	cursorKey []byte
 	// auditKey and signingKey are the gateway's audit hash key (with
 	// openOptions.auditKey) and the log's signing key (with
 	// openOptions.signingKey), both bound to the database (bindKeys).

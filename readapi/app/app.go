@@ -58,6 +58,12 @@ type Application struct {
 	Now func() time.Time
 	// Map is the records service's map page's base map.
 	Map MapSettings
+	// CursorKey authenticates the records service's paging cursors
+	// (readapi/records/cursor). Every process serving one database has
+	// the same: cmd/arr derives it from the records master key the
+	// database is bound to. The records server refuses to start without
+	// one.
+	CursorKey []byte
 	// WaitFor gives read-your-writes: it returns once the named
 	// projection has applied position pos (bounded; an error after the
 	// bound).

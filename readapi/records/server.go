@@ -4,6 +4,7 @@ import (
 	"context"
 	"embed"
 	"errors"
+	"fmt"
 	"html/template"
 	"io/fs"
 	"net/http"
@@ -15,6 +16,7 @@ import (
 	"github.com/arr-dev/arr/readapi/accountweb"
 	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/httpx"
+	"github.com/arr-dev/arr/readapi/records/cursor"
 )
 
 //go:embed openapi/*.json
@@ -36,6 +38,7 @@ type server struct {
 	lists   app.Lists
 	gaz     *records.Gazetteer
 	mapTmpl *template.Template
+	cursors *cursor.Codec
 }
 
 // New returns the records service's HTTP handler over the application
@@ -54,7 +57,11 @@ func New(d httpx.Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, err
 	}
-	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz, mapTmpl: mapTmpl}
+	cursors, err := cursor.New(d.App.CursorKey)
+	if err != nil {
+		return nil, fmt.Errorf("records: the cursor key: %w", err)
+	}
+	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz, mapTmpl: mapTmpl, cursors: cursors}
 	ids := d.App.Queries.Identities
 	// The public routes need no key, but take one: a key that is sent must
 	// be valid (401 otherwise), and the request is then counted against
