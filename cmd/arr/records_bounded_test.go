@@ -8,6 +8,8 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"slices"
 	"strings"
 	"sync"
@@ -342,5 +344,60 @@ func TestRecordsCursorAuthenticated(t *testing.T) {
 	getJSON(t, "http://"+addr+"/api/v1/parcels?bbox=-76.66,39.30,-76.64,39.32&limit=5&cursor="+*p1.NextCursor, nil, 200, &again)
 	if len(p2.Features) == 0 || !slices.Equal(again.ids(), p2.ids()) {
 		t.Fatalf("the second page from another process: %v, from the first: %v", again.ids(), p2.ids())
+	}
+}
+
+// TestImportListRefusesGuesses imports real exports as a user would, with
+// `arr import list`: a header with two parcel columns (Broward's folio
+// and bcpa_folio), a quote that is never closed and a county written as a
+// name are each refused with the line named, and nothing is imported;
+// the well-formed rows of the same exports import.
+func TestImportListRefusesGuesses(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_MASTER_KEY="+testMasterKey)
+	e.createAccount("lists@example.com", "free")
+	for _, tc := range []struct {
+		file string
+		want []string
+	}{
+		{"broward_lis_pendens.csv", []string{"line 1", `"folio"`, `"bcpa_folio"`, "apn column"}},
+		{"orange_code_violations_unclosed.csv", []string{"line 3", "quote"}},
+		{"baltimore_vacants_county_name.csv", []string{"line 2", `"Baltimore City"`, "5-digit FIPS"}},
+	} {
+		t.Run(tc.file, func(t *testing.T) {
+			out, errs, code := e.arr("import", "list", "--email", "lists@example.com", "--json", filepath.Join("testdata", "lists", tc.file))
+			if code == 0 {
+				t.Fatalf("imported: %s", out)
+			}
+			for _, w := range tc.want {
+				if !strings.Contains(errs, w) {
+					t.Errorf("the refusal does not say %s: %s", w, errs)
+				}
+			}
+		})
+	}
+	// The same exports, fixed as the messages say, import.
+	dir := t.TempDir()
+	fixed := map[string]func(string) string{
+		"broward_lis_pendens.csv": func(s string) string { return strings.Replace(s, ",folio,", ",county_folio,", 1) },
+		"orange_code_violations_unclosed.csv": func(s string) string {
+			return strings.Replace(s, `APARTMENT 9101,`, `APARTMENT 9101",`, 1)
+		},
+		"baltimore_vacants_county_name.csv": func(s string) string { return strings.ReplaceAll(s, "Baltimore City", "24510") },
+	}
+	for name, fix := range fixed {
+		b, err := os.ReadFile(filepath.Join("testdata", "lists", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		f := filepath.Join(dir, name)
+		if err := os.WriteFile(f, []byte(fix(string(b))), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		var res struct{ Rows int }
+		e.mustArr(&res, "import", "list", "--email", "lists@example.com", "--json", f)
+		if res.Rows < 3 {
+			t.Errorf("%s fixed: %d rows imported", name, res.Rows)
+		}
 	}
 }
