@@ -401,3 +401,62 @@ func TestImportListRefusesGuesses(t *testing.T) {
 		}
 	}
 }
+
+// TestLoadLayerWaitsAndAnalyzes loads the real Baltimore tax-sale file
+// (22,742 certificates) with `arr load layer --wait` while `arr up` runs
+// the projections, under a read-your-writes bound far shorter than the
+// load's publishing: --wait must wait as long as the load needs, showing
+// progress, and succeed; and the tables the load rewrote must have
+// planner statistics at once (ANALYZE in the load's transaction), so an
+// APN look-up is planned on the index, not on an empty table's guess.
+func TestLoadLayerWaitsAndAnalyzes(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_READ_YOUR_WRITES_TIMEOUT=50ms")
+	e.up()
+	pool, _ := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	files := filepath.Join("..", "..", "adapters", "demodata", "files")
+	out, errs, code := e.arr("load", "layer", "--layer", "tax_sale", "--county", "24510", "--source-url", "https://www.bidbaltimore.com/",
+		"--source-date", "2019-05-29", "--mapping", filepath.Join(files, "tax_sale.mapping.json"), "--wait", "--json",
+		filepath.Join(files, "baltimore-md_tax_sale_certificates_2019.csv.gz"))
+	if code != 0 {
+		t.Fatalf("arr load layer --wait: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+	if !strings.Contains(errs, "waiting for parcels") {
+		t.Errorf("--wait showed no progress: %s", errs)
+	}
+	// The load is applied: its parcels are there when --wait returns.
+	var parcels int
+	ctx := context.Background()
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM rm_parcels.parcels`).Scan(&parcels); err != nil || parcels < 20000 {
+		t.Fatalf("after --wait: %d parcels (%v)", parcels, err)
+	}
+	// Planner statistics of the load, not of an empty table.
+	for _, table := range []string{"parcels", "parcel_layers"} {
+		var reltuples float64
+		var cols int
+		if err := pool.QueryRow(ctx, `SELECT c.reltuples, (SELECT count(*) FROM pg_stats s WHERE s.schemaname = 'rm_parcels' AND s.tablename = $1)
+			FROM pg_class c WHERE c.oid = ('rm_parcels.' || $1)::regclass`, table).Scan(&reltuples, &cols); err != nil {
+			t.Fatal(err)
+		}
+		if reltuples < 0.9*float64(parcels) || cols == 0 {
+			t.Errorf("rm_parcels.%s after the load: planner estimate %.0f rows (%d in the table), statistics of %d columns", table, reltuples, parcels, cols)
+		}
+	}
+	var plan string
+	rows, err := pool.Query(ctx, `EXPLAIN (FORMAT TEXT) SELECT county, apn FROM rm_parcels.parcels WHERE apn_norm = '0001003' ORDER BY county, apn LIMIT 20`)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for rows.Next() {
+		var line string
+		if err := rows.Scan(&line); err != nil {
+			t.Fatal(err)
+		}
+		plan += line + "\n"
+	}
+	rows.Close()
+	if !strings.Contains(plan, "Index") {
+		t.Errorf("an APN look-up after the load is planned as %s", plan)
+	}
+}
