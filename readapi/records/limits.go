@@ -1,6 +1,7 @@
 package records
 
 import (
+	"fmt"
 	"maps"
 	"time"
 
@@ -47,6 +48,33 @@ func timeout(route string) gin.HandlerFunc {
 		ctx, cancel := projections.WithStatementTimeout(c.Request.Context(), d)
 		defer cancel()
 		c.Request = c.Request.WithContext(ctx)
+		c.Next()
+	}
+}
+
+// Concurrency of the costly routes per process: at most this many of
+// their requests query at once, the others wait their turn within their
+// statement timeout (and answer 503 query_timeout if it ends first), so
+// that a burst of them leaves the database's cores to every other request.
+const (
+	polygonSlots = 4
+	tileSlots    = 8
+)
+
+// gate lets at most cap(slots) requests of a route run at once; a request
+// that cannot get a slot before its context ends fails with
+// projections.QueryTimeout of its limit.
+func gate(slots chan struct{}) gin.HandlerFunc {
+	return func(c *gin.Context) {
+		ctx := c.Request.Context()
+		select {
+		case slots <- struct{}{}:
+		case <-ctx.Done():
+			d, _ := projections.StatementTimeoutOf(ctx)
+			fail(c, fmt.Errorf("waiting for a turn of a costly route: %w", projections.QueryTimeout(d)))
+			return
+		}
+		defer func() { <-slots }()
 		c.Next()
 	}
 }
