@@ -21,6 +21,7 @@ import (
 	"github.com/arr-dev/arr/adapters/listfile"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/date"
 	"github.com/arr-dev/arr/domain/records"
 )
 
@@ -51,8 +52,8 @@ func (a *cli) loadCmd() *cobra.Command {
 			rc := s.app.Commands
 			var crawledAt time.Time
 			if crawled != "" {
-				if crawledAt, err = time.Parse(time.RFC3339, crawled); err != nil {
-					return fmt.Errorf("--crawled-at must be RFC 3339: %w", err)
+				if crawledAt, err = date.Instant("crawled_at", crawled); err != nil {
+					return err
 				}
 			}
 			bar := newProgressOf(os.Stderr, "loading "+layer, "rows")
