@@ -460,3 +460,52 @@ func TestLoadLayerWaitsAndAnalyzes(t *testing.T) {
 		t.Errorf("an APN look-up after the load is planned as %s", plan)
 	}
 }
+
+// TestRecordsTileCapped: the z10 tile of Baltimore, the densest demo area,
+// holds every one of its parcels but at most the zoom's cap of features
+// (4,096: clusters of a 64 x 64 grid, each with its count), decoded by
+// @mapbox/vector-tile; a z14 tile of the same area is still parcels.
+func TestRecordsTileCapped(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_DEMO_DATA=true", "ARR_MASTER_KEY="+testMasterKey)
+	e.up()
+	pool, _ := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	x, y := tileOf(-76.61, 39.30, 10)
+	// The tile holds its parcels and those of its 64-unit buffer.
+	var inTile, withBuffer int
+	if err := pool.QueryRow(context.Background(), `WITH b AS (SELECT ST_TileEnvelope(10, $1, $2) AS env)
+		SELECT count(*) FILTER (WHERE ST_Intersects(ST_Transform(geom, 3857), b.env)),
+		       count(*) FILTER (WHERE ST_Intersects(ST_Transform(geom, 3857), ST_Expand(b.env, (ST_XMax(b.env) - ST_XMin(b.env)) * 64 / 4096)))
+		FROM rm_parcels.parcels, b`, x, y).Scan(&inTile, &withBuffer); err != nil {
+		t.Fatal(err)
+	}
+	if inTile <= 4096 {
+		t.Fatalf("the z10 tile holds %d parcels: not a tile past its cap", inTile)
+	}
+	st, body := get(t, fmt.Sprintf("%s/api/v1/tiles/10/%d/%d.mvt", e.records, x, y), nil)
+	if st != 200 {
+		t.Fatalf("z10 tile: %d %s", st, body)
+	}
+	layer := decodeTile(t, body, 10, x, y)["parcels"]
+	counted := 0
+	for _, f := range layer.Features {
+		n, ok := f.Properties["count"].(float64)
+		if f.Properties["cluster"] != true || !ok || n < 1 || f.Type != 1 {
+			t.Fatalf("a z10 feature that is not a cluster: %+v", f)
+		}
+		counted += int(n)
+	}
+	if len(layer.Features) > 4096 || counted < inTile || counted > withBuffer {
+		t.Fatalf("z10 tile of %d parcels: %d features (cap 4096) counting %d parcels, %d bytes", inTile, len(layer.Features), counted, len(body))
+	}
+	x, y = tileOf(-76.65104057, 39.30941765, 14)
+	if st, body = get(t, fmt.Sprintf("%s/api/v1/tiles/14/%d/%d.mvt", e.records, x, y), nil); st != 200 {
+		t.Fatalf("z14 tile: %d", st)
+	}
+	for _, f := range decodeTile(t, body, 14, x, y)["parcels"].Features {
+		if f.Properties["apn"] == nil || f.Properties["cluster"] != nil {
+			t.Fatalf("a z14 feature that is not a parcel: %+v", f)
+		}
+	}
+}
