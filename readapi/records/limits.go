@@ -55,10 +55,12 @@ func timeout(route string) gin.HandlerFunc {
 // Concurrency of the costly routes per process: at most this many of
 // their requests query at once, the others wait their turn within their
 // statement timeout (and answer 503 query_timeout if it ends first), so
-// that a burst of them leaves the database's cores to every other request.
+// that a burst of them leaves the database's cores, and at least half of
+// the main pool's default 16 connections (shared with the other services
+// in `arr up`), to every other request.
 const (
 	polygonSlots = 4
-	tileSlots    = 8
+	tileSlots    = 4
 )
 
 // gate lets at most cap(slots) requests of a route run at once; a request
