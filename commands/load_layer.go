@@ -15,6 +15,7 @@ import (
 
 	"github.com/arr-dev/arr/adapters/layerfile"
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/date"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/domain/text"
 	"github.com/arr-dev/arr/eventstore"
@@ -102,8 +103,8 @@ func (c *LoadLayer) validate() error {
 	if err := text.Check("file", c.File, 1000); err != nil {
 		return err
 	}
-	if _, err := time.Parse(time.DateOnly, c.SourceDate); err != nil {
-		return domain.Invalid("invalid_source_date", "source_date", "the source date must be YYYY-MM-DD, got %q", c.SourceDate)
+	if _, err := date.Day("source_date", c.SourceDate); err != nil {
+		return err
 	}
 	return nil
 }

@@ -42,30 +42,45 @@ var aliases = map[string][]string{
 	"email":   {"email", "e-mail", "email_address", "mail"},
 }
 
-// Parse reads a list. The header names the columns (case-insensitive;
-// aliases such as parcel_id, folio, property_address, telephone, e-mail are
-// understood). A list needs an apn or an address column; rows with neither
-// are an error naming their line.
+// Parse reads a list: CSV as RFC 4180 writes it (a field with a quote,
+// comma or line break is quoted, and a quote inside it doubled), which is
+// how spreadsheets and the counties' portals export. The header names the
+// columns (case-insensitive; aliases such as parcel_id, folio,
+// property_address, telephone, e-mail are understood). Each of these is
+// an error naming its line, never a guess: a list without an apn or an
+// address column; two header cells with the same name, or naming the same
+// column (apn and parcel_id); a quote that is never closed, or a bare
+// quote in an unquoted field; a county that is not a 5-digit FIPS code; a
+// row with neither an APN nor an address.
 func Parse(in io.Reader) (List, error) {
 	cr := csv.NewReader(in)
 	cr.FieldsPerRecord = -1
-	cr.LazyQuotes = true
 	header, err := cr.Read()
 	if err != nil {
-		return List{}, fmt.Errorf("reading the header: %w", err)
+		if err == io.EOF {
+			return List{}, domain.Invalid("empty_list", "file", "the file is empty: a list starts with a header line naming its columns")
+		}
+		return List{}, csvError(err)
 	}
 	if err := text.CheckAll("columns", header, records.MaxListHeaderChars); err != nil {
 		return List{}, atLine(1, err)
 	}
 	idx := map[string]int{}
+	seen := map[string]int{}
 	for i, h := range header {
 		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
+		if j, dup := seen[h]; dup && h != "" {
+			return List{}, domain.Invalid("duplicate_column", "file", "line 1: columns %d and %d are both named %q; rename or remove one", j+1, i+1, h)
+		}
+		seen[h] = i
 		for name, as := range aliases {
 			for _, a := range as {
 				if h == a {
-					if _, dup := idx[name]; !dup {
-						idx[name] = i
+					if j, dup := idx[name]; dup {
+						return List{}, domain.Invalid("duplicate_column", "file", "line 1: columns %d (%q) and %d (%q) are both the list's %s column; keep one",
+							j+1, strings.TrimSpace(header[j]), i+1, strings.TrimSpace(header[i]), name)
 					}
+					idx[name] = i
 				}
 			}
 		}
@@ -86,14 +101,10 @@ func Parse(in io.Reader) (List, error) {
 		if err == io.EOF {
 			break
 		}
-		line, _ := cr.FieldPos(0)
 		if err != nil {
-			var pe *csv.ParseError
-			if errors.As(err, &pe) {
-				return List{}, fmt.Errorf("line %d: %w", pe.StartLine, err)
-			}
-			return List{}, err
+			return List{}, csvError(err)
 		}
+		line, _ := cr.FieldPos(0)
 		for i, cell := range rec {
 			if err := text.Check(column(header, i), cell, records.MaxListCellChars); err != nil {
 				return List{}, atLine(line, err)
@@ -112,6 +123,9 @@ func Parse(in io.Reader) (List, error) {
 			parts = append(parts, c)
 		}
 		r.Address = strings.TrimSpace(strings.Join(parts, " "))
+		if r.County != "" && (len(r.County) != 5 || strings.Trim(r.County, "0123456789") != "") {
+			return List{}, domain.Invalid("invalid_county", "file", "line %d: county %q is not a 5-digit FIPS code (24510 is Baltimore City, 12011 Broward County; a code that lost its leading zero, such as 1001, is written 01001)", line, r.County)
+		}
 		if r.APN == "" && r.Address == "" {
 			if strings.TrimSpace(strings.Join(rec, "")) == "" {
 				continue // blank line
@@ -127,6 +141,22 @@ func Parse(in io.Reader) (List, error) {
 		return List{}, errors.New("the list has no rows")
 	}
 	return l, nil
+}
+
+// csvError says where and how a file is not CSV: the line a quoted field
+// opened on and was never closed, or the line of a bare quote.
+func csvError(err error) error {
+	var pe *csv.ParseError
+	if !errors.As(err, &pe) {
+		return fmt.Errorf("reading the list: %w", err)
+	}
+	switch {
+	case errors.Is(pe.Err, csv.ErrQuote):
+		return domain.Invalid("unterminated_quote", "file", "line %d: a quoted field is not closed where it should be (a quote opened on line %d is never closed, or a quote inside a quoted field is not doubled as \"\"); parsing stopped at line %d, column %d", pe.StartLine, pe.StartLine, pe.Line, pe.Column)
+	case errors.Is(pe.Err, csv.ErrBareQuote):
+		return domain.Invalid("bare_quote", "file", "line %d, column %d: a quote inside a field that is not quoted; quote the field and double the quote (\"2041 W \"\"North\"\" Ave\")", pe.Line, pe.Column)
+	}
+	return domain.Invalid("invalid_csv", "file", "line %d: %v", pe.Line, pe.Err)
 }
 
 // column names cell i of a row for errors: its header, else its number.

@@ -12,6 +12,9 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/commands/spend"
+	"github.com/arr-dev/arr/eventstore/postgres"
+	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/projections/identity"
 	"github.com/arr-dev/arr/projections/logproofs"
 	"github.com/arr-dev/arr/projections/sqlproj"
 	"github.com/arr-dev/arr/readapi/answer"
@@ -49,7 +52,13 @@ func (s *system) buildApplication(ctx context.Context, o openOptions) (app.Appli
 	if s.replica != nil {
 		a.Queries, a.ReadReplica = app.NewQueriesOn(s.pool, s.replica), s.replicaHealth
 	}
+	// Admission (key look-ups, /healthz's database and projections
+	// checks) reads on its own pool (system.admission).
+	a.Queries.Identities, a.Queries.Status = identity.NewQueries(s.admission), projections.NewStatus(s.admission)
 	a.Now, a.WaitFor, a.Head = s.now, s.waitFor, s.store.Head
+	if _, ok := s.store.(*postgres.Store); ok {
+		a.Head = func(ctx context.Context) (uint64, error) { return postgres.ReadHead(ctx, s.admission) }
+	}
 	if s.ledger, err = spend.NewLedger(s.pool, s.now); err != nil {
 		return app.Application{}, err
 	}
@@ -65,6 +74,7 @@ func (s *system) buildApplication(ctx context.Context, o openOptions) (app.Appli
 	} else if p != nil {
 		a.Queries.Log = logproofs.New(p)
 	}
+	a.CursorKey = s.cursorKey
 	a.Map = app.MapSettings{BasemapURL: s.cfg.MapBasemapURL, Attribution: s.cfg.MapAttribution}
 	if a.Mailer, err = openMailer(s.cfg, s.log, o.roles); err != nil {
 		return app.Application{}, err

@@ -3,7 +3,9 @@ package main
 import (
 	"context"
 	"crypto/ed25519"
+	"crypto/hmac"
 	"crypto/rand"
+	"crypto/sha256"
 	"encoding/base64"
 	"errors"
 	"fmt"
@@ -48,6 +50,7 @@ func (s *system) bindKeys(ctx context.Context, o openOptions) error {
 		if s.keys, err = datakeys.New(s.pool, k.Material); err != nil {
 			return err
 		}
+		s.cursorKey = cursorKey(k.Material)
 	}
 	if o.auditKey {
 		k, err := b.Bind(ctx, s.secretSpec(boundkey.AuditHMACKey, "gateway audit hash key", "ARR_AUDIT_HMAC_KEY", s.cfg.AuditHMACKey, auditKeyFile, by))
@@ -225,4 +228,13 @@ func countsText(m map[string]int64) string {
 		parts[i] = fmt.Sprintf("%s: %d", k, m[k])
 	}
 	return strings.Join(parts, ", ")
+}
+
+// cursorKey derives the records service's cursor key from the records
+// master key: every process bound to the database has the same, and no
+// other secret need be shared or stored.
+func cursorKey(master []byte) []byte {
+	m := hmac.New(sha256.New, master)
+	m.Write([]byte("arr records paging cursors v1"))
+	return m.Sum(nil)
 }

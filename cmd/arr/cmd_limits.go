@@ -10,8 +10,8 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/arr-dev/arr/commands"
-	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/date"
 	"github.com/arr-dev/arr/projections/identity"
 )
 
@@ -67,9 +67,9 @@ func (f *limitFlags) change(c *cobra.Command) (account.LimitsChange, error) {
 	if set("expires-at") {
 		var at *time.Time
 		if f.expiresAt != "" {
-			t, err := time.Parse(time.RFC3339, f.expiresAt)
+			t, err := date.Instant("expires_at", f.expiresAt)
 			if err != nil {
-				return ch, domain.Invalid("invalid_expires_at", "expires_at", "--expires-at must be an RFC 3339 time like 2026-12-31T00:00:00Z; got %q", f.expiresAt)
+				return ch, err
 			}
 			at = &t
 		}

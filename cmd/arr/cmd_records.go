@@ -21,6 +21,7 @@ import (
 	"github.com/arr-dev/arr/adapters/listfile"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/date"
 	"github.com/arr-dev/arr/domain/records"
 )
 
@@ -51,8 +52,8 @@ func (a *cli) loadCmd() *cobra.Command {
 			rc := s.app.Commands
 			var crawledAt time.Time
 			if crawled != "" {
-				if crawledAt, err = time.Parse(time.RFC3339, crawled); err != nil {
-					return fmt.Errorf("--crawled-at must be RFC 3339: %w", err)
+				if crawledAt, err = date.Instant("crawled_at", crawled); err != nil {
+					return err
 				}
 			}
 			bar := newProgressOf(os.Stderr, "loading "+layer, "rows")
@@ -67,7 +68,7 @@ func (a *cli) loadCmd() *cobra.Command {
 				return err
 			}
 			if wait {
-				if err := s.catchUp(cmd.Context(), parcels.Name); err != nil {
+				if err := s.waitForLoad(cmd.Context(), parcels.Name); err != nil {
 					return err
 				}
 			}
@@ -88,7 +89,7 @@ func (a *cli) loadCmd() *cobra.Command {
 	f.StringVar(&crawled, "crawled-at", "", "when the source was fetched (RFC 3339); default now")
 	f.IntVar(&chunk, "chunk-rows", 5000, "rows per LayerRowsLoaded event")
 	f.BoolVar(&asJSON, "json", false, "print JSON")
-	f.BoolVar(&wait, "wait", false, "wait until the parcels read model has applied the load")
+	f.BoolVar(&wait, "wait", false, "wait, as long as it takes (^C stops waiting, not the load), until the parcels read model has applied the load, showing its progress")
 	for _, r := range []string{"layer", "county", "source-url", "source-date"} {
 		_ = lc.MarkFlagRequired(r)
 	}
@@ -261,4 +262,51 @@ func loadDemo(ctx context.Context, s *system, log *slog.Logger) error {
 		bar.Finish()
 	}
 	return err
+}
+
+// waitForLoad waits until projection has applied the log up to its
+// current head, for as long as that takes (a large load's publishing is
+// one transaction of minutes, which ARR_READ_YOUR_WRITES_TIMEOUT, a bound
+// for requests, must not cut short), showing the events applied. Only
+// ctx's end (^C) stops it; the load itself is in the log either way.
+func (s *system) waitForLoad(ctx context.Context, projection string) error {
+	head, err := s.store.Head(ctx)
+	if err != nil {
+		return err
+	}
+	at := func() uint64 {
+		cps, err := s.app.Queries.Status.Checkpoints(ctx)
+		if err != nil {
+			return 0
+		}
+		for _, c := range cps {
+			if c.Name == projection {
+				return uint64(max(c.Position, 0))
+			}
+		}
+		return 0
+	}
+	from := at()
+	bar := newProgressOf(os.Stderr, "waiting for "+projection, "events")
+	done := make(chan error, 1)
+	go func() { done <- s.runner.WaitFor(ctx, projection, head) }()
+	tick := time.NewTicker(time.Second)
+	defer tick.Stop()
+	for {
+		select {
+		case err := <-done:
+			bar.Finish()
+			if err != nil {
+				return fmt.Errorf("the load is in the log, but %s has not applied it yet: %w", projection, err)
+			}
+			// Applied; the replica too, when reads go to one (bounded).
+			return s.waitFor(ctx, projection, head)
+		case <-tick.C:
+			if cur := at(); cur > from {
+				bar.Set(cur-from, head-from)
+			} else {
+				bar.Set(0, head-from)
+			}
+		}
+	}
 }

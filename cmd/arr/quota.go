@@ -34,7 +34,7 @@ func openQuotas(ctx context.Context, cfg Config, s *system, log *slog.Logger, no
 		limiter = r
 		log.Info("quota counters in Redis", "addr", client.Options().Addr)
 	} else {
-		p, err := ratelimit.NewPostgres(s.pool, ratelimit.PostgresConfig{Now: now, Logger: log})
+		p, err := ratelimit.NewPostgres(s.admission, ratelimit.PostgresConfig{Now: now, Logger: log})
 		if err != nil {
 			return nil, err
 		}

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"strings"
 	"time"
 
@@ -42,6 +43,10 @@ type system struct {
 	cfg  Config
 	log  *slog.Logger
 	pool *pgxpool.Pool
+	// admission is the small pool of admission (key look-ups, quota
+	// counters, /healthz's database check): its own connections, so that
+	// requests whose queries are slow cannot make admission wait for one.
+	admission *pgxpool.Pool
 	// replica routes the read models' queries to ARR_READ_DATABASE_URL;
 	// nil without one.
 	replica *replica.Router
@@ -52,6 +57,9 @@ type system struct {
 	// keys is the data-key ring of imported lists' contact columns (only
 	// with openOptions.contactKeys).
 	keys *datakeys.Keyring
+	// cursorKey authenticates the records service's cursors, derived
+	// from the records master key (with openOptions.contactKeys).
+	cursorKey []byte
 	// auditKey and signingKey are the gateway's audit hash key (with
 	// openOptions.auditKey) and the log's signing key (with
 	// openOptions.signingKey), both bound to the database (bindKeys).
@@ -220,6 +228,36 @@ func (s *system) openPool(ctx context.Context, url string) error {
 	if err := pool.Ping(pingCtx); err != nil {
 		return fmt.Errorf("connecting to PostgreSQL at %s:%d: %w", pcfg.ConnConfig.Host, pcfg.ConnConfig.Port, err)
 	}
+	return s.openAdmission(ctx, pcfg)
+}
+
+// Admission's pool: admissionPoolConns connections of its own, each of
+// whose statements the server stops after admissionStatementTimeout (a
+// key look-up or a quota count takes milliseconds).
+const (
+	admissionPoolConns        = 4
+	admissionStatementTimeout = 5 * time.Second
+)
+
+// openAdmission opens the admission pool, on the same server and
+// credentials as the main pool (pcfg).
+func (s *system) openAdmission(ctx context.Context, pcfg *pgxpool.Config) error {
+	acfg := pcfg.Copy()
+	acfg.MaxConns, acfg.MinConns = admissionPoolConns, 0
+	acfg.ConnConfig.RuntimeParams["statement_timeout"] = strconv.FormatInt(admissionStatementTimeout.Milliseconds(), 10)
+	acfg.ConnConfig.RuntimeParams["application_name"] = "arr admission"
+	pool, err := pgxpool.NewWithConfig(ctx, acfg)
+	if err != nil {
+		return fmt.Errorf("connecting the admission pool to PostgreSQL: %w", err)
+	}
+	s.admission = pool
+	s.closers = append(s.closers, func() {
+		done := make(chan struct{})
+		go func() { pool.Close(); close(done) }()
+		if !s.hurry {
+			<-done
+		}
+	})
 	return nil
 }
 

@@ -10,6 +10,7 @@ import (
 	"sync/atomic"
 	"time"
 
+	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgconn"
 	"github.com/jackc/pgx/v5/pgxpool"
 
@@ -143,9 +144,16 @@ func (s *Store) Abort(wait time.Duration) {
 }
 
 // Head returns the position of the last committed event.
-func (s *Store) Head(ctx context.Context) (uint64, error) {
+func (s *Store) Head(ctx context.Context) (uint64, error) { return ReadHead(ctx, s.pool) }
+
+// ReadHead reads the head position of the log kept in db's database, as
+// Store.Head does, on a pool of the caller's (cmd/arr reads /healthz's
+// head on admission's own pool).
+func ReadHead(ctx context.Context, db interface {
+	QueryRow(ctx context.Context, sql string, args ...any) pgx.Row
+}) (uint64, error) {
 	var head int64
-	if err := s.pool.QueryRow(ctx, `SELECT position FROM event_log_head`).Scan(&head); err != nil {
+	if err := db.QueryRow(ctx, `SELECT position FROM event_log_head`).Scan(&head); err != nil {
 		return 0, fmt.Errorf("reading log head: %w", err)
 	}
 	return uint64(head), nil

@@ -401,20 +401,29 @@ func (q *Queries) ByAPN(ctx context.Context, apnNorm, county string, layers []st
 	return q.keyOrdered(ctx, "parcels by APN", sql, args, after, limit)
 }
 
+// PolygonPieceVertices is the most vertices a piece of a query polygon
+// has (InPolygon).
+const PolygonPieceVertices = 64
+
 // InPolygon returns up to limit parcels with coordinates inside p (its
 // boundary included), named by any of layers, in (county, apn) order after
 // the cursor. A polygon PostGIS finds invalid (its rings cross) is a
-// domain validation error on field geometry with PostGIS's reason. The
-// polygon is parsed and checked once (the OFFSET 0 subquery is not
-// flattened into the scan), then tested against each candidate point.
+// domain validation error on field geometry with PostGIS's reason.
+//
+// The polygon is cut into pieces of at most PolygonPieceVertices
+// vertices (ST_Subdivide) before any parcel is read: the GiST index finds
+// each piece's candidates by the piece's own small box, and each point is
+// tested against a piece of a few dozen edges, not the whole polygon (a
+// legal 1,000-position saw-tooth over 2 degrees took 33 s tested whole and
+// 0.16 s in pieces, on the demo data). A point on an edge two pieces share
+// is counted once (DISTINCT ON).
 func (q *Queries) InPolygon(ctx context.Context, p records.Polygon, layers []string, after *ParcelKey, limit int) ([]ParcelFeature, error) {
-	b := p.BBox
-	args := []any{p.GeoJSON, b.West, b.South, b.East, b.North}
+	args := []any{p.GeoJSON, PolygonPieceVertices}
 	sql := `SELECT ` + featureColumns + ` FROM (
-		SELECT county, apn, address, geom, source_url, layers, signals, 0::float8 AS rank
-		FROM rm_parcels.parcels,
-		     (SELECT g FROM (SELECT ST_SetSRID(ST_GeomFromGeoJSON($1), 4326) AS g) q WHERE ST_IsValid(g) OFFSET 0) poly
-		WHERE geom && ST_MakeEnvelope($2, $3, $4, $5, 4326) AND ST_Covers(poly.g, geom)`
+		SELECT DISTINCT ON (county, apn) county, apn, address, geom, source_url, layers, signals, 0::float8 AS rank
+		FROM (SELECT ST_Subdivide(g, $2::int) AS piece FROM (SELECT ST_SetSRID(ST_GeomFromGeoJSON($1), 4326) AS g) q WHERE ST_IsValid(g)) pieces
+		JOIN rm_parcels.parcels ON geom && pieces.piece AND ST_Covers(pieces.piece, geom)
+		WHERE true`
 	sql, args = withLayers(sql, args, layers)
 	out, err := q.keyOrdered(ctx, "parcels in a polygon", sql, args, after, limit)
 	if err != nil || len(out) > 0 {

@@ -12,17 +12,67 @@ import (
 // TileLayer is the name of a parcels vector tile's one layer.
 const TileLayer = "parcels"
 
+// TileCap is how many features a tile of a zoom may hold, and the grid
+// its parcels are gathered on when they are more: MaxFeatures is
+// Grid x Grid. Published per zoom in the OpenAPI document.
+type TileCap struct {
+	MinZoom     int
+	Grid        int
+	MaxFeatures int
+}
+
+// TileCaps are the tiles' caps, by the least zoom each applies from:
+// from zoom 10 a tile shows at most 4,096 features (a 64 x 64 grid of
+// 64-unit cells), from zoom 12 at most 16,384 (128 x 128, 32-unit
+// cells). A tile whose parcels are more than its cap holds clusters
+// instead: one point per non-empty cell, at the mean of its parcels,
+// with the properties cluster (true), count (its parcels) and layers
+// (the keys naming any of them, comma-separated); no apn, county or
+// score.
+func TileCaps() []TileCap {
+	return []TileCap{{MinZoom: 10, Grid: 64, MaxFeatures: 64 * 64}, {MinZoom: 12, Grid: 128, MaxFeatures: 128 * 128}}
+}
+
+// MaxTileBytes bounds a tile's size: a tile of parcels that would be
+// larger is made of clusters (whose size the grid bounds) instead.
+const MaxTileBytes = 2 << 20
+
+// tileCap is the cap of zoom z.
+func tileCap(z int) TileCap {
+	caps := TileCaps()
+	c := caps[0]
+	for _, k := range caps {
+		if z >= k.MinZoom {
+			c = k
+		}
+	}
+	return c
+}
+
 // Tile returns the Mapbox vector tile z/x/y (Web Mercator, 4096 units, a
 // 64-unit buffer) of the parcels named by any of layers (every parcel when
 // empty), each a point with the properties apn, county, layers (the keys
 // naming it, comma-separated) and score (its motivation score with the
 // weights table w as of asOf, as the signal report computes it: the sum
 // over the layers naming it of weight x recency factor, in hundredths
-// exact); nil when the tile holds no parcel. It also returns, from the
-// same statement, the read model's position the tile was made at: the
-// log position of the last completed load (parcels change only when a
-// load completes, and a rebuild applies the same positions).
+// exact); nil when the tile holds no parcel. A tile of more parcels than
+// its zoom's cap (TileCaps), or of more than MaxTileBytes, holds clusters
+// instead, counted before any score is computed. It also returns, from
+// the same statement, the read model's position the tile was made at:
+// the log position of the last completed load (parcels change only when
+// a load completes, and a rebuild applies the same positions).
 func (q *Queries) Tile(ctx context.Context, z, x, y int, layers []string, w records.WeightTable, asOf time.Time) ([]byte, int64, error) {
+	c := tileCap(z)
+	tile, pos, err := q.tile(ctx, z, x, y, layers, w, asOf, c, c.MaxFeatures)
+	if err == nil && len(tile) > MaxTileBytes {
+		tile, pos, err = q.tile(ctx, z, x, y, layers, w, asOf, c, 0)
+	}
+	return tile, pos, err
+}
+
+// tile makes tile z/x/y: of parcels when they are at most points, of
+// clusters on c's grid otherwise.
+func (q *Queries) tile(ctx context.Context, z, x, y int, layers []string, w records.WeightTable, asOf time.Time, c TileCap, points int) ([]byte, int64, error) {
 	keys := make([]string, 0, len(w.Weights))
 	for l := range w.Weights {
 		keys = append(keys, string(l))
@@ -36,30 +86,45 @@ func (q *Queries) Tile(ctx context.Context, z, x, y int, layers []string, w reco
 	for i, b := range w.Recency {
 		maxAge[i], factor[i] = int32(b.MaxAgeDays), int32(b.FactorPermille)
 	}
-	args := []any{z, x, y, keys, weights, maxAge, factor, asOf.UTC().Format(time.DateOnly)}
+	args := []any{z, x, y, keys, weights, maxAge, factor, asOf.UTC().Format(time.DateOnly), points, 4096 / c.Grid}
 	filter := ""
 	if len(layers) > 0 {
 		args = append(args, layers)
 		filter = fmt.Sprintf(` AND p.layers && $%d::text[]`, len(args))
 	}
-	// The newest date of each layer naming the parcel (its record's date,
-	// else its load's source date), its age in days as of asOf, the first
-	// recency band that holds the age; weight x factor / 10 is the term in
-	// hundredths of a point, as records.Motivation computes it.
+	// c: the tile's parcels, placed; n: how many. With at most $9 of
+	// them, t: each with its score, the newest date of each layer naming
+	// the parcel (its record's date, else its load's source date), its
+	// age in days as of asOf, the first recency band that holds the age;
+	// weight x factor / 10 is the term in hundredths of a point, as
+	// records.Motivation computes it. With more, k: the clusters of the
+	// $10-unit cells.
 	sql := `WITH b AS (SELECT ST_TileEnvelope($1, $2, $3) AS env),
+c AS MATERIALIZED (
+  SELECT ST_AsMVTGeom(ST_Transform(p.geom, 3857), b.env, 4096, 64, true) AS geom, p.apn, p.county, p.layers, p.signals
+  FROM rm_parcels.parcels p, b
+  WHERE p.geom && ST_Transform(b.env, 4326)` + filter + `
+),
+n AS (SELECT count(*) AS n FROM c WHERE c.geom IS NOT NULL),
 t AS (
-  SELECT ST_AsMVTGeom(ST_Transform(p.geom, 3857), b.env, 4096, 64, true) AS geom, p.apn, p.county,
-         array_to_string(p.layers, ',') AS layers,
+  SELECT c.geom, c.apn, c.county, array_to_string(c.layers, ',') AS layers,
          (coalesce((SELECT sum(lw.weight * (SELECT bf.f FROM unnest($6::int[], $7::int[]) WITH ORDINALITY bf(maxd, f, i)
                                       WHERE bf.maxd = 0 OR greatest(0, $8::date - l.d) <= bf.maxd ORDER BY bf.i LIMIT 1) / 10)
                     FROM (SELECT s->>'layer' AS layer, max(coalesce((s->>'record_date')::date, (s->>'source_date')::date)) AS d
-                          FROM jsonb_array_elements(p.signals) s WHERE s->>'layer' = ANY (p.layers) GROUP BY 1) l
+                          FROM jsonb_array_elements(c.signals) s WHERE s->>'layer' = ANY (c.layers) GROUP BY 1) l
                     JOIN unnest($4::text[], $5::int[]) lw(layer, weight) USING (layer)), 0) / 100.0)::float8 AS score
-  FROM rm_parcels.parcels p, b
-  WHERE p.geom && ST_Transform(b.env, 4326)` + filter + `
+  FROM c WHERE c.geom IS NOT NULL
+),
+cells AS (SELECT floor(ST_X(c.geom) / $10::int)::int AS cx, floor(ST_Y(c.geom) / $10::int)::int AS cy, c.geom, c.layers FROM c WHERE c.geom IS NOT NULL),
+kl AS (SELECT cells.cx, cells.cy, string_agg(DISTINCT l, ',' ORDER BY l) AS layers FROM cells, unnest(cells.layers) l GROUP BY 1, 2),
+k AS (
+  SELECT g.geom, true AS cluster, g.count, coalesce(kl.layers, '') AS layers
+  FROM (SELECT cells.cx, cells.cy, ST_SnapToGrid(ST_Centroid(ST_Collect(cells.geom)), 1) AS geom, count(*)::int AS count FROM cells GROUP BY 1, 2) g
+  LEFT JOIN kl USING (cx, cy)
 )
 SELECT (SELECT max(position) FROM rm_parcels.loads WHERE status = 'completed'),
-       (SELECT ST_AsMVT(t.*, '` + TileLayer + `', 4096, 'geom') FROM t WHERE t.geom IS NOT NULL)`
+       CASE WHEN (SELECT n FROM n) <= $9::int THEN (SELECT ST_AsMVT(t.*, '` + TileLayer + `', 4096, 'geom') FROM t)
+            ELSE (SELECT ST_AsMVT(k.*, '` + TileLayer + `', 4096, 'geom') FROM k) END`
 	var pos *int64
 	var tile []byte
 	if err := q.pool.QueryRow(ctx, sql, args...).Scan(&pos, &tile); err != nil {

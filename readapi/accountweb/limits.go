@@ -4,12 +4,12 @@ import (
 	"context"
 	"strconv"
 	"strings"
-	"time"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/date"
 	"github.com/arr-dev/arr/projections/identity"
 )
 
@@ -50,9 +50,9 @@ func formLimits(c *gin.Context) (account.KeyLimits, error) {
 		}
 	}
 	if v := field("expires_at"); v != "" {
-		t, err := time.Parse(time.RFC3339, v)
+		t, err := date.Instant("expires_at", v)
 		if err != nil {
-			return l, domain.Invalid("invalid_expires_at", "expires_at", "the expiry must be an RFC 3339 time like 2026-12-31T00:00:00Z; got %q", v)
+			return l, err
 		}
 		l.ExpiresAt = &t
 	}

@@ -58,6 +58,12 @@ type Application struct {
 	Now func() time.Time
 	// Map is the records service's map page's base map.
 	Map MapSettings
+	// CursorKey authenticates the records service's paging cursors
+	// (readapi/records/cursor). Every process serving one database has
+	// the same: cmd/arr derives it from the records master key the
+	// database is bound to. The records server refuses to start without
+	// one.
+	CursorKey []byte
 	// WaitFor gives read-your-writes: it returns once the named
 	// projection has applied position pos (bounded; an error after the
 	// bound).
@@ -139,8 +145,10 @@ func NewQueries(pool *pgxpool.Pool) Queries { return NewQueriesOn(pool, pool) }
 // NewQueriesOn reads the read models through read (a streaming replica's
 // router, adapters/replica), except what must be exact on the primary:
 // the identities (a revoked key fails closed at once) and the
-// projections' own status.
+// projections' own status. The read models' queries honour a request's
+// statement timeout (projections.WithStatementTimeout, projections.Timed).
 func NewQueriesOn(primary *pgxpool.Pool, read projections.DB) Queries {
+	read = projections.Timed(read)
 	return Queries{
 		Identities:   identity.NewQueries(primary),
 		Parcels:      parcels.NewQueries(read),

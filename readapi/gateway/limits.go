@@ -13,6 +13,7 @@ import (
 	"github.com/arr-dev/arr/commands/spend"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/date"
 	"github.com/arr-dev/arr/projections/identity"
 )
 
@@ -137,8 +138,16 @@ func setLimit(ch *account.LimitsChange, f string, raw json.RawMessage, null bool
 		ch.Models = &v
 	case "expires_at":
 		var v *time.Time
-		if !null && json.Unmarshal(raw, &v) != nil {
-			return bad("an RFC 3339 time")
+		if !null {
+			var str string
+			if json.Unmarshal(raw, &str) != nil {
+				return bad("an RFC 3339 time")
+			}
+			t, err := date.Instant(f, str)
+			if err != nil {
+				return err
+			}
+			v = &t
 		}
 		ch.ExpiresAt = &v
 	}

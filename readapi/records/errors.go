@@ -14,9 +14,11 @@ import (
 func handle(h httpx.Handler) gin.HandlerFunc { return httpx.Handle(fail, h) }
 
 // fail is the records service's one error responder. A 503 that carries a
-// domain error (contact_data_unavailable: a data key that cannot be
-// unwrapped) keeps its code and message, with the Retry-After every 503
-// has.
+// domain error keeps its code and message, with the Retry-After every 503
+// has: contact_data_unavailable (a data key that cannot be unwrapped) and
+// query_timeout (a query the server stopped at its route's statement
+// timeout, or a turn of a costly route not had within it; the message
+// names the limit: projections.QueryTimeout).
 func fail(c *gin.Context, err error) {
 	p := httpx.ProblemFor(c, err)
 	var de *domain.Error

@@ -190,7 +190,7 @@ func (s *server) search(c *gin.Context, ps parcelSearch) error {
 	var got []parcels.ParcelFeature
 	if ps.ranked() {
 		var after *parcels.RankedKey
-		k, rank, err := cursor.DecodeRanked(q, ps.cursor)
+		k, rank, err := s.cursors.DecodeRanked(q, ps.cursor)
 		if err != nil {
 			return err
 		}
@@ -206,7 +206,7 @@ func (s *server) search(c *gin.Context, ps parcelSearch) error {
 			return err
 		}
 	} else {
-		after, err := cursor.Decode(q, ps.cursor)
+		after, err := s.cursors.Decode(q, ps.cursor)
 		if err != nil {
 			return err
 		}
@@ -226,9 +226,9 @@ func (s *server) search(c *gin.Context, ps parcelSearch) error {
 	if len(got) > ps.limit {
 		got = got[:ps.limit]
 		last := got[len(got)-1]
-		cur := cursor.Encode(q, last.ParcelKey)
+		cur := s.cursors.Encode(q, last.ParcelKey)
 		if ps.ranked() {
-			cur = cursor.EncodeRanked(q, last.Rank, last.ParcelKey)
+			cur = s.cursors.EncodeRanked(q, last.Rank, last.ParcelKey)
 		}
 		next = &cur
 	}

@@ -11,13 +11,14 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/date"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/domain/text"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
-// scoreParams reads weights (a weights version) and as_of (YYYY-MM-DD,
-// default today, UTC).
+// scoreParams reads weights (a weights version) and as_of (YYYY-MM-DD from
+// 1900-01-01 to 9999-12-31, domain/date; default today, UTC).
 func (s *server) scoreParams(c *gin.Context) (records.WeightTable, time.Time, error) {
 	t, err := records.Weights(c.Query("weights"))
 	if err != nil {
@@ -29,8 +30,8 @@ func (s *server) scoreParams(c *gin.Context) (records.WeightTable, time.Time, er
 	}
 	asOf := now().UTC().Truncate(24 * time.Hour)
 	if v := c.Query("as_of"); v != "" {
-		if asOf, err = time.Parse(time.DateOnly, v); err != nil {
-			return t, asOf, domain.Invalid("invalid_as_of", "as_of", "as_of must be a date YYYY-MM-DD; got %q", v)
+		if asOf, err = date.Day("as_of", v); err != nil {
+			return t, asOf, err
 		}
 	}
 	return t, asOf, nil

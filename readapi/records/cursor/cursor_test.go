@@ -1,6 +1,7 @@
 package cursor_test
 
 import (
+	"bytes"
 	"encoding/base64"
 	"errors"
 	"strings"
@@ -13,11 +14,22 @@ import (
 	"github.com/arr-dev/arr/readapi/records/cursor"
 )
 
+// newCodec is a codec of a key made for the test.
+func newCodec(t testing.TB, seed byte) *cursor.Codec {
+	t.Helper()
+	c, err := cursor.New(bytes.Repeat([]byte{seed}, cursor.MinKeyBytes))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return c
+}
+
 func TestDecode(t *testing.T) {
+	codec := newCodec(t, 1)
 	baltimore := records.BBox{West: -76.72, South: 39.19, East: -76.52, North: 39.38}
 	q := cursor.Query{BBox: baltimore, Layers: []string{"vacant", "tax_sale"}}
 	key := parcels.ParcelKey{County: "24510", APN: "0001 006"}
-	valid := cursor.Encode(q, key)
+	valid := codec.Encode(q, key)
 	raw := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
 	tests := []struct {
 		name   string
@@ -29,7 +41,7 @@ func TestDecode(t *testing.T) {
 		{name: "no cursor is the first page", q: q, cursor: ""},
 		{name: "round trip", q: q, cursor: valid, want: &key},
 		{name: "layers in another order are the same search", q: cursor.Query{BBox: baltimore, Layers: []string{"tax_sale", "vacant"}}, cursor: valid, want: &key},
-		{name: "non-ASCII APN round trip", q: q, cursor: cursor.Encode(q, parcels.ParcelKey{County: "12086", APN: "01-3114-040-0010 ñ"}),
+		{name: "non-ASCII APN round trip", q: q, cursor: codec.Encode(q, parcels.ParcelKey{County: "12086", APN: "01-3114-040-0010 ñ"}),
 			want: &parcels.ParcelKey{County: "12086", APN: "01-3114-040-0010 ñ"}},
 		{name: "AAAA (three zero bytes)", q: q, cursor: "AAAA", bad: true},
 		{name: "not base64url", q: q, cursor: "!!!!", bad: true},
@@ -48,14 +60,24 @@ func TestDecode(t *testing.T) {
 			b[0] = 2
 			return raw(b)
 		}(), bad: true},
-		{name: "NUL in the APN", q: q, cursor: cursor.Encode(q, parcels.ParcelKey{County: "24510", APN: "0001\x00006"}), bad: true},
-		{name: "invalid UTF-8 in the APN", q: q, cursor: cursor.Encode(q, parcels.ParcelKey{County: "24510", APN: "\xff\xfe"}), bad: true},
-		{name: "county not digits", q: q, cursor: cursor.Encode(q, parcels.ParcelKey{County: "MD510", APN: "1"}), bad: true},
+		{name: "NUL in the APN", q: q, cursor: codec.Encode(q, parcels.ParcelKey{County: "24510", APN: "0001\x00006"}), bad: true},
+		{name: "invalid UTF-8 in the APN", q: q, cursor: codec.Encode(q, parcels.ParcelKey{County: "24510", APN: "\xff\xfe"}), bad: true},
+		{name: "county not digits", q: q, cursor: codec.Encode(q, parcels.ParcelKey{County: "MD510", APN: "1"}), bad: true},
+		{name: "another key's cursor", q: q, cursor: newCodec(t, 2).Encode(q, key), bad: true},
+		{name: "the APN changed", q: q, cursor: func() string {
+			b, _ := base64.RawURLEncoding.DecodeString(valid)
+			b[len(b)-1]++ // 0001 006 -> 0001 007: a parcel of the caller's choosing
+			return raw(b)
+		}(), bad: true},
+		{name: "an unauthenticated cursor of version 1", q: q, cursor: func() string {
+			b, _ := base64.RawURLEncoding.DecodeString(valid)
+			return raw(append([]byte{1}, b[1+8:]...))
+		}(), bad: true},
 		{name: "longer than any cursor", q: q, cursor: strings.Repeat("A", cursor.MaxLen+1), bad: true},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
-			got, err := cursor.Decode(tc.q, tc.cursor)
+			got, err := codec.Decode(tc.q, tc.cursor)
 			if tc.bad {
 				var de *domain.Error
 				if !errors.As(err, &de) || !errors.Is(err, domain.ErrInvalid) || de.Code != "invalid_cursor" || de.Field != "cursor" {
@@ -74,14 +96,15 @@ func TestDecode(t *testing.T) {
 }
 
 func TestDecodeRanked(t *testing.T) {
+	codec := newCodec(t, 1)
 	q := cursor.Query{Layers: []string{"vacant"}, Search: "near -76.65 39.3 300"}
 	key := parcels.ParcelKey{County: "24510", APN: "0001 003"}
-	valid := cursor.EncodeRanked(q, 12.345678901, key)
-	k, rank, err := cursor.DecodeRanked(q, valid)
+	valid := codec.EncodeRanked(q, 12.345678901, key)
+	k, rank, err := codec.DecodeRanked(q, valid)
 	if err != nil || k == nil || *k != key || rank != 12.345678901 {
 		t.Fatalf("round trip: %v %v %v", k, rank, err)
 	}
-	if k, _, err := cursor.DecodeRanked(q, ""); k != nil || err != nil {
+	if k, _, err := codec.DecodeRanked(q, ""); k != nil || err != nil {
 		t.Fatalf("no cursor: %v %v", k, err)
 	}
 	raw := func(b []byte) string { return base64.RawURLEncoding.EncodeToString(b) }
@@ -94,16 +117,16 @@ func TestDecodeRanked(t *testing.T) {
 	}{
 		"another radius":                 {cursor.Query{Layers: q.Layers, Search: "near -76.65 39.3 301"}, valid},
 		"another layer filter":           {cursor.Query{Search: q.Search}, valid},
-		"a bbox search's cursor":         {q, cursor.Encode(q, key)},
+		"a bbox search's cursor":         {q, codec.Encode(q, key)},
 		"a NaN rank":                     {q, raw(nan)},
 		"truncated":                      {q, valid[:len(valid)-3]},
-		"a ranked cursor on a bbox page": {cursor.Query{}, cursor.EncodeRanked(cursor.Query{}, 1, key)},
+		"a ranked cursor on a bbox page": {cursor.Query{}, codec.EncodeRanked(cursor.Query{}, 1, key)},
 	} {
 		var got error
 		if name == "a ranked cursor on a bbox page" {
-			_, got = cursor.Decode(tc.q, tc.s)
+			_, got = codec.Decode(tc.q, tc.s)
 		} else {
-			_, _, got = cursor.DecodeRanked(tc.q, tc.s)
+			_, _, got = codec.DecodeRanked(tc.q, tc.s)
 		}
 		var de *domain.Error
 		if !errors.As(got, &de) || de.Code != "invalid_cursor" || de.Field != "cursor" {

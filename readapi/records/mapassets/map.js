@@ -28,7 +28,11 @@
     id: 'parcels', type: 'circle', source: 'parcels', 'source-layer': 'parcels',
     paint: {
       'circle-color': colour,
-      'circle-radius': ['interpolate', ['linear'], ['zoom'], 10, 2, 14, 4, 18, 8],
+      // A cluster (a tile past its zoom's cap) is drawn by its count.
+      'circle-radius': ['interpolate', ['linear'], ['zoom'],
+        10, ['case', ['has', 'count'], ['interpolate', ['linear'], ['get', 'count'], 1, 3, 100, 8, 1000, 14], 2],
+        14, ['case', ['has', 'count'], ['interpolate', ['linear'], ['get', 'count'], 1, 4, 100, 9, 1000, 15], 4],
+        18, 8],
       'circle-stroke-color': '#ffffff', 'circle-stroke-width': 0.5
     }
   });
@@ -80,6 +84,11 @@
 
   map.on('click', 'parcels', function (e) {
     var f = e.features[0], props = f.properties;
+    if (props.cluster) {
+      // A cluster of a tile past its zoom's cap (count parcels): zoom in.
+      map.easeTo({ center: f.geometry.coordinates, zoom: Math.min(map.getZoom() + 2, 16) });
+      return;
+    }
     var popup = new maplibregl.Popup({ maxWidth: '360px' }).setLngLat(f.geometry.coordinates).setText('Loading ' + props.apn + '…').addTo(map);
     var u = cfg.api + '/parcels?apn=' + encodeURIComponent(props.apn) + '&county=' + encodeURIComponent(props.county);
     fetch(u).then(function (r) { return r.json(); }).then(function (fc) {
