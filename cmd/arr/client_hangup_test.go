@@ -76,4 +76,3 @@ func oneLess(before, after string, n int) bool {
 	a, err2 := strconv.Atoi(after)
 	return err1 == nil && err2 == nil && b-a == n
 }
-
