@@ -10,6 +10,7 @@ import (
 	"net/url"
 	"os/exec"
 	"slices"
+	"strings"
 	"syscall"
 	"testing"
 	"time"
@@ -19,8 +20,8 @@ import (
 )
 
 // logFreezeDeadline is the generous deadline for the log to move again
-// after a writer froze holding its head: the store's HeadIdle (3 s) with
-// wide margin for a loaded machine.
+// after a writer froze holding its head: the store's HeadIdle
+// (postgres.DefaultHeadIdle, 3 s) with wide margin for a loaded machine.
 const logFreezeDeadline = 10 * time.Second
 
 // headHolder returns the backend of name's sessions that is idle in its
@@ -191,9 +192,12 @@ func TestLogMovesOnFrozenWriter(t *testing.T) {
 	if err := cmd.Process.Signal(syscall.SIGCONT); err != nil {
 		t.Fatal(err)
 	}
+	woke := time.Now()
 	var exitErr error
+	var exitedAt time.Time
 	select {
 	case exitErr = <-exited:
+		exitedAt = time.Now()
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the woken CLI did not exit; stderr:\n%s", errb.String())
 	}
@@ -215,10 +219,10 @@ func TestLogMovesOnFrozenWriter(t *testing.T) {
 	}
 	var rep verifyOut
 	g.mustArr(&rep, "events", "verify", "--allow-unsigned", "--json")
-	if !rep.Report.OK || rep.Report.Checked != uint64(head) {
+	if !rep.Report.OK || rep.Report.Checked < uint64(head) {
 		t.Fatalf("events verify: %+v, want OK over %d events", rep.Report, head)
 	}
 	g.mustArr(nil, "audit", "verify", "--json")
-	t.Logf("frozen writer (backend %d) held the log head; `arr up` answered its first completion %s after the freeze, %d in all while the writer was stopped; the woken CLI failed (%v) and the log of %d events verifies",
-		frozenBackend, stall.Round(time.Millisecond), answered, exitErr, head)
+	t.Logf("frozen writer (backend %d) held the log head; `arr up` answered its first completion %s after the freeze, %d in all while the writer was stopped; the woken CLI failed within %s (%v: %s) and the log of %d events verifies",
+		frozenBackend, stall.Round(time.Millisecond), answered, exitedAt.Sub(woke).Round(time.Millisecond), exitErr, strings.TrimSpace(errb.String()), head)
 }
