@@ -112,8 +112,7 @@ func TestLogMovesOnFrozenWriter(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var holdPID int
-	if err := hold.QueryRow(ctx, `SELECT pg_backend_pid() FROM event_log_head WHERE id FOR UPDATE`).Scan(&holdPID); err != nil {
+	if _, err := hold.Exec(ctx, `SELECT 1 FROM event_log_head WHERE id FOR UPDATE`); err != nil {
 		t.Fatal(err)
 	}
 	cmd := exec.Command(binary, "accounts", "create", "--email", "frozen@example.com", "--plan", "free", "--json")
@@ -123,8 +122,9 @@ func TestLogMovesOnFrozenWriter(t *testing.T) {
 	if err := cmd.Start(); err != nil {
 		t.Fatal(err)
 	}
-	exited := make(chan error, 1)
-	go func() { exited <- cmd.Wait() }()
+	var exitErr error
+	exited := make(chan struct{})
+	go func() { exitErr = cmd.Wait(); close(exited) }()
 	t.Cleanup(func() {
 		_ = cmd.Process.Signal(syscall.SIGCONT)
 		select {
@@ -134,8 +134,11 @@ func TestLogMovesOnFrozenWriter(t *testing.T) {
 		}
 	})
 	for deadline := time.Now().Add(60 * time.Second); ; time.Sleep(10 * time.Millisecond) {
+		// Its lockHead statement waits for the lock, behind ours (and
+		// maybe behind an append of `arr up` queued before it).
 		var waiting bool
-		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND $2 = ANY(pg_blocking_pids(pid)))`, name, holdPID).Scan(&waiting); err != nil {
+		if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE application_name = $1 AND wait_event_type = 'Lock'
+			AND query LIKE '%FROM event_log_head WHERE id FOR UPDATE%' AND cardinality(pg_blocking_pids(pid)) > 0)`, name).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
 		if waiting {
@@ -193,10 +196,9 @@ func TestLogMovesOnFrozenWriter(t *testing.T) {
 		t.Fatal(err)
 	}
 	woke := time.Now()
-	var exitErr error
 	var exitedAt time.Time
 	select {
-	case exitErr = <-exited:
+	case <-exited:
 		exitedAt = time.Now()
 	case <-time.After(30 * time.Second):
 		t.Fatalf("the woken CLI did not exit; stderr:\n%s", errb.String())
