@@ -111,7 +111,9 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 		s.cache.valid = false // until this commit is known to have committed
 	}
 	// Round trip 1: the head lock and the streams' versions.
+	stop := s.watchHead(ctx) // while it waits for the lock
 	lk, err := lockHead(ctx, conn, streams, s.headIdle)
+	stop()
 	if err != nil {
 		return nil, errs, err
 	}

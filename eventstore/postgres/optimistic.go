@@ -191,7 +191,10 @@ func (s *Store) commitOptimistic(ctx context.Context, appends []eventstore.Appen
 	s.inflight.Store(conn.Conn().PgConn())
 	defer s.inflight.Store(nil)
 	g := &guard{head: c.head, frontier: c.frontier, now: now, streams: streams, versions: versions, idle: s.headIdle}
-	if err := s.writeLocked(ctx, conn, p, streams, lk, g, errIDsExist, &commitSent); err != nil {
+	stop := s.watchHead(ctx) // while it waits for the lock
+	err = s.writeLocked(ctx, conn, p, streams, lk, g, errIDsExist, &commitSent)
+	stop()
+	if err != nil {
 		return nil, p.errs, err
 	}
 	s.remember(lk, p, streams, c.offset)
