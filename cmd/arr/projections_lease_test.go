@@ -52,24 +52,20 @@ func TestProjectionsMoveOnKill(t *testing.T) {
 	if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM projection_checkpoints WHERE name NOT LIKE 'fanout:%'`).Scan(&projections); err != nil {
 		t.Fatal(err)
 	}
+	// The first process takes every lease before the second starts (two
+	// that start together may share them), then the second stands by.
 	p1 := e.start("serve", "projections")
-	p2 := e.start("serve", "projections")
-	pids := map[int]*proc{p1.cmd.Process.Pid: p1, p2.cmd.Process.Pid: p2}
-
-	// One process holds every lease.
-	var holder int
-	for deadline := time.Now().Add(60 * time.Second); holder == 0; time.Sleep(100 * time.Millisecond) {
-		for pid, n := range leaseHolders(t, pool, "projection") {
-			if n == projections && pids[pid] != nil {
-				holder = pid
-			}
-		}
+	holder := p1.cmd.Process.Pid
+	for deadline := time.Now().Add(60 * time.Second); leaseHolders(t, pool, "projection")[holder] != projections; time.Sleep(100 * time.Millisecond) {
 		if time.Now().After(deadline) {
-			t.Fatalf("no process holds all %d projection leases: %v", projections, leaseHolders(t, pool, "projection"))
+			t.Fatalf("the first process does not hold all %d projection leases: %v", projections, leaseHolders(t, pool, "projection"))
 		}
 	}
-	if h := leaseHolders(t, pool, "projection"); len(h) != 1 {
-		t.Fatalf("leases held by %v; want one process", h)
+	p2 := e.start("serve", "projections")
+	pids := map[int]*proc{p1.cmd.Process.Pid: p1, p2.cmd.Process.Pid: p2}
+	time.Sleep(time.Second) // the standby is up, and takes nothing
+	if h := leaseHolders(t, pool, "projection"); len(h) != 1 || h[holder] != projections {
+		t.Fatalf("leases held by %v; want all %d by the first process, %d", h, projections, holder)
 	}
 	stop := make(chan struct{})
 	wg := writeTraffic(t, st, stop, 2)

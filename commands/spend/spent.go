@@ -71,13 +71,24 @@ func (l *Ledger) Cleanup(ctx context.Context, batch int) (int64, error) {
 	return tag.RowsAffected(), nil
 }
 
+// sweepBegin begins a sweep and sets its idle_in_transaction_session_timeout
+// (3 s, as the event store's HeadIdle), in one round trip: a query without
+// arguments goes by the simple protocol, which takes several statements.
+const sweepBegin = `BEGIN; SET LOCAL idle_in_transaction_session_timeout = '3s'`
+
 // Sweep releases up to batch reservations whose lease ran out (their
 // request's process died before it settled): their amounts leave the
 // counters' reserved. Reservations and then counters are locked in order,
 // as settle locks them, so a late settle waits and then finds its
 // reservation released (it adds what it spent and releases nothing).
+//
+// It is the one spend transaction that holds counters across round trips
+// (the others are one pipeline each), so it lets the server end it when
+// it idles 3 s with them locked: a sweeping process frozen there
+// (SIGSTOP) does not stall every reservation of those buckets, in every
+// process, until it wakes; its COMMIT then fails and nothing is swept.
 func (l *Ledger) Sweep(ctx context.Context, batch int) (int64, error) {
-	tx, err := l.pool.Begin(ctx)
+	tx, err := l.pool.BeginTx(ctx, pgx.TxOptions{BeginQuery: sweepBegin})
 	if err != nil {
 		return 0, fmt.Errorf("sweeping reservations: %w", err)
 	}

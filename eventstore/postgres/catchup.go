@@ -22,8 +22,19 @@ const catchUpChunk = 20_000
 // tree behind; calling it at start-up (as arr does) keeps that wait out of
 // the first append. An event whose stored leaf hash does not match its
 // content, or a gap in the positions, stops it with an error: the log was
-// altered (`arr events verify` names where).
-func (s *Store) CatchUpTree(ctx context.Context) error { return s.catchUpTree(ctx) }
+// altered (`arr events verify` names where). A tree that covers the log
+// is found so without the head lock: a process starting does not lock
+// the head unless there is work.
+func (s *Store) CatchUpTree(ctx context.Context) error {
+	var current bool
+	if err := s.pool.QueryRow(ctx, `SELECT tree_size = position FROM event_log_head`).Scan(&current); err != nil {
+		return fmt.Errorf("catching the Merkle tree up with the log: %w", err)
+	}
+	if current {
+		return nil
+	}
+	return s.catchUpTree(ctx)
+}
 
 func (s *Store) catchUpTree(ctx context.Context) error {
 	for first := true; ; first = false {
@@ -51,7 +62,10 @@ func (s *Store) catchUpChunk(ctx context.Context) (done bool, size, head int64, 
 	}
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
 	var frontier []byte
-	if err := tx.QueryRow(ctx, `SELECT position, tree_size, tree_frontier FROM event_log_head WHERE id FOR UPDATE`).Scan(&head, &size, &frontier); err != nil {
+	// Like an append, it lets the server end it if it idles with the head
+	// locked for HeadIdle (its process frozen; see lockHead).
+	if err := tx.QueryRow(ctx, `SELECT position, tree_size, tree_frontier, set_config('idle_in_transaction_session_timeout', $1, true)
+		FROM event_log_head WHERE id FOR UPDATE`, s.headIdle).Scan(&head, &size, &frontier, nil); err != nil {
 		return false, 0, 0, fmt.Errorf("locking the log head: %w", err)
 	}
 	if size > head {

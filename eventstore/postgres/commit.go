@@ -111,7 +111,9 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 		s.cache.valid = false // until this commit is known to have committed
 	}
 	// Round trip 1: the head lock and the streams' versions.
-	lk, err := lockHead(ctx, conn, streams)
+	stop := s.watchHead(ctx) // while it waits for the lock
+	lk, err := lockHead(ctx, conn, streams, s.headIdle)
+	stop()
 	if err != nil {
 		return nil, errs, err
 	}
@@ -192,11 +194,17 @@ type locked struct {
 // without writing a row version (a no-op UPDATE would write one, with
 // the tree's frontier, on every commit). The clock is read in the outer
 // query, once the lock is held, so recorded times follow positions.
-func lockHead(ctx context.Context, conn *pgxpool.Conn, streams []string) (locked, error) {
+//
+// The same statement sets the transaction's idle_in_transaction_session_timeout
+// to idle (milliseconds, Config.HeadIdle): while the head is locked, the
+// server ends the transaction of a writer that does not send its next
+// statement in time (a frozen process), so that no process stalls the
+// log for longer.
+func lockHead(ctx context.Context, conn *pgxpool.Conn, streams []string, idle string) (locked, error) {
 	b := &pgx.Batch{}
 	b.Queue(`BEGIN`)
-	b.Queue(`SELECT h.position, clock_timestamp(), h.tree_size, h.tree_frontier
-		FROM (SELECT position, tree_size, tree_frontier FROM event_log_head WHERE id FOR UPDATE) AS h`)
+	b.Queue(`SELECT h.position, clock_timestamp(), h.tree_size, h.tree_frontier, set_config('idle_in_transaction_session_timeout', $1, true)
+		FROM (SELECT position, tree_size, tree_frontier FROM event_log_head WHERE id FOR UPDATE) AS h`, idle)
 	b.Queue(`SELECT stream_id, version FROM event_streams WHERE stream_id = ANY($1)`, streams)
 	var lk locked
 	var err error
@@ -386,7 +394,7 @@ func readHead(br pgx.BatchResults, nStreams int) (int64, time.Time, *transparenc
 	if _, err := br.Exec(); err != nil {
 		return 0, now, nil, nil, fmt.Errorf("append: begin: %w", err)
 	}
-	if err := br.QueryRow().Scan(&head, &now, &treeSize, &frontier); err != nil {
+	if err := br.QueryRow().Scan(&head, &now, &treeSize, &frontier, nil); err != nil {
 		return 0, now, nil, nil, fmt.Errorf("append: locking log head: %w", err)
 	}
 	var tree *transparency.Tree

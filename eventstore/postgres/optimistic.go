@@ -87,6 +87,10 @@ type guard struct {
 	now      time.Time
 	streams  []string
 	versions []int64 // -1: the stream does not exist
+	// idle is Config.HeadIdle in milliseconds: the transaction's
+	// idle_in_transaction_session_timeout (see lockHead), which matters
+	// when a BeforeCommit hook gives COMMIT a round trip of its own.
+	idle string
 }
 
 // The guard's statements abort the transaction, and so the rest of the
@@ -106,7 +110,8 @@ type guard struct {
 // recorded times still follow positions across writers and processes.
 const (
 	guardHead = `SELECT 1 / (h.position = $1 AND h.tree_size = $1 AND h.tree_frontier = $2
-		AND $3::timestamptz <= clock_timestamp() AND clock_timestamp() - $3::timestamptz < $4 * interval '1 microsecond')::int
+		AND $3::timestamptz <= clock_timestamp() AND clock_timestamp() - $3::timestamptz < $4 * interval '1 microsecond')::int,
+		set_config('idle_in_transaction_session_timeout', $5, true)
 		FROM (SELECT position, tree_size, tree_frontier FROM event_log_head WHERE id FOR UPDATE) AS h`
 	guardStreams = `SELECT 1 / (count(*) = 0)::int
 		FROM unnest($1::text[], $2::bigint[]) AS c(s, v) LEFT JOIN event_streams e ON e.stream_id = c.s
@@ -115,7 +120,7 @@ const (
 
 func (g *guard) queue(b *pgx.Batch) {
 	b.Queue(`BEGIN`)
-	b.Queue(guardHead, g.head, g.frontier, g.now, maxClockLag.Microseconds())
+	b.Queue(guardHead, g.head, g.frontier, g.now, maxClockLag.Microseconds(), g.idle)
 	b.Queue(guardStreams, g.streams, g.versions)
 }
 
@@ -185,8 +190,11 @@ func (s *Store) commitOptimistic(ctx context.Context, appends []eventstore.Appen
 	defer endTx(conn)
 	s.inflight.Store(conn.Conn().PgConn())
 	defer s.inflight.Store(nil)
-	g := &guard{head: c.head, frontier: c.frontier, now: now, streams: streams, versions: versions}
-	if err := s.writeLocked(ctx, conn, p, streams, lk, g, errIDsExist, &commitSent); err != nil {
+	g := &guard{head: c.head, frontier: c.frontier, now: now, streams: streams, versions: versions, idle: s.headIdle}
+	stop := s.watchHead(ctx) // while it waits for the lock
+	err = s.writeLocked(ctx, conn, p, streams, lk, g, errIDsExist, &commitSent)
+	stop()
+	if err != nil {
 		return nil, p.errs, err
 	}
 	s.remember(lk, p, streams, c.offset)

@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"strconv"
 	"sync"
 	"sync/atomic"
 	"time"
@@ -20,6 +21,10 @@ import (
 // channel is the NOTIFY channel a commit announces its new head on.
 const channel = "arr_events"
 
+// DefaultHeadIdle is Config.HeadIdle's default: how long at most a writer
+// frozen while it holds the log head stalls the other writers.
+const DefaultHeadIdle = 3 * time.Second
+
 // Config configures a Store.
 type Config struct {
 	// MaxBatchEvents caps the events one group commit carries. Default 4096.
@@ -29,6 +34,16 @@ type Config struct {
 	// PollInterval is the safety re-check of the head while waiting for
 	// events, in case a notification was lost. Default 2s.
 	PollInterval time.Duration
+	// HeadIdle bounds how long an append transaction may sit idle while it
+	// holds the log head's lock, which orders every writer of every
+	// process: each such transaction sets idle_in_transaction_session_timeout
+	// to it in its first statement, so the server ends the transaction of
+	// a writer frozen between its round trips (SIGSTOP, a VM paused) after
+	// HeadIdle and the other writers go on; the frozen writer's COMMIT then
+	// fails and nothing of it is written. It must exceed any legitimate
+	// pause of a live writer between its statements (planning a batch,
+	// hashing its leaves, a BeforeCommit hook). Default 3s.
+	HeadIdle time.Duration
 	// BeforeCommit, if set, runs inside every append transaction just before
 	// COMMIT; an error rolls the transaction back. It exists for fault
 	// injection in tests (hold a transaction open, abort one).
@@ -46,6 +61,9 @@ func (c *Config) Validate() error {
 	if c.CommitTimeout < 0 {
 		errs = append(errs, fmt.Errorf("postgres event store: CommitTimeout is negative (%s)", c.CommitTimeout))
 	}
+	if c.HeadIdle < 0 {
+		errs = append(errs, fmt.Errorf("postgres event store: HeadIdle is negative (%s)", c.HeadIdle))
+	}
 	if c.PollInterval < 0 {
 		errs = append(errs, fmt.Errorf("postgres event store: PollInterval is negative (%s)", c.PollInterval))
 	}
@@ -57,6 +75,9 @@ func (c *Config) Validate() error {
 	}
 	if c.PollInterval == 0 {
 		c.PollInterval = 2 * time.Second
+	}
+	if c.HeadIdle == 0 {
+		c.HeadIdle = DefaultHeadIdle
 	}
 	if c.Logger == nil {
 		c.Logger = slog.New(slog.DiscardHandler)
@@ -79,6 +100,8 @@ type Store struct {
 	inflight atomic.Pointer[pgconn.PgConn]
 	// cache is the writer's belief about the head (see commitOptimistic).
 	cache headCache
+	// headIdle is cfg.HeadIdle in milliseconds, as set_config takes it.
+	headIdle string
 
 	closeOnce sync.Once
 }
@@ -103,6 +126,8 @@ func New(pool *pgxpool.Pool, cfg Config) (*Store, error) {
 		queue: make(chan *request, 4*cfg.MaxBatchEvents),
 		stop:  make(chan struct{}),
 		done:  make(chan struct{}),
+
+		headIdle: strconv.FormatInt(cfg.HeadIdle.Milliseconds(), 10),
 	}
 	s.notify = newNotifier(pool, cfg.Logger, s.Head)
 	s.commits, s.abort = context.WithCancel(context.Background())
