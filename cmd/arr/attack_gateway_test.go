@@ -2,12 +2,18 @@ package main_test
 
 import (
 	"bufio"
+	"bytes"
+	"encoding/json"
 	"fmt"
 	"net"
 	"net/http"
+	"os"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
+
+	"github.com/arr-dev/arr/adapters/upstream/upstreamtest"
 )
 
 // Findings of a black-box review of issue 36's gateway fixes (findings 3
@@ -66,5 +72,115 @@ func TestIdleDeclaredBodiesDoNotFillTheGateway(t *testing.T) {
 	}
 	if refused > 0 {
 		t.Fatalf("16 connections of one account that sent only headers (no body bytes) made %d of 3 small requests of another account fail: %s", refused, last)
+	}
+}
+
+// TestFrozenGatewayDoesNotSettleOnTopOfTheBudget: a gateway process
+// frozen (SIGSTOP: a paused VM, a stuck host) past its reservations'
+// lease cannot renew them; another process's sweep releases the room of
+// its live stream, other requests of the key fill it, and when the
+// frozen process wakes up its stream settles on top of them: the key's
+// budget is overshot by the stream's cost, against the documented
+// overshoot of zero. (The services' shared clock moves two hours on while
+// the process is frozen, over the one-hour lease, as in
+// TestLongStreamKeepsItsReservation.) Nothing fences the woken request:
+// the sweep releases a reservation its holder may still spend on.
+func TestFrozenGatewayDoesNotSettleOnTopOfTheBudget(t *testing.T) {
+	g := newLimitedGateway(t)
+	const budget = 1.0
+	k := g.mintLimited(t, "--max-budget-usd", "1", "--budget-period", "total")
+	frozen := "http://" + freeAddr(t)
+	g.extraEnv = append(g.extraEnv, "ARR_GATEWAY_ADDR="+strings.TrimPrefix(frozen, "http://"))
+	fp := g.start("serve", "gateway")
+	waitHealthy(t, frozen, fp)
+	pid := fp.cmd.Process.Pid
+	t.Cleanup(func() { _ = syscall.Kill(pid, syscall.SIGCONT) })
+
+	g.up.Set("claude-opus-4-0", upstreamtest.Behavior{ChunkDelay: 300 * time.Millisecond})
+	long := map[string]any{"model": "claude-opus-4", "stream": true, "max_tokens": 60,
+		"stream_options": map[string]any{"include_usage": true},
+		"messages":       userMsg(strings.Repeat("lighthouse ", 3636))}
+	type streamed struct {
+		status int
+		last   string
+		err    error
+	}
+	first, done := make(chan struct{}), make(chan streamed, 1)
+	go func() {
+		b, _ := json.Marshal(long)
+		req, _ := http.NewRequest(http.MethodPost, frozen+"/v1/chat/completions", bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+k.Secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			close(first)
+			done <- streamed{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		out := streamed{status: resp.StatusCode}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		once := false
+		for sc.Scan() {
+			if line := sc.Text(); line != "" {
+				out.last = line
+				if !once {
+					once = true
+					close(first)
+				}
+			}
+		}
+		if !once {
+			close(first)
+		}
+		done <- out
+	}()
+	<-first
+	if s := g.listed(t, k.ID).Spend; s == nil || s.ReservedUSD < 0.6 {
+		t.Fatalf("the long stream's reservation: %+v", s)
+	}
+
+	// Freeze its process; two hours pass; a new process sweeps.
+	if err := syscall.Kill(pid, syscall.SIGSTOP); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.WriteFile(g.clock, []byte("2h"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	sweeper := "http://" + freeAddr(t)
+	g.extraEnv = append(g.extraEnv, "ARR_GATEWAY_ADDR="+strings.TrimPrefix(sweeper, "http://"))
+	waitHealthy(t, sweeper, g.start("serve", "gateway"))
+	time.Sleep(500 * time.Millisecond)
+	t.Logf("while frozen, after the sweep: %+v", g.listed(t, k.ID).Spend)
+
+	filler := func(i int) map[string]any {
+		return map[string]any{"model": "claude-opus-4", "max_tokens": 1, "messages": userMsg(fmt.Sprintf("%d %s", i, strings.Repeat("filler ", 570)))}
+	}
+	answered := 0
+	for wave := 0; wave < 20; wave++ {
+		as := g.burst(t, 8, k.Secret, func(i int) map[string]any { return filler(wave*8 + i) }, 0)
+		ok := countStatus(as, 200, "")
+		answered += ok
+		if ok == 0 {
+			break
+		}
+	}
+
+	// It wakes up.
+	if err := syscall.Kill(pid, syscall.SIGCONT); err != nil {
+		t.Fatal(err)
+	}
+	var res streamed
+	select {
+	case res = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the woken stream did not end within 60 s")
+	}
+	time.Sleep(time.Second)
+	s := g.listed(t, k.ID).Spend
+	t.Logf("woken stream: %d, last line %q, err %v; %d fillers answered; $%.6f spent of a $%v budget, $%.6f reserved", res.status, res.last, res.err, answered, s.SpentUSD, budget, s.ReservedUSD)
+	if s.SpentUSD > budget {
+		t.Fatalf("the budget was overshot: $%.6f spent of $%v after a frozen gateway process woke up", s.SpentUSD, budget)
 	}
 }
