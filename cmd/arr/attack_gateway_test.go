@@ -184,3 +184,72 @@ func TestFrozenGatewayDoesNotSettleOnTopOfTheBudget(t *testing.T) {
 		t.Fatalf("the budget was overshot: $%.6f spent of $%v after a frozen gateway process woke up", s.SpentUSD, budget)
 	}
 }
+
+// rssMiB is a process's resident set in MiB, from /proc.
+func rssMiB(t *testing.T, pid int) int64 {
+	t.Helper()
+	raw, err := os.ReadFile(fmt.Sprintf("/proc/%d/status", pid))
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, line := range strings.Split(string(raw), "\n") {
+		if strings.HasPrefix(line, "VmRSS:") {
+			var kb int64
+			fmt.Sscanf(strings.TrimSpace(strings.TrimPrefix(line, "VmRSS:")), "%d", &kb)
+			return kb >> 10
+		}
+	}
+	t.Fatal("no VmRSS")
+	return 0
+}
+
+// TestBodiesOfEveryRouteAreBounded: the bytes of bodies in flight are
+// bounded only on the five completion routes; POST /v1/feedback (any
+// gateway key, no plan quota) decodes its body with a json.Decoder that
+// buffers the whole of a 4 MiB notes string. 96 connections of one key
+// that send all but the last bytes of a 4 MiB feedback body and stall
+// (ARR_BODY_TIMEOUT lets them for 30 s, and they may reconnect) make the
+// gateway hold hundreds of MiB, far past ARR_GATEWAY_BODIES_MB (64).
+func TestBodiesOfEveryRouteAreBounded(t *testing.T) {
+	g := newGateway(t, "enterprise")
+	pid := g.proc.cmd.Process.Pid
+	before := rssMiB(t, pid)
+	addr := strings.TrimPrefix(g.gateway, "http://")
+	const n, size = 96, 4<<20 - 4096
+	head := `{"audit_hash":"` + strings.Repeat("a", 64) + `","rating":5,"notes":"`
+	part := head + strings.Repeat("x", size-len(head)-10) // the body's last bytes never come
+	conns := make([]net.Conn, 0, n)
+	defer func() {
+		for _, c := range conns {
+			c.Close()
+		}
+	}()
+	sent := make(chan error, n)
+	for range n {
+		c, err := net.Dial("tcp", addr)
+		if err != nil {
+			t.Fatal(err)
+		}
+		conns = append(conns, c)
+		go func() {
+			_, err := fmt.Fprintf(c, "POST /v1/feedback HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", addr, g.key, size, part)
+			sent <- err
+		}()
+	}
+	for range n {
+		select {
+		case err := <-sent:
+			if err != nil {
+				t.Fatalf("sending a body: %v", err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatal("the bodies were not taken within 20 s")
+		}
+	}
+	time.Sleep(2 * time.Second)
+	during := rssMiB(t, pid)
+	t.Logf("arr up's RSS: %d MiB before, %d MiB with %d stalled 4 MiB feedback bodies", before, during, n)
+	if during-before > 64+192 {
+		t.Fatalf("the gateway holds %d MiB more for %d stalled /v1/feedback bodies; its bound on bodies in flight is 64 MiB (ARR_GATEWAY_BODIES_MB)", during-before, n)
+	}
+}
