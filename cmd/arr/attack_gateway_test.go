@@ -253,3 +253,41 @@ func TestBodiesOfEveryRouteAreBounded(t *testing.T) {
 		t.Fatalf("the gateway holds %d MiB more for %d stalled /v1/feedback bodies; its bound on bodies in flight is 64 MiB (ARR_GATEWAY_BODIES_MB)", during-before, n)
 	}
 }
+
+// TestAnthropicModelNameStaysWithinItsTier: the Messages API documents
+// that the shipped aliases (claude-*haiku* to small, ...) route "the
+// names Claude Code sends ... within those tiers". A request naming
+// claude-3-5-haiku-latest (Anthropic's own name of the catalog's
+// claude-3-5-haiku) while the small tier is down is answered by a mid or
+// high model: the alias makes it a tier request, which fails over to
+// every dearer tier, up to the most expensive model.
+func TestAnthropicModelNameStaysWithinItsTier(t *testing.T) {
+	g := newGateway(t, "enterprise")
+	g.up.Set("gpt-4.1-mini", upstreamtest.Behavior{Status: 500})
+	g.up.Set("claude-3-5-haiku-latest", upstreamtest.Behavior{Status: 500})
+	body, _ := json.Marshal(map[string]any{"model": "claude-3-5-haiku-latest", "max_tokens": 16,
+		"messages": []any{map[string]any{"role": "user", "content": "Say hello"}}})
+	req, _ := http.NewRequest(http.MethodPost, g.gateway+"/v1/messages", bytes.NewReader(body))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("x-api-key", g.key)
+	req.Header.Set("anthropic-version", "2023-06-01")
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	var out struct {
+		Model   string `json:"model"`
+		Routing struct {
+			Tier  string `json:"tier"`
+			Model string `json:"model"`
+		} `json:"routing"`
+	}
+	raw := new(bytes.Buffer)
+	_, _ = raw.ReadFrom(resp.Body)
+	_ = json.Unmarshal(raw.Bytes(), &out)
+	t.Logf("claude-3-5-haiku-latest with the small tier down: %d, model %q, routing %+v", resp.StatusCode, out.Model, out.Routing)
+	if resp.StatusCode == 200 && out.Model != "claude-3-5-haiku-latest" && out.Model != "gpt-4.1-mini" {
+		t.Fatalf("a request naming claude-3-5-haiku-latest was answered by %s (tier %s), outside the small tier its alias names", out.Model, out.Routing.Tier)
+	}
+}
