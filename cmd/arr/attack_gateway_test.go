@@ -8,7 +8,9 @@ import (
 	"net"
 	"net/http"
 	"os"
+	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"syscall"
 	"testing"
 	"time"
@@ -289,5 +291,92 @@ func TestAnthropicModelNameStaysWithinItsTier(t *testing.T) {
 	t.Logf("claude-3-5-haiku-latest with the small tier down: %d, model %q, routing %+v", resp.StatusCode, out.Model, out.Routing)
 	if resp.StatusCode == 200 && out.Model != "claude-3-5-haiku-latest" && out.Model != "gpt-4.1-mini" {
 		t.Fatalf("a request naming claude-3-5-haiku-latest was answered by %s (tier %s), outside the small tier its alias names", out.Model, out.Routing.Tier)
+	}
+}
+
+// TestUnreadStreamEndsAtMaxRequestDuration: a client that opens a stream
+// and never reads it blocks the gateway's write once the sockets' buffers
+// are full (the gateway sets no write deadline), so the request outlives
+// ARR_GATEWAY_MAX_REQUEST_DURATION: its reservation is renewed and held,
+// its body's bytes stay counted in the bodies-in-flight bound and its
+// upstream call stays open, for as long as the client keeps the
+// connection (TCP keeps an idle peer alive). A few such connections hold
+// a key's budget, or the gateway's body bound, for ever.
+func TestUnreadStreamEndsAtMaxRequestDuration(t *testing.T) {
+	var open, chunks atomic.Int64
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		open.Add(1)
+		defer open.Add(-1)
+		fl := w.(http.Flusher)
+		w.Header().Set("Content-Type", "text/event-stream")
+		w.WriteHeader(http.StatusOK)
+		piece := strings.Repeat("lorem ", 5000)
+		for i := 0; i < 4000 && r.Context().Err() == nil; i++ {
+			m := map[string]any{"id": "chatcmpl-x", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4.1-nano",
+				"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": piece}, "finish_reason": nil}}}
+			data, _ := json.Marshal(m)
+			if _, err := fmt.Fprintf(w, "data: %s\n\n", data); err != nil {
+				return
+			}
+			fl.Flush()
+			chunks.Add(1)
+			time.Sleep(5 * time.Millisecond)
+		}
+		fmt.Fprint(w, "data: [DONE]\n\n")
+	})
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	srv := &http.Server{Handler: mux}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	base := "http://" + ln.Addr().String() + "/v1"
+
+	e := newEnv(t)
+	var models []any
+	tiers := []any{}
+	for _, tier := range []string{"nano", "small", "mid", "high"} {
+		m := catModel("m-"+tier, "openai", "gpt-4.1-nano", base, 0.0001, 0.0004, 0.8)
+		models = append(models, m)
+		tiers = append(tiers, map[string]any{"name": tier, "models": []any{m}})
+	}
+	b, _ := json.Marshal(map[string]any{"tiers": tiers})
+	file := filepath.Join(t.TempDir(), "catalog.json")
+	if err := os.WriteFile(file, b, 0o600); err != nil {
+		t.Fatal(err)
+	}
+	e.extraEnv = append(e.extraEnv, "ARR_CATALOG="+file, "ARR_TEST_UPSTREAM_KEY=sk-test", "ARR_UPSTREAM_TIMEOUT=2s", "ARR_GATEWAY_MAX_REQUEST_DURATION=5s")
+	e.up()
+	e.createAccount("unread@example.com", "enterprise")
+	var k mintedKey
+	e.mustArr(&k, "keys", "mint", "--email", "unread@example.com", "--service", "gateway", "--max-budget-usd", "5", "--budget-period", "total", "--json")
+	reserved := func() float64 {
+		var keys []keyListing
+		e.mustArr(&keys, "keys", "list", "--email", "unread@example.com", "--json")
+		for _, l := range keys {
+			if l.ID == k.ID && l.Spend != nil {
+				return l.Spend.ReservedUSD
+			}
+		}
+		return 0
+	}
+
+	addr := strings.TrimPrefix(e.gateway, "http://")
+	c, err := net.Dial("tcp", addr)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer c.Close()
+	_ = c.(*net.TCPConn).SetReadBuffer(4096)
+	body, _ := json.Marshal(map[string]any{"model": "m-nano", "stream": true, "max_tokens": 30000, "messages": userMsg("write a lot")})
+	fmt.Fprintf(c, "POST /v1/chat/completions HTTP/1.1\r\nHost: %s\r\nAuthorization: Bearer %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", addr, k.Secret, len(body), body)
+	// The client reads nothing. Well past the 5 s cap:
+	time.Sleep(15 * time.Second)
+	r, o, n := reserved(), open.Load(), chunks.Load()
+	t.Logf("15 s after an unread stream began (cap 5 s): $%.6f reserved, %d upstream calls open, %d chunks sent upstream", r, o, n)
+	if r > 0 || o > 0 {
+		t.Fatalf("a stream its client does not read outlived ARR_GATEWAY_MAX_REQUEST_DURATION (5 s) by 10 s: $%.6f still reserved, %d upstream calls open", r, o)
 	}
 }
