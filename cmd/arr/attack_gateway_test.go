@@ -187,6 +187,110 @@ func TestFrozenGatewayDoesNotSettleOnTopOfTheBudget(t *testing.T) {
 	}
 }
 
+// TestSlowClockGatewayKeepsItsReservations: a reservation's lease and
+// the sweep use each process's own wall clock, not the database's. A
+// gateway process whose clock is behind the others' by more than the
+// lease (one hour) writes leases that the other processes' sweep finds
+// already run out: the room of its live stream is released at once, other
+// requests of the key fill it, and the stream then settles on top (its
+// own renewals see nothing wrong for a quarter of an hour). The budget
+// is overshot with no process frozen: the documented overshoot is 0.
+func TestSlowClockGatewayKeepsItsReservations(t *testing.T) {
+	g := newLimitedGateway(t)
+	const budget = 1.0
+	k := g.mintLimited(t, "--max-budget-usd", "1", "--budget-period", "total")
+	// A gateway process whose clock is two hours behind the others' (a VM
+	// restored from a snapshot before NTP has stepped its clock).
+	skew := filepath.Join(t.TempDir(), "skew")
+	if err := os.WriteFile(skew, []byte("-2h"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	skewed := "http://" + freeAddr(t)
+	kept := len(g.extraEnv)
+	g.extraEnv = append(g.extraEnv, "ARR_GATEWAY_ADDR="+strings.TrimPrefix(skewed, "http://"), "ARR_TEST_CLOCK_FILE="+skew)
+	fp := g.start("serve", "gateway")
+	g.extraEnv = g.extraEnv[:kept]
+	waitHealthy(t, skewed, fp)
+
+	g.up.Set("claude-opus-4-0", upstreamtest.Behavior{ChunkDelay: 300 * time.Millisecond})
+	long := map[string]any{"model": "claude-opus-4", "stream": true, "max_tokens": 60,
+		"stream_options": map[string]any{"include_usage": true},
+		"messages":       userMsg(strings.Repeat("lighthouse ", 3636))}
+	type streamed struct {
+		status int
+		last   string
+		err    error
+	}
+	first, done := make(chan struct{}), make(chan streamed, 1)
+	go func() {
+		b, _ := json.Marshal(long)
+		req, _ := http.NewRequest(http.MethodPost, skewed+"/v1/chat/completions", bytes.NewReader(b))
+		req.Header.Set("Authorization", "Bearer "+k.Secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			close(first)
+			done <- streamed{err: err}
+			return
+		}
+		defer resp.Body.Close()
+		out := streamed{status: resp.StatusCode}
+		sc := bufio.NewScanner(resp.Body)
+		sc.Buffer(make([]byte, 1<<20), 1<<20)
+		once := false
+		for sc.Scan() {
+			if line := sc.Text(); line != "" {
+				out.last = line
+				if !once {
+					once = true
+					close(first)
+				}
+			}
+		}
+		if !once {
+			close(first)
+		}
+		done <- out
+	}()
+	<-first
+	if s := g.listed(t, k.ID).Spend; s == nil || s.ReservedUSD < 0.6 {
+		t.Fatalf("the long stream's reservation: %+v", s)
+	}
+
+	// A process with a right clock starts (and sweeps, as every gateway
+	// process does each minute).
+	sweeper := "http://" + freeAddr(t)
+	g.extraEnv = append(g.extraEnv, "ARR_GATEWAY_ADDR="+strings.TrimPrefix(sweeper, "http://"))
+	waitHealthy(t, sweeper, g.start("serve", "gateway"))
+	time.Sleep(500 * time.Millisecond)
+	t.Logf("after the sweep by a process with a right clock: %+v", g.listed(t, k.ID).Spend)
+
+	filler := func(i int) map[string]any {
+		return map[string]any{"model": "claude-opus-4", "max_tokens": 1, "messages": userMsg(fmt.Sprintf("%d %s", i, strings.Repeat("filler ", 570)))}
+	}
+	answered := 0
+	for wave := 0; wave < 20; wave++ {
+		as := g.burst(t, 8, k.Secret, func(i int) map[string]any { return filler(wave*8 + i) }, 0)
+		ok := countStatus(as, 200, "")
+		answered += ok
+		if ok == 0 {
+			break
+		}
+	}
+
+	var res streamed
+	select {
+	case res = <-done:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the slow-clock stream did not end within 60 s")
+	}
+	time.Sleep(time.Second)
+	s := g.listed(t, k.ID).Spend
+	t.Logf("slow-clock stream: %d, last line %q, err %v; %d fillers answered; $%.6f spent of a $%v budget, $%.6f reserved", res.status, res.last, res.err, answered, s.SpentUSD, budget, s.ReservedUSD)
+	if s.SpentUSD > budget {
+		t.Fatalf("the budget was overshot: $%.6f spent of $%v while a gateway process with a slow clock held a live stream", s.SpentUSD, budget)
+	}
+}
+
 // rssMiB is a process's resident set in MiB, from /proc.
 func rssMiB(t *testing.T, pid int) int64 {
 	t.Helper()
