@@ -24,7 +24,7 @@ import (
 // TestIdleDeclaredBodiesDoNotFillTheGateway: the bytes of bodies in
 // flight are charged as declared (Content-Length, or 4 MiB for a chunked
 // body) before a byte arrives, and held until ARR_BODY_TIMEOUT (30 s).
-// One account with four keys opens sixteen connections that send only
+// One free-plan account with four keys opens sixteen connections that send only
 // their headers (Content-Length: 4 MiB, no body): the gateway holds no
 // memory for them, yet its whole 64 MiB bound is taken, and every other
 // tenant's small chat completion is refused 503 bodies_in_flight for as
@@ -32,10 +32,11 @@ import (
 // against any quota (ARR_BODY_TIMEOUT's help), so this costs nothing.
 func TestIdleDeclaredBodiesDoNotFillTheGateway(t *testing.T) {
 	g := newGateway(t, "enterprise")
-	attacker := "gw-enterprise@example.com"
-	keys := []string{g.key, g.mint(attacker, "gateway").Secret, g.mint(attacker, "gateway").Secret, g.mint(attacker, "gateway").Secret}
-	g.createAccount("victim@example.com", "enterprise")
-	victim := g.mint("victim@example.com", "gateway").Secret
+	// The attacker: one account on the free plan, four of its keys.
+	attacker := "attacker@example.com"
+	g.createAccount(attacker, "free")
+	keys := []string{g.mint(attacker, "gateway").Secret, g.mint(attacker, "gateway").Secret, g.mint(attacker, "gateway").Secret, g.mint(attacker, "gateway").Secret}
+	victim := g.key // an enterprise account's key
 
 	addr := strings.TrimPrefix(g.gateway, "http://")
 	var conns []net.Conn
