@@ -5,11 +5,14 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net"
+	"net/url"
 	"net/http"
 	"os"
 	"path/filepath"
 	"strings"
+	"sync"
 	"sync/atomic"
 	"syscall"
 	"testing"
@@ -483,5 +486,131 @@ func TestUnreadStreamEndsAtMaxRequestDuration(t *testing.T) {
 	t.Logf("15 s after an unread stream began (cap 5 s): $%.6f reserved, %d upstream calls open, %d chunks sent upstream", r, o, n)
 	if r > 0 || o > 0 {
 		t.Fatalf("a stream its client does not read outlived ARR_GATEWAY_MAX_REQUEST_DURATION (5 s) by 10 s: $%.6f still reserved, %d upstream calls open", r, o)
+	}
+}
+
+// dbProxy is a loopback TCP proxy to PostgreSQL that can be cut (every
+// connection closed, new ones refused) and restored.
+type dbProxy struct {
+	ln    net.Listener
+	down  atomic.Bool
+	mu    sync.Mutex
+	conns []net.Conn
+}
+
+func startDBProxy(t *testing.T, target string) *dbProxy {
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := &dbProxy{ln: ln}
+	t.Cleanup(func() { ln.Close(); p.cut() })
+	go func() {
+		for {
+			c, err := ln.Accept()
+			if err != nil {
+				return
+			}
+			if p.down.Load() {
+				c.Close()
+				continue
+			}
+			u, err := net.Dial("tcp", target)
+			if err != nil {
+				c.Close()
+				continue
+			}
+			p.mu.Lock()
+			p.conns = append(p.conns, c, u)
+			p.mu.Unlock()
+			go func() { _, _ = io.Copy(u, c); u.Close(); c.Close() }()
+			go func() { _, _ = io.Copy(c, u); u.Close(); c.Close() }()
+		}
+	}()
+	return p
+}
+
+func (p *dbProxy) cut() {
+	p.down.Store(true)
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, c := range p.conns {
+		c.Close()
+	}
+	p.conns = nil
+}
+
+// TestSettleDuringADatabaseBlipIsNotLost: a stream that ends while its
+// gateway process cannot reach the database has relayed its content, but
+// ends with audit_unavailable ("it is not billed") and fails to settle
+// (the log says "its reservation stays counted until the period ends";
+// the request is no longer held, so nothing renews its lease, and once it
+// runs out the sweep releases it). The request reached the upstream and
+// relayed its reply, yet its cost is counted nowhere in its key's budget:
+// the key can spend its whole budget again on top of it. A short database
+// failover near the end of streams lets their cost escape the budget.
+func TestSettleDuringADatabaseBlipIsNotLost(t *testing.T) {
+	g := newLimitedGateway(t)
+	k := g.mintLimited(t, "--max-budget-usd", "1", "--budget-period", "total")
+	u, err := url.Parse(g.dbURL)
+	if err != nil {
+		t.Fatal(err)
+	}
+	proxy := startDBProxy(t, u.Host)
+	u.Host = proxy.ln.Addr().String()
+	blip := "http://" + freeAddr(t)
+	kept := len(g.extraEnv)
+	g.extraEnv = append(g.extraEnv, "ARR_GATEWAY_ADDR="+strings.TrimPrefix(blip, "http://"), "DATABASE_URL="+u.String())
+	bp := g.start("serve", "gateway")
+	g.extraEnv = g.extraEnv[:kept]
+	waitHealthy(t, blip, bp)
+
+	g.up.Set("claude-opus-4-0", upstreamtest.Behavior{ChunkDelay: 100 * time.Millisecond})
+	long := map[string]any{"model": "claude-opus-4", "stream": true, "max_tokens": 40,
+		"messages": userMsg(strings.Repeat("lighthouse ", 3636))}
+	b, _ := json.Marshal(long)
+	req, _ := http.NewRequest(http.MethodPost, blip+"/v1/chat/completions", bytes.NewReader(b))
+	req.Header.Set("Authorization", "Bearer "+k.Secret)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if resp.StatusCode != 200 {
+		t.Fatalf("the stream: %d", resp.StatusCode)
+	}
+	if s := g.listed(t, k.ID).Spend; s == nil || s.ReservedUSD < 0.3 {
+		t.Fatalf("the stream's reservation: %+v", s)
+	}
+	proxy.cut() // the database is out of reach of the stream's process
+	sc := bufio.NewScanner(resp.Body)
+	sc.Buffer(make([]byte, 1<<20), 1<<20)
+	var last string
+	lines := 0
+	for sc.Scan() {
+		if l := sc.Text(); l != "" {
+			last = l
+			lines++
+		}
+	}
+	resp.Body.Close()
+	t.Logf("the stream relayed %d lines, the last %q", lines, last)
+	time.Sleep(12 * time.Second) // past its settle's timeout (10 s)
+	proxy.down.Store(false)      // the database is back
+	time.Sleep(2 * time.Second)
+	t.Logf("after the blip: %+v", g.listed(t, k.ID).Spend)
+
+	// An hour later the sweep has released what was never settled.
+	if err := os.WriteFile(g.clock, []byte("2h"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	time.Sleep(500 * time.Millisecond)
+	sweeper := "http://" + freeAddr(t)
+	g.extraEnv = append(g.extraEnv, "ARR_GATEWAY_ADDR="+strings.TrimPrefix(sweeper, "http://"))
+	waitHealthy(t, sweeper, g.start("serve", "gateway"))
+	time.Sleep(500 * time.Millisecond)
+	s := g.listed(t, k.ID).Spend
+	t.Logf("after the sweep: %+v", s)
+	if s == nil || s.SpentUSD == 0 {
+		t.Fatalf("a stream that relayed %d lines (its prompt alone costs about $0.15) is counted nowhere in its key's budget once its reservation was swept: %+v", lines, s)
 	}
 }
