@@ -1,0 +1,112 @@
+package main_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// Findings of a review of the SQL projections' sandbox (issue 36): each
+// test is what an analyst's file does, end to end, against a running arr
+// up, and what arr must still do.
+
+// stallParked is a file whose section, for every event recorded after
+// the file was set up, takes an ACCESS EXCLUSIVE lock on
+// public.projection_parked, a table arr shares between every projection
+// (the role has table-level SELECT, INSERT, UPDATE and DELETE on it, which
+// is what LOCK TABLE asks for; row-level security does not apply to
+// locks), and holds it for as long as a statement may run.
+const stallParked = `-- arr:projection stall_parked
+CREATE TABLE armed (at timestamptz);
+INSERT INTO armed VALUES (now());
+CREATE TABLE t (v text);
+CREATE FUNCTION stall(at timestamptz) RETURNS text LANGUAGE plpgsql AS $f$
+BEGIN
+  IF at > (SELECT max(armed.at) FROM armed) + interval '1 second' THEN
+    LOCK TABLE public.projection_parked IN ACCESS EXCLUSIVE MODE;
+    PERFORM pg_sleep(25);
+  END IF;
+  RETURN 'ok';
+END $f$;
+-- arr:on CompletionRecorded
+INSERT INTO t VALUES (stall(:recorded_at));
+`
+
+// TestAnalystSQLCannotLockArrsSharedTables: a projection's role can lock
+// nothing it shares with the rest of arr. Today its batch locks
+// public.projection_parked (every projection's parked events) for the
+// statement timeout plus grace, again at every retry, and /healthz of
+// every service, which counts parked events, hangs meanwhile (so do the
+// built-ins' parking, arr projections status and /metrics).
+func TestAnalystSQLCannotLockArrsSharedTables(t *testing.T) {
+	s := newSandbox(t)
+	s.mustArr(nil, "projections", "create", s.file(t, "stall.sql", stallParked), "--by", "mallory")
+	time.Sleep(1500 * time.Millisecond)
+	s.complete(t, 1)
+	ctx := context.Background()
+	role := rolePrefix(t, s.pool)
+	locked := false
+	deadline := time.Now().Add(15 * time.Second)
+	for time.Now().Before(deadline) && !locked {
+		locked = count(t, s.pool, `SELECT count(*) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
+			WHERE l.relation = 'public.projection_parked'::regclass AND l.mode = 'AccessExclusiveLock' AND l.granted
+			AND a.usename LIKE '`+strings.ReplaceAll(role, `'`, `''`)+`stall_parked'`) > 0
+		if !locked {
+			time.Sleep(200 * time.Millisecond)
+		}
+	}
+	_ = ctx
+	client := &http.Client{Timeout: 5 * time.Second}
+	start := time.Now()
+	resp, err := client.Get(s.gateway + "/healthz")
+	if err != nil {
+		t.Fatalf("/healthz did not answer within 5 s while the analyst's role held a lock (held: %v) on public.projection_parked: %v (after %s)", locked, err, time.Since(start).Round(time.Millisecond))
+	}
+	var hb strings.Builder
+	_, _ = io.Copy(&hb, resp.Body)
+	resp.Body.Close()
+	t.Logf("/healthz %d after %s: %.300s", resp.StatusCode, time.Since(start).Round(time.Millisecond), hb.String())
+	if strings.Contains(hb.String(), "projections could not be checked") {
+		t.Errorf("/healthz of the gateway is degraded by the analyst's lock: %.200s", hb.String())
+	}
+	if locked {
+		t.Fatalf("the analyst's role holds an ACCESS EXCLUSIVE lock on public.projection_parked, shared by every projection")
+	}
+}
+
+// fillParked is a file whose batch writes 8 MiB of incompressible text
+// into public.projection_parked, under its own projection's name (which
+// row-level security allows), outside its schema, which is all that
+// ARR_SQL_PROJECTION_MAX_MB measures.
+const fillParked = `-- arr:projection fill_parked
+CREATE TABLE t (v bigint);
+CREATE FUNCTION fill() RETURNS bigint LANGUAGE plpgsql AS $f$
+BEGIN
+  INSERT INTO public.projection_parked (projection, position, event_id, event_type, error)
+  SELECT 'fill_parked', 1000000000 + g, gen_random_uuid(), 'CompletionRecorded',
+    (SELECT string_agg(md5(random()::text || g::text || h::text), '') FROM generate_series(1, 16384) h)
+  FROM generate_series(1, 16) g
+  ON CONFLICT DO NOTHING;
+  RETURN 1;
+END $f$;
+-- arr:batch CompletionRecorded
+INSERT INTO t SELECT fill() FROM (SELECT 1 FROM :events LIMIT 1) e;
+`
+
+// TestAnalystSQLDiskLimitCoversWhatItWrites: ARR_SQL_PROJECTION_MAX_MB
+// bounds what a projection writes, not only its schema. Today a batch
+// writes past the limit into public.projection_parked (and the size
+// check, of its schema alone, passes): 2 MiB allowed, 8 MiB written per
+// build, more at every event.
+func TestAnalystSQLDiskLimitCoversWhatItWrites(t *testing.T) {
+	s := newSandbox(t, "ARR_SQL_PROJECTION_MAX_MB=2")
+	_, errOut, code := s.arr("projections", "create", s.file(t, "fill.sql", fillParked), "--by", "mallory")
+	bytes := count(t, s.pool, `SELECT coalesce(sum(pg_column_size(p.*)), 0) FROM public.projection_parked p WHERE projection = 'fill_parked'`)
+	t.Logf("create: exit %d %q; %d bytes parked", code, errOut, bytes)
+	if code == 0 || bytes > 2<<20 {
+		t.Fatalf("create exited %d (%q); projection fill_parked wrote %d bytes of public.projection_parked, past its 2 MiB limit", code, errOut, bytes)
+	}
+}
