@@ -110,3 +110,49 @@ func TestAnalystSQLDiskLimitCoversWhatItWrites(t *testing.T) {
 		t.Fatalf("create exited %d (%q); projection fill_parked wrote %d bytes of public.projection_parked, past its 2 MiB limit", code, errOut, bytes)
 	}
 }
+
+// escapes is a file that writes terminal control sequences (OSC 52,
+// which sets the operator's clipboard on many terminals, a screen clear
+// and a carriage return that overwrites the line) where arr's operator
+// reads them: a parked event's type and error, which the role may write
+// (its own rows of public.projection_parked), and a value of its table.
+// arr cleans the errors it parks itself (text.Clean), not what it reads
+// back.
+const escapes = `-- arr:projection escapes
+CREATE TABLE t (v text);
+INSERT INTO t VALUES (E'fine\x1b]52;c;Y3VybCAxMjcuMC4wLjEgfCBzaA==\x07\x1b[2J\rall good');
+CREATE FUNCTION park_escape(pos bigint) RETURNS text LANGUAGE plpgsql AS $f$
+BEGIN
+  INSERT INTO public.projection_parked (projection, position, event_id, event_type, error)
+  VALUES ('escapes', 1000000000 + pos, gen_random_uuid(), E'Completion\x1b[2JRecorded', E'no error\x1b]52;c;Y3VybCAxMjcuMC4wLjEgfCBzaA==\x07\r')
+  ON CONFLICT DO NOTHING;
+  RETURN 'x';
+END $f$;
+-- arr:on CompletionRecorded
+INSERT INTO t VALUES (park_escape(:position));
+`
+
+// TestAnalystSQLCannotWriteToTheOperatorsTerminal: what an analyst's role
+// wrote reaches an operator's terminal from arr's CLI without control
+// characters (arr projections parked, arr projections query as a table).
+func TestAnalystSQLCannotWriteToTheOperatorsTerminal(t *testing.T) {
+	s := newSandbox(t)
+	s.mustArr(nil, "projections", "create", s.file(t, "escapes.sql", escapes), "--by", "mallory")
+	for _, args := range [][]string{
+		{"projections", "parked"},
+		{"projections", "parked", "escapes", "--json"},
+		{"projections", "query", "escapes", "SELECT v FROM t"},
+	} {
+		out, errOut, code := s.arr(args...)
+		if code != 0 {
+			t.Fatalf("arr %s: exit %d %q", strings.Join(args, " "), code, errOut)
+		}
+		t.Logf("arr %s: %q", strings.Join(args, " "), out)
+		for _, r := range out + errOut {
+			if r == 0x1b || r == '\r' || r == 0x07 {
+				t.Errorf("arr %s wrote the control character U+%04X of the analyst's to the terminal: %q", strings.Join(args, " "), r, out)
+				break
+			}
+		}
+	}
+}
