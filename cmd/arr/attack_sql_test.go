@@ -2,6 +2,7 @@ package main_test
 
 import (
 	"context"
+	"fmt"
 	"io"
 	"net/http"
 	"strings"
@@ -154,5 +155,68 @@ func TestAnalystSQLCannotWriteToTheOperatorsTerminal(t *testing.T) {
 				break
 			}
 		}
+	}
+}
+
+// uninterruptible is a file whose section, for every event recorded after
+// the file was set up, calls pg_trgm's similarity (installed by arr's
+// migration 00050, executable by every role) on a 70 MB text: the
+// trigrams are generated and sorted in C that never checks for
+// interrupts, so neither a statement timeout nor pg_terminate_backend
+// ends the backend until the call returns.
+const uninterruptible = `-- arr:projection trgm_stall
+CREATE TABLE armed (at timestamptz);
+INSERT INTO armed VALUES (now());
+CREATE TABLE t (v float8);
+-- arr:on CompletionRecorded
+INSERT INTO t SELECT public.similarity(s, s)
+FROM (SELECT repeat(string_agg(md5(g::text), ''), 180) AS s FROM generate_series(1, 12000) g) x
+WHERE :recorded_at > (SELECT max(at) FROM armed) + interval '1 second';
+`
+
+// TestAnalystSQLEndsWithinItsBound: the security model bounds every
+// statement of an analyst's session by the timeout plus its grace (arr
+// ends the backend with pg_terminate_backend). A statement spent in one
+// call of C code that checks no interrupts outlives both: here the
+// backend of the projection's role runs on well past
+// ARR_SQL_PROJECTION_TIMEOUT (2 s) + grace (2 s) + pg_terminate_backend's
+// own 5 s wait, holding its CPU, memory and the role's one session.
+func TestAnalystSQLEndsWithinItsBound(t *testing.T) {
+	s := newSandbox(t, "ARR_SQL_PROJECTION_TIMEOUT=2s")
+	s.mustArr(nil, "projections", "create", s.file(t, "trgm.sql", uninterruptible), "--by", "mallory")
+	time.Sleep(1500 * time.Millisecond)
+	s.complete(t, 1)
+	like := rolePrefix(t, s.pool) + "trgm\\_stall"
+	var pid int32
+	var started time.Time
+	eventually(t, 20*time.Second, "a backend of trgm_stall's role in a statement", func() bool {
+		err := s.pool.QueryRow(context.Background(), `SELECT pid, query_start FROM pg_stat_activity
+			WHERE usename LIKE $1 AND state = 'active' AND query LIKE '%arr_apply%' ORDER BY query_start LIMIT 1`, like).Scan(&pid, &started)
+		return err == nil
+	})
+	// The timeout, the grace, and the 5 s pg_terminate_backend waits,
+	// with 3 s to spare.
+	const bound = 2*time.Second + 2*time.Second + 5*time.Second + 3*time.Second
+	for {
+		var alive bool
+		var now time.Time
+		if err := s.pool.QueryRow(context.Background(), `SELECT EXISTS (SELECT 1 FROM pg_stat_activity WHERE pid = $1), clock_timestamp()`, pid).Scan(&alive, &now); err != nil {
+			t.Fatal(err)
+		}
+		if !alive {
+			t.Logf("the backend ended %s after its statement began", now.Sub(started).Round(100*time.Millisecond))
+			return
+		}
+		if now.Sub(started) > bound {
+			// Let it finish before the cleanup drops its role, and say how
+			// long it ran.
+			deadline := time.Now().Add(60 * time.Second)
+			for time.Now().Before(deadline) && count(t, s.pool, fmt.Sprintf(`SELECT count(*) FROM pg_stat_activity WHERE pid = %d`, pid)) > 0 {
+				time.Sleep(250 * time.Millisecond)
+			}
+			t.Fatalf("the backend %d of trgm_stall's role ran on past its bound of %s: it ended %s after its statement began",
+				pid, bound, time.Since(started).Round(100*time.Millisecond))
+		}
+		time.Sleep(250 * time.Millisecond)
 	}
 }
