@@ -220,3 +220,40 @@ func TestAnalystSQLEndsWithinItsBound(t *testing.T) {
 		time.Sleep(250 * time.Millisecond)
 	}
 }
+
+// loudError is a file whose section, for every event recorded after the
+// file was set up, fails with a 20 MB error message (PL/pgSQL's RAISE
+// takes any text). arr records a fault's error cut to 2,000 characters,
+// but logs every failed try whole.
+const loudError = `-- arr:projection loud_error
+CREATE TABLE armed (at timestamptz);
+INSERT INTO armed VALUES (now());
+CREATE TABLE t (v text);
+CREATE FUNCTION shout(at timestamptz) RETURNS text LANGUAGE plpgsql AS $f$
+BEGIN
+  IF at > (SELECT max(armed.at) FROM armed) + interval '1 second' THEN
+    RAISE EXCEPTION '%', repeat('A', 20000000) USING ERRCODE = '57014';
+  END IF;
+  RETURN 'ok';
+END $f$;
+-- arr:on CompletionRecorded
+INSERT INTO t VALUES (shout(:recorded_at));
+`
+
+// TestAnalystSQLCannotFillArrsLogs: what an analyst's failing statement
+// makes arr log is bounded. Today every retry of the batch logs the
+// analyst's whole error message (here 20 MB, with an error code arr takes
+// for a timeout, so it is never parked and retried forever): arr up's log
+// grows by hundreds of megabytes within seconds.
+func TestAnalystSQLCannotFillArrsLogs(t *testing.T) {
+	s := newSandbox(t)
+	s.mustArr(nil, "projections", "create", s.file(t, "loud.sql", loudError), "--by", "mallory")
+	time.Sleep(1500 * time.Millisecond)
+	before := len(s.proc.logs.String())
+	s.complete(t, 1)
+	time.Sleep(10 * time.Second)
+	grew := len(s.proc.logs.String()) - before
+	if grew > 1<<20 {
+		t.Fatalf("arr up logged %d bytes in the 10 s after one event that loud_error fails on", grew)
+	}
+}
