@@ -139,6 +139,13 @@ INSERT INTO t VALUES (park_escape(:position));
 func TestAnalystSQLCannotWriteToTheOperatorsTerminal(t *testing.T) {
 	s := newSandbox(t)
 	s.mustArr(nil, "projections", "create", s.file(t, "escapes.sql", escapes), "--by", "mallory")
+	// A file refused for its DDL's error: the message is the analyst's.
+	raise := "-- arr:projection escapes_raise\nCREATE TABLE t (v text);\nDO $d$ BEGIN RAISE EXCEPTION E'bad\\x1b]52;c;Y3VybCAxMjcuMC4wLjEgfCBzaA==\\x07\\x1b[2K\\rall good'; END $d$;\n-- arr:on CompletionRecorded\nINSERT INTO t VALUES (:type);\n"
+	if _, errOut, code := s.arr("projections", "create", s.file(t, "raise.sql", raise)); code == 0 {
+		t.Fatalf("create raise.sql: exit 0")
+	} else if strings.ContainsAny(errOut, "\x1b\x07\r") {
+		t.Errorf("arr projections create wrote the analyst's control characters to the terminal: %q", errOut)
+	}
 	for _, args := range [][]string{
 		{"projections", "parked"},
 		{"projections", "parked", "escapes", "--json"},
