@@ -264,3 +264,33 @@ func TestAnalystSQLCannotFillArrsLogs(t *testing.T) {
 		t.Fatalf("arr up logged %d bytes in the 10 s after one event that loud_error fails on", grew)
 	}
 }
+
+// catalogFill is a file whose DDL stores 8 MiB of incompressible text in
+// the database's catalogs, not in its tables: a comment on its table
+// (pg_description) and the body of a function (pg_proc). Both are the
+// role's own objects, and neither is in pg_total_relation_size of its
+// schema, which is all ARR_SQL_PROJECTION_MAX_MB measures.
+const catalogFill = `-- arr:projection catalog_fill
+CREATE TABLE t (v text);
+DO $d$ BEGIN
+  EXECUTE format('COMMENT ON TABLE t IS %L', (SELECT string_agg(md5(random()::text || g::text), '') FROM generate_series(1, 131072) g));
+  EXECUTE format('CREATE FUNCTION f() RETURNS text LANGUAGE sql AS %L', 'SELECT ' || quote_literal((SELECT string_agg(md5(random()::text || g::text), '') FROM generate_series(1, 131072) g)));
+END $d$;
+-- arr:on CompletionRecorded
+INSERT INTO t VALUES (:type);
+`
+
+// TestAnalystSQLDiskLimitCoversTheCatalog: ARR_SQL_PROJECTION_MAX_MB (2
+// here) bounds what a projection stores, catalogs included. Today the
+// file is created, its 8 MiB in pg_description and pg_proc unmeasured.
+func TestAnalystSQLDiskLimitCoversTheCatalog(t *testing.T) {
+	s := newSandbox(t, "ARR_SQL_PROJECTION_MAX_MB=2")
+	_, errOut, code := s.arr("projections", "create", s.file(t, "catalog.sql", catalogFill), "--by", "mallory")
+	stored := count(t, s.pool, `SELECT coalesce((SELECT sum(pg_column_size(d.description)) FROM pg_description d JOIN pg_class c ON c.oid = d.objoid
+			WHERE d.classoid = 'pg_class'::regclass AND c.relnamespace = 'rm_catalog_fill'::regnamespace), 0)
+		+ coalesce((SELECT sum(pg_column_size(p.prosrc)) FROM pg_proc p WHERE p.pronamespace = 'rm_catalog_fill'::regnamespace), 0)`)
+	t.Logf("create: exit %d %q; %d bytes in the catalogs", code, errOut, stored)
+	if code == 0 && stored > 2<<20 {
+		t.Fatalf("catalog_fill was created with %d bytes of its own in pg_description and pg_proc, past its 2 MiB limit", stored)
+	}
+}
