@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"net/http"
+	"os/exec"
 	"strings"
 	"testing"
 	"time"
@@ -292,5 +293,67 @@ func TestAnalystSQLDiskLimitCoversTheCatalog(t *testing.T) {
 	t.Logf("create: exit %d %q; %d bytes in the catalogs", code, errOut, stored)
 	if code == 0 && stored > 2<<20 {
 		t.Fatalf("catalog_fill was created with %d bytes of its own in pg_description and pg_proc, past its 2 MiB limit", stored)
+	}
+}
+
+// orphan is a file whose section, for every event recorded after the
+// file was set up, sleeps and traps the statement timeout's cancel: only
+// arr's watchdog (pg_terminate_backend) ends it, and the watchdog dies
+// with its process.
+const orphan = `-- arr:projection orphan
+CREATE TABLE armed (at timestamptz);
+INSERT INTO armed VALUES (now());
+CREATE TABLE t (v text);
+CREATE FUNCTION hang(at timestamptz) RETURNS text LANGUAGE plpgsql AS $f$
+BEGIN
+  IF at > (SELECT max(armed.at) FROM armed) + interval '1 second' THEN
+    BEGIN
+      PERFORM pg_sleep(90);
+    EXCEPTION WHEN query_canceled THEN
+      PERFORM pg_sleep(90);
+    END;
+  END IF;
+  RETURN 'ok';
+END $f$;
+-- arr:on CompletionRecorded
+INSERT INTO t VALUES (hang(:recorded_at));
+`
+
+// TestAnalystSessionOfADeadProcessIsEnded: the security model says a
+// process that waits for a role's one session ends a session of the role
+// that has been in one statement longer than any statement may run (its
+// process died: nobody watches it). Here arr up dies (SIGKILL) while its
+// batch of orphan runs; then arr projections query needs orphan's
+// session. Today it waits until it is killed 30 s later, and the orphaned
+// backend runs on: endStale's query calls pg_catalog.greatest, which does
+// not exist (GREATEST is SQL syntax, not a function), so it never ends a
+// session.
+func TestAnalystSessionOfADeadProcessIsEnded(t *testing.T) {
+	s := newSandbox(t, "ARR_SQL_PROJECTION_TIMEOUT=2s")
+	like := rolePrefix(t, s.pool) + "orphan"
+	t.Cleanup(func() {
+		_, _ = s.pool.Exec(context.Background(), `SELECT pg_terminate_backend(pid) FROM pg_stat_activity WHERE usename LIKE $1`, like)
+	})
+	s.mustArr(nil, "projections", "create", s.file(t, "orphan.sql", orphan), "--by", "mallory")
+	time.Sleep(1500 * time.Millisecond)
+	s.complete(t, 1)
+	var pid int32
+	eventually(t, 20*time.Second, "arr up's batch of orphan in its statement", func() bool {
+		return s.pool.QueryRow(context.Background(), `SELECT pid FROM pg_stat_activity WHERE usename LIKE $1 AND state = 'active' AND query LIKE '%arr_apply%'`, like).Scan(&pid) == nil
+	})
+	s.proc.kill() // before its watchdog ends the statement (2 s + 2 s)
+	ctx, cancel := context.WithTimeout(context.Background(), 30*time.Second)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, binary, "projections", "query", "orphan", "SELECT count(*) FROM t")
+	cmd.Env = s.environ()
+	start := time.Now()
+	out, err := cmd.CombinedOutput()
+	alive := count(t, s.pool, fmt.Sprintf(`SELECT count(*) FROM pg_stat_activity WHERE pid = %d`, pid))
+	if err != nil {
+		t.Fatalf("arr projections query orphan after arr up died mid-batch: %v after %s (the orphaned backend alive: %d): %s",
+			err, time.Since(start).Round(100*time.Millisecond), alive, out[:min(len(out), 400)])
+	}
+	if alive != 0 {
+		t.Fatalf("the orphaned backend %d still runs", pid)
 	}
 }
