@@ -48,7 +48,6 @@ func TestAnalystSQLCannotLockArrsSharedTables(t *testing.T) {
 	s.mustArr(nil, "projections", "create", s.file(t, "stall.sql", stallParked), "--by", "mallory")
 	time.Sleep(1500 * time.Millisecond)
 	s.complete(t, 1)
-	ctx := context.Background()
 	role := rolePrefix(t, s.pool)
 	locked := false
 	deadline := time.Now().Add(15 * time.Second)
@@ -60,7 +59,6 @@ func TestAnalystSQLCannotLockArrsSharedTables(t *testing.T) {
 			time.Sleep(200 * time.Millisecond)
 		}
 	}
-	_ = ctx
 	client := &http.Client{Timeout: 5 * time.Second}
 	start := time.Now()
 	resp, err := client.Get(s.gateway + "/healthz")
