@@ -1,0 +1,53 @@
+package main_test
+
+import (
+	"bytes"
+	"fmt"
+	"io"
+	"net"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAttackPolygonTurnsHeldBySlowBodies: the polygon route takes its
+// turn (one of four per process) before it reads the request body, and a
+// body may take ARR_BODY_TIMEOUT (30 s) to arrive, far past the route's
+// 10 s statement timeout. Four key-less connections that send the headers
+// of a POST /api/v1/parcels/query and then nothing hold every turn: every
+// other polygon search of every client waits its 11 s and answers 503
+// query_timeout, while the four holders end as 408s, which count against
+// no quota (ARR_BODY_TIMEOUT's documented rule), so one IP can keep the
+// route shut for free.
+func TestAttackPolygonTurnsHeldBySlowBodies(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_DEMO_DATA=true", "ARR_MASTER_KEY="+testMasterKey, "ARR_PUBLIC_RATE_LIMIT=100000")
+	e.up()
+	pool, _ := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	host := strings.TrimPrefix(e.records, "http://")
+	for range 4 {
+		conn, err := net.DialTimeout("tcp", host, 5*time.Second)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		fmt.Fprintf(conn, "POST /api/v1/parcels/query HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: 4000\r\n\r\n{", host)
+	}
+	time.Sleep(time.Second)
+	small := []byte(`{"geometry":{"type":"Polygon","coordinates":[[[-76.66,39.30],[-76.64,39.30],[-76.64,39.32],[-76.66,39.32],[-76.66,39.30]]]},"limit":5}`)
+	client := &http.Client{Timeout: 25 * time.Second}
+	start := time.Now()
+	resp, err := client.Post(e.records+"/api/v1/parcels/query", "application/json", bytes.NewReader(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		code, msg := problemOf(b)
+		t.Fatalf("a small polygon search while four clients dribble bodies: %d %s %q after %s, want 200 (the turns are held by requests whose bodies have not arrived)",
+			resp.StatusCode, code, msg, time.Since(start).Round(100*time.Millisecond))
+	}
+}
