@@ -7,6 +7,7 @@ import (
 	"net"
 	"net/http"
 	"strings"
+	"syscall"
 	"testing"
 	"time"
 )
@@ -48,6 +49,55 @@ func TestAttackPolygonTurnsHeldBySlowBodies(t *testing.T) {
 	if resp.StatusCode != 200 {
 		code, msg := problemOf(b)
 		t.Fatalf("a small polygon search while four clients dribble bodies: %d %s %q after %s, want 200 (the turns are held by requests whose bodies have not arrived)",
+			resp.StatusCode, code, msg, time.Since(start).Round(100*time.Millisecond))
+	}
+}
+
+// TestAttackPolygonTurnsHeldBySlowReaders: a polygon search holds its turn
+// (one of four per process) until its answer is written, and the server
+// has no write timeout. Four key-less connections that each ask, pipelined,
+// 16 times for 1,000 Baltimore parcels (answers of about half a
+// megabyte each, more than the sockets' buffers hold) and never read
+// them block the four handlers in their writes: every other polygon search
+// waits past its 10 s limit and answers 503 query_timeout, for as long as
+// the four connections stay open (64 requests of one IP's 600 an hour).
+func TestAttackPolygonTurnsHeldBySlowReaders(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_DEMO_DATA=true", "ARR_MASTER_KEY="+testMasterKey)
+	e.up()
+	pool, _ := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	host := strings.TrimPrefix(e.records, "http://")
+	big := `{"geometry":{"type":"Polygon","coordinates":[[[-76.72,39.20],[-76.52,39.20],[-76.52,39.38],[-76.72,39.38],[-76.72,39.20]]]},"limit":1000}`
+	dialer := net.Dialer{Timeout: 5 * time.Second, Control: func(_, _ string, rc syscall.RawConn) error {
+		return rc.Control(func(fd uintptr) { _ = syscall.SetsockoptInt(int(fd), syscall.SOL_SOCKET, syscall.SO_RCVBUF, 4096) })
+	}}
+	for range 4 {
+		conn, err := dialer.Dial("tcp", host)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer conn.Close()
+		for range 16 {
+			fmt.Fprintf(conn, "POST /api/v1/parcels/query HTTP/1.1\r\nHost: %s\r\nContent-Type: application/json\r\nContent-Length: %d\r\n\r\n%s", host, len(big), big)
+		}
+	}
+	time.Sleep(8 * time.Second)
+	if st, b := get(t, e.records+"/healthz", nil); st != 200 {
+		t.Logf("healthz: %d %s", st, b)
+	}
+	small := []byte(`{"geometry":{"type":"Polygon","coordinates":[[[-76.66,39.30],[-76.64,39.30],[-76.64,39.32],[-76.66,39.32],[-76.66,39.30]]]},"limit":5}`)
+	client := &http.Client{Timeout: 25 * time.Second}
+	start := time.Now()
+	resp, err := client.Post(e.records+"/api/v1/parcels/query", "application/json", bytes.NewReader(small))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	if resp.StatusCode != 200 {
+		code, msg := problemOf(b)
+		t.Fatalf("a small polygon search while four clients do not read their answers: %d %s %q after %s, want 200 (the turns are held by handlers blocked writing)",
 			resp.StatusCode, code, msg, time.Since(start).Round(100*time.Millisecond))
 	}
 }
