@@ -2,10 +2,12 @@ package main_test
 
 import (
 	"bytes"
+	"context"
 	"fmt"
 	"io"
 	"net"
 	"net/http"
+	"regexp"
 	"strings"
 	"syscall"
 	"testing"
@@ -99,5 +101,61 @@ func TestAttackPolygonTurnsHeldBySlowReaders(t *testing.T) {
 		code, msg := problemOf(b)
 		t.Fatalf("a small polygon search while four clients do not read their answers: %d %s %q after %s, want 200 (the turns are held by handlers blocked writing)",
 			resp.StatusCode, code, msg, time.Since(start).Round(100*time.Millisecond))
+	}
+}
+
+// TestAttackHangUpInTurnIs503: a client that hangs up while its tile waits
+// for a turn is logged and measured as a 503 query_timeout, a server
+// error, where issue 36 asks a hang-up to be a 499: the gate answers with
+// fail itself, not through httpx's respond, which knows hang-ups. Four
+// tiles hold the turns behind a lock on the parcels read model (as a long
+// load or migration would); a fifth client gives up after a second.
+func TestAttackHangUpInTurnIs503(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_DEMO_DATA=true", "ARR_MASTER_KEY="+testMasterKey, "ARR_LOG_LEVEL=info")
+	p := e.up()
+	pool, _ := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `LOCK TABLE rm_parcels.parcels IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	x, y := tileOf(-76.65104057, 39.30941765, 14)
+	tile := fmt.Sprintf("%s/api/v1/tiles/14/%d/%d.mvt", e.records, x, y)
+	client := &http.Client{Timeout: 20 * time.Second}
+	done := make(chan struct{}, 4)
+	for range 4 {
+		go func() {
+			defer func() { done <- struct{}{} }()
+			if resp, err := client.Get(tile); err == nil {
+				resp.Body.Close()
+			}
+		}()
+	}
+	time.Sleep(time.Second)
+	hctx, cancel := context.WithTimeout(ctx, time.Second)
+	defer cancel()
+	req, _ := http.NewRequestWithContext(hctx, http.MethodGet, tile+"?layers=tax_sale", nil)
+	if resp, err := http.DefaultClient.Do(req); err == nil {
+		resp.Body.Close()
+		t.Fatalf("answered %d before the hang-up", resp.StatusCode)
+	}
+	line := regexp.MustCompile(`msg="http request" service=records method=GET path=/api/v1/tiles/14/\d+/\d+\.mvt status=(\d+)[^\n]*`)
+	var got []string
+	eventually(t, 10*time.Second, "the hung-up request's access-log line", func() bool {
+		got = line.FindStringSubmatch(p.logs.String())
+		return got != nil
+	})
+	_ = tx.Rollback(ctx)
+	for range 4 {
+		<-done
+	}
+	if got[1] != "499" {
+		t.Errorf("a hang-up while waiting for a tile turn is logged as %q, want status 499", got[0])
 	}
 }
