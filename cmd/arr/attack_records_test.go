@@ -3,6 +3,7 @@ package main_test
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"fmt"
 	"io"
 	"net"
@@ -157,5 +158,37 @@ func TestAttackHangUpInTurnIs503(t *testing.T) {
 	}
 	if got[1] != "499" {
 		t.Errorf("a hang-up while waiting for a tile turn is logged as %q, want status 499", got[0])
+	}
+}
+
+// TestAttackDuplicateKeyByCase: docs/api-input.md says no JSON body names
+// a member twice, and arr's own bodies name no member it does not know.
+// httpx.UniqueKeys compares names byte for byte, but encoding/json matches
+// them to fields case-insensitively: {"limit":1,"LIMIT":1000} passes the
+// check and DisallowUnknownFields, and arr reads the last, limit 1000 (an
+// upstream that reads names exactly, as the gateway's providers do, would
+// read the first). It should be 400 duplicate_key (or unknown_field for
+// LIMIT).
+func TestAttackDuplicateKeyByCase(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_DEMO_DATA=true", "ARR_MASTER_KEY="+testMasterKey)
+	e.up()
+	pool, _ := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	body := `{"geometry":{"type":"Polygon","coordinates":[[[-76.66,39.30],[-76.64,39.30],[-76.64,39.32],[-76.66,39.32],[-76.66,39.30]]]},"limit":1,"LIMIT":1000}`
+	resp, err := http.Post(e.records+"/api/v1/parcels/query", "application/json", strings.NewReader(body))
+	if err != nil {
+		t.Fatal(err)
+	}
+	b, _ := io.ReadAll(resp.Body)
+	resp.Body.Close()
+	code, _ := problemOf(b)
+	if resp.StatusCode != 400 || (code != "duplicate_key" && code != "unknown_field" && code != "invalid_json") {
+		var page struct {
+			Count int `json:"count"`
+			Limit int `json:"limit"`
+		}
+		_ = json.Unmarshal(b, &page)
+		t.Fatalf("a body with limit and LIMIT: %d %s, count %d, limit %d; want 400 duplicate_key", resp.StatusCode, code, page.Count, page.Limit)
 	}
 }
