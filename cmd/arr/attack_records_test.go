@@ -8,6 +8,8 @@ import (
 	"io"
 	"net"
 	"net/http"
+	"os"
+	"path/filepath"
 	"regexp"
 	"strings"
 	"syscall"
@@ -190,5 +192,29 @@ func TestAttackDuplicateKeyByCase(t *testing.T) {
 		}
 		_ = json.Unmarshal(b, &page)
 		t.Fatalf("a body with limit and LIMIT: %d %s, count %d, limit %d; want 400 duplicate_key", resp.StatusCode, code, page.Count, page.Limit)
+	}
+}
+
+// TestAttackListCountyNoSuchCounty: the list CSV rule refuses a county that
+// is not a 5-digit FIPS code, but any five digits pass: 24150 (Baltimore
+// City's 24510 with two digits swapped) is no county of the census
+// gazetteer arr ships, and the rows import under it silently, where no
+// parcel will ever match them. It should be an error naming the line, as
+// "Baltimore City" is.
+func TestAttackListCountyNoSuchCounty(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_MASTER_KEY="+testMasterKey)
+	e.createAccount("county@example.com", "free")
+	b, err := os.ReadFile(filepath.Join("testdata", "lists", "baltimore_vacants_county_name.csv"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := filepath.Join(t.TempDir(), "vacants.csv")
+	if err := os.WriteFile(f, []byte(strings.ReplaceAll(string(b), "Baltimore City", "24150")), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	out, errs, code := e.arr("import", "list", "--email", "county@example.com", "--json", f)
+	if code == 0 || !strings.Contains(errs, "line 2") {
+		t.Fatalf("a list whose county 24150 is no county: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
 	}
 }
