@@ -15,6 +15,8 @@ import (
 	"syscall"
 	"testing"
 	"time"
+
+	"github.com/arr-dev/arr/commands"
 )
 
 // TestAttackPolygonTurnsHeldBySlowBodies: the polygon route takes its
@@ -216,5 +218,50 @@ func TestAttackListCountyNoSuchCounty(t *testing.T) {
 	out, errs, code := e.arr("import", "list", "--email", "county@example.com", "--json", f)
 	if code == 0 || !strings.Contains(errs, "line 2") {
 		t.Fatalf("a list whose county 24150 is no county: exit %d\nstdout: %s\nstderr: %s", code, out, errs)
+	}
+}
+
+// TestAttackAccountListsPageUntimed: issue 36 asks every query a request
+// runs to have a statement timeout, but the records service's account
+// page GET /account/lists is mounted without one (it is in no table of
+// statementTimeouts): behind a lock on the lists read model (a long
+// import or a migration) it waits for as long as the lock is held,
+// holding a connection of the main pool, instead of answering 503
+// query_timeout within a route limit (10 s at most elsewhere).
+func TestAttackAccountListsPageUntimed(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_MASTER_KEY="+testMasterKey)
+	e.up()
+	pool, st := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	e.createAccount("page@example.com", "free")
+	cmds, err := commands.New(commands.Config{Store: st, Clock: time.Now})
+	if err != nil {
+		t.Fatal(err)
+	}
+	token, _ := session(t, pool, cmds, "page@example.com")
+	if status, _ := get(t, e.records+"/account/lists", map[string]string{"Cookie": "arr_session=" + token}); status != 200 {
+		t.Fatalf("the lists page: %d", status)
+	}
+	ctx := context.Background()
+	tx, err := pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx)
+	if _, err := tx.Exec(ctx, `LOCK TABLE rm_lists.lists IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	req, _ := http.NewRequest(http.MethodGet, e.records+"/account/lists", nil)
+	req.Header.Set("Cookie", "arr_session="+token)
+	start := time.Now()
+	resp, err := (&http.Client{Timeout: 20 * time.Second}).Do(req)
+	if err != nil {
+		t.Fatalf("GET /account/lists behind a lock on the lists read model: no answer after %s (%v), want 503 within its statement timeout",
+			time.Since(start).Round(100*time.Millisecond), err)
+	}
+	resp.Body.Close()
+	if resp.StatusCode != 503 {
+		t.Fatalf("GET /account/lists behind a lock: %d after %s, want 503", resp.StatusCode, time.Since(start).Round(100*time.Millisecond))
 	}
 }
