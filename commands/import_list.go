@@ -10,6 +10,7 @@ import (
 
 	"github.com/google/uuid"
 
+	"github.com/arr-dev/arr/adapters/demodata"
 	"github.com/arr-dev/arr/adapters/listfile"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
@@ -53,6 +54,9 @@ type ImportListHandler struct {
 	store Appender
 	keys  ContactKeys
 	clock Clock
+	// counties are the FIPS codes of the Census gazetteer arr ships
+	// (adapters/demodata): a row's county must be one of them.
+	counties map[string]bool
 }
 
 // NewImportListHandler refuses nil dependencies.
@@ -60,7 +64,15 @@ func NewImportListHandler(store Appender, keys ContactKeys, clock Clock) (*Impor
 	if store == nil || keys == nil || clock == nil {
 		return nil, errors.New("import list: nil dependency")
 	}
-	return &ImportListHandler{store: store, keys: keys, clock: clock}, nil
+	gaz, err := demodata.LoadGazetteer()
+	if err != nil {
+		return nil, fmt.Errorf("import list: the gazetteer: %w", err)
+	}
+	counties := make(map[string]bool, len(gaz.Counties))
+	for _, c := range gaz.Counties {
+		counties[c.FIPS] = true
+	}
+	return &ImportListHandler{store: store, keys: keys, clock: clock, counties: counties}, nil
 }
 
 const listChunkRows = 2000
@@ -79,6 +91,13 @@ func (h *ImportListHandler) Handle(ctx context.Context, c ImportList) (ImportedL
 	}
 	if c.AccountID == uuid.Nil {
 		return ImportedList{}, domain.Invalid("account_required", "account", "a list belongs to an account")
+	}
+	// The file's form (five digits) is listfile's; that the code names a
+	// county is the gazetteer's, checked here where every import passes.
+	for _, r := range c.List.Rows {
+		if r.County != "" && !h.counties[r.County] {
+			return ImportedList{}, domain.Invalid("unknown_county", "file", "line %d: county %q is no county of the Census gazetteer (GET /api/v1/counties lists them: 24510 is Baltimore City, 12011 Broward County)", r.Line, r.County)
+		}
 	}
 	sealer, err := h.keys.Sealer(ctx, c.AccountID)
 	if err != nil {

@@ -50,11 +50,15 @@ var aliases = map[string][]string{
 // an error naming its line, never a guess: a list without an apn or an
 // address column; two header cells with the same name, or naming the same
 // column (apn and parcel_id); a quote that is never closed, or a bare
-// quote in an unquoted field; a county that is not a 5-digit FIPS code; a
+// quote in an unquoted field; a row with more or fewer fields than the
+// header; a county that is not a 5-digit FIPS code; a
 // row with neither an APN nor an address.
 func Parse(in io.Reader) (List, error) {
 	cr := csv.NewReader(in)
-	cr.FieldsPerRecord = -1
+	// Every row has as many fields as the header (RFC 4180 section 2.4;
+	// encoding/csv sets the count from the first record): a row with more
+	// or fewer is read by no guess of which cell is which.
+	cr.FieldsPerRecord = 0
 	header, err := cr.Read()
 	if err != nil {
 		if err == io.EOF {
@@ -100,6 +104,10 @@ func Parse(in io.Reader) (List, error) {
 		rec, err := cr.Read()
 		if err == io.EOF {
 			break
+		}
+		if errors.Is(err, csv.ErrFieldCount) {
+			line, _ := cr.FieldPos(0)
+			return List{}, domain.Invalid("field_count", "file", "line %d has %d fields and the header %d: every row has one field per column (a comma inside a field, as in \"10700 NW 1 ST, #207\", is quoted: the whole field in double quotes)", line, len(rec), len(header))
 		}
 		if err != nil {
 			return List{}, csvError(err)

@@ -27,7 +27,9 @@
 //
 // A URL's host is read before any of that by ParseHost, as resolvers and
 // browsers read it (case, a trailing dot, every numeric IPv4 form such as
-// 2130706433, 0x7f.1, 127.1 or 0177.0.0.1, IPv6 literals), and
+// 2130706433, 0x7f.1, 127.1 or 0177.0.0.1, IPv6 literals), after the
+// IDNA mapping net/http applies before it dials (fullwidth digits, the
+// ideographic full stop, enclosed letters), and
 // Guard.CheckHost checks it without a look-up: an address as Check does, a
 // localhost name as this machine. A monitor's URL at creation and each
 // delivery before it dials go through that one check, so they cannot

@@ -7,6 +7,8 @@ import (
 	"net/netip"
 	"strconv"
 	"strings"
+
+	"golang.org/x/net/idna"
 )
 
 // Host is a URL's host as the resolver reads it: an address or a name.
@@ -50,6 +52,12 @@ var ErrInvalidHost = errors.New("invalid host")
 // (url.URL.Hostname), the way resolvers and browsers read it, without
 // any look-up:
 //
+//   - a host that is not all ASCII is first mapped exactly as net/http
+//     maps it before it dials (IDNA UTS #46, golang.org/x/net/idna's
+//     Lookup profile, net/http's idnaASCII): fullwidth digits, the
+//     ideographic full stop and enclosed letters become ASCII, so
+//     "１２７。０。０。１" is 127.0.0.1 and "ⓛⓞⓒⓐⓛⓗⓞⓢⓣ" localhost; one the
+//     mapping refuses is refused (net/http would dial it unmapped);
 //   - an IPv6 literal (with a zone or not; IPv4-mapped ones included) is
 //     that address;
 //   - otherwise the host is lower-cased and one trailing dot dropped
@@ -68,6 +76,13 @@ var ErrInvalidHost = errors.New("invalid host")
 func ParseHost(host string) (Host, error) {
 	if host == "" {
 		return Host{}, fmt.Errorf("an empty host: %w", ErrInvalidHost)
+	}
+	if !isASCII(host) {
+		mapped, err := idna.Lookup.ToASCII(host)
+		if err != nil {
+			return Host{}, fmt.Errorf("host %q is not a name IDNA maps (%v): %w", host, err, ErrInvalidHost)
+		}
+		host = mapped
 	}
 	if strings.Contains(host, ":") {
 		a, err := netip.ParseAddr(host)
@@ -95,6 +110,16 @@ func ParseHost(host string) (Host, error) {
 		return Host{}, fmt.Errorf("host %q ends in a number but is not an IPv4 address: %w", host, ErrInvalidHost)
 	}
 	return Host{Addr: a}, nil
+}
+
+// isASCII reports whether s is all ASCII, which net/http dials as it is.
+func isASCII(s string) bool {
+	for i := range len(s) {
+		if s[i] >= 0x80 {
+			return false
+		}
+	}
+	return true
 }
 
 // isNumber reports whether a label is written as a number: decimal

@@ -36,6 +36,13 @@ type Base struct {
 	// request is not counted against a quota). Default
 	// DefaultBodyTimeout.
 	BodyTimeout time.Duration
+	// WriteTimeout is how long a response may take to be written, from
+	// its first byte (the connection's write deadline, set per response
+	// through http.ResponseController): a client that stops reading its
+	// answer is cut off after it, so it holds no connection or goroutine
+	// for longer. Zero sets none (the gateway streams answers for as long
+	// as their own limits allow).
+	WriteTimeout time.Duration
 	// MaxHeaderBytes caps the request line and headers (431 over it).
 	// Default DefaultMaxHeaderBytes; the http.Server must allow more
 	// (ServerMaxHeaderBytes).
@@ -101,6 +108,9 @@ func NewEngine(b Base) (*gin.Engine, error) {
 	}
 	e.Use(markTrustedPeer(b.TrustedProxies), requestID(), b.Metrics.middleware(b.Service), accessLog(b.Service, b.Logger), recoverer(b.Logger, b.Fail),
 		limitHeaders(b.MaxHeaderBytes, b.Fail), limitBody(b.MaxBodyBytes, b.BodyTimeout, b.Fail))
+	if b.WriteTimeout > 0 {
+		e.Use(limitWrite(b.WriteTimeout))
+	}
 	e.NoRoute(Handle(b.Fail, func(c *gin.Context) error {
 		return domain.NotFound("route_not_found", "no route %s %s; see /openapi.json", c.Request.Method, c.Request.URL.Path)
 	}))

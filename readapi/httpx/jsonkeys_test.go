@@ -26,6 +26,9 @@ func TestUniqueKeys(t *testing.T) {
 		{"a repeat after invalid UTF-8", "{\"q\":\"\xff\",\"q\":\"b\"}", "q"},
 		{"not JSON is the parser's", `{"model":`, ""},
 		{"invalid UTF-8 alone is the parser's", "{\"q\":\"\xff\"}", ""},
+		{"a repeat in another case", `{"limit":1,"LIMIT":1000}`, "LIMIT"},
+		{"a repeat by Unicode folding (KELVIN SIGN is k)", `{"key":"a","\u212aey":"b"}`, "\u212aey"},
+		{"names that differ after folding", `{"limit":1,"limits":2}`, ""},
 		{"an array at the top", `[{"a":1,"a":2}]`, "[0].a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {

@@ -1,8 +1,10 @@
 package records
 
 import (
+	"context"
 	"fmt"
 	"maps"
+	"regexp"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -10,12 +12,14 @@ import (
 	"github.com/arr-dev/arr/projections"
 )
 
-// statementTimeouts are the statement timeouts of the routes that query
-// the read models, by "METHOD path" as the OpenAPI document names them
-// (each operation's x-statement-timeout-ms says the same; a test keeps
-// them in step). Every query such a request runs is stopped by the
-// server at its route's limit, and the request answers 503 query_timeout
-// naming it (projections.Timed). Read-only.
+// statementTimeouts are the statement timeouts of the routes that have
+// their own, by "METHOD path" as the OpenAPI document names them; every
+// other route of the service runs under defaultStatementTimeout. Each
+// operation's x-statement-timeout-ms says which (a test keeps them in
+// step). Every query a request runs is stopped at its route's limit (by
+// the server itself on the read models, projections.Timed; by the
+// context's deadline elsewhere), and the request answers 503
+// query_timeout naming it. Read-only.
 var statementTimeouts = map[string]time.Duration{
 	"GET /api/v1/parcels":                  5 * time.Second,
 	"POST /api/v1/parcels/query":           10 * time.Second,
@@ -33,24 +37,48 @@ var statementTimeouts = map[string]time.Duration{
 	"GET /api/v1/monitors":                 5 * time.Second,
 	"GET /api/v1/monitors/{id}/deliveries": 5 * time.Second,
 	"GET /map":                             5 * time.Second,
+	"POST /account/lists":                  30 * time.Second,
+	"POST /account/monitors":               10 * time.Second,
 }
 
-// StatementTimeouts returns the routes' statement timeouts, by "METHOD
-// path" as the OpenAPI document names them.
+// DefaultStatementTimeout is the statement timeout of every records route
+// that has none of its own in statementTimeouts (the account pages, the
+// index, the key, the static files): no request of the service runs an
+// untimed query.
+const DefaultStatementTimeout = 5 * time.Second
+
+// StatementTimeouts returns the routes' own statement timeouts, by
+// "METHOD path" as the OpenAPI document names them; every other route
+// has DefaultStatementTimeout.
 func StatementTimeouts() map[string]time.Duration { return maps.Clone(statementTimeouts) }
 
-// timeout runs the rest of the route under its statement timeout (see
-// statementTimeouts); a route missing from the table is a programming
-// error New reports.
-func timeout(route string) gin.HandlerFunc {
-	d := statementTimeouts[route]
+// statementTimeout runs every request of the engine under its route's
+// statement timeout (statementTimeouts, or DefaultStatementTimeout), so no
+// route can be mounted untimed. The route is the one gin matched
+// (c.FullPath), written as the OpenAPI document writes it.
+func statementTimeout() gin.HandlerFunc {
+	byRoute := make(map[string]time.Duration, len(statementTimeouts))
+	for route, d := range statementTimeouts {
+		byRoute[ginRoute(route)] = d
+	}
 	return func(c *gin.Context) {
+		d, ok := byRoute[c.Request.Method+" "+c.FullPath()]
+		if !ok {
+			d = DefaultStatementTimeout
+		}
 		ctx, cancel := projections.WithStatementTimeout(c.Request.Context(), d)
 		defer cancel()
 		c.Request = c.Request.WithContext(ctx)
 		c.Next()
 	}
 }
+
+// openAPIParam is a path parameter as the OpenAPI document writes it,
+// with the suffix a route's last segment may add ({y}.mvt).
+var openAPIParam = regexp.MustCompile(`\{(\w+)\}(\.\w+)?`)
+
+// ginRoute writes "METHOD /a/{b}/{c}.mvt" as gin's route "METHOD /a/:b/:c".
+func ginRoute(route string) string { return openAPIParam.ReplaceAllString(route, ":$1") }
 
 // Concurrency of the costly routes per process: at most this many of
 // their requests query at once, the others wait their turn within their
@@ -63,20 +91,28 @@ const (
 	tileSlots    = 4
 )
 
-// gate lets at most cap(slots) requests of a route run at once; a request
-// that cannot get a slot before its context ends fails with
-// projections.QueryTimeout of its limit.
-func gate(slots chan struct{}) gin.HandlerFunc {
-	return func(c *gin.Context) {
-		ctx := c.Request.Context()
-		select {
-		case slots <- struct{}{}:
-		case <-ctx.Done():
-			d, _ := projections.StatementTimeoutOf(ctx)
-			fail(c, fmt.Errorf("waiting for a turn of a costly route: %w", projections.QueryTimeout(d)))
-			return
-		}
-		defer func() { <-slots }()
-		c.Next()
+// turns lets at most cap(slots) requests of a costly route query at
+// once. A turn covers the database work alone: a request takes it once
+// it is entirely received (its body read, bounded, under the body
+// deadline, and checked) and gives it back as soon as its query has
+// returned, before its answer is built and written; so a client that
+// sends slowly or reads slowly holds no turn, only its own connection
+// (until the body timeout or Base.WriteTimeout ends it).
+type turns struct{ slots chan struct{} }
+
+func newTurns(n int) *turns { return &turns{slots: make(chan struct{}, n)} }
+
+// do runs query in a turn. A request that cannot get one before its
+// context ends fails with projections.QueryTimeout of its limit; the
+// handler returns it, and the one respond path (httpx.Handle) answers
+// it, logging a client's hang-up as 499.
+func (t *turns) do(ctx context.Context, query func() error) error {
+	select {
+	case t.slots <- struct{}{}:
+	case <-ctx.Done():
+		d, _ := projections.StatementTimeoutOf(ctx)
+		return fmt.Errorf("waiting for a turn of a costly route: %w", projections.QueryTimeout(d))
 	}
+	defer func() { <-t.slots }()
+	return query()
 }

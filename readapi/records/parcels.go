@@ -216,7 +216,11 @@ func (s *server) search(c *gin.Context, ps parcelSearch) error {
 		case "apn":
 			got, err = s.parcels.ByAPN(ctx, ps.apn, ps.county, ps.layers, after, ps.limit+1)
 		case "polygon":
-			got, err = s.parcels.InPolygon(ctx, ps.polygon, ps.layers, after, ps.limit+1)
+			// The body is read and checked: only the query takes a turn.
+			err = s.polygons.do(ctx, func() (err error) {
+				got, err = s.parcels.InPolygon(ctx, ps.polygon, ps.layers, after, ps.limit+1)
+				return err
+			})
 		}
 		if err != nil {
 			return err

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"time"
 
 	"github.com/gin-gonic/gin"
 
@@ -31,6 +32,12 @@ func OpenAPI() ([]byte, error) {
 	return httpx.BuildOpenAPI(sub)
 }
 
+// writeTimeout is how long any records answer may take to be written from
+// its first byte (httpx.Base.WriteTimeout): the largest, a 1,000-parcel
+// page or a capped tile, is a few megabytes at most, written in well under
+// a second to a client that reads; one that does not read is cut off.
+const writeTimeout = 30 * time.Second
+
 // server holds the handlers' dependencies.
 type server struct {
 	d       httpx.Deps
@@ -39,6 +46,8 @@ type server struct {
 	gaz     *records.Gazetteer
 	mapTmpl *template.Template
 	cursors *cursor.Codec
+	// polygons and tiles are the turns of the costly routes (limits.go).
+	polygons, tiles *turns
 }
 
 // New returns the records service's HTTP handler over the application
@@ -61,7 +70,8 @@ func New(d httpx.Deps) (http.Handler, error) {
 	if err != nil {
 		return nil, fmt.Errorf("records: the cursor key: %w", err)
 	}
-	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz, mapTmpl: mapTmpl, cursors: cursors}
+	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz, mapTmpl: mapTmpl, cursors: cursors,
+		polygons: newTurns(polygonSlots), tiles: newTurns(tileSlots)}
 	ids := d.App.Queries.Identities
 	// The public routes need no key, but take one: a key that is sent must
 	// be valid (401 otherwise), and the request is then counted against
@@ -72,13 +82,15 @@ func New(d httpx.Deps) (http.Handler, error) {
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Records), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
 		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: 4 << 20,
-		BodyTimeout: d.BodyTimeout, Public: public,
+		BodyTimeout: d.BodyTimeout, WriteTimeout: writeTimeout, Public: public,
 		Tracer: d.Tracer,
 		Health: func(ctx context.Context) (int, any) { return d.BaseHealth(ctx, string(account.Records)) },
 	})
 	if err != nil {
 		return nil, err
 	}
+	// Every route below runs under its statement timeout (limits.go).
+	e.Use(statementTimeout())
 	// Every JSON route takes only the query parameters it documents, each
 	// once (httpx.CheckQuery).
 	params := func(names ...string) gin.HandlerFunc { return httpx.Query(fail, names...) }
@@ -86,11 +98,11 @@ func New(d httpx.Deps) (http.Handler, error) {
 	keyed := e.Group("/api/v1", httpx.KeyAuth(ids, account.Records, true, fail),
 		d.Quota.Records(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	keyed.GET("/key", params(), httpx.CurrentKey)
-	keyed.GET("/lists", params(), timeout("GET /api/v1/lists"), handle(s.listLists))
-	keyed.GET("/monitors", params("limit", "offset", "deleted"), timeout("GET /api/v1/monitors"), handle(s.listMonitors))
-	keyed.GET("/monitors/:id/deliveries", params("limit", "offset", "status"), timeout("GET /api/v1/monitors/{id}/deliveries"), handle(s.listDeliveries))
-	keyed.GET("/lists/:list_id/rows", params("limit", "offset", "signals", "include_contact", "weights", "as_of"), timeout("GET /api/v1/lists/{list_id}/rows"), handle(s.listRows))
-	keyed.GET("/signals/:id", params("weights", "as_of", "county"), timeout("GET /api/v1/signals/{id}"), handle(s.signals))
+	keyed.GET("/lists", params(), handle(s.listLists))
+	keyed.GET("/monitors", params("limit", "offset", "deleted"), handle(s.listMonitors))
+	keyed.GET("/monitors/:id/deliveries", params("limit", "offset", "status"), handle(s.listDeliveries))
+	keyed.GET("/lists/:list_id/rows", params("limit", "offset", "signals", "include_contact", "weights", "as_of"), handle(s.listRows))
+	keyed.GET("/signals/:id", params("weights", "as_of", "county"), handle(s.signals))
 	if err := accountweb.Mount(e, account.Records, d); err != nil {
 		return nil, err
 	}
@@ -100,19 +112,19 @@ func New(d httpx.Deps) (http.Handler, error) {
 	// Key-less /api/v1 routes go on public.
 	pub := e.Group("/api/v1", public...)
 	pub.GET("", params(), s.index)
-	pub.GET("/parcels", params("bbox", "near", "radius_m", "address", "apn", "county", "layers", "limit", "cursor"), timeout("GET /api/v1/parcels"), handle(s.parcelsSearch))
-	pub.POST("/parcels/query", params(), timeout("POST /api/v1/parcels/query"), gate(make(chan struct{}, polygonSlots)), handle(s.parcelsInPolygon))
-	pub.GET("/tiles/:z/:x/:y", params("layers", "weights", "as_of"), timeout("GET /api/v1/tiles/{z}/{x}/{y}.mvt"), gate(make(chan struct{}, tileSlots)), handle(s.tile))
-	pub.GET("/data-sources", params(), timeout("GET /api/v1/data-sources"), handle(s.dataSources))
+	pub.GET("/parcels", params("bbox", "near", "radius_m", "address", "apn", "county", "layers", "limit", "cursor"), handle(s.parcelsSearch))
+	pub.POST("/parcels/query", params(), handle(s.parcelsInPolygon))
+	pub.GET("/tiles/:z/:x/:y", params("layers", "weights", "as_of"), handle(s.tile))
+	pub.GET("/data-sources", params(), handle(s.dataSources))
 	pub.GET("/layers", params(), s.layers)
 	pub.GET("/weights", params(), s.weights)
-	pub.GET("/states", params("limit", "offset"), timeout("GET /api/v1/states"), handle(s.states))
-	pub.GET("/counties", params(placed...), timeout("GET /api/v1/counties"), handle(s.counties))
-	pub.GET("/records", params(append(placed, "layer")...), timeout("GET /api/v1/records"), handle(s.records))
-	pub.GET("/tax-sales", params(placed...), timeout("GET /api/v1/tax-sales"), handle(s.taxSales))
-	pub.GET("/lenders", params(placed...), timeout("GET /api/v1/lenders"), handle(s.lenders))
-	e.GET("/data-sources", append(public, timeout("GET /data-sources"), handle(s.dataSourcesPage))...)
-	e.GET("/map", append(public, params("lon", "lat", "zoom"), timeout("GET /map"), handle(s.mapPage))...)
+	pub.GET("/states", params("limit", "offset"), handle(s.states))
+	pub.GET("/counties", params(placed...), handle(s.counties))
+	pub.GET("/records", params(append(placed, "layer")...), handle(s.records))
+	pub.GET("/tax-sales", params(placed...), handle(s.taxSales))
+	pub.GET("/lenders", params(placed...), handle(s.lenders))
+	e.GET("/data-sources", append(public, handle(s.dataSourcesPage))...)
+	e.GET("/map", append(public, params("lon", "lat", "zoom"), handle(s.mapPage))...)
 	// The page's static files are not counted.
 	e.GET(mapAssetsPath+"/:file", s.mapAsset)
 	return httpx.Serve(e), nil

@@ -41,7 +41,12 @@ func (s *server) tile(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	tile, pos, err := s.parcels.Tile(c.Request.Context(), z, x, y, layers, w, asOf)
+	var tile []byte
+	var pos int64
+	err = s.tiles.do(c.Request.Context(), func() (err error) {
+		tile, pos, err = s.parcels.Tile(c.Request.Context(), z, x, y, layers, w, asOf)
+		return err
+	})
 	if err != nil {
 		return err
 	}
