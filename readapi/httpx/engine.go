@@ -36,6 +36,9 @@ type Base struct {
 	// request is not counted against a quota). Default
 	// DefaultBodyTimeout.
 	BodyTimeout time.Duration
+	// Bodies, if set, bounds the bytes of request bodies the service's
+	// handlers hold, every route's (bodygate.go).
+	Bodies *BodyGate
 	// MaxHeaderBytes caps the request line and headers (431 over it).
 	// Default DefaultMaxHeaderBytes; the http.Server must allow more
 	// (ServerMaxHeaderBytes).
@@ -100,7 +103,7 @@ func NewEngine(b Base) (*gin.Engine, error) {
 		e.Use(traceRequests(b.Service, b.Tracer))
 	}
 	e.Use(markTrustedPeer(b.TrustedProxies), requestID(), b.Metrics.middleware(b.Service), accessLog(b.Service, b.Logger), recoverer(b.Logger, b.Fail),
-		limitHeaders(b.MaxHeaderBytes, b.Fail), limitBody(b.MaxBodyBytes, b.BodyTimeout, b.Fail))
+		limitHeaders(b.MaxHeaderBytes, b.Fail), limitBody(b.MaxBodyBytes, b.BodyTimeout, b.Bodies, b.Fail))
 	e.NoRoute(Handle(b.Fail, func(c *gin.Context) error {
 		return domain.NotFound("route_not_found", "no route %s %s; see /openapi.json", c.Request.Method, c.Request.URL.Path)
 	}))
