@@ -103,10 +103,10 @@ type Config struct {
 	// for room.
 	BodiesMB, AccountBodiesMB int
 	BodyWait                  time.Duration
-	BreakerFailures       int
-	BreakerOpen           time.Duration
-	CacheEntries          int
-	CacheTTL              time.Duration
+	BreakerFailures           int
+	BreakerOpen               time.Duration
+	CacheEntries              int
+	CacheTTL                  time.Duration
 	// The gateway's audit secrets (never logged or shown): the key of the
 	// HMAC-SHA-256 request and response hashes in audit entries, and the
 	// operator's auditor key that reads every entry's payload.

@@ -86,7 +86,7 @@ func (g *Guard) renew(ctx context.Context) error {
 	expires := now.Add(g.cfg.Lease)
 	rctx, cancel := context.WithTimeout(ctx, g.cfg.SettleTimeout)
 	defer cancel()
-	rows, err := g.cfg.Pool.Query(rctx, `UPDATE spend_reservations SET expires_at = GREATEST(expires_at, $2) WHERE id = ANY($1) RETURNING id`, due, expires)
+	rows, err := g.cfg.Pool.Query(rctx, `UPDATE spend_reservations SET expires_at = GREATEST(expires_at, statement_timestamp() + $2 * interval '1 microsecond') WHERE id = ANY($1) RETURNING id`, due, g.cfg.Lease.Microseconds())
 	renewed := map[uuid.UUID]bool{}
 	if err == nil {
 		for rows.Next() {
@@ -110,10 +110,15 @@ func (g *Guard) renew(ctx context.Context) error {
 		case renewed[id]:
 			h.expires = expires
 		case err == nil || h.expires.Sub(now) <= g.cfg.Lease/4:
-			// Gone (released by a sweep), or not renewed and nearly out:
-			// the request must not spend past its reservation.
+			// Gone (its budget periods ended and the sweep released
+			// it), or not renewed and nearly out: the request must not
+			// spend past its reservation.
 			if h.cut != nil {
-				h.cut(complete.ErrReservationLost)
+				cause := fmt.Errorf("%w: its lease could not be renewed in time (the database did not answer)", complete.ErrReservationLost)
+				if err == nil {
+					cause = fmt.Errorf("%w: it was released once its budget periods ended", complete.ErrReservationLost)
+				}
+				h.cut(cause)
 			}
 			delete(g.live, id)
 		}

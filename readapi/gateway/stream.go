@@ -46,8 +46,13 @@ func (s *sse) write(last bool, parts ...[]byte) {
 	now := time.Now()
 	d := now.Add(writeStall)
 	end := s.deadline
-	if last && !end.IsZero() {
-		end = max64(end, now).Add(endGrace)
+	if !end.IsZero() {
+		// A write racing the cut, and the closing events of a cut
+		// stream, may take endGrace past the deadline.
+		end = end.Add(endGrace)
+		if last {
+			end = max64(s.deadline, now).Add(endGrace)
+		}
 	}
 	if !end.IsZero() && end.Before(d) {
 		d = end
