@@ -16,11 +16,13 @@ import (
 // sweep would release its room to other requests and the request would
 // then settle on top of them. So every admitted request is held until it
 // settles, and Run renews the leases of held requests once a quarter of
-// their lease has passed, in one statement per process. A request whose
-// lease cannot be renewed (the database does not answer, or the sweep of
-// another process already released it) is cut (complete.CutOf, cause
-// complete.ErrReservationLost) once less than a quarter of its lease is
-// left, before the sweep may release it, and settles what it relayed.
+// their lease has passed, in one statement per process (the new expiry
+// is the database's now() plus the lease). A request whose lease cannot
+// be renewed (the database does not answer; or its reservation is gone,
+// released once its budget periods ended) is cut (complete.CutOf, cause
+// complete.ErrReservationLost, wrapped with which) once less than a
+// quarter of its lease is left, and settles what it relayed. The sweep
+// never releases a reservation whose budget period runs (spent.go).
 
 // hold is an admitted request that has not settled.
 type hold struct {

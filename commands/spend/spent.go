@@ -77,8 +77,10 @@ func (l *Ledger) Cleanup(ctx context.Context, batch int) (int64, error) {
 // arguments goes by the simple protocol, which takes several statements.
 const sweepBegin = `BEGIN; SET LOCAL idle_in_transaction_session_timeout = '3s'`
 
-// Sweep releases up to batch reservations whose lease ran out (their
-// request's process died before it settled): their amounts leave the
+// Sweep handles up to batch reservations whose lease ran out on the
+// database's clock (their request's process died, froze or could not
+// settle): one with a budget period still running stays counted, its
+// lease extended to that period's end; the others' amounts leave the
 // counters' reserved. Reservations and then counters are locked in order,
 // as settle locks them, so a late settle waits and then finds its
 // reservation released (it adds what it spent and releases nothing).
