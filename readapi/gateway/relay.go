@@ -35,6 +35,7 @@ func relayEvents[E any](c *gin.Context, st *complete.Stream, tr eventTranslator[
 	ri := st.Routing()
 	trailers := ri.AuditHash == ""
 	out := streamHeaders(c, ri, st.Deadline())
+	defer out.end()
 	emit := func(evs []E) {
 		for _, e := range evs {
 			out.event(tr.sse(e))

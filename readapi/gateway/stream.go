@@ -82,6 +82,15 @@ func max64(a, b time.Time) time.Time {
 	return b
 }
 
+// end lifts the write deadline of a stream whose writes all succeeded,
+// so that a later request on the kept-alive connection is not cut by it;
+// after a failed write the connection is done for and keeps it.
+func (s *sse) end() {
+	if s.err == nil && s.rc != nil {
+		_ = s.rc.SetWriteDeadline(time.Time{})
+	}
+}
+
 // failed reports whether a write failed (the client stopped reading past
 // a deadline, or went away).
 func (s *sse) failed() bool { return s.err != nil }
@@ -157,6 +166,7 @@ func writeStream(c *gin.Context, st *complete.Stream, includeUsage bool) {
 	ri := st.Routing()
 	trailers := ri.AuditHash == ""
 	out := streamHeaders(c, ri, st.Deadline())
+	defer out.end()
 	for {
 		data, err := st.Next()
 		if errors.Is(err, io.EOF) {
