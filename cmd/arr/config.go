@@ -98,15 +98,15 @@ type Config struct {
 	UpstreamTimeout time.Duration
 	// MaxRequestDuration caps a gateway completion, a stream's included.
 	MaxRequestDuration time.Duration
-	// BodiesMB and KeyBodiesMB bound the request bodies in flight in a
-	// gateway process and per key; BodyWait is how long a request waits
+	// BodiesMB and AccountBodiesMB bound the request bodies in flight in
+	// a gateway process and per account; BodyWait is how long a request waits
 	// for room.
-	BodiesMB, KeyBodiesMB int
-	BodyWait              time.Duration
-	BreakerFailures       int
-	BreakerOpen           time.Duration
-	CacheEntries          int
-	CacheTTL              time.Duration
+	BodiesMB, AccountBodiesMB int
+	BodyWait                  time.Duration
+	BreakerFailures           int
+	BreakerOpen               time.Duration
+	CacheEntries              int
+	CacheTTL                  time.Duration
 	// The gateway's audit secrets (never logged or shown): the key of the
 	// HMAC-SHA-256 request and response hashes in audit entries, and the
 	// operator's auditor key that reads every entry's payload.
@@ -205,9 +205,9 @@ func (c *Config) settings() []setting {
 		{env: "ARR_UPSTREAM_API_KEY", str: &c.UpstreamAPIKey, secret: true, help: "API key sent to ARR_UPSTREAM_BASE_URL"},
 		{env: "ARR_UPSTREAM_TIMEOUT", dur: &c.UpstreamTimeout, def: "60s", help: "timeout of an upstream call until its response headers (a whole non-streamed reply), and of the gap between stream chunks"},
 		{env: "ARR_GATEWAY_MAX_REQUEST_DURATION", dur: &c.MaxRequestDuration, def: "30m", help: "longest a gateway completion may run, a stream's included: a stream still running then ends with an error event max_request_duration_exceeded (what was relayed is recorded and billed), a reply not yet sent is 504 max_request_duration_exceeded"},
-		{env: "ARR_GATEWAY_BODIES_MB", num: &c.BodiesMB, def: "64", min: 4, help: "MiB of request bodies a gateway process holds in flight at most (completions, Responses, Messages, count_tokens, embeddings; a body counts from before it is read until its request ends, a stream's included; a chunked body counts 4 MiB until read); a request that does not fit waits up to ARR_GATEWAY_BODY_WAIT, then is refused 503 (529 overloaded_error on /v1/messages) bodies_in_flight with Retry-After; the refused body is read and dropped, never kept"},
-		{env: "ARR_GATEWAY_KEY_BODIES_MB", num: &c.KeyBodiesMB, def: "16", min: 4, help: "MiB of request bodies one API key holds in flight at most in a gateway process (at most ARR_GATEWAY_BODIES_MB); past it a request waits up to ARR_GATEWAY_BODY_WAIT, then is refused 429 key_bodies_in_flight (type rate_limit_error) with Retry-After; the refused body is read and dropped, never kept"},
-		{env: "ARR_GATEWAY_BODY_WAIT", dur: &c.BodyWait, def: "1s", zeroOK: true, help: "how long a gateway request waits for room under ARR_GATEWAY_BODIES_MB and ARR_GATEWAY_KEY_BODIES_MB before it is refused (0: refuse at once)"},
+		{env: "ARR_GATEWAY_BODIES_MB", num: &c.BodiesMB, def: "64", min: 4, help: "MiB of request bodies a gateway process holds in flight at most, every route's; a body is charged by the bytes that have arrived (32 KiB at a time, never by its Content-Length), from when they are read until its request ends, a stream's included, so an idle or slow sender holds (almost) nothing; a chunk that does not fit waits up to ARR_GATEWAY_BODY_WAIT, then the youngest waiting request is refused 503 (529 overloaded_error on /v1/messages) bodies_in_flight with Retry-After; the refused body is read and dropped, never kept"},
+		{env: "ARR_GATEWAY_ACCOUNT_BODIES_MB", num: &c.AccountBodiesMB, def: "16", min: 4, help: "MiB of request bodies one account (all its keys and sessions; a request with neither: its client IP) holds in flight at most in a gateway process (at most ARR_GATEWAY_BODIES_MB); past it a chunk waits up to ARR_GATEWAY_BODY_WAIT, then the account's youngest waiting request is refused 429 account_bodies_in_flight (type rate_limit_error) with Retry-After; the refused body is read and dropped, never kept"},
+		{env: "ARR_GATEWAY_BODY_WAIT", dur: &c.BodyWait, def: "1s", zeroOK: true, help: "how long a chunk of a gateway request body waits for room under ARR_GATEWAY_BODIES_MB and ARR_GATEWAY_ACCOUNT_BODIES_MB before the youngest waiting request is refused (0: at once)"},
 		{env: "ARR_UPSTREAM_BREAKER_FAILURES", num: &c.BreakerFailures, def: "5", help: "failures in a row that open an upstream model's circuit breaker", min: 1},
 		{env: "ARR_UPSTREAM_BREAKER_OPEN", dur: &c.BreakerOpen, def: "30s", help: "how long an open circuit breaker skips its upstream before one probe"},
 		{env: "ARR_CACHE_ENTRIES", num: &c.CacheEntries, def: "10000", help: "size of the gateway's exact-match response cache (0 turns it off)", min: 0},
@@ -346,8 +346,8 @@ func (c *Config) Validate() error {
 	if c.LogCheckpointTime > 0 && c.LogCheckpointTime < time.Second { // (0: refused by parse already)
 		add("ARR_LOG_CHECKPOINT_INTERVAL", "a duration of at least 1s, like 30s")
 	}
-	if c.KeyBodiesMB > c.BodiesMB && c.BodiesMB >= 4 {
-		add("ARR_GATEWAY_KEY_BODIES_MB", fmt.Sprintf("at most ARR_GATEWAY_BODIES_MB (%d)", c.BodiesMB))
+	if c.AccountBodiesMB > c.BodiesMB && c.BodiesMB >= 4 {
+		add("ARR_GATEWAY_ACCOUNT_BODIES_MB", fmt.Sprintf("at most ARR_GATEWAY_BODIES_MB (%d)", c.BodiesMB))
 	}
 	if c.AuditorKey != "" && len(c.AuditorKey) < minAuditorKey {
 		// The value is a secret: never shown.

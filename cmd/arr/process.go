@@ -201,7 +201,7 @@ func (p *process) addServer(role string, deps httpx.Deps, cfg Config, log *slog.
 		h, err = answer.New(deps)
 	case "gateway":
 		h, err = gateway.New(deps, gateway.Options{AuditorKey: cfg.AuditorKey, AdminKey: cfg.AdminKey,
-			BodyBytes: int64(cfg.BodiesMB) << 20, KeyBodyBytes: int64(cfg.KeyBodiesMB) << 20, BodyWait: cfg.BodyWait})
+			BodyBytes: int64(cfg.BodiesMB) << 20, AccountBodyBytes: int64(cfg.AccountBodiesMB) << 20, BodyWait: cfg.BodyWait})
 	case "records":
 		h, err = records.New(deps)
 	}

@@ -233,7 +233,7 @@ func (h *Handler) handle(ctx context.Context, cmd Command) (res Result, err erro
 	var k *call
 	var st *Stream
 	if cmd.Request.Stream {
-		st = &Stream{h: h, ctx: ctx, release: release}
+		st = &Stream{h: h, ctx: ctx, release: release, deadline: time.Now().Add(h.cfg.MaxDuration)}
 		k = &st.call
 	} else {
 		k = &call{}

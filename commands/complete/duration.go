@@ -29,7 +29,7 @@ func (e *DurationExceeded) Error() string {
 
 // ErrReservationLost is the cause of a request an Admitter cut because
 // its reservation could not be kept (its lease could not be renewed).
-var ErrReservationLost = errors.New("the request's reservation of its key's limits could not be renewed (the database did not answer), so it was cut before the reservation ran out; what was relayed is billed")
+var ErrReservationLost = errors.New("the request's reservation of its key's limits could not be kept, so it was cut; what was relayed is billed")
 
 // gatewayCut is the cause ctx was cut with by the gateway (the duration
 // cap or a lost reservation), nil otherwise (not cut, or by the client).

@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash"
 	"io"
+	"time"
 
 	"encoding/json"
 
@@ -24,6 +25,8 @@ import (
 type Stream struct {
 	h   *Handler
 	ctx context.Context
+	// deadline is when ctx is cut at Config.MaxDuration.
+	deadline time.Time
 	call
 
 	// relay
@@ -153,6 +156,11 @@ func (s *Stream) End() StreamEnd {
 // Close releases the upstream's stream and settles the key's
 // reservation with what the stream spent, if it has not ended. It may be
 // called more than once.
+// Deadline is when the request is cut (Config.MaxDuration, on the
+// process's monotonic clock): what its writer bounds each write by, so
+// that a client that does not read cannot keep it past it.
+func (s *Stream) Deadline() time.Time { return s.deadline }
+
 func (s *Stream) Close() {
 	if s.resp != nil && s.resp.Stream != nil {
 		_ = s.resp.Stream.Close()

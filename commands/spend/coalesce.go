@@ -95,9 +95,11 @@ func groupKey(asks []ask) string {
 
 // reserveJob is one request's reservation in a round.
 type reserveJob struct {
-	id      uuid.UUID
-	asks    []ask
-	expires time.Time
+	id   uuid.UUID
+	asks []ask
+	// lease is how long the reservation is leased, from the database's
+	// clock (now()), never a process's.
+	lease time.Duration
 	// quota is the request's plan count, counted with the reservation
 	// (nil: the middleware counted it).
 	quota PlanQuota

@@ -55,7 +55,7 @@ func (a ask) fits(c count) bool { return c.used+c.reserved+a.n <= a.limit }
 // as id, leased until expires (a process that dies before it settles
 // leaves it to the sweep: Ledger.Sweep). It returns the counts found, in
 // asks' order, and whether it reserved.
-func reserve(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, expires time.Time, asks []ask, quota PlanQuota) ([]count, bool, error) {
+func reserve(ctx context.Context, pool *pgxpool.Pool, id uuid.UUID, lease time.Duration, asks []ask, quota PlanQuota) ([]count, bool, error) {
 	order := sorted(asks)
 	buckets, starts, ends, ns, limits := columns(asks, order)
 	got := make([]count, len(asks))
@@ -93,8 +93,8 @@ JOIN spend_counters c ON c.bucket = v.b AND c.window_start = v.s ORDER BY v.i FO
 		WHERE d.used + d.reserved + w.n > w.lim)
 	RETURNING 1),
 lease AS (INSERT INTO spend_reservations (id, buckets, starts, amounts, expires_at)
-	SELECT $5, $1, $2, $3, $6 WHERE (SELECT count(*) FROM up) = cardinality($1::text[]) RETURNING 1)
-SELECT count(*) FROM up`, buckets, starts, ns, limits, id, expires).QueryRow(func(row pgx.Row) error {
+	SELECT $5, $1, $2, $3, statement_timestamp() + $6 * interval '1 microsecond' WHERE (SELECT count(*) FROM up) = cardinality($1::text[]) RETURNING 1)
+SELECT count(*) FROM up`, buckets, starts, ns, limits, id, lease.Microseconds()).QueryRow(func(row pgx.Row) error {
 		return row.Scan(&reserved)
 	})
 	b.Queue(`COMMIT`)

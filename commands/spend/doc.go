@@ -33,20 +33,26 @@
 // stream takes one event) and mails the account.
 //
 // Each reservation is also a row of spend_reservations, leased for
-// Config.Lease (an hour): a process that dies mid-request never settles,
-// and Ledger.Sweep (run by every gateway process) releases its
-// reservation once the lease has run out. The leases of requests still
-// running are renewed by Guard.Run (renew.go), so a request of any
-// length keeps its reservation; one whose lease cannot be renewed is cut
-// (complete.CutOf) before the sweep may release it.
+// Config.Lease (an hour) on the database's clock (now(): expiry, renewal
+// and the sweep never read a process's clock, so skew cannot matter).
+// The leases of requests still running are renewed by Guard.Run
+// (renew.go), so a request of any length keeps its reservation; one
+// whose lease cannot be renewed is cut (complete.CutOf). A lease that runs
+// out (its process died, froze, or lost its settle to a database blip)
+// gives nothing back while a budget period of it runs: Ledger.Sweep
+// extends it to the end of its last running period, and releases it only
+// then, so a request that may still spend (a frozen process that wakes, a
+// settle retried) never spends room that was given to others: the
+// overshoot is zero. A late settle replaces it with what was spent; a
+// crashed request's reservation costs its budget until the period ends.
 //
 // Both transactions commit without waiting for their WAL flush
 // (synchronous_commit off for them only), as the quotas' do: the limits
 // hold exactly among running processes (the row locks order them), and
 // a crash of the PostgreSQL server can forget at most the last fraction
 // of a second of reservations and settles, each whole (a forgotten
-// settle leaves its lease to the sweep; what it spent is still in the
-// audit chain).
+// settle leaves its reservation counted until its period ends; what it
+// spent is still in the audit chain).
 //
 // A key's reservations and settles are coalesced (coalesce.go): one
 // transaction per round, per key and process. BenchmarkAdmitSettleOneKey:

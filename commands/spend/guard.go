@@ -139,7 +139,7 @@ func (g *Guard) Admit(ctx context.Context, caller complete.Caller, models []stri
 // round reserved for it, the reservation is settled at once, at no cost.
 func (g *Guard) reserve(ctx context.Context, caller complete.Caller, id uuid.UUID, now time.Time, asks []ask, quota PlanQuota) ([]count, bool, error) {
 	ch := make(chan reserveReply, 1)
-	g.reserves.add(groupKey(asks), reserveJob{id: id, asks: asks, expires: now.Add(g.cfg.Lease), quota: quota, reply: ch})
+	g.reserves.add(groupKey(asks), reserveJob{id: id, asks: asks, lease: g.cfg.Lease, quota: quota, reply: ch})
 	select {
 	case r := <-ch:
 		if r.refused != nil {

@@ -143,43 +143,57 @@ func TestAdmitRefusesModelsAndExpiredKeys(t *testing.T) {
 	}
 }
 
-// TestSweepReleasesWhatADeadProcessReserved: a reservation whose request
-// never settles (its process died) is released once its lease has run
-// out, and only then; a settle that comes after the sweep adds what it
-// spent and releases nothing twice.
-func TestSweepReleasesWhatADeadProcessReserved(t *testing.T) {
-	var mu sync.Mutex
-	now := time.Date(2026, 11, 27, 12, 0, 0, 0, time.UTC)
-	clock := func() time.Time { mu.Lock(); defer mu.Unlock(); return now }
-	advance := func(d time.Duration) { mu.Lock(); defer mu.Unlock(); now = now.Add(d) }
-	g, l := newGuardAt(t, clock)
+// TestSweepKeepsWhatARunningPeriodReserved: leases run on the
+// database's clock (now()), never a process's. A reservation whose lease
+// ran out (its process died, froze, or lost its settle to a database
+// blip) stays counted against its budget while the budget's period runs:
+// the sweep extends its lease to the period's end and releases nothing,
+// so its room is never spent twice; a settle that comes late replaces it
+// with what was spent; once the period has ended the sweep releases it.
+func TestSweepKeepsWhatARunningPeriodReserved(t *testing.T) {
+	g, l, pool := newGuardPool(t, time.Now)
 	ctx := context.Background()
 	caller := complete.Caller{AccountID: uuid.New(), KeyID: uuid.New(), Limits: account.KeyLimits{MaxBudget: 100_000, Period: account.PeriodTotal}}
 	late, err := g.Admit(ctx, caller, nil, 0.04, 0)
 	if err != nil {
 		t.Fatal(err)
 	}
-	advance(30 * time.Second)
-	if _, err := g.Admit(ctx, caller, nil, 0.05, 0); err != nil { // never settled either
+	if _, err := g.Admit(ctx, caller, nil, 0.05, 0); err != nil { // never settled
 		t.Fatal(err)
 	}
-	advance(45 * time.Second) // the first lease has run out, the second has not
-	if n, err := l.Sweep(ctx, 10); err != nil || n != 1 {
-		t.Fatalf("Sweep = %d, %v; want the one expired reservation", n, err)
+	if n, err := l.Sweep(ctx, 10); err != nil || n != 0 {
+		t.Fatalf("Sweep of live leases = %d, %v; want 0", n, err)
 	}
-	if s, _ := l.KeySpent(ctx, caller.KeyID, account.PeriodTotal); s.Reserved != 50_000 || s.Used != 0 {
-		t.Fatalf("after the sweep: %+v", s)
+	// Both leases run out on the database's clock.
+	if _, err := pool.Exec(ctx, `UPDATE spend_reservations SET expires_at = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
+	if n, err := l.Sweep(ctx, 10); err != nil || n != 2 {
+		t.Fatalf("Sweep = %d, %v; want the two expired reservations", n, err)
+	}
+	if s, _ := l.KeySpent(ctx, caller.KeyID, account.PeriodTotal); s.Reserved != 90_000 || s.Used != 0 {
+		t.Fatalf("after the sweep (the period runs): %+v; want both still reserved", s)
+	}
+	if n, err := l.Sweep(ctx, 10); err != nil || n != 0 {
+		t.Fatalf("a second Sweep = %d, %v; want 0 (their leases run to the period's end)", n, err)
 	}
 	late(ctx, 0.01, 10)
 	if s, _ := l.KeySpent(ctx, caller.KeyID, account.PeriodTotal); s.Reserved != 50_000 || s.Used != 10_000 {
-		t.Fatalf("after a settle that came after its sweep: %+v", s)
+		t.Fatalf("after a late settle: %+v; want its reservation replaced by what it spent", s)
 	}
-	advance(time.Minute)
+	// The period ends: the sweep releases what is left.
+	if _, err := pool.Exec(ctx, `UPDATE spend_counters SET window_end = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
+	if _, err := pool.Exec(ctx, `UPDATE spend_reservations SET expires_at = now() - interval '1 second'`); err != nil {
+		t.Fatal(err)
+	}
 	if n, err := l.Sweep(ctx, 10); err != nil || n != 1 {
-		t.Fatalf("second Sweep = %d, %v", n, err)
+		t.Fatalf("Sweep after the period ended = %d, %v", n, err)
 	}
-	if s, _ := l.KeySpent(ctx, caller.KeyID, account.PeriodTotal); s.Reserved != 0 || s.Used != 10_000 {
-		t.Fatalf("after both leases ran out: %+v", s)
+	var left int
+	if err := pool.QueryRow(ctx, `SELECT count(*) FROM spend_reservations`).Scan(&left); err != nil || left != 0 {
+		t.Fatalf("reservations left: %d, %v", left, err)
 	}
 }
 

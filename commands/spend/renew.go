@@ -16,11 +16,13 @@ import (
 // sweep would release its room to other requests and the request would
 // then settle on top of them. So every admitted request is held until it
 // settles, and Run renews the leases of held requests once a quarter of
-// their lease has passed, in one statement per process. A request whose
-// lease cannot be renewed (the database does not answer, or the sweep of
-// another process already released it) is cut (complete.CutOf, cause
-// complete.ErrReservationLost) once less than a quarter of its lease is
-// left, before the sweep may release it, and settles what it relayed.
+// their lease has passed, in one statement per process (the new expiry
+// is the database's now() plus the lease). A request whose lease cannot
+// be renewed (the database does not answer; or its reservation is gone,
+// released once its budget periods ended) is cut (complete.CutOf, cause
+// complete.ErrReservationLost, wrapped with which) once less than a
+// quarter of its lease is left, and settles what it relayed. The sweep
+// never releases a reservation whose budget period runs (spent.go).
 
 // hold is an admitted request that has not settled.
 type hold struct {
@@ -86,7 +88,7 @@ func (g *Guard) renew(ctx context.Context) error {
 	expires := now.Add(g.cfg.Lease)
 	rctx, cancel := context.WithTimeout(ctx, g.cfg.SettleTimeout)
 	defer cancel()
-	rows, err := g.cfg.Pool.Query(rctx, `UPDATE spend_reservations SET expires_at = GREATEST(expires_at, $2) WHERE id = ANY($1) RETURNING id`, due, expires)
+	rows, err := g.cfg.Pool.Query(rctx, `UPDATE spend_reservations SET expires_at = GREATEST(expires_at, statement_timestamp() + $2 * interval '1 microsecond') WHERE id = ANY($1) RETURNING id`, due, g.cfg.Lease.Microseconds())
 	renewed := map[uuid.UUID]bool{}
 	if err == nil {
 		for rows.Next() {
@@ -110,10 +112,15 @@ func (g *Guard) renew(ctx context.Context) error {
 		case renewed[id]:
 			h.expires = expires
 		case err == nil || h.expires.Sub(now) <= g.cfg.Lease/4:
-			// Gone (released by a sweep), or not renewed and nearly out:
-			// the request must not spend past its reservation.
+			// Gone (its budget periods ended and the sweep released
+			// it), or not renewed and nearly out: the request must not
+			// spend past its reservation.
 			if h.cut != nil {
-				h.cut(complete.ErrReservationLost)
+				cause := fmt.Errorf("%w: its lease could not be renewed in time (the database did not answer)", complete.ErrReservationLost)
+				if err == nil {
+					cause = fmt.Errorf("%w: it was released once its budget periods ended", complete.ErrReservationLost)
+				}
+				h.cut(cause)
 			}
 			delete(g.live, id)
 		}

@@ -27,7 +27,7 @@ import (
 func reserveRound(ctx context.Context, pool *pgxpool.Pool, jobs []reserveJob) {
 	if len(jobs) == 1 {
 		j := jobs[0]
-		got, ok, err := reserve(ctx, pool, j.id, j.expires, j.asks, j.quota)
+		got, ok, err := reserve(ctx, pool, j.id, j.lease, j.asks, j.quota)
 		if j.quota != nil {
 			if refused := j.quota.Counted(err); refused != nil && refused != err {
 				j.reply <- reserveReply{refused: refused}
@@ -157,8 +157,8 @@ JOIN spend_counters c ON c.bucket = v.b AND c.window_start = v.s ORDER BY v.i FO
 		b.Queue(`UPDATE spend_counters c SET reserved = c.reserved + v.n
 FROM unnest($1::text[], $2::timestamptz[], $3::bigint[]) AS v(b, s, n) WHERE c.bucket = v.b AND c.window_start = v.s`, buckets, starts, sums)
 		b.Queue(`INSERT INTO spend_reservations (id, buckets, starts, amounts, expires_at)
-SELECT ($5::uuid[])[v.r], array_agg(v.b ORDER BY v.b, v.s), array_agg(v.s ORDER BY v.b, v.s), array_agg(v.n ORDER BY v.b, v.s), $6
-FROM unnest($1::int[], $2::text[], $3::timestamptz[], $4::bigint[]) AS v(r, b, s, n) GROUP BY v.r`, rs, bs, ss, ns, ids, jobs[0].expires)
+SELECT ($5::uuid[])[v.r], array_agg(v.b ORDER BY v.b, v.s), array_agg(v.s ORDER BY v.b, v.s), array_agg(v.n ORDER BY v.b, v.s), statement_timestamp() + $6 * interval '1 microsecond'
+FROM unnest($1::int[], $2::text[], $3::timestamptz[], $4::bigint[]) AS v(r, b, s, n) GROUP BY v.r`, rs, bs, ss, ns, ids, jobs[0].lease.Microseconds())
 	}
 	b.Queue(`COMMIT`)
 	if err := conn.SendBatch(ctx, b).Close(); err != nil {

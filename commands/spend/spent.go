@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"slices"
 	"time"
 
 	"github.com/google/uuid"
@@ -76,8 +77,10 @@ func (l *Ledger) Cleanup(ctx context.Context, batch int) (int64, error) {
 // arguments goes by the simple protocol, which takes several statements.
 const sweepBegin = `BEGIN; SET LOCAL idle_in_transaction_session_timeout = '3s'`
 
-// Sweep releases up to batch reservations whose lease ran out (their
-// request's process died before it settled): their amounts leave the
+// Sweep handles up to batch reservations whose lease ran out on the
+// database's clock (their request's process died, froze or could not
+// settle): one with a budget period still running stays counted, its
+// lease extended to that period's end; the others' amounts leave the
 // counters' reserved. Reservations and then counters are locked in order,
 // as settle locks them, so a late settle waits and then finds its
 // reservation released (it adds what it spent and releases nothing).
@@ -93,13 +96,39 @@ func (l *Ledger) Sweep(ctx context.Context, batch int) (int64, error) {
 		return 0, fmt.Errorf("sweeping reservations: %w", err)
 	}
 	defer func() { _ = tx.Rollback(context.WithoutCancel(ctx)) }()
-	rows, err := tx.Query(ctx, `SELECT id FROM spend_reservations WHERE expires_at < $1 ORDER BY id LIMIT $2 FOR UPDATE SKIP LOCKED`, l.now(), batch)
+	rows, err := tx.Query(ctx, `SELECT id FROM spend_reservations WHERE expires_at < statement_timestamp() ORDER BY id LIMIT $1 FOR UPDATE SKIP LOCKED`, batch)
 	if err != nil {
 		return 0, fmt.Errorf("sweeping reservations: %w", err)
 	}
-	ids, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
-	if err != nil || len(ids) == 0 {
+	expired, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil || len(expired) == 0 {
 		return 0, err
+	}
+	// A reservation with a budget period still running stays counted:
+	// its lease is extended to the end of the last such period, and only
+	// then is it released. Its request may still be running (a frozen
+	// process, a settle lost to a database blip), and the room it holds
+	// must not be spent twice; when it settles, its actual cost replaces
+	// it.
+	rows, err = tx.Query(ctx, `WITH live AS (
+	SELECT r.id, max(c.window_end) AS until FROM spend_reservations r, unnest(r.buckets, r.starts) AS x(b, s), spend_counters c
+	WHERE r.id = ANY($1) AND c.bucket = x.b AND c.window_start = x.s AND c.window_end > statement_timestamp() GROUP BY r.id)
+UPDATE spend_reservations r SET expires_at = live.until FROM live WHERE r.id = live.id RETURNING r.id`, expired)
+	if err != nil {
+		return 0, fmt.Errorf("sweeping reservations: %w", err)
+	}
+	kept, err := pgx.CollectRows(rows, pgx.RowTo[uuid.UUID])
+	if err != nil {
+		return 0, fmt.Errorf("sweeping reservations: %w", err)
+	}
+	var ids []uuid.UUID
+	for _, id := range expired {
+		if !slices.Contains(kept, id) {
+			ids = append(ids, id)
+		}
+	}
+	if len(ids) == 0 {
+		return int64(len(expired)), tx.Commit(ctx)
 	}
 	const touched = `SELECT x.b, x.s, sum(x.a) AS a FROM spend_reservations r, unnest(r.buckets, r.starts, r.amounts) AS x(b, s, a)
 		WHERE r.id = ANY($1) GROUP BY x.b, x.s`
@@ -112,7 +141,7 @@ func (l *Ledger) Sweep(ctx context.Context, batch int) (int64, error) {
 			return 0, fmt.Errorf("sweeping reservations: %w", err)
 		}
 	}
-	return int64(len(ids)), tx.Commit(ctx)
+	return int64(len(expired)), tx.Commit(ctx)
 }
 
 // Run releases expired reservations and deletes ended minute counters

@@ -80,7 +80,8 @@ type Candidate struct {
 // Decision is the router's choice: the tier and every candidate in
 // failover order. For auto or a tier named: the tier's models, the
 // preferred vendor's first, then the models of each tier above that
-// meets the ceiling. For a model id named: that model, then the same
+// meets the ceiling (for a name an alias makes a tier: that tier's models
+// alone). For a model id named: that model, then the same
 // model served elsewhere at no higher price (copiesOf), and nothing else.
 type Decision struct {
 	Tier       string
@@ -198,7 +199,15 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 		}
 		return d, nil
 	}
+	// A name that an alias makes a tier (claude-*haiku* to small) is
+	// routed within that tier: it fails over to the tier's other models,
+	// never to a dearer tier, so what the request may cost (and reserves)
+	// is the tier's price. Auto and a tier named climb.
+	within := model != r.Model && isTier(model)
 	for i := start; i < len(c.Tiers); i++ {
+		if within && i > start {
+			break
+		}
 		t := c.Tiers[i]
 		pred := fb.Corrected(t, r.Difficulty)
 		// Tiers above the chosen one are failover targets only if they

@@ -52,7 +52,7 @@ func fail(c *gin.Context, err error) {
 	}
 	var uf *complete.UpstreamFailure
 	var long *complete.DurationExceeded
-	var full *bodiesFull
+	var full *httpx.BodiesFull
 	switch {
 	case errors.As(err, &uf):
 		p = httpx.Problem{Status: http.StatusBadGateway, Code: "upstream_unavailable", Message: uf.Error()}

@@ -34,7 +34,8 @@ func relayEvents[E any](c *gin.Context, st *complete.Stream, tr eventTranslator[
 	defer st.Close()
 	ri := st.Routing()
 	trailers := ri.AuditHash == ""
-	out := streamHeaders(c, ri)
+	out := streamHeaders(c, ri, st.Deadline())
+	defer out.end()
 	emit := func(evs []E) {
 		for _, e := range evs {
 			out.event(tr.sse(e))
@@ -57,7 +58,9 @@ func relayEvents[E any](c *gin.Context, st *complete.Stream, tr eventTranslator[
 			emit(tr.Fail("invalid_upstream_stream", "the upstream's stream could not be translated: "+err.Error()))
 			return
 		}
-		emit(evs)
+		if emit(evs); out.failed() {
+			return // closed: recorded and settled as a stream its client left
+		}
 	}
 	end := st.End()
 	if trailers {

@@ -16,12 +16,13 @@ type Options struct {
 	// checkout (header X-Admin-Key); empty turns the bypass off. A
 	// secret: never logged.
 	AdminKey string
-	// BodyBytes and KeyBodyBytes bound the bytes of request bodies in
-	// flight in the process and per key; a request that does not fit
-	// waits up to BodyWait, then is refused (bodies.go). Defaults 64 MiB,
-	// 16 MiB, 0.
-	BodyBytes, KeyBodyBytes int64
-	BodyWait                time.Duration
+	// BodyBytes and AccountBodyBytes bound the bytes of request bodies
+	// in flight, every route's, in the process and per account, charged
+	// as they arrive; a chunk that does not fit waits up to BodyWait,
+	// then the youngest waiting request is refused (httpx.BodyGate).
+	// Defaults 64 MiB, 16 MiB, 0.
+	BodyBytes, AccountBodyBytes int64
+	BodyWait                    time.Duration
 }
 
 // LogProofs is the tamper-evident event log as the public /v1/log routes

@@ -48,11 +48,12 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 		d.Logger = slog.New(slog.DiscardHandler)
 	}
 	comp := &completer{d: d, o: o, app: d.App}
-	// The bytes of request bodies in flight are bounded (bodies.go).
-	bodies := newBodyGate(o)
+	// The bytes of request bodies in flight are bounded, every route's
+	// (bodies.go).
+	bodies := httpx.NewBodyGate(o.BodyBytes, o.AccountBodyBytes, o.BodyWait)
 	e, err := httpx.NewEngine(httpx.Base{
 		Service: string(account.Gateway), Version: d.Version, Logger: d.Logger, Metrics: d.Metrics,
-		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: maxBody, BodyTimeout: d.BodyTimeout,
+		Gatherer: d.Gatherer, TrustedProxies: d.TrustedProxies, OpenAPI: openapi, Fail: fail, MaxBodyBytes: maxBody, BodyTimeout: d.BodyTimeout, Bodies: bodies,
 		Health: func(ctx context.Context) (int, any) { return comp.health(ctx) },
 		Tracer: d.Tracer,
 	})
@@ -67,16 +68,16 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 	keyed := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail), rateLimitHeaders)
 	counted := e.Group("/v1", d.Quota.PrepareGateway(), httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail), rateLimitHeaders)
 	keyed.GET("/key", httpx.CurrentKey)
-	counted.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), bodies.middleware, handle(comp.handle))
-	counted.POST(strings.TrimPrefix(responsesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), bodies.middleware, handle(comp.handleResponses))
-	counted.POST(strings.TrimPrefix(embeddingsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), bodies.middleware, handle(comp.embeddings))
+	counted.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handle))
+	counted.POST(strings.TrimPrefix(responsesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleResponses))
+	counted.POST(strings.TrimPrefix(embeddingsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.embeddings))
 	// The Messages API takes the key in x-api-key too (Anthropic's SDKs
 	// and Claude Code send it there) and answers every error, these
 	// middlewares' included, in Anthropic's shape (fail).
 	anthropic := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, true, fail), rateLimitHeaders)
 	anthropicCounted := e.Group("/v1", d.Quota.PrepareGateway(), httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, true, fail), rateLimitHeaders)
-	anthropicCounted.POST(strings.TrimPrefix(messagesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), bodies.middleware, handle(comp.handleMessages))
-	anthropic.POST(strings.TrimPrefix(countTokensPath, "/v1"), bodies.middleware, handle(comp.countTokens))
+	anthropicCounted.POST(strings.TrimPrefix(messagesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleMessages))
+	anthropic.POST(strings.TrimPrefix(countTokensPath, "/v1"), handle(comp.countTokens))
 	keyed.GET("/usage", handle(comp.usageReport))
 	keyed.POST("/feedback", handle(comp.feedback))
 	e.GET("/v1/models", handle(comp.models))

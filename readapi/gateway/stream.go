@@ -5,6 +5,7 @@ import (
 	"io"
 	"net/http"
 	"strconv"
+	"time"
 
 	"encoding/json"
 
@@ -14,48 +15,112 @@ import (
 	"github.com/arr-dev/arr/commands/complete"
 )
 
-// sse writes server-sent events and flushes after each.
+// sse writes server-sent events and flushes after each. Every event is
+// written under a write deadline: at most writeStall from now, and never
+// past the request's own deadline (ARR_GATEWAY_MAX_REQUEST_DURATION), so
+// a client that stops reading cannot hold the handler in a blocked write:
+// the write fails, the stream is closed (its upstream call ended, what
+// was relayed recorded and settled, its reservation and its body's bytes
+// given back). After a failed write nothing more is written (failed).
 type sse struct {
-	w gin.ResponseWriter
+	w        gin.ResponseWriter
+	rc       *http.ResponseController
+	deadline time.Time
+	err      error
 }
 
-func (s sse) data(b []byte) {
-	_, _ = s.w.WriteString("data: ")
-	_, _ = s.w.Write(b)
-	_, _ = s.w.WriteString("\n\n")
+// writeStall is the longest one event's write may wait for the client to
+// read.
+const writeStall = 30 * time.Second
+
+// endGrace is how long the closing events of a stream cut at its
+// deadline may take to write past it.
+const endGrace = 2 * time.Second
+
+// write writes the parts of one event and flushes them; last: a closing
+// event, which may use endGrace past the request's deadline.
+func (s *sse) write(last bool, parts ...[]byte) {
+	if s.err != nil {
+		return
+	}
+	now := time.Now()
+	d := now.Add(writeStall)
+	end := s.deadline
+	if !end.IsZero() {
+		// A write racing the cut, and the closing events of a cut
+		// stream, may take endGrace past the deadline.
+		end = end.Add(endGrace)
+		if last {
+			end = max64(s.deadline, now).Add(endGrace)
+		}
+	}
+	if !end.IsZero() && end.Before(d) {
+		d = end
+	}
+	if s.rc != nil {
+		_ = s.rc.SetWriteDeadline(d) // a writer with no connection (a test recorder) has none
+	}
+	for _, p := range parts {
+		if _, err := s.w.Write(p); err != nil {
+			s.err = err
+			return
+		}
+	}
+	if s.rc != nil {
+		if err := s.rc.Flush(); err != nil {
+			s.err = err
+		}
+		return
+	}
 	s.w.Flush()
 }
 
-func (s sse) done() {
-	_, _ = s.w.WriteString("data: [DONE]\n\n")
-	s.w.Flush()
+func max64(a, b time.Time) time.Time {
+	if a.After(b) {
+		return a
+	}
+	return b
 }
+
+// end lifts the write deadline of a stream whose writes all succeeded,
+// so that a later request on the kept-alive connection is not cut by it;
+// after a failed write the connection is done for and keeps it.
+func (s *sse) end() {
+	if s.err == nil && s.rc != nil {
+		_ = s.rc.SetWriteDeadline(time.Time{})
+	}
+}
+
+// failed reports whether a write failed (the client stopped reading past
+// a deadline, or went away).
+func (s *sse) failed() bool { return s.err != nil }
+
+var (
+	dataPrefix = []byte("data: ")
+	eventEnd   = []byte("\n\n")
+)
+
+func (s *sse) data(b []byte) { s.write(false, dataPrefix, b, eventEnd) }
+
+func (s *sse) done() { s.write(true, []byte("data: [DONE]\n\n")) }
 
 // event writes a named server-sent event (the Responses API's response.*
 // events).
-func (s sse) event(name string, b []byte) {
-	_, _ = s.w.WriteString("event: ")
-	_, _ = s.w.WriteString(name)
-	_, _ = s.w.WriteString("\ndata: ")
-	_, _ = s.w.Write(b)
-	_, _ = s.w.WriteString("\n\n")
-	s.w.Flush()
+func (s *sse) event(name string, b []byte) {
+	s.write(false, []byte("event: "), []byte(name), []byte("\ndata: "), b, eventEnd)
 }
 
 // errorEvent ends a stream that did not complete: an SSE "error" event in
 // the OpenAI error shape (and no [DONE]).
-func (s sse) errorEvent(code, msg string) {
+func (s *sse) errorEvent(code, msg string) {
 	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "upstream_error", "param": nil, "code": code}})
-	_, _ = s.w.WriteString("event: error\ndata: ")
-	_, _ = s.w.Write(b)
-	_, _ = s.w.WriteString("\n\n")
-	s.w.Flush()
+	s.write(true, []byte("event: error\ndata: "), b, eventEnd)
 }
 
 // streamHeaders writes the status and headers of a stream. Without the
 // audit hash yet (a relayed stream is recorded at its end) the hash and
 // the elapsed time are announced as trailers.
-func streamHeaders(c *gin.Context, ri complete.Routing) sse {
+func streamHeaders(c *gin.Context, ri complete.Routing, deadline time.Time) *sse {
 	h := c.Writer.Header()
 	setRoutingHeaders(h, ri)
 	h.Set("Content-Type", "text/event-stream")
@@ -68,8 +133,12 @@ func streamHeaders(c *gin.Context, ri complete.Routing) sse {
 		h.Set("X-Arr-Elapsed-Sec", strconv.FormatFloat(ri.ElapsedSec, 'f', -1, 64))
 	}
 	c.Status(http.StatusOK)
+	out := &sse{w: c.Writer, rc: http.NewResponseController(c.Writer), deadline: deadline}
+	if out.rc.SetWriteDeadline(time.Now().Add(writeStall)) != nil {
+		out.rc = nil // no connection under this writer (a test recorder)
+	}
 	c.Writer.WriteHeaderNow()
-	return sse{w: c.Writer}
+	return out
 }
 
 // finalChunk is the stream's last chunk: no choices (or choice 0 finishing
@@ -96,7 +165,8 @@ func writeStream(c *gin.Context, st *complete.Stream, includeUsage bool) {
 	defer st.Close()
 	ri := st.Routing()
 	trailers := ri.AuditHash == ""
-	out := streamHeaders(c, ri)
+	out := streamHeaders(c, ri, st.Deadline())
+	defer out.end()
 	for {
 		data, err := st.Next()
 		if errors.Is(err, io.EOF) {
@@ -109,7 +179,9 @@ func writeStream(c *gin.Context, st *complete.Stream, includeUsage bool) {
 			out.errorEvent("audit_unavailable", "the completion could not be recorded in the audit chain; it is not billed, retry it")
 			return
 		}
-		out.data(data)
+		if out.data(data); out.failed() {
+			return // closed: recorded and settled as a stream its client left
+		}
 	}
 	end := st.End()
 	if trailers {

@@ -52,9 +52,49 @@ type body struct {
 	deadline bool
 	// done: the body was read to its end (or there was none).
 	done bool
+	// gate, if set, is charged with every byte read (bodygate.go), by
+	// charge, for c's account.
+	gate   *BodyGate
+	charge *bodyCharge
+	c      *gin.Context
 }
 
 func (b *body) Read(p []byte) (int, error) {
+	if b.gate == nil || b.done {
+		return b.read(p)
+	}
+	if len(p) > BodyChunk {
+		p = p[:BodyChunk]
+	}
+	n, err := b.read(p)
+	if n > 0 {
+		if b.charge == nil {
+			b.charge = b.gate.charge(bodyAccount(b.c))
+		}
+		if full := b.charge.take(b.c.Request.Context(), int64(n)); full != nil {
+			// Give back what was read and drop the rest through a small
+			// buffer, so that the client reads the refusal.
+			b.charge.release()
+			if err == nil {
+				var buf [4 << 10]byte
+				for err == nil {
+					_, err = b.read(buf[:])
+				}
+			}
+			return 0, &bodyRefused{full}
+		}
+	}
+	return n, err
+}
+
+// bodyRefused is a body refused for the bytes in flight (its
+// *BodiesFull is the answer).
+type bodyRefused struct{ err error }
+
+func (f *bodyRefused) Error() string { return f.err.Error() }
+func (f *bodyRefused) Unwrap() error { return f.err }
+
+func (b *body) read(p []byte) (int, error) {
 	n, err := b.r.Read(p)
 	switch {
 	case err == nil:
@@ -88,7 +128,8 @@ func (f *bodyFailure) Unwrap() error { return f.err }
 func IsBodyError(err error) bool {
 	var mbe *http.MaxBytesError
 	var bf *bodyFailure
-	return errors.As(err, &mbe) || errors.As(err, &bf)
+	var br *bodyRefused
+	return errors.As(err, &mbe) || errors.As(err, &bf) || errors.As(err, &br)
 }
 
 // Close implements io.Closer.
@@ -108,13 +149,15 @@ func (b *body) finish() {
 // limitBody caps the request body at n bytes (413 over it) and gives it
 // until timeout to arrive (408 after it). A request whose Content-Length
 // is over n is refused before anything is read.
-func limitBody(n int64, timeout time.Duration, fail func(*gin.Context, error)) gin.HandlerFunc {
-	return Handle(fail, func(c *gin.Context) error {
+// With a gate, every byte read is charged to it until the request ends.
+func limitBody(n int64, timeout time.Duration, gate *BodyGate, fail func(*gin.Context, error)) gin.HandlerFunc {
+	return func(c *gin.Context) {
 		if c.Request.ContentLength > n {
 			c.Header("Connection", "close")
-			return TooLarge(n)
+			respond(c, fail, TooLarge(n))
+			return
 		}
-		b := &body{r: http.MaxBytesReader(c.Writer, c.Request.Body, n), timeout: timeout}
+		b := &body{r: http.MaxBytesReader(c.Writer, c.Request.Body, n), timeout: timeout, gate: gate, c: c}
 		if c.Request.Body == nil || c.Request.Body == http.NoBody || c.Request.ContentLength == 0 {
 			b.done = true
 		} else {
@@ -125,8 +168,13 @@ func limitBody(n int64, timeout time.Duration, fail func(*gin.Context, error)) g
 		}
 		c.Request.Body = b
 		c.Set(bodyKey, b)
-		return nil
-	})
+		defer func() {
+			if b.charge != nil {
+				b.charge.release()
+			}
+		}()
+		c.Next()
+	}
 }
 
 // bodyUnread reports whether c's request has a body that was not read to

@@ -43,6 +43,9 @@ type Base struct {
 	// for longer. Zero sets none (the gateway streams answers for as long
 	// as their own limits allow).
 	WriteTimeout time.Duration
+	// Bodies, if set, bounds the bytes of request bodies the service's
+	// handlers hold, every route's (bodygate.go).
+	Bodies *BodyGate
 	// MaxHeaderBytes caps the request line and headers (431 over it).
 	// Default DefaultMaxHeaderBytes; the http.Server must allow more
 	// (ServerMaxHeaderBytes).
@@ -107,7 +110,7 @@ func NewEngine(b Base) (*gin.Engine, error) {
 		e.Use(traceRequests(b.Service, b.Tracer))
 	}
 	e.Use(markTrustedPeer(b.TrustedProxies), requestID(), b.Metrics.middleware(b.Service), accessLog(b.Service, b.Logger), recoverer(b.Logger, b.Fail),
-		limitHeaders(b.MaxHeaderBytes, b.Fail), limitBody(b.MaxBodyBytes, b.BodyTimeout, b.Fail))
+		limitHeaders(b.MaxHeaderBytes, b.Fail), limitBody(b.MaxBodyBytes, b.BodyTimeout, b.Bodies, b.Fail))
 	if b.WriteTimeout > 0 {
 		e.Use(limitWrite(b.WriteTimeout))
 	}
