@@ -89,18 +89,11 @@ func ensureRole(ctx context.Context, tx pgx.Tx, spec roleSpec) error {
 		return err
 	}
 	dbID := pgx.Identifier{db}.Sanitize()
-	inDB := `ALTER ROLE ` + id + ` IN DATABASE ` + dbID + ` `
-	stmts := []string{
+	stmts := append([]string{
 		// Superuser, replication and bypassrls were read as off above;
 		// only a superuser may name them in ALTER ROLE.
 		`ALTER ROLE ` + id + ` NOCREATEDB NOCREATEROLE NOINHERIT LOGIN CONNECTION LIMIT 1 PASSWORD ` + literal(spec.verifier) + ` VALID UNTIL ` + literal(until),
-		`ALTER ROLE ` + id + ` RESET ALL`,
-		inDB + `RESET ALL`,
-		inDB + `SET temp_file_limit = ` + literal(strconv.FormatInt(spec.limits.tempFileKB, 10)+"kB"),
-		inDB + `SET work_mem = ` + literal(strconv.FormatInt(spec.limits.workMemKB, 10)+"kB"),
-		inDB + `SET statement_timeout = ` + literal(strconv.FormatInt(max(1, spec.timeout.Milliseconds()), 10)),
-		inDB + `SET idle_in_transaction_session_timeout = ` + literal(strconv.FormatInt(max(1000, spec.timeout.Milliseconds()), 10)),
-	}
+	}, settingStatements(id, dbID, spec.limits, spec.timeout)...)
 	if spec.projection != "" {
 		stmts = append(stmts,
 			`GRANT SELECT (name, position), UPDATE (position, updated_at) ON public.projection_checkpoints TO `+id,
@@ -146,6 +139,29 @@ func ensureRole(ctx context.Context, tx pgx.Tx, spec roleSpec) error {
 		return err
 	}
 	return enterable(ctx, tx, role)
+}
+
+// roleSettings are the settings arr puts on a role in this database
+// (pg_db_role_setting's form, name=value).
+func roleSettings(l limits, timeout time.Duration) []string {
+	return []string{
+		"temp_file_limit=" + strconv.FormatInt(l.tempFileKB, 10) + "kB",
+		"work_mem=" + strconv.FormatInt(l.workMemKB, 10) + "kB",
+		"statement_timeout=" + strconv.FormatInt(max(1, timeout.Milliseconds()), 10),
+		"idle_in_transaction_session_timeout=" + strconv.FormatInt(max(1000, timeout.Milliseconds()), 10),
+	}
+}
+
+// settingStatements make roleSettings the only settings of role id (in
+// database dbID and in all).
+func settingStatements(id, dbID string, l limits, timeout time.Duration) []string {
+	inDB := `ALTER ROLE ` + id + ` IN DATABASE ` + dbID + ` `
+	stmts := []string{`ALTER ROLE ` + id + ` RESET ALL`, inDB + `RESET ALL`}
+	for _, kv := range roleSettings(l, timeout) {
+		k, v, _ := strings.Cut(kv, "=")
+		stmts = append(stmts, inDB+`SET `+k+` = `+literal(v))
+	}
+	return stmts
 }
 
 // shared are the functions of pg_catalog that PostgreSQL lets every role
