@@ -94,10 +94,16 @@ func ensureRole(ctx context.Context, tx pgx.Tx, spec roleSpec) error {
 		// only a superuser may name them in ALTER ROLE.
 		`ALTER ROLE ` + id + ` NOCREATEDB NOCREATEROLE NOINHERIT LOGIN CONNECTION LIMIT 1 PASSWORD ` + literal(spec.verifier) + ` VALID UNTIL ` + literal(until),
 	}, settingStatements(id, dbID, spec.limits, spec.timeout)...)
+	// Column-level privileges only, on the tables the role shares with
+	// arr: PostgreSQL's LOCK TABLE checks table-level privileges alone, so
+	// the role can lock none of them (it would stall every projection,
+	// /healthz and /metrics). What it held before is taken first.
+	stmts = append(stmts, `REVOKE ALL ON public.projection_checkpoints, public.projection_parked FROM `+id)
 	if spec.projection != "" {
 		stmts = append(stmts,
 			`GRANT SELECT (name, position), UPDATE (position, updated_at) ON public.projection_checkpoints TO `+id,
-			`GRANT SELECT, INSERT, UPDATE, DELETE ON public.projection_parked TO `+id)
+			`GRANT SELECT (`+parkedColumns+`), INSERT (projection, position, event_id, event_type, error),
+				UPDATE (error, attempts, parked_at, retried_at, cleared_at) ON public.projection_parked TO `+id)
 	}
 	for _, q := range stmts {
 		if _, err := tx.Exec(ctx, q); err != nil {
@@ -138,8 +144,15 @@ func ensureRole(ctx context.Context, tx pgx.Tx, spec roleSpec) error {
 	if err := revokeFunctions(ctx, tx, role); err != nil {
 		return err
 	}
+	if err := lockable(ctx, tx, role); err != nil {
+		return err
+	}
 	return enterable(ctx, tx, role)
 }
+
+// parkedColumns are the columns of public.projection_parked a
+// projection's role may read (its own rows: row-level security).
+const parkedColumns = `projection, position, event_id, event_type, error, attempts, parked_at, retried_at, cleared_at`
 
 // roleSettings are the settings arr puts on a role in this database
 // (pg_db_role_setting's form, name=value).
@@ -162,6 +175,30 @@ func settingStatements(id, dbID string, l limits, timeout time.Duration) []strin
 		stmts = append(stmts, inDB+`SET `+k+` = `+literal(v))
 	}
 	return stmts
+}
+
+// lockable refuses a role with a table-level privilege beyond SELECT on
+// a relation it does not own: LOCK TABLE asks for no more than that
+// (SELECT gives only ACCESS SHARE, which blocks nothing but ACCESS
+// EXCLUSIVE), and REFERENCES or TRIGGER would let its DDL lock the table
+// or run code on it.
+func lockable(ctx context.Context, tx pgx.Tx, role string) error {
+	var tables []string
+	rows, err := tx.Query(ctx, `SELECT c.oid::pg_catalog.regclass::pg_catalog.text FROM pg_catalog.pg_class c
+		WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p,v,m,f}') AND c.relnamespace OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace AND c.relowner OPERATOR(pg_catalog.<>) $1::pg_catalog.regrole
+		AND pg_catalog.has_table_privilege($1::pg_catalog.text, c.oid, 'INSERT,UPDATE,DELETE,TRUNCATE,REFERENCES,TRIGGER')
+		ORDER BY 1 LIMIT 20`, role)
+	if err == nil {
+		tables, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		return fmt.Errorf("checking what role %s may lock: %w", role, err)
+	}
+	if len(tables) > 0 {
+		return fmt.Errorf("role %s holds table-level privileges beyond SELECT on %s (granted to it or to PUBLIC), with which it could lock them: revoke them, then set the projection up again",
+			role, strings.Join(tables, ", "))
+	}
+	return nil
 }
 
 // shared are the functions of pg_catalog that PostgreSQL lets every role
