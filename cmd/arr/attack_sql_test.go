@@ -286,8 +286,8 @@ func TestAnalystSQLDiskLimitCoversTheCatalog(t *testing.T) {
 	s := newSandbox(t, "ARR_SQL_PROJECTION_MAX_MB=2")
 	_, errOut, code := s.arr("projections", "create", s.file(t, "catalog.sql", catalogFill), "--by", "mallory")
 	stored := count(t, s.pool, `SELECT coalesce((SELECT sum(pg_column_size(d.description)) FROM pg_description d JOIN pg_class c ON c.oid = d.objoid
-			WHERE d.classoid = 'pg_class'::regclass AND c.relnamespace = 'rm_catalog_fill'::regnamespace), 0)
-		+ coalesce((SELECT sum(pg_column_size(p.prosrc)) FROM pg_proc p WHERE p.pronamespace = 'rm_catalog_fill'::regnamespace), 0)`)
+			WHERE d.classoid = 'pg_class'::regclass AND c.relnamespace = to_regnamespace('rm_catalog_fill')), 0)
+		+ coalesce((SELECT sum(pg_column_size(p.prosrc)) FROM pg_proc p WHERE p.pronamespace = to_regnamespace('rm_catalog_fill')), 0)`)
 	t.Logf("create: exit %d %q; %d bytes in the catalogs", code, errOut, stored)
 	if code == 0 && stored > 2<<20 {
 		t.Fatalf("catalog_fill was created with %d bytes of its own in pg_description and pg_proc, past its 2 MiB limit", stored)

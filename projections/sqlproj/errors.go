@@ -116,7 +116,7 @@ type DiskLimitError struct {
 }
 
 func (e *DiskLimitError) Error() string {
-	return fmt.Sprintf("%s: %s would hold %.1f MiB of tables, past its limit of %.1f MiB (ARR_SQL_PROJECTION_MAX_MB); the batch was rolled back and the projection stopped: drop it, or raise the limit and restart arr",
+	return fmt.Sprintf("%s: %s would hold %.1f MiB (its tables, the catalog rows of its objects and its parked events), past its limit of %.1f MiB (ARR_SQL_PROJECTION_MAX_MB); the batch was rolled back and the projection stopped: drop it, or raise the limit and restart arr",
 		projections.StoppedMarker, e.Schema, float64(e.Bytes)/(1<<20), float64(e.Limit)/(1<<20))
 }
 
