@@ -201,17 +201,26 @@ func lockable(ctx context.Context, tx pgx.Tx, role string) error {
 	return nil
 }
 
-// shared are the functions of pg_catalog that PostgreSQL lets every role
-// run and that reach past a projection's schema: NOTIFY on any channel
-// (arr's processes listen on theirs), the advisory locks (arr's
-// projections and its head signer hold theirs), large objects (disk
-// outside the schema, kept after the projection's transaction) and
+// sharedFunctions are the functions a projection's role may run that are
+// neither its own nor pg_catalog's core: those of every other schema it
+// may use (the extensions' members in public, pg_trgm's and PostGIS's,
+// whose C code may not check for interrupts, so a statement in one
+// outlives the statement timeout and pg_terminate_backend;
+// information_schema's), and the functions of pg_catalog that PostgreSQL
+// lets every role run and that reach past a projection's schema: NOTIFY
+// on any channel (arr's processes listen on theirs), the advisory locks
+// (arr's projections and its head signer hold theirs), large objects
+// (disk outside the schema, kept after the projection's transaction) and
 // logical decoding messages (WAL). The SQL statement NOTIFY cannot be
 // revoked: arr's listeners take notifications as wake-ups only.
-const sharedFunctions = `SELECT p.oid::pg_catalog.regprocedure::pg_catalog.text FROM pg_catalog.pg_proc p
-WHERE p.pronamespace OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace
-  AND (p.proname OPERATOR(pg_catalog.~) '^pg_(try_)?advisory_'
-    OR p.proname OPERATOR(pg_catalog.=) ANY ('{pg_notify,lo_creat,lo_create,lo_from_bytea,lo_import,pg_logical_emit_message}'::pg_catalog.name[]))
+const sharedFunctions = `SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(p.proname)
+	OPERATOR(pg_catalog.||) '(' OPERATOR(pg_catalog.||) pg_catalog.pg_get_function_identity_arguments(p.oid) OPERATOR(pg_catalog.||) ')'
+FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+WHERE ((n.nspname OPERATOR(pg_catalog.=) 'pg_catalog'
+    AND (p.proname OPERATOR(pg_catalog.~) '^pg_(try_)?advisory_'
+      OR p.proname OPERATOR(pg_catalog.=) ANY ('{pg_notify,lo_creat,lo_create,lo_from_bytea,lo_import,pg_logical_emit_message}'::pg_catalog.name[])))
+  OR (n.nspname OPERATOR(pg_catalog.<>) 'pg_catalog' AND p.proowner OPERATOR(pg_catalog.<>) $1::pg_catalog.regrole
+    AND pg_catalog.has_schema_privilege($1::pg_catalog.text, n.oid, 'USAGE')))
   AND pg_catalog.has_function_privilege($1::pg_catalog.text, p.oid, 'EXECUTE')
 ORDER BY 1`
 
@@ -233,28 +242,36 @@ func revokeFunctions(ctx context.Context, tx pgx.Tx, role string) error {
 	if _, err := tx.Exec(ctx, RevokeStatements(fns, "CURRENT_USER")); err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "42501" {
-			return fmt.Errorf("role %s could run %s (granted to PUBLIC), and arr's database user may not revoke that: have a superuser run %q in this database once, then set the projection up again",
-				role, strings.Join(fns, ", "), RevokeStatements(fns, "<arr's user>"))
+			return fmt.Errorf("role %s could run %d functions that are neither its own nor pg_catalog's (granted to PUBLIC: %s), and arr's database user may not revoke that: have a superuser run scripts/superuser-setup.sql in this database once (after creating the extensions), then set the projection up again",
+				role, len(fns), shortList(fns))
 		}
-		return fmt.Errorf("keeping role %s from running %s: %w", role, strings.Join(fns, ", "), err)
+		return fmt.Errorf("keeping role %s from running %s: %w", role, shortList(fns), err)
 	}
 	if fns, err = granted(); err != nil {
 		return err
 	}
 	if len(fns) > 0 {
-		return fmt.Errorf("role %s can run %s (granted to it or to PUBLIC): revoke that, then set the projection up again", role, strings.Join(fns, ", "))
+		return fmt.Errorf("role %s can run %s (granted to it or to PUBLIC), functions outside pg_catalog and its schema: revoke that, then set the projection up again", role, shortList(fns))
 	}
 	return nil
 }
 
-// RevokeStatements are the statements that take functions (signatures of
-// pg_catalog) from PUBLIC and give them to user.
+// RevokeStatements are the statements that take functions (qualified
+// signatures) from PUBLIC and give them to user.
 func RevokeStatements(functions []string, user string) string {
 	var b strings.Builder
 	for _, f := range functions {
-		fmt.Fprintf(&b, "REVOKE EXECUTE ON FUNCTION pg_catalog.%s FROM PUBLIC; GRANT EXECUTE ON FUNCTION pg_catalog.%s TO %s; ", f, f, user)
+		fmt.Fprintf(&b, "REVOKE EXECUTE ON ROUTINE %s FROM PUBLIC; GRANT EXECUTE ON ROUTINE %s TO %s; ", f, f, user)
 	}
 	return strings.TrimSuffix(b.String(), " ")
+}
+
+// shortList names the first few of fns.
+func shortList(fns []string) string {
+	if len(fns) <= 5 {
+		return strings.Join(fns, ", ")
+	}
+	return strings.Join(fns[:5], ", ") + fmt.Sprintf(" and %d more", len(fns)-5)
 }
 
 // enterable makes sure arr's user may end role's sessions with
