@@ -413,4 +413,20 @@ func TestTheRoleCanLockNothingItShares(t *testing.T) {
 		}
 	}
 	t.Logf("%d locks of %d tables refused", tried, len(tables))
+
+	// The role's settings for later sessions are arr's again at arr's next
+	// login, whatever the role set.
+	for _, q := range []string{
+		`ALTER ROLE CURRENT_USER IN DATABASE ` + dbName(t, h) + ` SET idle_in_transaction_session_timeout = 0`,
+		`ALTER ROLE CURRENT_USER SET work_mem = '1GB'`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	conn.Close(ctx)
+	res := h.query(t, p.Name(), "SELECT current_setting('idle_in_transaction_session_timeout') AS idle, current_setting('work_mem') AS mem")
+	if len(res.Rows) != 1 || sqlproj.Text(res.Rows[0][0]) == "0" || sqlproj.Text(res.Rows[0][1]) == "1GB" {
+		t.Fatalf("arr's session of the role after the role changed its settings: %v, want arr's", res.Rows)
+	}
 }
