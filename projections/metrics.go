@@ -73,7 +73,7 @@ func (g parkedGauge) Collect(ch chan<- prometheus.Metric) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Second)
 	defer cancel()
 	rows, err := g.pool.Query(ctx, `SELECT c.name, count(p.position) FROM projection_checkpoints c
-		LEFT JOIN projection_parked p ON p.projection = c.name WHERE c.name NOT LIKE 'fanout:%' GROUP BY c.name`)
+		LEFT JOIN projection_parked p ON p.projection = c.name AND p.cleared_at IS NULL WHERE c.name NOT LIKE 'fanout:%' GROUP BY c.name`)
 	if err != nil {
 		ch <- prometheus.NewInvalidMetric(parkedDesc, err)
 		return

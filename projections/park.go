@@ -132,7 +132,8 @@ func insertParked(ctx context.Context, tx pgx.Tx, parked []ParkedEvent) error {
 	for _, pe := range parked {
 		if _, err := tx.Exec(ctx, `INSERT INTO public.projection_parked (projection, position, event_id, event_type, error)
 			VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (projection, position) DO UPDATE SET error = EXCLUDED.error, attempts = projection_parked.attempts + 1, parked_at = now()`,
+			ON CONFLICT (projection, position) DO UPDATE SET error = EXCLUDED.error, parked_at = now(), cleared_at = NULL,
+				attempts = CASE WHEN projection_parked.cleared_at IS NULL THEN projection_parked.attempts + 1 ELSE 1 END`,
 			pe.Projection, int64(pe.Position), pe.EventID, pe.EventType, truncate(text.Clean(pe.Error), 2000)); err != nil {
 			return fmt.Errorf("parking event %d: %w", pe.Position, err)
 		}
@@ -219,12 +220,26 @@ func (r *Runner) reportParked(parked []ParkedEvent) {
 }
 
 // replaceParked sets projection name's parked events in (from, upTo] to
-// those a rebuild parked, in the rebuild's swap transaction.
+// those a rebuild parked, in the rebuild's swap transaction: the others
+// are marked cleared (a SQL projection's role may not delete them, see
+// migration 00061; purgeCleared does, later, in arr's own session).
 func replaceParked(ctx context.Context, tx pgx.Tx, name string, from, upTo uint64, parked []ParkedEvent) error {
-	if _, err := tx.Exec(ctx, `DELETE FROM public.projection_parked WHERE projection = $1 AND position > $2 AND position <= $3`, name, int64(from), int64(upTo)); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE public.projection_parked SET cleared_at = now()
+		WHERE projection = $1 AND position > $2 AND position <= $3 AND cleared_at IS NULL`, name, int64(from), int64(upTo)); err != nil {
 		return fmt.Errorf("clearing parked events: %w", err)
 	}
 	return insertParked(ctx, tx, parked)
+}
+
+// purgeCleared deletes projection name's cleared parked events, in a
+// session of arr's own (pool).
+func purgeCleared(ctx context.Context, pool interface {
+	Exec(context.Context, string, ...any) (pgconn.CommandTag, error)
+}, name string) error {
+	if _, err := pool.Exec(ctx, `DELETE FROM public.projection_parked WHERE projection = $1 AND cleared_at IS NOT NULL`, name); err != nil {
+		return fmt.Errorf("deleting cleared parked events of %s: %w", name, err)
+	}
+	return nil
 }
 
 func truncate(s string, n int) string {

@@ -57,9 +57,9 @@ func ListParked(ctx context.Context, pool *pgxpool.Pool, q ParkedQuery) (ParkedP
 			return err
 		}
 		rows, err := tx.Query(ctx, `WITH cut AS (
-				SELECT position FROM projection_parked WHERE ($1 = '' OR projection = $1) AND position > $2 ORDER BY position LIMIT $3)
+				SELECT position FROM projection_parked WHERE cleared_at IS NULL AND ($1 = '' OR projection = $1) AND position > $2 ORDER BY position LIMIT $3)
 			SELECT projection, position, event_id::text, event_type, error, attempts, parked_at, retried_at
-			FROM projection_parked WHERE ($1 = '' OR projection = $1) AND position > $2 AND position <= (SELECT max(position) FROM cut)
+			FROM projection_parked WHERE cleared_at IS NULL AND ($1 = '' OR projection = $1) AND position > $2 AND position <= (SELECT max(position) FROM cut)
 			ORDER BY position, projection`, q.Projection, int64(q.After), q.Limit)
 		if err != nil {
 			return err
@@ -72,7 +72,7 @@ func ListParked(ctx context.Context, pool *pgxpool.Pool, q ParkedQuery) (ParkedP
 		}
 		last := page.Events[len(page.Events)-1].Position
 		var more bool
-		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projection_parked WHERE ($1 = '' OR projection = $1) AND position > $2)`,
+		if err := tx.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projection_parked WHERE cleared_at IS NULL AND ($1 = '' OR projection = $1) AND position > $2)`,
 			q.Projection, int64(last)).Scan(&more); err != nil {
 			return err
 		}
@@ -119,6 +119,6 @@ type rowQuerier interface {
 
 func countParked(ctx context.Context, q rowQuerier, name string) (int64, error) {
 	var n int64
-	err := q.QueryRow(ctx, `SELECT count(*) FROM projection_parked WHERE $1 = '' OR projection = $1`, name).Scan(&n)
+	err := q.QueryRow(ctx, `SELECT count(*) FROM projection_parked WHERE cleared_at IS NULL AND ($1 = '' OR projection = $1)`, name).Scan(&n)
 	return n, err
 }

@@ -259,6 +259,10 @@ func (r *Runner) install(ctx context.Context, tx pgx.Tx, p Projection, from, pos
 		if err := replaceParked(ctx, tx, name, from, pos, parked); err != nil {
 			return err
 		}
+		// tx is arr's own (the swap's), which may delete.
+		if err := purgeCleared(ctx, tx, name); err != nil {
+			return err
+		}
 	}
 	liveID, shadowID, retiredID := pgx.Identifier{Schema(name)}.Sanitize(), pgx.Identifier{shadowSchema(name)}.Sanitize(), pgx.Identifier{retiredSchema(name)}.Sanitize()
 	stmts := []string{

@@ -44,7 +44,7 @@ func (r *Runner) RetryParked(ctx context.Context, name string, progress Progress
 		return RetryResult{}, err
 	}
 	var upTo, total int64
-	if err := r.pool.QueryRow(ctx, `SELECT coalesce(max(position), 0), count(*) FROM public.projection_parked WHERE projection = $1`, name).Scan(&upTo, &total); err != nil {
+	if err := r.pool.QueryRow(ctx, `SELECT coalesce(max(position), 0), count(*) FROM public.projection_parked WHERE projection = $1 AND cleared_at IS NULL`, name).Scan(&upTo, &total); err != nil {
 		return RetryResult{}, fmt.Errorf("retrying parked events of %s: %w", name, err)
 	}
 	var res RetryResult
@@ -91,6 +91,9 @@ func (r *Runner) RetryParked(ctx context.Context, name string, progress Progress
 			progress(tried, max(tried, uint64(total)))
 		}
 	}
+	if err := purgeCleared(ctx, r.pool, name); err != nil {
+		return res, err
+	}
 	if res.StillParked, err = CountParked(ctx, r.pool, name); err != nil {
 		return res, err
 	}
@@ -100,7 +103,7 @@ func (r *Runner) RetryParked(ctx context.Context, name string, progress Progress
 // parkedBatch reads the next retryBatch events name parked in (after, upTo].
 func (r *Runner) parkedBatch(ctx context.Context, name string, after, upTo int64) ([]ParkedEvent, error) {
 	rows, err := r.pool.Query(ctx, `SELECT projection, position, event_id::text, event_type, error, attempts, parked_at, retried_at
-		FROM public.projection_parked WHERE projection = $1 AND position > $2 AND position <= $3 ORDER BY position LIMIT $4`,
+		FROM public.projection_parked WHERE projection = $1 AND position > $2 AND position <= $3 AND cleared_at IS NULL ORDER BY position LIMIT $4`,
 		name, after, upTo, retryBatch)
 	if err != nil {
 		return nil, fmt.Errorf("reading parked events: %w", err)
@@ -130,12 +133,12 @@ func (r *Runner) retryOne(ctx context.Context, tx pgx.Tx, p Projection, pe *Park
 	if len(again) > 0 {
 		pe.Error, pe.Attempts = truncate(text.Clean(again[0].Error), 2000), pe.Attempts+1
 		if _, err := tx.Exec(ctx, `UPDATE public.projection_parked SET error = $3, attempts = attempts + 1, retried_at = now()
-			WHERE projection = $1 AND position = $2`, pe.Projection, int64(pe.Position), pe.Error); err != nil {
+			WHERE projection = $1 AND position = $2 AND cleared_at IS NULL`, pe.Projection, int64(pe.Position), pe.Error); err != nil {
 			return false, fmt.Errorf("updating parked event %d: %w", pe.Position, err)
 		}
 		return false, nil
 	}
-	if _, err := tx.Exec(ctx, `DELETE FROM public.projection_parked WHERE projection = $1 AND position = $2`, pe.Projection, int64(pe.Position)); err != nil {
+	if _, err := tx.Exec(ctx, `UPDATE public.projection_parked SET cleared_at = now(), retried_at = now() WHERE projection = $1 AND position = $2 AND cleared_at IS NULL`, pe.Projection, int64(pe.Position)); err != nil {
 		return false, fmt.Errorf("unparking event %d: %w", pe.Position, err)
 	}
 	return true, nil

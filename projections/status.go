@@ -85,7 +85,7 @@ func (s *Status) Checkpoints(ctx context.Context) ([]Checkpoint, error) {
 // head, its parked events and whether it is failing now.
 func (s *Status) Health(ctx context.Context, head uint64) (map[string]Health, error) {
 	rows, err := s.pool.Query(ctx, `SELECT c.name, c.position, greatest($1::bigint - c.position, 0),
-		(SELECT count(*) FROM projection_parked p WHERE p.projection = c.name), f.since, coalesce(f.error, '')
+		(SELECT count(*) FROM projection_parked p WHERE p.projection = c.name AND p.cleared_at IS NULL), f.since, coalesce(f.error, '')
 		FROM projection_checkpoints c LEFT JOIN projection_faults f ON f.projection = c.name AND c.position <= f.position
 		ORDER BY c.name`, int64(head))
 	if err != nil {

@@ -17,22 +17,34 @@
 -- PostGIS is not a trusted extension: only a superuser may create it.
 CREATE EXTENSION IF NOT EXISTS postgis;
 
--- The functions of pg_catalog that every role may run and that reach past
--- a SQL projection's schema (NOTIFY on arr's channels, the advisory locks
--- arr's projections hold, large objects, logical decoding messages) are
--- taken from PUBLIC in this database; arr's role keeps them.
+-- pg_trgm backs the records service's search (migration 00050 creates it
+-- too); created here so that its functions are taken from PUBLIC below.
+CREATE EXTENSION IF NOT EXISTS pg_trgm;
+
+-- A SQL projection's role may run only pg_catalog's functions and its
+-- own (projections/sqlproj, ensureRole): every function outside
+-- pg_catalog that PUBLIC may run (the extensions', whose C code may not
+-- check for interrupts; information_schema's) and the functions of
+-- pg_catalog that reach past a projection's schema (NOTIFY on arr's
+-- channels, the advisory locks arr's projections hold, large objects,
+-- logical decoding messages) are taken from PUBLIC in this database;
+-- arr's role keeps them. Run this again after creating an extension.
 SET arr.setup_role = :'arr_role';
 DO $setup$
 DECLARE
-  f regprocedure;
+  f text;
 BEGIN
-  FOR f IN SELECT p.oid::regprocedure FROM pg_catalog.pg_proc p
-    WHERE p.pronamespace = 'pg_catalog'::regnamespace
-      AND (p.proname ~ '^pg_(try_)?advisory_'
-        OR p.proname = ANY ('{pg_notify,lo_creat,lo_create,lo_from_bytea,lo_import,pg_logical_emit_message}'::name[]))
+  FOR f IN SELECT quote_ident(n.nspname) || '.' || quote_ident(p.proname) || '(' || pg_get_function_identity_arguments(p.oid) || ')'
+    FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid = p.pronamespace
+    WHERE ((n.nspname = 'pg_catalog'
+        AND (p.proname ~ '^pg_(try_)?advisory_'
+          OR p.proname = ANY ('{pg_notify,lo_creat,lo_create,lo_from_bytea,lo_import,pg_logical_emit_message}'::name[])))
+      OR n.nspname NOT IN ('pg_catalog', 'pg_toast'))
+      AND EXISTS (SELECT 1 FROM aclexplode(coalesce(p.proacl, acldefault('f', p.proowner))) a
+        WHERE a.grantee = 0 AND a.privilege_type = 'EXECUTE')
   LOOP
-    EXECUTE format('REVOKE EXECUTE ON FUNCTION %s FROM PUBLIC', f);
-    EXECUTE format('GRANT EXECUTE ON FUNCTION %s TO %I', f, current_setting('arr.setup_role'));
+    EXECUTE format('REVOKE EXECUTE ON ROUTINE %s FROM PUBLIC', f);
+    EXECUTE format('GRANT EXECUTE ON ROUTINE %s TO %I', f, current_setting('arr.setup_role'));
   END LOOP;
 END
 $setup$;

@@ -101,7 +101,7 @@ applied so far stay applied; run it again for the rest.`,
 			} else {
 				fmt.Fprintf(w, "%s: %d parked event(s) applied, %d still parked\n", name, res.Applied, res.StillParked)
 				for _, pe := range res.Failing {
-					fmt.Fprintf(w, "  position %d (%s): %s\n", pe.Position, pe.EventType, pe.Error)
+					fmt.Fprintf(w, "  position %d (%s): %s\n", pe.Position, shown(pe.EventType), shown(pe.Error))
 				}
 				if res.StillParked > int64(len(res.Failing)) {
 					fmt.Fprintf(w, "  (arr projections parked %s lists all %d)\n", name, res.StillParked)
@@ -128,7 +128,7 @@ func printParked(w io.Writer, q projections.ParkedQuery, page projections.Parked
 		tw := tabwriter.NewWriter(w, 0, 4, 2, ' ', 0)
 		fmt.Fprintln(tw, "PROJECTION\tPOSITION\tTYPE\tATTEMPTS\tPARKED\tERROR")
 		for _, pe := range page.Events {
-			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\n", pe.Projection, pe.Position, pe.EventType, pe.Attempts, pe.ParkedAt.Format(time.RFC3339), pe.Error)
+			fmt.Fprintf(tw, "%s\t%d\t%s\t%d\t%s\t%s\n", shown(pe.Projection), pe.Position, shown(pe.EventType), pe.Attempts, pe.ParkedAt.Format(time.RFC3339), shown(pe.Error))
 		}
 		if err := tw.Flush(); err != nil {
 			return err

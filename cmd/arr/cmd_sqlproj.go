@@ -284,12 +284,16 @@ func (r *resultWriter) close() error {
 	case "table":
 		tw := tabwriter.NewWriter(r.w, 0, 4, 2, ' ', 0)
 		if len(r.cols) > 0 {
-			fmt.Fprintln(tw, strings.Join(r.cols, "\t"))
+			cols := make([]string, len(r.cols))
+			for i, c := range r.cols {
+				cols[i] = shown(strings.NewReplacer("\t", " ", "\n", " ").Replace(c))
+			}
+			fmt.Fprintln(tw, strings.Join(cols, "\t"))
 		}
 		for _, row := range r.rows {
 			vals := make([]string, len(row))
 			for i, v := range row {
-				vals[i] = strings.NewReplacer("\t", " ", "\n", " ").Replace(sqlproj.Text(v))
+				vals[i] = shown(strings.NewReplacer("\t", " ", "\n", " ").Replace(sqlproj.Text(v)))
 			}
 			fmt.Fprintln(tw, strings.Join(vals, "\t"))
 		}

@@ -41,15 +41,15 @@ func reportError(w io.Writer, err error) int {
 	if errors.As(err, &ce) {
 		// One line per bad setting: the variable, the value, what it takes.
 		for _, e := range ce {
-			fmt.Fprintf(w, "arr: configuration: %v\n", e)
+			fmt.Fprintf(w, "arr: configuration: %s\n", shown(e.Error()))
 		}
 		return 2
 	}
 	p := httpx.ProblemOf(err)
 	if p.Status >= 500 {
-		fmt.Fprintf(w, "arr: %v\n", err)
+		fmt.Fprintf(w, "arr: %s\n", shown(err.Error()))
 		return 1
 	}
-	fmt.Fprintf(w, "arr: %s (%d %s)\n", p.Message, p.Status, p.Code)
+	fmt.Fprintf(w, "arr: %s (%d %s)\n", shown(p.Message), p.Status, p.Code)
 	return 2
 }

@@ -123,3 +123,46 @@ func firstInvalid(s string) int {
 	}
 	return 0
 }
+
+// Escape makes text safe to show on a terminal or in a log line: invalid
+// UTF-8 becomes U+FFFD and every control character Control refuses (ESC,
+// BEL, CR, the C1 controls, …) is written as a Go escape (\x1b, \r,
+// \u009b). Text that has none is returned as it is.
+func Escape(s string) string {
+	if Valid(s) {
+		return s
+	}
+	s = strings.ToValidUTF8(s, "\uFFFD")
+	var b strings.Builder
+	b.Grow(len(s) + 8)
+	for _, r := range s {
+		switch {
+		case r == '\r':
+			b.WriteString(`\r`)
+		case r < 0x80 && Control(r):
+			fmt.Fprintf(&b, `\x%02x`, r)
+		case Control(r):
+			fmt.Fprintf(&b, `\u%04x`, r)
+		default:
+			b.WriteRune(r)
+		}
+	}
+	return b.String()
+}
+
+// Bound is Escape(s) cut to at most n characters, saying how much was
+// left out.
+func Bound(s string, n int) string {
+	s = Escape(s)
+	if utf8.RuneCountInString(s) <= n {
+		return s
+	}
+	i := 0
+	for off := range s {
+		if i == n {
+			return s[:off] + fmt.Sprintf("… (%d bytes more)", len(s)-off)
+		}
+		i++
+	}
+	return s
+}

@@ -100,7 +100,7 @@ func (e *Engine) Parse(file, src string) (*Definition, error) {
 func (e *Engine) Role(name string) string { return roleName(e.dbOID, name) }
 
 func (e *Engine) guard(name string) *guard {
-	return &guard{name: name, role: e.Role(name), timeout: e.cfg.StatementTimeout, limits: e.limits(), maxBytes: e.cfg.MaxBytes}
+	return &guard{name: name, role: e.Role(name), timeout: e.cfg.StatementTimeout, limits: e.limits(), maxBytes: e.cfg.MaxBytes, parked: true}
 }
 
 // limits are the resources one call may use, in kB as PostgreSQL counts.

@@ -44,8 +44,12 @@ type guard struct {
 	// shown is the schema errors name, if not the one called (a check's
 	// scratch schema stands for the projection's).
 	shown string
-	// maxBytes bounds the schema's tables (measure).
+	// maxBytes bounds what the role's session stores (measure): the
+	// schema's relations, the catalog rows of its objects and, if parked,
+	// the role's rows of public.projection_parked (a check's scratch role
+	// has none, and may not read the table).
 	maxBytes int64
+	parked   bool
 }
 
 // forbidden is a ForbiddenObjectError for objects of schema, if any.
@@ -244,19 +248,52 @@ func sessionUser(ctx context.Context, tx pgx.Tx) (string, error) {
 
 // sizeQuery is the size on disk of schema $1's tables, materialized
 // views and sequences, with their indexes and TOAST.
-const sizeQuery = `SELECT COALESCE(pg_catalog.sum(pg_catalog.pg_total_relation_size(c.oid)), 0)::pg_catalog.int8
-FROM pg_catalog.pg_class c WHERE c.relnamespace OPERATOR(pg_catalog.=) (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text)
-  AND c.relkind OPERATOR(pg_catalog.=) ANY ('{r,m,S}'::pg_catalog."char"[])`
+const sizeQuery = `WITH ns AS (SELECT n.oid FROM pg_catalog.pg_namespace n WHERE n.nspname OPERATOR(pg_catalog.=) $1::pg_catalog.text),
+rel AS (SELECT c.oid, c.relkind, pg_catalog.pg_column_size(c.*) AS size FROM pg_catalog.pg_class c WHERE c.relnamespace OPERATOR(pg_catalog.=) (SELECT oid FROM ns)),
+obj AS (
+  SELECT oid, size FROM rel
+  UNION ALL SELECT p.oid, pg_catalog.pg_column_size(p.*) FROM pg_catalog.pg_proc p WHERE p.pronamespace OPERATOR(pg_catalog.=) (SELECT oid FROM ns)
+  UNION ALL SELECT t.oid, pg_catalog.pg_column_size(t.*) FROM pg_catalog.pg_type t WHERE t.typnamespace OPERATOR(pg_catalog.=) (SELECT oid FROM ns)
+  UNION ALL SELECT k.oid, pg_catalog.pg_column_size(k.*) FROM pg_catalog.pg_constraint k WHERE k.connamespace OPERATOR(pg_catalog.=) (SELECT oid FROM ns)
+  UNION ALL SELECT o.oid, pg_catalog.pg_column_size(o.*) FROM pg_catalog.pg_operator o WHERE o.oprnamespace OPERATOR(pg_catalog.=) (SELECT oid FROM ns)
+  UNION ALL SELECT x.oid, pg_catalog.pg_column_size(x.*) FROM pg_catalog.pg_statistic_ext x WHERE x.stxnamespace OPERATOR(pg_catalog.=) (SELECT oid FROM ns)
+  UNION ALL SELECT co.oid, pg_catalog.pg_column_size(co.*) FROM pg_catalog.pg_collation co WHERE co.collnamespace OPERATOR(pg_catalog.=) (SELECT oid FROM ns)
+  UNION ALL SELECT r.oid, pg_catalog.pg_column_size(r.*) FROM pg_catalog.pg_rewrite r WHERE r.ev_class OPERATOR(pg_catalog.=) ANY (SELECT oid FROM rel)
+  UNION ALL SELECT d.oid, pg_catalog.pg_column_size(d.*) FROM pg_catalog.pg_attrdef d WHERE d.adrelid OPERATOR(pg_catalog.=) ANY (SELECT oid FROM rel)
+  UNION ALL SELECT tg.oid, pg_catalog.pg_column_size(tg.*) FROM pg_catalog.pg_trigger tg WHERE tg.tgrelid OPERATOR(pg_catalog.=) ANY (SELECT oid FROM rel)
+  UNION ALL SELECT pl.oid, pg_catalog.pg_column_size(pl.*) FROM pg_catalog.pg_policy pl WHERE pl.polrelid OPERATOR(pg_catalog.=) ANY (SELECT oid FROM rel)
+  UNION ALL SELECT oid, 0 FROM ns)
+SELECT (COALESCE((SELECT pg_catalog.sum(pg_catalog.pg_total_relation_size(oid)) FROM rel WHERE relkind OPERATOR(pg_catalog.=) ANY ('{r,m,S}'::pg_catalog."char"[])), 0)
+  OPERATOR(pg_catalog.+) COALESCE((SELECT pg_catalog.sum(size) FROM obj), 0)
+  OPERATOR(pg_catalog.+) COALESCE((SELECT pg_catalog.sum(pg_catalog.pg_column_size(a.*)) FROM pg_catalog.pg_attribute a WHERE a.attrelid OPERATOR(pg_catalog.=) ANY (SELECT oid FROM rel)), 0)
+  OPERATOR(pg_catalog.+) COALESCE((SELECT pg_catalog.sum(pg_catalog.pg_column_size(i.*)) FROM pg_catalog.pg_index i WHERE i.indrelid OPERATOR(pg_catalog.=) ANY (SELECT oid FROM rel)), 0)
+  OPERATOR(pg_catalog.+) COALESCE((SELECT pg_catalog.sum(pg_catalog.pg_column_size(ds.*)) FROM pg_catalog.pg_description ds WHERE ds.objoid OPERATOR(pg_catalog.=) ANY (SELECT oid FROM obj)), 0)
+  OPERATOR(pg_catalog.+) COALESCE((SELECT pg_catalog.sum(pg_catalog.pg_column_size(dp.*)) FROM pg_catalog.pg_depend dp WHERE dp.objid OPERATOR(pg_catalog.=) ANY (SELECT oid FROM obj)), 0)
+  )::pg_catalog.int8`
 
-// measure is a DiskLimitError if schema's tables, as tx sees them, are
-// past the limit.
+// parkedSizeQuery is the size of the rows of projection_parked the
+// session's role may see (row-level security: its own projection's),
+// which it may write itself.
+const parkedSizeQuery = `SELECT COALESCE(pg_catalog.sum(pg_catalog.pg_column_size(p.*)), 0)::pg_catalog.int8 FROM public.projection_parked p`
+
+// measure is a DiskLimitError if what the role's session stores, as tx
+// sees it, is past the limit: everything it can write, its schema's
+// relations, the catalog rows of the schema's objects (comments, function
+// bodies, view rules, defaults, constraints, …) and its rows of
+// projection_parked.
 func (g *guard) measure(ctx context.Context, tx pgx.Tx, schema string) error {
 	if g.maxBytes <= 0 {
 		return nil
 	}
-	var size int64
+	var size, parked int64
 	if err := tx.QueryRow(ctx, sizeQuery, schema).Scan(&size); err != nil {
 		return fmt.Errorf("measuring %s: %w", schema, err)
+	}
+	if g.parked {
+		if err := tx.QueryRow(ctx, parkedSizeQuery).Scan(&parked); err != nil {
+			return fmt.Errorf("measuring the parked events of %s: %w", schema, err)
+		}
+		size += parked
 	}
 	if size > g.maxBytes {
 		return &DiskLimitError{Schema: cmp.Or(g.shown, schema), Bytes: size, Limit: g.maxBytes}

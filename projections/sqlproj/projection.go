@@ -163,6 +163,7 @@ func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.
 	if err != nil {
 		return err
 	}
+	start := time.Now()
 	err = p.g.call(ctx, tx, schema, p.prog.applyFn(), nil, args...)
 	if err == nil {
 		err = p.g.measure(ctx, tx, schema)
@@ -171,10 +172,10 @@ func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) {
 			if pl, ok := p.prog.locate(pgErr.Where); ok {
-				return p.def.stmtError(pl.what, pl.st, pl.m, "", pl.text, err)
+				err = p.def.stmtError(pl.what, pl.st, pl.m, "", pl.text, err)
 			}
 		}
-		return err
+		return untrusted(ctx, tx.Conn().IsClosed(), time.Since(start), p.g.timeout, err)
 	}
 	return nil
 }

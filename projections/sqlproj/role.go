@@ -89,22 +89,21 @@ func ensureRole(ctx context.Context, tx pgx.Tx, spec roleSpec) error {
 		return err
 	}
 	dbID := pgx.Identifier{db}.Sanitize()
-	inDB := `ALTER ROLE ` + id + ` IN DATABASE ` + dbID + ` `
-	stmts := []string{
+	stmts := append([]string{
 		// Superuser, replication and bypassrls were read as off above;
 		// only a superuser may name them in ALTER ROLE.
 		`ALTER ROLE ` + id + ` NOCREATEDB NOCREATEROLE NOINHERIT LOGIN CONNECTION LIMIT 1 PASSWORD ` + literal(spec.verifier) + ` VALID UNTIL ` + literal(until),
-		`ALTER ROLE ` + id + ` RESET ALL`,
-		inDB + `RESET ALL`,
-		inDB + `SET temp_file_limit = ` + literal(strconv.FormatInt(spec.limits.tempFileKB, 10)+"kB"),
-		inDB + `SET work_mem = ` + literal(strconv.FormatInt(spec.limits.workMemKB, 10)+"kB"),
-		inDB + `SET statement_timeout = ` + literal(strconv.FormatInt(max(1, spec.timeout.Milliseconds()), 10)),
-		inDB + `SET idle_in_transaction_session_timeout = ` + literal(strconv.FormatInt(max(1000, spec.timeout.Milliseconds()), 10)),
-	}
+	}, settingStatements(id, dbID, spec.limits, spec.timeout)...)
+	// Column-level privileges only, on the tables the role shares with
+	// arr: PostgreSQL's LOCK TABLE checks table-level privileges alone, so
+	// the role can lock none of them (it would stall every projection,
+	// /healthz and /metrics). What it held before is taken first.
+	stmts = append(stmts, `REVOKE ALL ON public.projection_checkpoints, public.projection_parked FROM `+id)
 	if spec.projection != "" {
 		stmts = append(stmts,
 			`GRANT SELECT (name, position), UPDATE (position, updated_at) ON public.projection_checkpoints TO `+id,
-			`GRANT SELECT, INSERT, UPDATE, DELETE ON public.projection_parked TO `+id)
+			`GRANT SELECT (`+parkedColumns+`), INSERT (projection, position, event_id, event_type, error),
+				UPDATE (error, attempts, parked_at, retried_at, cleared_at) ON public.projection_parked TO `+id)
 	}
 	for _, q := range stmts {
 		if _, err := tx.Exec(ctx, q); err != nil {
@@ -145,20 +144,83 @@ func ensureRole(ctx context.Context, tx pgx.Tx, spec roleSpec) error {
 	if err := revokeFunctions(ctx, tx, role); err != nil {
 		return err
 	}
+	if err := lockable(ctx, tx, role); err != nil {
+		return err
+	}
 	return enterable(ctx, tx, role)
 }
 
-// shared are the functions of pg_catalog that PostgreSQL lets every role
-// run and that reach past a projection's schema: NOTIFY on any channel
-// (arr's processes listen on theirs), the advisory locks (arr's
-// projections and its head signer hold theirs), large objects (disk
-// outside the schema, kept after the projection's transaction) and
+// parkedColumns are the columns of public.projection_parked a
+// projection's role may read (its own rows: row-level security).
+const parkedColumns = `projection, position, event_id, event_type, error, attempts, parked_at, retried_at, cleared_at`
+
+// roleSettings are the settings arr puts on a role in this database
+// (pg_db_role_setting's form, name=value).
+func roleSettings(l limits, timeout time.Duration) []string {
+	return []string{
+		"temp_file_limit=" + strconv.FormatInt(l.tempFileKB, 10) + "kB",
+		"work_mem=" + strconv.FormatInt(l.workMemKB, 10) + "kB",
+		"statement_timeout=" + strconv.FormatInt(max(1, timeout.Milliseconds()), 10),
+		"idle_in_transaction_session_timeout=" + strconv.FormatInt(max(1000, timeout.Milliseconds()), 10),
+	}
+}
+
+// settingStatements make roleSettings the only settings of role id (in
+// database dbID and in all).
+func settingStatements(id, dbID string, l limits, timeout time.Duration) []string {
+	inDB := `ALTER ROLE ` + id + ` IN DATABASE ` + dbID + ` `
+	stmts := []string{`ALTER ROLE ` + id + ` RESET ALL`, inDB + `RESET ALL`}
+	for _, kv := range roleSettings(l, timeout) {
+		k, v, _ := strings.Cut(kv, "=")
+		stmts = append(stmts, inDB+`SET `+k+` = `+literal(v))
+	}
+	return stmts
+}
+
+// lockable refuses a role with a table-level privilege beyond SELECT on
+// a relation it does not own: LOCK TABLE asks for no more than that
+// (SELECT gives only ACCESS SHARE, which blocks nothing but ACCESS
+// EXCLUSIVE), and REFERENCES or TRIGGER would let its DDL lock the table
+// or run code on it.
+func lockable(ctx context.Context, tx pgx.Tx, role string) error {
+	var tables []string
+	rows, err := tx.Query(ctx, `SELECT c.oid::pg_catalog.regclass::pg_catalog.text FROM pg_catalog.pg_class c
+		WHERE c.relkind OPERATOR(pg_catalog.=) ANY ('{r,p,v,m,f}') AND c.relnamespace OPERATOR(pg_catalog.<>) 'pg_catalog'::pg_catalog.regnamespace AND c.relowner OPERATOR(pg_catalog.<>) $1::pg_catalog.regrole
+		AND pg_catalog.has_table_privilege($1::pg_catalog.text, c.oid, 'INSERT,UPDATE,DELETE,TRUNCATE,REFERENCES,TRIGGER')
+		ORDER BY 1 LIMIT 20`, role)
+	if err == nil {
+		tables, err = pgx.CollectRows(rows, pgx.RowTo[string])
+	}
+	if err != nil {
+		return fmt.Errorf("checking what role %s may lock: %w", role, err)
+	}
+	if len(tables) > 0 {
+		return fmt.Errorf("role %s holds table-level privileges beyond SELECT on %s (granted to it or to PUBLIC), with which it could lock them: revoke them, then set the projection up again",
+			role, strings.Join(tables, ", "))
+	}
+	return nil
+}
+
+// sharedFunctions are the functions a projection's role may run that are
+// neither its own nor pg_catalog's core: those of every other schema it
+// may use (the extensions' members in public, pg_trgm's and PostGIS's,
+// whose C code may not check for interrupts, so a statement in one
+// outlives the statement timeout and pg_terminate_backend;
+// information_schema's), and the functions of pg_catalog that PostgreSQL
+// lets every role run and that reach past a projection's schema: NOTIFY
+// on any channel (arr's processes listen on theirs), the advisory locks
+// (arr's projections and its head signer hold theirs), large objects
+// (disk outside the schema, kept after the projection's transaction) and
 // logical decoding messages (WAL). The SQL statement NOTIFY cannot be
 // revoked: arr's listeners take notifications as wake-ups only.
-const sharedFunctions = `SELECT p.oid::pg_catalog.regprocedure::pg_catalog.text FROM pg_catalog.pg_proc p
-WHERE p.pronamespace OPERATOR(pg_catalog.=) 'pg_catalog'::pg_catalog.regnamespace
-  AND (p.proname OPERATOR(pg_catalog.~) '^pg_(try_)?advisory_'
-    OR p.proname OPERATOR(pg_catalog.=) ANY ('{pg_notify,lo_creat,lo_create,lo_from_bytea,lo_import,pg_logical_emit_message}'::pg_catalog.name[]))
+const sharedFunctions = `SELECT pg_catalog.quote_ident(n.nspname) OPERATOR(pg_catalog.||) '.' OPERATOR(pg_catalog.||) pg_catalog.quote_ident(p.proname)
+	OPERATOR(pg_catalog.||) '(' OPERATOR(pg_catalog.||) pg_catalog.pg_get_function_identity_arguments(p.oid) OPERATOR(pg_catalog.||) ')'
+FROM pg_catalog.pg_proc p JOIN pg_catalog.pg_namespace n ON n.oid OPERATOR(pg_catalog.=) p.pronamespace
+WHERE ((n.nspname OPERATOR(pg_catalog.=) 'pg_catalog'
+    AND (p.proname OPERATOR(pg_catalog.~) '^pg_(try_)?advisory_'
+      OR p.proname OPERATOR(pg_catalog.=) ANY ('{pg_notify,lo_creat,lo_create,lo_from_bytea,lo_import,pg_logical_emit_message}'::pg_catalog.name[])))
+  OR (n.nspname OPERATOR(pg_catalog.<>) 'pg_catalog' AND p.proowner OPERATOR(pg_catalog.<>) $1::pg_catalog.regrole
+    AND pg_catalog.has_schema_privilege($1::pg_catalog.text, n.oid, 'USAGE')))
   AND pg_catalog.has_function_privilege($1::pg_catalog.text, p.oid, 'EXECUTE')
 ORDER BY 1`
 
@@ -180,28 +242,36 @@ func revokeFunctions(ctx context.Context, tx pgx.Tx, role string) error {
 	if _, err := tx.Exec(ctx, RevokeStatements(fns, "CURRENT_USER")); err != nil {
 		var pgErr *pgconn.PgError
 		if errors.As(err, &pgErr) && pgErr.Code == "42501" {
-			return fmt.Errorf("role %s could run %s (granted to PUBLIC), and arr's database user may not revoke that: have a superuser run %q in this database once, then set the projection up again",
-				role, strings.Join(fns, ", "), RevokeStatements(fns, "<arr's user>"))
+			return fmt.Errorf("role %s could run %d functions that are neither its own nor pg_catalog's (granted to PUBLIC: %s), and arr's database user may not revoke that: have a superuser run scripts/superuser-setup.sql in this database once (after creating the extensions), then set the projection up again",
+				role, len(fns), shortList(fns))
 		}
-		return fmt.Errorf("keeping role %s from running %s: %w", role, strings.Join(fns, ", "), err)
+		return fmt.Errorf("keeping role %s from running %s: %w", role, shortList(fns), err)
 	}
 	if fns, err = granted(); err != nil {
 		return err
 	}
 	if len(fns) > 0 {
-		return fmt.Errorf("role %s can run %s (granted to it or to PUBLIC): revoke that, then set the projection up again", role, strings.Join(fns, ", "))
+		return fmt.Errorf("role %s can run %s (granted to it or to PUBLIC), functions outside pg_catalog and its schema: revoke that, then set the projection up again", role, shortList(fns))
 	}
 	return nil
 }
 
-// RevokeStatements are the statements that take functions (signatures of
-// pg_catalog) from PUBLIC and give them to user.
+// RevokeStatements are the statements that take functions (qualified
+// signatures) from PUBLIC and give them to user.
 func RevokeStatements(functions []string, user string) string {
 	var b strings.Builder
 	for _, f := range functions {
-		fmt.Fprintf(&b, "REVOKE EXECUTE ON FUNCTION pg_catalog.%s FROM PUBLIC; GRANT EXECUTE ON FUNCTION pg_catalog.%s TO %s; ", f, f, user)
+		fmt.Fprintf(&b, "REVOKE EXECUTE ON ROUTINE %s FROM PUBLIC; GRANT EXECUTE ON ROUTINE %s TO %s; ", f, f, user)
 	}
 	return strings.TrimSuffix(b.String(), " ")
+}
+
+// shortList names the first few of fns.
+func shortList(fns []string) string {
+	if len(fns) <= 5 {
+		return strings.Join(fns, ", ")
+	}
+	return strings.Join(fns[:5], ", ") + fmt.Sprintf(" and %d more", len(fns)-5)
 }
 
 // enterable makes sure arr's user may end role's sessions with

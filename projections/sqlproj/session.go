@@ -163,6 +163,9 @@ func (e *Engine) connect(ctx context.Context, role string) (*pgx.Conn, error) {
 	if err != nil {
 		return nil, err
 	}
+	if err := e.restoreSettings(ctx, role); err != nil {
+		return nil, err
+	}
 	cc := e.pool.Config().ConnConfig.Copy()
 	cc.User, cc.Password = role, pw
 	cc.DefaultQueryExecMode = pgx.QueryExecModeDescribeExec
@@ -201,6 +204,37 @@ func (e *Engine) connect(ctx context.Context, role string) (*pgx.Conn, error) {
 		}
 		wait = min(2*wait, 200*time.Millisecond)
 	}
+}
+
+// restoreSettings puts arr's settings of role back if they are not what
+// arr set (the role may ALTER ROLE CURRENT_USER [IN DATABASE] SET or
+// RESET what is not a superuser's setting), as connect puts its password
+// back: the settings a session starts with are arr's.
+func (e *Engine) restoreSettings(ctx context.Context, role string) error {
+	want := roleSettings(e.limits(), e.cfg.StatementTimeout)
+	var ok bool
+	if err := e.pool.QueryRow(ctx, `SELECT coalesce((SELECT s.setconfig FROM pg_catalog.pg_db_role_setting s JOIN pg_catalog.pg_roles r ON r.oid = s.setrole
+			WHERE r.rolname = $1 AND s.setdatabase = $2::pg_catalog.oid), '{}') @> $3::pg_catalog.text[]
+		AND coalesce((SELECT s.setconfig FROM pg_catalog.pg_db_role_setting s JOIN pg_catalog.pg_roles r ON r.oid = s.setrole
+			WHERE r.rolname = $1 AND s.setdatabase = $2::pg_catalog.oid), '{}') <@ $3::pg_catalog.text[]
+		AND NOT EXISTS (SELECT 1 FROM pg_catalog.pg_db_role_setting s JOIN pg_catalog.pg_roles r ON r.oid = s.setrole
+			WHERE r.rolname = $1 AND s.setdatabase = 0)`, role, e.dbOID, want).Scan(&ok); err != nil {
+		return fmt.Errorf("reading the settings of %s: %w", role, err)
+	}
+	if ok {
+		return nil
+	}
+	var db string
+	if err := e.pool.QueryRow(ctx, `SELECT pg_catalog.current_database()::pg_catalog.text`).Scan(&db); err != nil {
+		return fmt.Errorf("resetting the settings of %s: %w", role, err)
+	}
+	for _, q := range settingStatements(pgx.Identifier{role}.Sanitize(), pgx.Identifier{db}.Sanitize(), e.limits(), e.cfg.StatementTimeout) {
+		if _, err := e.pool.Exec(ctx, q); err != nil {
+			return fmt.Errorf("resetting the settings of %s: %w", role, err)
+		}
+	}
+	e.cfg.Logger.Warn("SQL projections: a role's settings had changed; arr set its own again", "role", role)
+	return nil
 }
 
 // grace is how long past the statement timeout arr waits for PostgreSQL
@@ -326,13 +360,15 @@ func (e *Engine) terminate(pid uint32, role, why string) {
 }
 
 // endStale ends role's sessions that have run one statement, or sat in
-// a transaction, for longer than arr lets any statement run: their
-// process's watchdog is gone (it died), or they would have ended.
+// a transaction (idle in it included), for longer than arr lets any
+// statement run: their process's watchdog is gone (it died), or they
+// would have ended. It depends on no setting of the role's
+// (idle_in_transaction_session_timeout is one the role may change).
 func (e *Engine) endStale(ctx context.Context, role string) {
 	limit := e.cfg.StatementTimeout + 2*e.grace()
 	var ended int
 	err := e.pool.QueryRow(ctx, `SELECT count(*) FILTER (WHERE pg_catalog.pg_terminate_backend(a.pid)) FROM pg_catalog.pg_stat_activity a
-		WHERE a.usename = $1 AND a.state <> 'idle' AND pg_catalog.now() - pg_catalog.greatest(a.query_start, a.state_change) > pg_catalog.make_interval(secs => $2::pg_catalog.float8)`,
+		WHERE a.usename = $1 AND a.state <> 'idle' AND pg_catalog.now() OPERATOR(pg_catalog.-) GREATEST(a.query_start, a.state_change, a.xact_start) OPERATOR(pg_catalog.>) pg_catalog.make_interval(secs => $2::pg_catalog.float8)`,
 		role, limit.Seconds()).Scan(&ended)
 	if err != nil && ctx.Err() == nil {
 		e.cfg.Logger.Warn("SQL projections: looking for stale sessions", "role", role, "err", err)

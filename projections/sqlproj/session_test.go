@@ -364,3 +364,69 @@ func TestARoleLeftBehindIsNotInherited(t *testing.T) {
 		t.Fatalf("setting up elsewhere: %v; want the role refused", err)
 	}
 }
+
+// TestTheRoleCanLockNothingItShares: a projection's role holds only
+// column-level privileges on the tables it shares with arr, so LOCK TABLE
+// (which checks table-level privileges) is refused on every table outside
+// its schema, in every mode but ACCESS SHARE (SELECT, which blocks only
+// ACCESS EXCLUSIVE, on tables PUBLIC may read); it deletes no parked row,
+// and runs no function of another schema (pg_trgm's).
+func TestTheRoleCanLockNothingItShares(t *testing.T) {
+	h := newHarness(t, sqlproj.Config{})
+	p := h.define(t, head+"-- arr:on CompletionRecorded\nINSERT INTO t VALUES (:type);\n")
+	ctx := context.Background()
+	h.waitFor(t, p.Name(), h.probe(t, ""))
+	role := h.engine.Role(p.Name())
+	rows, err := h.pool.Query(ctx, `SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
+		WHERE c.relkind IN ('r', 'p', 'v', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast', $1) ORDER BY 1`, projections.Schema(p.Name()))
+	if err != nil {
+		t.Fatal(err)
+	}
+	tables, err := pgx.CollectRows(rows, pgx.RowTo[string])
+	if err != nil || len(tables) == 0 {
+		t.Fatalf("tables: %v %v", tables, err)
+	}
+	conn := h.waitLogin(t, role)
+	defer conn.Close(ctx)
+	tried := 0
+	for _, table := range tables {
+		for _, mode := range []string{"ROW SHARE", "ROW EXCLUSIVE", "SHARE UPDATE EXCLUSIVE", "SHARE", "SHARE ROW EXCLUSIVE", "EXCLUSIVE", "ACCESS EXCLUSIVE"} {
+			tx, err := conn.Begin(ctx)
+			if err != nil {
+				t.Fatal(err)
+			}
+			_, err = tx.Exec(ctx, `LOCK TABLE `+table+` IN `+mode+` MODE NOWAIT`)
+			_ = tx.Rollback(ctx)
+			tried++
+			if err == nil || !strings.Contains(err.Error(), "permission denied") {
+				t.Errorf("LOCK TABLE %s IN %s MODE as the role: %v, want permission denied", table, mode, err)
+			}
+		}
+	}
+	for _, q := range []string{
+		`DELETE FROM public.projection_parked`,
+		`TRUNCATE public.projection_parked`,
+		`SELECT public.similarity('a', 'b')`,
+	} {
+		if _, err := conn.Exec(ctx, q); err == nil || !strings.Contains(err.Error(), "permission denied") {
+			t.Errorf("%s as the role: %v, want permission denied", q, err)
+		}
+	}
+	t.Logf("%d locks of %d tables refused", tried, len(tables))
+
+	// The role's settings for later sessions are arr's again at arr's next
+	// login, whatever the role set.
+	for _, q := range []string{
+		`ALTER ROLE CURRENT_USER IN DATABASE ` + dbName(t, h) + ` SET idle_in_transaction_session_timeout = 0`,
+		`ALTER ROLE CURRENT_USER SET work_mem = '1GB'`,
+	} {
+		if _, err := conn.Exec(ctx, q); err != nil {
+			t.Fatalf("%s: %v", q, err)
+		}
+	}
+	conn.Close(ctx)
+	res := h.query(t, p.Name(), "SELECT current_setting('idle_in_transaction_session_timeout') AS idle, current_setting('work_mem') AS mem")
+	if len(res.Rows) != 1 || sqlproj.Text(res.Rows[0][0]) == "0" || sqlproj.Text(res.Rows[0][1]) == "1GB" {
+		t.Fatalf("arr's session of the role after the role changed its settings: %v, want arr's", res.Rows)
+	}
+}
