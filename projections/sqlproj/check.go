@@ -130,6 +130,9 @@ func (e *Engine) dropRoleTx(ctx context.Context, tx pgx.Tx, role string, schemas
 	}
 	if exists {
 		id := pgx.Identifier{role}.Sanitize()
+		if _, err := tx.Exec(ctx, roleSetupLock); err != nil {
+			return fmt.Errorf("dropping role %s: %w", role, err)
+		}
 		if _, err := tx.Exec(ctx, `DROP OWNED BY `+id+`; DROP ROLE `+id); err != nil {
 			return fmt.Errorf("dropping role %s: %w", role, err)
 		}

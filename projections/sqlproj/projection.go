@@ -85,13 +85,22 @@ func (e *Engine) spec(ctx context.Context, role, projection string, validUntil t
 	return roleSpec{role: role, projection: projection, verifier: v, validUntil: validUntil, limits: e.limits(), timeout: e.cfg.StatementTimeout}, nil
 }
 
+// roleSetupLock serializes, over every process on the database, the
+// transactions that change the grants of projections' roles (setting one
+// up, dropping one): they all update the one ACL row of each table the
+// roles share with arr.
+const roleSetupLock = `SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('arr-sqlproj-role'), 0)`
+
 // prepare makes spec's role and schema, given to it, in a transaction of
 // arr's that commits (a session can log in as the role only then): an
 // existing schema of the name is dropped first.
 func (e *Engine) prepare(ctx context.Context, spec roleSpec, schema string) error {
 	err := pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		// One setup of a role at a time.
-		if _, err := tx.Exec(ctx, `SELECT pg_catalog.pg_advisory_xact_lock(pg_catalog.hashtext('arr-sqlproj-role'), pg_catalog.hashtext($1))`, spec.role); err != nil {
+		// One setup of a role at a time, of all roles: a setup grants and
+		// revokes on the tables the roles share with arr, whose one ACL
+		// row two concurrent setups would both update ("tuple concurrently
+		// updated").
+		if _, err := tx.Exec(ctx, roleSetupLock); err != nil {
 			return err
 		}
 		if err := ensureRole(ctx, tx, spec); err != nil {
