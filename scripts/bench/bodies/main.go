@@ -21,7 +21,6 @@ import (
 	"log"
 	"net"
 	"net/http"
-	"net/url"
 	"os"
 	"os/exec"
 	"slices"
@@ -31,9 +30,8 @@ import (
 	"syscall"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/arr-dev/arr/adapters/upstream/upstreamtest"
+	"github.com/arr-dev/arr/scripts/bench/benchdb"
 )
 
 func main() {
@@ -86,11 +84,12 @@ func main() {
 // status.
 func round(bin, admin, upstream string, extra []string, body []byte, n, nkeys int) (float64, float64, float64, map[int]int, error) {
 	ctx := context.Background()
-	db, drop, err := freshDatabase(ctx, admin)
+	bdb, err := benchdb.Create(ctx, admin, "arr_bench_bodies")
 	if err != nil {
 		return 0, 0, 0, nil, err
 	}
-	defer drop()
+	defer bdb.Close()
+	db := bdb.URL
 	dir, _ := os.MkdirTemp("", "arr-bench-bodies-")
 	defer os.RemoveAll(dir)
 	gw, an, rc := freeAddr(), freeAddr(), freeAddr()
@@ -197,24 +196,6 @@ func median(v []float64) float64 {
 	s := slices.Clone(v)
 	slices.Sort(s)
 	return s[len(s)/2]
-}
-
-func freshDatabase(ctx context.Context, admin string) (string, func(), error) {
-	conn, err := pgx.Connect(ctx, admin)
-	if err != nil {
-		return "", nil, fmt.Errorf("PostgreSQL at %s: %w", admin, err)
-	}
-	name := fmt.Sprintf("arr_bench_bodies_%d", time.Now().UnixNano())
-	if _, err := conn.Exec(ctx, "CREATE DATABASE "+name); err != nil {
-		conn.Close(ctx)
-		return "", nil, err
-	}
-	u, _ := url.Parse(admin)
-	u.Path = "/" + name
-	return u.String(), func() {
-		_, _ = conn.Exec(context.Background(), "DROP DATABASE IF EXISTS "+name+" WITH (FORCE)")
-		conn.Close(context.Background())
-	}, nil
 }
 
 func freeAddr() string {
