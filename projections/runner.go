@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"slices"
 	"strconv"
+	"strings"
 	"sync"
 	"time"
 
@@ -171,7 +172,7 @@ func (r *Runner) Get(name string) (Projection, error) {
 	p, ok := r.byName[name]
 	r.set.RUnlock()
 	if !ok {
-		return nil, fmt.Errorf("no projection named %q (have %v)", name, r.names())
+		return nil, domain.NotFound("projection_not_found", "no projection named %q (there are %s)", name, strings.Join(r.names(), ", "))
 	}
 	return p, nil
 }

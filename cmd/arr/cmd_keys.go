@@ -1,6 +1,7 @@
 package main
 
 import (
+	"errors"
 	"fmt"
 	"text/tabwriter"
 
@@ -23,12 +24,15 @@ func (a *cli) keysCmd() *cobra.Command {
 // mintKeyCmd is `arr keys mint`.
 func (a *cli) mintKeyCmd() *cobra.Command {
 	var email, service, name string
-	var mintJSON bool
+	var mintJSON, createAccount bool
 	var flags limitFlags
 	mint := &cobra.Command{
-		Use:   "mint --email E --service answer|gateway|records [--name N] [--max-budget-usd X] [--budget-period day|week|month|total] [--rpm N] [--tpm N] [--models a,b] [--expires-at RFC3339]",
+		Use:   "mint --email E --service answer|gateway|records [--create-account] [--name N] [--max-budget-usd X] [--budget-period day|week|month|total] [--rpm N] [--tpm N] [--models a,b] [--expires-at RFC3339]",
 		Short: "Mint an API key; the secret is printed once and never stored",
-		Args:  cobra.NoArgs,
+		Long: "Mint an API key. The secret alone goes to standard output (KEY=$(arr keys mint ...) keeps it),\n" +
+			"what it is to standard error; it is shown once and never stored. The account must exist\n" +
+			"(arr accounts create), or give --create-account to create it on the free plan.",
+		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			svc, err := account.ParseService(service)
 			if err != nil {
@@ -51,9 +55,16 @@ func (a *cli) mintKeyCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			k, err := s.app.Commands.IssueKey.Handle(cmd.Context(), commands.IssueKey{
-				AccountID: account.IDForEmail(e), Service: svc, Name: name, Limits: change.Apply(account.KeyLimits{}), KnownModel: known,
-				Metadata: cliMetadata(cmd)})
+			issue := commands.IssueKey{AccountID: account.IDForEmail(e), Service: svc, Name: name,
+				Limits: change.Apply(account.KeyLimits{}), KnownModel: known, Metadata: cliMetadata(cmd)}
+			k, err := s.app.Commands.IssueKey.Handle(cmd.Context(), issue)
+			var created *commands.AccountCreatedResult
+			if createAccount && isCode(err, "account_not_found") {
+				if created, err = ensureAccount(cmd, s, e); err != nil {
+					return err
+				}
+				k, err = s.app.Commands.IssueKey.Handle(cmd.Context(), issue)
+			}
 			if err != nil {
 				return err
 			}
@@ -65,10 +76,17 @@ func (a *cli) mintKeyCmd() *cobra.Command {
 				"id": k.KeyID, "secret": k.Secret, "prefix": k.Prefix, "hint": k.Hint, "service": k.Service,
 				"name": k.Name, "account_id": k.AccountID, "created_at": k.CreatedAt, "position": k.Position, "limits": k.Limits,
 			}
+			if created != nil {
+				out["account_created"] = true
+			}
 			if mintJSON {
 				return printJSON(cmd.OutOrStdout(), out)
 			}
-			fmt.Fprintf(cmd.OutOrStdout(), "%s\n\nkey id %s for %s (%s). This secret is shown once and cannot be recovered; store it now.\n", k.Secret, k.KeyID, k.Service, e)
+			if created != nil {
+				fmt.Fprintf(cmd.ErrOrStderr(), "account %s created for %s on the %s plan\n", created.AccountID, created.Email, created.Plan)
+			}
+			fmt.Fprintln(cmd.OutOrStdout(), k.Secret)
+			fmt.Fprintf(cmd.ErrOrStderr(), "key id %s for %s (%s). This secret is shown once and cannot be recovered; store it now.\n", k.KeyID, k.Service, e)
 			return nil
 		},
 	}
@@ -76,10 +94,35 @@ func (a *cli) mintKeyCmd() *cobra.Command {
 	mint.Flags().StringVar(&service, "service", "", "answer, gateway or records (required)")
 	mint.Flags().StringVar(&name, "name", "", "a label for the key")
 	mint.Flags().BoolVar(&mintJSON, "json", false, "print JSON")
+	mint.Flags().BoolVar(&createAccount, "create-account", false, "create the account on the free plan if there is none for --email")
 	flags.register(mint)
 	_ = mint.MarkFlagRequired("email")
 	_ = mint.MarkFlagRequired("service")
 	return mint
+}
+
+// ensureAccount creates the account of email on the free plan for `arr
+// keys mint --create-account` and waits until keys can be minted for it.
+// It returns nil when the account came to exist meanwhile (another
+// command created it).
+func ensureAccount(cmd *cobra.Command, s *system, email string) (*commands.AccountCreatedResult, error) {
+	res, err := s.app.Commands.CreateAccount.Handle(cmd.Context(), commands.CreateAccount{Email: email, Plan: "free", Metadata: cliMetadata(cmd)})
+	if isCode(err, "account_exists") {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	if err := s.waitFor(cmd.Context(), identity.Name, res.Position); err != nil {
+		return nil, fmt.Errorf("account %s was created but the read model did not catch up: %w", res.AccountID, err)
+	}
+	return &res, nil
+}
+
+// isCode reports whether err is a domain error of code.
+func isCode(err error, code string) bool {
+	var de *domain.Error
+	return errors.As(err, &de) && de.Code == code
 }
 
 // revokeKeyCmd is `arr keys revoke`.

@@ -3,16 +3,19 @@ package main
 import (
 	"context"
 	"fmt"
+	"io"
 	"log/slog"
 	"net/http"
 	"net/http/pprof"
 	"net/netip"
+	"os"
 	"slices"
 	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/spf13/cobra"
 
+	"github.com/arr-dev/arr/cmd/arr/internal/lifecycle"
 	"github.com/arr-dev/arr/readapi/app"
 )
 
@@ -50,19 +53,28 @@ func (a *cli) serveCmd() *cobra.Command {
 
 // serve runs the roles until ctx ends (run).
 func (a *cli) serve(ctx context.Context, roles []string) error {
-	return run(ctx, a.cfg, a.cfg.logger(), roles, a.version, nil)
+	return run(ctx, a.cfg, a.cfg.logger(), roles, a.version, runHooks{terminal: terminalOf(os.Stdout)})
+}
+
+// runHooks are what the caller of run may watch the process by: started
+// is called with the services' URLs and the application once they listen;
+// terminal, when not nil, gets the ready message of arr up (announceReady).
+type runHooks struct {
+	started  func(map[string]string, app.Application)
+	terminal io.Writer
 }
 
 // run is an arr process: it builds the application for roles (the
 // composition root, buildApplication) and the process's components for
-// them (newProcess), calls started, if set, with the services' URLs and
-// the application, and runs until ctx ends. Then it stops the components
+// them (newProcess), calls hooks.started, if set, with the services' URLs
+// and the application, and runs until ctx ends; arr up also says when it
+// is ready (announceReady). Then it stops the components
 // in order (package lifecycle): the HTTP servers stop accepting and finish
 // in-flight requests and projections finish the batch in hand; then the
 // recorders (usage meter, served answers, audit chain) flush what the
 // drain still gave them; all within ARR_SHUTDOWN_GRACE. `arr up`, `arr
 // serve ROLE` and the component tests run it.
-func run(ctx context.Context, cfg Config, log *slog.Logger, roles []string, version string, started func(map[string]string, app.Application)) error {
+func run(ctx context.Context, cfg Config, log *slog.Logger, roles []string, version string, hooks runHooks) error {
 	gin.SetMode(gin.ReleaseMode)
 	o := serveOptions(roles)
 	o.version = version
@@ -71,7 +83,8 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, roles []string, vers
 		return err
 	}
 	defer s.Close()
-	if len(roles) == len(roleNames()) && cfg.DemoData == "true" { // arr up
+	up := len(roles) == len(roleNames())
+	if up && cfg.DemoData == "true" {
 		if err := loadDemo(ctx, s, log); err != nil {
 			return err
 		}
@@ -81,8 +94,15 @@ func run(ctx context.Context, cfg Config, log *slog.Logger, roles []string, vers
 		return err
 	}
 	defer p.close()
-	if started != nil {
-		started(p.urls, s.app)
+	if up {
+		r := readiness{bases: p.bases, self: selfName(), sameEnv: cfg.DatabaseURL != "" || cfg.DataDir != defaultDataDir,
+			upstream: s.chatUpstreams > 0}
+		p.group.Add(lifecycle.Intake, lifecycle.Func("ready message", func(ctx context.Context) {
+			s.announceReady(ctx, p.seeded, r, hooks.terminal)
+		}))
+	}
+	if hooks.started != nil {
+		hooks.started(p.urls, s.app)
 	}
 	err = p.group.Run(ctx)
 	if p.group.Expired() {

@@ -47,7 +47,7 @@ func TestComponentEveryRoleInProcess(t *testing.T) {
 	done := make(chan error, 1)
 	log := slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelWarn}))
 	go func() {
-		done <- run(ctx, cfg, log, roleNames(), "test", func(urls map[string]string, a app.Application) { readyc <- ready{urls, a} })
+		done <- run(ctx, cfg, log, roleNames(), "test", runHooks{started: func(urls map[string]string, a app.Application) { readyc <- ready{urls, a} }})
 	}()
 	var r ready
 	select {

@@ -20,6 +20,9 @@ import (
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
+// defaultDataDir is ARR_DATA_DIR's default: .arr in the working directory.
+const defaultDataDir = ".arr"
+
 // Config is everything arr reads from its environment. Each field is an
 // environment variable and a flag of the same name (DATABASE_URL is
 // --database-url); a flag wins over the variable, the variable over the
@@ -94,6 +97,7 @@ type Config struct {
 	Catalog         string
 	ModelAliases    string
 	UpstreamBaseURL string
+	UpstreamModel   string
 	UpstreamAPIKey  string
 	UpstreamTimeout time.Duration
 	// MaxRequestDuration caps a gateway completion, a stream's included.
@@ -165,7 +169,7 @@ func (c *Config) settings() []setting {
 		{env: "DATABASE_URL", str: &c.DatabaseURL, help: "PostgreSQL (with PostGIS) URL; empty starts a private PostgreSQL under ARR_DATA_DIR"},
 		{env: "ARR_READ_DATABASE_URL", str: &c.ReadDatabaseURL, help: "a streaming replica of DATABASE_URL (same users) the services read the read models from while it lags by at most ARR_READ_MAX_LAG (else they read the primary); keys and sessions are always checked on the primary; empty: read the primary"},
 		{env: "ARR_READ_MAX_LAG", dur: &c.ReadMaxLag, def: "10s", help: "the most the read replica may lag and still be read"},
-		{env: "ARR_DATA_DIR", str: &c.DataDir, def: ".arr", help: "directory for the embedded PostgreSQL and local state"},
+		{env: "ARR_DATA_DIR", str: &c.DataDir, def: defaultDataDir, help: "directory for the embedded PostgreSQL and local state"},
 		{env: "ARR_EMBEDDED_PG_PORT", num: &c.EmbeddedPort, def: "54329", help: "port of the embedded PostgreSQL (127.0.0.1 only)", min: 1, max: 65535},
 		{env: "ARR_EVENTSTORE", str: &c.EventStore, def: "postgres", help: "event store: postgres or kurrentdb", choices: []string{"postgres", "kurrentdb"}},
 		{env: "KURRENTDB_URL", str: &c.KurrentDBURL, help: "KurrentDB connection string when ARR_EVENTSTORE=kurrentdb"},
@@ -203,6 +207,7 @@ func (c *Config) settings() []setting {
 		{env: "ARR_MODEL_ALIASES", str: &c.ModelAliases, help: "extra model-name aliases of the gateway, name=target pairs separated by commas (claude-*sonnet*=mid,my-model=gpt-4.1): a name (or a pattern, * matching any run of characters) that a client sends as its model stands for auto, a tier or a catalog model id; they overlay the catalog's \"aliases\" (the shipped catalog maps claude-*opus*, claude-*sonnet* and claude-*haiku* to high, mid and small)"},
 		{env: "ARR_UPSTREAM_BASE_URL", str: &c.UpstreamBaseURL, help: "one OpenAI-compatible server (vLLM, Ollama, llama.cpp, …; e.g. http://127.0.0.1:11434/v1) that serves every catalog model, instead of each model's base_url"},
 		{env: "ARR_UPSTREAM_API_KEY", str: &c.UpstreamAPIKey, secret: true, help: "API key sent to ARR_UPSTREAM_BASE_URL"},
+		{env: "ARR_UPSTREAM_MODEL", str: &c.UpstreamModel, help: "with ARR_UPSTREAM_BASE_URL: the model name sent to that server for every catalog chat model (the model a local server has, e.g. llama3.2 on Ollama); empty sends each catalog model's upstream_model. Routing, prices and audit entries still name the catalog's models"},
 		{env: "ARR_UPSTREAM_TIMEOUT", dur: &c.UpstreamTimeout, def: "60s", help: "timeout of an upstream call until its response headers (a whole non-streamed reply), and of the gap between stream chunks"},
 		{env: "ARR_GATEWAY_MAX_REQUEST_DURATION", dur: &c.MaxRequestDuration, def: "30m", help: "longest a gateway completion may run, a stream's included: a stream still running then ends with an error event max_request_duration_exceeded (what was relayed is recorded and billed), a reply not yet sent is 504 max_request_duration_exceeded"},
 		{env: "ARR_GATEWAY_BODIES_MB", num: &c.BodiesMB, def: "64", min: 4, help: "MiB of request bodies a gateway process holds in flight at most, every route's; a body is charged by the bytes that have arrived (32 KiB at a time, never by its Content-Length), from when they are read until its request ends, a stream's included, so an idle or slow sender holds (almost) nothing; a chunk that does not fit waits up to ARR_GATEWAY_BODY_WAIT, then the youngest waiting request is refused 503 (529 overloaded_error on /v1/messages) bodies_in_flight with Retry-After; the refused body is read and dropped, never kept"},
@@ -345,6 +350,9 @@ func (c *Config) Validate() error {
 	}
 	if c.LogCheckpointTime > 0 && c.LogCheckpointTime < time.Second { // (0: refused by parse already)
 		add("ARR_LOG_CHECKPOINT_INTERVAL", "a duration of at least 1s, like 30s")
+	}
+	if c.UpstreamModel != "" && c.UpstreamBaseURL == "" {
+		add("ARR_UPSTREAM_MODEL", "only with ARR_UPSTREAM_BASE_URL (the server it names the model to), like ARR_UPSTREAM_BASE_URL=http://127.0.0.1:11434/v1 ARR_UPSTREAM_MODEL=llama3.2")
 	}
 	if c.AccountBodiesMB > c.BodiesMB && c.BodiesMB >= 4 {
 		add("ARR_GATEWAY_ACCOUNT_BODIES_MB", fmt.Sprintf("at most ARR_GATEWAY_BODIES_MB (%d)", c.BodiesMB))

@@ -22,7 +22,7 @@ import (
 const upstreamKeyEnv = "ARR_UPSTREAM_API_KEY"
 
 // loadCatalog reads ARR_CATALOG (or the shipped catalog) and applies
-// ARR_MODEL_ALIASES and ARR_UPSTREAM_BASE_URL.
+// ARR_MODEL_ALIASES, ARR_UPSTREAM_BASE_URL and ARR_UPSTREAM_MODEL.
 func loadCatalog(cfg Config) (*routing.Catalog, error) {
 	data := routing.DefaultCatalogJSON()
 	if cfg.Catalog != "" {
@@ -46,7 +46,7 @@ func loadCatalog(cfg Config) (*routing.Catalog, error) {
 		}
 	}
 	if cfg.UpstreamBaseURL != "" {
-		cat = cat.WithBaseURL(cfg.UpstreamBaseURL, upstreamKeyEnv)
+		cat = cat.WithBaseURL(cfg.UpstreamBaseURL, upstreamKeyEnv, cfg.UpstreamModel)
 	}
 	return cat, nil
 }
@@ -60,8 +60,9 @@ func (s *system) openCompletions(a app.Application) (*complete.Handler, *embed.H
 	if err != nil {
 		return nil, nil, nil, err
 	}
+	s.chatUpstreams = len(cat.Models())
 	if cfg.UpstreamBaseURL == "" {
-		warnUnsetKeys(cat, log)
+		s.chatUpstreams = warnUnsetKeys(cat, log)
 	}
 	up, err := upstream.New(upstream.Config{
 		Timeout: cfg.UpstreamTimeout, StreamIdleTimeout: cfg.UpstreamTimeout,
@@ -115,16 +116,21 @@ func (s *system) openCompletions(a app.Application) (*complete.Handler, *embed.H
 }
 
 // warnUnsetKeys logs the API-key variables of catalog models (of both
-// kinds) that are unset: those models are skipped.
-func warnUnsetKeys(cat *routing.Catalog, log *slog.Logger) {
+// kinds) that are unset: those models are skipped. It returns how many
+// chat models have their key.
+func warnUnsetKeys(cat *routing.Catalog, log *slog.Logger) int {
 	var missing []string
 	add := func(env string) {
 		if env != "" && os.Getenv(env) == "" && !slices.Contains(missing, env) {
 			missing = append(missing, env)
 		}
 	}
+	configured := 0
 	for _, m := range cat.Models() {
 		add(m.APIKeyEnv)
+		if m.APIKeyEnv == "" || os.Getenv(m.APIKeyEnv) != "" {
+			configured++
+		}
 	}
 	for _, m := range cat.EmbeddingModels() {
 		add(m.APIKeyEnv)
@@ -132,4 +138,5 @@ func warnUnsetKeys(cat *routing.Catalog, log *slog.Logger) {
 	if len(missing) > 0 {
 		log.Warn("gateway: catalog models whose API-key variable is unset are skipped (a request no configured model can answer is 502); set them, or ARR_UPSTREAM_BASE_URL for one OpenAI-compatible server", "unset", strings.Join(missing, ","))
 	}
+	return configured
 }

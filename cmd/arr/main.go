@@ -27,16 +27,17 @@ var version = "dev"
 func main() {
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt, syscall.SIGTERM)
 	defer stop()
-	if err := newRoot(version).ExecuteContext(ctx); err != nil {
-		os.Exit(reportError(os.Stderr, err))
+	if cmd, err := newRoot(version).ExecuteContextC(ctx); err != nil {
+		os.Exit(reportError(os.Stderr, remedyContext{cmd: cmd, self: selfName()}, err))
 	}
 }
 
 // reportError prints a failed command's error the way the HTTP services
-// would answer it: status, stable code and message. Domain errors and bad
-// configuration exit 2 (the caller must change something), everything
-// else 1.
-func reportError(w io.Writer, err error) int {
+// would answer it: status, stable code and message, and on the next lines
+// the command that makes what it found missing (remedies). Domain errors
+// and bad configuration exit 2 (the caller must change something),
+// everything else 1.
+func reportError(w io.Writer, r remedyContext, err error) int {
 	var ce ConfigErrors
 	if errors.As(err, &ce) {
 		// One line per bad setting: the variable, the value, what it takes.
@@ -51,5 +52,8 @@ func reportError(w io.Writer, err error) int {
 		return 1
 	}
 	fmt.Fprintf(w, "arr: %s (%d %s)\n", shown(p.Message), p.Status, p.Code)
+	if fix, ok := remedies()[p.Code]; ok {
+		fmt.Fprintf(w, "  %s\n", shown(fix(r)))
+	}
 	return 2
 }

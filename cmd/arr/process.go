@@ -26,8 +26,12 @@ import (
 // URLs its services listen on.
 type process struct {
 	group *lifecycle.Group
-	// urls maps each HTTP service of the process to its listen URL.
-	urls    map[string]string
+	// urls maps each HTTP service of the process to its listen URL, bases
+	// to the base URL it builds its links on.
+	urls, bases map[string]string
+	// seeded is closed when the answer service's seeding of the local
+	// index is over (at once for a process without it).
+	seeded  chan struct{}
 	closers []func()
 }
 
@@ -37,7 +41,8 @@ type process struct {
 // the key cache's listener and the usage meter; the answer service's
 // recorder, index refresh and seeding; the gateway's audit chain.
 func newProcess(ctx context.Context, s *system, roles []string, version string) (*process, error) {
-	p := &process{group: lifecycle.New(s.cfg.ShutdownGrace, s.log), urls: map[string]string{}}
+	p := &process{group: lifecycle.New(s.cfg.ShutdownGrace, s.log), urls: map[string]string{}, bases: map[string]string{},
+		seeded: make(chan struct{})}
 	ok := false
 	defer func() {
 		if !ok {
@@ -66,10 +71,15 @@ func newProcess(ctx context.Context, s *system, roles []string, version string) 
 	}
 	if slices.Contains(roles, "answer") {
 		p.group.Add(lifecycle.Recorders, lifecycle.Component{Name: "served answers", Run: s.served.Run})
-		p.group.Add(lifecycle.Intake, lifecycle.Func("answer index seed", s.seedDocs))
+		p.group.Add(lifecycle.Intake, lifecycle.Func("answer index seed", func(ctx context.Context) {
+			defer close(p.seeded)
+			s.seedDocs(ctx)
+		}))
 		if s.local != nil {
 			p.group.Add(lifecycle.Intake, lifecycle.Func("answer index refresh", func(ctx context.Context) { s.local.Run(ctx, s.log.Warn) }))
 		}
+	} else {
+		close(p.seeded)
 	}
 	if slices.Contains(roles, "gateway") {
 		// Like the meter, the audit chain outlives the HTTP drain, so
@@ -163,6 +173,7 @@ func (p *process) addServices(ctx context.Context, s *system, roles []string, ve
 			return err
 		}
 		bases = append(bases, slog.String(r, base))
+		p.bases[r] = base
 	}
 	logLinkBases(cfg, log, bases)
 	p.group.Add(lifecycle.Recorders, lifecycle.Component{Name: "usage meter", Run: quiet(qs.meter.Run)})

@@ -77,11 +77,15 @@ type system struct {
 	// ledger reads and cleans the keys' spend counters, guard enforces
 	// the keys' limits on every route that spends (commands/spend; the
 	// gateway role).
-	ledger      *spend.Ledger
-	guard       *spend.Guard
-	served      *answer.Served
-	local       *research.Local
-	answerModel research.Model
+	ledger *spend.Ledger
+	guard  *spend.Guard
+	// chatUpstreams counts the catalog's chat models that have an
+	// upstream configured (the gateway role): none, and every completion
+	// is 502.
+	chatUpstreams int
+	served        *answer.Served
+	local         *research.Local
+	answerModel   research.Model
 	// traces is the tracer provider of a serving process; nil: traces off
 	// (its Tracer is nil, and nothing starts a span).
 	traces *tracing.Provider
@@ -135,7 +139,7 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 			s.Close()
 		}
 	}()
-	url, err := s.databaseURL(ctx)
+	url, err := s.databaseURL(ctx, len(o.roles) > 0)
 	if err != nil {
 		return nil, err
 	}
@@ -143,6 +147,9 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 		return nil, err
 	}
 	if err := s.openReplica(ctx); err != nil {
+		return nil, err
+	}
+	if err := checkExtensions(ctx, s.pool); err != nil {
 		return nil, err
 	}
 	if err := migrations.Apply(ctx, s.pool, log); err != nil {
@@ -174,8 +181,10 @@ func openSystem(ctx context.Context, cfg Config, log *slog.Logger, o openOptions
 }
 
 // databaseURL is DATABASE_URL, or with none the embedded PostgreSQL's,
-// started now if it is not running.
-func (s *system) databaseURL(ctx context.Context) (string, error) {
+// started now if it is not running. A serving process says which it
+// uses; a CLI command only when it started the server itself (a command
+// run beside arr up would print it on every run).
+func (s *system) databaseURL(ctx context.Context, serving bool) (string, error) {
 	if s.cfg.DatabaseURL != "" {
 		return s.cfg.DatabaseURL, nil
 	}
@@ -194,7 +203,11 @@ func (s *system) databaseURL(ctx context.Context) (string, error) {
 	if err != nil {
 		return "", err
 	}
-	s.log.Info("no DATABASE_URL set: using the embedded PostgreSQL", "dir", pg.dir, "addr", fmt.Sprintf("127.0.0.1:%d", s.cfg.EmbeddedPort), "started_now", started)
+	level := slog.LevelDebug
+	if serving || started {
+		level = slog.LevelInfo
+	}
+	s.log.Log(ctx, level, "no DATABASE_URL set: using the embedded PostgreSQL", "dir", pg.dir, "addr", fmt.Sprintf("127.0.0.1:%d", s.cfg.EmbeddedPort), "started_now", started)
 	return pg.URL(), nil
 }
 

@@ -13,10 +13,27 @@ import (
 // sent something that is not a chat completion).
 type UpstreamFailure struct {
 	Attempts []string
+	// Unconfigured counts the attempts skipped because their model has no
+	// upstream configured (upstream.ErrNotConfigured): when that is every
+	// attempt, retrying cannot help and the operator must configure one.
+	Unconfigured int
 }
 
 func (e *UpstreamFailure) Error() string {
+	if e.Unconfigured > 0 && e.Unconfigured == len(e.Attempts) {
+		return fmt.Sprintf("no upstream is configured for any model this request can be routed to (%s): start the gateway with "+
+			"ARR_UPSTREAM_BASE_URL set to an OpenAI-compatible server (Ollama, vLLM, llama.cpp; with ARR_UPSTREAM_MODEL naming its model) "+
+			"or with a provider's API key set", strings.Join(e.Attempts, "; "))
+	}
 	return fmt.Sprintf("no upstream could answer (%d tried: %s); retry shortly", len(e.Attempts), strings.Join(e.Attempts, "; "))
+}
+
+// Add records a failed attempt of model.
+func (e *UpstreamFailure) Add(model string, err error) {
+	e.Attempts = append(e.Attempts, fmt.Sprintf("%s: %v", model, errors.Unwrap(err)))
+	if errors.Is(err, upstream.ErrNotConfigured) {
+		e.Unconfigured++
+	}
 }
 
 // Refused is an upstream's refusal of the request itself (a 4xx other
@@ -37,7 +54,7 @@ func (e *Refused) Unwrap() error { return e.Err }
 // request's own is Refused. It leaves the candidate that answered first
 // in k.dec.Candidates.
 func (h *Handler) dispatch(ctx context.Context, k *call) (*upstream.Response, int, error) {
-	var tried []string
+	failure := &UpstreamFailure{}
 	for i, cand := range k.dec.Candidates {
 		body, err := k.req.UpstreamBody(cand)
 		if err != nil {
@@ -68,9 +85,9 @@ func (h *Handler) dispatch(ctx context.Context, k *call) (*upstream.Response, in
 			}
 			return nil, i + 1, ctx.Err()
 		}
-		tried = append(tried, fmt.Sprintf("%s: %v", cand.Model.ID, errors.Unwrap(err)))
+		failure.Add(cand.Model.ID, err)
 		h.m.failovers.WithLabelValues(cand.Model.ID).Inc()
 		h.cfg.Logger.Warn("upstream failed; trying the next", "model", cand.Model.ID, "err", err, "request_id", k.md.RequestID)
 	}
-	return nil, len(tried), &UpstreamFailure{Attempts: tried}
+	return nil, len(failure.Attempts), failure
 }

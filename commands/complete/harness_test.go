@@ -88,7 +88,7 @@ func newHarness(t *testing.T, o options) *harness {
 		t.Fatal(err)
 	}
 	clk := &clock{now: time.Date(2026, 11, 22, 9, 30, 0, 0, time.UTC)}
-	cfg := complete.Config{Catalog: cat.WithBaseURL(up.URL, ""), Upstream: client, Chain: chain, HashKey: key, Clock: clk.Now,
+	cfg := complete.Config{Catalog: cat.WithBaseURL(up.URL, "", ""), Upstream: client, Chain: chain, HashKey: key, Clock: clk.Now,
 		Cache: complete.CacheConfig{MaxEntries: 100, TTL: time.Hour}}
 	if o.complete != nil {
 		o.complete(&cfg)

@@ -3,7 +3,6 @@ package embed
 import (
 	"context"
 	"errors"
-	"fmt"
 
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands/complete"
@@ -14,7 +13,7 @@ import (
 // breaker or a reply that is not one vector of the right length per
 // input, it moves on; any other 4xx is the request's own (Refused).
 func (h *Handler) dispatch(ctx context.Context, k *call) (*answer, error) {
-	var tried []string
+	failure := &complete.UpstreamFailure{}
 	for i, cand := range k.dec.Candidates {
 		m := cand.Model
 		body, err := k.req.upstreamBody(m)
@@ -38,9 +37,9 @@ func (h *Handler) dispatch(ctx context.Context, k *call) (*answer, error) {
 		if ctx.Err() != nil {
 			return nil, ctx.Err()
 		}
-		tried = append(tried, fmt.Sprintf("%s: %v", m.ID, errors.Unwrap(err)))
+		failure.Add(m.ID, err)
 		h.m.failovers.WithLabelValues(m.ID).Inc()
 		h.cfg.Logger.Warn("embedding upstream failed; trying the next", "model", m.ID, "err", err, "request_id", k.md.RequestID)
 	}
-	return nil, &complete.UpstreamFailure{Attempts: tried}
+	return nil, failure
 }

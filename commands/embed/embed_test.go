@@ -105,7 +105,7 @@ func newHarness(t *testing.T) *harness {
 		t.Fatal(err)
 	}
 	adm := &admitter{}
-	h, err := embed.New(embed.Config{Catalog: cat.WithBaseURL(up.URL, ""), Upstream: client, Chain: chain, HashKey: key, Admitter: adm})
+	h, err := embed.New(embed.Config{Catalog: cat.WithBaseURL(up.URL, "", ""), Upstream: client, Chain: chain, HashKey: key, Admitter: adm})
 	if err != nil {
 		t.Fatal(err)
 	}

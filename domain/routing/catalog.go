@@ -256,8 +256,12 @@ func (c *Catalog) Models() []Model {
 
 // WithBaseURL returns a copy of the catalog whose every model, of both
 // kinds, is served by one OpenAI-compatible server (vLLM, Ollama,
-// llama.cpp, a test upstream) with one API-key variable.
-func (c *Catalog) WithBaseURL(baseURL, apiKeyEnv string) *Catalog {
+// llama.cpp, a test upstream) with one API-key variable. A chatModel
+// other than "" is the model name sent to it for every chat model (the
+// one model a local server has, like llama3.2), in place of each model's
+// upstream_model; routing, prices and audit entries still name the
+// catalog's models.
+func (c *Catalog) WithBaseURL(baseURL, apiKeyEnv, chatModel string) *Catalog {
 	out := newCatalog()
 	out.aliases = c.aliases
 	for _, t := range c.Tiers {
@@ -265,6 +269,9 @@ func (c *Catalog) WithBaseURL(baseURL, apiKeyEnv string) *Catalog {
 		nt.Models = nil
 		for _, m := range t.Models {
 			m.BaseURL, m.APIKeyEnv = strings.TrimRight(baseURL, "/"), apiKeyEnv
+			if chatModel != "" {
+				m.UpstreamModel = chatModel
+			}
 			nt.Models = append(nt.Models, m)
 			out.byModel[m.ID] = m
 		}

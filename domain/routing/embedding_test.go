@@ -34,7 +34,7 @@ func TestShippedCatalogHasEmbeddingModels(t *testing.T) {
 	if _, chat := c.Model("text-embedding-3-small"); chat {
 		t.Fatal("an embedding model is a chat model too")
 	}
-	moved := c.WithBaseURL("http://127.0.0.1:9/v1/", "K")
+	moved := c.WithBaseURL("http://127.0.0.1:9/v1/", "K", "")
 	if m, _ := moved.EmbeddingModel("mistral-embed"); m.BaseURL != "http://127.0.0.1:9/v1" || m.APIKeyEnv != "K" {
 		t.Fatalf("WithBaseURL left the embedding model at %s (%s)", m.BaseURL, m.APIKeyEnv)
 	}

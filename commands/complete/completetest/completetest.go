@@ -34,7 +34,7 @@ func New(t testing.TB, store commands.Appender, baseURL string, quality complete
 	if err != nil {
 		t.Fatal(err)
 	}
-	cat = cat.WithBaseURL(baseURL, "ARR_UPSTREAM_API_KEY")
+	cat = cat.WithBaseURL(baseURL, "ARR_UPSTREAM_API_KEY", "")
 	up, err := upstream.New(upstream.Config{APIKey: func(string) string { return "" }, KeyRequired: func(string) bool { return false }})
 	if err != nil {
 		t.Fatal(err)
