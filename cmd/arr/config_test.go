@@ -11,17 +11,18 @@ import (
 	"github.com/spf13/pflag"
 )
 
-// readmeVariables are the variables the README's configuration table
-// names (a row may name several: "`ARR_CACHE_ENTRIES`, `ARR_CACHE_TTL`").
-func readmeVariables(t *testing.T) []string {
+// documentedVariables are the variables the configuration table of
+// docs/configuration.md names (a row may name several:
+// "`ARR_CACHE_ENTRIES`, `ARR_CACHE_TTL`").
+func documentedVariables(t *testing.T) []string {
 	t.Helper()
-	b, err := os.ReadFile("../../README.md")
+	b, err := os.ReadFile("../../docs/configuration.md")
 	if err != nil {
 		t.Fatal(err)
 	}
-	_, table, ok := strings.Cut(string(b), "## Configuration")
+	_, table, ok := strings.Cut(string(b), "| variable | default |")
 	if !ok {
-		t.Fatal("README has no ## Configuration section")
+		t.Fatal("docs/configuration.md has no table of variables")
 	}
 	table, _, _ = strings.Cut(table, "\n## ")
 	name := regexp.MustCompile("`([A-Z][A-Z0-9_]+)`")
@@ -36,7 +37,7 @@ func readmeVariables(t *testing.T) []string {
 		}
 	}
 	if len(out) < 30 {
-		t.Fatalf("found only %d variables in the README's table", len(out))
+		t.Fatalf("found only %d variables in docs/configuration.md's table", len(out))
 	}
 	return out
 }
@@ -61,11 +62,11 @@ func badValues(s setting) []string {
 	return nil
 }
 
-// TestConfigEveryVariable: every variable the README documents is a
-// setting and every setting is documented; the defaults validate; each
-// bad value of a number, a duration or a choice is refused with an error
-// naming the variable, the value and the accepted form, and several bad
-// values are all reported at once.
+// TestConfigEveryVariable: every variable docs/configuration.md
+// documents is a setting and every setting is documented; the defaults
+// validate; each bad value of a number, a duration or a choice is refused
+// with an error naming the variable, the value and the accepted form, and
+// several bad values are all reported at once.
 func TestConfigEveryVariable(t *testing.T) {
 	var c Config
 	settings := c.settings()
@@ -73,15 +74,15 @@ func TestConfigEveryVariable(t *testing.T) {
 	for _, s := range settings {
 		known[s.env] = s
 	}
-	documented := readmeVariables(t)
+	documented := documentedVariables(t)
 	for _, v := range documented {
 		if _, ok := known[v]; !ok {
-			t.Errorf("the README documents %s, which arr does not read", v)
+			t.Errorf("docs/configuration.md documents %s, which arr does not read", v)
 		}
 	}
 	for _, s := range settings {
 		if !slices.Contains(documented, s.env) && s.env != "ARR_TEST_CLOCK_FILE" {
-			t.Errorf("%s is not in the README's configuration table", s.env)
+			t.Errorf("%s is not in docs/configuration.md's table", s.env)
 		}
 	}
 	if _, err := configFrom(nil); err != nil {

@@ -5,8 +5,6 @@ import (
 	"encoding/json"
 	"fmt"
 	"log/slog"
-	"os"
-	"path/filepath"
 	"sort"
 	"strings"
 
@@ -31,9 +29,9 @@ type Seeder struct {
 }
 
 // Seed fills a new local index with arr's own documentation (the three
-// OpenAPI documents, one document per operation, and README.md when arr
-// runs from its source tree), and the records service's data sources when
-// that service answers. Each part is added once; a part that could not be
+// OpenAPI documents, one document per operation, and README.md and
+// docs/*.md when arr runs from its source tree: SourceDocs), and the
+// records service's data sources when that service answers. Each part is added once; a part that could not be
 // read is tried again on the next start.
 func (s Seeder) Seed(ctx context.Context) {
 	log := s.Log
@@ -41,7 +39,7 @@ func (s Seeder) Seed(ctx context.Context) {
 		return // seeded before, or documents were added: leave the index to its owner
 	}
 	docs := OpenAPIDocs(s.Specs)
-	docs = append(docs, ReadmeDocs(log)...)
+	docs = append(docs, SourceDocs(log)...)
 	added := 0
 	for _, d := range docs {
 		if _, err := s.Index.Handle(ctx, d); err != nil {
@@ -178,23 +176,4 @@ func OpenAPIDocs(specs []Spec) []commands.IndexDocument {
 		}
 	}
 	return out
-}
-
-// ReadmeDocs indexes ./README.md by section, when arr runs from its source
-// tree.
-func ReadmeDocs(log *slog.Logger) []commands.IndexDocument {
-	abs, err := filepath.Abs("README.md")
-	if err != nil {
-		return nil
-	}
-	b, err := os.ReadFile(abs)
-	if err != nil {
-		log.Debug("no README.md in the working directory to seed the local index with")
-		return nil
-	}
-	p, err := webpage.Extract(webpage.Raw{URL: "file://" + abs, ContentType: "text/markdown", Body: b})
-	if err != nil {
-		return nil
-	}
-	return []commands.IndexDocument{PageDoc("", abs, p)}
 }

@@ -3,8 +3,7 @@
 // serves the HTML on loopback, indexes a fixed page list by URL with
 // `arr answer index add`, asks every question of a question file once on a
 // fresh database and scores each answer (fact, cited, grounded, readable,
-// latency). See scripts/eval/answer.sh and the README's "Evaluating
-// answers".
+// latency). See scripts/eval/answer.sh and docs/evaluation.md.
 package main
 
 import (
