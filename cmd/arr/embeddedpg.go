@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"log/slog"
+	"net"
 	"os"
 	"os/exec"
 	"os/user"
@@ -129,6 +130,9 @@ func (e *embeddedPG) Start(ctx context.Context) (started bool, err error) {
 		}
 	}
 	if e.cmd(ctx, "pg_ctl", "status", "-D", e.dataDir()).Run() != nil {
+		if err := e.portFree(); err != nil {
+			return false, err
+		}
 		opts := fmt.Sprintf("-p %d -c listen_addresses=127.0.0.1 -c unix_socket_directories=%s", e.port, filepath.Join(e.dir, "run"))
 		if err := e.run(ctx, "pg_ctl", "start", "-w", "-t", "60", "-D", e.dataDir(), "-l", filepath.Join(e.dir, "postgres.log"), "-o", opts); err != nil {
 			return false, fmt.Errorf("embedded PostgreSQL: %w (see %s)", err, filepath.Join(e.dir, "postgres.log"))
@@ -139,6 +143,20 @@ func (e *embeddedPG) Start(ctx context.Context) (started bool, err error) {
 		return started, err
 	}
 	return started, nil
+}
+
+// portFree fails, saying what to do, when something already listens on
+// the embedded server's port: another arr's embedded PostgreSQL (another
+// ARR_DATA_DIR) or a server of the machine's own.
+func (e *embeddedPG) portFree() error {
+	addr := fmt.Sprintf("127.0.0.1:%d", e.port)
+	c, err := net.DialTimeout("tcp", addr, time.Second)
+	if err != nil {
+		return nil
+	}
+	_ = c.Close()
+	return fmt.Errorf("embedded PostgreSQL: %s is taken by another server (another arr's embedded PostgreSQL, of another ARR_DATA_DIR than %s, or one of this machine's): "+
+		"run this command with that arr's ARR_DATA_DIR, or give this one another port with ARR_EMBEDDED_PG_PORT, or set DATABASE_URL", addr, filepath.Dir(e.dir))
 }
 
 func (e *embeddedPG) ensureDatabase(ctx context.Context) error {

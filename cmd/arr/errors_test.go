@@ -305,10 +305,11 @@ func TestErrorResponses(t *testing.T) {
 // the value and the accepted form.
 func TestBadConfigurationStopsArr(t *testing.T) {
 	e := &env{t: t, dbURL: "postgres://nobody@127.0.0.1:1/none?sslmode=disable"}
-	e.extraEnv = []string{"ARR_PROJECTION_BATCH_SIZE=5k", "ARR_CACHE_ENTRIES=1e4", "ARR_SHUTDOWN_GRACE=20", "ARR_LOG_FORMAT=yaml"}
+	e.extraEnv = []string{"ARR_PROJECTION_BATCH_SIZE=5k", "ARR_CACHE_ENTRIES=1e4", "ARR_SHUTDOWN_GRACE=20", "ARR_LOG_FORMAT=yaml",
+		"ARR_UPSTREAM_MODEL=llama3.2", "ARR_UPSTREAM_BASE_URL="}
 	out, errs, code := e.arr("migrate")
 	lines := strings.Split(strings.TrimSpace(errs), "\n")
-	if code != 2 || out != "" || len(lines) != 4 {
+	if code != 2 || out != "" || len(lines) != 5 {
 		t.Fatalf("exit %d\nstdout %q\nstderr %q", code, out, errs)
 	}
 	for _, want := range []string{
@@ -316,6 +317,7 @@ func TestBadConfigurationStopsArr(t *testing.T) {
 		`ARR_CACHE_ENTRIES="1e4" (flag --arr-cache-entries): want a whole number of at least 0`,
 		`ARR_SHUTDOWN_GRACE="20" (flag --arr-shutdown-grace): want a positive duration with a unit`,
 		`ARR_LOG_FORMAT="yaml" (flag --arr-log-format): want one of text, json`,
+		`ARR_UPSTREAM_MODEL="llama3.2" (flag --arr-upstream-model): want only with ARR_UPSTREAM_BASE_URL`,
 	} {
 		if !strings.Contains(errs, "arr: configuration: "+want) {
 			t.Errorf("stderr lacks %q:\n%s", want, errs)

@@ -50,6 +50,9 @@ type env struct {
 	gateway  string
 	records  string
 	extraEnv []string
+	// workDir is the working directory of its arr processes (empty: the
+	// test's, cmd/arr).
+	workDir string
 }
 
 func newEnv(t testing.TB) *env {
@@ -77,7 +80,7 @@ func (e *env) arr(args ...string) (string, string, int) {
 	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
 	cmd := exec.CommandContext(ctx, binary, args...)
-	cmd.Env = e.environ()
+	cmd.Env, cmd.Dir = e.environ(), e.workDir
 	var out, errb bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errb
 	err := cmd.Run()
@@ -145,7 +148,7 @@ func (s *syncBuffer) String() string {
 func (e *env) start(args ...string) *proc {
 	e.t.Helper()
 	cmd := exec.Command(binary, args...)
-	cmd.Env = e.environ()
+	cmd.Env, cmd.Dir = e.environ(), e.workDir
 	p := &proc{cmd: cmd, logs: &syncBuffer{}, done: make(chan struct{})}
 	cmd.Stdout, cmd.Stderr = p.logs, p.logs
 	if err := cmd.Start(); err != nil {

@@ -18,7 +18,7 @@ import (
 // firstQuestion is the question the ready message and the README's first
 // requests ask the answer service: one the index arr seeds itself with (its
 // own documentation) answers.
-const firstQuestion = "How long are answers cached?"
+const firstQuestion = "How long is a sign-in link valid?"
 
 // readyProjections are the read models the first requests read: keys
 // (identity), the demo parcels and the seeded index. arr up is ready when
@@ -64,8 +64,8 @@ func (r readiness) message() string {
 	}
 	fmt.Fprintf(&b, "\nA first key and a first question (%s):\n\n", where)
 	fmt.Fprintf(&b, "  %s accounts create --email you@example.com\n", r.self)
-	fmt.Fprintf(&b, "  ARR_ANSWER_KEY=$(%s keys mint --email you@example.com --service answer)\n", r.self)
-	fmt.Fprintf(&b, "  curl -s %s/api/v1/answer -H \"Authorization: Bearer $ARR_ANSWER_KEY\" -d '{\"q\":\"%s\"}'\n\n", r.bases["answer"], firstQuestion)
+	fmt.Fprintf(&b, "  ANSWER_KEY=$(%s keys mint --email you@example.com --service answer)\n", r.self)
+	fmt.Fprintf(&b, "  curl -s -w '\\n' %s/api/v1/answer -H \"Authorization: Bearer $ANSWER_KEY\" -d '{\"q\":\"%s\"}'\n\n", r.bases["answer"], firstQuestion)
 	b.WriteString("Keys for the others: --service gateway or --service records.")
 	if !r.upstream {
 		b.WriteString(" The gateway has no upstream yet: start arr with\nARR_UPSTREAM_BASE_URL=http://127.0.0.1:11434/v1 ARR_UPSTREAM_MODEL=llama3.2 (Ollama, or any OpenAI-compatible server)\nor with a provider's key (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...) set.")

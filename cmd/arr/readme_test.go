@@ -1,0 +1,286 @@
+package main_test
+
+import (
+	"bytes"
+	"context"
+	"encoding/json"
+	"io"
+	"net"
+	"net/http"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"regexp"
+	"strings"
+	"sync"
+	"testing"
+	"time"
+
+	"github.com/openai/openai-go"
+)
+
+// readmePath is the README, from this package's directory.
+const readmePath = "../../README.md"
+
+// readmeAddrs are the addresses the README's first requests name, which
+// the test replaces with its services' own (on free ports), as it
+// replaces ./bin/arr with the binary it built.
+var readmeAddrs = []string{"http://127.0.0.1:8081", "http://127.0.0.1:8082", "http://127.0.0.1:8083"}
+
+// section is the README's "## First requests" section, up to the next
+// heading of its level.
+func firstRequestsSection(t *testing.T, readme string) string {
+	t.Helper()
+	i := strings.Index(readme, "\n## First requests\n")
+	if i < 0 {
+		t.Fatal("the README has no ## First requests section")
+	}
+	s := readme[i+1:]
+	if j := strings.Index(s[3:], "\n## "); j >= 0 {
+		s = s[:j+3]
+	}
+	return s
+}
+
+// firstRequestsBlock is the first ```sh block of that section.
+func firstRequestsBlock(t *testing.T, section string) string {
+	t.Helper()
+	m := regexp.MustCompile("(?s)```sh\n(.*?)```").FindStringSubmatch(section)
+	if m == nil {
+		t.Fatal("the README's First requests section has no ```sh block")
+	}
+	return m[1]
+}
+
+// TestReadmeIsAFrontDoor: the README is short, and its first 60 lines hold
+// the two commands, the account and key steps and a request to each
+// service.
+func TestReadmeIsAFrontDoor(t *testing.T) {
+	b, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(b) >= 12*1024 {
+		t.Errorf("the README is %d bytes; a front door stays under 12 KB (reference goes to docs/)", len(b))
+	}
+	head := strings.Join(strings.SplitN(string(b), "\n", 61)[:60], "\n")
+	for _, want := range []string{"./scripts/up.sh", "./scripts/test.sh", "accounts create --email",
+		"keys mint --email you@example.com --service answer", "keys mint --email you@example.com --service gateway",
+		"keys mint --email you@example.com --service records",
+		"/api/v1/answer", "/v1/chat/completions", "/api/v1/parcels"} {
+		if !strings.Contains(head, want) {
+			t.Errorf("the README's first 60 lines lack %q", want)
+		}
+	}
+	// Every docs/ link resolves.
+	for _, m := range regexp.MustCompile(`\]\((docs/[^)#]+)`).FindAllStringSubmatch(string(b), -1) {
+		if _, err := os.Stat(filepath.Join("../..", m[1])); err != nil {
+			t.Errorf("the README links to %s: %v", m[1], err)
+		}
+	}
+}
+
+// sdkUpstream is a loopback OpenAI-compatible server, as a local Ollama
+// would be: it decodes each chat request with the official SDK's own
+// type and answers with its reply type.
+type sdkUpstream struct {
+	url  string
+	mu   sync.Mutex
+	reqs []openai.ChatCompletionNewParams
+}
+
+const sdkUpstreamReply = "Hello from the loopback upstream."
+
+func startSDKUpstream(t *testing.T) *sdkUpstream {
+	t.Helper()
+	u := &sdkUpstream{}
+	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/chat/completions", func(w http.ResponseWriter, r *http.Request) {
+		var p openai.ChatCompletionNewParams
+		if err := json.NewDecoder(io.LimitReader(r.Body, 1<<20)).Decode(&p); err != nil || len(p.Messages) == 0 {
+			http.Error(w, `{"error":{"message":"not a chat request","type":"invalid_request_error"}}`, http.StatusBadRequest)
+			return
+		}
+		u.mu.Lock()
+		u.reqs = append(u.reqs, p)
+		u.mu.Unlock()
+		reply := openai.ChatCompletion{ID: "chatcmpl-loopback", Object: "chat.completion", Created: time.Now().Unix(), Model: p.Model,
+			Choices: []openai.ChatCompletionChoice{{Index: 0, FinishReason: "stop",
+				Message: openai.ChatCompletionMessage{Role: "assistant", Content: sdkUpstreamReply}}},
+			Usage: openai.CompletionUsage{PromptTokens: 12, CompletionTokens: 7, TotalTokens: 19}}
+		w.Header().Set("Content-Type", "application/json")
+		_ = json.NewEncoder(w).Encode(reply)
+	})
+	srv := &http.Server{Handler: mux, ReadHeaderTimeout: 5 * time.Second}
+	ln, err := net.Listen("tcp", "127.0.0.1:0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	go func() { _ = srv.Serve(ln) }()
+	t.Cleanup(func() { _ = srv.Close() })
+	u.url = "http://" + ln.Addr().String() + "/v1"
+	return u
+}
+
+func (u *sdkUpstream) requests() []openai.ChatCompletionNewParams {
+	u.mu.Lock()
+	defer u.mu.Unlock()
+	return append([]openai.ChatCompletionNewParams(nil), u.reqs...)
+}
+
+// embeddedEnv is an installation as a newcomer's ./scripts/up.sh makes
+// it: no DATABASE_URL (the embedded PostgreSQL under a fresh data
+// directory), the demo data, arr run from the source tree (whose README
+// and docs/ seed the answer index), free ports.
+func embeddedEnv(t *testing.T) *env {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "arr-readme-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	// PostgreSQL runs as an unprivileged user when tests run as root.
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	root, err := filepath.Abs("../..")
+	if err != nil {
+		t.Fatal(err)
+	}
+	e := &env{t: t, dataDir: dir, workDir: root}
+	e.extraEnv = []string{"ARR_EMBEDDED_PG_PORT=" + strings.Split(freeAddr(t), ":")[1], "ARR_DEMO_DATA=true", "ARR_LOG_LEVEL=info",
+		// No provider key of the machine's may reach a provider.
+		"OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "GEMINI_API_KEY=", "MISTRAL_API_KEY=", "ARR_ANSWER_LLM_API_KEY="}
+	return e
+}
+
+// waitReady waits for arr up's "ready" log line.
+func waitReady(t *testing.T, p *proc) {
+	t.Helper()
+	deadline := time.Now().Add(4 * time.Minute)
+	for !strings.Contains(p.logs.String(), "msg=ready") {
+		select {
+		case <-p.done:
+			t.Fatalf("arr up exited before it was ready; logs:\n%s", p.logs.String())
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("arr up not ready after 4 minutes; logs:\n%s", p.logs.String())
+		}
+	}
+}
+
+// TestReadmeFirstRequests runs the README's first-request block, as it
+// stands, against a real arr up started the way its note says (a local
+// OpenAI-compatible server and its model): only the addresses and the
+// binary's path are this test's. Each request must get the answer a
+// newcomer expects, and every page the section names must answer.
+func TestReadmeFirstRequests(t *testing.T) {
+	b, err := os.ReadFile(readmePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	section := firstRequestsSection(t, string(b))
+	block := firstRequestsBlock(t, section)
+	if !strings.Contains(section, "ARR_UPSTREAM_BASE_URL=http://127.0.0.1:11434/v1") || !strings.Contains(section, "ARR_UPSTREAM_MODEL=llama3.2") {
+		t.Fatal("the README's note on the gateway's upstream is not the one this test starts arr with")
+	}
+	up := startSDKUpstream(t)
+	e := embeddedEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_UPSTREAM_BASE_URL="+up.url, "ARR_UPSTREAM_MODEL=llama3.2")
+	p := e.up()
+	waitReady(t, p)
+
+	ours := []string{e.answer, e.gateway, e.records}
+	subst := func(s string) string {
+		for i, a := range readmeAddrs {
+			s = strings.ReplaceAll(s, a, ours[i])
+		}
+		return strings.ReplaceAll(s, "./bin/arr", binary)
+	}
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-eu", "-o", "pipefail", "-c", subst(block))
+	cmd.Env, cmd.Dir = e.environ(), e.workDir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("the README's first requests failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
+	}
+	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	if len(lines) != 4 || !strings.HasPrefix(lines[0], "account ") {
+		t.Fatalf("want the account line and one JSON line per request, got:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+	}
+
+	var answer struct {
+		Answer  string `json:"answer"`
+		Sources []struct {
+			URL string `json:"url"`
+		} `json:"sources"`
+	}
+	if err := json.Unmarshal([]byte(lines[1]), &answer); err != nil || len(answer.Sources) == 0 {
+		t.Fatalf("the answer request: %v\n%s", err, lines[1])
+	}
+	lead, _, _ := strings.Cut(answer.Answer, "[")
+	if !strings.Contains(lead, "15 minutes") {
+		t.Errorf("the answer to the README's question does not lead with the fact (15 minutes): %q", answer.Answer)
+	}
+
+	var completion openai.ChatCompletion
+	if err := json.Unmarshal([]byte(lines[2]), &completion); err != nil || len(completion.Choices) != 1 {
+		t.Fatalf("the completion request: %v\n%s", err, lines[2])
+	}
+	if got := completion.Choices[0].Message.Content; got != sdkUpstreamReply {
+		t.Errorf("the completion's reply is %q, want the upstream's", got)
+	}
+	var routing struct {
+		Routing struct {
+			AuditHash string `json:"audit_hash"`
+			Model     string `json:"model"`
+		} `json:"routing"`
+	}
+	if err := json.Unmarshal([]byte(lines[2]), &routing); err != nil || routing.Routing.AuditHash == "" || routing.Routing.Model == "" {
+		t.Errorf("the completion carries no routing with an audit hash: %s", lines[2])
+	}
+	reqs := up.requests()
+	if len(reqs) != 1 || reqs[0].Model != "llama3.2" || reqs[0].Messages[0].OfUser == nil ||
+		reqs[0].Messages[0].OfUser.Content.OfString.Value != "Say hello in five words." {
+		t.Errorf("the upstream got %d requests; want one for llama3.2 with the README's message: %+v", len(reqs), reqs)
+	}
+
+	var parcels struct {
+		Type     string `json:"type"`
+		Features []struct {
+			Properties struct {
+				County string   `json:"county"`
+				Layers []string `json:"layers"`
+			} `json:"properties"`
+		} `json:"features"`
+	}
+	if err := json.Unmarshal([]byte(lines[3]), &parcels); err != nil || parcels.Type != "FeatureCollection" || len(parcels.Features) != 3 {
+		t.Fatalf("the parcels request: %v\n%s", err, lines[3])
+	}
+	for _, f := range parcels.Features {
+		if f.Properties.County != "24510" || len(f.Properties.Layers) == 0 || f.Properties.Layers[0] != "vacant" {
+			t.Errorf("a parcel of the README's bbox is not a Baltimore vacant: %+v", f.Properties)
+		}
+	}
+
+	// The pages the section sends a newcomer to.
+	links := regexp.MustCompile(`http://127\.0\.0\.1:808[123]/[A-Za-z0-9_./-]*`).FindAllString(strings.ReplaceAll(section, block, ""), -1)
+	if len(links) < 8 {
+		t.Fatalf("found only %d page links in the First requests section: %v", len(links), links)
+	}
+	for _, l := range links {
+		if code, body := get(t, subst(strings.TrimRight(l, ".")), nil); code != http.StatusOK {
+			t.Errorf("the README's %s answers %d: %.200s", l, code, body)
+		}
+	}
+
+	// Not a terminal: the ready message is not in the logs, the one
+	// "ready" line is.
+	logs := p.logs.String()
+	if strings.Contains(logs, "A first key") || strings.Count(logs, "msg=ready") != 1 {
+		t.Errorf("with no terminal, arr up's output should hold one ready log line and no ready message:\n%s", logs)
+	}
+}
