@@ -14,6 +14,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"io/fs"
 	"os"
 	"os/signal"
 	"syscall"
@@ -44,6 +45,12 @@ func reportError(w io.Writer, r remedyContext, err error) int {
 		for _, e := range ce {
 			fmt.Fprintf(w, "arr: configuration: %s\n", shown(e.Error()))
 		}
+		return 2
+	}
+	if errors.Is(err, fs.ErrNotExist) {
+		// A file the command was given, or one it needs, is not there:
+		// the caller has something to fix.
+		fmt.Fprintf(w, "arr: %s\n", shown(err.Error()))
 		return 2
 	}
 	p := httpx.ProblemOf(err)

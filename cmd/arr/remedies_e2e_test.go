@@ -25,6 +25,7 @@ func TestMissingThingsNameTheCommandThatMakesThem(t *testing.T) {
 		{[]string{"keys", "revoke", "--id", uuid.NewString()}, []string{"404 key_not_found", binary + " keys list --email E", binary + " keys mint --email E"}},
 		{[]string{"projections", "rebuild", "nosuch"}, []string{`no projection named "nosuch"`, "404 projection_not_found", binary + " projections status", binary + " projections create FILE"}},
 		{[]string{"projections", "drop", "nosuch"}, []string{"404 projection_not_found", binary + " projections create FILE"}},
+		{[]string{"import", "list", "--email", email, t.TempDir() + "/none.csv"}, []string{"none.csv: no such file or directory"}},
 	}
 	for _, c := range cases {
 		out, errs, code := e.arr(c.args...)
