@@ -128,21 +128,46 @@ func (u *sdkUpstream) requests() []openai.ChatCompletionNewParams {
 	return append([]openai.ChatCompletionNewParams(nil), u.reqs...)
 }
 
+// script runs a bash script as a user would paste it (stopping at the
+// first failure) in the env's working directory and environment, and
+// returns its output; it fails the test when the script fails.
+func (e *env) script(what, script string) (stdout, stderr string) {
+	e.t.Helper()
+	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, "bash", "-eu", "-o", "pipefail", "-c", script)
+	cmd.Env, cmd.Dir = e.environ(), e.workDir
+	var out, errb bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errb
+	if err := cmd.Run(); err != nil {
+		e.t.Fatalf("%s failed: %v\nstdout:\n%s\nstderr:\n%s", what, err, out.String(), errb.String())
+	}
+	return out.String(), errb.String()
+}
+
+// embeddedDataDir is a fresh data directory for an arr on its embedded
+// PostgreSQL, which runs as an unprivileged user when tests run as root
+// and so must be able to reach it.
+func embeddedDataDir(t *testing.T) string {
+	t.Helper()
+	dir, err := os.MkdirTemp("", "arr-embedded-")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Chmod(dir, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { os.RemoveAll(dir) })
+	return dir
+}
+
 // embeddedEnv is an installation as a newcomer's ./scripts/up.sh makes
 // it: no DATABASE_URL (the embedded PostgreSQL under a fresh data
 // directory), the demo data, arr run from the source tree (whose README
 // and docs/ seed the answer index), free ports.
 func embeddedEnv(t *testing.T) *env {
 	t.Helper()
-	dir, err := os.MkdirTemp("", "arr-readme-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// PostgreSQL runs as an unprivileged user when tests run as root.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := embeddedDataDir(t)
 	root, err := filepath.Abs("../..")
 	if err != nil {
 		t.Fatal(err)
@@ -198,18 +223,10 @@ func TestReadmeFirstRequests(t *testing.T) {
 		}
 		return strings.ReplaceAll(s, "./bin/arr", binary)
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 3*time.Minute)
-	defer cancel()
-	cmd := exec.CommandContext(ctx, "bash", "-eu", "-o", "pipefail", "-c", subst(block))
-	cmd.Env, cmd.Dir = e.environ(), e.workDir
-	var stdout, stderr bytes.Buffer
-	cmd.Stdout, cmd.Stderr = &stdout, &stderr
-	if err := cmd.Run(); err != nil {
-		t.Fatalf("the README's first requests failed: %v\nstdout:\n%s\nstderr:\n%s", err, stdout.String(), stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	stdout, stderr := e.script("the README's first requests", subst(block))
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "account ") {
-		t.Fatalf("want the account line and one JSON line per request, got:\n%s\nstderr:\n%s", stdout.String(), stderr.String())
+		t.Fatalf("want the account line and one JSON line per request, got:\n%s\nstderr:\n%s", stdout, stderr)
 	}
 
 	var answer struct {

@@ -2,7 +2,6 @@ package main_test
 
 import (
 	"bytes"
-	"context"
 	"encoding/json"
 	"os/exec"
 	"regexp"
@@ -125,7 +124,7 @@ func TestUpSaysWhatToTryOnATerminal(t *testing.T) {
 	}
 
 	// The commands, as printed, give a key and an answer.
-	cmds := regexp.MustCompile(`(?m)^  (` + regexp.QuoteMeta(binary) + ` .*|ANSWER_KEY=.*|curl .*)$`).FindAllStringSubmatch(text, -1)
+	cmds := regexp.MustCompile(`(?m)^  (`+regexp.QuoteMeta(binary)+` .*|ANSWER_KEY=.*|curl .*)$`).FindAllStringSubmatch(text, -1)
 	if len(cmds) != 3 {
 		t.Fatalf("want the three commands of a first key and question, found %d:\n%s", len(cmds), text)
 	}
@@ -133,20 +132,12 @@ func TestUpSaysWhatToTryOnATerminal(t *testing.T) {
 	for _, c := range cmds {
 		script = append(script, c[1])
 	}
-	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
-	defer cancel()
-	sh := exec.CommandContext(ctx, "bash", "-eu", "-o", "pipefail", "-c", strings.Join(script, "\n"))
-	sh.Env, sh.Dir = e.environ(), e.workDir
-	var stdout, stderr bytes.Buffer
-	sh.Stdout, sh.Stderr = &stdout, &stderr
-	if err := sh.Run(); err != nil {
-		t.Fatalf("the ready message's commands failed: %v\n%s\n%s", err, stdout.String(), stderr.String())
-	}
-	lines := strings.Split(strings.TrimSpace(stdout.String()), "\n")
+	stdout, _ := e.script("the ready message's commands", strings.Join(script, "\n"))
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
 	var answer struct {
 		Answer string `json:"answer"`
 	}
 	if err := json.Unmarshal([]byte(lines[len(lines)-1]), &answer); err != nil || !strings.Contains(answer.Answer, "15 minutes") {
-		t.Fatalf("the ready message's question got: %v %s", err, stdout.String())
+		t.Fatalf("the ready message's question got: %v %s", err, stdout)
 	}
 }

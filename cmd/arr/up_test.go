@@ -12,16 +12,7 @@ import (
 // newcomer does: no DATABASE_URL. arr must start its own PostgreSQL under
 // the data directory, say so, serve, and on SIGTERM drain and stop it.
 func TestUpOnEmbeddedPostgres(t *testing.T) {
-	dir, err := os.MkdirTemp("", "arr-up-")
-	if err != nil {
-		t.Fatal(err)
-	}
-	// PostgreSQL runs as an unprivileged user when tests run as root: it
-	// must be able to reach the data directory.
-	if err := os.Chmod(dir, 0o755); err != nil {
-		t.Fatal(err)
-	}
-	t.Cleanup(func() { os.RemoveAll(dir) })
+	dir := embeddedDataDir(t)
 	pgPort := strings.Split(freeAddr(t), ":")[1]
 	e := &env{t: t}
 	a, g, r := freeAddr(t), freeAddr(t), freeAddr(t)
