@@ -75,3 +75,14 @@ func Forbidden(code, format string, args ...any) *Error {
 func RateLimited(code, format string, args ...any) *Error {
 	return &Error{Kind: ErrRateLimited, Code: code, Message: fmt.Sprintf(format, args...)}
 }
+
+// Wrap prefixes *errp, when it is not nil, with what the function was
+// doing: `defer domain.Wrap(&err, "reading the head of %s", name)` at the
+// top of a function with a named error result wraps every error it
+// returns once, in one place (pkgsite's derrors.Wrap). The cause stays
+// reachable with errors.Is and errors.As.
+func Wrap(errp *error, format string, args ...any) {
+	if *errp != nil {
+		*errp = fmt.Errorf("%s: %w", fmt.Sprintf(format, args...), *errp)
+	}
+}
