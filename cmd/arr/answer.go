@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"github.com/arr-dev/arr/docs"
 	"io"
 	"os"
 	"time"
@@ -108,6 +109,7 @@ func (s *system) seedDocs(ctx context.Context) {
 	}
 	a, cfg := s.app, s.cfg
 	docseed.Seeder{Index: a.Commands.IndexDocument, Count: a.Queries.AnswerDocs.Count, Log: s.log, RecordsBase: cfg.serviceBase("records"),
+		Reference: docs.Pages(),
 		DataSources: func(ctx context.Context) (any, error) {
 			return a.Queries.Parcels.DataSources(ctx, a.Queries.Gazetteer, s.now())
 		},

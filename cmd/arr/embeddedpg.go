@@ -129,7 +129,7 @@ func (e *embeddedPG) Start(ctx context.Context) (started bool, err error) {
 			return false, fmt.Errorf("embedded PostgreSQL: %w", err)
 		}
 	}
-	if e.cmd(ctx, "pg_ctl", "status", "-D", e.dataDir()).Run() != nil {
+	if !e.running(ctx) {
 		if err := e.portFree(); err != nil {
 			return false, err
 		}
@@ -143,6 +143,36 @@ func (e *embeddedPG) Start(ctx context.Context) (started bool, err error) {
 		return started, err
 	}
 	return started, nil
+}
+
+// running reports whether this data directory's server runs: pg_ctl says
+// so, and the process its lock file (postmaster.pid) names is a
+// PostgreSQL server. After a crash or a power loss that file stays, and
+// its PID may have been given to another process since, which pg_ctl,
+// checking only that the PID is alive, takes for the server; PostgreSQL
+// itself then refuses to start. Such a lock is stale: it is removed, so
+// the server starts.
+func (e *embeddedPG) running(ctx context.Context) bool {
+	if e.cmd(ctx, "pg_ctl", "status", "-D", e.dataDir()).Run() != nil {
+		return false
+	}
+	lock := filepath.Join(e.dataDir(), "postmaster.pid")
+	b, err := os.ReadFile(lock)
+	if err != nil {
+		return true // pg_ctl read it a moment ago: let the connection tell
+	}
+	pid, _, _ := strings.Cut(string(b), "\n")
+	exe, err := os.Readlink(filepath.Join("/proc", strings.TrimSpace(pid), "exe"))
+	if err != nil || filepath.Base(strings.TrimSuffix(exe, " (deleted)")) == "postgres" {
+		return true // a server, or a process we may not look at: let the connection tell
+	}
+	e.log.Warn("the embedded PostgreSQL's lock file names a process that is not PostgreSQL (left by a crash or a power loss): removing it and starting the server",
+		"file", lock, "pid", strings.TrimSpace(pid), "process", exe)
+	if err := os.Remove(lock); err != nil {
+		e.log.Warn("removing the stale lock file", "file", lock, "err", err)
+		return true
+	}
+	return false
 }
 
 // portFree fails, saying what to do, when something already listens on
@@ -170,7 +200,9 @@ func (e *embeddedPG) ensureDatabase(ctx context.Context) error {
 		time.Sleep(100 * time.Millisecond)
 	}
 	if err != nil {
-		return fmt.Errorf("embedded PostgreSQL: connecting: %w", err)
+		return fmt.Errorf("embedded PostgreSQL: connecting to 127.0.0.1:%d: %w (the server of %s does not answer; see %s; if no PostgreSQL runs on that directory, "+
+			"its lock file %s is left from a crash: remove it and run the command again)", e.port, err, e.dataDir(),
+			filepath.Join(e.dir, "postgres.log"), filepath.Join(e.dataDir(), "postmaster.pid"))
 	}
 	defer conn.Close(ctx)
 	var exists bool

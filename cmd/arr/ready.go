@@ -65,7 +65,9 @@ func (r readiness) message() string {
 	fmt.Fprintf(&b, "\nA first key and a first question (%s):\n\n", where)
 	fmt.Fprintf(&b, "  %s accounts create --email you@example.com\n", r.self)
 	fmt.Fprintf(&b, "  ANSWER_KEY=$(%s keys mint --email you@example.com --service answer)\n", r.self)
-	fmt.Fprintf(&b, "  curl -s -w '\\n' %s/api/v1/answer -H \"Authorization: Bearer $ANSWER_KEY\" -d '{\"q\":\"%s\"}'\n\n", r.bases["answer"], firstQuestion)
+	// The URL comes from ARR_PUBLIC_BASE_URL, whose path may hold what a
+	// shell acts on ($, ;, '): quoted, the line pastes as it reads.
+	fmt.Fprintf(&b, "  curl -s -w '\\n' %s -H \"Authorization: Bearer $ANSWER_KEY\" -d '{\"q\":\"%s\"}'\n\n", shellWord(r.bases["answer"]+"/api/v1/answer"), firstQuestion)
 	b.WriteString("Keys for the others: --service gateway or --service records.")
 	if !r.upstream {
 		b.WriteString(" The gateway has no upstream yet: start arr with\nARR_UPSTREAM_BASE_URL=http://127.0.0.1:11434/v1 ARR_UPSTREAM_MODEL=llama3.2 (Ollama, or any OpenAI-compatible server)\nor with a provider's key (OPENAI_API_KEY, ANTHROPIC_API_KEY, ...) set.")

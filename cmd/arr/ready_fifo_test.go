@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"encoding/json"
 	"os"
 	"path/filepath"
 	"strings"
@@ -22,6 +23,15 @@ func TestUpReadyWithAFIFOInDocs(t *testing.T) {
 		t.Fatal(err)
 	}
 	if err := os.WriteFile(filepath.Join(e.workDir, "README.md"), []byte("# Notes\n\nSign-in links are valid for fifteen minutes.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// And a link out of the tree to a file the operator never meant to
+	// publish: arr seeds its own documents, built in, never these.
+	secret := filepath.Join(t.TempDir(), "credentials.md")
+	if err := os.WriteFile(secret, []byte("# Credentials\n\nOPENAI_API_KEY=sk-the-operators-private-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(e.workDir, "docs", "notes.md")); err != nil {
 		t.Fatal(err)
 	}
 	fifo := filepath.Join(e.workDir, "docs", "live.md")
@@ -48,6 +58,17 @@ func TestUpReadyWithAFIFOInDocs(t *testing.T) {
 	ready := strings.Contains(p.logs.String(), "msg=ready")
 	if !ready {
 		t.Errorf("arr up with a FIFO at docs/live.md never logged ready in 60s (it is blocked opening the pipe)")
+	}
+	if ready {
+		e.createAccount("fifo@example.com", "free")
+		k := e.mint("fifo@example.com", "answer")
+		for _, q := range []string{"What is the OPENAI_API_KEY in the credentials?", "How long are sign-in links valid?"} {
+			code, body := postJSON(t, e.answer+"/api/v1/answer", []byte(`{"q":"`+q+`"}`), map[string]string{"Authorization": "Bearer " + k.Secret})
+			raw, _ := json.Marshal(body)
+			if code != 200 || strings.Contains(string(raw), "sk-the-operators-private-key") || strings.Contains(string(raw), "fifteen minutes") {
+				t.Errorf("%q: %d; the answer draws on the working directory's files: %s", q, code, raw)
+			}
+		}
 	}
 	start := time.Now()
 	_ = p.cmd.Process.Signal(syscall.SIGTERM)

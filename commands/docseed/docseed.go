@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io/fs"
 	"log/slog"
 	"sort"
 	"strings"
@@ -25,21 +26,24 @@ type Seeder struct {
 	Specs       []Spec
 	DataSources func(context.Context) (any, error)
 	RecordsBase string
-	Log         *slog.Logger
+	// Reference is arr's reference documents (the docs package's Pages,
+	// built into the binary); nil: none.
+	Reference fs.FS
+	Log       *slog.Logger
 }
 
 // Seed fills a new local index with arr's own documentation (the three
-// OpenAPI documents, one document per operation, and README.md and
-// docs/*.md when arr runs from its source tree: SourceDocs), and the
-// records service's data sources when that service answers. Each part is added once; a part that could not be
-// read is tried again on the next start.
+// OpenAPI documents, one document per operation, and the reference
+// documents built into the binary: ReferenceDocs), and the records
+// service's data sources when that service answers. Each part is added
+// once; a part that could not be read is tried again on the next start.
 func (s Seeder) Seed(ctx context.Context) {
 	log := s.Log
 	if n, err := s.Count(ctx); err != nil || n > 0 {
 		return // seeded before, or documents were added: leave the index to its owner
 	}
 	docs := OpenAPIDocs(s.Specs)
-	docs = append(docs, SourceDocs(log)...)
+	docs = append(docs, ReferenceDocs(s.Reference, log)...)
 	added := 0
 	for _, d := range docs {
 		if _, err := s.Index.Handle(ctx, d); err != nil {

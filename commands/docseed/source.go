@@ -1,47 +1,41 @@
 package docseed
 
 import (
-	"errors"
 	"fmt"
-	"io"
 	"io/fs"
 	"log/slog"
-	"net/url"
-	"os"
-	"path/filepath"
+	"path"
 	"slices"
 
 	"github.com/arr-dev/arr/adapters/webpage"
 	"github.com/arr-dev/arr/commands"
 )
 
-// maxSourceDoc is the largest file SourceDocs seeds: the page fetcher's
-// size limit (2 MiB).
+// maxSourceDoc is the largest document ReferenceDocs seeds: the page
+// fetcher's size limit (2 MiB).
 const maxSourceDoc = 2 << 20
 
-// SourceDocs indexes arr's documentation by section when arr runs from its
-// source tree: ./README.md, then every ./docs/*.md sorted by name, one
-// document per file (served by the answer service at /docs/{doc_id} and
-// cited there, as `arr answer index add FILE` does). A file that is
-// missing, not a regular file, over 2 MiB or unreadable is left out; the
-// others are still returned.
-func SourceDocs(log *slog.Logger) []commands.IndexDocument {
-	paths := []string{"README.md"}
-	docs, err := filepath.Glob(filepath.Join("docs", "*.md"))
-	if err != nil { // only for a malformed pattern
-		log.Warn("listing docs/*.md to seed the local index with", "err", err)
+// ReferenceDocs indexes arr's reference documents by section: every *.md at
+// the top of pages (the docs package's documents, built into the binary),
+// sorted by name, one document per file, named docs/NAME (served by the
+// answer service at /docs/{doc_id} and cited there). A document over 2 MiB
+// or one that does not parse is left out, with a warning; the others are
+// still returned. Nothing is read from the working directory.
+func ReferenceDocs(pages fs.FS, log *slog.Logger) []commands.IndexDocument {
+	if pages == nil {
+		return nil
 	}
-	slices.Sort(docs)
-	paths = append(paths, docs...)
+	names, err := fs.Glob(pages, "*.md")
+	if err != nil { // only for a malformed pattern
+		log.Warn("listing arr's reference documents to seed the local index with", "err", err)
+		return nil
+	}
+	slices.Sort(names)
 	var out []commands.IndexDocument
-	for _, path := range paths {
-		d, err := sourceDoc(path)
-		if errors.Is(err, fs.ErrNotExist) {
-			log.Debug("no such file in the working directory to seed the local index with", "file", path)
-			continue
-		}
+	for _, name := range names {
+		d, err := referenceDoc(pages, name)
 		if err != nil {
-			log.Warn("not seeding the local index with a file of the working directory", "file", path, "err", err)
+			log.Warn("not seeding the local index with a reference document", "doc", name, "err", err)
 			continue
 		}
 		out = append(out, d)
@@ -49,43 +43,22 @@ func SourceDocs(log *slog.Logger) []commands.IndexDocument {
 	return out
 }
 
-// sourceDoc reads one Markdown file of the working directory as the
-// document of its absolute path.
-func sourceDoc(path string) (_ commands.IndexDocument, err error) {
-	defer func() {
-		if err != nil {
-			err = fmt.Errorf("reading %s: %w", path, err)
-		}
-	}()
-	abs, err := filepath.Abs(path)
+// referenceDoc reads one Markdown document of pages.
+func referenceDoc(pages fs.FS, name string) (_ commands.IndexDocument, err error) {
+	origin := path.Join("docs", name)
+	b, err := fs.ReadFile(pages, name)
 	if err != nil {
-		return commands.IndexDocument{}, err
-	}
-	f, err := os.Open(abs)
-	if err != nil {
-		return commands.IndexDocument{}, err
-	}
-	defer f.Close()
-	fi, err := f.Stat()
-	if err != nil {
-		return commands.IndexDocument{}, err
-	}
-	if !fi.Mode().IsRegular() {
-		return commands.IndexDocument{}, fmt.Errorf("not a regular file")
-	}
-	b, err := io.ReadAll(io.LimitReader(f, maxSourceDoc+1))
-	if err != nil {
-		return commands.IndexDocument{}, err
+		return commands.IndexDocument{}, fmt.Errorf("reading %s: %w", origin, err)
 	}
 	if len(b) > maxSourceDoc {
-		return commands.IndexDocument{}, fmt.Errorf("larger than %d bytes", maxSourceDoc)
+		return commands.IndexDocument{}, fmt.Errorf("%s is larger than %d bytes", origin, maxSourceDoc)
 	}
-	p, err := webpage.Extract(webpage.Raw{URL: (&url.URL{Scheme: "file", Path: abs}).String(), ContentType: "text/markdown", Body: b})
+	p, err := webpage.Extract(webpage.Raw{URL: "file:///" + origin, ContentType: "text/markdown", Body: b})
 	if err != nil {
-		return commands.IndexDocument{}, err
+		return commands.IndexDocument{}, fmt.Errorf("reading %s: %w", origin, err)
 	}
 	if p.Title == "" {
-		p.Title = filepath.Base(abs)
+		p.Title = name
 	}
-	return PageDoc("", abs, p), nil
+	return PageDoc("", origin, p), nil
 }
