@@ -13,6 +13,7 @@ import (
 	"regexp"
 	"strings"
 	"sync"
+	"syscall"
 	"testing"
 	"time"
 
@@ -179,27 +180,51 @@ func embeddedEnv(t *testing.T) *env {
 	return e
 }
 
-// waitReady waits for arr up's "ready" log line.
-func waitReady(t *testing.T, p *proc) {
+// hostileWorkDir is a working directory a newcomer might run arr from:
+// its own README and docs/, with a named pipe (docs/live.md, which blocks
+// whoever opens it) and a link out of the tree to a file never meant to be
+// published. arr seeds its own documents, built in, so none of it matters.
+func hostileWorkDir(t *testing.T) (dir, fifo string) {
 	t.Helper()
-	deadline := time.Now().Add(4 * time.Minute)
-	for !strings.Contains(p.logs.String(), "msg=ready") {
-		select {
-		case <-p.done:
-			t.Fatalf("arr up exited before it was ready; logs:\n%s", p.logs.String())
-		case <-time.After(200 * time.Millisecond):
-		}
-		if time.Now().After(deadline) {
-			t.Fatalf("arr up not ready after 4 minutes; logs:\n%s", p.logs.String())
-		}
+	dir = t.TempDir()
+	if err := os.MkdirAll(filepath.Join(dir, "docs"), 0o755); err != nil {
+		t.Fatal(err)
 	}
+	if err := os.WriteFile(filepath.Join(dir, "README.md"), []byte("# Notes\n\nSign-in links are valid for fifteen minutes.\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	secret := filepath.Join(t.TempDir(), "credentials.md")
+	if err := os.WriteFile(secret, []byte("# Credentials\n\nOPENAI_API_KEY=sk-the-operators-private-key\n"), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if err := os.Symlink(secret, filepath.Join(dir, "docs", "notes.md")); err != nil {
+		t.Fatal(err)
+	}
+	fifo = filepath.Join(dir, "docs", "live.md")
+	if err := syscall.Mkfifo(fifo, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	// Whatever happens, free a blocked open when the test ends.
+	t.Cleanup(func() {
+		if w, err := os.OpenFile(fifo, os.O_WRONLY|syscall.O_NONBLOCK, 0); err == nil {
+			_ = w.Close()
+		}
+	})
+	return dir, fifo
 }
 
-// TestReadmeFirstRequests runs the README's first-request block, as it
-// stands, against a real arr up started the way its note says (a local
-// OpenAI-compatible server and its model): only the addresses and the
-// binary's path are this test's. Each request must get the answer a
-// newcomer expects, and every page the section names must answer.
+// TestReadmeFirstRequests is a newcomer's first five minutes, on one real
+// arr up (the embedded PostgreSQL, the demo data, a local OpenAI-compatible
+// server and its model, as the README's note says), run on a terminal from
+// a working directory that holds traps (hostileWorkDir):
+//   - arr up says once, on the terminal, when it is ready, where the
+//     services are and how to get a first key and question; the JSON logs
+//     never repeat it, and its commands work as printed;
+//   - the README's first-request block, as it stands (only the addresses
+//     and the binary's path are the test's), gets the answers a newcomer
+//     expects, and every page the section names answers;
+//   - nothing of the working directory reaches the answers, and arr stops
+//     within its grace on SIGTERM.
 func TestReadmeFirstRequests(t *testing.T) {
 	b, err := os.ReadFile(readmePath)
 	if err != nil {
@@ -212,10 +237,28 @@ func TestReadmeFirstRequests(t *testing.T) {
 	}
 	up := startSDKUpstream(t)
 	e := embeddedEnv(t)
-	e.extraEnv = append(e.extraEnv, "ARR_UPSTREAM_BASE_URL="+up.url, "ARR_UPSTREAM_MODEL=llama3.2")
-	p := e.up()
-	waitReady(t, p)
+	e.workDir, _ = hostileWorkDir(t)
+	a, g, r := freeAddr(t), freeAddr(t), freeAddr(t)
+	e.answer, e.gateway, e.records = "http://"+a, "http://"+g, "http://"+r
+	e.extraEnv = append(e.extraEnv, "ARR_UPSTREAM_BASE_URL="+up.url, "ARR_UPSTREAM_MODEL=llama3.2", "ARR_LOG_FORMAT=json", "ARR_SHUTDOWN_GRACE=5s",
+		"ARR_ANSWER_ADDR="+a, "ARR_GATEWAY_ADDR="+g, "ARR_RECORDS_ADDR="+r)
+	p := startOnTerminal(t, e, "up")
+	message := readyMessage(t, p, e)
 
+	// The ready message's commands, as printed (on an address of their own).
+	cmds := regexp.MustCompile(`(?m)^  (`+regexp.QuoteMeta(binary)+` .*|ANSWER_KEY=.*|curl .*)$`).FindAllStringSubmatch(message, -1)
+	if len(cmds) != 3 {
+		t.Fatalf("want the three commands of a first key and question, found %d:\n%s", len(cmds), message)
+	}
+	var script []string
+	for _, c := range cmds {
+		script = append(script, strings.ReplaceAll(c[1], "you@example.com", "ready@example.com"))
+	}
+	stdout, _ := e.script("the ready message's commands", strings.Join(script, "\n"))
+	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	checkAnswer(t, "the ready message's question", lines[len(lines)-1])
+
+	// The README's block.
 	ours := []string{e.answer, e.gateway, e.records}
 	subst := func(s string) string {
 		for i, a := range readmeAddrs {
@@ -224,64 +267,13 @@ func TestReadmeFirstRequests(t *testing.T) {
 		return strings.ReplaceAll(s, "./bin/arr", binary)
 	}
 	stdout, stderr := e.script("the README's first requests", subst(block))
-	lines := strings.Split(strings.TrimSpace(stdout), "\n")
+	lines = strings.Split(strings.TrimSpace(stdout), "\n")
 	if len(lines) != 4 || !strings.HasPrefix(lines[0], "account ") {
 		t.Fatalf("want the account line and one JSON line per request, got:\n%s\nstderr:\n%s", stdout, stderr)
 	}
-
-	var answer struct {
-		Answer  string `json:"answer"`
-		Sources []struct {
-			URL string `json:"url"`
-		} `json:"sources"`
-	}
-	if err := json.Unmarshal([]byte(lines[1]), &answer); err != nil || len(answer.Sources) == 0 {
-		t.Fatalf("the answer request: %v\n%s", err, lines[1])
-	}
-	lead, _, _ := strings.Cut(answer.Answer, "[")
-	if !strings.Contains(lead, "15 minutes") {
-		t.Errorf("the answer to the README's question does not lead with the fact (15 minutes): %q", answer.Answer)
-	}
-
-	var completion openai.ChatCompletion
-	if err := json.Unmarshal([]byte(lines[2]), &completion); err != nil || len(completion.Choices) != 1 {
-		t.Fatalf("the completion request: %v\n%s", err, lines[2])
-	}
-	if got := completion.Choices[0].Message.Content; got != sdkUpstreamReply {
-		t.Errorf("the completion's reply is %q, want the upstream's", got)
-	}
-	var routing struct {
-		Routing struct {
-			AuditHash string `json:"audit_hash"`
-			Model     string `json:"model"`
-		} `json:"routing"`
-	}
-	if err := json.Unmarshal([]byte(lines[2]), &routing); err != nil || routing.Routing.AuditHash == "" || routing.Routing.Model == "" {
-		t.Errorf("the completion carries no routing with an audit hash: %s", lines[2])
-	}
-	reqs := up.requests()
-	if len(reqs) != 1 || reqs[0].Model != "llama3.2" || reqs[0].Messages[0].OfUser == nil ||
-		reqs[0].Messages[0].OfUser.Content.OfString.Value != "Say hello in five words." {
-		t.Errorf("the upstream got %d requests; want one for llama3.2 with the README's message: %+v", len(reqs), reqs)
-	}
-
-	var parcels struct {
-		Type     string `json:"type"`
-		Features []struct {
-			Properties struct {
-				County string   `json:"county"`
-				Layers []string `json:"layers"`
-			} `json:"properties"`
-		} `json:"features"`
-	}
-	if err := json.Unmarshal([]byte(lines[3]), &parcels); err != nil || parcels.Type != "FeatureCollection" || len(parcels.Features) != 3 {
-		t.Fatalf("the parcels request: %v\n%s", err, lines[3])
-	}
-	for _, f := range parcels.Features {
-		if f.Properties.County != "24510" || len(f.Properties.Layers) == 0 || f.Properties.Layers[0] != "vacant" {
-			t.Errorf("a parcel of the README's bbox is not a Baltimore vacant: %+v", f.Properties)
-		}
-	}
+	checkAnswer(t, "the README's question", lines[1])
+	checkCompletion(t, up, lines[2])
+	checkParcels(t, lines[3])
 
 	// The pages the section sends a newcomer to.
 	links := regexp.MustCompile(`http://127\.0\.0\.1:808[123]/[A-Za-z0-9_./-]*`).FindAllString(strings.ReplaceAll(section, block, ""), -1)
@@ -294,10 +286,146 @@ func TestReadmeFirstRequests(t *testing.T) {
 		}
 	}
 
-	// Not a terminal: the ready message is not in the logs, the one
-	// "ready" line is.
-	logs := p.logs.String()
-	if strings.Contains(logs, "A first key") || strings.Count(logs, "msg=ready") != 1 {
-		t.Errorf("with no terminal, arr up's output should hold one ready log line and no ready message:\n%s", logs)
+	// Nothing of the working directory is in the index.
+	k := e.mint("ready@example.com", "answer")
+	for _, q := range []string{"What is the OPENAI_API_KEY in the credentials?", "How long are sign-in links valid?"} {
+		code, body := postJSON(t, e.answer+"/api/v1/answer", []byte(`{"q":"`+q+`"}`), map[string]string{"Authorization": "Bearer " + k.Secret})
+		raw, _ := json.Marshal(body)
+		if code != 200 || strings.Contains(string(raw), "sk-the-operators-private-key") || strings.Contains(string(raw), "fifteen minutes") {
+			t.Errorf("%q: %d; the answer draws on the working directory's files: %s", q, code, raw)
+		}
+	}
+	start := time.Now()
+	_ = p.cmd.Process.Signal(syscall.SIGTERM)
+	select {
+	case <-p.done:
+		if d := time.Since(start); d > 10*time.Second {
+			t.Errorf("arr up took %s to stop after SIGTERM with ARR_SHUTDOWN_GRACE=5s", d)
+		}
+	case <-time.After(15 * time.Second):
+		t.Errorf("arr up did not stop within 15s of SIGTERM (ARR_SHUTDOWN_GRACE=5s)")
+	}
+}
+
+// readyMessage waits for arr up's ready message on p's terminal and
+// checks it: printed once, naming the services, the first-key commands
+// and a curl; never in a JSON log line, and one "ready" log record.
+func readyMessage(t *testing.T, p *ptyProc, e *env) string {
+	t.Helper()
+	deadline := time.Now().Add(4 * time.Minute)
+	for !strings.Contains(p.text(), "Ctrl-C stops arr.") {
+		select {
+		case <-p.done:
+			t.Fatalf("arr up exited before it said it was ready:\n%s", p.text())
+		case <-time.After(200 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("no ready message after 4 minutes:\n%s", p.text())
+		}
+	}
+	time.Sleep(2 * time.Second) // anything printed twice is printed by now
+	out := p.text()
+	if n := strings.Count(out, "arr is ready"); n != 1 {
+		t.Fatalf("the ready message is printed %d times:\n%s", n, out)
+	}
+	var message []string
+	readyLogs := 0
+	for _, line := range strings.Split(out, "\n") {
+		if !strings.HasPrefix(line, "{") {
+			message = append(message, line)
+			continue
+		}
+		var rec map[string]any
+		if err := json.Unmarshal([]byte(line), &rec); err != nil {
+			t.Errorf("a JSON log line does not parse: %v: %s", err, line)
+		}
+		if strings.Contains(line, "A first key") || strings.Contains(line, "accounts create") {
+			t.Errorf("a JSON log line repeats the ready message: %s", line)
+		}
+		if rec["msg"] == "ready" {
+			readyLogs++
+		}
+	}
+	if readyLogs != 1 {
+		t.Errorf("%d ready log lines, want one", readyLogs)
+	}
+	text := strings.Join(message, "\n")
+	for _, want := range []string{e.answer + "/api/v1/answer", e.gateway + "/v1", e.records + "/api/v1/parcels", "/openapi.json", "/map",
+		binary + " accounts create --email you@example.com", binary + " keys mint --email you@example.com --service answer",
+		"curl -s", "Ctrl-C stops arr."} {
+		if !strings.Contains(text, want) {
+			t.Errorf("the ready message lacks %q:\n%s", want, text)
+		}
+	}
+	if strings.Contains(text, "no upstream yet") {
+		t.Errorf("the ready message says the gateway has no upstream, and it has one:\n%s", text)
+	}
+	return text
+}
+
+// checkAnswer: an answer to the sign-in question, leading with the fact.
+func checkAnswer(t *testing.T, what, line string) {
+	t.Helper()
+	var answer struct {
+		Answer  string `json:"answer"`
+		Sources []struct {
+			URL string `json:"url"`
+		} `json:"sources"`
+	}
+	if err := json.Unmarshal([]byte(line), &answer); err != nil || len(answer.Sources) == 0 {
+		t.Fatalf("%s: %v\n%s", what, err, line)
+	}
+	lead, _, _ := strings.Cut(answer.Answer, "[")
+	if !strings.Contains(lead, "15 minutes") {
+		t.Errorf("%s is not answered with the fact first (15 minutes): %q", what, answer.Answer)
+	}
+}
+
+// checkCompletion: the upstream's reply, routed and audited, for the one
+// model the local server has.
+func checkCompletion(t *testing.T, up *sdkUpstream, line string) {
+	t.Helper()
+	var completion openai.ChatCompletion
+	if err := json.Unmarshal([]byte(line), &completion); err != nil || len(completion.Choices) != 1 {
+		t.Fatalf("the completion request: %v\n%s", err, line)
+	}
+	if got := completion.Choices[0].Message.Content; got != sdkUpstreamReply {
+		t.Errorf("the completion's reply is %q, want the upstream's", got)
+	}
+	var routing struct {
+		Routing struct {
+			AuditHash string `json:"audit_hash"`
+			Model     string `json:"model"`
+		} `json:"routing"`
+	}
+	if err := json.Unmarshal([]byte(line), &routing); err != nil || routing.Routing.AuditHash == "" || routing.Routing.Model == "" {
+		t.Errorf("the completion carries no routing with an audit hash: %s", line)
+	}
+	reqs := up.requests()
+	if len(reqs) != 1 || reqs[0].Model != "llama3.2" || reqs[0].Messages[0].OfUser == nil ||
+		reqs[0].Messages[0].OfUser.Content.OfString.Value != "Say hello in five words." {
+		t.Errorf("the upstream got %d requests; want one for llama3.2 with the README's message: %+v", len(reqs), reqs)
+	}
+}
+
+// checkParcels: three Baltimore vacants of the demo data.
+func checkParcels(t *testing.T, line string) {
+	t.Helper()
+	var parcels struct {
+		Type     string `json:"type"`
+		Features []struct {
+			Properties struct {
+				County string   `json:"county"`
+				Layers []string `json:"layers"`
+			} `json:"properties"`
+		} `json:"features"`
+	}
+	if err := json.Unmarshal([]byte(line), &parcels); err != nil || parcels.Type != "FeatureCollection" || len(parcels.Features) != 3 {
+		t.Fatalf("the parcels request: %v\n%s", err, line)
+	}
+	for _, f := range parcels.Features {
+		if f.Properties.County != "24510" || len(f.Properties.Layers) == 0 || f.Properties.Layers[0] != "vacant" {
+			t.Errorf("a parcel of the README's bbox is not a Baltimore vacant: %+v", f.Properties)
+		}
 	}
 }

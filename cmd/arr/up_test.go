@@ -23,6 +23,10 @@ func TestUpOnEmbeddedPostgres(t *testing.T) {
 	for _, base := range []string{e.answer, e.gateway, e.records} {
 		waitHealthy(t, base, p)
 	}
+	waitLog(t, p, "msg=ready")
+	if logs := p.logs.String(); strings.Count(logs, "msg=ready") != 1 || strings.Contains(logs, "A first key") {
+		t.Fatalf("with no terminal, arr up should log one ready line and print no ready message:\n%s", logs)
+	}
 	if !strings.Contains(p.logs.String(), "embedded PostgreSQL") {
 		t.Fatalf("arr up did not say it uses the embedded PostgreSQL; logs:\n%s", p.logs.String())
 	}
@@ -53,4 +57,20 @@ func TestUpOnEmbeddedPostgres(t *testing.T) {
 		time.Sleep(100 * time.Millisecond)
 	}
 	t.Fatalf("the embedded PostgreSQL still listens on %s after arr up stopped", pgPort)
+}
+
+// waitLog waits up to a minute for arr's logs to hold s.
+func waitLog(t *testing.T, p *proc, s string) {
+	t.Helper()
+	deadline := time.Now().Add(time.Minute)
+	for !strings.Contains(p.logs.String(), s) {
+		select {
+		case <-p.done:
+			t.Fatalf("arr exited before it logged %q; logs:\n%s", s, p.logs.String())
+		case <-time.After(100 * time.Millisecond):
+		}
+		if time.Now().After(deadline) {
+			t.Fatalf("arr did not log %q within a minute; logs:\n%s", s, p.logs.String())
+		}
+	}
 }
