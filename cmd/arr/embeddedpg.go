@@ -146,12 +146,15 @@ func (e *embeddedPG) Start(ctx context.Context) (started bool, err error) {
 }
 
 // running reports whether this data directory's server runs: pg_ctl says
-// so, and the process its lock file (postmaster.pid) names is a
-// PostgreSQL server. After a crash or a power loss that file stays, and
+// so, and the process its lock file (postmaster.pid) names is this
+// directory's server. After a crash or a power loss that file stays, and
 // its PID may have been given to another process since, which pg_ctl,
 // checking only that the PID is alive, takes for the server; PostgreSQL
-// itself then refuses to start. Such a lock is stale: it is removed, so
-// the server starts.
+// itself then refuses to start. A postmaster works in its data directory
+// (it changes into it at start), so a live process whose working
+// directory is another one is not it: the lock is stale and is removed,
+// so the server starts. When the process cannot be looked at, nothing is
+// removed and the connection tells.
 func (e *embeddedPG) running(ctx context.Context) bool {
 	if e.cmd(ctx, "pg_ctl", "status", "-D", e.dataDir()).Run() != nil {
 		return false
@@ -159,20 +162,37 @@ func (e *embeddedPG) running(ctx context.Context) bool {
 	lock := filepath.Join(e.dataDir(), "postmaster.pid")
 	b, err := os.ReadFile(lock)
 	if err != nil {
-		return true // pg_ctl read it a moment ago: let the connection tell
+		return true
 	}
-	pid, _, _ := strings.Cut(string(b), "\n")
-	exe, err := os.Readlink(filepath.Join("/proc", strings.TrimSpace(pid), "exe"))
-	if err != nil || filepath.Base(strings.TrimSuffix(exe, " (deleted)")) == "postgres" {
-		return true // a server, or a process we may not look at: let the connection tell
+	line, _, _ := strings.Cut(string(b), "\n")
+	pid, err := strconv.Atoi(strings.TrimSpace(line))
+	if err != nil || pid <= 0 {
+		return true
 	}
-	e.log.Warn("the embedded PostgreSQL's lock file names a process that is not PostgreSQL (left by a crash or a power loss): removing it and starting the server",
-		"file", lock, "pid", strings.TrimSpace(pid), "process", exe)
+	cwd, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd"))
+	if err != nil {
+		return true
+	}
+	if same(cwd, e.dataDir()) {
+		return true
+	}
+	e.log.Warn("the embedded PostgreSQL's lock file names a live process that is not its server (a lock left by a crash or a power loss): removing it and starting the server",
+		"file", lock, "pid", pid, "process_dir", cwd)
 	if err := os.Remove(lock); err != nil {
 		e.log.Warn("removing the stale lock file", "file", lock, "err", err)
 		return true
 	}
 	return false
+}
+
+// same reports whether two paths name one directory.
+func same(a, b string) bool {
+	fa, errA := os.Stat(a)
+	fb, errB := os.Stat(b)
+	if errA != nil || errB != nil {
+		return filepath.Clean(a) == filepath.Clean(b)
+	}
+	return os.SameFile(fa, fb)
 }
 
 // portFree fails, saying what to do, when something already listens on
