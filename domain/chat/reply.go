@@ -1,6 +1,10 @@
 package chat
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
 
 // Completion is a non-streamed reply, as the gateway reads it.
 type Completion struct {
@@ -27,6 +31,20 @@ type ReplyMessage struct {
 	Content   *string    `json:"content"`
 	Refusal   *string    `json:"refusal"`
 	ToolCalls []ToolCall `json:"tool_calls"`
+}
+
+// ReadCompletion reads a completion and its First choice; one without a
+// choice is an error.
+func ReadCompletion(b []byte) (Completion, Choice, error) {
+	var c Completion
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Completion{}, Choice{}, fmt.Errorf("reading the chat completion: %w", err)
+	}
+	ch, ok := c.First()
+	if !ok {
+		return Completion{}, Choice{}, errors.New("the chat completion has no choices")
+	}
+	return c, ch, nil
 }
 
 // First is the choice of index 0 (the first choice when none has it);

@@ -2,7 +2,6 @@ package messages
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
 
@@ -76,13 +75,9 @@ func StopReason(finish string) string {
 // fields and the routing object. A reply without usage gets prompt and
 // completion (what the gateway counted and recorded for it).
 func FromChat(completion []byte, id string, prompt, completionTokens int64) ([]byte, error) {
-	var cc chat.Completion
-	if err := json.Unmarshal(completion, &cc); err != nil {
-		return nil, fmt.Errorf("reading the chat completion: %w", err)
-	}
-	ch, ok := cc.First()
-	if !ok {
-		return nil, errors.New("the chat completion has no choices")
+	cc, ch, err := chat.ReadCompletion(completion)
+	if err != nil {
+		return nil, err
 	}
 	if cc.Usage == nil {
 		cc.Usage = &chat.Usage{PromptTokens: prompt, CompletionTokens: completionTokens}

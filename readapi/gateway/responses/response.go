@@ -2,7 +2,6 @@ package responses
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
 
@@ -184,13 +183,9 @@ func finishStatus(finish string) (string, *incomplete) {
 // carried over; status incomplete when the reply was cut by the token
 // limit or the content filter.
 func FromChat(completion []byte, req *Request, id string, createdAt int64) ([]byte, error) {
-	var cc chat.Completion
-	if err := json.Unmarshal(completion, &cc); err != nil {
-		return nil, fmt.Errorf("reading the chat completion: %w", err)
-	}
-	ch, ok := cc.First()
-	if !ok {
-		return nil, errors.New("the chat completion has no choices")
+	cc, ch, err := chat.ReadCompletion(completion)
+	if err != nil {
+		return nil, err
 	}
 	resp := req.skeleton(id, createdAt, cc.Model)
 	resp.Status, resp.IncompleteDetails = finishStatus(ch.FinishReason)
