@@ -4,43 +4,9 @@ import (
 	"strings"
 
 	"encoding/json"
+
+	"github.com/arr-dev/arr/domain/chat"
 )
-
-// chunkShape is what the use case reads of a stream chunk.
-type chunkShape struct {
-	ID      string `json:"id"`
-	Created int64  `json:"created"`
-	Model   string `json:"model"`
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content   *string `json:"content"`
-			ToolCalls []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Type     string `json:"type"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int64 `json:"prompt_tokens"`
-		CompletionTokens int64 `json:"completion_tokens"`
-	} `json:"usage"`
-}
-
-type toolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
 
 // assembler rebuilds the non-streamed reply of a stream (choice 0), for
 // the cache and for counting tokens when the upstream reports none.
@@ -49,13 +15,13 @@ type assembler struct {
 	created int64
 	model   string
 	content strings.Builder
-	tools   []toolCall
+	tools   []chat.ToolCall
 	finish  string
 	choices int
 	bytes   int
 }
 
-func (a *assembler) add(ch *chunkShape) {
+func (a *assembler) add(ch *chat.Chunk) {
 	if a.id == "" {
 		a.id, a.created, a.model = ch.ID, ch.Created, ch.Model
 	}
@@ -75,7 +41,7 @@ func (a *assembler) add(ch *chunkShape) {
 		}
 		for _, t := range c.Delta.ToolCalls {
 			for len(a.tools) <= t.Index {
-				a.tools = append(a.tools, toolCall{Type: "function"})
+				a.tools = append(a.tools, chat.ToolCall{Type: "function"})
 			}
 			tc := &a.tools[t.Index]
 			if t.ID != "" {
@@ -93,7 +59,9 @@ func (a *assembler) add(ch *chunkShape) {
 	}
 }
 
-// reply is the assembled non-streamed body.
+// reply is the assembled non-streamed body. Its envelope is a map, so
+// its keys go out sorted, HTML-escaped (json.Marshal), as the cache has
+// always served them.
 func (a *assembler) reply(u Usage) []byte {
 	msg := map[string]any{"role": "assistant", "content": a.content.String(), "refusal": nil}
 	if len(a.tools) > 0 {

@@ -7,24 +7,8 @@ import (
 	"encoding/json"
 
 	"github.com/arr-dev/arr/adapters/upstream"
+	"github.com/arr-dev/arr/domain/chat"
 )
-
-// replyShape is what the gateway reads of a non-streamed reply.
-type replyShape struct {
-	Choices []struct {
-		FinishReason string `json:"finish_reason"`
-		Message      struct {
-			Content *string `json:"content"`
-		} `json:"message"`
-	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int64 `json:"prompt_tokens"`
-		CompletionTokens int64 `json:"completion_tokens"`
-	} `json:"usage"`
-	// Routing is set if the upstream sent a field of that name (another
-	// gateway in front of the upstream); ours replaces it.
-	Routing json.RawMessage `json:"routing"`
-}
 
 // reply finishes a non-streamed completion: it reads the usage (or
 // estimates it), caches a finished reply and records the completion.
@@ -53,7 +37,9 @@ type upstreamReply struct {
 // (or estimates it from the text).
 func (h *Handler) readReply(k *call, resp *upstream.Response) (upstreamReply, error) {
 	cand := k.dec.Candidates[0]
-	var shape replyShape
+	// shape.Routing is set if the upstream sent a field of that name
+	// (another gateway in front of the upstream); ours replaces it.
+	var shape chat.Completion
 	if err := json.Unmarshal(resp.Data, &shape); err != nil || objectEnd(resp.Data) < 0 {
 		return upstreamReply{}, &UpstreamFailure{Attempts: []string{cand.Model.ID + ": the reply is not a chat completion"}}
 	}

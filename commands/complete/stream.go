@@ -15,6 +15,7 @@ import (
 
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/domain/chat"
 )
 
 // Stream is a streamed completion: the upstream's chat.completion.chunk
@@ -128,7 +129,7 @@ func (s *Stream) Next() ([]byte, error) {
 		}
 		s.hash.Write(data)
 		s.hash.Write([]byte{'\n'})
-		var ch chunkShape
+		var ch chat.Chunk
 		if json.Unmarshal(data, &ch) != nil {
 			return data, nil
 		}
@@ -234,18 +235,7 @@ func (s *Stream) finish(cut error) error {
 // prepareReplay turns a cached reply into the chunks of its stream: the
 // role, the content, the tool calls and the finish.
 func (s *Stream) prepareReplay(hit cached) error {
-	var doc struct {
-		ID      string `json:"id"`
-		Created int64  `json:"created"`
-		Model   string `json:"model"`
-		Choices []struct {
-			Message struct {
-				Content   *string    `json:"content"`
-				ToolCalls []toolCall `json:"tool_calls"`
-			} `json:"message"`
-			FinishReason string `json:"finish_reason"`
-		} `json:"choices"`
-	}
+	var doc chat.Completion
 	if err := json.Unmarshal(hit.body, &doc); err != nil || len(doc.Choices) == 0 {
 		return fmt.Errorf("cached reply unreadable: %v", err)
 	}

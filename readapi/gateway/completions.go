@@ -2,18 +2,18 @@ package gateway
 
 import (
 	"bytes"
+	"encoding/json"
 	"errors"
 	"net/http"
 	"strconv"
 	"strings"
-
-	"encoding/json"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/readapi/app"
+	"github.com/arr-dev/arr/readapi/gateway/dialect"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -25,27 +25,47 @@ type completer struct {
 	app app.Application
 }
 
-// handle serves POST /v1/chat/completions: it parses the request, runs the
-// completion (commands/complete) and writes the reply as JSON or the
-// stream as server-sent events.
-func (s *completer) handle(c *gin.Context) error {
-	body, err := readBody(c)
-	if err != nil {
-		return err
-	}
-	req, err := parseChatRequest(body)
-	if err != nil {
-		return err
-	}
-	res, err := s.run(c, req)
-	if err != nil {
-		return err
-	}
-	if res.Stream != nil {
-		writeStream(c, res.Stream, req.IncludeUsage)
-		return nil
-	}
-	return writeReply(c, res.Reply)
+// chatCompletions is POST /v1/chat/completions as a dialect: the
+// identity. The body is the chat request, the reply the upstream's with
+// the routing object spliced in (its bytes as they came), the stream its
+// chunks as data lines, then the routing chunk and [DONE] — or, if the
+// upstream broke off, the routing chunk with finish_reason "error" and
+// an SSE error event in the OpenAI error shape; or, if the completion
+// could not be recorded, the error event alone.
+type chatCompletions struct{}
+
+func (chatCompletions) Parse(body []byte) (dialect.Exchange, error) { return chatExchange{body}, nil }
+
+// ID is "": a chat completion keeps the upstream's id.
+func (chatCompletions) ID([24]byte) string { return "" }
+
+type chatExchange struct{ body []byte }
+
+func (e chatExchange) Chat() ([]byte, error) { return e.body, nil }
+
+func (chatExchange) Reply(completion []byte, _ dialect.Turn, _ dialect.Usage) ([]byte, error) {
+	return completion, nil
+}
+
+func (chatExchange) Stream(dialect.Turn) dialect.Stream { return &chatStream{} }
+
+// chatStream relays chunks as they are; one is an event slice
+// reused for each chunk.
+type chatStream struct{ one [1]dialect.Event }
+
+func (s *chatStream) Chunk(data []byte) ([]dialect.Event, error) {
+	s.one[0] = dialect.Event{Data: data}
+	return s.one[:], nil
+}
+
+// Fail is an SSE "error" event in the OpenAI error shape (and no [DONE]).
+func (*chatStream) Fail(code, msg string) []dialect.Event {
+	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "upstream_error", "param": nil, "code": code}})
+	return []dialect.Event{{Type: "error", Data: b, Closing: true}}
+}
+
+func (*chatStream) Finish() []dialect.Event {
+	return []dialect.Event{{Data: []byte("[DONE]"), Closing: true}}
 }
 
 // run runs the completion use case for the key's caller.
@@ -138,19 +158,4 @@ func withRouting(body []byte, hasRouting bool, ri complete.Routing) ([]byte, err
 	out = append(out, `"routing":`...)
 	out = append(out, r...)
 	return append(out, '}'), nil
-}
-
-// writeReply writes a whole completion with its routing object and
-// headers.
-func writeReply(c *gin.Context, rep complete.Reply) error {
-	out, err := withRouting(rep.Body, rep.HasRouting, rep.Routing)
-	if err != nil {
-		return err
-	}
-	h := c.Writer.Header()
-	setRoutingHeaders(h, rep.Routing)
-	h.Set("X-Arr-Audit-Hash", rep.Routing.AuditHash)
-	h.Set("X-Arr-Elapsed-Sec", strconv.FormatFloat(rep.Routing.ElapsedSec, 'f', -1, 64))
-	c.Data(http.StatusOK, "application/json", out)
-	return nil
 }

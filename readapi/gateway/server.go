@@ -12,6 +12,8 @@ import (
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/accountweb"
 	"github.com/arr-dev/arr/readapi/billing"
+	"github.com/arr-dev/arr/readapi/gateway/messages"
+	"github.com/arr-dev/arr/readapi/gateway/responses"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -27,8 +29,11 @@ func OpenAPI() ([]byte, error) {
 	return httpx.BuildOpenAPI(sub)
 }
 
-// completionsPath is the route of chat completions.
-const completionsPath = "/v1/chat/completions"
+// The routes of chat completions and of the OpenAI Responses API.
+const (
+	completionsPath = "/v1/chat/completions"
+	responsesPath   = "/v1/responses"
+)
 
 // New returns the gateway's HTTP handler over the application d.App,
 // which must have been built for the gateway role (Completions and
@@ -68,15 +73,15 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 	keyed := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail), rateLimitHeaders)
 	counted := e.Group("/v1", d.Quota.PrepareGateway(), httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail), rateLimitHeaders)
 	keyed.GET("/key", httpx.CurrentKey)
-	counted.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handle))
-	counted.POST(strings.TrimPrefix(responsesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleResponses))
+	counted.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.serve(chatCompletions{})))
+	counted.POST(strings.TrimPrefix(responsesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.serve(responses.Dialect{})))
 	counted.POST(strings.TrimPrefix(embeddingsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.embeddings))
 	// The Messages API takes the key in x-api-key too (Anthropic's SDKs
 	// and Claude Code send it there) and answers every error, these
 	// middlewares' included, in Anthropic's shape (fail).
 	anthropic := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, true, fail), rateLimitHeaders)
 	anthropicCounted := e.Group("/v1", d.Quota.PrepareGateway(), httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, true, fail), rateLimitHeaders)
-	anthropicCounted.POST(strings.TrimPrefix(messagesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.handleMessages))
+	anthropicCounted.POST(strings.TrimPrefix(messagesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.serve(messages.Dialect{})))
 	anthropic.POST(strings.TrimPrefix(countTokensPath, "/v1"), handle(comp.countTokens))
 	keyed.GET("/usage", handle(comp.usageReport))
 	keyed.POST("/feedback", handle(comp.feedback))

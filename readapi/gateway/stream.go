@@ -1,18 +1,15 @@
 package gateway
 
 import (
-	"errors"
-	"io"
+	"encoding/json"
 	"net/http"
 	"strconv"
 	"time"
 
-	"encoding/json"
-
 	"github.com/gin-gonic/gin"
 
-	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
+	"github.com/arr-dev/arr/readapi/gateway/dialect"
 )
 
 // sse writes server-sent events and flushes after each. Every event is
@@ -96,25 +93,23 @@ func (s *sse) end() {
 func (s *sse) failed() bool { return s.err != nil }
 
 var (
-	dataPrefix = []byte("data: ")
-	eventEnd   = []byte("\n\n")
+	dataPrefix  = []byte("data: ")
+	eventPrefix = []byte("event: ")
+	eventData   = []byte("\ndata: ")
+	eventEnd    = []byte("\n\n")
 )
 
-func (s *sse) data(b []byte) { s.write(false, dataPrefix, b, eventEnd) }
-
-func (s *sse) done() { s.write(true, []byte("data: [DONE]\n\n")) }
-
-// event writes a named server-sent event (the Responses API's response.*
-// events).
-func (s *sse) event(name string, b []byte) {
-	s.write(false, []byte("event: "), []byte(name), []byte("\ndata: "), b, eventEnd)
-}
-
-// errorEvent ends a stream that did not complete: an SSE "error" event in
-// the OpenAI error shape (and no [DONE]).
-func (s *sse) errorEvent(code, msg string) {
-	b, _ := json.Marshal(map[string]any{"error": map[string]any{"message": msg, "type": "upstream_error", "param": nil, "code": code}})
-	s.write(true, []byte("event: error\ndata: "), b, eventEnd)
+// emit writes events: a named one as "event:" and "data:" lines, one
+// without a name as a "data:" line; a closing event may take endGrace
+// past the deadline.
+func (s *sse) emit(evs []dialect.Event) {
+	for _, e := range evs {
+		if e.Type == "" {
+			s.write(e.Closing, dataPrefix, e.Data, eventEnd)
+			continue
+		}
+		s.write(e.Closing, eventPrefix, []byte(e.Type), eventData, e.Data, eventEnd)
+	}
 }
 
 // streamHeaders writes the status and headers of a stream. Without the
@@ -155,44 +150,4 @@ func finalChunk(e complete.StreamEnd, includeUsage bool) []byte {
 	}
 	b, _ := json.Marshal(m)
 	return b
-}
-
-// writeStream relays a stream chunk by chunk and ends it with the routing
-// chunk and [DONE] — or, if the upstream broke off, with a chunk whose
-// finish_reason is "error" and an SSE error event; or, if the completion
-// could not be recorded, with an error event alone.
-func writeStream(c *gin.Context, st *complete.Stream, includeUsage bool) {
-	defer st.Close()
-	ri := st.Routing()
-	trailers := ri.AuditHash == ""
-	out := streamHeaders(c, ri, st.Deadline())
-	defer out.end()
-	for {
-		data, err := st.Next()
-		if errors.Is(err, io.EOF) {
-			break
-		}
-		if errors.Is(err, commands.ErrOutcomeUnknown) {
-			panic(http.ErrAbortHandler) // neither an error event nor [DONE] would be true
-		}
-		if err != nil {
-			out.errorEvent("audit_unavailable", "the completion could not be recorded in the audit chain; it is not billed, retry it")
-			return
-		}
-		if out.data(data); out.failed() {
-			return // closed: recorded and settled as a stream its client left
-		}
-	}
-	end := st.End()
-	if trailers {
-		h := c.Writer.Header()
-		h.Set("X-Arr-Audit-Hash", end.Routing.AuditHash)
-		h.Set("X-Arr-Elapsed-Sec", strconv.FormatFloat(end.Routing.ElapsedSec, 'f', -1, 64))
-	}
-	out.data(finalChunk(end, includeUsage))
-	if end.Cut != nil {
-		out.errorEvent(end.Cut.Code(), end.Cut.Error())
-		return
-	}
-	out.done()
 }

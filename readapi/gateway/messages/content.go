@@ -5,38 +5,9 @@ import (
 	"encoding/json"
 	"fmt"
 	"strings"
+
+	"github.com/arr-dev/arr/domain/chat"
 )
-
-// chatMessage is one message of the chat request.
-type chatMessage struct {
-	Role       string         `json:"role"`
-	Content    any            `json:"content"` // string, []chatPart or nil (null)
-	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-}
-
-type chatToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-// chatPart is a content part of a chat message: text, image_url or file.
-type chatPart struct {
-	Type     string            `json:"type"`
-	Text     *string           `json:"text,omitempty"`
-	ImageURL *chatImageURL     `json:"image_url,omitempty"`
-	File     map[string]string `json:"file,omitempty"`
-}
-
-type chatImageURL struct {
-	URL string `json:"url"`
-}
-
-func textPart(s string) chatPart { return chatPart{Type: "text", Text: &s} }
 
 // block is what the parser reads of a content block; other keys
 // (cache_control, citations, signature, …) are ignored.
@@ -87,7 +58,7 @@ func (r *Request) parseMessages(raw map[string]json.RawMessage) error {
 			if err != nil {
 				return invalid("invalid_type", param+".content", "a system message's content must be a string or an array of text blocks")
 			}
-			r.messages = append(r.messages, chatMessage{Role: "system", Content: text})
+			r.messages = append(r.messages, chat.Message{Role: "system", Content: text})
 			continue
 		}
 		var blocks []block
@@ -114,7 +85,7 @@ func (r *Request) parseMessages(raw map[string]json.RawMessage) error {
 }
 
 func (r *Request) addUser(param string, blocks []block, calls map[string]bool) error {
-	var parts []chatPart
+	var parts []chat.Part
 	for j, b := range blocks {
 		bp := fmt.Sprintf("%s.content[%d]", param, j)
 		if b.Type == "tool_result" {
@@ -133,32 +104,32 @@ func (r *Request) addUser(param string, blocks []block, calls map[string]bool) e
 	}
 	switch {
 	case len(parts) == 1 && parts[0].Type == "text":
-		r.messages = append(r.messages, chatMessage{Role: "user", Content: *parts[0].Text})
+		r.messages = append(r.messages, chat.Message{Role: "user", Content: *parts[0].Text})
 	case len(parts) > 0:
-		r.messages = append(r.messages, chatMessage{Role: "user", Content: parts})
+		r.messages = append(r.messages, chat.Message{Role: "user", Content: parts})
 	case len(blocks) == 0:
-		r.messages = append(r.messages, chatMessage{Role: "user", Content: ""})
+		r.messages = append(r.messages, chat.Message{Role: "user", Content: ""})
 	}
 	return nil
 }
 
 // userPart translates a text, image or document block of a user message
 // (or of a tool result).
-func userPart(bp string, b block) (chatPart, error) {
+func userPart(bp string, b block) (chat.Part, error) {
 	switch b.Type {
 	case "text":
 		if b.Text == nil {
-			return chatPart{}, invalid("invalid_value", bp+".text", "a text block needs text")
+			return chat.Part{}, invalid("invalid_value", bp+".text", "a text block needs text")
 		}
-		return textPart(*b.Text), nil
+		return chat.TextPart(*b.Text), nil
 	case "image":
 		return imagePart(bp, b.Source)
 	case "document":
 		return documentPart(bp, b)
 	case "tool_use", "thinking", "redacted_thinking":
-		return chatPart{}, invalid("invalid_value", bp+".type", "a %s block belongs in an assistant message", b.Type)
+		return chat.Part{}, invalid("invalid_value", bp+".type", "a %s block belongs in an assistant message", b.Type)
 	}
-	return chatPart{}, invalid("unsupported_value", bp+".type", "content blocks of type %q are not supported: arr serves text, image, document, tool_use and tool_result blocks (and drops thinking blocks)", b.Type)
+	return chat.Part{}, invalid("unsupported_value", bp+".type", "content blocks of type %q are not supported: arr serves text, image, document, tool_use and tool_result blocks (and drops thinking blocks)", b.Type)
 }
 
 type source struct {
@@ -168,31 +139,31 @@ type source struct {
 	URL       string          `json:"url"`
 }
 
-func imagePart(bp string, raw json.RawMessage) (chatPart, error) {
+func imagePart(bp string, raw json.RawMessage) (chat.Part, error) {
 	var s source
 	if isNull(raw) || json.Unmarshal(raw, &s) != nil {
-		return chatPart{}, invalid("invalid_value", bp+".source", "an image block needs a source: {type: base64, media_type, data} or {type: url, url}")
+		return chat.Part{}, invalid("invalid_value", bp+".source", "an image block needs a source: {type: base64, media_type, data} or {type: url, url}")
 	}
 	switch s.Type {
 	case "base64":
 		var data string
 		if json.Unmarshal(s.Data, &data) != nil || data == "" || !strings.HasPrefix(s.MediaType, "image/") {
-			return chatPart{}, invalid("invalid_value", bp+".source", "a base64 image source needs media_type (image/jpeg, image/png, image/gif or image/webp) and data")
+			return chat.Part{}, invalid("invalid_value", bp+".source", "a base64 image source needs media_type (image/jpeg, image/png, image/gif or image/webp) and data")
 		}
-		return chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: "data:" + s.MediaType + ";base64," + data}}, nil
+		return chat.Part{Type: "image_url", ImageURL: &chat.ImageURL{URL: "data:" + s.MediaType + ";base64," + data}}, nil
 	case "url":
 		if s.URL == "" {
-			return chatPart{}, invalid("invalid_value", bp+".source.url", "a url image source needs url")
+			return chat.Part{}, invalid("invalid_value", bp+".source.url", "a url image source needs url")
 		}
-		return chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: s.URL}}, nil
+		return chat.Part{Type: "image_url", ImageURL: &chat.ImageURL{URL: s.URL}}, nil
 	}
-	return chatPart{}, invalid("unsupported_value", bp+".source.type", "image sources are base64 or url (arr stores no files), not %q", s.Type)
+	return chat.Part{}, invalid("unsupported_value", bp+".source.type", "image sources are base64 or url (arr stores no files), not %q", s.Type)
 }
 
-func documentPart(bp string, b block) (chatPart, error) {
+func documentPart(bp string, b block) (chat.Part, error) {
 	var s source
 	if isNull(b.Source) || json.Unmarshal(b.Source, &s) != nil {
-		return chatPart{}, invalid("invalid_value", bp+".source", "a document block needs a source")
+		return chat.Part{}, invalid("invalid_value", bp+".source", "a document block needs a source")
 	}
 	var data string
 	_ = json.Unmarshal(s.Data, &data)
@@ -202,25 +173,25 @@ func documentPart(bp string, b block) (chatPart, error) {
 		if b.Title != nil && *b.Title != "" {
 			name = *b.Title
 		}
-		return chatPart{Type: "file", File: map[string]string{"file_data": "data:application/pdf;base64," + data, "filename": name}}, nil
+		return chat.Part{Type: "file", File: &chat.File{FileData: "data:application/pdf;base64," + data, Filename: name}}, nil
 	case s.Type == "text":
-		return textPart(data), nil
+		return chat.TextPart(data), nil
 	}
-	return chatPart{}, invalid("unsupported_value", bp+".source", "document sources are base64 PDFs or plain text (arr stores no files and fetches no URLs)")
+	return chat.Part{}, invalid("unsupported_value", bp+".source", "document sources are base64 PDFs or plain text (arr stores no files and fetches no URLs)")
 }
 
 // addToolResult adds a tool message for a tool_result block; the images
 // of its content, which a chat tool message cannot hold, are returned to
 // go in the user message after it.
-func (r *Request) addToolResult(bp string, b block, calls map[string]bool) ([]chatPart, error) {
+func (r *Request) addToolResult(bp string, b block, calls map[string]bool) ([]chat.Part, error) {
 	if b.ToolUseID == "" {
 		return nil, invalid("invalid_value", bp+".tool_use_id", "a tool_result block needs the tool_use_id it answers")
 	}
 	if !calls[b.ToolUseID] {
 		return nil, invalid("invalid_value", bp+".tool_use_id", "no tool_use block with id %q comes before this tool_result: send the assistant message with the tool_use first", b.ToolUseID)
 	}
-	m := chatMessage{Role: "tool", ToolCallID: b.ToolUseID, Content: ""}
-	var images []chatPart
+	m := chat.Message{Role: "tool", ToolCallID: b.ToolUseID, Content: ""}
+	var images []chat.Part
 	switch {
 	case isNull(b.Content):
 	case b.Content[0] == '"':
@@ -251,7 +222,7 @@ func (r *Request) addToolResult(bp string, b block, calls map[string]bool) ([]ch
 }
 
 func (r *Request) addAssistant(param string, blocks []block, calls map[string]bool) error {
-	m := chatMessage{Role: "assistant"}
+	m := chat.Message{Role: "assistant"}
 	var texts []string
 	for j, b := range blocks {
 		bp := fmt.Sprintf("%s.content[%d]", param, j)
@@ -269,8 +240,7 @@ func (r *Request) addAssistant(param string, blocks []block, calls map[string]bo
 			if !isNull(b.Input) {
 				args = string(b.Input)
 			}
-			tc := chatToolCall{ID: b.ID, Type: "function"}
-			tc.Function.Name, tc.Function.Arguments = b.Name, compact(args)
+			tc := chat.ToolCall{ID: b.ID, Type: "function", Function: chat.FunctionCall{Name: b.Name, Arguments: compact(args)}}
 			m.ToolCalls = append(m.ToolCalls, tc)
 			calls[b.ID] = true
 		case "thinking", "redacted_thinking":

@@ -7,15 +7,16 @@ import (
 	"sort"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/chat"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
 // Request is a validated Messages request. Read-only after ParseRequest.
 type Request struct {
 	model       string
-	messages    []chatMessage
-	tools       []chatTool
-	toolChoice  any // nil: not sent
+	messages    []chat.Message
+	tools       []chat.Tool
+	toolChoice  any // nil: not sent; a map (its keys go out sorted, as they always have)
 	parallel    *bool
 	stop        []string
 	maxTokens   *int64
@@ -23,12 +24,7 @@ type Request struct {
 	topP        *float64
 	stream      bool
 	user        *string
-	arr         []arrField
-}
-
-type arrField struct {
-	name string
-	raw  json.RawMessage
+	arr         []chat.Field
 }
 
 // Streaming says whether the client asked for server-sent events.
@@ -110,7 +106,7 @@ func parse(body []byte, needMaxTokens bool) (*Request, error) {
 	}
 	for _, f := range arrFields {
 		if v, ok := raw[f]; ok {
-			r.arr = append(r.arr, arrField{name: f, raw: v})
+			r.arr = append(r.arr, chat.Field{Name: f, Raw: v})
 		}
 	}
 	return r, nil
@@ -208,7 +204,7 @@ func (r *Request) parseSystem(raw map[string]json.RawMessage) error {
 		return invalid("invalid_type", "system", "system must be a string or an array of text blocks")
 	}
 	if text != "" {
-		r.messages = append(r.messages, chatMessage{Role: "system", Content: text})
+		r.messages = append(r.messages, chat.Message{Role: "system", Content: text})
 	}
 	return nil
 }

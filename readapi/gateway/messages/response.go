@@ -2,9 +2,10 @@ package messages
 
 import (
 	"encoding/json"
-	"errors"
 	"fmt"
 	"net/http"
+
+	"github.com/arr-dev/arr/domain/chat"
 )
 
 // message is a Message object.
@@ -43,16 +44,8 @@ type toolUseBlock struct {
 	Input json.RawMessage `json:"input"`
 }
 
-// chatUsage is a chat completion's usage.
-type chatUsage struct {
-	PromptTokens        int64 `json:"prompt_tokens"`
-	CompletionTokens    int64 `json:"completion_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int64 `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-}
-
-func (u *chatUsage) toMessages() usage {
+// usageOf is a chat usage in Anthropic's fields.
+func usageOf(u *chat.Usage) usage {
 	if u == nil {
 		return usage{ServiceTier: "standard"}
 	}
@@ -76,54 +69,22 @@ func StopReason(finish string) string {
 	return "end_turn"
 }
 
-// chatCompletion is what FromChat reads of a chat completion.
-type chatCompletion struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Index   int `json:"index"`
-		Message struct {
-			Content   *string `json:"content"`
-			Refusal   *string `json:"refusal"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage   *chatUsage      `json:"usage"`
-	Routing json.RawMessage `json:"routing"`
-}
-
 // FromChat turns a chat completion (with the gateway's routing object) into
 // the Message with id: a text block (the text, or the refusal), then a
 // tool_use block per tool call; the stop reason, the usage in Anthropic's
 // fields and the routing object. A reply without usage gets prompt and
 // completion (what the gateway counted and recorded for it).
-func FromChat(chat []byte, id string, prompt, completion int64) ([]byte, error) {
-	var cc chatCompletion
-	if err := json.Unmarshal(chat, &cc); err != nil {
-		return nil, fmt.Errorf("reading the chat completion: %w", err)
-	}
-	if len(cc.Choices) == 0 {
-		return nil, errors.New("the chat completion has no choices")
-	}
-	ch := cc.Choices[0]
-	for _, c := range cc.Choices {
-		if c.Index == 0 {
-			ch = c
-			break
-		}
+func FromChat(completion []byte, id string, prompt, completionTokens int64) ([]byte, error) {
+	cc, ch, err := chat.ReadCompletion(completion)
+	if err != nil {
+		return nil, err
 	}
 	if cc.Usage == nil {
-		cc.Usage = &chatUsage{PromptTokens: prompt, CompletionTokens: completion}
+		cc.Usage = &chat.Usage{PromptTokens: prompt, CompletionTokens: completionTokens}
 	}
 	stop := StopReason(ch.FinishReason)
 	m := message{ID: id, Type: "message", Role: "assistant", Model: cc.Model, Content: []any{}, StopReason: &stop,
-		Usage: cc.Usage.toMessages(), Routing: cc.Routing}
+		Usage: usageOf(cc.Usage), Routing: cc.Routing}
 	text := ""
 	if ch.Message.Content != nil {
 		text = *ch.Message.Content

@@ -3,14 +3,14 @@ package messages
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/arr-dev/arr/domain/chat"
+	"github.com/arr-dev/arr/readapi/gateway/dialect"
 )
 
 // Event is one server-sent event of a streamed Message: its name (also
 // the data's "type") and its JSON data.
-type Event struct {
-	Type string
-	Data []byte
-}
+type Event = dialect.Event
 
 // Stream turns the chunks of a streamed chat completion into Anthropic's
 // events: message_start and ping before the first block; for text a text
@@ -29,7 +29,7 @@ type Stream struct {
 	tool     int    // chat index of the open tool call
 	seenTool map[int]bool
 	finish   string
-	usage    *chatUsage
+	usage    *chat.Usage
 	routing  json.RawMessage
 }
 
@@ -37,28 +37,6 @@ type Stream struct {
 // message_start names until the upstream's first chunk says.
 func NewStream(id, model string) *Stream {
 	return &Stream{id: id, model: model, seenTool: map[int]bool{}}
-}
-
-type chunk struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content   *string `json:"content"`
-			Refusal   *string `json:"refusal"`
-			ToolCalls []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage   *chatUsage      `json:"usage"`
-	Routing json.RawMessage `json:"routing"`
 }
 
 func event(typ string, fields map[string]any) Event {
@@ -70,7 +48,7 @@ func event(typ string, fields map[string]any) Event {
 // Chunk translates one chat chunk (the gateway's last chunk, with usage
 // and routing, included).
 func (s *Stream) Chunk(data []byte) ([]Event, error) {
-	var c chunk
+	var c chat.Chunk
 	if err := json.Unmarshal(data, &c); err != nil {
 		return nil, fmt.Errorf("reading a chunk: %w", err)
 	}
@@ -176,7 +154,7 @@ func (s *Stream) Finish() []Event {
 	out = append(out, s.stop()...)
 	s.ended = true
 	delta := map[string]any{"stop_reason": StopReason(s.finish), "stop_sequence": nil}
-	fields := map[string]any{"delta": delta, "usage": s.usage.toMessages()}
+	fields := map[string]any{"delta": delta, "usage": usageOf(s.usage)}
 	if len(s.routing) > 0 {
 		fields["routing"] = s.routing
 	}

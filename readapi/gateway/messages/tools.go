@@ -4,17 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
-)
 
-// chatTool is a function tool of the chat request.
-type chatTool struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string          `json:"name"`
-		Description string          `json:"description,omitempty"`
-		Parameters  json.RawMessage `json:"parameters,omitempty"`
-	} `json:"function"`
-}
+	"github.com/arr-dev/arr/domain/chat"
+)
 
 // parseTools reads tools: client tools ({name, description,
 // input_schema}, type absent or "custom") become function tools, but for
@@ -60,9 +52,11 @@ func (r *Request) parseTools(raw map[string]json.RawMessage) error {
 		if len(schema) == 0 || schema[0] != '{' {
 			return invalid("invalid_value", tp+".input_schema", "a tool needs input_schema, a JSON Schema object")
 		}
-		var ct chatTool
-		ct.Type = "function"
-		ct.Function.Name, ct.Function.Description, ct.Function.Parameters = t.Name, t.Description, schema
+		ct := chat.Tool{Type: "function", Function: chat.Function{Name: t.Name, Parameters: schema}}
+		if t.Description != "" {
+			d := t.Description
+			ct.Function.Description = &d
+		}
 		r.tools = append(r.tools, ct)
 	}
 	return nil

@@ -3,38 +3,9 @@ package responses
 import (
 	"encoding/json"
 	"fmt"
+
+	"github.com/arr-dev/arr/domain/chat"
 )
-
-// chatMessage is one message of the chat request.
-type chatMessage struct {
-	Role       string         `json:"role"`
-	Content    any            `json:"content"` // string, []chatPart or nil (null)
-	Refusal    *string        `json:"refusal,omitempty"`
-	ToolCalls  []chatToolCall `json:"tool_calls,omitempty"`
-	ToolCallID string         `json:"tool_call_id,omitempty"`
-}
-
-type chatToolCall struct {
-	ID       string `json:"id"`
-	Type     string `json:"type"`
-	Function struct {
-		Name      string `json:"name"`
-		Arguments string `json:"arguments"`
-	} `json:"function"`
-}
-
-// chatPart is a content part of a chat message: text, image_url or file.
-type chatPart struct {
-	Type     string         `json:"type"`
-	Text     *string        `json:"text,omitempty"`
-	ImageURL *chatImageURL  `json:"image_url,omitempty"`
-	File     map[string]any `json:"file,omitempty"`
-}
-
-type chatImageURL struct {
-	URL    string `json:"url"`
-	Detail string `json:"detail,omitempty"`
-}
 
 // inputItem is what the parser reads of an input item; other keys (id,
 // status, phase, annotations, ...) are ignored, so a response's output
@@ -60,7 +31,7 @@ func (r *Request) parseInput(raw map[string]json.RawMessage) error {
 			return invalid("invalid_type", "instructions", "instructions must be a string (a system message put before the input)")
 		}
 		r.instructions = &s
-		r.messages = append(r.messages, chatMessage{Role: "system", Content: s})
+		r.messages = append(r.messages, chat.Message{Role: "system", Content: s})
 	}
 	v, ok := raw["input"]
 	if !ok || isNull(v) {
@@ -69,7 +40,7 @@ func (r *Request) parseInput(raw map[string]json.RawMessage) error {
 	if v[0] == '"' {
 		var s string
 		_ = json.Unmarshal(v, &s)
-		r.messages = append(r.messages, chatMessage{Role: "user", Content: s})
+		r.messages = append(r.messages, chat.Message{Role: "user", Content: s})
 		return nil
 	}
 	var items []json.RawMessage
@@ -126,7 +97,7 @@ func (r *Request) addMessage(param string, it *inputItem) error {
 	if isNull(it.Content) {
 		return invalid("missing_content", param+".content", "a message needs content: a string or an array of content parts")
 	}
-	m := chatMessage{Role: role}
+	m := chat.Message{Role: role}
 	if it.Content[0] == '"' {
 		var s string
 		if err := json.Unmarshal(it.Content, &s); err != nil {
@@ -140,7 +111,7 @@ func (r *Request) addMessage(param string, it *inputItem) error {
 	if err := json.Unmarshal(it.Content, &parts); err != nil {
 		return invalid("invalid_type", param+".content", "content must be a string or an array of content parts")
 	}
-	var out []chatPart
+	var out []chat.Part
 	for j, p := range parts {
 		pp := fmt.Sprintf("%s.content[%d]", param, j)
 		var typ string
@@ -154,7 +125,7 @@ func (r *Request) addMessage(param string, it *inputItem) error {
 				if err != nil {
 					return err
 				}
-				out = append(out, chatPart{Type: "text", Text: &t})
+				out = append(out, chat.TextPart(t))
 			case "refusal":
 				t, err := stringField(p, "refusal", pp)
 				if err != nil {
@@ -181,11 +152,11 @@ func (r *Request) addMessage(param string, it *inputItem) error {
 }
 
 // inputPart translates a user, system or developer content part.
-func inputPart(typ string, p map[string]json.RawMessage, pp string) (chatPart, error) {
+func inputPart(typ string, p map[string]json.RawMessage, pp string) (chat.Part, error) {
 	switch typ {
 	case "input_text":
 		t, err := stringField(p, "text", pp)
-		return chatPart{Type: "text", Text: &t}, err
+		return chat.TextPart(t), err
 	case "input_image":
 		var url, detail, fileID string
 		_ = json.Unmarshal(p["image_url"], &url)
@@ -193,30 +164,26 @@ func inputPart(typ string, p map[string]json.RawMessage, pp string) (chatPart, e
 		_ = json.Unmarshal(p["file_id"], &fileID)
 		if url == "" {
 			if fileID != "" {
-				return chatPart{}, invalid("unsupported_value", pp+".file_id", "images by file_id are not supported (arr stores no files): send image_url, a URL or a data: URL")
+				return chat.Part{}, invalid("unsupported_value", pp+".file_id", "images by file_id are not supported (arr stores no files): send image_url, a URL or a data: URL")
 			}
-			return chatPart{}, invalid("invalid_value", pp+".image_url", "an input_image needs image_url (a URL or a data: URL)")
+			return chat.Part{}, invalid("invalid_value", pp+".image_url", "an input_image needs image_url (a URL or a data: URL)")
 		}
-		return chatPart{Type: "image_url", ImageURL: &chatImageURL{URL: url, Detail: detail}}, nil
+		return chat.Part{Type: "image_url", ImageURL: &chat.ImageURL{URL: url, Detail: detail}}, nil
 	case "input_file":
 		var data, name string
 		_ = json.Unmarshal(p["file_data"], &data)
 		_ = json.Unmarshal(p["filename"], &name)
 		if data == "" {
-			return chatPart{}, invalid("unsupported_value", pp, "an input_file needs file_data (base64, with filename); files by file_id or file_url are not supported")
+			return chat.Part{}, invalid("unsupported_value", pp, "an input_file needs file_data (base64, with filename); files by file_id or file_url are not supported")
 		}
-		f := map[string]any{"file_data": data}
-		if name != "" {
-			f["filename"] = name
-		}
-		return chatPart{Type: "file", File: f}, nil
+		return chat.Part{Type: "file", File: &chat.File{FileData: data, Filename: name}}, nil
 	}
-	return chatPart{}, invalid("invalid_value", pp+".type", "content parts of user, system and developer messages are input_text, input_image or input_file, not %q", typ)
+	return chat.Part{}, invalid("invalid_value", pp+".type", "content parts of user, system and developer messages are input_text, input_image or input_file, not %q", typ)
 }
 
 // partsContent is a single text part as a string, several parts as an
 // array, none as nil.
-func partsContent(parts []chatPart) any {
+func partsContent(parts []chat.Part) any {
 	switch {
 	case len(parts) == 0:
 		return nil
@@ -236,14 +203,13 @@ func (r *Request) addCall(param string, it *inputItem, calls map[string]bool) er
 	if it.Arguments == nil {
 		return invalid("invalid_value", param+".arguments", "a function_call item needs arguments (a JSON string)")
 	}
-	tc := chatToolCall{ID: *it.CallID, Type: "function"}
-	tc.Function.Name, tc.Function.Arguments = *it.Name, *it.Arguments
+	tc := chat.ToolCall{ID: *it.CallID, Type: "function", Function: chat.FunctionCall{Name: *it.Name, Arguments: *it.Arguments}}
 	calls[*it.CallID] = true
 	if n := len(r.messages); n > 0 && r.messages[n-1].Role == "assistant" {
 		r.messages[n-1].ToolCalls = append(r.messages[n-1].ToolCalls, tc)
 		return nil
 	}
-	r.messages = append(r.messages, chatMessage{Role: "assistant", ToolCalls: []chatToolCall{tc}})
+	r.messages = append(r.messages, chat.Message{Role: "assistant", ToolCalls: []chat.ToolCall{tc}})
 	return nil
 }
 
@@ -257,7 +223,7 @@ func (r *Request) addOutput(param string, it *inputItem, calls map[string]bool) 
 	if isNull(it.Output) {
 		return invalid("invalid_value", param+".output", "a function_call_output item needs output (a string)")
 	}
-	m := chatMessage{Role: "tool", ToolCallID: *it.CallID}
+	m := chat.Message{Role: "tool", ToolCallID: *it.CallID}
 	if it.Output[0] == '"' {
 		var s string
 		_ = json.Unmarshal(it.Output, &s)
@@ -267,7 +233,7 @@ func (r *Request) addOutput(param string, it *inputItem, calls map[string]bool) 
 		if err := json.Unmarshal(it.Output, &parts); err != nil {
 			return invalid("invalid_type", param+".output", "output must be a string or an array of input_text parts")
 		}
-		var out []chatPart
+		var out []chat.Part
 		for j, p := range parts {
 			pp := fmt.Sprintf("%s.output[%d]", param, j)
 			var typ string
@@ -279,7 +245,7 @@ func (r *Request) addOutput(param string, it *inputItem, calls map[string]bool) 
 			if err != nil {
 				return err
 			}
-			out = append(out, chatPart{Type: "text", Text: &t})
+			out = append(out, chat.TextPart(t))
 		}
 		m.Content = partsContent(out)
 		if m.Content == nil {

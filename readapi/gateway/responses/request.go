@@ -8,6 +8,7 @@ import (
 	"unicode/utf8"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/chat"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -19,7 +20,7 @@ func ArrFields() []string { return []string{"quality_floor", "max_cost_usd", "br
 // Request is a validated Responses request. Read-only after ParseRequest.
 type Request struct {
 	model          string
-	messages       []chatMessage
+	messages       []chat.Message
 	instructions   *string
 	tools          []functionTool
 	toolChoice     json.RawMessage // the Response's echo
@@ -39,12 +40,7 @@ type Request struct {
 	effort         string
 	serviceTier    string
 	truncation     string
-	arr            []arrField
-}
-
-type arrField struct {
-	name string
-	raw  json.RawMessage
+	arr            []chat.Field
 }
 
 // Streaming says whether the client asked for server-sent events.
@@ -126,7 +122,7 @@ func ParseRequest(body []byte) (*Request, error) {
 			if err := json.Compact(&b, v); err != nil {
 				return nil, invalid("invalid_json", f, "%s is not valid JSON", f)
 			}
-			r.arr = append(r.arr, arrField{name: f, raw: b.Bytes()})
+			r.arr = append(r.arr, chat.Field{Name: f, Raw: b.Bytes()})
 		}
 	}
 	return r, nil

@@ -1,11 +1,11 @@
 package responses
 
 import (
-	"bytes"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/arr-dev/arr/domain/chat"
 )
 
 // response is the Response object, fields in the official order. There
@@ -75,20 +75,8 @@ type usage struct {
 	TotalTokens int64 `json:"total_tokens"`
 }
 
-// chatUsage is a chat completion's usage.
-type chatUsage struct {
-	PromptTokens        int64 `json:"prompt_tokens"`
-	CompletionTokens    int64 `json:"completion_tokens"`
-	TotalTokens         int64 `json:"total_tokens"`
-	PromptTokensDetails *struct {
-		CachedTokens int64 `json:"cached_tokens"`
-	} `json:"prompt_tokens_details"`
-	CompletionTokensDetails *struct {
-		ReasoningTokens int64 `json:"reasoning_tokens"`
-	} `json:"completion_tokens_details"`
-}
-
-func (c *chatUsage) toResponse() *usage {
+// usageOf is a chat usage in the Response's fields (nil: none).
+func usageOf(c *chat.Usage) *usage {
 	if c == nil {
 		return nil
 	}
@@ -189,47 +177,15 @@ func finishStatus(finish string) (string, *incomplete) {
 	return "completed", nil
 }
 
-// chatCompletion is what FromChat reads of a chat completion.
-type chatCompletion struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Index   int `json:"index"`
-		Message struct {
-			Content   *string `json:"content"`
-			Refusal   *string `json:"refusal"`
-			ToolCalls []struct {
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"message"`
-		FinishReason string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage   *chatUsage      `json:"usage"`
-	Routing json.RawMessage `json:"routing"`
-}
-
 // FromChat turns a chat completion (with the gateway's routing object) into
 // the Response object with id and created_at: a message item with the text
 // (or refusal), then a function_call item per tool call; usage and routing
 // carried over; status incomplete when the reply was cut by the token
 // limit or the content filter.
-func FromChat(chat []byte, req *Request, id string, createdAt int64) ([]byte, error) {
-	var cc chatCompletion
-	if err := json.Unmarshal(chat, &cc); err != nil {
-		return nil, fmt.Errorf("reading the chat completion: %w", err)
-	}
-	if len(cc.Choices) == 0 {
-		return nil, errors.New("the chat completion has no choices")
-	}
-	ch := cc.Choices[0]
-	for _, c := range cc.Choices {
-		if c.Index == 0 {
-			ch = c
-			break
-		}
+func FromChat(completion []byte, req *Request, id string, createdAt int64) ([]byte, error) {
+	cc, ch, err := chat.ReadCompletion(completion)
+	if err != nil {
+		return nil, err
 	}
 	resp := req.skeleton(id, createdAt, cc.Model)
 	resp.Status, resp.IncompleteDetails = finishStatus(ch.FinishReason)
@@ -259,22 +215,14 @@ func FromChat(chat []byte, req *Request, id string, createdAt int64) ([]byte, er
 		resp.Output = append(resp.Output, callItem{ID: itemID("fc", id, idx), Type: "function_call", Status: "completed",
 			Arguments: tc.Function.Arguments, CallID: callID, Name: tc.Function.Name})
 	}
-	resp.Usage = cc.Usage.toResponse()
+	resp.Usage = usageOf(cc.Usage)
 	resp.Routing = cc.Routing
 	return marshal(resp)
 }
 
 // marshal encodes v without escaping <, > and & (the text goes out as the
 // model wrote it, as the chat route relays it).
-func marshal(v any) ([]byte, error) {
-	var b bytes.Buffer
-	enc := json.NewEncoder(&b)
-	enc.SetEscapeHTML(false)
-	if err := enc.Encode(v); err != nil {
-		return nil, err
-	}
-	return bytes.TrimSuffix(b.Bytes(), []byte{'\n'}), nil
-}
+func marshal(v any) ([]byte, error) { return chat.Marshal(v, chat.Verbatim) }
 
 func itemStatus(responseStatus string) string {
 	if responseStatus == "completed" {

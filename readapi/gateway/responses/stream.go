@@ -5,14 +5,14 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/arr-dev/arr/domain/chat"
+	"github.com/arr-dev/arr/readapi/gateway/dialect"
 )
 
 // Event is one server-sent event of a streamed Response: its type (the SSE
 // event name, also the data's "type") and its JSON data.
-type Event struct {
-	Type string
-	Data []byte
-}
+type Event = dialect.Event
 
 // Stream turns the chunks of a streamed chat completion into the events of
 // a streamed Response: response.created and response.in_progress, for the
@@ -38,7 +38,7 @@ type Stream struct {
 	call      *streamItem   // the open function_call item
 	calls     map[int]*streamItem
 	finish    string
-	usage     *chatUsage
+	usage     *chat.Usage
 	routing   json.RawMessage
 }
 
@@ -67,29 +67,6 @@ func NewStream(req *Request, id string, createdAt int64) *Stream {
 	return &Stream{req: req, id: id, createdAt: createdAt, calls: map[int]*streamItem{}}
 }
 
-// chatChunk is what the stream reads of a chat.completion.chunk.
-type chatChunk struct {
-	Model   string `json:"model"`
-	Choices []struct {
-		Index int `json:"index"`
-		Delta struct {
-			Content   *string `json:"content"`
-			Refusal   *string `json:"refusal"`
-			ToolCalls []struct {
-				Index    int    `json:"index"`
-				ID       string `json:"id"`
-				Function struct {
-					Name      string `json:"name"`
-					Arguments string `json:"arguments"`
-				} `json:"function"`
-			} `json:"tool_calls"`
-		} `json:"delta"`
-		FinishReason *string `json:"finish_reason"`
-	} `json:"choices"`
-	Usage   *chatUsage      `json:"usage"`
-	Routing json.RawMessage `json:"routing"`
-}
-
 // Chunk translates one chat-completion chunk (the JSON of an SSE data
 // line), including the usage chunk and the gateway's last chunk with
 // routing, into the events it makes.
@@ -97,7 +74,7 @@ func (s *Stream) Chunk(chunk []byte) ([]Event, error) {
 	if s.ended {
 		return nil, errors.New("the response stream has ended")
 	}
-	var ch chatChunk
+	var ch chat.Chunk
 	if err := json.Unmarshal(chunk, &ch); err != nil {
 		return nil, fmt.Errorf("reading a chat completion chunk: %w", err)
 	}
@@ -193,7 +170,7 @@ func (s *Stream) response(status string) *response {
 	for _, it := range s.items {
 		r.Output = append(r.Output, it.value(itemStatus(status)))
 	}
-	r.Usage = s.usage.toResponse()
+	r.Usage = usageOf(s.usage)
 	r.Routing = s.routing
 	return r
 }

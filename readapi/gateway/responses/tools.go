@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+
+	"github.com/arr-dev/arr/domain/chat"
 )
 
 // functionTool is a function tool as the Response echoes it.
@@ -13,17 +15,6 @@ type functionTool struct {
 	Description *string         `json:"description"`
 	Parameters  json.RawMessage `json:"parameters"`
 	Strict      *bool           `json:"strict"`
-}
-
-// chatTool is its chat-completion form.
-type chatTool struct {
-	Type     string `json:"type"`
-	Function struct {
-		Name        string          `json:"name"`
-		Description *string         `json:"description,omitempty"`
-		Parameters  json.RawMessage `json:"parameters,omitempty"`
-		Strict      *bool           `json:"strict,omitempty"`
-	} `json:"function"`
 }
 
 // validName: 1 to 64 letters, digits, _ or - (OpenAI's rule for tool and
@@ -140,30 +131,23 @@ func (r *Request) parseToolChoice(raw map[string]json.RawMessage) error {
 	if err := json.Unmarshal(v, &tc); err != nil {
 		return invalid("invalid_type", "tool_choice", "tool_choice must be none, auto, required or {\"type\":\"function\",\"name\":...}")
 	}
-	type fn struct {
-		Name string `json:"name"`
-	}
-	type named struct {
-		Type     string `json:"type"`
-		Function fn     `json:"function"`
-	}
 	switch tc.Type {
 	case "function":
 		if !r.hasTool(tc.Name) {
 			return invalid("invalid_value", "tool_choice.name", "tool_choice names the function %q, which is not among tools", tc.Name)
 		}
 		r.toolChoice, _ = json.Marshal(map[string]string{"type": "function", "name": tc.Name})
-		r.chatToolChoice = named{Type: "function", Function: fn{Name: tc.Name}}
+		r.chatToolChoice = chat.NamedToolChoice{Type: "function", Function: chat.FunctionName{Name: tc.Name}}
 	case "allowed_tools":
 		if tc.Mode != "auto" && tc.Mode != "required" {
 			return invalid("invalid_value", "tool_choice.mode", "allowed_tools needs mode auto or required")
 		}
-		var allowed []named
+		var allowed []chat.NamedToolChoice
 		for i, t := range tc.Tools {
 			if t.Type != "function" || !r.hasTool(t.Name) {
 				return invalid("invalid_value", fmt.Sprintf("tool_choice.tools[%d]", i), "allowed_tools may list only function tools among tools ({\"type\":\"function\",\"name\":...})")
 			}
-			allowed = append(allowed, named{Type: "function", Function: fn{Name: t.Name}})
+			allowed = append(allowed, chat.NamedToolChoice{Type: "function", Function: chat.FunctionName{Name: t.Name}})
 		}
 		if len(allowed) == 0 {
 			return invalid("invalid_value", "tool_choice.tools", "allowed_tools needs at least one tool")

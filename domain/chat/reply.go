@@ -1,0 +1,82 @@
+package chat
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// Completion is a non-streamed reply, as the gateway reads it.
+type Completion struct {
+	ID      string   `json:"id"`
+	Created int64    `json:"created"`
+	Model   string   `json:"model"`
+	Choices []Choice `json:"choices"`
+	Usage   *Usage   `json:"usage"`
+	// Routing is the gateway's routing object, spliced into the reply it
+	// answers with (or an upstream's field of that name: another gateway
+	// in front of it).
+	Routing json.RawMessage `json:"routing"`
+}
+
+// Choice is one choice of a Completion.
+type Choice struct {
+	Index        int          `json:"index"`
+	Message      ReplyMessage `json:"message"`
+	FinishReason string       `json:"finish_reason"`
+}
+
+// ReplyMessage is a choice's message.
+type ReplyMessage struct {
+	Content   *string    `json:"content"`
+	Refusal   *string    `json:"refusal"`
+	ToolCalls []ToolCall `json:"tool_calls"`
+}
+
+// ReadCompletion reads a completion and its First choice; one without a
+// choice is an error.
+func ReadCompletion(b []byte) (Completion, Choice, error) {
+	var c Completion
+	if err := json.Unmarshal(b, &c); err != nil {
+		return Completion{}, Choice{}, fmt.Errorf("reading the chat completion: %w", err)
+	}
+	ch, ok := c.First()
+	if !ok {
+		return Completion{}, Choice{}, errors.New("the chat completion has no choices")
+	}
+	return c, ch, nil
+}
+
+// First is the choice of index 0 (the first choice when none has it);
+// false when there is none.
+func (c *Completion) First() (Choice, bool) {
+	if len(c.Choices) == 0 {
+		return Choice{}, false
+	}
+	for _, ch := range c.Choices {
+		if ch.Index == 0 {
+			return ch, true
+		}
+	}
+	return c.Choices[0], true
+}
+
+// Usage is a reply's (or a stream's usage chunk's) token counts.
+type Usage struct {
+	PromptTokens            int64                    `json:"prompt_tokens"`
+	CompletionTokens        int64                    `json:"completion_tokens"`
+	TotalTokens             int64                    `json:"total_tokens"`
+	PromptTokensDetails     *PromptTokensDetails     `json:"prompt_tokens_details"`
+	CompletionTokensDetails *CompletionTokensDetails `json:"completion_tokens_details"`
+}
+
+// PromptTokensDetails: the prompt tokens read from the upstream's
+// prompt cache.
+type PromptTokensDetails struct {
+	CachedTokens int64 `json:"cached_tokens"`
+}
+
+// CompletionTokensDetails: the completion tokens spent reasoning.
+type CompletionTokensDetails struct {
+	ReasoningTokens int64 `json:"reasoning_tokens"`
+}

@@ -1,0 +1,37 @@
+package gateway
+
+import (
+	"errors"
+	"testing"
+
+	"github.com/arr-dev/arr/commands/complete"
+)
+
+// TestFinalChunkBytes pins the stream's closing chunk: keys in sorted
+// order, HTML escaped (a map through json.Marshal), usage only when asked
+// for, a cut's finish_reason "error".
+func TestFinalChunkBytes(t *testing.T) {
+	end := complete.StreamEnd{ID: "c<1>", Created: 7, Model: "m&", Usage: complete.Usage{Prompt: 3, Completion: 4},
+		Routing: complete.Routing{Tier: "nano", Model: "m&"}}
+	routing := `{"tier":"nano","model":"m\u0026","vendor":"","difficulty_score":0,"audit_hash":"","cost_per_1k":0,"cost_usd":0,"cache_hit":false,"elapsed_sec":0,"attempts":0,"predicted_quality":0,"audit_position":0}`
+	for _, tc := range []struct {
+		name  string
+		usage bool
+		cut   bool
+		want  string
+	}{
+		{"plain", false, false, `{"choices":[],"created":7,"id":"c\u003c1\u003e","model":"m\u0026","object":"chat.completion.chunk","routing":` + routing + `}`},
+		{"usage", true, false, `{"choices":[],"created":7,"id":"c\u003c1\u003e","model":"m\u0026","object":"chat.completion.chunk","routing":` + routing + `,"usage":{"completion_tokens":4,"prompt_tokens":3,"total_tokens":7}}`},
+		{"cut", false, true, `{"choices":[{"delta":{},"finish_reason":"error","index":0,"logprobs":null}],"created":7,"id":"c\u003c1\u003e","model":"m\u0026","object":"chat.completion.chunk","routing":` + routing + `}`},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			e := end
+			if tc.cut {
+				e.Cut = &complete.StreamCut{Model: "m", Err: errors.New("x")}
+			}
+			if got := string(finalChunk(e, tc.usage)); got != tc.want {
+				t.Errorf("\n got: %s\nwant: %s", got, tc.want)
+			}
+		})
+	}
+}

@@ -1,0 +1,50 @@
+package messages
+
+import (
+	"encoding/hex"
+
+	"github.com/arr-dev/arr/readapi/gateway/dialect"
+)
+
+// Dialect is the Messages API (POST /v1/messages) as the gateway's
+// route runs it. Safe for concurrent use.
+type Dialect struct{}
+
+var _ dialect.Dialect = Dialect{}
+
+// Parse validates a Messages body.
+func (Dialect) Parse(body []byte) (dialect.Exchange, error) {
+	r, err := ParseRequest(body)
+	if err != nil {
+		return nil, err
+	}
+	chat, err := r.ChatBody()
+	if err != nil {
+		return nil, err
+	}
+	return exchange{model: r.Model(), chat: chat}, nil
+}
+
+// ID is msg_ and the random bytes in hex.
+func (Dialect) ID(random [24]byte) string { return "msg_" + hex.EncodeToString(random[:]) }
+
+// exchange holds the model asked for and the chat request, not the
+// parsed Messages request, so that a completion in flight holds the
+// body and its chat request only.
+type exchange struct {
+	model string
+	chat  []byte
+}
+
+func (e exchange) Chat() ([]byte, error) { return e.chat, nil }
+
+func (e exchange) Reply(completion []byte, t dialect.Turn, counted dialect.Usage) ([]byte, error) {
+	return FromChat(completion, t.ID, counted.Prompt, counted.Completion)
+}
+
+// Stream's every failure is an api_error event.
+func (e exchange) Stream(t dialect.Turn) dialect.Stream { return apiErrors{NewStream(t.ID, e.model)} }
+
+type apiErrors struct{ *Stream }
+
+func (a apiErrors) Fail(code, msg string) []Event { return a.Stream.Fail("api_error", code, msg) }
