@@ -339,7 +339,7 @@ func (c *Config) Validate() error {
 	}
 	if c.PublicBaseURL != "" {
 		if _, err := httpx.NewSite(strings.ReplaceAll(c.PublicBaseURL, "{service}", "gateway")); err != nil {
-			add("ARR_PUBLIC_BASE_URL", "an absolute http(s) URL without user, query or fragment, like https://{service}.arr.example")
+			add("ARR_PUBLIC_BASE_URL", "an absolute http(s) URL in printable ASCII without user, query or fragment, like https://{service}.arr.example")
 		}
 	}
 	if _, err := httpx.ParseTrustedProxies(c.TrustedProxies); err != nil {

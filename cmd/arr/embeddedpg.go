@@ -129,7 +129,11 @@ func (e *embeddedPG) Start(ctx context.Context) (started bool, err error) {
 			return false, fmt.Errorf("embedded PostgreSQL: %w", err)
 		}
 	}
-	if !e.running(ctx) {
+	up, err := e.running(ctx)
+	if err != nil {
+		return false, err
+	}
+	if !up {
 		if err := e.portFree(); err != nil {
 			return false, err
 		}
@@ -149,40 +153,36 @@ func (e *embeddedPG) Start(ctx context.Context) (started bool, err error) {
 // so, and the process its lock file (postmaster.pid) names is this
 // directory's server. After a crash or a power loss that file stays, and
 // its PID may have been given to another process since, which pg_ctl,
-// checking only that the PID is alive, takes for the server; PostgreSQL
-// itself then refuses to start. A postmaster works in its data directory
-// (it changes into it at start), so a live process whose working
-// directory is another one is not it: the lock is stale and is removed,
-// so the server starts. When the process cannot be looked at, nothing is
-// removed and the connection tells.
-func (e *embeddedPG) running(ctx context.Context) bool {
+// checking only that the PID is alive, takes for the server, and for
+// which PostgreSQL itself refuses to start. A postmaster works in its data
+// directory (it changes into it at start), so a live process working in
+// another one is not it: that is an error naming the file, the process and
+// what to do. arr never removes the file itself: from another PID
+// namespace (a container sharing the directory) the PID may name anything
+// while the server lives, and a second server on one directory corrupts
+// it. When the process cannot be looked at, the connection tells.
+func (e *embeddedPG) running(ctx context.Context) (bool, error) {
 	if e.cmd(ctx, "pg_ctl", "status", "-D", e.dataDir()).Run() != nil {
-		return false
+		return false, nil
 	}
 	lock := filepath.Join(e.dataDir(), "postmaster.pid")
 	b, err := os.ReadFile(lock)
 	if err != nil {
-		return true
+		return true, nil
 	}
 	line, _, _ := strings.Cut(string(b), "\n")
 	pid, err := strconv.Atoi(strings.TrimSpace(line))
 	if err != nil || pid <= 0 {
-		return true
+		return true, nil
 	}
 	cwd, err := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "cwd"))
-	if err != nil {
-		return true
+	if err != nil || same(cwd, e.dataDir()) {
+		return true, nil
 	}
-	if same(cwd, e.dataDir()) {
-		return true
-	}
-	e.log.Warn("the embedded PostgreSQL's lock file names a live process that is not its server (a lock left by a crash or a power loss): removing it and starting the server",
-		"file", lock, "pid", pid, "process_dir", cwd)
-	if err := os.Remove(lock); err != nil {
-		e.log.Warn("removing the stale lock file", "file", lock, "err", err)
-		return true
-	}
-	return false
+	exe, _ := os.Readlink(filepath.Join("/proc", strconv.Itoa(pid), "exe"))
+	return false, fmt.Errorf("embedded PostgreSQL: its lock file %s names process %d (%s, working in %s), which is not the server of %s: "+
+		"the lock is left from a crash or a power loss. If no PostgreSQL runs on %s (in no container either), remove %s and run the command again",
+		lock, pid, exe, cwd, e.dataDir(), e.dataDir(), lock)
 }
 
 // same reports whether two paths name one directory.

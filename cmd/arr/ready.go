@@ -7,9 +7,11 @@ import (
 	"log/slog"
 	"os"
 	"strings"
+	"time"
 
 	"golang.org/x/term"
 
+	"github.com/arr-dev/arr/domain/wait"
 	"github.com/arr-dev/arr/projections/answerdocs"
 	"github.com/arr-dev/arr/projections/identity"
 	"github.com/arr-dev/arr/projections/parcels"
@@ -86,13 +88,22 @@ func (s *system) announceReady(ctx context.Context, seeded <-chan struct{}, r re
 	case <-ctx.Done():
 		return
 	}
-	head, err := s.store.Head(ctx)
-	if err != nil {
-		return
+	var head uint64
+	for {
+		h, err := s.store.Head(ctx)
+		if err == nil {
+			head = h
+			break
+		}
+		if !wait.Sleep(ctx, time.Second) { // a database that comes back later: try again
+			return
+		}
 	}
 	for _, name := range readyProjections() {
-		if err := s.runner.WaitFor(ctx, name, head); err != nil {
-			return
+		for s.runner.WaitFor(ctx, name, head) != nil {
+			if !wait.Sleep(ctx, time.Second) {
+				return
+			}
 		}
 	}
 	args := []any{}
@@ -101,6 +112,8 @@ func (s *system) announceReady(ctx context.Context, seeded <-chan struct{}, r re
 	}
 	s.log.Info("ready", args...)
 	if terminal != nil {
-		_, _ = io.WriteString(terminal, r.message())
+		// Everything in it is arr's text or the configuration's, which is
+		// checked; shown escapes what a terminal would act on all the same.
+		_, _ = io.WriteString(terminal, shown(r.message()))
 	}
 }

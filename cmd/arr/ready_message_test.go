@@ -1,6 +1,7 @@
 package main
 
 import (
+	"os"
 	"strings"
 	"testing"
 )
@@ -29,5 +30,32 @@ func TestReadyMessage(t *testing.T) {
 	m = r.message()
 	if strings.Contains(m, "no upstream") || !strings.Contains(m, "with the same DATABASE_URL and ARR_DATA_DIR") {
 		t.Errorf("with an upstream and an environment of its own:\n%s", m)
+	}
+}
+
+// TestReadmeNamesTheDefaults: the README's first requests name the
+// services' default addresses and the binary scripts/up.sh builds (the
+// end-to-end test of the README replaces both with its own, so it cannot
+// see them drift).
+func TestReadmeNamesTheDefaults(t *testing.T) {
+	readme, err := os.ReadFile("../../README.md")
+	if err != nil {
+		t.Fatal(err)
+	}
+	cfg, err := configFrom(nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, addr := range []string{cfg.AnswerAddr, cfg.GatewayAddr, cfg.RecordsAddr} {
+		if !strings.Contains(string(readme), "http://"+addr+"/") {
+			t.Errorf("the README names no URL on the default address %s", addr)
+		}
+	}
+	up, err := os.ReadFile("../../scripts/up.sh")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !strings.Contains(string(up), "-o bin/arr ./cmd/arr") || !strings.Contains(string(readme), "./bin/arr keys mint") {
+		t.Error("the README's ./bin/arr is not the binary scripts/up.sh builds")
 	}
 }

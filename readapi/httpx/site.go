@@ -29,6 +29,12 @@ type Site struct {
 // 127.0.0.1, [::1] and localhost on that port, which is how a proxy on the
 // same machine or a local browser reaches it.
 func NewSite(baseURL string, listen ...string) (Site, error) {
+	if i := strings.IndexFunc(baseURL, func(r rune) bool { return r <= ' ' || r > '~' }); i >= 0 {
+		// Links are written into mail, pages and the terminal: only
+		// printable ASCII, so none carries a control or bidi character.
+		return Site{}, fmt.Errorf("public base URL %q: want printable ASCII only (an international host name in its xn-- form, a path percent-encoded); found %U",
+			baseURL, []rune(baseURL[i:])[0])
+	}
 	u, err := url.Parse(baseURL)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil || u.RawQuery != "" || u.Fragment != "" {
 		return Site{}, fmt.Errorf("public base URL %q: want an absolute http(s) URL without user, query or fragment", baseURL)
