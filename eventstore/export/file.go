@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -88,20 +89,21 @@ type resolved struct {
 }
 
 // resolve follows path to the file an export replaces.
-func resolve(path string) (resolved, error) {
+func resolve(path string) (_ resolved, err error) {
+	defer domain.Wrap(&err, "export")
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
 		return resolved{target: path, regular: true}, nil
 	}
 	if err != nil {
-		return resolved{}, fmt.Errorf("export: %w", err)
+		return resolved{}, err
 	}
 	if !fi.Mode().IsRegular() {
 		return resolved{target: path}, nil
 	}
 	target, err := filepath.EvalSymlinks(path)
 	if err != nil {
-		return resolved{}, fmt.Errorf("export: %w", err)
+		return resolved{}, err
 	}
 	return resolved{target: target, mode: fi.Mode().Perm(), regular: true}, nil
 }
