@@ -11,6 +11,7 @@ import (
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/wait"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -79,10 +80,8 @@ func (r *accountRepo) update(ctx context.Context, id uuid.UUID, md eventstore.Me
 		}
 		// Lost a race: back off a little (with jitter) and decide again.
 		d := time.Duration(1+rand.IntN(5*(attempt+1))) * time.Millisecond
-		select {
-		case <-ctx.Done():
+		if !wait.Sleep(ctx, d) {
 			return 0, ctx.Err()
-		case <-time.After(d):
 		}
 	}
 }

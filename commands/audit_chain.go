@@ -14,6 +14,7 @@ import (
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/domain/catalog"
+	"github.com/arr-dev/arr/domain/wait"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -293,7 +294,7 @@ func (c *AuditChain) appendBatch(ctx context.Context, batch []*chainItem) {
 			break
 		}
 		c.cfg.Logger.Warn("audit chain append failed; retrying", "entries", len(batch), "attempt", attempt, "err", err, "retry_in", backoff)
-		if !sleep(ctx, backoff) {
+		if !wait.Sleep(ctx, backoff) {
 			break
 		}
 		backoff = min(2*backoff, c.cfg.MaxBackoff)
@@ -313,18 +314,6 @@ func (c *AuditChain) appendBatch(ctx context.Context, batch []*chainItem) {
 	}
 	for _, it := range batch {
 		it.done <- chainResult{err: result}
-	}
-}
-
-// sleep waits d or until ctx ends, and reports whether it waited d.
-func sleep(ctx context.Context, d time.Duration) bool {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-t.C:
-		return true
-	case <-ctx.Done():
-		return false
 	}
 }
 

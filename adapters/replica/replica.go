@@ -11,6 +11,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arr-dev/arr/domain/wait"
 )
 
 // Defaults of Config.
@@ -228,13 +230,11 @@ func (r *Router) AwaitReplay(ctx context.Context) error {
 			r.mu.Unlock()
 			return nil
 		}
-		select {
-		case <-ctx.Done():
+		if !wait.Sleep(ctx, 10*time.Millisecond) {
 			r.mu.Lock()
 			r.need = max(r.need, target)
 			r.mu.Unlock()
 			return nil
-		case <-time.After(10 * time.Millisecond):
 		}
 	}
 }

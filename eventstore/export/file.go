@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -28,11 +29,12 @@ import (
 // file (a device such as /dev/stdout, a named pipe) is written to
 // directly, as a stream.
 func WriteFile(ctx context.Context, store eventstore.Store, path string, o Options) (Result, error) {
-	target, mode, regular, err := resolve(path)
+	r, err := resolve(path)
 	if err != nil {
 		return Result{}, err
 	}
-	if !regular {
+	target, mode := r.target, r.mode
+	if !r.regular {
 		f, err := os.OpenFile(target, os.O_WRONLY, 0)
 		if err != nil {
 			return Result{}, fmt.Errorf("export: opening %s: %w", path, err)
@@ -77,24 +79,33 @@ func WriteFile(ctx context.Context, store eventstore.Store, path string, o Optio
 	return res, nil
 }
 
-// resolve follows path to the file an export replaces: its path, its
-// permissions (0 when there is no file yet) and whether it is a regular
-// file (or none).
-func resolve(path string) (target string, mode fs.FileMode, regular bool, err error) {
+// resolved is the file an export replaces: its path (symbolic links
+// followed), its permissions (0 when there is no file yet) and whether it
+// is a regular file (or none).
+type resolved struct {
+	target  string
+	mode    fs.FileMode
+	regular bool
+}
+
+// resolve follows path to the file an export replaces.
+func resolve(path string) (_ resolved, err error) {
+	defer domain.Wrap(&err, "export")
 	fi, err := os.Stat(path)
 	if errors.Is(err, fs.ErrNotExist) {
-		return path, 0, true, nil
+		return resolved{target: path, regular: true}, nil
 	}
 	if err != nil {
-		return "", 0, false, fmt.Errorf("export: %w", err)
+		return resolved{}, err
 	}
 	if !fi.Mode().IsRegular() {
-		return path, 0, false, nil
+		return resolved{target: path}, nil
 	}
-	if target, err = filepath.EvalSymlinks(path); err != nil {
-		return "", 0, false, fmt.Errorf("export: %w", err)
+	target, err := filepath.EvalSymlinks(path)
+	if err != nil {
+		return resolved{}, err
 	}
-	return target, fi.Mode().Perm(), true, nil
+	return resolved{target: target, mode: fi.Mode().Perm(), regular: true}, nil
 }
 
 // createTemp creates a new file .base.tmp-RANDOM in dir. It is

@@ -79,29 +79,37 @@ func NewDurableSubscriber(kind, natsURL, durable string, log *slog.Logger) (mess
 	return nil, nil, unknownBus(kind)
 }
 
-// NewPubSub returns a publisher and a subscriber on the same bus and one
-// function that closes both: for BusGoChannel they are the same GoChannel,
-// for BusNATS two connections. BusNone is refused. Safe for concurrent use.
-func NewPubSub(kind, natsURL string, log *slog.Logger) (message.Publisher, message.Subscriber, func() error, error) {
+// PubSub is a publisher and a subscriber on the same bus, and the one
+// function that closes both.
+type PubSub struct {
+	Publisher  message.Publisher
+	Subscriber message.Subscriber
+	Close      func() error
+}
+
+// NewPubSub returns a publisher and a subscriber on the same bus: for
+// BusGoChannel they are the same GoChannel, for BusNATS two connections.
+// BusNone is refused. Safe for concurrent use.
+func NewPubSub(kind, natsURL string, log *slog.Logger) (PubSub, error) {
 	log = orDiscard(log)
 	switch kind {
 	case BusGoChannel:
 		g := newGoChannel(log)
-		return g, g, g.Close, nil
+		return PubSub{Publisher: g, Subscriber: g, Close: g.Close}, nil
 	case BusNATS:
 		pub, closePub, err := NewPublisher(kind, natsURL, log)
 		if err != nil {
-			return nil, nil, nil, err
+			return PubSub{}, err
 		}
 		sub, closeSub, err := NewSubscriber(kind, natsURL, log)
 		if err != nil {
-			return nil, nil, nil, errors.Join(err, closePub())
+			return PubSub{}, errors.Join(err, closePub())
 		}
-		return pub, sub, func() error { return errors.Join(closeSub(), closePub()) }, nil
+		return PubSub{Publisher: pub, Subscriber: sub, Close: func() error { return errors.Join(closeSub(), closePub()) }}, nil
 	case BusNone:
-		return nil, nil, nil, errors.New("bus none: no publisher or subscriber")
+		return PubSub{}, errors.New("bus none: no publisher or subscriber")
 	}
-	return nil, nil, nil, unknownBus(kind)
+	return PubSub{}, unknownBus(kind)
 }
 
 func newGoChannel(log *slog.Logger) *gochannel.GoChannel {

@@ -81,10 +81,11 @@ func TestNewPublisherKinds(t *testing.T) {
 func TestCheckpointStartsAtZero(t *testing.T) {
 	t.Parallel()
 	pool, store := newStore(t)
-	pub, _, closeBus, err := fanout.NewPubSub(fanout.BusGoChannel, "", nil)
+	bus, err := fanout.NewPubSub(fanout.BusGoChannel, "", nil)
 	if err != nil {
 		t.Fatalf("bus: %v", err)
 	}
+	pub, closeBus := bus.Publisher, bus.Close
 	t.Cleanup(func() { _ = closeBus() })
 	f, err := fanout.NewForwarder(pool, store, pub, fanout.Config{Name: "empty"})
 	if err != nil {

@@ -29,10 +29,11 @@ func TestForwarderDeliversLogInOrder(t *testing.T) {
 			}
 			pool, store := newStore(t)
 			seed(t, store)
-			pub, sub, closeBus, err := fanout.NewPubSub(tc.kind, url, testLogger())
+			bus, err := fanout.NewPubSub(tc.kind, url, testLogger())
 			if err != nil {
 				t.Fatalf("bus: %v", err)
 			}
+			pub, sub, closeBus := bus.Publisher, bus.Subscriber, bus.Close
 			t.Cleanup(func() { _ = closeBus() })
 			subCtx, endSub := context.WithCancel(context.Background())
 			t.Cleanup(endSub)

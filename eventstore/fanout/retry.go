@@ -3,9 +3,10 @@ package fanout
 import (
 	"context"
 	"log/slog"
-	"time"
 
 	"github.com/prometheus/client_golang/prometheus"
+
+	"github.com/arr-dev/arr/domain/wait"
 )
 
 // retrier paces retries with capped exponential backoff. Not safe for
@@ -27,20 +28,13 @@ func (r *retrier) failed(what string, err error, attrs ...any) bool {
 			append(attrs, "err", err)...)
 		return false
 	}
-	wait := r.cfg.MinBackoff << min(r.attempt, 20)
-	if wait > r.cfg.MaxBackoff || wait <= 0 {
-		wait = r.cfg.MaxBackoff
+	backoff := r.cfg.MinBackoff << min(r.attempt, 20)
+	if backoff > r.cfg.MaxBackoff || backoff <= 0 {
+		backoff = r.cfg.MaxBackoff
 	}
 	r.attempt++
-	r.log.Warn("fan-out forwarder: "+what+" failed, retrying", append(attrs, "err", err, "attempt", r.attempt, "retry_in", wait)...)
-	t := time.NewTimer(wait)
-	defer t.Stop()
-	select {
-	case <-r.ctx.Done():
-		return false
-	case <-t.C:
-		return true
-	}
+	r.log.Warn("fan-out forwarder: "+what+" failed, retrying", append(attrs, "err", err, "attempt", r.attempt, "retry_in", backoff)...)
+	return wait.Sleep(r.ctx, backoff)
 }
 
 // reset starts the backoff over after a success.

@@ -9,6 +9,7 @@ import (
 
 	"github.com/EventStore/EventStore-Client-Go/v4/esdb"
 
+	"github.com/arr-dev/arr/domain/wait"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -79,7 +80,7 @@ func (n *notifier) run(ctx context.Context, head func(context.Context) (uint64, 
 			return
 		case !subscribed:
 			n.log.Warn("kurrentdb event listener: subscribing to $all", "err", err)
-			sleep(ctx, backoff)
+			wait.Sleep(ctx, backoff)
 			backoff = min(backoff*2, 5*time.Second)
 		default:
 			n.log.Warn("kurrentdb event listener: subscription dropped", "err", err)
@@ -119,13 +120,4 @@ func (n *notifier) wait(ctx context.Context, after uint64, poll time.Duration, h
 		return errClosed
 	}
 	return err
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

@@ -38,54 +38,62 @@ func (s *Store) CatchUpTree(ctx context.Context) error {
 
 func (s *Store) catchUpTree(ctx context.Context) error {
 	for first := true; ; first = false {
-		done, size, head, err := s.catchUpChunk(ctx)
+		c, err := s.catchUpChunk(ctx)
 		if err != nil {
 			return fmt.Errorf("catching the Merkle tree up with the log: %w", err)
 		}
-		if done {
+		if c.done {
 			if !first {
-				s.cfg.Logger.Info("the Merkle tree covers the whole log", "size", size)
+				s.cfg.Logger.Info("the Merkle tree covers the whole log", "size", c.size)
 			}
 			return nil
 		}
-		s.cfg.Logger.Info("catching the Merkle tree up with the log", "size", size, "head", head)
+		s.cfg.Logger.Info("catching the Merkle tree up with the log", "size", c.size, "head", c.head)
 	}
 }
 
+// chunk is the outcome of one catch-up transaction.
+type chunk struct {
+	// done says the tree already covered the log: nothing was added.
+	done bool
+	// size is the tree's size after the chunk; head is the log's.
+	size, head int64
+}
+
 // catchUpChunk adds up to catchUpChunk events to the tree in one
-// transaction under the head lock. done is true when the tree already
-// covered the log.
-func (s *Store) catchUpChunk(ctx context.Context) (done bool, size, head int64, err error) {
+// transaction under the head lock.
+func (s *Store) catchUpChunk(ctx context.Context) (chunk, error) {
 	tx, err := s.pool.Begin(ctx)
 	if err != nil {
-		return false, 0, 0, err
+		return chunk{}, err
 	}
+	var size, head int64
 	defer tx.Rollback(context.WithoutCancel(ctx)) //nolint:errcheck
 	var frontier []byte
 	// Like an append, it lets the server end it if it idles with the head
 	// locked for HeadIdle (its process frozen; see lockHead).
 	if err := tx.QueryRow(ctx, `SELECT position, tree_size, tree_frontier, set_config('idle_in_transaction_session_timeout', $1, true)
 		FROM event_log_head WHERE id FOR UPDATE`, s.headIdle).Scan(&head, &size, &frontier, nil); err != nil {
-		return false, 0, 0, fmt.Errorf("locking the log head: %w", err)
+		return chunk{}, fmt.Errorf("locking the log head: %w", err)
 	}
 	if size > head {
-		return false, size, head, fmt.Errorf("the tree has %d leaves but the log's head is at position %d: events were removed (run `arr events verify`)", size, head)
+		return chunk{}, fmt.Errorf("the tree has %d leaves but the log's head is at position %d: events were removed (run `arr events verify`)", size, head)
 	}
 	if size == head {
-		return true, size, head, tx.Commit(ctx)
+		return chunk{done: true, size: size, head: head}, tx.Commit(ctx)
 	}
 	tree, err := decodeTree(size, frontier)
 	if err != nil {
-		return false, size, head, err
+		return chunk{}, err
 	}
 	upTo := min(head, size+catchUpChunk)
 	rows, err := tx.Query(ctx, `SELECT `+selectColumns+`, leaf_hash FROM events WHERE position > $1 AND position <= $2 ORDER BY position`, size, upTo)
 	if err != nil {
-		return false, size, head, fmt.Errorf("reading events %d to %d: %w", size+1, upTo, err)
+		return chunk{}, fmt.Errorf("reading events %d to %d: %w", size+1, upTo, err)
 	}
 	leaves, err := scanLeaves(rows, int(upTo-size))
 	if err != nil {
-		return false, size, head, err
+		return chunk{}, err
 	}
 	var h eventstore.LeafHasher
 	var nodes nodeColumns
@@ -93,26 +101,26 @@ func (s *Store) catchUpChunk(ctx context.Context) (done bool, size, head int64, 
 	var setHash [][]byte
 	for _, l := range leaves {
 		if want := tree.Size() + 1; l.Position != want {
-			return false, size, head, fmt.Errorf("position %d is missing from the log (the next event is at %d): run `arr events verify`", want, l.Position)
+			return chunk{}, fmt.Errorf("position %d is missing from the log (the next event is at %d): run `arr events verify`", want, l.Position)
 		}
 		lh, err := h.HashEvent(l.Event)
 		if err != nil {
-			return false, size, head, fmt.Errorf("hashing the event at position %d: %w", l.Position, err)
+			return chunk{}, fmt.Errorf("hashing the event at position %d: %w", l.Position, err)
 		}
 		switch {
 		case l.LeafHash == nil:
 			setPos, setHash = append(setPos, int64(l.Position)), append(setHash, append([]byte(nil), lh[:]...))
 		case !bytes.Equal(l.LeafHash, lh[:]):
-			return false, size, head, fmt.Errorf("the event at position %d does not match its stored leaf hash: run `arr events verify`", l.Position)
+			return chunk{}, fmt.Errorf("the event at position %d does not match its stored leaf hash: run `arr events verify`", l.Position)
 		}
 		added, err := tree.Append(lh)
 		if err != nil {
-			return false, size, head, err
+			return chunk{}, err
 		}
 		nodes.add(added)
 	}
 	if int64(tree.Size()) != upTo {
-		return false, size, head, fmt.Errorf("positions %d to %d are missing from the log: run `arr events verify`", tree.Size()+1, upTo)
+		return chunk{}, fmt.Errorf("positions %d to %d are missing from the log: run `arr events verify`", tree.Size()+1, upTo)
 	}
 	b := &pgx.Batch{}
 	b.Queue(`UPDATE events SET leaf_hash = x.h FROM unnest($1::bigint[], $2::bytea[]) AS x(p, h) WHERE position = x.p AND leaf_hash IS NULL`, setPos, setHash)
@@ -121,10 +129,10 @@ func (s *Store) catchUpChunk(ctx context.Context) (done bool, size, head int64, 
 	}
 	b.Queue(`UPDATE event_log_head SET tree_size = $1, tree_frontier = $2 WHERE id`, int64(tree.Size()), frontierBytes(tree))
 	if err := tx.SendBatch(ctx, b).Close(); err != nil {
-		return false, size, head, fmt.Errorf("storing the tree of events %d to %d: %w", size+1, upTo, err)
+		return chunk{}, fmt.Errorf("storing the tree of events %d to %d: %w", size+1, upTo, err)
 	}
 	if err := tx.Commit(ctx); err != nil {
-		return false, size, head, err
+		return chunk{}, err
 	}
-	return false, upTo, head, nil
+	return chunk{size: upTo, head: head}, nil
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/jackc/pgx/v5/pgtype"
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/transparency"
 )
@@ -137,7 +138,7 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 	}
 	if p.cols.n == 0 {
 		if err := commitTag(conn.Exec(ctx, `COMMIT`)); err != nil {
-			return nil, p.errs, err
+			return nil, p.errs, fmt.Errorf("append: %w", err)
 		}
 		if !allOrNothing {
 			s.remember(lk, p, streams, offset)
@@ -151,7 +152,9 @@ func (s *Store) commitTx(ctx context.Context, appends []eventstore.Append, allOr
 		dupErr = errIDsExist
 	}
 	// Round trip 2 (and the hook's, COPY's): the events, the head, COMMIT.
-	if err := s.writeLocked(ctx, conn, p, streams, lk, nil, dupErr, &commitSent); err != nil {
+	w, err := s.writeLocked(ctx, conn, writeRequest{plan: p, streams: streams, head: lk, dupErr: dupErr})
+	commitSent = w.commitSent
+	if err != nil {
 		return nil, p.errs, err
 	}
 	if !allOrNothing {
@@ -200,16 +203,38 @@ type locked struct {
 // server ends the transaction of a writer that does not send its next
 // statement in time (a frozen process), so that no process stalls the
 // log for longer.
-func lockHead(ctx context.Context, conn *pgxpool.Conn, streams []string, idle string) (locked, error) {
+func lockHead(ctx context.Context, conn *pgxpool.Conn, streams []string, idle string) (lk locked, err error) {
+	defer domain.Wrap(&err, "append")
+	var treeSize int64
+	var frontier []byte
 	b := &pgx.Batch{}
-	b.Queue(`BEGIN`)
+	onExec(b.Queue(`BEGIN`), failsAs("begin"))
 	b.Queue(`SELECT h.position, clock_timestamp(), h.tree_size, h.tree_frontier, set_config('idle_in_transaction_session_timeout', $1, true)
-		FROM (SELECT position, tree_size, tree_frontier FROM event_log_head WHERE id FOR UPDATE) AS h`, idle)
-	b.Queue(`SELECT stream_id, version FROM event_streams WHERE stream_id = ANY($1)`, streams)
-	var lk locked
-	var err error
-	lk.head, lk.now, lk.tree, lk.current, err = readHead(conn.SendBatch(ctx, b), len(streams))
-	return lk, err
+		FROM (SELECT position, tree_size, tree_frontier FROM event_log_head WHERE id FOR UPDATE) AS h`, idle).QueryRow(func(row pgx.Row) error {
+		if err := row.Scan(&lk.head, &lk.now, &treeSize, &frontier, nil); err != nil {
+			return fmt.Errorf("locking log head: %w", err)
+		}
+		return nil
+	})
+	lk.current = make(map[string]int64, len(streams))
+	b.Queue(`SELECT stream_id, version FROM event_streams WHERE stream_id = ANY($1)`, streams).Query(func(rows pgx.Rows) error {
+		var id string
+		var v int64
+		if _, err := pgx.ForEachRow(rows, []any{&id, &v}, func() error { lk.current[id] = v; return nil }); err != nil {
+			return fmt.Errorf("reading stream versions: %w", err)
+		}
+		return nil
+	})
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return locked{}, err
+	}
+	// The tree stays nil when it does not cover the log up to the head.
+	if treeSize == lk.head {
+		if lk.tree, err = decodeTree(treeSize, frontier); err != nil {
+			return locked{}, err
+		}
+	}
+	return lk, nil
 }
 
 // planned is a commit's plan: each append's result or failure, the rows
@@ -237,70 +262,106 @@ func planLocked(ctx context.Context, conn *pgxpool.Conn, appends []eventstore.Ap
 			return planned{}, err
 		}
 	}
-	p := planned{lookup: lookup}
-	p.results, p.errs, p.cols, p.versions, p.pos = plan(appends, existing, lk.current, lk.head, lk.now, len(ids))
+	p := plan(appends, existing, lk, len(ids))
+	p.lookup = lookup
 	if lookup || allOrNothing || !slices.ContainsFunc(p.errs, func(e error) bool { return e != nil }) {
 		return p, nil
 	}
 	if existing, err = lookupIDs(ctx, conn, ids); err != nil {
 		return p, err
 	}
+	p = plan(appends, existing, lk, len(ids))
 	p.lookup = true
-	p.results, p.errs, p.cols, p.versions, p.pos = plan(appends, existing, lk.current, lk.head, lk.now, len(ids))
 	return p, nil
+}
+
+// writeRequest is what writeLocked writes.
+type writeRequest struct {
+	plan planned
+	// streams are the batch's streams, each once, in order of first
+	// appearance (batchKeys).
+	streams []string
+	// head is the head the plan was made on: read under the lock, or the
+	// writer's cache (with a guard).
+	head locked
+	// guard, for a one-round-trip commit, begins the transaction in the
+	// same pipeline and checks under the head lock the head the plan was
+	// made on; nil when the transaction has begun and holds the lock.
+	guard *guard
+	// dupErr is what an event id already in the log fails the insert with.
+	dupErr error
+}
+
+// written is writeLocked's outcome, failed or not.
+type written struct {
+	// commitSent says COMMIT was sent: a failure after it may hide a
+	// commit; one before it leaves nothing written.
+	commitSent bool
 }
 
 // writeLocked writes the planned rows (COPY from copyThreshold rows, else
 // an INSERT in the same round trip), advances the streams, the tree and
 // the head, and commits, running the BeforeCommit hook first if there is
-// one; *commitSent is set once COMMIT has been sent. With a guard (a
-// one-round-trip commit), the same pipeline begins the transaction and
-// checks, under the head lock, the head the plan was made on.
-func (s *Store) writeLocked(ctx context.Context, conn *pgxpool.Conn, p planned, streams []string, lk locked, g *guard, dupErr error, commitSent *bool) error {
+// one. Each statement of the pipeline is read back by the code that
+// queued it (the guard's, the insert's, advanceHead's, COMMIT's).
+func (s *Store) writeLocked(ctx context.Context, conn *pgxpool.Conn, req writeRequest) (w written, err error) {
+	defer domain.Wrap(&err, "append")
 	// The events' leaves extend the tree as they are encoded: row by row
 	// while COPY streams them, all at once before an INSERT.
-	cols := p.cols
-	cols.tree = lk.tree
+	cols := req.plan.cols
+	cols.tree = req.head.tree
 	useCopy := cols.n >= copyThreshold
 	if useCopy {
 		if err := cols.copy(ctx, conn.Conn().PgConn()); err != nil {
-			return insertErr(err, cols.n, dupErr)
+			return w, insertErr(err, cols.n, req.dupErr)
 		}
 	} else if err := cols.hashLeaves(); err != nil {
-		return err
+		return w, err
 	}
+	b := &pgx.Batch{}
+	if req.guard != nil {
+		req.guard.queue(b)
+	}
+	if !useCopy {
+		cols.queueInsert(b, req.dupErr)
+	}
+	queueAdvance(b, req)
+	hook := s.cfg.BeforeCommit
+	if hook == nil {
+		onExec(b.Queue(`COMMIT`), commitTag)
+		w.commitSent = true
+	}
+	if err := conn.SendBatch(ctx, b).Close(); err != nil {
+		return w, err
+	}
+	if hook != nil {
+		w.commitSent, err = commitAfter(ctx, conn, hook, cols.n)
+	}
+	return w, err
+}
+
+// queueAdvance queues advanceHead for the streams of req that the plan
+// moves, the tree nodes its events complete and its last position.
+func queueAdvance(b *pgx.Batch, req writeRequest) {
+	p, cols, tree := req.plan, req.plan.cols, req.head.tree
 	var upStreams []string
 	var upVersions []int64
-	for _, id := range streams {
+	for _, id := range req.streams {
 		if v, ok := p.versions[id]; ok {
 			upStreams, upVersions = append(upStreams, id), append(upVersions, v)
 		}
 	}
-	b := &pgx.Batch{}
-	if g != nil {
-		g.queue(b)
+	onExec(b.Queue(advanceHead, upStreams, upVersions, req.head.now, cols.nodes.levels, cols.nodes.idxs, cols.nodes.hashes,
+		p.pos, int64(tree.Size()), frontierBytes(tree), strconv.FormatInt(p.pos, 10)), failsAs("updating streams, tree and head"))
+}
+
+// commitAfter runs the BeforeCommit hook, then sends COMMIT in a round
+// trip of its own; sent says it was sent.
+func commitAfter(ctx context.Context, conn *pgxpool.Conn, hook func(context.Context, int) error, events int) (sent bool, err error) {
+	if err := hook(ctx, events); err != nil {
+		return false, fmt.Errorf("aborted before commit: %w", err)
 	}
-	if !useCopy {
-		cols.queueInsert(b)
-	}
-	b.Queue(advanceHead, upStreams, upVersions, lk.now, cols.nodes.levels, cols.nodes.idxs, cols.nodes.hashes,
-		p.pos, int64(lk.tree.Size()), frontierBytes(lk.tree), strconv.FormatInt(p.pos, 10))
-	hook := s.cfg.BeforeCommit
-	if hook == nil {
-		b.Queue(`COMMIT`)
-		*commitSent = true
-	}
-	if err := writeRest(conn.SendBatch(ctx, b), g, !useCopy, hook == nil, cols.n, dupErr); err != nil {
-		return err
-	}
-	if hook == nil {
-		return nil
-	}
-	if err := hook(ctx, cols.n); err != nil {
-		return fmt.Errorf("append: aborted before commit: %w", err)
-	}
-	*commitSent = true
-	return commitTag(conn.Exec(ctx, `COMMIT`))
+	return true, commitTag(conn.Exec(ctx, `COMMIT`))
 }
 
 // advanceHead is what a commit does after inserting its events, in one
@@ -333,137 +394,72 @@ func endTx(conn *pgxpool.Conn) {
 // commitTag checks the result of COMMIT: PostgreSQL answers COMMIT in a
 // failed transaction with ROLLBACK.
 func commitTag(tag pgconn.CommandTag, err error) error {
-	if err != nil {
-		return fmt.Errorf("append: commit: %w", err)
+	if err == nil && tag.String() != "COMMIT" {
+		err = pgx.ErrTxCommitRollback
 	}
-	if tag.String() != "COMMIT" {
-		return fmt.Errorf("append: commit: %w", pgx.ErrTxCommitRollback)
+	if err != nil {
+		return fmt.Errorf("commit: %w", err)
 	}
 	return nil
 }
 
-// plan assigns positions from head+1 and stream versions to the appends
-// that are neither duplicates (per existing) nor failed expectations, and
-// returns their rows and the streams' new versions.
-func plan(appends []eventstore.Append, existing map[uuid.UUID]stored, current map[string]int64, head int64, now time.Time, nEvents int) ([]eventstore.AppendResult, []error, *columns, map[string]int64, int64) {
-	results := make([]eventstore.AppendResult, len(appends))
-	errs := make([]error, len(appends))
-	versions := maps.Clone(current)
-	cols := newColumns(nEvents)
+// plan assigns positions from lk.head+1 and stream versions to the appends
+// that are neither duplicates (per existing) nor failed expectations
+// against lk's stream versions, and returns their results, rows and the
+// streams' new versions.
+func plan(appends []eventstore.Append, existing map[uuid.UUID]stored, lk locked, nEvents int) planned {
+	p := planned{
+		results:  make([]eventstore.AppendResult, len(appends)),
+		errs:     make([]error, len(appends)),
+		versions: maps.Clone(lk.current),
+		cols:     newColumns(nEvents),
+		pos:      lk.head,
+	}
 	inBatch := map[uuid.UUID]int{} // event id -> index of the append that wrote it in this batch
-	pos := head
 	for i, a := range appends {
-		if dup, ok, err := duplicateOf(a, existing, inBatch, results); err != nil {
-			errs[i] = err
+		if dup, ok, err := duplicateOf(a, existing, inBatch, p.results); err != nil {
+			p.errs[i] = err
 			continue
 		} else if ok {
-			results[i] = dup
+			p.results[i] = dup
 			continue
 		}
-		cur, exists := versions[a.StreamID]
+		cur, exists := p.versions[a.StreamID]
 		if !a.Expected.Check(uint64(cur), exists) {
-			errs[i] = &eventstore.WrongExpectedVersionError{StreamID: a.StreamID, Expected: a.Expected, Actual: uint64(max(cur, 0)), ActualExists: exists}
+			p.errs[i] = &eventstore.WrongExpectedVersionError{StreamID: a.StreamID, Expected: a.Expected, Actual: uint64(max(cur, 0)), ActualExists: exists}
 			continue
 		}
 		v := int64(-1)
 		if exists {
 			v = cur
 		}
-		r := eventstore.AppendResult{StreamID: a.StreamID, FirstVersion: uint64(v + 1), FirstPosition: uint64(pos + 1)}
+		r := eventstore.AppendResult{StreamID: a.StreamID, FirstVersion: uint64(v + 1), FirstPosition: uint64(p.pos + 1)}
 		for _, e := range a.Events {
 			v++
-			pos++
-			cols.add(pos, e, a.StreamID, v, now)
+			p.pos++
+			p.cols.add(p.pos, e, a.StreamID, v, lk.now)
 			inBatch[e.ID] = i
 		}
-		r.LastVersion, r.LastPosition = uint64(v), uint64(pos)
-		results[i] = r
-		versions[a.StreamID] = v
+		r.LastVersion, r.LastPosition = uint64(v), uint64(p.pos)
+		p.results[i] = r
+		p.versions[a.StreamID] = v
 	}
-	return results, errs, cols, versions, pos
+	return p
 }
 
-// readHead reads the results of the first round trip: BEGIN, the locked
-// head with the clock and the tree, and the streams' current versions. The
-// tree is nil when it does not cover the log up to the head.
-func readHead(br pgx.BatchResults, nStreams int) (int64, time.Time, *transparency.Tree, map[string]int64, error) {
-	defer br.Close()
-	var head, treeSize int64
-	var now time.Time
-	var frontier []byte
-	if _, err := br.Exec(); err != nil {
-		return 0, now, nil, nil, fmt.Errorf("append: begin: %w", err)
-	}
-	if err := br.QueryRow().Scan(&head, &now, &treeSize, &frontier, nil); err != nil {
-		return 0, now, nil, nil, fmt.Errorf("append: locking log head: %w", err)
-	}
-	var tree *transparency.Tree
-	if treeSize == head {
-		var err error
-		if tree, err = decodeTree(treeSize, frontier); err != nil {
-			return 0, now, nil, nil, fmt.Errorf("append: %w", err)
-		}
-	}
-	versions := make(map[string]int64, nStreams)
-	rows, err := br.Query()
-	if err != nil {
-		return 0, now, nil, nil, fmt.Errorf("append: reading stream versions: %w", err)
-	}
-	defer rows.Close()
-	for rows.Next() {
-		var id string
-		var v int64
-		if err := rows.Scan(&id, &v); err != nil {
-			return 0, now, nil, nil, fmt.Errorf("append: reading stream versions: %w", err)
-		}
-		versions[id] = v
-	}
-	if err := rows.Err(); err != nil {
-		return 0, now, nil, nil, fmt.Errorf("append: reading stream versions: %w", err)
-	}
-	return head, now, tree, versions, br.Close()
-}
-
-// writeRest reads the results of the second round trip: the events' insert
-// (unless they went by COPY), advanceHead (streams, tree nodes, head,
-// notify) and, if it was sent, COMMIT.
-func writeRest(br pgx.BatchResults, g *guard, inserted, committed bool, n int, dupErr error) error {
-	defer br.Close()
-	if g != nil {
-		if err := g.read(br); err != nil {
-			return err
-		}
-	}
-	if inserted {
-		if _, err := br.Exec(); err != nil {
-			return insertErr(err, n, dupErr)
-		}
-	}
-	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("append: updating streams, tree and head: %w", err)
-	}
-	if committed {
-		if err := commitTag(br.Exec()); err != nil {
-			return err
-		}
-	}
-	if err := br.Close(); err != nil {
-		return fmt.Errorf("append: updating streams, tree and head: %w", err)
-	}
-	return nil
-}
-
+// insertErr names the failure of the events' insert (INSERT or COPY): an
+// event id already in the log is dupErr.
 func insertErr(err error, n int, dupErr error) error {
 	var pgErr *pgconn.PgError
 	if errors.As(err, &pgErr) && pgErr.Code == "23505" {
-		return fmt.Errorf("append: %w", dupErr)
+		return dupErr
 	}
 	if errors.As(err, &pgErr) && pgErr.Code == "22P02" && pgErr.Where != "" {
 		// AppendBulk leaves checking the events' JSON to the server, which
 		// parses every json value anyway; its context names the row.
-		return fmt.Errorf("append: event data is not valid JSON (%s): %w", pgErr.Where, err)
+		return fmt.Errorf("event data is not valid JSON (%s): %w", pgErr.Where, err)
 	}
-	return fmt.Errorf("append: inserting %d events: %w", n, err)
+	return fmt.Errorf("inserting %d events: %w", n, err)
 }
 
 var errDuplicateInsert = errors.New("an event id is already in the log")
@@ -593,7 +589,14 @@ const insertEvents = `INSERT INTO events (position, event_id, stream_id, stream_
 	FROM unnest($1::bigint[], $2::uuid[], $3::text[], $4::bigint[], $5::text[], $6::int[], $7::text[],
 		$8::text[], $9::text[], $10::text[], $11::text[], $13::bytea[]) AS x(p, i, s, v, t, sv, d, co, ca, ac, rq, lh)`
 
-// queueInsert queues the multi-row INSERT of the batch (its leaves hashed).
-func (c *columns) queueInsert(b *pgx.Batch) {
-	b.Queue(insertEvents, c.positions, c.ids, c.streams, c.versions, c.types, c.schemas, c.data, c.corr, c.cause, c.actor, c.request, c.recorded, c.leafSlices())
+// queueInsert queues the multi-row INSERT of the batch (its leaves hashed);
+// an event id already in the log fails it with dupErr.
+func (c *columns) queueInsert(b *pgx.Batch, dupErr error) {
+	onExec(b.Queue(insertEvents, c.positions, c.ids, c.streams, c.versions, c.types, c.schemas, c.data, c.corr, c.cause, c.actor, c.request, c.recorded, c.leafSlices()),
+		func(_ pgconn.CommandTag, err error) error {
+			if err != nil {
+				return insertErr(err, c.n, dupErr)
+			}
+			return nil
+		})
 }

@@ -8,6 +8,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arr-dev/arr/domain/wait"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -78,7 +79,7 @@ func (n *notifier) read(ctx context.Context) {
 		default:
 			n.watch.Announce(h)
 		}
-		sleep(ctx, minReadGap)
+		wait.Sleep(ctx, minReadGap)
 	}
 }
 
@@ -99,14 +100,14 @@ func (n *notifier) listen(ctx context.Context) {
 		conn, err := n.pool.Acquire(ctx)
 		if err != nil {
 			n.log.Warn("event listener: acquiring connection", "err", err)
-			sleep(ctx, backoff)
+			wait.Sleep(ctx, backoff)
 			backoff = min(backoff*2, 5*time.Second)
 			continue
 		}
 		if _, err := conn.Exec(ctx, "LISTEN "+channel); err != nil {
 			conn.Release()
 			n.log.Warn("event listener: LISTEN", "err", err)
-			sleep(ctx, backoff)
+			wait.Sleep(ctx, backoff)
 			continue
 		}
 		backoff = 100 * time.Millisecond
@@ -130,13 +131,4 @@ func (n *notifier) wait(ctx context.Context, after uint64, poll time.Duration, h
 	n.start()
 	n.mu.Unlock()
 	return n.watch.Wait(ctx, after, poll, head, func(err error) { n.log.Warn("event listener: polling head", "err", err) })
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

@@ -118,27 +118,27 @@ const (
 		WHERE e.version IS DISTINCT FROM nullif(c.v, -1)`
 )
 
+// queue queues BEGIN and the guard's statements, each read back by a
+// callback: a failed check is errStale.
 func (g *guard) queue(b *pgx.Batch) {
-	b.Queue(`BEGIN`)
-	b.Queue(guardHead, g.head, g.frontier, g.now, maxClockLag.Microseconds(), g.idle)
-	b.Queue(guardStreams, g.streams, g.versions)
+	onExec(b.Queue(`BEGIN`), failsAs("begin"))
+	onExec(b.Queue(guardHead, g.head, g.frontier, g.now, maxClockLag.Microseconds(), g.idle), checked("head"))
+	onExec(b.Queue(guardStreams, g.streams, g.versions), checked("stream versions"))
 }
 
-// read reads the guard's results: errStale if a check failed.
-func (g *guard) read(br pgx.BatchResults) error {
-	if _, err := br.Exec(); err != nil {
-		return fmt.Errorf("append: begin: %w", err)
-	}
-	for _, what := range []string{"head", "stream versions"} {
-		if _, err := br.Exec(); err != nil {
-			var pgErr *pgconn.PgError
-			if errors.As(err, &pgErr) && pgErr.Code == "22012" {
-				return fmt.Errorf("append: checking the cached %s: %w", what, errStale)
-			}
-			return fmt.Errorf("append: checking the cached %s: %w", what, err)
+// checked is the onExec callback of a guard statement that checks the
+// cached what: a division by zero says the cache was stale.
+func checked(what string) func(pgconn.CommandTag, error) error {
+	return func(_ pgconn.CommandTag, err error) error {
+		var pgErr *pgconn.PgError
+		if errors.As(err, &pgErr) && pgErr.Code == "22012" {
+			err = errStale
 		}
+		if err != nil {
+			return fmt.Errorf("checking the cached %s: %w", what, err)
+		}
+		return nil
 	}
-	return nil
 }
 
 // commitOptimistic commits a group in one round trip, from the writer's
@@ -164,8 +164,7 @@ func (s *Store) commitOptimistic(ctx context.Context, appends []eventstore.Appen
 	}
 	current, versions := c.guessed(streams)
 	lk := locked{head: c.head, now: now, tree: tree, current: current}
-	p := planned{}
-	p.results, p.errs, p.cols, p.versions, p.pos = plan(appends, nil, current, c.head, now, len(ids))
+	p := plan(appends, nil, lk, len(ids))
 	for _, e := range p.errs {
 		if e != nil {
 			// Maybe a stale guess, maybe a retry: the locked path decides.
@@ -192,7 +191,8 @@ func (s *Store) commitOptimistic(ctx context.Context, appends []eventstore.Appen
 	defer s.inflight.Store(nil)
 	g := &guard{head: c.head, frontier: c.frontier, now: now, streams: streams, versions: versions, idle: s.headIdle}
 	stop := s.watchHead(ctx) // while it waits for the lock
-	err = s.writeLocked(ctx, conn, p, streams, lk, g, errIDsExist, &commitSent)
+	w, err := s.writeLocked(ctx, conn, writeRequest{plan: p, streams: streams, head: lk, guard: g, dupErr: errIDsExist})
+	commitSent = w.commitSent
 	stop()
 	if err != nil {
 		return nil, p.errs, err

@@ -67,15 +67,15 @@ func (c *columns) leaf(i int) error {
 		Type: c.types[i], SchemaVersion: int(c.schemas[i]), Data: []byte(c.data[i]), RecordedAt: c.recorded.UnixMicro(),
 	}, md)
 	if err != nil {
-		return fmt.Errorf("append: hashing the event at position %d: %w", c.positions[i], err)
+		return fmt.Errorf("hashing the event at position %d: %w", c.positions[i], err)
 	}
 	if want := uint64(c.positions[i]) - 1; c.tree.Size() != want {
-		return fmt.Errorf("append: the event at position %d would be leaf %d of the tree", c.positions[i], c.tree.Size())
+		return fmt.Errorf("the event at position %d would be leaf %d of the tree", c.positions[i], c.tree.Size())
 	}
 	c.leaves = append(c.leaves, h[:]...)
 	nodes, err := c.tree.Append(h)
 	if err != nil {
-		return fmt.Errorf("append: %w", err)
+		return err
 	}
 	c.nodes.add(nodes)
 	return nil

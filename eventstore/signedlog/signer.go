@@ -8,6 +8,7 @@ import (
 	"log/slog"
 	"time"
 
+	"github.com/arr-dev/arr/domain/wait"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/transparency"
 	"github.com/arr-dev/arr/eventstore/transparency/verifier"
@@ -178,19 +179,19 @@ func (s *Signer) extends(ctx context.Context, kept eventstore.SignedHead, size u
 func (s *Signer) Run(ctx context.Context) error {
 	backoff := time.Second
 	for ctx.Err() == nil {
-		wait, err := s.step(ctx)
+		pause, err := s.step(ctx)
 		if err != nil {
 			if ctx.Err() != nil {
 				break
 			}
 			s.cfg.Logger.Error("signing a tree head", "err", err, "retry_in", backoff)
-			sleep(ctx, backoff)
+			wait.Sleep(ctx, backoff)
 			backoff = min(backoff*2, s.cfg.Interval, time.Minute)
 			continue
 		}
 		backoff = time.Second
-		if wait != nil {
-			wait()
+		if pause != nil {
+			pause()
 		}
 	}
 	return nil
@@ -236,13 +237,4 @@ func (s *Signer) step(ctx context.Context) (func(), error) {
 		}
 		_ = s.log.WaitForEvents(wctx, target)
 	}, nil
-}
-
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

@@ -9,6 +9,7 @@ import (
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/domain/wait"
 )
 
 // ServedAppender appends AnswerServed events;
@@ -67,10 +68,8 @@ func (s *Served) Run(ctx context.Context) error {
 				return
 			}
 			s.log.Warn("recording served answers; retrying", "events", len(buf), "err", err)
-			select {
-			case <-ctx.Done():
+			if !wait.Sleep(ctx, time.Duration(250<<attempt)*time.Millisecond) {
 				return
-			case <-time.After(time.Duration(250<<attempt) * time.Millisecond):
 			}
 		}
 		if len(buf) > 0 {

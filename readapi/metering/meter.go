@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/arr-dev/arr/domain/wait"
 	"github.com/arr-dev/arr/projections/identity"
 
 	"github.com/gin-gonic/gin"
@@ -180,12 +181,7 @@ func (m *Meter) Run(ctx context.Context) error {
 		}
 		m.flush(ctx, false)
 		if m.cfg.MinInterval > 0 {
-			pause := time.NewTimer(m.cfg.MinInterval)
-			select {
-			case <-ctx.Done():
-			case <-pause.C:
-			}
-			pause.Stop()
+			wait.Sleep(ctx, m.cfg.MinInterval)
 		}
 	}
 }

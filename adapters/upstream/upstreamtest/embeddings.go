@@ -9,7 +9,8 @@ import (
 	"io"
 	"math"
 	"net/http"
-	"time"
+
+	"github.com/arr-dev/arr/domain/wait"
 )
 
 // nativeDimensions are the vector lengths of well-known embedding models.
@@ -104,12 +105,8 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := s.behavior(req.Model, raw, r.Header.Get("Authorization"))
-	if b.Latency > 0 {
-		select {
-		case <-time.After(b.Latency):
-		case <-r.Context().Done():
-			return
-		}
+	if b.Latency > 0 && !wait.Sleep(r.Context(), b.Latency) {
+		return
 	}
 	if b.Hang {
 		<-r.Context().Done()

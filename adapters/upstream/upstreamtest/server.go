@@ -11,6 +11,8 @@ import (
 	"sync"
 	"testing"
 	"time"
+
+	"github.com/arr-dev/arr/domain/wait"
 )
 
 // Behavior is how the server answers requests for one model.
@@ -197,12 +199,8 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	s.parents[req.Model] = r.Header.Get("Traceparent")
 	s.mu.Unlock()
 	b := s.behavior(req.Model, raw, r.Header.Get("Authorization"))
-	if b.Latency > 0 {
-		select {
-		case <-time.After(b.Latency):
-		case <-r.Context().Done():
-			return
-		}
+	if b.Latency > 0 && !wait.Sleep(r.Context(), b.Latency) {
+		return
 	}
 	if b.Hang {
 		<-r.Context().Done()
@@ -368,12 +366,8 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, a a
 		if b.CutAfter > 0 && sent > b.CutAfter {
 			panic(http.ErrAbortHandler) // breaks the connection off mid-stream
 		}
-		if b.ChunkDelay > 0 {
-			select {
-			case <-time.After(b.ChunkDelay):
-			case <-r.Context().Done():
-				return false
-			}
+		if b.ChunkDelay > 0 && !wait.Sleep(r.Context(), b.ChunkDelay) {
+			return false
 		}
 		return true
 	}
