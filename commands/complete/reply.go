@@ -39,7 +39,7 @@ func (h *Handler) readReply(k *call, resp *upstream.Response) (upstreamReply, er
 	cand := k.dec.Candidates[0]
 	// shape.Routing is set if the upstream sent a field of that name
 	// (another gateway in front of the upstream); ours replaces it.
-	var shape chat.Completion
+	var shape chat.Summary
 	if err := json.Unmarshal(resp.Data, &shape); err != nil || objectEnd(resp.Data) < 0 {
 		return upstreamReply{}, &UpstreamFailure{Attempts: []string{cand.Model.ID + ": the reply is not a chat completion"}}
 	}

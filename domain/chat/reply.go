@@ -19,6 +19,27 @@ type Completion struct {
 	Routing json.RawMessage `json:"routing"`
 }
 
+// Summary is what the gateway reads of an upstream's non-streamed chat
+// completion to count, cache and route it: the choices' finish reasons and
+// text, the usage, and a routing field. It reads nothing else, so a reply
+// whose other fields are shaped otherwise than OpenAI's (tool call
+// arguments as an object, a numeric id, as some compatible servers send)
+// is still relayed as the upstream sent it; the dialects that translate a
+// reply read it whole (Completion).
+type Summary struct {
+	Choices []struct {
+		FinishReason string `json:"finish_reason"`
+		Message      struct {
+			Content *string `json:"content"`
+		} `json:"message"`
+	} `json:"choices"`
+	Usage *struct {
+		PromptTokens     int64 `json:"prompt_tokens"`
+		CompletionTokens int64 `json:"completion_tokens"`
+	} `json:"usage"`
+	Routing json.RawMessage `json:"routing"`
+}
+
 // Choice is one choice of a Completion.
 type Choice struct {
 	Index        int          `json:"index"`
