@@ -19,7 +19,7 @@ type statementLimitKey struct{}
 // WithStatementTimeout returns ctx with the statement timeout d: every
 // query a Timed DB runs for it is cancelled by the server after d (and
 // the context ends a grace second later, so waiting for a connection is
-// bounded too). A route sets its own (readapi/records).
+// bounded too). A route sets its own (readapi/recordsapi).
 func WithStatementTimeout(ctx context.Context, d time.Duration) (context.Context, context.CancelFunc) {
 	ctx = context.WithValue(ctx, statementLimitKey{}, d)
 	return context.WithTimeout(ctx, d+statementGrace)

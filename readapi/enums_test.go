@@ -17,10 +17,10 @@ import (
 	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/projections/monitors"
 	"github.com/arr-dev/arr/projections/parcels"
-	answerapi "github.com/arr-dev/arr/readapi/answer"
+	"github.com/arr-dev/arr/readapi/answerapi"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/gateway/messages"
-	recordsapi "github.com/arr-dev/arr/readapi/records"
+	"github.com/arr-dev/arr/readapi/recordsapi"
 )
 
 // enumSource is where the values of an OpenAPI enum come from: the

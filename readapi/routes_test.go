@@ -17,11 +17,11 @@ import (
 	"github.com/arr-dev/arr/commands/complete/completetest"
 	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/migrations/migratetest"
-	"github.com/arr-dev/arr/readapi/answer"
+	"github.com/arr-dev/arr/readapi/answerapi"
 	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/httpx"
-	"github.com/arr-dev/arr/readapi/records"
+	"github.com/arr-dev/arr/readapi/recordsapi"
 )
 
 // TestEveryRouteIsDocumented: each service's routes and its OpenAPI
@@ -52,16 +52,16 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 	}
 	gw := completetest.New(t, st, "http://127.0.0.1:1/v1", application.Queries.TierQuality)
 	application.Completions, application.Embeddings = gw.Completions, gw.Embeddings
-	application.Answers.Served = answer.NewServed(cmds.RecordAnswersServed, nil)
+	application.Answers.Served = answerapi.NewServed(cmds.RecordAnswersServed, nil)
 	deps := httpx.Deps{App: application, Version: "test"}
 	services := []struct {
 		name    string
 		new     func(httpx.Deps) (http.Handler, error)
 		openapi func() ([]byte, error)
 	}{
-		{"answer", answer.New, answer.OpenAPI},
+		{"answer", answerapi.New, answerapi.OpenAPI},
 		{"gateway", func(d httpx.Deps) (http.Handler, error) { return gateway.New(d, gateway.Options{}) }, gateway.OpenAPI},
-		{"records", records.New, records.OpenAPI},
+		{"records", recordsapi.New, recordsapi.OpenAPI},
 	}
 	for _, s := range services {
 		t.Run(s.name, func(t *testing.T) {

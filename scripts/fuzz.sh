@@ -26,13 +26,13 @@ shift $((OPTIND - 1))
 
 # package and target of every request parser
 all=(
-  "./readapi/answer FuzzParseBody"
-  "./readapi/answer FuzzParseQuery"
+  "./readapi/answerapi FuzzParseBody"
+  "./readapi/answerapi FuzzParseQuery"
   "./readapi/gateway FuzzChatRequest"
   "./readapi/gateway FuzzFeedback"
   "./readapi/gateway FuzzMessagesRequest"
   "./readapi/gateway FuzzEmbeddingRequest"
-  "./readapi/records FuzzParams"
+  "./readapi/recordsapi FuzzParams"
   "./domain/records FuzzParseBBoxAndLayers"
   "./adapters/listfile FuzzParse"
   "./adapters/layerfile FuzzReader"

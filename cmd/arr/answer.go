@@ -16,10 +16,10 @@ import (
 	"github.com/arr-dev/arr/commands/docseed"
 	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/projections/answerdocs"
-	"github.com/arr-dev/arr/readapi/answer"
+	"github.com/arr-dev/arr/readapi/answerapi"
 	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/gateway"
-	"github.com/arr-dev/arr/readapi/records"
+	"github.com/arr-dev/arr/readapi/recordsapi"
 )
 
 func (c *Config) searcher(docs app.AnswerDocs) (research.Searcher, error) {
@@ -113,7 +113,7 @@ func (s *system) seedDocs(ctx context.Context) {
 		DataSources: func(ctx context.Context) (any, error) {
 			return a.Queries.Parcels.DataSources(ctx, a.Queries.Gazetteer, s.now())
 		},
-		Specs: []docseed.Spec{{Service: "answer", Base: cfg.serviceBase("answer"), OpenAPI: answer.OpenAPI},
+		Specs: []docseed.Spec{{Service: "answer", Base: cfg.serviceBase("answer"), OpenAPI: answerapi.OpenAPI},
 			{Service: "gateway", Base: cfg.serviceBase("gateway"), OpenAPI: gateway.OpenAPI},
-			{Service: "records", Base: cfg.serviceBase("records"), OpenAPI: records.OpenAPI}}}.Seed(ctx)
+			{Service: "records", Base: cfg.serviceBase("records"), OpenAPI: recordsapi.OpenAPI}}}.Seed(ctx)
 }

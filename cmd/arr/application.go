@@ -17,7 +17,7 @@ import (
 	"github.com/arr-dev/arr/projections/identity"
 	"github.com/arr-dev/arr/projections/logproofs"
 	"github.com/arr-dev/arr/projections/sqlproj"
-	"github.com/arr-dev/arr/readapi/answer"
+	"github.com/arr-dev/arr/readapi/answerapi"
 	"github.com/arr-dev/arr/readapi/app"
 )
 
@@ -120,7 +120,7 @@ func (s *system) isBuiltIn(name string) bool {
 // answers is the answer service's part of the application; the recorder's
 // flush and the local index's refresh are kept for the lifecycle.
 func (s *system) answers(r *research.Researcher, cmds commands.Commands) app.Answers {
-	s.served = answer.NewServed(cmds.RecordAnswersServed, s.log)
+	s.served = answerapi.NewServed(cmds.RecordAnswersServed, s.log)
 	synthesis := "extractive"
 	if s.answerModel != nil {
 		synthesis = "llm, extractive when the model does not answer"

@@ -9,7 +9,7 @@ import (
 
 	"github.com/arr-dev/arr/adapters/payments"
 	"github.com/arr-dev/arr/readapi/app"
-	"github.com/arr-dev/arr/readapi/billing"
+	"github.com/arr-dev/arr/readapi/billingapi"
 )
 
 // openBilling wires Stripe for the billing endpoints and the account pages.
@@ -30,7 +30,7 @@ func openBilling(cfg Config, a app.Application, log *slog.Logger) (*corebilling.
 		log.Warn("STRIPE_WEBHOOK_SECRET is unset: Stripe webhooks are refused, so plans do not change after checkout")
 	}
 	core, err := corebilling.New(corebilling.Config{
-		Payments: pay, Subscriber: billing.SubscriberOf(a.Queries.Identities), ChangePlan: a.Commands.ChangePlan,
+		Payments: pay, Subscriber: billingapi.SubscriberOf(a.Queries.Identities), ChangePlan: a.Commands.ChangePlan,
 		WaitFor: func(ctx context.Context, pos uint64) error { return a.WaitFor(ctx, identity.Name, pos) }, Logger: log,
 	})
 	if err != nil {

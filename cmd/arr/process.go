@@ -15,10 +15,10 @@ import (
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/fanout"
 	"github.com/arr-dev/arr/projections"
-	"github.com/arr-dev/arr/readapi/answer"
+	"github.com/arr-dev/arr/readapi/answerapi"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/httpx"
-	"github.com/arr-dev/arr/readapi/records"
+	"github.com/arr-dev/arr/readapi/recordsapi"
 )
 
 // process is one arr process: the components of its roles, composed by a
@@ -209,12 +209,12 @@ func (p *process) addServer(role string, deps httpx.Deps, cfg Config, log *slog.
 	var h http.Handler
 	switch role {
 	case "answer":
-		h, err = answer.New(deps)
+		h, err = answerapi.New(deps)
 	case "gateway":
 		h, err = gateway.New(deps, gateway.Options{AuditorKey: cfg.AuditorKey, AdminKey: cfg.AdminKey,
 			BodyBytes: int64(cfg.BodiesMB) << 20, AccountBodyBytes: int64(cfg.AccountBodiesMB) << 20, BodyWait: cfg.BodyWait})
 	case "records":
-		h, err = records.New(deps)
+		h, err = recordsapi.New(deps)
 	}
 	if err != nil {
 		return "", fmt.Errorf("%s: %w", role, err)

@@ -17,7 +17,7 @@ import (
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/projections/builtin"
 	"github.com/arr-dev/arr/projections/identity"
-	"github.com/arr-dev/arr/readapi/answer"
+	"github.com/arr-dev/arr/readapi/answerapi"
 	"github.com/arr-dev/arr/readapi/app"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -83,7 +83,7 @@ type system struct {
 	// upstream configured (the gateway role): none, and every completion
 	// is 502.
 	chatUpstreams int
-	served        *answer.Served
+	served        *answerapi.Served
 	local         *research.Local
 	answerModel   research.Model
 	// traces is the tracer provider of a serving process; nil: traces off

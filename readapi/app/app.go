@@ -59,7 +59,7 @@ type Application struct {
 	// Map is the records service's map page's base map.
 	Map MapSettings
 	// CursorKey authenticates the records service's paging cursors
-	// (readapi/records/cursor). Every process serving one database has
+	// (readapi/recordsapi/cursor). Every process serving one database has
 	// the same: cmd/arr derives it from the records master key the
 	// database is bound to. The records server refuses to start without
 	// one.

@@ -16,7 +16,7 @@ type LogProofs interface {
 	Consistency(ctx context.Context, first, second uint64) (logproofs.ConsistencyProof, error)
 }
 
-// ServedRecorder records that an answer was served (readapi/answer.Served
+// ServedRecorder records that an answer was served (readapi/answerapi.Served
 // batches the events).
 type ServedRecorder interface {
 	Record(e answer.AnswerServed)

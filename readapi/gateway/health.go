@@ -5,14 +5,14 @@ import (
 
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/readapi/billing"
+	"github.com/arr-dev/arr/readapi/billingapi"
 )
 
 // HealthReport is the gateway's /healthz body: the shared report with the
 // payment provider, plus the routing: tiers, the response cache, the
 // upstreams' breakers and the audit chain.
 type HealthReport struct {
-	billing.HealthReport
+	billingapi.HealthReport
 	Routing RoutingHealth `json:"routing"`
 }
 
@@ -36,8 +36,8 @@ type AuditHealth struct {
 }
 
 func (s *completer) health(ctx context.Context) (int, any) {
-	code, base := billing.Health(ctx, s.d, string(account.Gateway))
-	bh, ok := base.(billing.HealthReport)
+	code, base := billingapi.Health(ctx, s.d, string(account.Gateway))
+	bh, ok := base.(billingapi.HealthReport)
 	if !ok {
 		return code, base
 	}

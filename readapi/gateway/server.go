@@ -11,7 +11,7 @@ import (
 
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/accountweb"
-	"github.com/arr-dev/arr/readapi/billing"
+	"github.com/arr-dev/arr/readapi/billingapi"
 	"github.com/arr-dev/arr/readapi/gateway/messages"
 	"github.com/arr-dev/arr/readapi/gateway/responses"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -93,10 +93,10 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 	mountMe(e, d)
 	e.GET("/v1/plans", plans)
 	mountLog(e, d.App.Queries.Log, d.Quota.PublicPerIP(account.Gateway, fail))
-	bill, err := billing.New(billing.Config{Billing: d.App.Billing, Identities: d.App.Queries.Identities, AdminKey: o.AdminKey, Logger: d.Logger})
+	bill, err := billingapi.New(billingapi.Config{Billing: d.App.Billing, Identities: d.App.Queries.Identities, AdminKey: o.AdminKey, Logger: d.Logger})
 	if err != nil {
 		return nil, err
 	}
-	billing.Register(e, d, bill, fail)
+	billingapi.Register(e, d, bill, fail)
 	return httpx.Serve(e), nil
 }

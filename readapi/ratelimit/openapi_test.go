@@ -7,10 +7,10 @@ import (
 	"testing"
 
 	"github.com/arr-dev/arr/domain/account"
-	"github.com/arr-dev/arr/readapi/answer"
+	"github.com/arr-dev/arr/readapi/answerapi"
 	"github.com/arr-dev/arr/readapi/gateway"
 	"github.com/arr-dev/arr/readapi/ratelimit"
-	"github.com/arr-dev/arr/readapi/records"
+	"github.com/arr-dev/arr/readapi/recordsapi"
 )
 
 // TestLimitsAreDocumented: each service's OpenAPI document states every
@@ -23,8 +23,8 @@ func TestLimitsAreDocumented(t *testing.T) {
 		extra   []string
 	}{
 		{"gateway", gateway.OpenAPI, func(l account.Limits) int64 { return l.GatewayRequestsPerDay }, []string{"per account", "UTC day", "daily_request_limit_reached"}},
-		{"answer", answer.OpenAPI, func(l account.Limits) int64 { return l.AnswerCallsPerDay }, []string{"per API key", "UTC day", "daily_call_limit_reached"}},
-		{"records", records.OpenAPI, func(l account.Limits) int64 { return l.RecordsRequestsPerHour }, []string{"per API key (not per IP)", "clock hour",
+		{"answer", answerapi.OpenAPI, func(l account.Limits) int64 { return l.AnswerCallsPerDay }, []string{"per API key", "UTC day", "daily_call_limit_reached"}},
+		{"records", recordsapi.OpenAPI, func(l account.Limits) int64 { return l.RecordsRequestsPerHour }, []string{"per API key (not per IP)", "clock hour",
 			"hourly_request_limit_reached", "ip_rate_limit_reached", fmt.Sprintf("%d requests per client IP address per clock hour", ratelimit.DefaultPublicPerHour), "/openapi.json"}},
 	}
 	for _, tc := range tests {

@@ -6,7 +6,7 @@
 // handler and, with -peer, through CrunchyData's pg_featureserv serving the
 // same rm_parcels.parcels table (after checking that both answer the same
 // features), in rounds with the servers taking turns; then EXPLAIN of the
-// query. Run it through scripts/bench/records.sh.
+// query. Run it through scripts/bench/recordsapi.sh.
 package main
 
 import (
@@ -44,7 +44,7 @@ import (
 	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/httpx"
 	"github.com/arr-dev/arr/readapi/ratelimit"
-	"github.com/arr-dev/arr/readapi/records"
+	"github.com/arr-dev/arr/readapi/recordsapi"
 )
 
 type result struct {
@@ -101,7 +101,7 @@ func main() {
 	flag.IntVar(&o.pool, "pool", 16, "PostgreSQL connections (arr serve's default is 16; give the peer's DbPoolMaxConns the same)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the bbox phase here")
 	flag.StringVar(&o.peer, "peer", "", "pg_featureserv binary to serve the same table beside arr (none: arr only)")
-	flag.StringVar(&o.peerConfig, "peer-config", "", "pg_featureserv's config file (records.sh writes it)")
+	flag.StringVar(&o.peerConfig, "peer-config", "", "pg_featureserv's config file (recordsapi.sh writes it)")
 	flag.StringVar(&o.peerURL, "peer-url", "", "pg_featureserv's base URL, as its config file has it listen (http://127.0.0.1:port)")
 	flag.Parse()
 	for _, s := range strings.Split(*conc, ",") {
@@ -342,7 +342,7 @@ func serveArr(pool *pgxpool.Pool) (string, func(), error) {
 	// A cursor key of the bench: it is the only process serving its database.
 	application.CursorKey = bytes.Repeat([]byte{1}, 32)
 	application.Queries.Gazetteer = gaz
-	handler, err := records.New(httpx.Deps{App: application, Quota: quota, Version: "bench"})
+	handler, err := recordsapi.New(httpx.Deps{App: application, Quota: quota, Version: "bench"})
 	if err != nil {
 		return "", nil, err
 	}

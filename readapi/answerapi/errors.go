@@ -1,0 +1,41 @@
+package answerapi
+
+import (
+	"errors"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/readapi/httpx"
+	"github.com/arr-dev/arr/readapi/ratelimit"
+)
+
+// handle is an answer route: h returns its error, and fail answers it.
+func handle(h httpx.Handler) gin.HandlerFunc { return httpx.Handle(fail, h) }
+
+// fail is the answer service's one error responder. A 503 that carries a
+// domain error (web search down) keeps its code and message; the handler
+// sets Retry-After.
+func fail(c *gin.Context, err error) {
+	status, body := problem(c, err)
+	c.Abort()
+	c.PureJSON(status, body)
+}
+
+// problem is err's status and error body, as fail writes them (and a
+// streamed answer's error event carries them).
+func problem(c *gin.Context, err error) (int, gin.H) {
+	p := httpx.ProblemFor(c, err)
+	var de *domain.Error
+	if p.Status == 503 && errors.As(err, &de) {
+		p.Code, p.Message = de.Code, de.Message
+	}
+	body := gin.H{"status": p.Status, "code": p.Code, "message": p.Message}
+	if p.Field != "" {
+		body["field"] = p.Field
+	}
+	return p.Status, gin.H{"error": body}
+}
+
+// markNotServed: the request counts against no quota or meter.
+func markNotServed(c *gin.Context) { ratelimit.MarkNotServed(c) }
