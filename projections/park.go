@@ -49,7 +49,7 @@ type ParkedEvent struct {
 	RetriedAt  *time.Time `json:"retried_at,omitempty"`
 }
 
-// applyError is a failure of a projection's Apply (as opposed to reading
+// applyError is a failure of a projection's handlers (as opposed to reading
 // the log or taking the checkpoint).
 type applyError struct{ err error }
 

@@ -30,11 +30,12 @@ func (r *Runner) Rebuild(ctx context.Context, name string, progress Progress) er
 // meanwhile, renames the schemas and sets the checkpoint, in one
 // transaction. Readers see either the old read model or the new one, never a
 // half-built one.
-func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress Progress) error {
+func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress Progress) (err error) {
 	p, err := r.get(name)
 	if err != nil {
-		return err
+		return err // not wrapped: the projection is not found
 	}
+	defer domain.Wrap(&err, "replay %s", name)
 	shadow := shadowSchema(name)
 	started := time.Now()
 	build := func() error {
@@ -44,24 +45,24 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 		return r.inTx(ctx, p, func(tx pgx.Tx) error { return createSchema(ctx, tx, shadow, p, false) })
 	}
 	if err := build(); err != nil {
-		return fmt.Errorf("replay %s: creating shadow schema: %w", name, err)
+		return fmt.Errorf("creating shadow schema: %w", err)
 	}
 	head, err := r.store.Head(ctx)
 	if err != nil {
-		return fmt.Errorf("replay %s: %w", name, err)
+		return err
 	}
 	total := head - min(from, head)
 	pos, parked, err := r.loadShadow(ctx, p, from, &total, progress)
 	if err != nil {
-		return fmt.Errorf("replay %s: %w", name, err)
+		return err
 	}
 	loaded := time.Now()
 	if err := r.buildDeferredIndexes(ctx, p); err != nil {
-		return fmt.Errorf("replay %s: building indexes: %w", name, err)
+		return fmt.Errorf("building indexes: %w", err)
 	}
 	indexed := time.Now()
 	if err := r.swap(ctx, p, from, pos, parked); err != nil {
-		return fmt.Errorf("replay %s: swapping in the new read model: %w", name, err)
+		return fmt.Errorf("swapping in the new read model: %w", err)
 	}
 	if progress != nil {
 		progress(total, total)

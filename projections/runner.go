@@ -233,48 +233,44 @@ func (r *Runner) setUp(ctx context.Context, p *compiled) error {
 }
 
 func (r *Runner) setupOne(ctx context.Context, p *compiled) (stale bool, err error) {
+	defer domain.Wrap(&err, "setting up %s", p.Name)
 	if p.BuildSchema != nil {
 		return r.setupBuilt(ctx, p)
 	}
 	tx, err := r.txPool(p).Begin(ctx)
 	if err != nil {
-		return false, fmt.Errorf("setting up %s: %w", p.Name, err)
+		return false, err
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck
 	// One process sets a projection up at a time.
 	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('arr-projection-setup'), hashtext($1))`, p.Name); err != nil {
-		return false, fmt.Errorf("setting up %s: %w", p.Name, err)
+		return false, err
 	}
 	var hash string
 	err = tx.QueryRow(ctx, `SELECT schema_hash FROM public.projection_checkpoints WHERE name = $1`, p.Name).Scan(&hash)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
 		if err := createSchema(ctx, tx, Schema(p.Name), p, true); err != nil {
-			return false, fmt.Errorf("setting up %s: %w", p.Name, err)
+			return false, err
 		}
 		// Qualified, like every statement that may follow a projection's
 		// own SQL in a transaction (its schema is on the search path).
 		if _, err := tx.Exec(ctx, `INSERT INTO public.projection_checkpoints (name, position, schema_hash) VALUES ($1, 0, $2)`, p.Name, ddlHash(p)); err != nil {
-			return false, fmt.Errorf("setting up %s: %w", p.Name, err)
+			return false, err
 		}
 		return false, tx.Commit(ctx)
 	case err != nil:
-		return false, fmt.Errorf("setting up %s: %w", p.Name, err)
+		return false, err
 	}
 	return hash != ddlHash(p), tx.Commit(ctx)
 }
 
-// setupBuilt is setupOne of a projection that builds its schema itself
-// (in transactions of its own, which commit): the setup lock is held by
-// a session of the runner's meanwhile, and the checkpoint is written
-// once the schema is built (a crash before leaves a schema without a
-// checkpoint, which the next setup builds again).
+// setupBuilt is setupOne (which wraps its errors) of a projection that
+// builds its schema itself (in transactions of its own, which commit):
+// the setup lock is held by a session of the runner's meanwhile, and the
+// checkpoint is written once the schema is built (a crash before leaves
+// a schema without a checkpoint, which the next setup builds again).
 func (r *Runner) setupBuilt(ctx context.Context, p *compiled) (stale bool, err error) {
-	defer func() {
-		if err != nil {
-			err = fmt.Errorf("setting up %s: %w", p.Name, err)
-		}
-	}()
 	conn, err := r.pool.Acquire(ctx)
 	if err != nil {
 		return false, err

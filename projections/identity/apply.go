@@ -36,7 +36,7 @@ func fold[T any, P interface {
 	})
 }
 
-// batch is what one Apply writes: rows new in the batch, into which later
+// batch is what one batch of identity writes: rows new in the batch, into which later
 // events of the batch fold (later events win, except that a key's first
 // revocation counts), and changes to rows of earlier batches. Not safe
 // for concurrent use.
