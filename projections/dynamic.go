@@ -17,15 +17,15 @@ type following struct {
 }
 
 // followLocked starts following p; r.set is held.
-func (r *Runner) followLocked(f *following, p Projection) {
+func (r *Runner) followLocked(f *following, p *compiled) {
 	ctx, cancel := context.WithCancel(f.ctx)
-	f.stop[p.Name()] = cancel
+	f.stop[p.Name] = cancel
 	f.wg.Add(1)
 	go func() {
 		defer f.wg.Done()
 		if err := r.follow(ctx, p); err != nil {
 			f.mu.Lock()
-			f.errs = append(f.errs, fmt.Errorf("projection %s: %w", p.Name(), err))
+			f.errs = append(f.errs, fmt.Errorf("projection %s: %w", p.Name, err))
 			f.mu.Unlock()
 		}
 	}()
@@ -36,11 +36,12 @@ func (r *Runner) followLocked(f *following, p Projection) {
 // changed); if Run is running, it follows it at once. Analysts' SQL
 // projections come and go this way while arr runs. Safe for concurrent
 // use.
-func (r *Runner) Add(ctx context.Context, p Projection, setUp bool) error {
-	if err := checkName(p); err != nil {
+func (r *Runner) Add(ctx context.Context, proj Projection, setUp bool) error {
+	p, err := compile(proj.Spec())
+	if err != nil {
 		return err
 	}
-	name := p.Name()
+	name := p.Name
 	r.set.Lock()
 	if _, dup := r.byName[name]; dup {
 		r.set.Unlock()
@@ -90,7 +91,7 @@ func (r *Runner) forget(name string) bool {
 		v.DeleteLabelValues(name)
 	}
 	for i, p := range r.order {
-		if p.Name() == name {
+		if p.Name == name {
 			r.order = append(r.order[:i:i], r.order[i+1:]...)
 			break
 		}

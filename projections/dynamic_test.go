@@ -16,9 +16,9 @@ import (
 // tally counts the events it applies.
 type tally struct{ name string }
 
-func (p tally) Name() string { return p.name }
-func (tally) DDL() string {
-	return `CREATE TABLE n (one boolean PRIMARY KEY DEFAULT true, events bigint NOT NULL); INSERT INTO n VALUES (true, 0);`
+func (p tally) Spec() projections.Spec {
+	return projections.Spec{Name: p.name, DDL: `CREATE TABLE n (one boolean PRIMARY KEY DEFAULT true, events bigint NOT NULL); INSERT INTO n VALUES (true, 0);`,
+		AllEvents: p.Apply}
 }
 func (tally) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
 	_, err := tx.Exec(ctx, `UPDATE n SET events = events + $1`, len(events))
@@ -94,6 +94,12 @@ type held struct {
 	tally
 	entered, release chan struct{}
 	once             *sync.Once
+}
+
+func (p held) Spec() projections.Spec {
+	s := p.tally.Spec()
+	s.AllEvents = p.Apply
+	return s
 }
 
 func (p held) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {

@@ -10,6 +10,8 @@ import (
 
 	"github.com/jackc/pgx/v5"
 	"github.com/jackc/pgx/v5/pgxpool"
+
+	"github.com/arr-dev/arr/domain/wait"
 )
 
 // Leases make one runner at a time, of all the processes on a database,
@@ -165,7 +167,7 @@ func (l *leases) run(ctx context.Context) {
 			l.log.Warn(l.what+" leases lost; none is run here until they are taken again", "err", err)
 		}
 		l.set(map[string]bool{})
-		sleep(ctx, l.check)
+		wait.Sleep(ctx, l.check)
 	}
 }
 
@@ -279,7 +281,7 @@ func Exclusive(pool *pgxpool.Pool, log *slog.Logger, name string, run func(conte
 			cancel()
 			if err != nil && ctx.Err() == nil {
 				log.Warn(name+" stopped; it runs again while this process holds its lease", "err", err)
-				sleep(ctx, time.Second)
+				wait.Sleep(ctx, time.Second)
 			}
 		}
 		return nil

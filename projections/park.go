@@ -32,19 +32,10 @@ import (
 //     applies them (after the newer events, so a projection whose rows
 //     depend on order may need a rebuild instead; rebuild re-applies every
 //     event in order and parks again only what still fails).
-//   - A projection that fails closed (FailsClosed: identity, which decides
+//   - A projection that fails closed (Spec.FailClosedChannel: identity, which decides
 //     revocations and plans) never parks: it keeps retrying, and while
 //     its fault is current every keyed request is refused with 503 rather
 //     than authenticated from a read model that may miss a revocation.
-
-// FailsClosed is a Projection whose read model guards security: it must
-// never skip an event, and while it cannot advance its readers refuse
-// rather than answer from it. The runner notifies Channel (LISTEN/NOTIFY)
-// when it records a fault, so processes caching the read model drop it.
-type FailsClosed interface {
-	// FailClosedChannel is the NOTIFY channel of the read model's caches.
-	FailClosedChannel() string
-}
 
 // ParkedEvent is an event a projection could not apply.
 type ParkedEvent struct {
@@ -58,7 +49,7 @@ type ParkedEvent struct {
 	RetriedAt  *time.Time `json:"retried_at,omitempty"`
 }
 
-// applyError is a failure of a projection's Apply (as opposed to reading
+// applyError is a failure of a projection's handlers (as opposed to reading
 // the log or taking the checkpoint).
 type applyError struct{ err error }
 
@@ -100,7 +91,7 @@ func Transient(err error) bool {
 // tx, and returns the ones that failed with an error that is not
 // Transient; the others are applied. A transient failure ends it with
 // that error (the batch is retried as a whole).
-func applyIsolated(ctx context.Context, tx pgx.Tx, reg *domain.Registry, p Projection, events []eventstore.Event) ([]ParkedEvent, error) {
+func applyIsolated(ctx context.Context, tx pgx.Tx, reg *domain.Registry, p *compiled, events []eventstore.Event) ([]ParkedEvent, error) {
 	var parked []ParkedEvent
 	for i := range events {
 		sp, err := tx.Begin(ctx)
@@ -121,7 +112,7 @@ func applyIsolated(ctx context.Context, tx pgx.Tx, reg *domain.Registry, p Proje
 			return nil, err
 		}
 		e := events[i]
-		parked = append(parked, ParkedEvent{Projection: p.Name(), Position: e.Position, EventID: e.ID.String(), EventType: e.Type, Error: err.Error(), Attempts: 1})
+		parked = append(parked, ParkedEvent{Projection: p.Name, Position: e.Position, EventID: e.ID.String(), EventType: e.Type, Error: err.Error(), Attempts: 1})
 	}
 	return parked, nil
 }
@@ -143,7 +134,7 @@ func insertParked(ctx context.Context, tx pgx.Tx, parked []ParkedEvent) error {
 
 // recordFault notes that p failed to get past checkpoint at, and for a
 // projection that fails closed tells its caches to drop what they hold.
-func (r *Runner) recordFault(p Projection, at uint64, cause error) {
+func (r *Runner) recordFault(p *compiled, at uint64, cause error) {
 	ctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 	defer cancel()
 	b := &pgx.Batch{}
@@ -151,12 +142,12 @@ func (r *Runner) recordFault(p Projection, at uint64, cause error) {
 		ON CONFLICT (projection) DO UPDATE SET
 			attempts = CASE WHEN projection_faults.position = EXCLUDED.position THEN projection_faults.attempts + 1 ELSE 1 END,
 			since = CASE WHEN projection_faults.position = EXCLUDED.position THEN projection_faults.since ELSE now() END,
-			position = EXCLUDED.position, error = EXCLUDED.error, updated_at = now()`, p.Name(), int64(at), truncate(text.Clean(cause.Error()), 2000))
-	if fc, ok := p.(FailsClosed); ok {
-		b.Queue(`SELECT pg_notify($1, '')`, fc.FailClosedChannel())
+			position = EXCLUDED.position, error = EXCLUDED.error, updated_at = now()`, p.Name, int64(at), truncate(text.Clean(cause.Error()), 2000))
+	if p.FailClosedChannel != "" {
+		b.Queue(`SELECT pg_notify($1, '')`, p.FailClosedChannel)
 	}
 	if err := r.pool.SendBatch(ctx, b).Close(); err != nil {
-		r.cfg.Logger.Warn("recording projection fault", "projection", p.Name(), "err", err)
+		r.cfg.Logger.Warn("recording projection fault", "projection", p.Name, "err", err)
 	}
 }
 
@@ -191,13 +182,13 @@ func (r *Runner) noteFailure(name string, at uint64) int {
 
 // isolateNext reports whether the next try of name at checkpoint at should
 // apply its batch event by event and park what fails.
-func (r *Runner) isolateNext(p Projection, at uint64) bool {
-	if _, closed := p.(FailsClosed); closed {
+func (r *Runner) isolateNext(p *compiled, at uint64) bool {
+	if p.FailClosedChannel != "" {
 		return false
 	}
 	r.mu.Lock()
 	defer r.mu.Unlock()
-	f, ok := r.failures[p.Name()]
+	f, ok := r.failures[p.Name]
 	return ok && f.at == at && f.count >= r.cfg.ParkAfter
 }
 

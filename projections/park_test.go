@@ -22,14 +22,12 @@ import (
 // event, which a test switches off by dropping the constraint.
 type ticks struct{ closed bool }
 
-func (t ticks) Name() string {
+func (t ticks) Spec() projections.Spec {
+	name := "ticks"
 	if t.closed {
-		return "ticks_closed"
+		name = "ticks_closed"
 	}
-	return "ticks"
-}
-func (ticks) DDL() string {
-	return `CREATE TABLE ticks (i int PRIMARY KEY, CONSTRAINT no_thirteen CHECK (i <> 13));`
+	return projections.Spec{Name: name, DDL: `CREATE TABLE ticks (i int PRIMARY KEY, CONSTRAINT no_thirteen CHECK (i <> 13));`, AllEvents: t.Apply}
 }
 func (ticks) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
 	for _, e := range events {
@@ -47,7 +45,11 @@ func (ticks) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) e
 // closedTicks is ticks failing closed.
 type closedTicks struct{ ticks }
 
-func (closedTicks) FailClosedChannel() string { return "arr_test_ticks" }
+func (c closedTicks) Spec() projections.Spec {
+	s := c.ticks.Spec()
+	s.FailClosedChannel = "arr_test_ticks"
+	return s
+}
 
 func ticked(t *testing.T, pool *pgxpool.Pool, schema string) []int {
 	t.Helper()

@@ -10,6 +10,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/wait"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -29,38 +30,39 @@ func (r *Runner) Rebuild(ctx context.Context, name string, progress Progress) er
 // meanwhile, renames the schemas and sets the checkpoint, in one
 // transaction. Readers see either the old read model or the new one, never a
 // half-built one.
-func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress Progress) error {
-	p, err := r.Get(name)
+func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress Progress) (err error) {
+	p, err := r.get(name)
 	if err != nil {
-		return err
+		return err // not wrapped: the projection is not found
 	}
+	defer domain.Wrap(&err, "replay %s", name)
 	shadow := shadowSchema(name)
 	started := time.Now()
 	build := func() error {
-		if b, ok := p.(SchemaBuilder); ok {
-			return b.BuildSchema(ctx, shadow)
+		if p.BuildSchema != nil {
+			return p.BuildSchema(ctx, shadow)
 		}
 		return r.inTx(ctx, p, func(tx pgx.Tx) error { return createSchema(ctx, tx, shadow, p, false) })
 	}
 	if err := build(); err != nil {
-		return fmt.Errorf("replay %s: creating shadow schema: %w", name, err)
+		return fmt.Errorf("creating shadow schema: %w", err)
 	}
 	head, err := r.store.Head(ctx)
 	if err != nil {
-		return fmt.Errorf("replay %s: %w", name, err)
+		return err
 	}
 	total := head - min(from, head)
 	pos, parked, err := r.loadShadow(ctx, p, from, &total, progress)
 	if err != nil {
-		return fmt.Errorf("replay %s: %w", name, err)
+		return err
 	}
 	loaded := time.Now()
 	if err := r.buildDeferredIndexes(ctx, p); err != nil {
-		return fmt.Errorf("replay %s: building indexes: %w", name, err)
+		return fmt.Errorf("building indexes: %w", err)
 	}
 	indexed := time.Now()
 	if err := r.swap(ctx, p, from, pos, parked); err != nil {
-		return fmt.Errorf("replay %s: swapping in the new read model: %w", name, err)
+		return fmt.Errorf("swapping in the new read model: %w", err)
 	}
 	if progress != nil {
 		progress(total, total)
@@ -93,16 +95,16 @@ type fetched struct {
 // The next batch is read (and decoded) while the current one is applied:
 // the log read and the apply then use both the database and this process
 // at once. A projection that names its event types reads only those.
-func (r *Runner) loadShadow(ctx context.Context, p Projection, from uint64, total *uint64, progress Progress) (uint64, []ParkedEvent, error) {
+func (r *Runner) loadShadow(ctx context.Context, p *compiled, from uint64, total *uint64, progress Progress) (uint64, []ParkedEvent, error) {
 	next := make(chan fetched, 1)
 	fetch := func(after uint64) {
 		go func() {
-			evs, upTo, more, err := r.read(ctx, p, after, r.cfg.RebuildBatchSize)
-			dec, derr := decode(r.reg, p, evs)
+			rd, err := r.read(ctx, p, after, r.cfg.RebuildBatchSize)
+			dec, derr := decode(r.reg, p, rd.events)
 			if derr != nil {
 				dec = nil
 			}
-			next <- fetched{evs, dec, upTo, more, err}
+			next <- fetched{rd.events, dec, rd.upTo, rd.more, err}
 		}()
 	}
 	pos := from
@@ -140,8 +142,8 @@ func (r *Runner) loadShadow(ctx context.Context, p Projection, from uint64, tota
 // applyShadow applies one batch to p's shadow schema. If the batch fails
 // in a way that parks, it is applied again event by event, and what fails
 // is returned, to be parked when the new read model is swapped in.
-func (r *Runner) applyShadow(ctx context.Context, p Projection, f fetched) ([]ParkedEvent, error) {
-	shadow := shadowSchema(p.Name())
+func (r *Runner) applyShadow(ctx context.Context, p *compiled, f fetched) ([]ParkedEvent, error) {
+	shadow := shadowSchema(p.Name)
 	err := r.inTx(ctx, p, func(tx pgx.Tx) error {
 		if err := setSearchPath(ctx, tx, shadow); err != nil {
 			return err
@@ -150,7 +152,7 @@ func (r *Runner) applyShadow(ctx context.Context, p Projection, f fetched) ([]Pa
 			return err
 		}
 		if f.decoded != nil {
-			return p.Apply(ctx, tx, f.decoded)
+			return p.apply(ctx, tx, f.decoded)
 		}
 		return apply(ctx, tx, r.reg, p, f.events)
 	})
@@ -171,13 +173,13 @@ func (r *Runner) applyShadow(ctx context.Context, p Projection, f fetched) ([]Pa
 
 // buildDeferredIndexes runs the DDL p defers until its shadow is loaded
 // (index builds are faster over a full table than kept up row by row).
-func (r *Runner) buildDeferredIndexes(ctx context.Context, p Projection) error {
-	ddl := deferredDDL(p)
+func (r *Runner) buildDeferredIndexes(ctx context.Context, p *compiled) error {
+	ddl := p.DeferredDDL
 	if ddl == "" {
 		return nil
 	}
 	return r.inTx(ctx, p, func(tx pgx.Tx) error {
-		if err := setSearchPath(ctx, tx, shadowSchema(p.Name())); err != nil {
+		if err := setSearchPath(ctx, tx, shadowSchema(p.Name)); err != nil {
 			return err
 		}
 		// Index builds sort in memory when they can.
@@ -189,10 +191,10 @@ func (r *Runner) buildDeferredIndexes(ctx context.Context, p Projection) error {
 	})
 }
 
-func (r *Runner) swap(ctx context.Context, p Projection, from, pos uint64, parked []ParkedEvent) error {
-	if _, own := p.(TxPooler); !own {
+func (r *Runner) swap(ctx context.Context, p *compiled, from, pos uint64, parked []ParkedEvent) error {
+	if p.TxPool == nil {
 		return r.inTx(ctx, p, func(tx pgx.Tx) error {
-			if err := lockCheckpoint(ctx, tx, p.Name()); err != nil {
+			if err := lockCheckpoint(ctx, tx, p.Name); err != nil {
 				return err
 			}
 			if err := r.catchUpShadow(ctx, tx, p, &pos, &parked); err != nil {
@@ -208,7 +210,7 @@ func (r *Runner) swap(ctx context.Context, p Projection, from, pos uint64, parke
 	// swaps. If it fails after that commit, the shadow is only further
 	// along; the next rebuild makes it anew.
 	return pgx.BeginFunc(ctx, r.pool, func(own pgx.Tx) error {
-		if err := lockCheckpoint(ctx, own, p.Name()); err != nil {
+		if err := lockCheckpoint(ctx, own, p.Name); err != nil {
 			return err
 		}
 		if err := r.inTx(ctx, p, func(tx pgx.Tx) error { return r.catchUpShadow(ctx, tx, p, &pos, &parked) }); err != nil {
@@ -230,32 +232,30 @@ func lockCheckpoint(ctx context.Context, tx pgx.Tx, name string) error {
 
 // catchUpShadow applies the log after *pos to p's shadow in tx, up to
 // the head as tx sees it, and moves *pos there.
-func (r *Runner) catchUpShadow(ctx context.Context, tx pgx.Tx, p Projection, pos *uint64, parked *[]ParkedEvent) error {
-	if err := setSearchPath(ctx, tx, shadowSchema(p.Name())); err != nil {
+func (r *Runner) catchUpShadow(ctx context.Context, tx pgx.Tx, p *compiled, pos *uint64, parked *[]ParkedEvent) error {
+	if err := setSearchPath(ctx, tx, shadowSchema(p.Name)); err != nil {
 		return err
 	}
 	for more := true; more; {
-		var events []eventstore.Event
-		var upTo uint64
-		var err error
-		if events, upTo, more, err = r.read(ctx, p, *pos, r.cfg.BatchSize); err != nil {
+		rd, err := r.read(ctx, p, *pos, r.cfg.BatchSize)
+		if err != nil {
 			return err
 		}
-		if len(events) > 0 {
-			if err := applyOrPark(ctx, tx, r.reg, p, events, parked); err != nil {
+		if len(rd.events) > 0 {
+			if err := applyOrPark(ctx, tx, r.reg, p, rd.events, parked); err != nil {
 				return err
 			}
 		}
-		*pos = max(*pos, upTo)
+		*pos, more = max(*pos, rd.upTo), rd.more
 	}
 	return nil
 }
 
 // install swaps p's shadow in as its live read model at pos, in tx (a
 // transaction of the runner's that holds the checkpoint).
-func (r *Runner) install(ctx context.Context, tx pgx.Tx, p Projection, from, pos uint64, parked []ParkedEvent) error {
-	name := p.Name()
-	if _, closed := p.(FailsClosed); !closed {
+func (r *Runner) install(ctx context.Context, tx pgx.Tx, p *compiled, from, pos uint64, parked []ParkedEvent) error {
+	name := p.Name
+	if p.FailClosedChannel == "" {
 		if err := replaceParked(ctx, tx, name, from, pos, parked); err != nil {
 			return err
 		}
@@ -270,8 +270,8 @@ func (r *Runner) install(ctx context.Context, tx pgx.Tx, p Projection, from, pos
 		`ALTER SCHEMA ` + liveID + ` RENAME TO ` + retiredID,
 		`ALTER SCHEMA ` + shadowID + ` RENAME TO ` + liveID,
 	}
-	if fc, ok := p.(FailsClosed); ok { // processes caching the read model drop it
-		stmts = append(stmts, `SELECT pg_notify(`+quoteLiteral(fc.FailClosedChannel())+`, '')`)
+	if p.FailClosedChannel != "" { // processes caching the read model drop it
+		stmts = append(stmts, `SELECT pg_notify(`+quoteLiteral(p.FailClosedChannel)+`, '')`)
 	}
 	for _, s := range stmts {
 		if _, err := tx.Exec(ctx, s); err != nil {
@@ -287,15 +287,14 @@ func (r *Runner) install(ctx context.Context, tx pgx.Tx, p Projection, from, pos
 // parks reports whether a rebuild of p that failed with err applies the
 // batch again event by event, parking what fails: not for a projection
 // that fails closed, nor for a failure that says nothing about the events.
-func parks(p Projection, err error) bool {
-	_, closed := p.(FailsClosed)
-	return !closed && !Transient(err)
+func parks(p *compiled, err error) bool {
+	return p.FailClosedChannel == "" && !Transient(err)
 }
 
 // applyOrPark applies events in tx; if that fails for the events' sake
 // (parks), it applies them again one by one under savepoints and adds
 // what fails to parked.
-func applyOrPark(ctx context.Context, tx pgx.Tx, reg *domain.Registry, p Projection, events []eventstore.Event, parked *[]ParkedEvent) error {
+func applyOrPark(ctx context.Context, tx pgx.Tx, reg *domain.Registry, p *compiled, events []eventstore.Event, parked *[]ParkedEvent) error {
 	sp, err := tx.Begin(ctx)
 	if err != nil {
 		return err
@@ -312,8 +311,8 @@ func applyOrPark(ctx context.Context, tx pgx.Tx, reg *domain.Registry, p Project
 	return err
 }
 
-// inTx runs fn in a transaction of p's pool (see TxPooler).
-func (r *Runner) inTx(ctx context.Context, p Projection, fn func(pgx.Tx) error) error {
+// inTx runs fn in a transaction of p's pool (see Spec.TxPool).
+func (r *Runner) inTx(ctx context.Context, p *compiled, fn func(pgx.Tx) error) error {
 	tx, err := r.txPool(p).Begin(ctx)
 	if err != nil {
 		return err
@@ -348,7 +347,7 @@ func (r *Runner) WaitFor(ctx context.Context, name string, pos uint64) error {
 			if ctx.Err() != nil {
 				return fmt.Errorf("waiting for %s to reach %d: %w", name, pos, ctx.Err())
 			}
-			sleep(ctx, 10*time.Millisecond) // busy (another runner is applying) or a transient failure
+			wait.Sleep(ctx, 10*time.Millisecond) // busy (another runner is applying) or a transient failure
 		}
 	}
 }

@@ -39,7 +39,7 @@ type RetryResult struct {
 // away) ends it with an error; the batches before it stay applied, and
 // running it again picks up the rest.
 func (r *Runner) RetryParked(ctx context.Context, name string, progress Progress) (RetryResult, error) {
-	p, err := r.Get(name)
+	p, err := r.get(name)
 	if err != nil {
 		return RetryResult{}, err
 	}
@@ -118,7 +118,7 @@ func (r *Runner) parkedBatch(ctx context.Context, name string, after, upTo int64
 // retryOne applies the parked event pe again in tx. It reports whether it
 // applied (and unparks it); if it failed again, pe holds its new error
 // and attempts.
-func (r *Runner) retryOne(ctx context.Context, tx pgx.Tx, p Projection, pe *ParkedEvent) (bool, error) {
+func (r *Runner) retryOne(ctx context.Context, tx pgx.Tx, p *compiled, pe *ParkedEvent) (bool, error) {
 	evs, err := r.store.ReadAll(ctx, pe.Position-1, 1)
 	if err != nil {
 		return false, fmt.Errorf("reading parked event %d: %w", pe.Position, err)

@@ -17,6 +17,7 @@ import (
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/catalog"
+	"github.com/arr-dev/arr/domain/wait"
 	"github.com/arr-dev/arr/eventstore"
 )
 
@@ -110,8 +111,8 @@ type Runner struct {
 	// set guards byName, order and following: Add and Remove change the
 	// projections while the runner runs (dynamic.go).
 	set       sync.RWMutex
-	byName    map[string]Projection
-	order     []Projection
+	byName    map[string]*compiled
+	order     []*compiled
 	following *following
 	// leases are the projections this runner may follow (lease.go); set
 	// by Run.
@@ -144,30 +145,44 @@ func NewRunner(pool *pgxpool.Pool, store LogReader, cfg Config, ps ...Projection
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]Projection{}, m: newMetrics(cfg.Registerer, pool), reg: catalog.Registry(),
+	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]*compiled{}, m: newMetrics(cfg.Registerer, pool), reg: catalog.Registry(),
 		timeouts: map[string]time.Duration{}, failures: map[string]failure{}}
 	for _, p := range ps {
-		if err := checkName(p); err != nil {
+		c, err := compile(p.Spec())
+		if err != nil {
 			return nil, err
 		}
-		if _, dup := r.byName[p.Name()]; dup {
-			return nil, fmt.Errorf("projections: %q registered twice", p.Name())
+		if _, dup := r.byName[c.Name]; dup {
+			return nil, fmt.Errorf("projections: %q registered twice", c.Name)
 		}
-		r.byName[p.Name()] = p
-		r.order = append(r.order, p)
+		r.byName[c.Name] = c
+		r.order = append(r.order, c)
 	}
 	return r, nil
 }
 
-// Projections returns the registered projections in registration order.
-func (r *Runner) Projections() []Projection {
+// Projections returns the specs of the registered projections in
+// registration order.
+func (r *Runner) Projections() []Spec {
 	r.set.RLock()
 	defer r.set.RUnlock()
-	return append([]Projection(nil), r.order...)
+	out := make([]Spec, len(r.order))
+	for i, p := range r.order {
+		out[i] = p.Spec
+	}
+	return out
 }
 
-// Get returns a projection by name.
-func (r *Runner) Get(name string) (Projection, error) {
+// Get returns the spec of a projection by name.
+func (r *Runner) Get(name string) (Spec, error) {
+	p, err := r.get(name)
+	if err != nil {
+		return Spec{}, err
+	}
+	return p.Spec, nil
+}
+
+func (r *Runner) get(name string) (*compiled, error) {
 	r.set.RLock()
 	p, ok := r.byName[name]
 	r.set.RUnlock()
@@ -182,7 +197,7 @@ func (r *Runner) names() []string {
 	defer r.set.RUnlock()
 	out := make([]string, len(r.order))
 	for i, p := range r.order {
-		out[i] = p.Name()
+		out[i] = p.Name
 	}
 	return out
 }
@@ -191,7 +206,10 @@ func (r *Runner) names() []string {
 // A projection whose DDL changed since its tables were built is rebuilt from
 // the log (into a shadow schema, then swapped in).
 func (r *Runner) Setup(ctx context.Context) error {
-	for _, p := range r.Projections() {
+	r.set.RLock()
+	ps := append([]*compiled(nil), r.order...)
+	r.set.RUnlock()
+	for _, p := range ps {
 		if err := r.setUp(ctx, p); err != nil {
 			return err
 		}
@@ -200,86 +218,82 @@ func (r *Runner) Setup(ctx context.Context) error {
 }
 
 // setUp sets p up (see Setup).
-func (r *Runner) setUp(ctx context.Context, p Projection) error {
+func (r *Runner) setUp(ctx context.Context, p *compiled) error {
 	stale, err := r.setupOne(ctx, p)
 	if err != nil {
 		return err
 	}
 	if stale {
-		r.cfg.Logger.Info("read model DDL changed: rebuilding from the log", "projection", p.Name())
-		if err := r.Replay(ctx, p.Name(), 0, nil); err != nil {
-			return fmt.Errorf("rebuilding %s after a DDL change: %w", p.Name(), err)
+		r.cfg.Logger.Info("read model DDL changed: rebuilding from the log", "projection", p.Name)
+		if err := r.Replay(ctx, p.Name, 0, nil); err != nil {
+			return fmt.Errorf("rebuilding %s after a DDL change: %w", p.Name, err)
 		}
 	}
 	return nil
 }
 
-func (r *Runner) setupOne(ctx context.Context, p Projection) (stale bool, err error) {
-	if b, ok := p.(SchemaBuilder); ok {
-		return r.setupBuilt(ctx, p, b)
+func (r *Runner) setupOne(ctx context.Context, p *compiled) (stale bool, err error) {
+	defer domain.Wrap(&err, "setting up %s", p.Name)
+	if p.BuildSchema != nil {
+		return r.setupBuilt(ctx, p)
 	}
 	tx, err := r.txPool(p).Begin(ctx)
 	if err != nil {
-		return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
+		return false, err
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck
 	// One process sets a projection up at a time.
-	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('arr-projection-setup'), hashtext($1))`, p.Name()); err != nil {
-		return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
+	if _, err := tx.Exec(ctx, `SELECT pg_advisory_xact_lock(hashtext('arr-projection-setup'), hashtext($1))`, p.Name); err != nil {
+		return false, err
 	}
 	var hash string
-	err = tx.QueryRow(ctx, `SELECT schema_hash FROM public.projection_checkpoints WHERE name = $1`, p.Name()).Scan(&hash)
+	err = tx.QueryRow(ctx, `SELECT schema_hash FROM public.projection_checkpoints WHERE name = $1`, p.Name).Scan(&hash)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		if err := createSchema(ctx, tx, Schema(p.Name()), p, true); err != nil {
-			return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
+		if err := createSchema(ctx, tx, Schema(p.Name), p, true); err != nil {
+			return false, err
 		}
 		// Qualified, like every statement that may follow a projection's
 		// own SQL in a transaction (its schema is on the search path).
-		if _, err := tx.Exec(ctx, `INSERT INTO public.projection_checkpoints (name, position, schema_hash) VALUES ($1, 0, $2)`, p.Name(), ddlHash(p)); err != nil {
-			return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
+		if _, err := tx.Exec(ctx, `INSERT INTO public.projection_checkpoints (name, position, schema_hash) VALUES ($1, 0, $2)`, p.Name, ddlHash(p)); err != nil {
+			return false, err
 		}
 		return false, tx.Commit(ctx)
 	case err != nil:
-		return false, fmt.Errorf("setting up %s: %w", p.Name(), err)
+		return false, err
 	}
 	return hash != ddlHash(p), tx.Commit(ctx)
 }
 
-// setupBuilt is setupOne of a projection that builds its schema itself
-// (in transactions of its own, which commit): the setup lock is held by
-// a session of the runner's meanwhile, and the checkpoint is written
-// once the schema is built (a crash before leaves a schema without a
-// checkpoint, which the next setup builds again).
-func (r *Runner) setupBuilt(ctx context.Context, p Projection, b SchemaBuilder) (stale bool, err error) {
-	defer func() {
-		if err != nil {
-			err = fmt.Errorf("setting up %s: %w", p.Name(), err)
-		}
-	}()
+// setupBuilt is setupOne (which wraps its errors) of a projection that
+// builds its schema itself (in transactions of its own, which commit):
+// the setup lock is held by a session of the runner's meanwhile, and the
+// checkpoint is written once the schema is built (a crash before leaves
+// a schema without a checkpoint, which the next setup builds again).
+func (r *Runner) setupBuilt(ctx context.Context, p *compiled) (stale bool, err error) {
 	conn, err := r.pool.Acquire(ctx)
 	if err != nil {
 		return false, err
 	}
 	defer conn.Release()
-	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext('arr-projection-setup'), hashtext($1))`, p.Name()); err != nil {
+	if _, err := conn.Exec(ctx, `SELECT pg_advisory_lock(hashtext('arr-projection-setup'), hashtext($1))`, p.Name); err != nil {
 		return false, err
 	}
 	defer func() {
 		uctx, cancel := context.WithTimeout(context.Background(), 5*time.Second)
 		defer cancel()
-		if _, err := conn.Exec(uctx, `SELECT pg_advisory_unlock(hashtext('arr-projection-setup'), hashtext($1))`, p.Name()); err != nil {
+		if _, err := conn.Exec(uctx, `SELECT pg_advisory_unlock(hashtext('arr-projection-setup'), hashtext($1))`, p.Name); err != nil {
 			_ = conn.Conn().Close(uctx) // the lock ends with the session
 		}
 	}()
 	var hash string
-	err = conn.QueryRow(ctx, `SELECT schema_hash FROM public.projection_checkpoints WHERE name = $1`, p.Name()).Scan(&hash)
+	err = conn.QueryRow(ctx, `SELECT schema_hash FROM public.projection_checkpoints WHERE name = $1`, p.Name).Scan(&hash)
 	switch {
 	case errors.Is(err, pgx.ErrNoRows):
-		if err := b.BuildSchema(ctx, Schema(p.Name())); err != nil {
+		if err := p.BuildSchema(ctx, Schema(p.Name)); err != nil {
 			return false, err
 		}
-		_, err := conn.Exec(ctx, `INSERT INTO public.projection_checkpoints (name, position, schema_hash) VALUES ($1, 0, $2)`, p.Name(), ddlHash(p))
+		_, err := conn.Exec(ctx, `INSERT INTO public.projection_checkpoints (name, position, schema_hash) VALUES ($1, 0, $2)`, p.Name, ddlHash(p))
 		return false, err
 	case err != nil:
 		return false, err
@@ -287,7 +301,7 @@ func (r *Runner) setupBuilt(ctx context.Context, p Projection, b SchemaBuilder) 
 	return hash != ddlHash(p), nil
 }
 
-func createSchema(ctx context.Context, tx pgx.Tx, schema string, p Projection, withIndexes bool) error {
+func createSchema(ctx context.Context, tx pgx.Tx, schema string, p *compiled, withIndexes bool) error {
 	id := pgx.Identifier{schema}.Sanitize()
 	if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+id+` CASCADE`); err != nil {
 		return err
@@ -298,12 +312,12 @@ func createSchema(ctx context.Context, tx pgx.Tx, schema string, p Projection, w
 	if err := setSearchPath(ctx, tx, schema); err != nil {
 		return err
 	}
-	if _, err := tx.Exec(ctx, p.DDL()); err != nil {
-		return fmt.Errorf("creating tables of %s: %w", p.Name(), err)
+	if _, err := tx.Exec(ctx, p.DDL); err != nil {
+		return fmt.Errorf("creating tables of %s: %w", p.Name, err)
 	}
-	if ddl := deferredDDL(p); withIndexes && ddl != "" {
+	if ddl := p.DeferredDDL; withIndexes && ddl != "" {
 		if _, err := tx.Exec(ctx, ddl); err != nil {
-			return fmt.Errorf("creating indexes of %s: %w", p.Name(), err)
+			return fmt.Errorf("creating indexes of %s: %w", p.Name, err)
 		}
 	}
 	return nil
@@ -337,23 +351,24 @@ func (r *Runner) Run(ctx context.Context) error {
 	return errors.Join(f.errs...)
 }
 
-func (r *Runner) follow(ctx context.Context, p Projection) error {
+func (r *Runner) follow(ctx context.Context, p *compiled) error {
 	// Export the projection's counter from the start, at 0 until this
 	// runner applies a batch (another process may apply them all).
-	r.metric(p.Name(), func() { r.m.events.WithLabelValues(p.Name()).Add(0) })
+	r.metric(p.Name, func() { r.m.events.WithLabelValues(p.Name).Add(0) })
 	backoff := 100 * time.Millisecond
 	var busy unsticking
 	for ctx.Err() == nil {
-		if !r.leased(ctx, p.Name()) {
+		if !r.leased(ctx, p.Name) {
 			continue
 		}
 		began := time.Now() // this catch-up's start
-		pos, _, more, err := r.step1(ctx, p.Name(), true)
+		res, err := r.step1(ctx, p.Name, true)
+		pos, more := res.pos, res.more
 		if errors.Is(err, errBusy) || errors.Is(err, errLeaseLost) {
 			if errors.Is(err, errBusy) {
 				r.unstick(ctx, p, &busy)
 			}
-			sleep(ctx, 20*time.Millisecond)
+			wait.Sleep(ctx, 20*time.Millisecond)
 			continue
 		}
 		busy = unsticking{}
@@ -361,17 +376,17 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 			break // stopped (Run ended, or Remove) mid-batch: not a failure
 		}
 		if err != nil && errors.Is(err, ErrStopped) {
-			r.metric(p.Name(), func() {
-				r.m.errors.WithLabelValues(p.Name()).Inc()
-				r.m.stopped.WithLabelValues(p.Name()).Set(1)
+			r.metric(p.Name, func() {
+				r.m.errors.WithLabelValues(p.Name).Inc()
+				r.m.stopped.WithLabelValues(p.Name).Set(1)
 			})
-			r.cfg.Logger.Error("projection stopped: it is followed no more until arr starts again", "projection", p.Name(), "position", pos, "err", err)
+			r.cfg.Logger.Error("projection stopped: it is followed no more until arr starts again", "projection", p.Name, "position", pos, "err", err)
 			return nil
 		}
 		if err != nil {
-			r.metric(p.Name(), func() { r.m.errors.WithLabelValues(p.Name()).Inc() })
-			r.cfg.Logger.Error("projection batch failed; retrying", "projection", p.Name(), "position", pos, "err", err, "retry_in", backoff)
-			sleep(ctx, backoff)
+			r.metric(p.Name, func() { r.m.errors.WithLabelValues(p.Name).Inc() })
+			r.cfg.Logger.Error("projection batch failed; retrying", "projection", p.Name, "position", pos, "err", err, "retry_in", backoff)
+			wait.Sleep(ctx, backoff)
 			backoff = min(backoff*2, 30*time.Second)
 			continue
 		}
@@ -380,14 +395,14 @@ func (r *Runner) follow(ctx context.Context, p Projection) error {
 		// log as it was: wait for more rather than read again at once.
 		if !more {
 			if err := r.store.WaitForEvents(ctx, pos); err != nil && ctx.Err() == nil {
-				r.cfg.Logger.Warn("waiting for events", "projection", p.Name(), "err", err)
-				sleep(ctx, time.Second)
+				r.cfg.Logger.Warn("waiting for events", "projection", p.Name, "err", err)
+				wait.Sleep(ctx, time.Second)
 			}
 			// Let a trickle of events gather into one batch instead of
 			// one transaction per event (read-your-writes does not wait
 			// for this: WaitFor applies pending batches itself), and
 			// catch up at most once per MinInterval.
-			sleep(ctx, max(r.cfg.Linger, r.cfg.MinInterval-time.Since(began)))
+			wait.Sleep(ctx, max(r.cfg.Linger, r.cfg.MinInterval-time.Since(began)))
 		}
 	}
 	return nil
@@ -434,25 +449,35 @@ func (r *Runner) holdsLease(name string) bool {
 // transaction. The batch runs to completion even if ctx ends meanwhile
 // (bounded by BatchTimeout), so shutdown never leaves a half-applied batch.
 func (r *Runner) Step(ctx context.Context, name string) (uint64, int, error) {
-	pos, n, _, err := r.step1(ctx, name, false)
-	return pos, n, err
+	res, err := r.step1(ctx, name, false)
+	return res.pos, res.n, err
+}
+
+// stepResult is the outcome of a step: the checkpoint after it (or where
+// it stopped), how many events it applied, whether more events may be
+// waiting right after it (the read was full, or the batch was cut short)
+// and whether a fault of the projection was on record (any runner's), so
+// a successful step can clear it.
+type stepResult struct {
+	pos     uint64
+	n       int
+	more    bool
+	faulted bool
 }
 
 // step1 is Step that also says whether more events may be waiting right
-// after the batch (the read was full, or the batch was cut short). A
-// leased step (a follower's) commits only while this runner holds the
-// projection's lease.
-func (r *Runner) step1(ctx context.Context, name string, leased bool) (uint64, int, bool, error) {
-	p, err := r.Get(name)
+// after the batch. A leased step (a follower's) commits only while this
+// runner holds the projection's lease.
+func (r *Runner) step1(ctx context.Context, name string, leased bool) (stepResult, error) {
+	p, err := r.get(name)
 	if err != nil {
-		return 0, 0, false, err
+		return stepResult{}, err
 	}
 	timeout := r.batchTimeout(name)
 	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
 	defer cancel()
 	start := time.Now()
-	var faulted bool
-	last, n, more, err := r.step(bctx, p, &faulted, leased)
+	res, err := r.step(bctx, p, leased)
 	if err != nil && leased && !errors.Is(err, errLeaseLost) && !r.holdsLease(name) {
 		// A batch that failed after its lease expired (a holder woken
 		// from a freeze, whose session the server ended) is not a fault
@@ -463,12 +488,12 @@ func (r *Runner) step1(ctx context.Context, name string, leased bool) (uint64, i
 	case err == nil:
 		// A fault recorded by this runner or another is over: the
 		// projection just read (and applied) past its checkpoint.
-		if r.noteSuccess(name) || faulted {
+		if r.noteSuccess(name) || res.faulted {
 			r.clearFault(name)
 		}
 	case !errors.Is(err, errBusy) && !errors.Is(err, errLeaseLost) && ctx.Err() == nil:
-		r.noteFailure(name, last)
-		r.recordFault(p, last, err)
+		r.noteFailure(name, res.pos)
+		r.recordFault(p, res.pos, err)
 	}
 	if err != nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
 		next := min(2*timeout, r.cfg.MaxBatchTimeout)
@@ -476,15 +501,15 @@ func (r *Runner) step1(ctx context.Context, name string, leased bool) (uint64, i
 		r.timeouts[name] = next
 		r.mu.Unlock()
 		r.cfg.Logger.Warn("projection batch ran out of time; the next try gets longer", "projection", name, "timeout", timeout, "next_timeout", next)
-		return last, n, more, fmt.Errorf("batch ran out of its %s: %w", timeout, err)
+		return res, fmt.Errorf("batch ran out of its %s: %w", timeout, err)
 	}
-	if err == nil && n > 0 {
+	if err == nil && res.n > 0 {
 		r.mu.Lock()
 		delete(r.timeouts, name)
 		r.mu.Unlock()
-		r.observe(bctx, name, last, n, time.Since(start))
+		r.observe(bctx, name, res.pos, res.n, time.Since(start))
 	}
-	return last, n, more, err
+	return res, err
 }
 
 func (r *Runner) batchTimeout(name string) time.Duration {
@@ -498,47 +523,59 @@ func (r *Runner) batchTimeout(name string) time.Duration {
 
 // step reads a batch after the checkpoint and applies it (see Step). A
 // read that found only events of types the projection does not handle
-// (EventFilter) only advances the checkpoint.
-//
-// faulted is set when a fault of the projection is on record (any
-// runner's), so a successful step can clear it. A leased step rolls back
-// instead of committing once the runner's lease of p has expired.
-func (r *Runner) step(bctx context.Context, p Projection, faulted *bool, leased bool) (uint64, int, bool, error) {
-	name := p.Name()
+// only advances the checkpoint. A leased step rolls back instead of
+// committing once the runner's lease of p has expired.
+func (r *Runner) step(bctx context.Context, p *compiled, leased bool) (stepResult, error) {
+	name := p.Name
 	var from int64
+	var faulted bool
 	if err := r.pool.QueryRow(bctx, `SELECT c.position, EXISTS (SELECT 1 FROM projection_faults f WHERE f.projection = c.name)
-		FROM public.projection_checkpoints c WHERE c.name = $1`, name).Scan(&from, faulted); err != nil {
+		FROM public.projection_checkpoints c WHERE c.name = $1`, name).Scan(&from, &faulted); err != nil {
 		if errors.Is(err, pgx.ErrNoRows) {
-			return 0, 0, false, fmt.Errorf("projection %s is not set up (run arr migrate or arr up)", name)
+			return stepResult{}, fmt.Errorf("projection %s is not set up (run arr migrate or arr up)", name)
 		}
-		return 0, 0, false, fmt.Errorf("reading checkpoint: %w", err)
+		return stepResult{}, fmt.Errorf("reading checkpoint: %w", err)
 	}
-	read, upTo, more, err := r.read(bctx, p, uint64(from), r.cfg.BatchSize)
+	at := stepResult{pos: uint64(from), faulted: faulted} // a step that stops here
+	rd, err := r.read(bctx, p, uint64(from), r.cfg.BatchSize)
 	if err != nil {
-		return uint64(from), 0, false, err
+		return at, err
 	}
-	events := cut(p, read)
-	cutShort := len(events) < len(read)
-	more = more || cutShort
+	events := cut(p, rd.events)
+	cutShort := len(events) < len(rd.events)
+	more := rd.more || cutShort
 	if len(events) == 0 {
 		pos := uint64(from)
-		if upTo > pos { // only events of other types (more may follow)
-			if pos, err = r.skip(bctx, name, from, int64(upTo)); err != nil {
-				return pos, 0, false, err
+		if rd.upTo > pos { // only events of other types (more may follow)
+			if pos, err = r.skip(bctx, name, from, int64(rd.upTo)); err != nil {
+				return stepResult{pos: pos, faulted: faulted}, err
 			}
 		}
 		r.observe(bctx, name, pos, 0, 0)
-		return pos, 0, more, nil
+		return stepResult{pos: pos, more: more, faulted: faulted}, nil
 	}
 	// The checkpoint goes up to where the read went, or past the batch's
 	// last event when the batch was cut short.
-	last := upTo
+	last := rd.upTo
 	if cutShort {
 		last = events[len(events)-1].Position
 	}
+	res, err := r.commitBatch(bctx, p, from, last, events, leased)
+	res.faulted = faulted
+	if err == nil {
+		res.more = res.more || more
+	}
+	return res, err
+}
+
+// commitBatch applies events, read after checkpoint from, in one
+// transaction that moves the checkpoint to last (see step).
+func (r *Runner) commitBatch(bctx context.Context, p *compiled, from int64, last uint64, events []eventstore.Event, leased bool) (stepResult, error) {
+	name := p.Name
+	at := stepResult{pos: uint64(from)}
 	tx, err := r.txPool(p).Begin(bctx)
 	if err != nil {
-		return uint64(from), 0, false, fmt.Errorf("begin: %w", err)
+		return at, fmt.Errorf("begin: %w", err)
 	}
 	defer tx.Rollback(context.Background()) //nolint:errcheck
 	// The first statement locks the checkpoint row and sets the batch's
@@ -556,62 +593,71 @@ func (r *Runner) step(bctx context.Context, p Projection, faulted *bool, leased 
 	var pos int64
 	err = tx.QueryRow(bctx, batchLockSQL(p), name, strconv.FormatInt(BatchIdle.Milliseconds(), 10)).Scan(&pos, nil, nil, nil)
 	if errors.Is(err, pgx.ErrNoRows) {
-		return uint64(from), 0, false, errBusy
+		return at, errBusy
 	}
 	if err != nil {
-		return uint64(from), 0, false, fmt.Errorf("locking checkpoint: %w", err)
+		return at, fmt.Errorf("locking checkpoint: %w", err)
 	}
+	at.pos = uint64(pos)
 	if pos != from {
-		return uint64(pos), 0, true, nil // another runner got there first; read again
+		at.more = true
+		return at, nil // another runner got there first; read again
 	}
 	if err := setSearchPath(bctx, tx, Schema(name)); err != nil {
-		return uint64(pos), 0, false, fmt.Errorf("search path: %w", err)
+		return at, fmt.Errorf("search path: %w", err)
 	}
 	var parked []ParkedEvent
 	if r.isolateNext(p, uint64(from)) {
 		if parked, err = applyIsolated(bctx, tx, r.reg, p, events); err != nil {
-			return uint64(pos), 0, false, fmt.Errorf("applying events %d..%d one by one: %w", events[0].Position, events[len(events)-1].Position, err)
+			return at, fmt.Errorf("applying events %d..%d one by one: %w", events[0].Position, events[len(events)-1].Position, err)
 		}
 		if err := insertParked(bctx, tx, parked); err != nil {
-			return uint64(pos), 0, false, err
+			return at, err
 		}
 	} else if err := apply(bctx, tx, r.reg, p, events); err != nil {
-		return uint64(pos), 0, false, fmt.Errorf("applying events %d..%d: %w", events[0].Position, events[len(events)-1].Position, &applyError{err})
+		return at, fmt.Errorf("applying events %d..%d: %w", events[0].Position, events[len(events)-1].Position, &applyError{err})
 	}
 	if _, err := tx.Exec(bctx, `UPDATE public.projection_checkpoints SET position = $2, updated_at = now() WHERE name = $1`, name, int64(last)); err != nil {
-		return uint64(pos), 0, false, fmt.Errorf("advancing checkpoint: %w", err)
+		return at, fmt.Errorf("advancing checkpoint: %w", err)
 	}
 	if leased && !r.holdsLease(name) {
-		return uint64(pos), 0, false, errLeaseLost
+		return at, errLeaseLost
 	}
 	if err := tx.Commit(bctx); err != nil {
-		return uint64(pos), 0, false, fmt.Errorf("commit: %w", err)
+		return at, fmt.Errorf("commit: %w", err)
 	}
 	r.reportParked(parked)
-	return last, len(events), more, nil
+	return stepResult{pos: last, n: len(events)}, nil
+}
+
+// readResult is one read of the log for a projection: its events, the
+// position the read covered (upTo: the checkpoint may move there once the
+// batch is applied) and whether it stopped at its limit, so more events
+// may follow at once (more).
+type readResult struct {
+	events []eventstore.Event
+	upTo   uint64
+	more   bool
 }
 
 // read reads the batch after `from`: only the projection's event types
 // when it names them (by the store, when it is an eventstore.TypeReader,
-// else here), else every event. upTo is the position the read covered:
-// the checkpoint may move there once the batch is applied. more says the
-// read stopped at its limit, so more events may follow at once.
-func (r *Runner) read(ctx context.Context, p Projection, from uint64, limit int) (events []eventstore.Event, upTo uint64, more bool, err error) {
-	f, filtered := p.(EventFilter)
-	if tr, ok := r.store.(eventstore.TypeReader); ok && filtered {
-		events, upTo, err = tr.ReadAllOfTypes(ctx, from, limit, f.EventTypes())
-		return events, upTo, len(events) == limit, err
+// else here), else every event.
+func (r *Runner) read(ctx context.Context, p *compiled, from uint64, limit int) (readResult, error) {
+	if tr, ok := r.store.(eventstore.TypeReader); ok && p.filtered {
+		events, upTo, err := tr.ReadAllOfTypes(ctx, from, limit, p.types)
+		return readResult{events: events, upTo: upTo, more: len(events) == limit}, err
 	}
-	events, err = r.store.ReadAll(ctx, from, limit)
+	events, err := r.store.ReadAll(ctx, from, limit)
 	if err != nil || len(events) == 0 {
-		return nil, from, false, err
+		return readResult{upTo: from}, err
 	}
-	upTo, more = events[len(events)-1].Position, len(events) == limit
-	if filtered {
-		types := f.EventTypes()
-		events = slices.DeleteFunc(events, func(e eventstore.Event) bool { return !slices.Contains(types, e.Type) })
+	res := readResult{upTo: events[len(events)-1].Position, more: len(events) == limit}
+	if p.filtered {
+		events = slices.DeleteFunc(events, func(e eventstore.Event) bool { return !slices.Contains(p.types, e.Type) })
 	}
-	return events, upTo, more, nil
+	res.events = events
+	return res, nil
 }
 
 // skip advances the checkpoint from `from` to `to` over events the
@@ -683,22 +729,13 @@ func (r *Runner) knownHead(ctx context.Context) uint64 {
 	return head
 }
 
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
-}
-
 // batchLockSQL is the first statement of p's batch (see step): it locks
 // the checkpoint row, sets the session up and, in arr's own sessions,
 // takes the batch lock that names the transaction as p's batch. A
-// SessionRoler's sessions are named by their role instead.
-func batchLockSQL(p Projection) string {
+// projection with a SessionRole has its sessions named by their role instead.
+func batchLockSQL(p *compiled) string {
 	mark := `pg_try_advisory_xact_lock(hashtext('arr-projection-batch'), hashtext($1))`
-	if _, ok := p.(SessionRoler); ok {
+	if p.SessionRole != "" {
 		mark = `true`
 	}
 	return `SELECT position, pg_catalog.set_config('synchronous_commit', 'off', true), pg_catalog.set_config('idle_in_transaction_session_timeout', $2, true), ` +

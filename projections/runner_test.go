@@ -140,8 +140,10 @@ func TestReplayFromPosition(t *testing.T) {
 // rebuild it from the log.
 type changedStats struct{ logstats.Projection }
 
-func (changedStats) DDL() string {
-	return logstats.Projection{}.DDL() + "\nCREATE INDEX event_types_events ON event_types (events);"
+func (c changedStats) Spec() projections.Spec {
+	s := c.Projection.Spec()
+	s.DDL += "\nCREATE INDEX event_types_events ON event_types (events);"
+	return s
 }
 
 func TestSetupRebuildsWhenDDLChanges(t *testing.T) {

@@ -19,13 +19,17 @@ import (
 // slowCount is LogStats whose every batch takes 300 ms of database time.
 type slowCount struct{ logstats.Projection }
 
-func (slowCount) Name() string { return "slow_count" }
+func (s slowCount) Spec() projections.Spec {
+	spec := s.Projection.Spec()
+	spec.Name, spec.AllEvents = "slow_count", s.Apply
+	return spec
+}
 
 func (s slowCount) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
 	if _, err := tx.Exec(ctx, `SELECT pg_sleep(0.3)`); err != nil {
 		return err
 	}
-	return s.Projection.Apply(ctx, tx, events)
+	return s.Projection.Spec().AllEvents(ctx, tx, events)
 }
 
 // TestBatchThatRunsOutOfTimeGetsLonger: a batch that needs more than

@@ -22,7 +22,7 @@ const unstickSQL = `SELECT a.pid, pg_terminate_backend(a.pid) FROM pg_locks l JO
 	AND l.classid = hashtext('arr-projection-batch')::oid AND l.objid = hashtext($1)::oid AND l.objsubid = 2
 	AND a.state LIKE 'idle in transaction%' AND a.state_change < now() - $2 * interval '1 millisecond'`
 
-// unstickRoleSQL is unstickSQL for a SessionRoler: the sessions of its
+// unstickRoleSQL is unstickSQL for a projection with a SessionRole: the sessions of its
 // role ($1) in this database left idle in their transaction past $2 (a
 // live batch's statements are pipelined; no other transaction of the
 // role outlives its statement's bound).
@@ -35,8 +35,8 @@ const unstickRoleSQL = `SELECT a.pid, pg_terminate_backend(a.pid) FROM pg_stat_a
 // BatchIdle + LeaseCheck, and then at most every LeaseCheck, it ends
 // the batch sessions of name left idle past BatchIdle (unstickSQL). It
 // costs nothing while checkpoints are free.
-func (r *Runner) unstick(ctx context.Context, p Projection, u *unsticking) {
-	name := p.Name()
+func (r *Runner) unstick(ctx context.Context, p *compiled, u *unsticking) {
+	name := p.Name
 	now := time.Now()
 	if u.since.IsZero() {
 		u.since = now
@@ -48,8 +48,8 @@ func (r *Runner) unstick(ctx context.Context, p Projection, u *unsticking) {
 	qctx, cancel := context.WithTimeout(ctx, leaseQuery)
 	defer cancel()
 	query, key := unstickSQL, name
-	if sr, ok := p.(SessionRoler); ok {
-		query, key = unstickRoleSQL, sr.SessionRole()
+	if p.SessionRole != "" {
+		query, key = unstickRoleSQL, p.SessionRole
 	}
 	rows, err := r.pool.Query(qctx, query, key, BatchIdle.Milliseconds())
 	if err != nil {

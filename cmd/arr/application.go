@@ -113,8 +113,7 @@ func (s *system) commands(researcher *research.Researcher) (commands.Commands, e
 // projection may not take it).
 func (s *system) isBuiltIn(name string) bool {
 	p, err := s.runner.Get(name)
-	_, isSQL := p.(*sqlproj.Projection)
-	return err == nil && !isSQL
+	return err == nil && !sqlproj.IsSQL(p)
 }
 
 // answers is the answer service's part of the application; the recorder's

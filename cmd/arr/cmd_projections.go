@@ -85,7 +85,7 @@ func (a *cli) replay(ctx context.Context, name string, from uint64) error {
 	if name == "all" {
 		names = nil
 		for _, p := range s.runner.Projections() {
-			names = append(names, p.Name())
+			names = append(names, p.Name)
 		}
 	}
 	for _, n := range names {

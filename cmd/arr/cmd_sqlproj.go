@@ -71,7 +71,7 @@ func (a *cli) sqlDropCmd() *cobra.Command {
 			}
 			defer s.Close()
 			if p, err := s.runner.Get(name); err == nil {
-				if _, isSQL := p.(*sqlproj.Projection); !isSQL {
+				if !sqlproj.IsSQL(p) {
 					return fmt.Errorf("%s is a built-in projection, not a SQL projection", name)
 				}
 			}
@@ -123,7 +123,7 @@ func (a *cli) sqlQueryCmd() *cobra.Command {
 			if err != nil {
 				return err
 			}
-			if _, isSQL := p.(*sqlproj.Projection); !isSQL {
+			if !sqlproj.IsSQL(p) {
 				return fmt.Errorf("%s is a built-in projection; query accepts SQL projections", args[0])
 			}
 			out := newResultWriter(cmd.OutOrStdout(), format)

@@ -75,7 +75,7 @@ func TestPlansKeysSessionsAndUsageRebuildIdentically(t *testing.T) {
 	head, _ := st.Head(ctx)
 	for _, p := range runner.Projections() {
 		wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
-		if err := runner.WaitFor(wctx, p.Name(), head); err != nil {
+		if err := runner.WaitFor(wctx, p.Name, head); err != nil {
 			t.Fatal(err)
 		}
 		cancel()

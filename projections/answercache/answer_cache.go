@@ -23,12 +23,8 @@ type Projection struct{}
 // Name is the projection's name and checkpoint key.
 const Name = "answer_cache"
 
-// Name implements Projection.
-func (Projection) Name() string { return Name }
-
-// DDL implements Projection.
-func (Projection) DDL() string {
-	return `
+// ddl is the read model's tables.
+const ddl = `
 CREATE TABLE answers (
     cache_key      text        PRIMARY KEY,
     answer_id      uuid        NOT NULL,
@@ -48,39 +44,42 @@ CREATE TABLE answers (
     position       bigint      NOT NULL
 );
 `
+
+// Spec implements projections.Projection: the last synthesis of a key in
+// the batch replaces what the table holds.
+func (Projection) Spec() projections.Spec {
+	return projections.Spec{Name: Name, DDL: ddl, Batch: func() projections.Batch {
+		b := &batch{last: map[string]int{}}
+		return projections.Batch{Handlers: []projections.Handler{projections.On(b.synthesized)}, Flush: b.flush}
+	}}
 }
 
-// EventTypes implements EventFilter.
-func (Projection) EventTypes() []string {
-	return []string{
-		answer.AnswerSynthesized{}.EventType(),
-	}
+// batch is the last synthesis of each key of a batch, with its position.
+type batch struct {
+	last    map[string]int
+	decoded []answer.AnswerSynthesized
+	pos     []int64
 }
 
-// Apply implements Projection: the last synthesis of a key in the batch
-// replaces what the table holds.
-func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
-	last := map[string]int{}
-	var decoded []answer.AnswerSynthesized
-	var pos []int64
-	for _, e := range events {
-		p, ok := e.Payload.(*answer.AnswerSynthesized)
-		if !ok {
-			continue
-		}
-		v := *p
-		if i, ok := last[v.CacheKey]; ok {
-			decoded[i], pos[i] = v, int64(e.Position)
-			continue
-		}
-		last[v.CacheKey] = len(decoded)
-		decoded = append(decoded, v)
-		pos = append(pos, int64(e.Position))
+func (b *batch) synthesized(_ context.Context, _ pgx.Tx, e projections.Event, p *answer.AnswerSynthesized) error {
+	v := *p
+	if i, ok := b.last[v.CacheKey]; ok {
+		b.decoded[i], b.pos[i] = v, int64(e.Position)
+		return nil
 	}
+	b.last[v.CacheKey] = len(b.decoded)
+	b.decoded = append(b.decoded, v)
+	b.pos = append(b.pos, int64(e.Position))
+	return nil
+}
+
+// flush upserts the batch's syntheses.
+func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
+	decoded, pos := b.decoded, b.pos
 	if len(decoded) == 0 {
 		return nil
 	}
-	b := &pgx.Batch{}
+	q := &pgx.Batch{}
 	for i, v := range decoded {
 		sources, _ := json.Marshal(v.Sources)
 		subs, _ := json.Marshal(v.SubQuestions)
@@ -91,7 +90,7 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 		if v.SubQuestions == nil {
 			subs = []byte("[]")
 		}
-		b.Queue(`INSERT INTO answers AS a (cache_key, answer_id, question, normalized, tier, mode, answer, sources, synthesis, model, sub_questions, backend, costs, synthesized_at, expires_at, position)
+		q.Queue(`INSERT INTO answers AS a (cache_key, answer_id, question, normalized, tier, mode, answer, sources, synthesis, model, sub_questions, backend, costs, synthesized_at, expires_at, position)
 			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
 			ON CONFLICT (cache_key) DO UPDATE SET answer_id = excluded.answer_id, question = excluded.question, normalized = excluded.normalized,
 			  tier = excluded.tier, mode = excluded.mode, answer = excluded.answer, sources = excluded.sources, synthesis = excluded.synthesis,
@@ -100,7 +99,7 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 			v.CacheKey, v.AnswerID, v.Question, v.Normalized, string(v.Tier), string(v.Mode), v.Answer, string(sources), string(v.Synthesis),
 			v.Model, string(subs), v.Backend, string(costs), v.SynthesizedAt.UTC(), v.ExpiresAt().UTC(), pos[i])
 	}
-	if err := tx.SendBatch(ctx, b).Close(); err != nil {
+	if err := tx.SendBatch(ctx, q).Close(); err != nil {
 		return fmt.Errorf("upserting cached answers: %w", err)
 	}
 	return nil

@@ -24,12 +24,8 @@ type Projection struct{}
 // Name is the projection's name and checkpoint key.
 const Name = "answer_docs"
 
-// Name implements Projection.
-func (Projection) Name() string { return Name }
-
-// DDL implements Projection.
-func (Projection) DDL() string {
-	return `
+// ddl is the read model's tables.
+const ddl = `
 CREATE TABLE documents (
     doc_id       text        PRIMARY KEY,
     url          text        NOT NULL,
@@ -52,31 +48,39 @@ CREATE TABLE passages (
     PRIMARY KEY (doc_id, seq)
 );
 `
+
+// Spec implements projections.Projection: each document's last version
+// in the batch replaces the document and its passages.
+func (Projection) Spec() projections.Spec {
+	return projections.Spec{Name: Name, DDL: ddl, Batch: func() projections.Batch {
+		b := &batch{last: map[string]int{}}
+		return projections.Batch{Handlers: []projections.Handler{projections.On(b.indexed)}, Flush: b.flush}
+	}}
 }
 
-// EventTypes implements EventFilter.
-func (Projection) EventTypes() []string { return []string{answer.DocumentIndexed{}.EventType()} }
+// batch is the last version of each document of a batch, with its
+// position.
+type batch struct {
+	last map[string]int
+	docs []answer.DocumentIndexed
+	pos  []int64
+}
 
-// Apply implements Projection: each document's last version in the batch
-// replaces the document and its passages.
-func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
-	last := map[string]int{}
-	var docs []answer.DocumentIndexed
-	var pos []int64
-	for _, e := range events {
-		p, ok := e.Payload.(*answer.DocumentIndexed)
-		if !ok {
-			continue
-		}
-		d := *p
-		if i, ok := last[d.DocID]; ok {
-			docs[i], pos[i] = d, int64(e.Position)
-			continue
-		}
-		last[d.DocID] = len(docs)
-		docs = append(docs, d)
-		pos = append(pos, int64(e.Position))
+func (b *batch) indexed(_ context.Context, _ pgx.Tx, e projections.Event, p *answer.DocumentIndexed) error {
+	d := *p
+	if i, ok := b.last[d.DocID]; ok {
+		b.docs[i], b.pos[i] = d, int64(e.Position)
+		return nil
 	}
+	b.last[d.DocID] = len(b.docs)
+	b.docs = append(b.docs, d)
+	b.pos = append(b.pos, int64(e.Position))
+	return nil
+}
+
+// flush replaces the batch's documents and their passages.
+func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
+	docs, pos := b.docs, b.pos
 	if len(docs) == 0 {
 		return nil
 	}

@@ -20,12 +20,8 @@ type Projection struct{}
 // Name is the projection's name and checkpoint key.
 const Name = "answer_usage"
 
-// Name implements Projection.
-func (Projection) Name() string { return Name }
-
-// DDL implements Projection.
-func (Projection) DDL() string {
-	return `
+// ddl is the read model's tables.
+const ddl = `
 CREATE TABLE answer_usage_daily (
     account_id    uuid   NOT NULL,
     day           date   NOT NULL,
@@ -37,29 +33,22 @@ CREATE TABLE answer_usage_daily (
     PRIMARY KEY (account_id, day, key_id)
 );
 `
-}
 
 type answerSlot struct {
 	account, key uuid.UUID
 	day          string
 }
 
-// EventTypes implements EventFilter.
-func (Projection) EventTypes() []string {
-	return []string{
-		answer.AnswerServed{}.EventType(),
-	}
+// Spec implements projections.Projection.
+func (Projection) Spec() projections.Spec {
+	return projections.Spec{Name: Name, DDL: ddl, Batch: newBatch}
 }
 
-// Apply implements Projection.
-func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
+// newBatch begins a batch: its handler gathers, its flush writes.
+func newBatch() projections.Batch {
 	sums := map[answerSlot]*[4]int64{} // served, cached, deep, position
 	var order []answerSlot
-	for _, e := range events {
-		p, ok := e.Payload.(*answer.AnswerServed)
-		if !ok {
-			continue
-		}
+	add := func(ctx context.Context, tx pgx.Tx, e projections.Event, p *answer.AnswerServed) error {
 		v := *p
 		s := answerSlot{v.AccountID, v.KeyID, usage.Day(v.ServedAt)}
 		agg := sums[s]
@@ -76,27 +65,31 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 			agg[2]++
 		}
 		agg[3] = int64(e.Position)
-	}
-	if len(order) == 0 {
 		return nil
 	}
-	n := len(order)
-	accounts, keys, days := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]string, n)
-	served, cached, deep, pos := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
-	for i, s := range order {
-		accounts[i], keys[i], days[i] = s.account, s.key, s.day
-		a := sums[s]
-		served[i], cached[i], deep[i], pos[i] = a[0], a[1], a[2], a[3]
+	flush := func(ctx context.Context, tx pgx.Tx) error {
+		if len(order) == 0 {
+			return nil
+		}
+		n := len(order)
+		accounts, keys, days := make([]uuid.UUID, n), make([]uuid.UUID, n), make([]string, n)
+		served, cached, deep, pos := make([]int64, n), make([]int64, n), make([]int64, n), make([]int64, n)
+		for i, s := range order {
+			accounts[i], keys[i], days[i] = s.account, s.key, s.day
+			a := sums[s]
+			served[i], cached[i], deep[i], pos[i] = a[0], a[1], a[2], a[3]
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO answer_usage_daily AS u (account_id, day, key_id, served, cached, deep, last_position)
+			SELECT a, d::date, k, s, c, dp, p FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[]) AS t(a, d, k, s, c, dp, p)
+			ON CONFLICT (account_id, day, key_id) DO UPDATE SET served = u.served + excluded.served, cached = u.cached + excluded.cached,
+			  deep = u.deep + excluded.deep, last_position = excluded.last_position`,
+			accounts, days, keys, served, cached, deep, pos)
+		if err != nil {
+			return fmt.Errorf("upserting answer usage: %w", err)
+		}
+		return nil
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO answer_usage_daily AS u (account_id, day, key_id, served, cached, deep, last_position)
-		SELECT a, d::date, k, s, c, dp, p FROM unnest($1::uuid[], $2::text[], $3::uuid[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[]) AS t(a, d, k, s, c, dp, p)
-		ON CONFLICT (account_id, day, key_id) DO UPDATE SET served = u.served + excluded.served, cached = u.cached + excluded.cached,
-		  deep = u.deep + excluded.deep, last_position = excluded.last_position`,
-		accounts, days, keys, served, cached, deep, pos)
-	if err != nil {
-		return fmt.Errorf("upserting answer usage: %w", err)
-	}
-	return nil
+	return projections.Batch{Handlers: []projections.Handler{projections.On(add)}, Flush: flush}
 }
 
 // KeyDayAnswers is one key's answers of one UTC day.

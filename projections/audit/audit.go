@@ -25,12 +25,8 @@ type Projection struct{}
 // Name is the audit projection's name and checkpoint key.
 const Name = "audit"
 
-// Name implements Projection.
-func (Projection) Name() string { return Name }
-
-// DDL implements Projection.
-func (Projection) DDL() string {
-	return `
+// ddl is the read model's tables.
+const ddl = `
 CREATE TABLE entries (
     seq         bigint      PRIMARY KEY,
     hash        text        COLLATE "C" NOT NULL,
@@ -44,23 +40,18 @@ CREATE TABLE entries (
     recorded_at timestamptz NOT NULL
 );
 `
-}
 
-// DeferredDDL implements IndexDeferrer.
-func (Projection) DeferredDDL() string {
-	return `CREATE UNIQUE INDEX entries_hash ON entries (hash);`
-}
+// deferredDDL is the read model's secondary indexes.
+const deferredDDL = `CREATE UNIQUE INDEX entries_hash ON entries (hash);`
 
-// EventTypes implements EventFilter.
-func (Projection) EventTypes() []string {
-	return []string{
-		audit.CompletionRecorded{}.EventType(),
-	}
-}
-
-// Apply implements Projection: entries are verified in order against the
+// Spec implements projections.Projection: entries are verified in order against the
 // one before them and inserted in one statement.
-func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
+func (Projection) Spec() projections.Spec {
+	return projections.Spec{Name: Name, DDL: ddl, DeferredDDL: deferredDDL, Batch: newBatch}
+}
+
+// newBatch begins a batch: its handler gathers, its flush writes.
+func newBatch() projections.Batch {
 	var seqs, positions []int64
 	var links []int16
 	var hashes, prevs, payloads, problems []string
@@ -68,11 +59,7 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 	var verified []bool
 	var at []time.Time
 	prevHash, prevSeq, havePrev := "", int64(0), false
-	for _, e := range events {
-		p, ok := e.Payload.(*audit.CompletionRecorded)
-		if !ok {
-			continue
-		}
+	add := func(ctx context.Context, tx pgx.Tx, e projections.Event, p *audit.CompletionRecorded) error {
 		r := *p
 		if !havePrev || prevSeq != int64(r.Seq)-1 {
 			var err error
@@ -94,17 +81,21 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 		accounts, verified, problems = append(accounts, c.AccountID), append(verified, problem == ""), append(problems, problem)
 		at = append(at, e.RecordedAt)
 		prevHash, prevSeq, havePrev = r.Hash, int64(r.Seq), true
-	}
-	if len(seqs) == 0 {
 		return nil
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO entries (seq, hash, prev_hash, position, payload, link, account_id, verified, problem, recorded_at)
-		SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::json[], $6::smallint[], $7::uuid[], $8::bool[], $9::text[], $10::timestamptz[])`,
-		seqs, hashes, prevs, positions, payloads, links, accounts, verified, problems, at)
-	if err != nil {
-		return fmt.Errorf("inserting audit entries: %w", err)
+	flush := func(ctx context.Context, tx pgx.Tx) error {
+		if len(seqs) == 0 {
+			return nil
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO entries (seq, hash, prev_hash, position, payload, link, account_id, verified, problem, recorded_at)
+			SELECT * FROM unnest($1::bigint[], $2::text[], $3::text[], $4::bigint[], $5::json[], $6::smallint[], $7::uuid[], $8::bool[], $9::text[], $10::timestamptz[])`,
+			seqs, hashes, prevs, positions, payloads, links, accounts, verified, problems, at)
+		if err != nil {
+			return fmt.Errorf("inserting audit entries: %w", err)
+		}
+		return nil
 	}
-	return nil
+	return projections.Batch{Handlers: []projections.Handler{projections.On(add)}, Flush: flush}
 }
 
 // hashBefore is the hash of entry seq-1 (Genesis for seq 0; "" when it is

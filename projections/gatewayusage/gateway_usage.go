@@ -21,12 +21,8 @@ type Projection struct{}
 // Name is the projection's name and checkpoint key.
 const Name = "gateway_usage"
 
-// Name implements Projection.
-func (Projection) Name() string { return Name }
-
-// DDL implements Projection.
-func (Projection) DDL() string {
-	return `
+// ddl is the read model's tables.
+const ddl = `
 CREATE TABLE daily (
     account_id        uuid   NOT NULL,
     day               date   NOT NULL,
@@ -42,7 +38,6 @@ CREATE TABLE daily (
     PRIMARY KEY (account_id, day, tier, key_id)
 );
 `
-}
 
 type gwSlot struct {
 	account uuid.UUID
@@ -51,23 +46,17 @@ type gwSlot struct {
 	key     uuid.UUID
 }
 
-// EventTypes implements EventFilter.
-func (Projection) EventTypes() []string {
-	return []string{
-		audit.CompletionRecorded{}.EventType(),
-	}
+// Spec implements projections.Projection: the batch is summed per slot in memory and
+// written with one upsert.
+func (Projection) Spec() projections.Spec {
+	return projections.Spec{Name: Name, DDL: ddl, Batch: newBatch}
 }
 
-// Apply implements Projection: the batch is summed per slot in memory and
-// written with one upsert.
-func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
+// newBatch begins a batch: its handler gathers, its flush writes.
+func newBatch() projections.Batch {
 	sums := map[gwSlot]*[7]int64{}
 	var order []gwSlot
-	for _, e := range events {
-		p, ok := e.Payload.(*audit.CompletionRecorded)
-		if !ok {
-			continue
-		}
+	add := func(ctx context.Context, tx pgx.Tx, e projections.Event, p *audit.CompletionRecorded) error {
 		r := *p
 		c, err := r.DecodePayload()
 		if err != nil {
@@ -91,34 +80,38 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 			a[5]++
 		}
 		a[6] = int64(e.Position)
-	}
-	if len(order) == 0 {
 		return nil
 	}
-	n := len(order)
-	accounts, days, tiers, keys := make([]uuid.UUID, n), make([]string, n), make([]string, n), make([]uuid.UUID, n)
-	cols := make([][]int64, 7)
-	for i := range cols {
-		cols[i] = make([]int64, n)
-	}
-	for i, s := range order {
-		accounts[i], days[i], tiers[i], keys[i] = s.account, s.day, s.tier, s.key
-		for j := range cols {
-			cols[j][i] = sums[s][j]
+	flush := func(ctx context.Context, tx pgx.Tx) error {
+		if len(order) == 0 {
+			return nil
 		}
+		n := len(order)
+		accounts, days, tiers, keys := make([]uuid.UUID, n), make([]string, n), make([]string, n), make([]uuid.UUID, n)
+		cols := make([][]int64, 7)
+		for i := range cols {
+			cols[i] = make([]int64, n)
+		}
+		for i, s := range order {
+			accounts[i], days[i], tiers[i], keys[i] = s.account, s.day, s.tier, s.key
+			for j := range cols {
+				cols[j][i] = sums[s][j]
+			}
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO daily AS d (account_id, day, tier, key_id, requests, prompt_tokens, completion_tokens, cost_micro_usd, cache_hits, streams, last_position)
+			SELECT a, dy::date, t, k, r, p, c, m, h, s, l FROM unnest($1::uuid[], $2::text[], $3::text[], $11::uuid[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
+				AS x(a, dy, t, k, r, p, c, m, h, s, l)
+			ON CONFLICT (account_id, day, tier, key_id) DO UPDATE SET requests = d.requests + excluded.requests,
+				prompt_tokens = d.prompt_tokens + excluded.prompt_tokens, completion_tokens = d.completion_tokens + excluded.completion_tokens,
+				cost_micro_usd = d.cost_micro_usd + excluded.cost_micro_usd, cache_hits = d.cache_hits + excluded.cache_hits,
+				streams = d.streams + excluded.streams, last_position = excluded.last_position`,
+			accounts, days, tiers, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], keys)
+		if err != nil {
+			return fmt.Errorf("upserting gateway usage: %w", err)
+		}
+		return nil
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO daily AS d (account_id, day, tier, key_id, requests, prompt_tokens, completion_tokens, cost_micro_usd, cache_hits, streams, last_position)
-		SELECT a, dy::date, t, k, r, p, c, m, h, s, l FROM unnest($1::uuid[], $2::text[], $3::text[], $11::uuid[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
-			AS x(a, dy, t, k, r, p, c, m, h, s, l)
-		ON CONFLICT (account_id, day, tier, key_id) DO UPDATE SET requests = d.requests + excluded.requests,
-			prompt_tokens = d.prompt_tokens + excluded.prompt_tokens, completion_tokens = d.completion_tokens + excluded.completion_tokens,
-			cost_micro_usd = d.cost_micro_usd + excluded.cost_micro_usd, cache_hits = d.cache_hits + excluded.cache_hits,
-			streams = d.streams + excluded.streams, last_position = excluded.last_position`,
-		accounts, days, tiers, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], keys)
-	if err != nil {
-		return fmt.Errorf("upserting gateway usage: %w", err)
-	}
-	return nil
+	return projections.Batch{Handlers: []projections.Handler{projections.On(add)}, Flush: flush}
 }
 
 // UsageCounts are the sums of one day (or one tier of one day).

@@ -6,57 +6,37 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/signin"
 	"github.com/arr-dev/arr/projections"
 )
 
-// EventTypes implements EventFilter.
-func (Projection) EventTypes() []string {
-	return []string{
-		account.AccountCreated{}.EventType(),
-		account.PlanChanged{}.EventType(),
-		signin.SessionStarted{}.EventType(),
-		signin.SessionEnded{}.EventType(),
-		account.KeyIssued{}.EventType(),
-		account.KeyRevoked{}.EventType(),
-		account.KeyLimitsSet{}.EventType(),
-		account.AccountBudgetSet{}.EventType(),
-	}
-}
-
-// Apply implements Projection. Each event goes to the applier of its type,
+// newBatch begins a batch of identity. Each event goes to the applier of its type,
 // a method of batch that adds it to the batch's rows; the rows are then
 // written with one set-based statement per table and operation
 // (batch.flush), so a rebuild runs at tens of thousands of events a
 // second.
-func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
-	var b batch
-	for _, e := range events {
-		pos := int64(e.Position)
-		switch p := e.Payload.(type) {
-		case *account.AccountCreated:
-			b.accountCreated(p, pos)
-		case *account.PlanChanged:
-			b.planChanged(p, pos)
-		case *signin.SessionStarted:
-			b.sessionStarted(p, pos)
-		case *signin.SessionEnded:
-			b.sessionEnded(p, pos)
-		case *account.KeyIssued:
-			b.keyIssued(p, pos)
-		case *account.KeyRevoked:
-			b.keyRevoked(p, pos)
-		case *account.KeyLimitsSet:
-			b.keyLimitsSet(p, pos)
-		case *account.AccountBudgetSet:
-			b.accountBudgetSet(p, pos)
-		}
-	}
-	return b.flush(ctx, tx)
+func newBatch() projections.Batch {
+	b := &batch{}
+	return projections.Batch{Handlers: []projections.Handler{
+		fold(b.accountCreated), fold(b.planChanged), fold(b.sessionStarted), fold(b.sessionEnded),
+		fold(b.keyIssued), fold(b.keyRevoked), fold(b.keyLimitsSet), fold(b.accountBudgetSet),
+	}, Flush: b.flush}
 }
 
-// batch is what one Apply writes: rows new in the batch, into which later
+// fold makes an applier of a batch the handler of its event type.
+func fold[T any, P interface {
+	*T
+	domain.Event
+}](apply func(v *T, pos int64)) projections.Handler {
+	return projections.On[T, P](func(_ context.Context, _ pgx.Tx, e projections.Event, v *T) error {
+		apply(v, int64(e.Position))
+		return nil
+	})
+}
+
+// batch is what one batch of identity writes: rows new in the batch, into which later
 // events of the batch fold (later events win, except that a key's first
 // revocation counts), and changes to rows of earlier batches. Not safe
 // for concurrent use.

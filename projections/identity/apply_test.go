@@ -53,7 +53,7 @@ func applyIn(ctx context.Context, pool *pgxpool.Pool, events []projections.Event
 	if _, err := tx.Exec(ctx, `SELECT set_config('search_path', 'rm_identity, public', true)`); err != nil {
 		return err
 	}
-	if err := (identity.Projection{}).Apply(ctx, tx, events); err != nil {
+	if err := (identity.Projection{}).Spec().Apply(ctx, tx, events); err != nil {
 		return err
 	}
 	if !commit {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/projections"
 )
 
 // Projection is the read model of accounts and their API keys: it answers
@@ -21,12 +22,8 @@ type Projection struct{}
 // Name is the identity projection's name and checkpoint key.
 const Name = "identity"
 
-// Name implements Projection.
-func (Projection) Name() string { return Name }
-
-// DDL implements Projection.
-func (Projection) DDL() string {
-	return `
+// ddl is the read model's tables.
+const ddl = `
 CREATE TABLE accounts (
     account_id         uuid        PRIMARY KEY,
     email              text        COLLATE "C" NOT NULL,
@@ -67,24 +64,23 @@ CREATE TABLE api_keys (
     position    bigint      NOT NULL
 );
 `
-}
 
-// DeferredDDL implements IndexDeferrer.
-func (Projection) DeferredDDL() string {
-	return `
+// deferredDDL is the read model's secondary indexes.
+const deferredDDL = `
 CREATE UNIQUE INDEX accounts_email ON accounts (email);
 CREATE UNIQUE INDEX api_keys_secret_hash ON api_keys (secret_hash);
 CREATE INDEX api_keys_account ON api_keys (account_id, service);
 CREATE UNIQUE INDEX sessions_token_hash ON sessions (token_hash);
 CREATE INDEX accounts_stripe_customer ON accounts (stripe_customer_id) WHERE stripe_customer_id IS NOT NULL;
 `
-}
 
-// FailClosedChannel makes identity fail closed (FailsClosed): it never
-// parks an event, and while it cannot advance, Authenticate and
-// SessionByToken refuse with 503 instead of trusting a read model that may
-// miss a revocation or a plan change.
-func (Projection) FailClosedChannel() string { return Channel }
+// Spec implements projections.Projection. Identity fails closed
+// (Spec.FailClosedChannel): it never parks an event, and while it cannot
+// advance, Authenticate and SessionByToken refuse with 503 instead of
+// trusting a read model that may miss a revocation or a plan change.
+func (Projection) Spec() projections.Spec {
+	return projections.Spec{Name: Name, DDL: ddl, DeferredDDL: deferredDDL, FailClosedChannel: Channel, Batch: newBatch}
+}
 
 // identityBlocked is a SQL expression that is true while the identity
 // projection has a current fault: a failed batch at or past its checkpoint.

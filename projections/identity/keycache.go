@@ -8,6 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/domain/account"
+	"github.com/arr-dev/arr/domain/wait"
 )
 
 // Channel is the PostgreSQL notification channel on which every
@@ -89,7 +90,7 @@ func (c *keyCache) listen(ctx context.Context, pool *pgxpool.Pool, warn func(msg
 			if ctx.Err() == nil {
 				warn("key cache listener: acquiring a connection; keys are looked up per request meanwhile", "err", err)
 			}
-			sleep(ctx, backoff)
+			wait.Sleep(ctx, backoff)
 			backoff = min(backoff*2, 5*time.Second)
 			continue
 		}
@@ -99,7 +100,7 @@ func (c *keyCache) listen(ctx context.Context, pool *pgxpool.Pool, warn func(msg
 			if ctx.Err() == nil {
 				warn("key cache listener: LISTEN; keys are looked up per request meanwhile", "err", err)
 			}
-			sleep(ctx, backoff)
+			wait.Sleep(ctx, backoff)
 			backoff = min(backoff*2, 5*time.Second)
 			continue
 		}
@@ -124,14 +125,4 @@ func (c *keyCache) invalidate() {
 	defer c.mu.Unlock()
 	c.gen++
 	clear(c.m)
-}
-
-// sleep waits d or until ctx ends.
-func sleep(ctx context.Context, d time.Duration) {
-	t := time.NewTimer(d)
-	defer t.Stop()
-	select {
-	case <-ctx.Done():
-	case <-t.C:
-	}
 }

@@ -20,12 +20,8 @@ type Projection struct{}
 // Name is the lists projection's name and checkpoint key.
 const Name = "lists"
 
-// Name implements Projection.
-func (Projection) Name() string { return Name }
-
-// DDL implements Projection.
-func (Projection) DDL() string {
-	return `
+// ddl is the read model's tables.
+const ddl = `
 CREATE TABLE lists (
     list_id     uuid        PRIMARY KEY,
     account_id  uuid        NOT NULL,
@@ -56,35 +52,29 @@ CREATE TABLE erasures (
     position   bigint      NOT NULL
 );
 `
-}
 
-// DeferredDDL implements IndexDeferrer.
-func (Projection) DeferredDDL() string {
-	return `
+// deferredDDL is the read model's secondary indexes.
+const deferredDDL = `
 CREATE INDEX lists_account ON lists (account_id, imported_at DESC);
 CREATE UNIQUE INDEX list_rows_lead ON list_rows (lead_id);
 CREATE INDEX list_rows_account ON list_rows (account_id);
 `
+
+// Spec implements projections.Projection.
+func (Projection) Spec() projections.Spec {
+	return projections.Spec{Name: Name, DDL: ddl, DeferredDDL: deferredDDL, Batch: newBatch}
 }
 
-// EventTypes implements EventFilter.
-func (Projection) EventTypes() []string {
-	return []string{
-		records.ListImported{}.EventType(),
-		records.ListRowsImported{}.EventType(),
-		records.ContactDataErased{}.EventType(),
-	}
-}
-
-// Apply implements Projection.
-func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
+// newBatch begins a batch: its lists' rows are copied in at once, before
+// an erasure and at the end.
+func newBatch() projections.Batch {
 	type row struct {
 		list, account uuid.UUID
 		records.ListRow
 		pos int64
 	}
 	var rows []row
-	flush := func() error {
+	flush := func(ctx context.Context, tx pgx.Tx) error {
 		if len(rows) == 0 {
 			return nil
 		}
@@ -101,34 +91,33 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 		}
 		return nil
 	}
-	for _, e := range events {
-		switch p := e.Payload.(type) {
-		case *records.ListImported:
-			v := *p
-			if _, err := tx.Exec(ctx, `INSERT INTO lists (list_id, account_id, name, rows, columns, imported_at, position) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
-				v.ListID, v.AccountID, v.Name, v.Rows, v.Columns, v.ImportedAt, int64(e.Position)); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
-		case *records.ListRowsImported:
-			v := *p
-			for _, r := range v.Rows {
-				rows = append(rows, row{list: v.ListID, account: v.AccountID, ListRow: r, pos: int64(e.Position)})
-			}
-		case *records.ContactDataErased:
-			v := *p
-			if err := flush(); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `UPDATE list_rows SET contact = NULL, contact_erased = true, position = $2
-				WHERE account_id = $1 AND (contact IS NOT NULL OR NOT contact_erased)`, v.AccountID, int64(e.Position)); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
-			if _, err := tx.Exec(ctx, `INSERT INTO erasures (account_id, erased_at, position) VALUES ($1, $2, $3)
-				ON CONFLICT (account_id) DO UPDATE SET erased_at = excluded.erased_at, position = excluded.position`,
-				v.AccountID, v.ErasedAt, int64(e.Position)); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
+	imported := func(ctx context.Context, tx pgx.Tx, e projections.Event, v *records.ListImported) error {
+		if _, err := tx.Exec(ctx, `INSERT INTO lists (list_id, account_id, name, rows, columns, imported_at, position) VALUES ($1, $2, $3, $4, $5, $6, $7)`,
+			v.ListID, v.AccountID, v.Name, v.Rows, v.Columns, v.ImportedAt, int64(e.Position)); err != nil {
+			return fmt.Errorf("event %d: %w", e.Position, err)
 		}
+		return nil
 	}
-	return flush()
+	rowsImported := func(_ context.Context, _ pgx.Tx, e projections.Event, v *records.ListRowsImported) error {
+		for _, r := range v.Rows {
+			rows = append(rows, row{list: v.ListID, account: v.AccountID, ListRow: r, pos: int64(e.Position)})
+		}
+		return nil
+	}
+	erased := func(ctx context.Context, tx pgx.Tx, e projections.Event, v *records.ContactDataErased) error {
+		if err := flush(ctx, tx); err != nil {
+			return err
+		}
+		if _, err := tx.Exec(ctx, `UPDATE list_rows SET contact = NULL, contact_erased = true, position = $2
+				WHERE account_id = $1 AND (contact IS NOT NULL OR NOT contact_erased)`, v.AccountID, int64(e.Position)); err != nil {
+			return fmt.Errorf("event %d: %w", e.Position, err)
+		}
+		if _, err := tx.Exec(ctx, `INSERT INTO erasures (account_id, erased_at, position) VALUES ($1, $2, $3)
+				ON CONFLICT (account_id) DO UPDATE SET erased_at = excluded.erased_at, position = excluded.position`,
+			v.AccountID, v.ErasedAt, int64(e.Position)); err != nil {
+			return fmt.Errorf("event %d: %w", e.Position, err)
+		}
+		return nil
+	}
+	return projections.Batch{Handlers: []projections.Handler{projections.On(imported), projections.On(rowsImported), projections.On(erased)}, Flush: flush}
 }

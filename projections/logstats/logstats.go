@@ -20,12 +20,8 @@ type Projection struct{}
 // Name is the log-stats projection's name and checkpoint key.
 const Name = "logstats"
 
-// Name implements Projection.
-func (Projection) Name() string { return Name }
-
-// DDL implements Projection.
-func (Projection) DDL() string {
-	return `
+// ddl is the read model's tables.
+const ddl = `
 CREATE TABLE event_types (
     event_type     text        PRIMARY KEY,
     events         bigint      NOT NULL,
@@ -42,7 +38,6 @@ CREATE TABLE stream_categories (
     last_at        timestamptz NOT NULL
 );
 `
-}
 
 type typeAgg struct {
 	n           int64
@@ -64,8 +59,13 @@ func Category(stream string) string {
 	return stream
 }
 
-// Apply implements Projection: one upsert per table per batch.
-func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
+// Spec implements projections.Projection: logstats reads every event.
+func (Projection) Spec() projections.Spec {
+	return projections.Spec{Name: Name, DDL: ddl, AllEvents: apply}
+}
+
+// apply counts a batch of events: one upsert per table per batch.
+func apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
 	types := map[string]*typeAgg{}
 	cats := map[string]*catAgg{}
 	for _, e := range events {

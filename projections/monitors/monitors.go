@@ -18,12 +18,8 @@ type Projection struct{}
 // Name is the projection's name and checkpoint key.
 const Name = "monitors"
 
-// Name implements Projection.
-func (Projection) Name() string { return Name }
-
-// DDL implements Projection.
-func (Projection) DDL() string {
-	return `
+// ddl is the read model's tables.
+const ddl = `
 CREATE TABLE monitors (
     monitor_id uuid        PRIMARY KEY,
     account_id uuid        NOT NULL,
@@ -37,40 +33,45 @@ CREATE TABLE monitors (
     position   bigint      NOT NULL
 );
 `
+
+// deferredDDL is the read model's secondary indexes.
+const deferredDDL = `CREATE INDEX monitors_account ON monitors (account_id, created_at, monitor_id);`
+
+// Spec implements projections.Projection.
+func (Projection) Spec() projections.Spec {
+	return projections.Spec{Name: Name, DDL: ddl, DeferredDDL: deferredDDL, Handlers: []projections.Handler{
+		projections.On(created), projections.On(deleted), projections.On(disabled), projections.On(erased),
+	}}
 }
 
-// DeferredDDL implements IndexDeferrer.
-func (Projection) DeferredDDL() string {
-	return `CREATE INDEX monitors_account ON monitors (account_id, created_at, monitor_id);`
-}
-
-// EventTypes implements EventFilter.
-func (Projection) EventTypes() []string {
-	return []string{records.MonitorCreated{}.EventType(), records.MonitorDeleted{}.EventType(), records.MonitorDisabled{}.EventType(),
-		records.ContactDataErased{}.EventType()}
-}
-
-// Apply implements Projection.
-func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
-	for _, e := range events {
-		var err error
-		switch v := e.Payload.(type) {
-		case *records.MonitorCreated:
-			_, err = tx.Exec(ctx, `INSERT INTO monitors (monitor_id, account_id, list_id, url, layers, created_at, position)
+func created(ctx context.Context, tx pgx.Tx, e projections.Event, v *records.MonitorCreated) error {
+	_, err := tx.Exec(ctx, `INSERT INTO monitors (monitor_id, account_id, list_id, url, layers, created_at, position)
 				VALUES ($1, $2, $3, $4, $5, $6, $7)`, v.MonitorID, v.AccountID, v.ListID, v.URL, v.Layers, v.CreatedAt, int64(e.Position))
-		case *records.MonitorDeleted:
-			_, err = tx.Exec(ctx, `UPDATE monitors SET deleted_at = $2, position = $3 WHERE monitor_id = $1 AND deleted_at IS NULL`,
-				v.MonitorID, v.DeletedAt, int64(e.Position))
-		case *records.MonitorDisabled:
-			_, err = tx.Exec(ctx, `UPDATE monitors SET disabled_at = $2, disabled_reason = $3, position = $4
+	return eventError(e, err)
+}
+
+func deleted(ctx context.Context, tx pgx.Tx, e projections.Event, v *records.MonitorDeleted) error {
+	_, err := tx.Exec(ctx, `UPDATE monitors SET deleted_at = $2, position = $3 WHERE monitor_id = $1 AND deleted_at IS NULL`,
+		v.MonitorID, v.DeletedAt, int64(e.Position))
+	return eventError(e, err)
+}
+
+func disabled(ctx context.Context, tx pgx.Tx, e projections.Event, v *records.MonitorDisabled) error {
+	_, err := tx.Exec(ctx, `UPDATE monitors SET disabled_at = $2, disabled_reason = $3, position = $4
 				WHERE monitor_id = $1 AND deleted_at IS NULL AND disabled_at IS NULL`, v.MonitorID, v.DisabledAt, v.Reason, int64(e.Position))
-		case *records.ContactDataErased:
-			_, err = tx.Exec(ctx, `UPDATE monitors SET disabled_at = $2, disabled_reason = $3, position = $4
+	return eventError(e, err)
+}
+
+func erased(ctx context.Context, tx pgx.Tx, e projections.Event, v *records.ContactDataErased) error {
+	_, err := tx.Exec(ctx, `UPDATE monitors SET disabled_at = $2, disabled_reason = $3, position = $4
 				WHERE account_id = $1 AND deleted_at IS NULL AND disabled_at IS NULL`, v.AccountID, v.ErasedAt, ErasedReason, int64(e.Position))
-		}
-		if err != nil {
-			return fmt.Errorf("event %d: %w", e.Position, err)
-		}
+	return eventError(e, err)
+}
+
+// eventError names e's position in err, if there is one.
+func eventError(e projections.Event, err error) error {
+	if err != nil {
+		return fmt.Errorf("event %d: %w", e.Position, err)
 	}
 	return nil
 }

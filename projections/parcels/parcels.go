@@ -10,6 +10,7 @@ import (
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/projections"
@@ -25,12 +26,8 @@ type Projection struct{}
 // Name is the parcels projection's name and checkpoint key.
 const Name = "parcels"
 
-// Name implements Projection.
-func (Projection) Name() string { return Name }
-
-// DDL implements Projection.
-func (Projection) DDL() string {
-	return `
+// ddl is the read model's tables.
+const ddl = `
 CREATE TABLE loads (
     load_id          uuid        PRIMARY KEY,
     layer            text        COLLATE "C" NOT NULL,
@@ -103,11 +100,9 @@ CREATE TABLE parcels (
     PRIMARY KEY (county, apn)
 );
 ` + watchDDL
-}
 
-// DeferredDDL implements IndexDeferrer.
-func (Projection) DeferredDDL() string {
-	return `
+// deferredDDL is the read model's secondary indexes.
+const deferredDDL = `
 CREATE INDEX parcels_geom ON parcels USING gist (geom);
 CREATE INDEX parcels_apn_norm ON parcels (apn_norm);
 CREATE INDEX parcels_norm_address ON parcels (norm_address) WHERE norm_address <> '';
@@ -115,122 +110,141 @@ CREATE INDEX parcels_address_trgm ON parcels USING gin (norm_address gin_trgm_op
 CREATE INDEX parcel_layers_layer ON parcel_layers (layer, county) WHERE named;
 CREATE INDEX parcel_layers_lender ON parcel_layers (lender) WHERE lender IS NOT NULL AND named;
 ` + watchDeferredDDL
-}
 
 type stagedRow struct {
 	load uuid.UUID
 	records.Row
 }
 
-// EventTypes implements EventFilter.
-func (Projection) EventTypes() []string {
-	return []string{
-		records.LayerLoadStarted{}.EventType(),
-		records.LayerRowsLoaded{}.EventType(),
-		records.LayerLoadCompleted{}.EventType(),
-		records.LayerLoadFailed{}.EventType(),
-		// The list monitors' outbox (watch.go).
-		records.ListRowsImported{}.EventType(),
-		records.MonitorCreated{}.EventType(),
-		records.MonitorDeleted{}.EventType(),
-		records.MonitorDisabled{}.EventType(),
-		records.ContactDataErased{}.EventType(),
-		records.WebhookDeliveryAttempted{}.EventType(),
-	}
+// Spec implements projections.Projection.
+func (Projection) Spec() projections.Spec {
+	return projections.Spec{Name: Name, DDL: ddl, DeferredDDL: deferredDDL, Cut: cut, Batch: newBatch}
 }
 
-// Apply implements Projection.
-func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
-	var staged []stagedRow
-	var watched []watchRow
-	flush := func() error {
-		if err := copyWatchRows(ctx, tx, watched); err != nil {
+// batch is what a batch copies in at once: the layer rows to stage and
+// the lists' rows for the monitors (watch.go), copied before an event
+// that reads them and at the end.
+type batch struct {
+	staged  []stagedRow
+	watched []watchRow
+}
+
+func newBatch() projections.Batch {
+	b := &batch{}
+	return projections.Batch{Handlers: []projections.Handler{
+		projections.On(loadStarted), projections.On(b.rowsLoaded), projections.On(b.loadCompleted), projections.On(b.loadFailed),
+		// The list monitors' outbox (watch.go).
+		projections.On(b.listRowsImported),
+		watchHandler[records.MonitorCreated](b.flush), watchHandler[records.MonitorDeleted](b.flush), watchHandler[records.MonitorDisabled](b.flush),
+		watchHandler[records.ContactDataErased](b.flush), watchHandler[records.WebhookDeliveryAttempted](b.flush),
+	}, Flush: b.flush}
+}
+
+// watchHandler is the handler of an event of the monitors' outbox: what
+// the batch holds is copied in first (flush), then the event applied.
+func watchHandler[T any, P interface {
+	*T
+	domain.Event
+}](flush func(context.Context, pgx.Tx) error) projections.Handler {
+	return projections.On[T, P](func(ctx context.Context, tx pgx.Tx, e projections.Event, _ *T) error {
+		if err := flush(ctx, tx); err != nil {
 			return err
 		}
-		watched = watched[:0]
-		if len(staged) == 0 {
-			return nil
-		}
-		_, err := tx.CopyFrom(ctx, pgx.Identifier{"staged"},
-			[]string{"load_id", "line", "county", "apn", "apn_norm", "address", "norm_address", "lon", "lat", "source_url", "record_date", "amount_micros", "lender", "detail"},
-			pgx.CopyFromSlice(len(staged), func(i int) ([]any, error) {
-				r := staged[i]
-				var url, lender *string
-				if r.SourceURL != "" {
-					url = &r.SourceURL
-				}
-				if r.Lender != "" {
-					lender = &r.Lender
-				}
-				var date *time.Time
-				if r.Date != "" {
-					d, err := time.Parse(time.DateOnly, r.Date)
-					if err != nil {
-						return nil, fmt.Errorf("line %d: date %q: %w", r.Line, r.Date, err)
-					}
-					date = &d
-				}
-				var detail []byte
-				if len(r.Detail) > 0 {
-					detail, _ = json.Marshal(r.Detail)
-				}
-				return []any{r.load, int32(r.Line), r.County, r.APN, records.NormalizeAPN(r.APN), r.Address, records.NormalizeAddress(r.Address),
-					r.Lon, r.Lat, url, date, r.Amount, lender, detail}, nil
-			}))
-		staged = staged[:0]
-		if err != nil {
-			return fmt.Errorf("staging layer rows: %w", err)
-		}
+		return applyWatch(ctx, tx, e)
+	})
+}
+
+// flush copies in the rows the batch holds.
+func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
+	if err := copyWatchRows(ctx, tx, b.watched); err != nil {
+		return err
+	}
+	b.watched = b.watched[:0]
+	staged := b.staged
+	if len(staged) == 0 {
 		return nil
 	}
-	for _, e := range events {
-		switch p := e.Payload.(type) {
-		case *records.LayerLoadStarted:
-			v := *p
-			if _, err := tx.Exec(ctx, `INSERT INTO loads (load_id, layer, counties, source_url, source_date, file, crawled_at, started_at, status, position)
-				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'started', $9)`,
-				v.LoadID, string(v.Layer), v.Counties, v.SourceURL, v.SourceDate, v.File, v.CrawledAt, v.StartedAt, int64(e.Position)); err != nil {
-				return fmt.Errorf("event %d: recording load start: %w", e.Position, err)
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"staged"},
+		[]string{"load_id", "line", "county", "apn", "apn_norm", "address", "norm_address", "lon", "lat", "source_url", "record_date", "amount_micros", "lender", "detail"},
+		pgx.CopyFromSlice(len(staged), func(i int) ([]any, error) {
+			r := staged[i]
+			var url, lender *string
+			if r.SourceURL != "" {
+				url = &r.SourceURL
 			}
-		case *records.LayerRowsLoaded:
-			v := *p
-			for _, r := range v.Rows {
-				staged = append(staged, stagedRow{load: v.LoadID, Row: r})
+			if r.Lender != "" {
+				lender = &r.Lender
 			}
-		case *records.LayerLoadCompleted:
-			v := *p
-			if err := flush(); err != nil {
-				return err
+			var date *time.Time
+			if r.Date != "" {
+				d, err := time.Parse(time.DateOnly, r.Date)
+				if err != nil {
+					return nil, fmt.Errorf("line %d: date %q: %w", r.Line, r.Date, err)
+				}
+				date = &d
 			}
-			if err := completeLoad(ctx, tx, v, int64(e.Position)); err != nil {
-				return fmt.Errorf("event %d: completing load %s: %w", e.Position, v.LoadID, err)
+			var detail []byte
+			if len(r.Detail) > 0 {
+				detail, _ = json.Marshal(r.Detail)
 			}
-		case *records.LayerLoadFailed:
-			v := *p
-			if err := flush(); err != nil {
-				return err
-			}
-			if _, err := tx.Exec(ctx, `DELETE FROM staged WHERE load_id = $1`, v.LoadID); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
-			if _, err := tx.Exec(ctx, `UPDATE loads SET status = 'failed', reason = $2, finished_at = $3, position = $4 WHERE load_id = $1`,
-				v.LoadID, v.Reason, v.FailedAt, int64(e.Position)); err != nil {
-				return fmt.Errorf("event %d: %w", e.Position, err)
-			}
-		case *records.ListRowsImported:
-			for _, r := range p.Rows {
-				watched = append(watched, watchRow{list: p.ListID, account: p.AccountID, ListRow: r})
-			}
-		case *records.MonitorCreated, *records.MonitorDeleted, *records.MonitorDisabled, *records.ContactDataErased, *records.WebhookDeliveryAttempted:
-			if err := flush(); err != nil {
-				return err
-			}
-			if err := applyWatch(ctx, tx, e); err != nil {
-				return err
-			}
-		}
+			return []any{r.load, int32(r.Line), r.County, r.APN, records.NormalizeAPN(r.APN), r.Address, records.NormalizeAddress(r.Address),
+				r.Lon, r.Lat, url, date, r.Amount, lender, detail}, nil
+		}))
+	b.staged = b.staged[:0]
+	if err != nil {
+		return fmt.Errorf("staging layer rows: %w", err)
 	}
-	return flush()
+	return nil
+}
+
+func loadStarted(ctx context.Context, tx pgx.Tx, e projections.Event, p *records.LayerLoadStarted) error {
+	v := *p
+	if _, err := tx.Exec(ctx, `INSERT INTO loads (load_id, layer, counties, source_url, source_date, file, crawled_at, started_at, status, position)
+				VALUES ($1, $2, $3, $4, $5, $6, $7, $8, 'started', $9)`,
+		v.LoadID, string(v.Layer), v.Counties, v.SourceURL, v.SourceDate, v.File, v.CrawledAt, v.StartedAt, int64(e.Position)); err != nil {
+		return fmt.Errorf("event %d: recording load start: %w", e.Position, err)
+	}
+	return nil
+}
+
+func (b *batch) rowsLoaded(_ context.Context, _ pgx.Tx, _ projections.Event, p *records.LayerRowsLoaded) error {
+	for _, r := range p.Rows {
+		b.staged = append(b.staged, stagedRow{load: p.LoadID, Row: r})
+	}
+	return nil
+}
+
+func (b *batch) loadCompleted(ctx context.Context, tx pgx.Tx, e projections.Event, p *records.LayerLoadCompleted) error {
+	v := *p
+	if err := b.flush(ctx, tx); err != nil {
+		return err
+	}
+	if err := completeLoad(ctx, tx, v, int64(e.Position)); err != nil {
+		return fmt.Errorf("event %d: completing load %s: %w", e.Position, v.LoadID, err)
+	}
+	return nil
+}
+
+func (b *batch) loadFailed(ctx context.Context, tx pgx.Tx, e projections.Event, p *records.LayerLoadFailed) error {
+	v := *p
+	if err := b.flush(ctx, tx); err != nil {
+		return err
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM staged WHERE load_id = $1`, v.LoadID); err != nil {
+		return fmt.Errorf("event %d: %w", e.Position, err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE loads SET status = 'failed', reason = $2, finished_at = $3, position = $4 WHERE load_id = $1`,
+		v.LoadID, v.Reason, v.FailedAt, int64(e.Position)); err != nil {
+		return fmt.Errorf("event %d: %w", e.Position, err)
+	}
+	return nil
+}
+
+func (b *batch) listRowsImported(_ context.Context, _ pgx.Tx, _ projections.Event, p *records.ListRowsImported) error {
+	for _, r := range p.Rows {
+		b.watched = append(b.watched, watchRow{list: p.ListID, account: p.AccountID, ListRow: r})
+	}
+	return nil
 }
 
 // maxTxWork bounds, in bytes of row JSON, the work the live runner puts
@@ -243,9 +257,10 @@ const maxTxWork = 32 << 20
 // in the units of maxTxWork.
 const publishBytesPerRow = 128
 
-// Cut implements BatchCutter: row chunks weigh their JSON, a completed load
-// its rows; a batch ends before the event that would pass maxTxWork.
-func (Projection) Cut(events []eventstore.Event) int {
+// cut is the projection's Spec.Cut: row chunks weigh their JSON, a
+// completed load its rows; a batch ends before the event that would pass
+// maxTxWork.
+func cut(events []eventstore.Event) int {
 	work := 0
 	for i, e := range events {
 		switch e.Type {

@@ -44,7 +44,7 @@ func TestParcelsCutBoundsTransactions(t *testing.T) {
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
-			if got := (parcels.Projection{}).Cut(c.events); got != c.want {
+			if got := (parcels.Projection{}).Spec().Cut(c.events); got != c.want {
 				t.Errorf("Cut = %d, want %d", got, c.want)
 			}
 		})

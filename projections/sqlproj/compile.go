@@ -123,10 +123,10 @@ type program struct {
 	apply string
 	// at maps a line of arr_apply's body to the statement there.
 	at []placed
-	// paths are the values Apply finds in each event's JSON for the
+	// paths are the values apply finds in each event's JSON for the
 	// chains statements read (arr__p1 …, see paths.go).
 	paths []path
-	// data and metadata: Apply sends each event's data or metadata whole,
+	// data and metadata: apply sends each event's data or metadata whole,
 	// for a statement that reads it so.
 	data, metadata bool
 	// eventsPaths is the signature of arr_events_paths, "" if no batch
@@ -157,7 +157,7 @@ func (p *program) pathIndex(pa path) int {
 // arr:on section's statements for the events of its types, the event's
 // bound names being variables, then each arr:batch section's statements
 // once, if the batch holds an event of its types. Chains of -> and ->>
-// become the values Apply found (see paths.go).
+// become the values apply found (see paths.go).
 func compile(d *Definition) *program {
 	p := &program{def: d}
 	plans, eventPaths := p.plan(reservedNames(d))

@@ -20,38 +20,31 @@ const DefinitionsName = "sql_projections"
 // processes follow (Sync, Watch). The log keeps the history.
 type Definitions struct{}
 
-func (Definitions) Name() string { return DefinitionsName }
+// Spec implements projections.Projection.
+func (Definitions) Spec() projections.Spec {
+	return projections.Spec{Name: DefinitionsName, DDL: definitionsDDL, Handlers: []projections.Handler{
+		projections.On(defined), projections.On(dropped),
+	}}
+}
 
-func (Definitions) DDL() string {
-	return `CREATE TABLE definitions (
+const definitionsDDL = `CREATE TABLE definitions (
     name       text        COLLATE "C" PRIMARY KEY,
     sql        text        NOT NULL,
     defined_by text        NOT NULL,
     defined_at timestamptz NOT NULL,
     position   bigint      NOT NULL
 );`
-}
 
-func (Definitions) EventTypes() []string {
-	return []string{analysis.SQLProjectionDefined{}.EventType(), analysis.SQLProjectionDropped{}.EventType()}
-}
-
-func (Definitions) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
-	for _, e := range events {
-		switch ev := e.Payload.(type) {
-		case *analysis.SQLProjectionDefined:
-			if _, err := tx.Exec(ctx, `INSERT INTO definitions (name, sql, defined_by, defined_at, position) VALUES ($1, $2, $3, $4, $5)
+func defined(ctx context.Context, tx pgx.Tx, e projections.Event, ev *analysis.SQLProjectionDefined) error {
+	_, err := tx.Exec(ctx, `INSERT INTO definitions (name, sql, defined_by, defined_at, position) VALUES ($1, $2, $3, $4, $5)
 				ON CONFLICT (name) DO UPDATE SET sql = EXCLUDED.sql, defined_by = EXCLUDED.defined_by, defined_at = EXCLUDED.defined_at, position = EXCLUDED.position`,
-				ev.Name, ev.SQL, ev.DefinedBy, ev.DefinedAt, int64(e.Position)); err != nil {
-				return err
-			}
-		case *analysis.SQLProjectionDropped:
-			if _, err := tx.Exec(ctx, `DELETE FROM definitions WHERE name = $1`, ev.Name); err != nil {
-				return err
-			}
-		}
-	}
-	return nil
+		ev.Name, ev.SQL, ev.DefinedBy, ev.DefinedAt, int64(e.Position))
+	return err
+}
+
+func dropped(ctx context.Context, tx pgx.Tx, _ projections.Event, ev *analysis.SQLProjectionDropped) error {
+	_, err := tx.Exec(ctx, `DELETE FROM definitions WHERE name = $1`, ev.Name)
+	return err
 }
 
 // Stored is a definition in force.

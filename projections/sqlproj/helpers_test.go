@@ -87,7 +87,7 @@ func dbOID(t testing.TB, pool *pgxpool.Pool) string {
 
 // define checks src and records it as defined, then syncs the runner
 // (which sets the projection up and builds it from the log).
-func (h *harness) define(t testing.TB, src string) *sqlproj.Projection {
+func (h *harness) define(t testing.TB, src string) projections.Spec {
 	t.Helper()
 	ctx := context.Background()
 	d, err := h.engine.Parse("test.sql", src)
@@ -106,7 +106,7 @@ func (h *harness) define(t testing.TB, src string) *sqlproj.Projection {
 	if err != nil {
 		t.Fatal(err)
 	}
-	return p.(*sqlproj.Projection)
+	return p
 }
 
 func (h *harness) appendEvent(t testing.TB, stream string, e domain.Event) uint64 {

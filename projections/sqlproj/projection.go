@@ -16,9 +16,10 @@ import (
 )
 
 // Projection is a SQL projection as the runner keeps it: a
-// projections.Projection that reads only its event types (EventFilter),
-// builds its schema as its role (SchemaBuilder) and runs its transactions
-// on the engine's pool (TxPooler). Safe for concurrent use.
+// projections.Projection whose spec reads its event types as JSON
+// (Spec.JSON), builds its schema as its role (Spec.BuildSchema) and runs
+// its transactions in sessions of that role (Spec.TxPool,
+// Spec.SessionRole). Safe for concurrent use.
 type Projection struct {
 	e    *Engine
 	def  *Definition
@@ -34,31 +35,31 @@ func (e *Engine) Projection(d *Definition) *Projection {
 // Definition is the projection's parsed definition.
 func (p *Projection) Definition() *Definition { return p.def }
 
-// Name is the name the definition gives.
-func (p *Projection) Name() string { return p.def.Name }
-
-// DDL is the definition file, with the version of the compiler that runs
-// it: the runner rebuilds the read model when either changes.
-func (p *Projection) DDL() string {
-	return "-- arr:compiler " + strconv.Itoa(compilerVersion) + "\n" + p.def.SQL
+// Spec implements projections.Projection: the name the definition gives;
+// as DDL the definition file, with the version of the compiler that runs
+// it (the runner rebuilds the read model when either changes); the types
+// the sections name, read as JSON; transactions each in a session that
+// logs in as the projection's role (session.go).
+func (p *Projection) Spec() projections.Spec {
+	return projections.Spec{
+		Name:        p.def.Name,
+		DDL:         "-- arr:compiler " + strconv.Itoa(compilerVersion) + "\n" + p.def.SQL,
+		JSON:        &projections.JSONHandler{Types: p.def.Types(), Apply: p.apply},
+		TxPool:      sessions{e: p.e, role: p.g.role},
+		SessionRole: p.g.role,
+		BuildSchema: p.buildSchema,
+	}
 }
 
-// EventTypes are the types the sections name.
-func (p *Projection) EventTypes() []string { return p.def.Types() }
+// IsSQL reports whether s is a SQL projection's spec (Projection.Spec):
+// the only projections that read their events as JSON.
+func IsSQL(s projections.Spec) bool { return s.JSON != nil }
 
-// TxPool begins the projection's transactions, each in a session that
-// logs in as its role (see projections.TxPooler, session.go).
-func (p *Projection) TxPool() projections.Beginner { return sessions{e: p.e, role: p.g.role} }
-
-// SessionRole is the role the projection's sessions log in as (see
-// projections.SessionRoler).
-func (p *Projection) SessionRole() string { return p.g.role }
-
-// BuildSchema makes schema (the live one, or a rebuild's shadow) the
+// buildSchema makes schema (the live one, or a rebuild's shadow) the
 // projection's: as arr, the role (created if missing) and the schema,
 // given to it, committed; then, in a session of the role, arr's functions
 // and the definition's DDL.
-func (p *Projection) BuildSchema(ctx context.Context, schema string) error {
+func (p *Projection) buildSchema(ctx context.Context, schema string) error {
 	spec, err := p.e.spec(ctx, p.g.role, p.def.Name, time.Time{})
 	if err != nil {
 		return err
@@ -151,16 +152,12 @@ func build(ctx context.Context, tx pgx.Tx, schema string, g *guard, d *Definitio
 	return nil
 }
 
-// ReadsJSON makes the projection a projections.JSONReader: it hands each
-// event's JSON to PostgreSQL as it is.
-func (p *Projection) ReadsJSON() {}
-
-// Apply runs the definition's statements over events as the role (see
+// apply runs the definition's statements over events as the role (see
 // compile). Each event's data is its payload at its type's current schema
 // version, through the registry (Event.Current). What a statement reads
 // by chains of -> and ->> (see paths.go) is found here, in the JSON;
 // the whole data and metadata go only when a statement reads them whole.
-func (p *Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
+func (p *Projection) apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
 	var schema string
 	if err := tx.QueryRow(ctx, `SELECT pg_catalog.current_schema()::text`).Scan(&schema); err != nil {
 		return err

@@ -26,7 +26,7 @@ func TestSpendByModel(t *testing.T) {
 	}
 	p := h.define(t, spendSQL(t))
 	head := h.completion(t, "small-1", 1000)
-	h.waitFor(t, p.Name(), head)
+	h.waitFor(t, p.Name, head)
 	want := [][]string{{"mid-1", "660", "60"}, {"small-1", "1660", "61"}}
 	check := func(when string) {
 		t.Helper()
@@ -43,7 +43,7 @@ func TestSpendByModel(t *testing.T) {
 		}
 	}
 	check("live")
-	if err := h.runner.Rebuild(context.Background(), p.Name(), nil); err != nil {
+	if err := h.runner.Rebuild(context.Background(), p.Name, nil); err != nil {
 		t.Fatal(err)
 	}
 	check("after a rebuild")
@@ -65,8 +65,8 @@ CREATE TABLE seen (position bigint, schema_version int, link int, model text, st
 -- arr:on CompletionRecorded
 INSERT INTO seen VALUES (:position, :schema_version, (:data->>'link')::int, :data->'payload'->>'model', :stream, :version, :metadata->>'actor', :recorded_at);
 `)
-	h.waitFor(t, p.Name(), res.LastPosition)
-	got := h.query(t, p.Name(), "SELECT position, schema_version, link, model, stream, version FROM seen")
+	h.waitFor(t, p.Name, res.LastPosition)
+	got := h.query(t, p.Name, "SELECT position, schema_version, link, model, stream, version FROM seen")
 	want := []string{fmt.Sprint(res.LastPosition), "2", "1", "old", "audit", "0"}
 	if len(got.Rows) != 1 {
 		t.Fatalf("rows %v", got.Rows)
@@ -100,10 +100,10 @@ ON CONFLICT (model) DO UPDATE SET cost = spend.cost + EXCLUDED.cost, n = spend.n
 DELETE FROM batches;
 `)
 	last := h.completion(t, "a", 1000)
-	h.waitFor(t, p.Name(), last)
+	h.waitFor(t, p.Name, last)
 	check := func(when string) {
 		t.Helper()
-		got := h.query(t, p.Name(), "SELECT model, cost, n, (SELECT count(*) FROM batches) FROM spend ORDER BY model")
+		got := h.query(t, p.Name, "SELECT model, cost, n, (SELECT count(*) FROM batches) FROM spend ORDER BY model")
 		want := [][]string{{"a", "7633", "68", "201"}, {"b", "6700", "67", "201"}, {"c", "6567", "66", "201"}}
 		if len(got.Rows) != 3 {
 			t.Fatalf("%s: %v", when, got.Rows)
@@ -117,7 +117,7 @@ DELETE FROM batches;
 		}
 	}
 	check("live")
-	if err := h.runner.Rebuild(context.Background(), p.Name(), nil); err != nil {
+	if err := h.runner.Rebuild(context.Background(), p.Name, nil); err != nil {
 		t.Fatal(err)
 	}
 	check("rebuilt")
@@ -130,34 +130,34 @@ func TestDropAndDefineAgain(t *testing.T) {
 	h := newHarness(t, sqlproj.Config{})
 	ctx := context.Background()
 	p := h.define(t, spendSQL(t))
-	if dropped, err := h.engine.Drop(ctx, p.Name()); err != nil || dropped {
+	if dropped, err := h.engine.Drop(ctx, p.Name); err != nil || dropped {
 		t.Fatalf("dropping a projection still defined: %v %v, want nothing dropped", dropped, err)
 	}
-	pos := h.appendEvent(t, analysis.StreamID(p.Name()), &analysis.SQLProjectionDropped{Name: p.Name(), DroppedBy: "test", DroppedAt: time.Now()})
+	pos := h.appendEvent(t, analysis.StreamID(p.Name), &analysis.SQLProjectionDropped{Name: p.Name, DroppedBy: "test", DroppedAt: time.Now()})
 	h.waitFor(t, sqlproj.DefinitionsName, pos)
 	removed, err := h.engine.Sync(ctx, h.runner, true)
-	if err != nil || len(removed) != 1 || removed[0] != p.Name() {
+	if err != nil || len(removed) != 1 || removed[0] != p.Name {
 		t.Fatalf("sync removed %v, %v", removed, err)
 	}
-	if dropped, err := h.engine.Drop(ctx, p.Name()); err != nil || !dropped {
+	if dropped, err := h.engine.Drop(ctx, p.Name); err != nil || !dropped {
 		t.Fatalf("drop: %v %v", dropped, err)
 	}
 	var left int
 	if err := h.pool.QueryRow(ctx, `SELECT (SELECT count(*) FROM pg_namespace WHERE nspname LIKE 'rm\_spend\_by\_model%')
 		+ (SELECT count(*) FROM projection_checkpoints WHERE name = $1) + (SELECT count(*) FROM pg_roles WHERE rolname = $2)`,
-		p.Name(), h.engine.Role(p.Name())).Scan(&left); err != nil {
+		p.Name, h.engine.Role(p.Name)).Scan(&left); err != nil {
 		t.Fatal(err)
 	}
 	if left != 0 {
 		t.Fatalf("%d things left after the drop", left)
 	}
-	if _, err := h.runner.Get(p.Name()); err == nil {
+	if _, err := h.runner.Get(p.Name); err == nil {
 		t.Fatal("the runner still has the dropped projection")
 	}
 	again := h.define(t, "-- arr:projection spend_by_model\nCREATE TABLE n (c bigint);\n-- arr:on CompletionRecorded\nINSERT INTO n VALUES (1);")
 	last := h.completion(t, "x", 1)
-	h.waitFor(t, again.Name(), last)
-	if got := h.query(t, again.Name(), "SELECT count(*) FROM n"); sqlproj.Text(got.Rows[0][0]) != "1" {
+	h.waitFor(t, again.Name, last)
+	if got := h.query(t, again.Name, "SELECT count(*) FROM n"); sqlproj.Text(got.Rows[0][0]) != "1" {
 		t.Fatalf("the projection defined again counted %v", got.Rows)
 	}
 }
@@ -203,9 +203,9 @@ func TestChainsReadTheJSONAsJsonbDoes(t *testing.T) {
 		chains := h.define(t, "-- arr:projection chains_"+form+"\n"+table+section)
 		whole := h.define(t, "-- arr:projection whole_"+form+"\n"+table+
 			strings.NewReplacer(":data", "(:data)", ":metadata", "(:metadata)", "e.data", "(e.data)", " data", " (data)", " metadata", " (metadata)").Replace(section))
-		h.waitFor(t, chains.Name(), head)
-		h.waitFor(t, whole.Name(), head)
-		for name, paths := range map[string]bool{chains.Name(): true, whole.Name(): false} {
+		h.waitFor(t, chains.Name, head)
+		h.waitFor(t, whole.Name, head)
+		for name, paths := range map[string]bool{chains.Name: true, whole.Name: false} {
 			var src string
 			if err := h.pool.QueryRow(context.Background(), `SELECT string_agg(prosrc, ' ') FROM pg_proc WHERE pronamespace = $1::regnamespace`,
 				projections.Schema(name)).Scan(&src); err != nil {
@@ -216,7 +216,7 @@ func TestChainsReadTheJSONAsJsonbDoes(t *testing.T) {
 			}
 		}
 		const q = "SELECT position, model, cost, seq, actor, payload, deep FROM r ORDER BY position"
-		got, exp := h.query(t, chains.Name(), q), h.query(t, whole.Name(), q)
+		got, exp := h.query(t, chains.Name, q), h.query(t, whole.Name, q)
 		if len(got.Rows) != len(docs) || fmt.Sprint(got.Rows) != fmt.Sprint(exp.Rows) {
 			t.Errorf("%s: chains read\n%v\nthe whole jsonb\n%v", form, got.Rows, exp.Rows)
 		}

@@ -137,12 +137,12 @@ INSERT INTO t SELECT try(:data->'payload'->>'q');
 	// ParkAfter is 1: the failing batch is tried once, then event by
 	// event.
 	for range 3 {
-		if _, _, err := h.runner.Step(ctx, p.Name()); err == nil {
+		if _, _, err := h.runner.Step(ctx, p.Name); err == nil {
 			break
 		}
 	}
-	h.waitFor(t, p.Name(), last)
-	page, err := projections.ListParked(ctx, h.pool, projections.ParkedQuery{Projection: p.Name()})
+	h.waitFor(t, p.Name, last)
+	page, err := projections.ListParked(ctx, h.pool, projections.ParkedQuery{Projection: p.Name})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -157,7 +157,7 @@ INSERT INTO t SELECT try(:data->'payload'->>'q');
 			t.Errorf("parked %d: %q, want %q at sneaky.sql:10:1", pe.Position, pe.Error, want[i])
 		}
 	}
-	res := h.query(t, p.Name(), "SELECT a FROM t")
+	res := h.query(t, p.Name, "SELECT a FROM t")
 	if len(res.Rows) != 1 || sqlproj.Text(res.Rows[0][0]) != "fine" {
 		t.Fatalf("rows %v, want only the fine one", res.Rows)
 	}
@@ -181,23 +181,23 @@ INSERT INTO who SELECT turn();
 `)
 	ctx := context.Background()
 	first := h.probe(t, "")
-	h.waitFor(t, p.Name(), first)
+	h.waitFor(t, p.Name, first)
 	h.probe(t, "")
-	_, _, err := h.runner.Step(ctx, p.Name())
+	_, _, err := h.runner.Step(ctx, p.Name)
 	var alt *sqlproj.FunctionAlteredError
 	if !errors.As(err, &alt) {
 		t.Fatalf("the step after the alteration: %v, want a FunctionAlteredError", err)
 	}
 	var who []string
-	rows, err := h.pool.Query(ctx, `SELECT name FROM `+pgx.Identifier{projections.Schema(p.Name()), "who"}.Sanitize())
+	rows, err := h.pool.Query(ctx, `SELECT name FROM `+pgx.Identifier{projections.Schema(p.Name), "who"}.Sanitize())
 	if err != nil {
 		t.Fatal(err)
 	}
 	if who, err = pgx.CollectRows(rows, pgx.RowTo[string]); err != nil {
 		t.Fatal(err)
 	}
-	if len(who) != 1 || who[0] != h.engine.Role(p.Name()) {
-		t.Fatalf("ran as %v, want once as %s", who, h.engine.Role(p.Name()))
+	if len(who) != 1 || who[0] != h.engine.Role(p.Name) {
+		t.Fatalf("ran as %v, want once as %s", who, h.engine.Role(p.Name))
 	}
 }
 
@@ -212,7 +212,7 @@ func TestRoleReadsNothingElse(t *testing.T) {
 	if _, err := h.pool.Exec(context.Background(), `CREATE SCHEMA rm_other; CREATE TABLE rm_other.keys (secret text)`); err != nil {
 		t.Fatal(err)
 	}
-	role := h.engine.Role(p.Name())
+	role := h.engine.Role(p.Name)
 	rows, err := h.pool.Query(context.Background(), `SELECT n.nspname || '.' || c.relname FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
 		WHERE c.relkind IN ('r', 'v', 'm', 'p', 'f', 'S') AND n.nspname NOT IN ('pg_catalog', 'information_schema', $2)
 		AND c.relname NOT IN ('spatial_ref_sys', 'geometry_columns', 'geography_columns')
@@ -223,7 +223,7 @@ func TestRoleReadsNothingElse(t *testing.T) {
 		UNION ALL SELECT 'schema usage ' || nspname FROM pg_namespace WHERE nspname LIKE 'rm\_%' AND nspname <> $2 AND has_schema_privilege($1, oid, 'USAGE')
 		UNION ALL SELECT 'attributes' FROM pg_roles WHERE rolname = $1 AND (rolsuper OR rolinherit OR rolcreaterole OR rolcreatedb OR NOT rolcanlogin OR rolconnlimit <> 1 OR rolreplication OR rolbypassrls)
 		UNION ALL SELECT 'membership of ' || m.roleid::regrole::text FROM pg_auth_members m WHERE m.member = $1::regrole
-		UNION ALL SELECT 'temporary tables' WHERE has_database_privilege($1, current_database(), 'TEMPORARY')`, role, projections.Schema(p.Name()))
+		UNION ALL SELECT 'temporary tables' WHERE has_database_privilege($1, current_database(), 'TEMPORARY')`, role, projections.Schema(p.Name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -244,19 +244,19 @@ func TestBatchOverTime(t *testing.T) {
 	p := h.define(t, head+"-- arr:on CompletionRecorded\nINSERT INTO t SELECT 'slept' FROM pg_sleep((:data->'payload'->>'q')::float);")
 	ctx := context.Background()
 	before := h.probe(t, "0")
-	h.waitFor(t, p.Name(), before)
+	h.waitFor(t, p.Name, before)
 	h.probe(t, "5")
 	for range 3 {
-		_, n, err := h.runner.Step(ctx, p.Name())
+		_, n, err := h.runner.Step(ctx, p.Name)
 		if err == nil || !strings.Contains(err.Error(), "canceling statement due to statement timeout") || n != 0 {
 			t.Fatalf("step: %d applied, %v; want the statement timeout", n, err)
 		}
 	}
 	var pos int64
-	if err := h.pool.QueryRow(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(&pos); err != nil {
+	if err := h.pool.QueryRow(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`, p.Name).Scan(&pos); err != nil {
 		t.Fatal(err)
 	}
-	parked, err := projections.CountParked(ctx, h.pool, p.Name())
+	parked, err := projections.CountParked(ctx, h.pool, p.Name)
 	if err != nil || uint64(pos) != before || parked != 0 {
 		t.Fatalf("checkpoint %d (want %d), %d parked %v", pos, before, parked, err)
 	}
@@ -272,13 +272,13 @@ func TestQueryIsReadOnly(t *testing.T) {
 		"SELECT count(*) FROM public.events":     "permission denied for table events",
 		"SELECT current_user::text, 1; SELECT 2": "syntax error",
 	} {
-		_, err := h.engine.Query(context.Background(), p.Name(), q)
+		_, err := h.engine.Query(context.Background(), p.Name, q)
 		if err == nil || !strings.Contains(err.Error(), want) {
 			t.Errorf("query %q: %v, want %q", q, err, want)
 		}
 	}
-	res := h.query(t, p.Name(), "SELECT current_user::text AS who, 1 AS one, 1 AS one -- a comment")
-	if len(res.Columns) != 3 || sqlproj.Text(res.Rows[0][0]) != h.engine.Role(p.Name()) || string(res.Objects()[0]) != `{"who":"`+h.engine.Role(p.Name())+`","one":1}` {
+	res := h.query(t, p.Name, "SELECT current_user::text AS who, 1 AS one, 1 AS one -- a comment")
+	if len(res.Columns) != 3 || sqlproj.Text(res.Rows[0][0]) != h.engine.Role(p.Name) || string(res.Objects()[0]) != `{"who":"`+h.engine.Role(p.Name)+`","one":1}` {
 		t.Fatalf("got %v %s %s", res.Columns, res.Rows, res.Objects())
 	}
 }

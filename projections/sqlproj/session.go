@@ -116,8 +116,8 @@ func (e *Engine) slot(role string) chan struct{} {
 	return s
 }
 
-// sessions begins transactions in sessions of one role (the runner's
-// projections.TxPooler): each Begin logs in as the role, and the
+// sessions begins transactions in sessions of one role (a SQL
+// projection's Spec.TxPool): each Begin logs in as the role, and the
 // transaction's end closes the session.
 type sessions struct {
 	e    *Engine

@@ -14,13 +14,13 @@ func BenchmarkLiveBatch(b *testing.B) {
 	h := newHarness(b, sqlproj.Config{})
 	p := h.define(b, spendSQL(b))
 	ctx := context.Background()
-	h.waitFor(b, p.Name(), h.completion(b, "m", 1))
+	h.waitFor(b, p.Name, h.completion(b, "m", 1))
 	b.ResetTimer()
 	for range b.N {
 		b.StopTimer()
 		h.completion(b, "m", 1)
 		b.StartTimer()
-		if _, n, err := h.runner.Step(ctx, p.Name()); err != nil || n != 1 {
+		if _, n, err := h.runner.Step(ctx, p.Name); err != nil || n != 1 {
 			b.Fatalf("step: %d, %v", n, err)
 		}
 	}

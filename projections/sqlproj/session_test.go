@@ -58,9 +58,9 @@ func TestSessionsOfTheRole(t *testing.T) {
 		"-- arr:on CompletionRecorded\nINSERT INTO t SELECT note()::text;\n")
 	h.define(t, strings.Replace(head, "-- arr:projection p", "-- arr:projection other", 1)+"-- arr:on CompletionRecorded\nINSERT INTO t VALUES (:type);\n")
 	ctx := context.Background()
-	h.waitFor(t, p.Name(), h.probe(t, ""))
-	role := h.engine.Role(p.Name())
-	res := h.query(t, p.Name(), "SELECT cur, sess, current_user AS q_cur, session_user AS q_sess FROM who")
+	h.waitFor(t, p.Name, h.probe(t, ""))
+	role := h.engine.Role(p.Name)
+	res := h.query(t, p.Name, "SELECT cur, sess, current_user AS q_cur, session_user AS q_sess FROM who")
 	if len(res.Rows) != 1 {
 		t.Fatalf("who: %v", res.Rows)
 	}
@@ -84,7 +84,7 @@ func TestSessionsOfTheRole(t *testing.T) {
 	if err == nil {
 		rows, err = pgx.CollectRows(r, pgx.RowTo[string])
 	}
-	if err != nil || len(rows) != 1 || rows[0] != p.Name() {
+	if err != nil || len(rows) != 1 || rows[0] != p.Name {
 		t.Fatalf("the role sees checkpoints %v (%v), want only its own", rows, err)
 	}
 	for _, tc := range []struct{ q, want string }{
@@ -155,9 +155,9 @@ INSERT INTO t SELECT hog() WHERE :data->'payload'->>'q' = 'hog';
 `)
 	ctx := context.Background()
 	before := h.probe(t, "")
-	h.waitFor(t, p.Name(), before)
+	h.waitFor(t, p.Name, before)
 	h.probe(t, "hog")
-	role := h.engine.Role(p.Name())
+	role := h.engine.Role(p.Name)
 	// The peak memory of the role's backend while it runs (VmHWM).
 	var peakKiB int64
 	done := make(chan struct{})
@@ -185,7 +185,7 @@ INSERT INTO t SELECT hog() WHERE :data->'payload'->>'q' = 'hog';
 		}
 	}()
 	start := time.Now()
-	_, n, err := h.runner.Step(ctx, p.Name())
+	_, n, err := h.runner.Step(ctx, p.Name)
 	took := time.Since(start)
 	close(done)
 	<-sampled
@@ -209,7 +209,7 @@ INSERT INTO t SELECT hog() WHERE :data->'payload'->>'q' = 'hog';
 		t.Fatalf("%d sessions of %s still run", left, role)
 	}
 	var pos int64
-	if err := h.pool.QueryRow(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`, p.Name()).Scan(&pos); err != nil || uint64(pos) != before {
+	if err := h.pool.QueryRow(ctx, `SELECT position FROM projection_checkpoints WHERE name = $1`, p.Name).Scan(&pos); err != nil || uint64(pos) != before {
 		t.Fatalf("checkpoint %d (%v), want %d", pos, err, before)
 	}
 	t.Logf("ended after %s (timeout 300ms); the backend's peak memory was %d MiB; error: %v", took.Round(time.Millisecond), peakKiB>>10, err)
@@ -223,17 +223,17 @@ func TestDiskLimit(t *testing.T) {
 	p := h.define(t, head+"-- arr:on CompletionRecorded\nINSERT INTO t SELECT md5(g::text || :position) FROM generate_series(1, (:data->'payload'->>'q')::int) g;\n")
 	ctx := context.Background()
 	small := h.probe(t, "100")
-	h.waitFor(t, p.Name(), small)
+	h.waitFor(t, p.Name, small)
 	h.probe(t, "30000") // 30,000 rows of 33 bytes and more
-	_, n, err := h.runner.Step(ctx, p.Name())
+	_, n, err := h.runner.Step(ctx, p.Name)
 	var dl *sqlproj.DiskLimitError
 	if !errors.As(err, &dl) || !errors.Is(err, projections.ErrStopped) || n != 0 || !strings.Contains(err.Error(), "past its limit of 1.0 MiB") {
 		t.Fatalf("step: %d applied, %v; want a DiskLimitError", n, err)
 	}
-	if res := h.query(t, p.Name(), "SELECT count(*) FROM t"); sqlproj.Text(res.Rows[0][0]) != "100" {
+	if res := h.query(t, p.Name, "SELECT count(*) FROM t"); sqlproj.Text(res.Rows[0][0]) != "100" {
 		t.Fatalf("t holds %s rows, want the first event's 100", res.Rows[0][0])
 	}
-	parked, err := projections.CountParked(ctx, h.pool, p.Name())
+	parked, err := projections.CountParked(ctx, h.pool, p.Name)
 	if err != nil || parked != 0 {
 		t.Fatalf("%d parked (%v)", parked, err)
 	}
@@ -253,11 +253,11 @@ func TestDropRemovesTheRole(t *testing.T) {
 	h := newHarness(t, sqlproj.Config{})
 	ctx := context.Background()
 	p := h.define(t, spendSQL(t))
-	role := h.engine.Role(p.Name())
-	h.appendEvent(t, analysis.StreamID(p.Name()), &analysis.SQLProjectionDropped{Name: p.Name(), DroppedBy: "test", DroppedAt: time.Now()})
+	role := h.engine.Role(p.Name)
+	h.appendEvent(t, analysis.StreamID(p.Name), &analysis.SQLProjectionDropped{Name: p.Name, DroppedBy: "test", DroppedAt: time.Now()})
 	h.waitFor(t, sqlproj.DefinitionsName, mustHead(t, h))
-	h.runner.Remove(p.Name())
-	if ok, err := h.engine.Drop(ctx, p.Name()); err != nil || !ok {
+	h.runner.Remove(p.Name)
+	if ok, err := h.engine.Drop(ctx, p.Name); err != nil || !ok {
 		t.Fatalf("drop: %v %v", ok, err)
 	}
 	if n := roleCount(t, h, role); n != 0 {
@@ -375,10 +375,10 @@ func TestTheRoleCanLockNothingItShares(t *testing.T) {
 	h := newHarness(t, sqlproj.Config{})
 	p := h.define(t, head+"-- arr:on CompletionRecorded\nINSERT INTO t VALUES (:type);\n")
 	ctx := context.Background()
-	h.waitFor(t, p.Name(), h.probe(t, ""))
-	role := h.engine.Role(p.Name())
+	h.waitFor(t, p.Name, h.probe(t, ""))
+	role := h.engine.Role(p.Name)
 	rows, err := h.pool.Query(ctx, `SELECT c.oid::regclass::text FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace
-		WHERE c.relkind IN ('r', 'p', 'v', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast', $1) ORDER BY 1`, projections.Schema(p.Name()))
+		WHERE c.relkind IN ('r', 'p', 'v', 'm') AND n.nspname NOT IN ('pg_catalog', 'information_schema', 'pg_toast', $1) ORDER BY 1`, projections.Schema(p.Name))
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -425,7 +425,7 @@ func TestTheRoleCanLockNothingItShares(t *testing.T) {
 		}
 	}
 	conn.Close(ctx)
-	res := h.query(t, p.Name(), "SELECT current_setting('idle_in_transaction_session_timeout') AS idle, current_setting('work_mem') AS mem")
+	res := h.query(t, p.Name, "SELECT current_setting('idle_in_transaction_session_timeout') AS idle, current_setting('work_mem') AS mem")
 	if len(res.Rows) != 1 || sqlproj.Text(res.Rows[0][0]) == "0" || sqlproj.Text(res.Rows[0][1]) == "1GB" {
 		t.Fatalf("arr's session of the role after the role changed its settings: %v, want arr's", res.Rows)
 	}

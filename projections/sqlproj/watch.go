@@ -25,10 +25,10 @@ func (e *Engine) sync(ctx context.Context, r *projections.Runner, setUp, skipBui
 	if err != nil {
 		return nil, err
 	}
-	have := map[string]*Projection{}
+	have := map[string]bool{} // the runner's SQL projections
 	for _, p := range r.Projections() {
-		if sp, ok := p.(*Projection); ok {
-			have[sp.Name()] = sp
+		if IsSQL(p) {
+			have[p.Name] = true
 		}
 	}
 	var errs []error

@@ -21,12 +21,8 @@ type Projection struct{}
 // Name is the projection's name and checkpoint key.
 const Name = "tier_quality"
 
-// Name implements Projection.
-func (Projection) Name() string { return Name }
-
-// DDL implements Projection.
-func (Projection) DDL() string {
-	return `
+// ddl is the read model's tables.
+const ddl = `
 CREATE TABLE ratings (
     audit_hash text             COLLATE "C" PRIMARY KEY,
     tier       text             NOT NULL,
@@ -42,49 +38,40 @@ CREATE TABLE tier_band (
     PRIMARY KEY (tier, band)
 );
 `
+
+// Spec implements projections.Projection.
+func (Projection) Spec() projections.Spec {
+	return projections.Spec{Name: Name, DDL: ddl, Handlers: []projections.Handler{projections.On(rate)}}
 }
 
-// EventTypes implements EventFilter.
-func (Projection) EventTypes() []string {
-	return []string{
-		feedback.FeedbackSubmitted{}.EventType(),
+// rate applies a rating. Feedback is rare next to completions, so it goes
+// rating by rating: a new rating of a completion replaces its old one in
+// the sums.
+func rate(ctx context.Context, tx pgx.Tx, e projections.Event, p *feedback.FeedbackSubmitted) error {
+	f := *p
+	band := string(routing.BandOf(f.Difficulty))
+	var oldTier, oldBand string
+	var old float64
+	err := tx.QueryRow(ctx, `SELECT tier, band, rating FROM ratings WHERE audit_hash = $1`, f.AuditHash).Scan(&oldTier, &oldBand, &old)
+	switch {
+	case errors.Is(err, pgx.ErrNoRows):
+	case err != nil:
+		return fmt.Errorf("reading rating of %s: %w", f.AuditHash, err)
+	default:
+		if _, err := tx.Exec(ctx, `UPDATE tier_band SET ratings = ratings - 1, quality_sum = quality_sum - $3 WHERE tier = $1 AND band = $2`,
+			oldTier, oldBand, routing.RatingQuality(old)); err != nil {
+			return fmt.Errorf("replacing rating of %s: %w", f.AuditHash, err)
+		}
 	}
-}
-
-// Apply implements Projection. Feedback is rare next to completions, so it
-// goes rating by rating: a new rating of a completion replaces its old
-// one in the sums.
-func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
-	for _, e := range events {
-		p, ok := e.Payload.(*feedback.FeedbackSubmitted)
-		if !ok {
-			continue
-		}
-		f := *p
-		band := string(routing.BandOf(f.Difficulty))
-		var oldTier, oldBand string
-		var old float64
-		err := tx.QueryRow(ctx, `SELECT tier, band, rating FROM ratings WHERE audit_hash = $1`, f.AuditHash).Scan(&oldTier, &oldBand, &old)
-		switch {
-		case errors.Is(err, pgx.ErrNoRows):
-		case err != nil:
-			return fmt.Errorf("reading rating of %s: %w", f.AuditHash, err)
-		default:
-			if _, err := tx.Exec(ctx, `UPDATE tier_band SET ratings = ratings - 1, quality_sum = quality_sum - $3 WHERE tier = $1 AND band = $2`,
-				oldTier, oldBand, routing.RatingQuality(old)); err != nil {
-				return fmt.Errorf("replacing rating of %s: %w", f.AuditHash, err)
-			}
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO ratings (audit_hash, tier, band, rating, position) VALUES ($1, $2, $3, $4, $5)
-			ON CONFLICT (audit_hash) DO UPDATE SET tier = excluded.tier, band = excluded.band, rating = excluded.rating, position = excluded.position`,
-			f.AuditHash, f.Tier, band, f.Rating, int64(e.Position)); err != nil {
-			return fmt.Errorf("storing rating of %s: %w", f.AuditHash, err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO tier_band AS t (tier, band, ratings, quality_sum) VALUES ($1, $2, 1, $3)
-			ON CONFLICT (tier, band) DO UPDATE SET ratings = t.ratings + 1, quality_sum = t.quality_sum + excluded.quality_sum`,
-			f.Tier, band, routing.RatingQuality(f.Rating)); err != nil {
-			return fmt.Errorf("adding rating of %s: %w", f.AuditHash, err)
-		}
+	if _, err := tx.Exec(ctx, `INSERT INTO ratings (audit_hash, tier, band, rating, position) VALUES ($1, $2, $3, $4, $5)
+		ON CONFLICT (audit_hash) DO UPDATE SET tier = excluded.tier, band = excluded.band, rating = excluded.rating, position = excluded.position`,
+		f.AuditHash, f.Tier, band, f.Rating, int64(e.Position)); err != nil {
+		return fmt.Errorf("storing rating of %s: %w", f.AuditHash, err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO tier_band AS t (tier, band, ratings, quality_sum) VALUES ($1, $2, 1, $3)
+		ON CONFLICT (tier, band) DO UPDATE SET ratings = t.ratings + 1, quality_sum = t.quality_sum + excluded.quality_sum`,
+		f.Tier, band, routing.RatingQuality(f.Rating)); err != nil {
+		return fmt.Errorf("adding rating of %s: %w", f.AuditHash, err)
 	}
 	return nil
 }

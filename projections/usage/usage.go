@@ -21,13 +21,9 @@ type Projection struct{}
 // Name is the usage projection's name and checkpoint key.
 const Name = "usage"
 
-// Name implements Projection.
-func (Projection) Name() string { return Name }
-
-// DDL implements Projection. The primary key serves the per-account
+// ddl is the read model's tables. The primary key serves the per-account
 // reports and the batch upserts.
-func (Projection) DDL() string {
-	return `
+const ddl = `
 CREATE TABLE usage_daily (
     account_id    uuid   NOT NULL,
     day           date   NOT NULL,
@@ -38,12 +34,9 @@ CREATE TABLE usage_daily (
     PRIMARY KEY (account_id, day, service, key_id)
 );
 `
-}
 
-// DeferredDDL implements IndexDeferrer.
-func (Projection) DeferredDDL() string {
-	return `CREATE INDEX usage_daily_key ON usage_daily (key_id, day);`
-}
+// deferredDDL is the read model's secondary indexes.
+const deferredDDL = `CREATE INDEX usage_daily_key ON usage_daily (key_id, day);`
 
 type usageSlot struct {
 	account, key uuid.UUID
@@ -51,23 +44,17 @@ type usageSlot struct {
 	day          string
 }
 
-// EventTypes implements EventFilter.
-func (Projection) EventTypes() []string {
-	return []string{
-		usage.CallsCounted{}.EventType(),
-	}
+// Spec implements projections.Projection: the batch is summed per slot in memory and
+// written with one upsert.
+func (Projection) Spec() projections.Spec {
+	return projections.Spec{Name: Name, DDL: ddl, DeferredDDL: deferredDDL, Batch: newBatch}
 }
 
-// Apply implements Projection: the batch is summed per slot in memory and
-// written with one upsert.
-func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Event) error {
+// newBatch begins a batch: its handler gathers, its flush writes.
+func newBatch() projections.Batch {
 	sums := map[usageSlot]*[2]int64{} // calls, last position
 	var order []usageSlot
-	for _, e := range events {
-		p, ok := e.Payload.(*usage.CallsCounted)
-		if !ok {
-			continue
-		}
+	add := func(ctx context.Context, tx pgx.Tx, e projections.Event, p *usage.CallsCounted) error {
 		v := *p
 		s := usageSlot{v.AccountID, v.KeyID, string(v.Service), v.Day}
 		agg := sums[s]
@@ -78,26 +65,30 @@ func (Projection) Apply(ctx context.Context, tx pgx.Tx, events []projections.Eve
 		}
 		agg[0] += v.Calls
 		agg[1] = int64(e.Position)
-	}
-	if len(order) == 0 {
 		return nil
 	}
-	n := len(order)
-	accounts, keys := make([]uuid.UUID, n), make([]uuid.UUID, n)
-	services, days := make([]string, n), make([]string, n)
-	calls, pos := make([]int64, n), make([]int64, n)
-	for i, s := range order {
-		accounts[i], keys[i], services[i], days[i] = s.account, s.key, s.service, s.day
-		calls[i], pos[i] = sums[s][0], sums[s][1]
+	flush := func(ctx context.Context, tx pgx.Tx) error {
+		if len(order) == 0 {
+			return nil
+		}
+		n := len(order)
+		accounts, keys := make([]uuid.UUID, n), make([]uuid.UUID, n)
+		services, days := make([]string, n), make([]string, n)
+		calls, pos := make([]int64, n), make([]int64, n)
+		for i, s := range order {
+			accounts[i], keys[i], services[i], days[i] = s.account, s.key, s.service, s.day
+			calls[i], pos[i] = sums[s][0], sums[s][1]
+		}
+		_, err := tx.Exec(ctx, `INSERT INTO usage_daily AS u (account_id, day, service, key_id, calls, last_position)
+			SELECT a, d::date, s, k, c, p FROM unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[], $5::bigint[], $6::bigint[]) AS t(a, d, s, k, c, p)
+			ON CONFLICT (account_id, day, service, key_id) DO UPDATE SET calls = u.calls + excluded.calls, last_position = excluded.last_position`,
+			accounts, days, services, keys, calls, pos)
+		if err != nil {
+			return fmt.Errorf("upserting usage: %w", err)
+		}
+		return nil
 	}
-	_, err := tx.Exec(ctx, `INSERT INTO usage_daily AS u (account_id, day, service, key_id, calls, last_position)
-		SELECT a, d::date, s, k, c, p FROM unnest($1::uuid[], $2::text[], $3::text[], $4::uuid[], $5::bigint[], $6::bigint[]) AS t(a, d, s, k, c, p)
-		ON CONFLICT (account_id, day, service, key_id) DO UPDATE SET calls = u.calls + excluded.calls, last_position = excluded.last_position`,
-		accounts, days, services, keys, calls, pos)
-	if err != nil {
-		return fmt.Errorf("upserting usage: %w", err)
-	}
-	return nil
+	return projections.Batch{Handlers: []projections.Handler{projections.On(add)}, Flush: flush}
 }
 
 // DailyCalls is the number of calls of one UTC day (and one service, in

@@ -101,19 +101,19 @@ func run(ctx context.Context, admin string, n, runs, batch int, jsonOut string) 
 		var rates []float64
 		for i := 0; i < runs; i++ {
 			t0 := time.Now()
-			if err := r.Rebuild(ctx, p.Name(), nil); err != nil {
+			if err := r.Rebuild(ctx, p.Name, nil); err != nil {
 				return err
 			}
 			el := time.Since(t0)
 			rates = append(rates, float64(head)/el.Seconds())
-			fmt.Printf("  rebuild %-9s run %d: %8s  %9.0f events/s\n", p.Name(), i+1, el.Round(time.Millisecond), rates[len(rates)-1])
+			fmt.Printf("  rebuild %-9s run %d: %8s  %9.0f events/s\n", p.Name, i+1, el.Round(time.Millisecond), rates[len(rates)-1])
 		}
 		sort.Float64s(rates)
-		results[p.Name()] = rates[len(rates)/2]
+		results[p.Name] = rates[len(rates)/2]
 	}
 	fmt.Printf("\nrebuild of %d events, median of %d runs (batch %d):\n", head, runs, batch)
 	for _, p := range r.Projections() {
-		fmt.Printf("  %-9s %9.0f events/s  (target >= 100000: %s)\n", p.Name(), results[p.Name()], verdict(results[p.Name()] >= 100000))
+		fmt.Printf("  %-9s %9.0f events/s  (target >= 100000: %s)\n", p.Name, results[p.Name], verdict(results[p.Name] >= 100000))
 	}
 	if jsonOut != "" {
 		f, err := os.Create(jsonOut)
