@@ -7,34 +7,34 @@ import (
 	"strings"
 	"testing"
 
-	domaincatalog "github.com/arr-dev/arr/domain/catalog"
-	"github.com/arr-dev/arr/projections/catalog"
+	"github.com/arr-dev/arr/domain/catalog"
+	"github.com/arr-dev/arr/projections/eventcatalog"
 )
 
 const regenerate = "run `go generate ./docs` (scripts/eventsdoc) and commit the result"
 
 // TestEventCatalogInStep: events.md and the field docs the binary embeds
-// (projections/catalog/fielddocs.json) are what the registry and the doc
+// (projections/eventcatalog/fielddocs.json) are what the registry and the doc
 // comments in domain/ make of them today.
 func TestEventCatalogInStep(t *testing.T) {
-	reg := domaincatalog.Registry()
-	docs, err := catalog.Extract("../domain", module+"/domain")
+	reg := catalog.Registry()
+	docs, err := eventcatalog.Extract("../domain", module+"/domain")
 	if err != nil {
 		t.Fatal(err)
 	}
 	docs = docs.For(reg)
-	embedded, err := os.ReadFile("../projections/catalog/fielddocs.json")
+	embedded, err := os.ReadFile("../projections/eventcatalog/fielddocs.json")
 	if err != nil {
 		t.Fatal(err)
 	}
 	if d := firstDiff(embedded, docs.JSON()); d != "" {
-		t.Errorf("projections/catalog/fielddocs.json differs from the doc comments in domain/ (%s): %s", d, regenerate)
+		t.Errorf("projections/eventcatalog/fielddocs.json differs from the doc comments in domain/ (%s): %s", d, regenerate)
 	}
-	types, err := catalog.Build(reg, docs)
+	types, err := eventcatalog.Build(reg, docs)
 	if err != nil {
 		t.Fatal(err)
 	}
-	md, err := catalog.Markdown(types)
+	md, err := eventcatalog.Markdown(types)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -50,11 +50,11 @@ func TestEventCatalogInStep(t *testing.T) {
 // TestEveryEventFieldHasAMeaning: each event type and each field of its
 // payload, nested ones too, has a doc comment for the catalog to show.
 func TestEveryEventFieldHasAMeaning(t *testing.T) {
-	docs, err := catalog.Extract("../domain", module+"/domain")
+	docs, err := eventcatalog.Extract("../domain", module+"/domain")
 	if err != nil {
 		t.Fatal(err)
 	}
-	types, err := catalog.Build(domaincatalog.Registry(), docs)
+	types, err := eventcatalog.Build(catalog.Registry(), docs)
 	if err != nil {
 		t.Fatal(err)
 	}

@@ -10,7 +10,7 @@ import (
 
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/eventstore"
-	auditrm "github.com/arr-dev/arr/projections/audit"
+	"github.com/arr-dev/arr/projections/auditentries"
 )
 
 // TestReplayDecodesEverySchemaVersion: a log holding a version 1
@@ -21,7 +21,7 @@ import (
 // algorithm 1, see domain/catalog's TestUpcastOldVersions), so both
 // verify and carry their own link algorithm.
 func TestReplayDecodesEverySchemaVersion(t *testing.T) {
-	pool, st, r := setup(t, auditrm.Projection{})
+	pool, st, r := setup(t, auditentries.Projection{})
 	ctx := context.Background()
 	completion := func(i int) []byte {
 		c := audit.Completion{AccountID: uuid.New(), KeyID: uuid.New(), Tier: "small", Model: "m", StartedAt: time.Date(2026, 11, 24, 10, i, 0, 0, time.UTC)}

@@ -11,7 +11,7 @@ import (
 	"github.com/spf13/cobra"
 	"golang.org/x/term"
 
-	domaincatalog "github.com/arr-dev/arr/domain/catalog"
+	"github.com/arr-dev/arr/domain/catalog"
 	"github.com/arr-dev/arr/eventstore/export"
 )
 
@@ -32,7 +32,7 @@ func (fl exportFlags) options() (export.Options, error) {
 	if fl.to != 0 && fl.to <= fl.from {
 		return o, fmt.Errorf("--to (%d) must be greater than --from (%d)", fl.to, fl.from)
 	}
-	reg := domaincatalog.Registry()
+	reg := catalog.Registry()
 	for _, t := range strings.Split(fl.types, ",") {
 		if t = strings.TrimSpace(t); t == "" {
 			continue

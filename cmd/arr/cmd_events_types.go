@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
-	domaincatalog "github.com/arr-dev/arr/domain/catalog"
-	"github.com/arr-dev/arr/projections/catalog"
+	"github.com/arr-dev/arr/domain/catalog"
+	"github.com/arr-dev/arr/projections/eventcatalog"
 	"github.com/arr-dev/arr/projections/logstats"
 )
 
@@ -26,11 +26,11 @@ type's fields with their meanings; --json adds the payload's JSON Schema.
 docs/events.md is the same catalog without the log's figures.`,
 		Args: cobra.MaximumNArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			docs, err := catalog.EmbeddedDocs()
+			docs, err := eventcatalog.EmbeddedDocs()
 			if err != nil {
 				return err
 			}
-			types, err := catalog.Build(domaincatalog.Registry(), docs)
+			types, err := eventcatalog.Build(catalog.Registry(), docs)
 			if err != nil {
 				return err
 			}
@@ -47,11 +47,11 @@ docs/events.md is the same catalog without the log's figures.`,
 			if err != nil {
 				return err
 			}
-			ls := make([]catalog.LogStat, len(stats))
+			ls := make([]eventcatalog.LogStat, len(stats))
 			for i, t := range stats {
-				ls[i] = catalog.LogStat{Type: t.Type, Events: t.Events, FirstPosition: uint64(t.FirstPosition), LastPosition: uint64(t.LastPosition), FirstAt: t.FirstAt, LastAt: t.LastAt}
+				ls[i] = eventcatalog.LogStat{Type: t.Type, Events: t.Events, FirstPosition: uint64(t.FirstPosition), LastPosition: uint64(t.LastPosition), FirstAt: t.FirstAt, LastAt: t.LastAt}
 			}
-			types = catalog.WithLog(types, ls)
+			types = eventcatalog.WithLog(types, ls)
 			if len(args) == 1 {
 				return printEventType(cmd, types, args[0], asJSON)
 			}
@@ -80,7 +80,7 @@ docs/events.md is the same catalog without the log's figures.`,
 
 // printEventType prints one type of the catalog: its versions and fields,
 // or with asJSON its whole entry.
-func printEventType(cmd *cobra.Command, types []catalog.Type, name string, asJSON bool) error {
+func printEventType(cmd *cobra.Command, types []eventcatalog.Type, name string, asJSON bool) error {
 	for _, t := range types {
 		if t.Type != name {
 			continue

@@ -12,7 +12,7 @@ import (
 	"github.com/arr-dev/arr/adapters/webpage"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/research"
-	domainanswer "github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/domain/answer"
 )
 
 // Seeder fills a new local index: Index adds the documents, Count tells
@@ -95,16 +95,16 @@ func PageDoc(url, origin string, p webpage.Page) commands.IndexDocument {
 
 // TextDoc is the IndexDocument of plain text: its paragraphs as prose.
 func TextDoc(url, origin, title, text string) commands.IndexDocument {
-	var blocks []domainanswer.Block
+	var blocks []answer.Block
 	for _, para := range strings.Split(text, "\n\n") {
 		if para = strings.TrimSpace(para); para != "" {
-			blocks = append(blocks, domainanswer.Block{Kind: domainanswer.Prose, Text: para})
+			blocks = append(blocks, answer.Block{Kind: answer.Prose, Text: para})
 		}
 	}
 	if origin == "" {
 		origin = url
 	}
-	return commands.IndexDocument{URL: url, Origin: origin, Title: title, Sections: []domainanswer.Section{{Blocks: blocks}},
+	return commands.IndexDocument{URL: url, Origin: origin, Title: title, Sections: []answer.Section{{Blocks: blocks}},
 		Metadata: commands.NewMetadata("arr:answer-index", "")}
 }
 

@@ -14,7 +14,7 @@ import (
 	"github.com/parquet-go/parquet-go"
 
 	"github.com/arr-dev/arr/domain/audit"
-	domaincatalog "github.com/arr-dev/arr/domain/catalog"
+	"github.com/arr-dev/arr/domain/catalog"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/export"
 	"github.com/arr-dev/arr/eventstore/postgres"
@@ -128,7 +128,7 @@ func TestWrite(t *testing.T) {
 	}
 
 	var up bytes.Buffer
-	if _, err := export.Write(ctx, st, &up, export.Options{Format: export.NDJSON, UpTo: 1, Upcast: domaincatalog.Registry()}); err != nil {
+	if _, err := export.Write(ctx, st, &up, export.Options{Format: export.NDJSON, UpTo: 1, Upcast: catalog.Registry()}); err != nil {
 		t.Fatal(err)
 	}
 	var e struct {

@@ -4,7 +4,7 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/arr-dev/arr/projections/usage"
+	"github.com/arr-dev/arr/projections/callusage"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -31,7 +31,7 @@ type bar struct {
 }
 
 // layoutChart places one bar per day, scaled to the busiest day.
-func layoutChart(days []usage.DailyCalls) chart {
+func layoutChart(days []callusage.DailyCalls) chart {
 	c := chart{Days: len(days), Width: 640, Height: 200, PlotX: 44, LabelX: 38, PlotTopText: 18, PlotBottom: 170, AxisText: 190}
 	const top = 14
 	for _, d := range days {
@@ -62,17 +62,17 @@ func layoutChart(days []usage.DailyCalls) chart {
 // zeros and says why.
 func (w *web) usageChart(c *gin.Context, accountID uuid.UUID) chart {
 	now := w.now()
-	zeros := func() []usage.DailyCalls {
-		out := make([]usage.DailyCalls, chartDays)
+	zeros := func() []callusage.DailyCalls {
+		out := make([]callusage.DailyCalls, chartDays)
 		day := now.Truncate(24 * time.Hour)
 		for i := range out {
-			out[i] = usage.DailyCalls{Day: day.AddDate(0, 0, i-(chartDays-1)).Format("2006-01-02")}
+			out[i] = callusage.DailyCalls{Day: day.AddDate(0, 0, i-(chartDays-1)).Format("2006-01-02")}
 		}
 		return out
 	}
 	if w.d.App.Queries.Usage == nil {
 		ch := layoutChart(zeros())
-		ch.Note = "This server does not record usage."
+		ch.Note = "This server does not record callusage."
 		return ch
 	}
 	all, err := w.d.App.Queries.Usage.Account(c.Request.Context(), accountID, chartDays, now)
@@ -82,7 +82,7 @@ func (w *web) usageChart(c *gin.Context, accountID uuid.UUID) chart {
 		ch.Note = "Usage could not be read just now."
 		return ch
 	}
-	var mine []usage.DailyCalls
+	var mine []callusage.DailyCalls
 	for _, d := range all {
 		if d.Service == w.svc {
 			mine = append(mine, d)

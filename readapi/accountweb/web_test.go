@@ -6,7 +6,7 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/arr-dev/arr/projections/usage"
+	"github.com/arr-dev/arr/projections/callusage"
 )
 
 func TestLayoutChart(t *testing.T) {
@@ -23,9 +23,9 @@ func TestLayoutChart(t *testing.T) {
 	}
 	for _, tc := range cases {
 		t.Run(tc.name, func(t *testing.T) {
-			var days []usage.DailyCalls
+			var days []callusage.DailyCalls
 			for i, n := range tc.calls {
-				days = append(days, usage.DailyCalls{Day: "2026-01-0" + string(rune('1'+i)), Calls: n})
+				days = append(days, callusage.DailyCalls{Day: "2026-01-0" + string(rune('1'+i)), Calls: n})
 			}
 			c := layoutChart(days)
 			if c.Max != tc.wantMax || c.Total != tc.wantTotal || c.From != "2026-01-01" || len(c.Bars) != len(tc.calls) {

@@ -12,7 +12,7 @@ import (
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain"
-	domanswer "github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/domain/answer"
 )
 
 // Event names of a streamed answer (text/event-stream).
@@ -115,15 +115,15 @@ func (s *sse) sendJSON(name string, v any) {
 // cached one, or one whose synthesis sent no text while this asker
 // watched): its sources unless some were sent, its sentences as deltas
 // unless text was.
-func (s *sse) whole(sources []domanswer.Source, text string) {
+func (s *sse) whole(sources []answer.Source, text string) {
 	if s.sources == 0 {
 		if sources == nil {
-			sources = []domanswer.Source{}
+			sources = []answer.Source{}
 		}
 		s.sendJSON(eventSources, sources)
 	}
 	if s.deltas == 0 {
-		for _, d := range domanswer.Deltas(text) {
+		for _, d := range answer.Deltas(text) {
 			s.sendJSON(eventDelta, delta{Text: d})
 		}
 	}

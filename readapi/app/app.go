@@ -8,7 +8,7 @@ import (
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/commands"
-	corebilling "github.com/arr-dev/arr/commands/billing"
+	"github.com/arr-dev/arr/commands/billing"
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/commands/embed"
 	"github.com/arr-dev/arr/domain/answer"
@@ -17,14 +17,14 @@ import (
 	"github.com/arr-dev/arr/projections/answercache"
 	"github.com/arr-dev/arr/projections/answerdocs"
 	"github.com/arr-dev/arr/projections/answerusage"
-	"github.com/arr-dev/arr/projections/audit"
+	"github.com/arr-dev/arr/projections/auditentries"
+	"github.com/arr-dev/arr/projections/callusage"
 	"github.com/arr-dev/arr/projections/gatewayusage"
 	"github.com/arr-dev/arr/projections/identity"
 	"github.com/arr-dev/arr/projections/lists"
 	"github.com/arr-dev/arr/projections/monitors"
 	"github.com/arr-dev/arr/projections/parcels"
 	"github.com/arr-dev/arr/projections/tierquality"
-	"github.com/arr-dev/arr/projections/usage"
 )
 
 // Application is everything a service, the CLI or a test calls: commands
@@ -51,7 +51,7 @@ type Application struct {
 	// Billing is paid plans through Stripe (Checkout, the billing portal,
 	// webhooks). Nil when Stripe is not configured: the billing routes and
 	// the account pages' upgrades answer 503 billing_not_configured.
-	Billing *corebilling.Billing
+	Billing *billing.Billing
 	// Mailer sends the account pages' sign-in links.
 	Mailer Mailer
 	// Now is the clock of commands and queries (tests move it).
@@ -154,10 +154,10 @@ func NewQueriesOn(primary *pgxpool.Pool, read projections.DB) Queries {
 		Parcels:      parcels.NewQueries(read),
 		Lists:        lists.NewQueries(read),
 		Monitors:     monitors.NewQueries(read),
-		Usage:        usage.NewQueries(read),
+		Usage:        callusage.NewQueries(read),
 		AnswerUsage:  answerusage.NewQueries(read),
 		GatewayUsage: gatewayusage.NewQueries(read),
-		Audit:        audit.NewQueries(read),
+		Audit:        auditentries.NewQueries(read),
 		TierQuality:  tierquality.NewQueries(read),
 		AnswerCache:  answercache.NewQueries(read),
 		AnswerDocs:   answerdocs.NewQueries(read),

@@ -4,14 +4,14 @@ import (
 	"context"
 
 	"github.com/arr-dev/arr/domain/routing"
-	"github.com/arr-dev/arr/projections/audit"
+	"github.com/arr-dev/arr/projections/auditentries"
 	"github.com/arr-dev/arr/projections/tierquality"
 )
 
 // Audit is the gateway's audit read model: one entry per recorded
-// completion, found by its hash (projections/audit).
+// completion, found by its hash (projections/auditentries).
 type Audit interface {
-	Get(ctx context.Context, hash string) (audit.AuditEntry, error)
+	Get(ctx context.Context, hash string) (auditentries.AuditEntry, error)
 	Stats(ctx context.Context) (int64, string, error)
 }
 
@@ -22,6 +22,6 @@ type TierQuality interface {
 }
 
 var (
-	_ Audit       = (*audit.Queries)(nil)
+	_ Audit       = (*auditentries.Queries)(nil)
 	_ TierQuality = (*tierquality.Queries)(nil)
 )

@@ -7,16 +7,16 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/projections/answerusage"
+	"github.com/arr-dev/arr/projections/callusage"
 	"github.com/arr-dev/arr/projections/gatewayusage"
-	"github.com/arr-dev/arr/projections/usage"
 )
 
 // Usage is the metered-calls read model: calls per account, key, service
-// and UTC day (projections/usage).
+// and UTC day (projections/callusage).
 type Usage interface {
-	Account(ctx context.Context, accountID uuid.UUID, days int, now time.Time) ([]usage.DailyCalls, error)
-	AccountKeys(ctx context.Context, accountID uuid.UUID, days int, now time.Time) ([]usage.KeyDailyCalls, error)
-	Key(ctx context.Context, keyID uuid.UUID, days int, now time.Time) ([]usage.DailyCalls, error)
+	Account(ctx context.Context, accountID uuid.UUID, days int, now time.Time) ([]callusage.DailyCalls, error)
+	AccountKeys(ctx context.Context, accountID uuid.UUID, days int, now time.Time) ([]callusage.KeyDailyCalls, error)
+	Key(ctx context.Context, keyID uuid.UUID, days int, now time.Time) ([]callusage.DailyCalls, error)
 }
 
 // AnswerUsage is the answer service's answers per key and UTC day
@@ -32,7 +32,7 @@ type GatewayUsage interface {
 }
 
 var (
-	_ Usage        = (*usage.Queries)(nil)
+	_ Usage        = (*callusage.Queries)(nil)
 	_ AnswerUsage  = (*answerusage.Queries)(nil)
 	_ GatewayUsage = (*gatewayusage.Queries)(nil)
 )

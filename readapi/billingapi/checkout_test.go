@@ -8,7 +8,7 @@ import (
 	"testing"
 
 	"github.com/arr-dev/arr/adapters/payments"
-	corebilling "github.com/arr-dev/arr/commands/billing"
+	"github.com/arr-dev/arr/commands/billing"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -120,7 +120,7 @@ func TestGoAPI(t *testing.T) {
 	w := newWorld(t, "")
 	b := w.billing()
 	ctx := context.Background()
-	acct := corebilling.Account{ID: w.createAccount("page@example.com", account.Free).AccountID, Email: "page@example.com", Plan: account.Free}
+	acct := billing.Account{ID: w.createAccount("page@example.com", account.Free).AccountID, Email: "page@example.com", Plan: account.Free}
 	page := "http://127.0.0.1:1/account"
 	tests := []struct {
 		name    string
@@ -130,11 +130,11 @@ func TestGoAPI(t *testing.T) {
 		{"checkout", func() (string, error) { return sessionURL(b.Checkout(ctx, acct, account.Pro, false, page+"?ok", page)) }, nil},
 		{"checkout with a relative URL", func() (string, error) { return sessionURL(b.Checkout(ctx, acct, account.Pro, false, "/account", page)) }, domain.ErrInvalid},
 		{"checkout to a cheaper plan", func() (string, error) {
-			return sessionURL(b.Checkout(ctx, corebilling.Account{ID: acct.ID, Plan: account.Scale}, account.Pro, false, page, page))
+			return sessionURL(b.Checkout(ctx, billing.Account{ID: acct.ID, Plan: account.Scale}, account.Pro, false, page, page))
 		}, domain.ErrConflict},
 		{"portal without customer", func() (string, error) { return sessionURL(b.Portal(ctx, acct, page)) }, domain.ErrConflict},
 		{"portal", func() (string, error) {
-			return sessionURL(b.Portal(ctx, corebilling.Account{ID: acct.ID, Plan: account.Pro, StripeCustomerID: "cus_1"}, page))
+			return sessionURL(b.Portal(ctx, billing.Account{ID: acct.ID, Plan: account.Pro, StripeCustomerID: "cus_1"}, page))
 		}, nil},
 	}
 	for _, tt := range tests {

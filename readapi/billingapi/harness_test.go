@@ -14,7 +14,7 @@ import (
 	"testing"
 	"time"
 
-	corebilling "github.com/arr-dev/arr/commands/billing"
+	"github.com/arr-dev/arr/commands/billing"
 
 	"github.com/arr-dev/arr/projections/builtin"
 	"github.com/arr-dev/arr/projections/identity"
@@ -50,12 +50,12 @@ type world struct {
 	runner *projections.Runner
 	cmds   commands.Commands
 	ids    app.Identities
-	bill   *corebilling.Billing
+	bill   *billing.Billing
 	url    string
 }
 
 // billing is the world's billing use case (what the account pages call).
-func (w *world) billing() *corebilling.Billing {
+func (w *world) billing() *billing.Billing {
 	w.t.Helper()
 	if w.bill == nil {
 		w.t.Fatal("this world has no billing")
@@ -106,7 +106,7 @@ func newWorld(t testing.TB, stripeBase string) *world {
 		if err != nil {
 			t.Fatal(err)
 		}
-		core, err := corebilling.New(corebilling.Config{Payments: pay, Subscriber: billingapi.SubscriberOf(w.ids), ChangePlan: cmds.ChangePlan,
+		core, err := billing.New(billing.Config{Payments: pay, Subscriber: billingapi.SubscriberOf(w.ids), ChangePlan: cmds.ChangePlan,
 			WaitFor: func(ctx context.Context, pos uint64) error { return w.waitFor(ctx, identity.Name, pos) }})
 		if err != nil {
 			t.Fatal(err)

@@ -7,7 +7,7 @@ import (
 	"strconv"
 	"time"
 
-	auditrm "github.com/arr-dev/arr/projections/audit"
+	"github.com/arr-dev/arr/projections/auditentries"
 	"github.com/arr-dev/arr/projections/gatewayusage"
 
 	"github.com/gin-gonic/gin"
@@ -34,13 +34,13 @@ func (s *completer) caughtUp(ctx context.Context, projection string) error {
 
 // entry reads an audit entry; a hash not found is looked for again once
 // the read model has caught up with the log.
-func (s *completer) entry(ctx context.Context, hash string) (auditrm.AuditEntry, error) {
+func (s *completer) entry(ctx context.Context, hash string) (auditentries.AuditEntry, error) {
 	if !audit.ValidHash(hash) {
-		return auditrm.AuditEntry{}, domain.Invalid("invalid_audit_hash", "hash", "an audit hash is 64 lowercase hex digits (routing.audit_hash)")
+		return auditentries.AuditEntry{}, domain.Invalid("invalid_audit_hash", "hash", "an audit hash is 64 lowercase hex digits (routing.audit_hash)")
 	}
 	e, err := s.app.Queries.Audit.Get(ctx, hash)
 	if errors.Is(err, domain.ErrNotFound) {
-		if werr := s.caughtUp(ctx, auditrm.Name); werr == nil {
+		if werr := s.caughtUp(ctx, auditentries.Name); werr == nil {
 			e, err = s.app.Queries.Audit.Get(ctx, hash)
 		}
 	}

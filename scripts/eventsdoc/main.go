@@ -1,5 +1,5 @@
 // Command eventsdoc writes the event catalog's generated files: the doc
-// comments of domain/'s types (projections/catalog/fielddocs.json, which
+// comments of domain/'s types (projections/eventcatalog/fielddocs.json, which
 // the arr binary embeds) and docs/events.md. Run it as `go generate
 // ./docs`; docs/events_test.go fails when either file is stale.
 package main
@@ -10,8 +10,8 @@ import (
 	"os"
 	"path/filepath"
 
-	domaincatalog "github.com/arr-dev/arr/domain/catalog"
-	"github.com/arr-dev/arr/projections/catalog"
+	"github.com/arr-dev/arr/domain/catalog"
+	"github.com/arr-dev/arr/projections/eventcatalog"
 )
 
 func main() {
@@ -24,17 +24,17 @@ func main() {
 }
 
 func run(root string) error {
-	docs, err := catalog.Extract(filepath.Join(root, "domain"), "github.com/arr-dev/arr/domain")
+	docs, err := eventcatalog.Extract(filepath.Join(root, "domain"), "github.com/arr-dev/arr/domain")
 	if err != nil {
 		return err
 	}
-	reg := domaincatalog.Registry()
+	reg := catalog.Registry()
 	docs = docs.For(reg)
-	types, err := catalog.Build(reg, docs)
+	types, err := eventcatalog.Build(reg, docs)
 	if err != nil {
 		return err
 	}
-	md, err := catalog.Markdown(types)
+	md, err := eventcatalog.Markdown(types)
 	if err != nil {
 		return err
 	}

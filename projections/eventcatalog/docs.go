@@ -1,4 +1,4 @@
-package catalog
+package eventcatalog
 
 import (
 	_ "embed"

@@ -1,4 +1,4 @@
-package usage
+package callusage
 
 import (
 	"context"

@@ -1,4 +1,4 @@
-package catalog_test
+package eventcatalog_test
 
 import (
 	"encoding/json"
@@ -9,25 +9,25 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain/audit"
-	domaincatalog "github.com/arr-dev/arr/domain/catalog"
+	"github.com/arr-dev/arr/domain/catalog"
 	"github.com/arr-dev/arr/domain/records"
-	"github.com/arr-dev/arr/projections/catalog"
+	"github.com/arr-dev/arr/projections/eventcatalog"
 )
 
-func build(t *testing.T) []catalog.Type {
+func build(t *testing.T) []eventcatalog.Type {
 	t.Helper()
-	docs, err := catalog.EmbeddedDocs()
+	docs, err := eventcatalog.EmbeddedDocs()
 	if err != nil {
 		t.Fatal(err)
 	}
-	types, err := catalog.Build(domaincatalog.Registry(), docs)
+	types, err := eventcatalog.Build(catalog.Registry(), docs)
 	if err != nil {
 		t.Fatal(err)
 	}
 	return types
 }
 
-func find(t *testing.T, types []catalog.Type, name string) catalog.Type {
+func find(t *testing.T, types []eventcatalog.Type, name string) eventcatalog.Type {
 	t.Helper()
 	for _, ty := range types {
 		if ty.Type == name {
@@ -35,14 +35,14 @@ func find(t *testing.T, types []catalog.Type, name string) catalog.Type {
 		}
 	}
 	t.Fatalf("%s is not in the catalog", name)
-	return catalog.Type{}
+	return eventcatalog.Type{}
 }
 
 // TestVersions: every registered type is listed with its current version,
 // the older versions upcast from, and handlers receiving the current one.
 func TestVersions(t *testing.T) {
 	types := build(t)
-	if n := len(domaincatalog.Registry().Types()); len(types) != n {
+	if n := len(catalog.Registry().Types()); len(types) != n {
 		t.Fatalf("%d types in the catalog, %d registered", len(types), n)
 	}
 	for _, tc := range []struct {
@@ -81,7 +81,7 @@ func TestSchemaDescribesPayloads(t *testing.T) {
 	}
 	for _, tc := range cases {
 		ty := find(t, types, tc.name)
-		fields := map[string]catalog.Field{}
+		fields := map[string]eventcatalog.Field{}
 		for _, f := range ty.Fields {
 			fields[f.Path] = f
 		}
@@ -98,7 +98,7 @@ func TestSchemaDescribesPayloads(t *testing.T) {
 		}
 	}
 	f := find(t, types, "CompletionRecorded")
-	if !slices.ContainsFunc(f.Fields, func(f catalog.Field) bool {
+	if !slices.ContainsFunc(f.Fields, func(f eventcatalog.Field) bool {
 		return f.Path == "payload.cost_micro_usd" && f.Type == "integer" && f.Required
 	}) {
 		t.Errorf("CompletionRecorded's fields lack payload.cost_micro_usd: %+v", f.Fields)
@@ -133,7 +133,7 @@ func paths(prefix string, doc map[string]any) []string {
 // that the registry does not know is listed, unregistered.
 func TestWithLog(t *testing.T) {
 	at := time.Date(2026, 1, 2, 3, 4, 5, 0, time.UTC)
-	types := catalog.WithLog(build(t), []catalog.LogStat{
+	types := eventcatalog.WithLog(build(t), []eventcatalog.LogStat{
 		{Type: "KeyIssued", Events: 3, FirstPosition: 2, LastPosition: 9, FirstAt: at, LastAt: at.Add(time.Hour)},
 		{Type: "SomethingRetired", Events: 1, FirstPosition: 1, LastPosition: 1, FirstAt: at, LastAt: at},
 	})

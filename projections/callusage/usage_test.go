@@ -1,4 +1,4 @@
-package usage_test
+package callusage_test
 
 import (
 	"context"
@@ -7,9 +7,9 @@ import (
 	"time"
 
 	"github.com/arr-dev/arr/migrations/migratetest"
+	"github.com/arr-dev/arr/projections/callusage"
 	"github.com/arr-dev/arr/projections/logstats"
 	"github.com/arr-dev/arr/projections/projectiontest"
-	"github.com/arr-dev/arr/projections/usage"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -36,7 +36,7 @@ func usageTable(t testing.TB, pool *pgxpool.Pool) string {
 // read model built in small batches.
 func TestUsageReportsAndRebuild(t *testing.T) {
 	pool, _ := migratetest.NewPool(t)
-	_, st, r := projectiontest.Setup(t, pool, usage.Projection{}, logstats.Projection{})
+	_, st, r := projectiontest.Setup(t, pool, callusage.Projection{}, logstats.Projection{})
 	now := time.Date(2026, 11, 22, 15, 0, 0, 0, time.UTC)
 	cmds, err := commands.New(commands.Config{Store: st, Clock: func() time.Time { return now }})
 	if err != nil {
@@ -80,10 +80,10 @@ func TestUsageReportsAndRebuild(t *testing.T) {
 	}
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Second)
 	defer cancel()
-	if err := r.WaitFor(wctx, usage.Name, last); err != nil {
+	if err := r.WaitFor(wctx, callusage.Name, last); err != nil {
 		t.Fatal(err)
 	}
-	q := usage.NewQueries(pool)
+	q := callusage.NewQueries(pool)
 	for _, k := range keys {
 		got, err := q.Key(ctx, k.key, 5, now)
 		if err != nil {
@@ -144,7 +144,7 @@ func TestUsageReportsAndRebuild(t *testing.T) {
 	}
 
 	live := usageTable(t, pool)
-	if err := r.Rebuild(ctx, usage.Name, nil); err != nil {
+	if err := r.Rebuild(ctx, callusage.Name, nil); err != nil {
 		t.Fatal(err)
 	}
 	if rebuilt := usageTable(t, pool); rebuilt != live || live == "" {

@@ -1,4 +1,4 @@
-// Package audit is the gateway's audit read model: one row per
+// Package auditentries is the gateway's audit read model: one row per
 // CompletionRecorded with its chain context and whether it verified, and
 // the query GET /v1/audit/{hash} answers from.
-package audit
+package auditentries

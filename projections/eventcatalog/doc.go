@@ -1,4 +1,4 @@
-// Package catalog is the event catalog: for every event type the registry
+// Package eventcatalog is the event catalog: for every event type the registry
 // (domain/catalog.Registry) holds, its schema versions, the version a
 // handler receives (the current one: the registry upcasts every older
 // payload), the JSON Schema of its payload generated from the Go types,
@@ -10,4 +10,4 @@
 // once (Extract) into fielddocs.json, embedded here; docs/events.md is
 // rendered by the same code (Markdown). `go generate ./docs` rewrites
 // both, and docs/events_test.go fails when either drifts from the code.
-package catalog
+package eventcatalog

@@ -1,3 +1,0 @@
-// Package usage is the read model of metered calls per account, key,
-// service and UTC day (CallsCounted events) and its reports.
-package usage
