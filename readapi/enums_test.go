@@ -98,7 +98,7 @@ var enumSources = map[string]enumSource{
 	"paths//account/get/parameters/notice/schema":                                                              {[]string{"revoked", "signed_out", "checkout_success", "checkout_cancelled"}, "readapi/accountweb/signin.go notices"},
 	"paths//v1/chat/completions/post/parameters/X-Arr-Cache/schema":                                            {[]string{"on", "off"}, "readapi/gateway/completions.go cacheMode"},
 	"paths//v1/responses/post/parameters/X-Arr-Cache/schema":                                                   {[]string{"on", "off"}, "readapi/gateway/completions.go cacheMode"},
-	"components/schemas/DataSources/properties/layers/items/properties/status":                                 {[]string{"loaded", "not_loaded"}, "readapi/records data sources"},
+	"components/schemas/DataSources/properties/layers/items/properties/status":                                 {[]string{"loaded", "not_loaded"}, "readapi/recordsapi data sources"},
 	"components/schemas/ListRow/properties/contact_status":                                                     {[]string{"ok", "none", "erased", "unreadable"}, "readapi/records/lists.go contactOf"},
 	"components/schemas/ListRow/properties/matched_by":                                                         {[]string{"apn", "address"}, "projections/lists matching"},
 	"paths//api/v1/lists/{list_id}/rows/get/parameters/signals/schema":                                         {[]string{"0", "1"}, "readapi/records/lists.go query flag"},

@@ -21,7 +21,7 @@ type assembler struct {
 	bytes   int
 }
 
-func (a *assembler) add(ch *chat.Chunk) {
+func (a *assembler) add(ch *chat.ChunkSummary) {
 	if a.id == "" {
 		a.id, a.created, a.model = ch.ID, ch.Created, ch.Model
 	}

@@ -129,7 +129,7 @@ func (s *Stream) Next() ([]byte, error) {
 		}
 		s.hash.Write(data)
 		s.hash.Write([]byte{'\n'})
-		var ch chat.Chunk
+		var ch chat.ChunkSummary
 		if json.Unmarshal(data, &ch) != nil {
 			return data, nil
 		}

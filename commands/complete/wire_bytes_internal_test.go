@@ -20,7 +20,7 @@ func TestAssembledBytes(t *testing.T) {
 		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"id":"call_1","function":{"name":"get","arguments":"{\"q\":"}}]}}]}`,
 		`{"choices":[{"index":0,"delta":{"tool_calls":[{"index":0,"function":{"arguments":"\"<x>&\"}"}}]},"finish_reason":"tool_calls"}],"usage":{"prompt_tokens":3,"completion_tokens":4}}`,
 	} {
-		var ch chat.Chunk
+		var ch chat.ChunkSummary
 		if err := json.Unmarshal([]byte(c), &ch); err != nil {
 			t.Fatal(err)
 		}

@@ -36,3 +36,34 @@ type ToolCallDelta struct {
 	Type     string       `json:"type"`
 	Function FunctionCall `json:"function"`
 }
+
+// ChunkSummary is what the gateway reads of an upstream's stream chunk to
+// count, assemble and cache the stream: ids, text, tool calls, finish
+// reasons and token counts. It reads nothing else (not total_tokens, the
+// usage details, refusal or routing), so a chunk whose other fields are
+// shaped otherwise than OpenAI's (total_tokens as a string, as some
+// compatible servers send) is still counted and assembled; the dialects
+// that translate a stream read it whole (Chunk).
+type ChunkSummary struct {
+	ID      string               `json:"id"`
+	Created int64                `json:"created"`
+	Model   string               `json:"model"`
+	Choices []ChunkChoiceSummary `json:"choices"`
+	Usage   *TokenCounts         `json:"usage"`
+}
+
+// ChunkChoiceSummary is what a ChunkSummary reads of a choice.
+type ChunkChoiceSummary struct {
+	Index int `json:"index"`
+	Delta struct {
+		Content   *string         `json:"content"`
+		ToolCalls []ToolCallDelta `json:"tool_calls"`
+	} `json:"delta"`
+	FinishReason *string `json:"finish_reason"`
+}
+
+// TokenCounts is the part of a usage object the gateway counts by.
+type TokenCounts struct {
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+}

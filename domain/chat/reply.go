@@ -33,10 +33,7 @@ type Summary struct {
 			Content *string `json:"content"`
 		} `json:"message"`
 	} `json:"choices"`
-	Usage *struct {
-		PromptTokens     int64 `json:"prompt_tokens"`
-		CompletionTokens int64 `json:"completion_tokens"`
-	} `json:"usage"`
+	Usage   *TokenCounts    `json:"usage"`
 	Routing json.RawMessage `json:"routing"`
 }
 
@@ -59,6 +56,12 @@ type ReplyMessage struct {
 func ReadCompletion(b []byte) (Completion, Choice, error) {
 	var c Completion
 	if err := json.Unmarshal(b, &c); err != nil {
+		// The message names the field by its JSON path only, never by a
+		// Go type of this package (it reaches the client).
+		var te *json.UnmarshalTypeError
+		if errors.As(err, &te) {
+			te.Struct = ""
+		}
 		return Completion{}, Choice{}, fmt.Errorf("reading the chat completion: %w", err)
 	}
 	ch, ok := c.First()
