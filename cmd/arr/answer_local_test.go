@@ -21,7 +21,7 @@ func TestAnswerLocalIndex(t *testing.T) {
 		t.Skip("runs the arr binary against PostgreSQL")
 	}
 	e := newEnv(t)
-	e.extraEnv = append(e.extraEnv, "ARR_ANSWER_LLM_BASE_URL=http://127.0.0.1:1/v1")
+	e.extraEnv = append(e.extraEnv, "ARR_ANSWER_LLM_BASE_URL=http://127.0.0.1:1/v1", "ARR_ANSWER_SEED=on")
 	p := e.up()
 	e.createAccount("local@example.com", "free")
 	key := e.mint("local@example.com", "answer").Secret

@@ -70,6 +70,9 @@ func (e *env) environ() []string {
 		"ARR_DATA_DIR="+dataDir,
 		"ARR_LOG_LEVEL=warn",
 		"ARR_DEMO_DATA=false", // tests that want the demo data set it in extraEnv
+		// Seeding the index with arr's documents costs every arr up a few
+		// hundred events; the tests of the seeded index turn it on.
+		"ARR_ANSWER_SEED=off",
 	), e.extraEnv...)
 }
 

@@ -174,7 +174,7 @@ func embeddedEnv(t *testing.T) *env {
 		t.Fatal(err)
 	}
 	e := &env{t: t, dataDir: dir, workDir: root}
-	e.extraEnv = []string{"ARR_EMBEDDED_PG_PORT=" + strings.Split(freeAddr(t), ":")[1], "ARR_DEMO_DATA=true", "ARR_LOG_LEVEL=info",
+	e.extraEnv = []string{"ARR_EMBEDDED_PG_PORT=" + strings.Split(freeAddr(t), ":")[1], "ARR_DEMO_DATA=true", "ARR_ANSWER_SEED=on", "ARR_LOG_LEVEL=info",
 		// No provider key of the machine's may reach a provider.
 		"OPENAI_API_KEY=", "ANTHROPIC_API_KEY=", "GEMINI_API_KEY=", "MISTRAL_API_KEY=", "ARR_ANSWER_LLM_API_KEY="}
 	return e
