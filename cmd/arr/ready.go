@@ -99,11 +99,11 @@ func (s *system) announceReady(ctx context.Context, seeded <-chan struct{}, r re
 			return
 		}
 	}
-	for _, name := range readyProjections() {
-		for s.runner.WaitFor(ctx, name, head) != nil {
-			if !wait.Sleep(ctx, time.Second) {
-				return
-			}
+	// It only watches the checkpoints (the runner applies the events):
+	// runner.WaitFor would step the projections itself, beside the runner.
+	for !s.readModelsAt(ctx, head) {
+		if !wait.Sleep(ctx, 250*time.Millisecond) {
+			return
 		}
 	}
 	args := []any{}
@@ -116,4 +116,25 @@ func (s *system) announceReady(ctx context.Context, seeded <-chan struct{}, r re
 		// checked; shown escapes what a terminal would act on all the same.
 		_, _ = io.WriteString(terminal, shown(r.message()))
 	}
+}
+
+// readModelsAt reports whether every read model of readyProjections holds
+// the log up to head (false on an error: asked again later).
+func (s *system) readModelsAt(ctx context.Context, head uint64) bool {
+	cps, err := s.app.Queries.Status.Checkpoints(ctx)
+	if err != nil {
+		return false
+	}
+	for _, name := range readyProjections() {
+		at := false
+		for _, c := range cps {
+			if c.Name == name && c.Position >= 0 && uint64(c.Position) >= head {
+				at = true
+			}
+		}
+		if !at {
+			return false
+		}
+	}
+	return true
 }
