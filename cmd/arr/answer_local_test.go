@@ -12,7 +12,8 @@ import (
 )
 
 // TestAnswerLocalIndex: the default backend with no stand-ins at all. The
-// first arr up seeds the index with arr's own OpenAPI documents; `arr
+// first arr up seeds the index with arr's own OpenAPI documents and
+// reference pages; `arr
 // answer index add DIR` adds files while the server runs; with no model
 // reachable (the gateway has no key configured) answers are extractive
 // with valid citations.
@@ -21,30 +22,43 @@ func TestAnswerLocalIndex(t *testing.T) {
 		t.Skip("runs the arr binary against PostgreSQL")
 	}
 	e := newEnv(t)
-	e.extraEnv = append(e.extraEnv, "ARR_ANSWER_LLM_BASE_URL=http://127.0.0.1:1/v1", "ARR_ANSWER_SEED=on")
+	// Info level: the seeder logs when it has indexed every document, and
+	// the question is asked only then (a count of some documents is not
+	// all of them: under load the OpenAPI documents came after the rest).
+	e.extraEnv = append(e.extraEnv, "ARR_ANSWER_LLM_BASE_URL=http://127.0.0.1:1/v1", "ARR_ANSWER_SEED=on", "ARR_LOG_LEVEL=info")
 	p := e.up()
 	e.createAccount("local@example.com", "free")
 	key := e.mint("local@example.com", "answer").Secret
 
-	deadline := time.Now().Add(30 * time.Second)
-	for {
-		out, _, code := e.arr("answer", "index", "count")
-		n, _ := strconv.Atoi(strings.TrimSpace(out))
-		if code == 0 && n > 10 {
-			break
-		}
+	deadline := time.Now().Add(60 * time.Second)
+	for !strings.Contains(p.logs.String(), "seeded the local search index with arr's documentation") {
 		if time.Now().After(deadline) {
-			t.Fatalf("the index was not seeded: %q; logs:\n%s", out, p.logs.String())
+			t.Fatalf("the index was not seeded within 60s; logs:\n%s", p.logs.String())
 		}
 		time.Sleep(200 * time.Millisecond)
+	}
+	out, _, code := e.arr("answer", "index", "count")
+	if n, _ := strconv.Atoi(strings.TrimSpace(out)); code != 0 || n <= 10 {
+		t.Fatalf("the seeded index holds %q documents (exit %d)", out, code)
 	}
 	status, _, a := askAnswer(t, "GET", e.answer, key, map[string]string{"q": "How do I revoke an API key?"})
 	if status != 200 || a.Synthesis != "extractive" {
 		t.Fatalf("%d %+v", status, a)
 	}
 	assertCited(t, a)
-	if !strings.Contains(a.Sources[0].URL, "/openapi.json") {
-		t.Fatalf("want the seeded OpenAPI documents cited first, got %+v", a.Sources)
+	// Every source is one of the seeded documents (nothing else is in the
+	// index yet): the OpenAPI documents, or arr's reference pages (the
+	// event catalog among them) served under /docs/; an OpenAPI one is
+	// among them.
+	openapi := false
+	for _, s := range a.Sources {
+		if !strings.Contains(s.URL, "/openapi.json") && !strings.HasPrefix(s.URL, e.answer+"/docs/") {
+			t.Fatalf("source %q is not a seeded document: %+v", s.URL, a.Sources)
+		}
+		openapi = openapi || strings.Contains(s.URL, "/openapi.json")
+	}
+	if !openapi {
+		t.Fatalf("want a seeded OpenAPI document cited, got %+v", a.Sources)
 	}
 
 	dir := t.TempDir()
