@@ -13,18 +13,17 @@ import (
 
 // TestAnswerLocalIndex: the default backend with no stand-ins at all. The
 // first arr up seeds the index with arr's own OpenAPI documents and
-// reference pages; `arr
-// answer index add DIR` adds files while the server runs; with no model
-// reachable (the gateway has no key configured) answers are extractive
-// with valid citations.
+// reference pages; `arr answer index add DIR` adds files while the server
+// runs; with no model reachable (the gateway has no key configured)
+// answers are extractive with valid citations.
 func TestAnswerLocalIndex(t *testing.T) {
 	if testing.Short() {
 		t.Skip("runs the arr binary against PostgreSQL")
 	}
 	e := newEnv(t)
 	// Info level: the seeder logs when it has indexed every document, and
-	// the question is asked only then (a count of some documents is not
-	// all of them: under load the OpenAPI documents came after the rest).
+	// the question is asked only then (after a count of some of them, the
+	// answer depended on how far seeding had got).
 	e.extraEnv = append(e.extraEnv, "ARR_ANSWER_LLM_BASE_URL=http://127.0.0.1:1/v1", "ARR_ANSWER_SEED=on", "ARR_LOG_LEVEL=info")
 	p := e.up()
 	e.createAccount("local@example.com", "free")
