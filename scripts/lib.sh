@@ -163,6 +163,12 @@ ensure_pg_featureserv() {
   echo "$bin"
 }
 
+# ensure_gdal installs GDAL's command-line tools (ogrinfo, ogr2ogr), which
+# the tests read exports and OGC API collections back with.
+ensure_gdal() {
+  command -v ogrinfo >/dev/null || ensure_pkgs gdal-bin
+}
+
 # ensure_chromium installs Debian's chromium (at /usr/bin/chromium, which the
 # account page's browser test drives headless) and a font for its pages.
 ensure_chromium() {

@@ -13,6 +13,7 @@ ensure_nats_server
 ensure_gotestsum
 ensure_stripe_mock
 ensure_chromium
+ensure_gdal
 ensure_redis
 ensure_node_openai
 ensure_node_anthropic

@@ -71,7 +71,9 @@ func streamed(newW func(f *os.File, h records.ExportHeader) (parcelfile.Writer, 
 
 var formats = []format{
 	{"CSV", "csv", streamed(func(f *os.File, h records.ExportHeader) (parcelfile.Writer, error) { return parcelfile.NewCSV(f, h) })},
-	{"FlatGeobuf", "fgb", streamed(func(f *os.File, h records.ExportHeader) (parcelfile.Writer, error) { return parcelfile.NewFlatGeobuf(f, h) })},
+	{"FlatGeobuf", "fgb", streamed(func(f *os.File, h records.ExportHeader) (parcelfile.Writer, error) {
+		return parcelfile.NewFlatGeobuf(f, h)
+	})},
 	{"GPKG", "gpkg", func(t *testing.T, path string, h records.ExportHeader, ps []records.ExportParcel) {
 		w, err := parcelfile.NewGeoPackage(context.Background(), path, h, 64<<20)
 		if err != nil {

@@ -30,6 +30,9 @@ type Parcels interface {
 	// Deliveries reads the list monitors' outbox, which lives beside the
 	// layer records (projections/parcels/watch.go).
 	Deliveries(ctx context.Context, monitor uuid.UUID, status string, limit, offset int) ([]parcels.Delivery, int, error)
+	// Export reads a county's parcels with their layer records from one
+	// snapshot (projections/parcels/export.go).
+	Export(ctx context.Context, q parcels.ExportQuery, sink parcels.ExportSink) error
 }
 
 var _ Parcels = (*parcels.Queries)(nil)

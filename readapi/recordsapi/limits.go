@@ -39,6 +39,16 @@ var statementTimeouts = map[string]time.Duration{
 	"GET /map":                             5 * time.Second,
 	"POST /account/lists":                  30 * time.Second,
 	"POST /account/monitors":               10 * time.Second,
+	exportRoute:                            10 * time.Second,
+}
+
+// totalLimits are the routes that stream an answer for longer than any
+// one of their queries may take: their context lives for the route's
+// total time limit instead of its statement timeout, and each query they
+// run is stopped at the route's statement timeout by the server, in the
+// transaction that runs it (parcels.Export sets it there). Read-only.
+var totalLimits = map[string]time.Duration{
+	exportRoute: exportTimeLimit,
 }
 
 // DefaultStatementTimeout is the statement timeout of every records route
@@ -61,7 +71,18 @@ func statementTimeout() gin.HandlerFunc {
 	for route, d := range statementTimeouts {
 		byRoute[ginRoute(route)] = d
 	}
+	total := make(map[string]time.Duration, len(totalLimits))
+	for route, d := range totalLimits {
+		total[ginRoute(route)] = d
+	}
 	return func(c *gin.Context) {
+		if d, ok := total[c.Request.Method+" "+c.FullPath()]; ok {
+			ctx, cancel := context.WithTimeout(c.Request.Context(), d)
+			defer cancel()
+			c.Request = c.Request.WithContext(ctx)
+			c.Next()
+			return
+		}
 		d, ok := byRoute[c.Request.Method+" "+c.FullPath()]
 		if !ok {
 			d = DefaultStatementTimeout

@@ -48,6 +48,8 @@ type server struct {
 	cursors *cursor.Codec
 	// polygons and tiles are the turns of the costly routes (limits.go).
 	polygons, tiles *turns
+	// exports admits the bulk exports (exportgate.go).
+	exports *exportGate
 }
 
 // New returns the records service's HTTP handler over the application
@@ -71,7 +73,8 @@ func New(d httpx.Deps) (http.Handler, error) {
 		return nil, fmt.Errorf("records: the cursor key: %w", err)
 	}
 	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz, mapTmpl: mapTmpl, cursors: cursors,
-		polygons: newTurns(polygonSlots), tiles: newTurns(tileSlots)}
+		polygons: newTurns(polygonSlots), tiles: newTurns(tileSlots),
+		exports: newExportGate(exportSlots)}
 	ids := d.App.Queries.Identities
 	// The public routes need no key, but take one: a key that is sent must
 	// be valid (401 otherwise), and the request is then counted against
@@ -103,6 +106,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 	keyed.GET("/monitors/:id/deliveries", params("limit", "offset", "status"), handle(s.listDeliveries))
 	keyed.GET("/lists/:list_id/rows", params("limit", "offset", "signals", "include_contact", "weights", "as_of"), handle(s.listRows))
 	keyed.GET("/signals/:id", params("weights", "as_of", "county"), handle(s.signals))
+	keyed.GET("/exports/parcels", params("county", "format", "layers"), handle(s.exportParcels))
 	if err := accountweb.Mount(e, account.Records, d); err != nil {
 		return nil, err
 	}
