@@ -6,8 +6,10 @@ import (
 	"fmt"
 	"io"
 	"log/slog"
+	"maps"
 	"net/http"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -19,6 +21,7 @@ import (
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/projections/parcels"
 	"github.com/arr-dev/arr/readapi/httpx"
+	"github.com/arr-dev/arr/readapi/ratelimit"
 )
 
 // exportRoute is the bulk export, as the OpenAPI document names it.
@@ -47,6 +50,14 @@ var exportFormats = map[string]exportFormat{
 	"gpkg": {"gpkg", "application/geopackage+sqlite3"},
 }
 
+// ExportFormats returns the values of the export's format parameter,
+// sorted.
+func ExportFormats() []string {
+	out := slices.Collect(maps.Keys(exportFormats))
+	slices.Sort(out)
+	return out
+}
+
 // exportParcels is GET /api/v1/exports/parcels: every parcel of one county
 // (those named by any of layers, if given) with the records of the layers
 // naming it and the URL of each record's public source, as CSV,
@@ -66,6 +77,8 @@ func (s *server) exportParcels(c *gin.Context) error {
 	}
 	leave, err := s.exports.enter(p.KeyID)
 	if err != nil {
+		// Refused before any work: it counts against no quota or meter.
+		ratelimit.MarkNotServed(c)
 		return err
 	}
 	defer leave()
