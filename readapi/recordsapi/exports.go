@@ -9,6 +9,7 @@ import (
 	"maps"
 	"net/http"
 	"os"
+	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -214,7 +215,8 @@ func (s *server) cutExport(c *gin.Context, err error) {
 // exportMaxGPKGBytes), then sends it with its length; the file is removed
 // whatever happens.
 func (s *server) exportGeoPackage(c *gin.Context, q parcels.ExportQuery, f exportFormat) (err error) {
-	tmp, err := os.CreateTemp("", "arr-export-*.gpkg")
+	removeStaleGeoPackages()
+	tmp, err := os.CreateTemp("", gpkgPattern)
 	if err != nil {
 		return fmt.Errorf("a GeoPackage's temporary file: %w", err)
 	}
@@ -250,6 +252,21 @@ func (s *server) exportGeoPackage(c *gin.Context, q parcels.ExportQuery, f expor
 	}
 	out.done()
 	return nil
+}
+
+// gpkgPattern names the GeoPackages' temporary files.
+const gpkgPattern = "arr-export-*.gpkg"
+
+// removeStaleGeoPackages removes the temporary GeoPackages older than an
+// export may take: left by a process that died while it wrote one (every
+// export removes its own file however it ends).
+func removeStaleGeoPackages() {
+	paths, _ := filepath.Glob(filepath.Join(os.TempDir(), gpkgPattern))
+	for _, p := range paths {
+		if st, err := os.Stat(p); err == nil && time.Since(st.ModTime()) > exportTimeLimit+time.Minute {
+			_ = os.Remove(p)
+		}
+	}
 }
 
 // gpkgSink writes an export into a GeoPackage file.
