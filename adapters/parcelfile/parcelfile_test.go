@@ -208,3 +208,18 @@ func TestGeoPackageSizeLimit(t *testing.T) {
 		t.Fatalf("the file is %d bytes, over its limit of %d", st.Size(), limit)
 	}
 }
+
+// TestEmptyExportsAreValidFiles: a county without parcels is a file with
+// no feature, which GDAL opens.
+func TestEmptyExportsAreValidFiles(t *testing.T) {
+	h := records.ExportHeader{County: "01001", At: time.Date(2026, 12, 2, 0, 0, 0, 0, time.UTC)}
+	for _, f := range formats {
+		t.Run(f.name, func(t *testing.T) {
+			path := filepath.Join(t.TempDir(), "parcels-01001."+f.ext)
+			f.write(t, path, h, nil)
+			if out := ogrinfo(t, "-ro", "-al", "-so", path); !strings.Contains(out, "Feature Count: 0") || !strings.Contains(out, "source_url: String") {
+				t.Errorf("empty %s:\n%s", f.name, out)
+			}
+		})
+	}
+}
