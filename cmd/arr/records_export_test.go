@@ -249,6 +249,22 @@ func TestRecordsExport(t *testing.T) {
 			time.Sleep(500 * time.Millisecond)
 		}
 	})
+
+	t.Run("a client that stops reading is cut off, and sees the file is not whole", func(t *testing.T) {
+		resp := holdExport(t, api+"?county=24510&format=fgb", keys["carol"])
+		defer resp.Body.Close()
+		// Past the 30 s each write may wait for the client (the
+		// export's write stall), the server gives up on it.
+		time.Sleep(35 * time.Second)
+		n, err := io.Copy(io.Discard, resp.Body)
+		if err == nil {
+			t.Fatalf("the cut export read as a whole file of %d bytes", n)
+		}
+		t.Logf("the cut export ended after %d bytes: %v", n, err)
+		if status, body := get(t, api+"?county=24510&format=csv&layers=tax_sale", keys["carol"]); status != http.StatusOK {
+			t.Fatalf("the next export of the key: %d %s", status, body)
+		}
+	})
 }
 
 // holdExport starts an export whose client reads its headers and then
