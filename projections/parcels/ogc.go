@@ -142,16 +142,19 @@ func featureSQL(fq FeatureQuery) (string, []any, error) {
 type Extent struct {
 	BBox     *[4]float64
 	From, To *string
+	// Features is how many features the collection holds.
+	Features int64
 }
 
-// Extents returns every collection's extent, by collection id, computed
-// now (a scan of the read model: callers cache it by ExtentsVersion).
+// Extents returns every collection's extent and size, by collection id,
+// computed now (a scan of the read model: callers cache it by
+// ExtentsVersion).
 func (q *Queries) Extents(ctx context.Context) (map[string]Extent, error) {
 	rows, err := q.pool.Query(ctx, `
-SELECT 'parcels', ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e), NULL, NULL FROM (SELECT ST_Extent(geom) e FROM rm_parcels.parcels) x
+SELECT 'parcels', ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e), NULL, NULL, n FROM (SELECT ST_Extent(geom) e, count(*) n FROM rm_parcels.parcels) x
 UNION ALL
 SELECT pl.layer, ST_XMin(ST_Extent(p.geom)), ST_YMin(ST_Extent(p.geom)), ST_XMax(ST_Extent(p.geom)), ST_YMax(ST_Extent(p.geom)),
-       to_char(min(coalesce(pl.record_date, pl.source_date)), 'YYYY-MM-DD'), to_char(max(coalesce(pl.record_date, pl.source_date)), 'YYYY-MM-DD')
+       to_char(min(coalesce(pl.record_date, pl.source_date)), 'YYYY-MM-DD'), to_char(max(coalesce(pl.record_date, pl.source_date)), 'YYYY-MM-DD'), count(*)
 FROM rm_parcels.parcel_layers pl LEFT JOIN rm_parcels.parcels p ON p.county = pl.county AND p.apn = pl.apn
 WHERE pl.named GROUP BY pl.layer`)
 	if err != nil {
@@ -163,7 +166,7 @@ WHERE pl.named GROUP BY pl.layer`)
 		var id string
 		var x0, y0, x1, y1 *float64
 		var e Extent
-		if err := rows.Scan(&id, &x0, &y0, &x1, &y1, &e.From, &e.To); err != nil {
+		if err := rows.Scan(&id, &x0, &y0, &x1, &y1, &e.From, &e.To, &e.Features); err != nil {
 			return nil, fmt.Errorf("collection extents: %w", err)
 		}
 		if x0 != nil && y0 != nil && x1 != nil && y1 != nil {

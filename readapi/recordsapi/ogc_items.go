@@ -233,6 +233,16 @@ func (o *ogcAPI) items(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
+	// An unfiltered page says how many features the collection holds,
+	// from the extents' cache (counted once per load, never per request).
+	matched := int64(-1)
+	if r.fq.Filter == nil && r.fq.BBox == nil && r.fq.From == nil && r.fq.To == nil {
+		ex, err := o.extentsNow(ctx)
+		if err != nil {
+			return err
+		}
+		matched = ex[col.ID].Features
+	}
 	more := len(got) > limit
 	if more {
 		if r.fq.Before != nil {
@@ -250,7 +260,7 @@ func (o *ogcAPI) items(c *gin.Context) error {
 			prev = o.s.cursors.Encode(r.dir(dirBefore), got[0].ParcelKey)
 		}
 	}
-	c.Data(http.StatusOK, geoJSON, renderItems(c, col, got, next, prev))
+	c.Data(http.StatusOK, geoJSON, renderItems(c, col, got, matched, next, prev))
 	return nil
 }
 
@@ -281,7 +291,7 @@ func (o *ogcAPI) item(c *gin.Context) error {
 }
 
 // renderItems writes a page as a GeoJSON FeatureCollection with its links.
-func renderItems(c *gin.Context, col parcels.Collection, got []parcels.Feature, next, prev string) []byte {
+func renderItems(c *gin.Context, col parcels.Collection, got []parcels.Feature, matched int64, next, prev string) []byte {
 	buf := make([]byte, 0, 256+len(got)*768)
 	buf = append(buf, `{"type":"FeatureCollection","features":[`...)
 	for i, f := range got {
@@ -290,7 +300,12 @@ func renderItems(c *gin.Context, col parcels.Collection, got []parcels.Feature, 
 		}
 		buf = appendFeature(buf, f)
 	}
-	buf = append(buf, `],"numberReturned":`...)
+	buf = append(buf, ']')
+	if matched >= 0 {
+		buf = append(buf, `,"numberMatched":`...)
+		buf = strconv.AppendInt(buf, matched, 10)
+	}
+	buf = append(buf, `,"numberReturned":`...)
 	buf = strconv.AppendInt(buf, int64(len(got)), 10)
 	buf = append(buf, `,"timeStamp":`...)
 	buf = appendJSONString(buf, time.Now().UTC().Format(time.RFC3339))
