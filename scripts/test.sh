@@ -21,6 +21,7 @@ ensure_node_ai_sdk
 ensure_node_duckdb
 ensure_node_vector_tile
 ensure_node_standardwebhooks
+ensure_gdal
 
 log "PostgreSQL for tests: ${ARR_TEST_DATABASE_URL%%\?*}"
 if [ -z "${KURRENTDB_URL:-}" ]; then
