@@ -204,3 +204,7 @@ func describe(s cql2.Scalar) string {
 	}
 	return "an operand"
 }
+
+// FilterSQL is filterSQL from no arguments: the condition e stands for
+// over c's queryables and its bind parameters, numbered from $1.
+func FilterSQL(c Collection, e cql2.Expr) (string, []any, error) { return filterSQL(c, e, nil) }

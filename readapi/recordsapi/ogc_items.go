@@ -82,6 +82,12 @@ func readItems(c *gin.Context, col parcels.Collection) (itemsRequest, error) {
 	return r, nil
 }
 
+// FilterLangs are the filter-lang values the items route reads, the
+// default first: cql2-text, and cql-text, the name of CQL2's drafts, which
+// GDAL's OAPIF driver (3.6) sends and looks for in the API definition
+// before it sends a filter at all; both are read as CQL2 text.
+func FilterLangs() []string { return []string{"cql2-text", "cql-text"} }
+
 // readFilter reads filter (cql2-text; filter-lang cql-text, the drafts'
 // name GDAL's OAPIF driver sends, is read the same) and the queryables
 // given as parameters (each an equality), ANDed together.
@@ -89,7 +95,7 @@ func readFilter(c *gin.Context, col parcels.Collection) (cql2.Expr, error) {
 	var args []cql2.Expr
 	lang, hasLang := c.GetQuery("filter-lang")
 	text, hasFilter := c.GetQuery("filter")
-	if hasLang && lang != "cql2-text" && lang != "cql-text" {
+	if hasLang && !slices.Contains(FilterLangs(), lang) {
 		return nil, domain.Invalid("invalid_filter_lang", "filter-lang", "filter-lang must be cql2-text (or left out); got %q", lang)
 	}
 	if hasLang && !hasFilter {
