@@ -1,6 +1,7 @@
 package recordsapi
 
 import (
+	"math"
 	"net/http"
 	"slices"
 	"strconv"
@@ -47,9 +48,12 @@ func readItems(c *gin.Context, col parcels.Collection) (itemsRequest, error) {
 		return r, err
 	}
 	var err error
-	if r.fq.Limit, err = intParam(c, "limit", defaultLimit, 1, maxLimit); err != nil {
+	// A limit over the maximum is read as the maximum, not refused (OGC
+	// API – Features Part 1, 7.15.3).
+	if r.fq.Limit, err = intParam(c, "limit", defaultLimit, 1, math.MaxInt32); err != nil {
 		return r, err
 	}
+	r.fq.Limit = min(r.fq.Limit, maxLimit)
 	if v, ok := c.GetQuery("bbox"); ok {
 		b, err := records.ParseBBox(v)
 		if err != nil {
