@@ -163,8 +163,10 @@ ensure_pg_featureserv() {
   echo "$bin"
 }
 
-# ensure_gdal installs GDAL's command-line tools (ogrinfo, ogr2ogr), which
-# the tests read exports and OGC API collections back with.
+# ensure_gdal installs GDAL's command-line tools (Debian's gdal-bin: ogrinfo,
+# ogr2ogr) when missing: the records tests read exports back with them and
+# read the OGC API – Features with GDAL's OAPIF driver, a client nobody here
+# wrote.
 ensure_gdal() {
   command -v ogrinfo >/dev/null || ensure_pkgs gdal-bin
 }

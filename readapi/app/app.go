@@ -102,8 +102,10 @@ type Mailer interface {
 // Queries gathers the read side, one field per read model, and the
 // reference data the services answer from.
 type Queries struct {
-	Identities   Identities
-	Parcels      Parcels
+	Identities Identities
+	Parcels    Parcels
+	// Features is the parcels read model as the OGC API reads it.
+	Features     Features
 	Lists        Lists
 	Monitors     Monitors
 	Usage        Usage
@@ -152,6 +154,7 @@ func NewQueriesOn(primary *pgxpool.Pool, read projections.DB) Queries {
 	return Queries{
 		Identities:   identity.NewQueries(primary),
 		Parcels:      parcels.NewQueries(read),
+		Features:     parcels.NewQueries(read),
 		Lists:        lists.NewQueries(read),
 		Monitors:     monitors.NewQueries(read),
 		Usage:        callusage.NewQueries(read),

@@ -127,6 +127,10 @@ func New(d httpx.Deps) (http.Handler, error) {
 	pub.GET("/records", params(append(placed, "layer")...), handle(s.records))
 	pub.GET("/tax-sales", params(placed...), handle(s.taxSales))
 	pub.GET("/lenders", params(placed...), handle(s.lenders))
+	// The OGC API – Features (ogc.go).
+	if err := s.mountOGC(pub, d.App.Queries.Features, openapi); err != nil {
+		return nil, err
+	}
 	e.GET("/data-sources", append(public, handle(s.dataSourcesPage))...)
 	e.GET("/map", append(public, params("lon", "lat", "zoom"), handle(s.mapPage))...)
 	// The page's static files are not counted.

@@ -1,0 +1,277 @@
+package recordsapi
+
+import (
+	"context"
+	"encoding/json"
+	"net/http"
+	"strings"
+	"sync"
+
+	"github.com/gin-gonic/gin"
+
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/projections/parcels"
+	"github.com/arr-dev/arr/readapi/app"
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+// ogcPrefix is where the OGC API – Features lives: its landing page.
+const ogcPrefix = "/api/v1/ogc"
+
+// Media types of the OGC API's answers.
+const (
+	geoJSON     = "application/geo+json"
+	openAPIType = "application/vnd.oai.openapi+json;version=3.0"
+	schemaJSON  = "application/schema+json"
+)
+
+// conformanceClasses are what the OGC API implements, and only that.
+func conformanceClasses() []string {
+	return []string{
+		"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/core",
+		"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/geojson",
+		"http://www.opengis.net/spec/ogcapi-features-1/1.0/conf/oas30",
+		"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables",
+		"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/queryables-query-parameters",
+		"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/filter",
+		"http://www.opengis.net/spec/ogcapi-features-3/1.0/conf/features-filter",
+		"http://www.opengis.net/spec/cql2/1.0/conf/cql2-text",
+		"http://www.opengis.net/spec/cql2/1.0/conf/basic-cql2",
+		"http://www.opengis.net/spec/cql2/1.0/conf/advanced-comparison-operators",
+	}
+}
+
+// ogcAPI holds the OGC API's state: its read model, the collections, the
+// extents cached by the read model's version, its OpenAPI document and
+// the turns of filtered queries.
+type ogcAPI struct {
+	s           *server
+	features    app.Features
+	collections []parcels.Collection
+	openapi     []byte
+	// filtered bounds the filtered items queries querying at once
+	// (ogcFilterSlots): a filter no index serves scans, bounded by the
+	// route's statement timeout and the page's limit, and at most this
+	// many such scans run per process.
+	filtered *turns
+
+	mu      sync.Mutex
+	version int64
+	extents map[string]parcels.Extent
+}
+
+// ogcFilterSlots is how many filtered OGC items queries run at once per
+// process (the others wait their turn within their statement timeout).
+const ogcFilterSlots = 4
+
+// mountOGC mounts the OGC API on g (the public /api/v1 group).
+func (s *server) mountOGC(g *gin.RouterGroup, f app.Features, doc []byte) error {
+	if f == nil {
+		return nil
+	}
+	o := &ogcAPI{s: s, features: f, collections: parcels.Collections(), filtered: newTurns(ogcFilterSlots), version: -1}
+	var err error
+	if o.openapi, err = ogcOpenAPI(doc, o.collections); err != nil {
+		return err
+	}
+	params := func(names ...string) gin.HandlerFunc { return httpx.Query(fail, names...) }
+	r := g.Group("/ogc")
+	r.GET("", params("f"), handle(o.landing))
+	r.GET("/conformance", params("f"), handle(o.conformance))
+	r.GET("/api", params("f"), handle(o.api))
+	r.GET("/collections", params("f"), handle(o.listCollections))
+	r.GET("/collections/:collectionId", params("f"), handle(o.collection))
+	r.GET("/collections/:collectionId/queryables", params("f"), handle(o.queryables))
+	r.GET("/collections/:collectionId/items", handle(o.items))
+	r.GET("/collections/:collectionId/items/:featureId", params("f"), handle(o.item))
+	return nil
+}
+
+// link is a link of the OGC API's documents.
+type link struct {
+	Href  string `json:"href"`
+	Rel   string `json:"rel"`
+	Type  string `json:"type,omitempty"`
+	Title string `json:"title,omitempty"`
+}
+
+// base is the absolute URL of the OGC API's landing page as this request
+// reached it.
+func base(c *gin.Context) string {
+	scheme := "http"
+	if c.Request.TLS != nil {
+		scheme = "https"
+	}
+	return scheme + "://" + c.Request.Host + ogcPrefix
+}
+
+// format checks the f parameter: json (geojson for features), or none.
+func format(c *gin.Context, values ...string) error {
+	f, ok := c.GetQuery("f")
+	if !ok {
+		return nil
+	}
+	for _, v := range values {
+		if f == v {
+			return nil
+		}
+	}
+	return domain.Invalid("invalid_f", "f", "f must be %v or left out (JSON is the only encoding); got %q", values, f)
+}
+
+func (o *ogcAPI) landing(c *gin.Context) error {
+	if err := format(c, "json"); err != nil {
+		return err
+	}
+	b := base(c)
+	c.JSON(http.StatusOK, gin.H{
+		"title":       "arr records: OGC API – Features",
+		"description": "Public parcels and the data layers that name them (vacant notices, tax sales, code violations, ...), as GeoJSON features with CQL2 filtering. Never contact data.",
+		"links": []link{
+			{b, "self", "application/json", "this document"},
+			{b + "/api", "service-desc", openAPIType, "the API definition"},
+			{b + "/conformance", "conformance", "application/json", "the conformance classes implemented"},
+			{b + "/collections", "data", "application/json", "the collections"},
+		},
+	})
+	return nil
+}
+
+func (o *ogcAPI) conformance(c *gin.Context) error {
+	if err := format(c, "json"); err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"conformsTo": conformanceClasses()})
+	return nil
+}
+
+func (o *ogcAPI) api(c *gin.Context) error {
+	if err := format(c, "json"); err != nil {
+		return err
+	}
+	c.Data(http.StatusOK, openAPIType, o.openapi)
+	return nil
+}
+
+// find returns the collection the path names.
+func (o *ogcAPI) find(c *gin.Context) (parcels.Collection, error) {
+	id := c.Param("collectionId")
+	ids := make([]string, len(o.collections))
+	for i, col := range o.collections {
+		if col.ID == id {
+			return col, nil
+		}
+		ids[i] = col.ID
+	}
+	return parcels.Collection{}, domain.NotFound("collection_not_found", "no collection %q; the collections are %v (GET %s/collections)", id, ids, ogcPrefix)
+}
+
+// extentsNow returns the collections' extents, computed again only when
+// a load has completed or failed since they were (ExtentsVersion).
+func (o *ogcAPI) extentsNow(ctx context.Context) (map[string]parcels.Extent, error) {
+	v, err := o.features.ExtentsVersion(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o.mu.Lock()
+	defer o.mu.Unlock()
+	if v == o.version && o.extents != nil {
+		return o.extents, nil
+	}
+	ex, err := o.features.Extents(ctx)
+	if err != nil {
+		return nil, err
+	}
+	o.version, o.extents = v, ex
+	return ex, nil
+}
+
+// describe writes a collection's description.
+func (o *ogcAPI) describe(b string, col parcels.Collection, ex parcels.Extent) gin.H {
+	self := b + "/collections/" + col.ID
+	extent := gin.H{"spatial": gin.H{"bbox": [][4]float64{{-180, -90, 180, 90}}, "crs": "http://www.opengis.net/def/crs/OGC/1.3/CRS84"}}
+	if ex.BBox != nil {
+		extent["spatial"] = gin.H{"bbox": [][4]float64{*ex.BBox}, "crs": "http://www.opengis.net/def/crs/OGC/1.3/CRS84"}
+	}
+	if col.Temporal() {
+		extent["temporal"] = gin.H{"interval": [][2]*string{{ex.From, ex.To}}, "trs": "http://www.opengis.net/def/uom/ISO-8601/0/Gregorian"}
+	}
+	return gin.H{
+		"id": col.ID, "title": col.Title, "description": col.Description, "itemType": "feature",
+		"crs": []string{"http://www.opengis.net/def/crs/OGC/1.3/CRS84"}, "extent": extent,
+		"links": []link{
+			{self, "self", "application/json", col.Title},
+			{self + "/items", "items", geoJSON, col.Title + " as GeoJSON"},
+			{self + "/queryables", "http://www.opengis.net/def/rel/ogc/1.0/queryables", schemaJSON, "the properties a filter may name"},
+		},
+	}
+}
+
+func (o *ogcAPI) listCollections(c *gin.Context) error {
+	if err := format(c, "json"); err != nil {
+		return err
+	}
+	ex, err := o.extentsNow(c.Request.Context())
+	if err != nil {
+		return err
+	}
+	b := base(c)
+	out := make([]gin.H, len(o.collections))
+	for i, col := range o.collections {
+		out[i] = o.describe(b, col, ex[col.ID])
+	}
+	c.JSON(http.StatusOK, gin.H{"collections": out, "links": []link{{b + "/collections", "self", "application/json", "the collections"}}})
+	return nil
+}
+
+func (o *ogcAPI) collection(c *gin.Context) error {
+	if err := format(c, "json"); err != nil {
+		return err
+	}
+	col, err := o.find(c)
+	if err != nil {
+		return err
+	}
+	ex, err := o.extentsNow(c.Request.Context())
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, o.describe(base(c), col, ex[col.ID]))
+	return nil
+}
+
+// queryables is the collection's queryables as a JSON Schema (OGC API –
+// Features – Part 3), served as application/schema+json to a client that
+// asks for it and as application/json otherwise.
+func (o *ogcAPI) queryables(c *gin.Context) error {
+	if err := format(c, "json"); err != nil {
+		return err
+	}
+	col, err := o.find(c)
+	if err != nil {
+		return err
+	}
+	props := gin.H{"geometry": gin.H{"format": "geometry-point", "description": "the parcel's point (WGS 84); bbox selects by it"}}
+	for _, q := range col.Queryables {
+		p := gin.H{"type": q.Type, "description": q.Description}
+		if q.Format != "" {
+			p["format"] = q.Format
+		}
+		props[q.Name] = p
+	}
+	b := base(c)
+	body := gin.H{
+		"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": b + "/collections/" + col.ID + "/queryables",
+		"type": "object", "title": col.Title, "properties": props, "additionalProperties": false,
+	}
+	ct := "application/json"
+	if strings.Contains(c.GetHeader("Accept"), schemaJSON) {
+		ct = schemaJSON
+	}
+	raw, err := json.Marshal(body)
+	if err != nil {
+		return err
+	}
+	c.Data(http.StatusOK, ct, raw)
+	return nil
+}
