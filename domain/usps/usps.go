@@ -243,3 +243,26 @@ func State(s string) (string, bool) {
 	c, ok := states[k]
 	return c, ok
 }
+
+// UnitID is the identifier of a unit written in its own column ("APT 2",
+// "#2", "Unit 02" and "2" are all "2"; "Rear" is "REAR").
+func UnitID(s string) string {
+	toks := tokens(s)
+	for len(toks) > 0 {
+		des, ok := Secondary(toks[0])
+		if !ok {
+			break
+		}
+		if len(toks) == 1 {
+			if unitsWithoutNumber[des] {
+				return des
+			}
+			return ""
+		}
+		toks = toks[1:]
+	}
+	if len(toks) == 0 {
+		return ""
+	}
+	return unitID(strings.Join(toks, ""))
+}

@@ -110,3 +110,12 @@ func FuzzParse(f *testing.F) {
 		}
 	})
 }
+
+func TestUnitID(t *testing.T) {
+	t.Parallel()
+	for in, want := range map[string]string{"APT 2": "2", "#2": "2", "Unit 02": "2", "2": "2", "apt. #2": "2", "Rear": "REAR", "Ste 4B": "4B", "": "", "#": "", "APT": ""} {
+		if got := usps.UnitID(in); got != want {
+			t.Errorf("UnitID(%q) = %q, want %q", in, got, want)
+		}
+	}
+}
