@@ -37,14 +37,14 @@ func MatchSQL(parcels string) string {
          WHERE r.apn_norm <> '' AND p.apn_norm = r.apn_norm AND left(p.county, length(r.within)) = r.within
         UNION ALL
         SELECT 2, 'address', p.county, p.apn FROM %[1]s p
-         WHERE r.street_key <> '' AND r.unit_key <> '' AND p.norm_address = r.street_key || ' UNIT ' || r.unit_key
+         WHERE r.street_key <> '' AND p.norm_address <> '' AND r.unit_key <> '' AND p.norm_address = r.street_key || ' UNIT ' || r.unit_key
            AND left(p.county, length(r.within)) = r.within
         UNION ALL
         SELECT 3, 'address', p.county, p.apn FROM %[1]s p
-         WHERE r.street_key <> '' AND p.norm_address = r.street_key AND left(p.county, length(r.within)) = r.within
+         WHERE r.street_key <> '' AND p.norm_address <> '' AND p.norm_address = r.street_key AND left(p.county, length(r.within)) = r.within
         UNION ALL
         SELECT 4, 'address', p.county, p.apn FROM %[1]s p
-         WHERE r.street_key <> '' AND r.unit_key = '' AND p.norm_address > r.street_key || ' UNIT '
+         WHERE r.street_key <> '' AND p.norm_address <> '' AND r.unit_key = '' AND p.norm_address > r.street_key || ' UNIT '
            AND p.norm_address < r.street_key || ' UNIT!' AND left(p.county, length(r.within)) = r.within
       ) q
     ) c ORDER BY c.tier, c.county, c.apn LIMIT 1`, parcels)
