@@ -24,7 +24,7 @@ func TestExportShapes(t *testing.T) {
 		"reisift": "Property address,Property city,Property state,Property zip,Mailing address,Mailing city\n" +
 			"2041 W NORTH AVE,Baltimore,md,21217,9 ELSEWHERE RD,Towson\n",
 		"camelCase": "propertyAddress,propertyCity,propertyState,propertyZip,mailingAddress\n2041 W NORTH AVE,Baltimore,MD,21217,9 ELSEWHERE RD\n",
-		"assessor": "Parcel Number,Situs Address,Situs City,Situs Zip,Taxpayer Address\n0001 003,2041 W NORTH AVE,Baltimore,21217,9 ELSEWHERE RD\n",
+		"assessor":  "Parcel Number,Situs Address,Situs City,Situs Zip,Taxpayer Address\n0001 003,2041 W NORTH AVE,Baltimore,21217,9 ELSEWHERE RD\n",
 	} {
 		l, err := listfile.Parse(strings.NewReader(file))
 		if err != nil {

@@ -161,7 +161,7 @@ func (a *cli) importCmd() *cobra.Command {
 			"Columns are found by the header table (docs/lists.md) or by --mapping, a JSON object naming the header of each of\n" +
 			"apn, county, address, unit, city, state, zip, phone, email, and mailing (a list: the owner's mailing address, never matched).\n" +
 			"It prints how many rows matched a parcel, how many are ambiguous and how many found none.",
-		Args:  cobra.ExactArgs(1),
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := os.Open(args[0])
 			if err != nil {
