@@ -22,7 +22,7 @@ const (
 // MatchSQL is the one rule by which a list row is matched to a parcel, for
 // the lists read model and the monitors' outbox alike: a LATERAL subquery
 // over the parcels table named, for a row aliased r with the columns
-// apn_norm, within (a county or state FIPS code, or ”), street_key and
+// apn_norm, within (a county or state FIPS code, or empty), street_key and
 // unit_key (records.ListMatchKeys). It yields at most one row — county, apn,
 // how, tier, n — the first parcel of the best tier that has any, and n,
 // how many parcels that tier has: the row is matched only when n is 1 and
