@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"html"
 	"io"
 	"mime/multipart"
 	"net/http"
@@ -144,6 +145,40 @@ func TestRecordsListShapes(t *testing.T) {
 		}
 	}
 	report(t, scores)
+
+	// An explicit mapping reads the same file as the header table does,
+	// from the CLI and the page; a hostile one is a 400 that says what to
+	// fix, and imports nothing.
+	reisift, _ := listeval.Build("reisift", recs)
+	mapping := `{"address": "Property address", "city": "Property city", "state": "Property state", "zip": "Property zip", "mailing": ["Mailing address", "Mailing city", "Mailing state", "Mailing zip"]}`
+	mf := filepath.Join(dir, "mapping.json")
+	if err := os.WriteFile(mf, []byte(mapping), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	var mapped struct {
+		ListID string `json:"list_id"`
+	}
+	e.mustArr(&mapped, "import", "list", "--email", "lists@example.com", "--json", "--mapping", mf, filepath.Join(dir, "reisift.csv"))
+	if sc := score(t, e, keyed, mapped.ListID, reisift); fmt.Sprint(sc) != fmt.Sprint(scores[3]) {
+		t.Errorf("reisift by --mapping scored %+v, by the header table %+v", sc, scores[3])
+	}
+	if id, _ := postList(t, e.records, token, "reisift-mapped.csv", reisift.CSV, mapping); fmt.Sprint(score(t, e, keyed, id, reisift)) != fmt.Sprint(scores[3]) {
+		t.Errorf("reisift by the page's mapping scored otherwise")
+	}
+	for _, bad := range []struct{ mapping, want string }{
+		{`{"address": "Mailing address", "mailing": ["Mailing address"]}`, "both"},
+		{`{"adress": "Property address"}`, "unknown field"},
+		{`{"address": "Property addr"}`, "not in the file"},
+		{`{"address": "Property address"} {"apn": "x"}`, "more than one"},
+	} {
+		status, page := postListStatus(t, e.records, token, "bad.csv", reisift.CSV, bad.mapping)
+		if status != http.StatusBadRequest || !strings.Contains(html.UnescapeString(page), bad.want) {
+			t.Errorf("mapping %s: %d, want 400 saying %q", bad.mapping, status, bad.want)
+		}
+	}
+	if _, errs, code := e.arr("import", "list", "--email", "lists@example.com", "--mapping", filepath.Join(dir, "propstream.csv"), filepath.Join(dir, "reisift.csv")); code == 0 || !strings.Contains(errs, "not a JSON object") {
+		t.Errorf("a CSV as --mapping: exit %d %s", code, errs)
+	}
 	for _, sc := range scores {
 		if sc.wrong != 0 {
 			t.Errorf("%s: %d rows matched a wrong parcel", sc.shape, sc.wrong)
@@ -244,6 +279,29 @@ func score(t *testing.T, e *env, keyed map[string]string, id string, l listeval.
 		}
 	}
 	return sc
+}
+
+// postListStatus posts a list file to the account page and returns the
+// status and page of the answer, without following a redirect.
+func postListStatus(t *testing.T, base, token, name string, file []byte, mapping string) (int, string) {
+	t.Helper()
+	var body bytes.Buffer
+	mw := multipart.NewWriter(&body)
+	_ = mw.WriteField("csrf_token", csrfFor(token))
+	_ = mw.WriteField("mapping", mapping)
+	fw, _ := mw.CreateFormFile("file", name)
+	_, _ = fw.Write(file)
+	_ = mw.Close()
+	req, _ := http.NewRequest(http.MethodPost, base+"/account/lists", &body)
+	req.Header.Set("Content-Type", mw.FormDataContentType())
+	req.Header.Set("Cookie", "arr_session="+token)
+	resp, err := (&http.Client{CheckRedirect: func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }}).Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Body.Close()
+	b, _ := io.ReadAll(resp.Body)
+	return resp.StatusCode, string(b)
 }
 
 // postList posts a list file to the account page as its form does and
