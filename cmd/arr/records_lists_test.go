@@ -176,8 +176,14 @@ func TestRecordsListShapes(t *testing.T) {
 			t.Errorf("mapping %s: %d, want 400 saying %q", bad.mapping, status, bad.want)
 		}
 	}
-	if _, errs, code := e.arr("import", "list", "--email", "lists@example.com", "--mapping", filepath.Join(dir, "propstream.csv"), filepath.Join(dir, "reisift.csv")); code == 0 || !strings.Contains(errs, "not a JSON object") {
-		t.Errorf("a CSV as --mapping: exit %d %s", code, errs)
+	for body, want := range map[string]string{"apn,address\n": "not a JSON object", `{"apn": "` + strings.Repeat("x", 17000) + `"}`: "over 16384 bytes"} {
+		bad := filepath.Join(dir, "bad-mapping.json")
+		if err := os.WriteFile(bad, []byte(body), 0o600); err != nil {
+			t.Fatal(err)
+		}
+		if _, errs, code := e.arr("import", "list", "--email", "lists@example.com", "--mapping", bad, filepath.Join(dir, "reisift.csv")); code == 0 || !strings.Contains(errs, want) {
+			t.Errorf("--mapping %.20q: exit %d %s, want %q", body, code, errs, want)
+		}
 	}
 	for _, sc := range scores {
 		if sc.wrong != 0 {
