@@ -25,6 +25,12 @@ const MaxListRows = listfile.MaxRows
 // ImportList records; its errors say what to fix in the file.
 func ParseListFile(r io.Reader) (listfile.List, error) { return listfile.Parse(r) }
 
+// ParseListFileWith reads a list file by a column mapping (nil: the
+// header table).
+func ParseListFileWith(r io.Reader, m *listfile.Mapping) (listfile.List, error) {
+	return listfile.ParseWith(r, m)
+}
+
 // ImportList imports a list into an account.
 type ImportList struct {
 	AccountID uuid.UUID
@@ -57,6 +63,10 @@ type ImportListHandler struct {
 	// counties are the FIPS codes of the Census gazetteer arr ships
 	// (adapters/demodata): a row's county must be one of them.
 	counties map[string]bool
+	// countyNames finds a county by state and name ("MD", "baltimore
+	// city"); stateFIPS a state's FIPS code by its USPS code.
+	countyNames map[[2]string]string
+	stateFIPS   map[string]string
 }
 
 // NewImportListHandler refuses nil dependencies.
@@ -68,11 +78,56 @@ func NewImportListHandler(store Appender, keys ContactKeys, clock Clock) (*Impor
 	if err != nil {
 		return nil, fmt.Errorf("import list: the gazetteer: %w", err)
 	}
-	counties := make(map[string]bool, len(gaz.Counties))
+	h := &ImportListHandler{store: store, keys: keys, clock: clock, counties: map[string]bool{}, countyNames: map[[2]string]string{}, stateFIPS: map[string]string{}}
 	for _, c := range gaz.Counties {
-		counties[c.FIPS] = true
+		h.counties[c.FIPS] = true
+		h.countyNames[[2]string{c.State, strings.ToLower(c.Name)}] = c.FIPS
 	}
-	return &ImportListHandler{store: store, keys: keys, clock: clock, counties: counties}, nil
+	for _, st := range gaz.States {
+		h.stateFIPS[st.Code] = st.FIPS
+	}
+	return h, nil
+}
+
+// countyByName finds a county written by name in its state: "Baltimore
+// City" is Baltimore city (24510), "Orange" and "Orange County" in FL are
+// 12095.
+func (h *ImportListHandler) countyByName(state, name string) (string, bool) {
+	n := strings.ToLower(strings.Join(strings.Fields(name), " "))
+	for _, cand := range []string{n, n + " county", n + " parish", n + " borough", n + " census area", n + " municipality"} {
+		if f, ok := h.countyNames[[2]string{state, cand}]; ok {
+			return f, true
+		}
+	}
+	return "", false
+}
+
+// within is the FIPS code a row's match is narrowed to: its county, else
+// its state's. A postal city does not name a county (Baltimore, MD 21234
+// is in Baltimore County, not Baltimore City), so it does not narrow.
+func (h *ImportListHandler) within(r listfile.Row) (string, error) {
+	switch {
+	case r.County != "":
+		if !h.counties[r.County] {
+			return "", domain.Invalid("unknown_county", "file", "line %d: county %q is no county of the Census gazetteer (GET /api/v1/counties lists them: 24510 is Baltimore City, 12011 Broward County)", r.Line, r.County)
+		}
+		if st := h.stateFIPS[r.State]; r.State != "" && st != r.County[:2] {
+			return "", domain.Invalid("county_not_in_state", "file", "line %d: county %s is not in %s", r.Line, r.County, r.State)
+		}
+		return r.County, nil
+	case r.CountyName != "":
+		if r.State == "" {
+			return "", domain.Invalid("county_needs_state", "file", "line %d: county %q is written by name; a county name needs the row's state (a state column) or a 5-digit FIPS code", r.Line, r.CountyName)
+		}
+		f, ok := h.countyByName(r.State, r.CountyName)
+		if !ok {
+			return "", domain.Invalid("unknown_county", "file", "line %d: %q is no county of %s in the Census gazetteer (GET /api/v1/counties lists them)", r.Line, r.CountyName, r.State)
+		}
+		return f, nil
+	case r.State != "":
+		return h.stateFIPS[r.State], nil
+	}
+	return "", nil
 }
 
 const listChunkRows = 2000
@@ -92,11 +147,13 @@ func (h *ImportListHandler) Handle(ctx context.Context, c ImportList) (ImportedL
 	if c.AccountID == uuid.Nil {
 		return ImportedList{}, domain.Invalid("account_required", "account", "a list belongs to an account")
 	}
+	var err error
 	// The file's form (five digits) is listfile's; that the code names a
 	// county is the gazetteer's, checked here where every import passes.
-	for _, r := range c.List.Rows {
-		if r.County != "" && !h.counties[r.County] {
-			return ImportedList{}, domain.Invalid("unknown_county", "file", "line %d: county %q is no county of the Census gazetteer (GET /api/v1/counties lists them: 24510 is Baltimore City, 12011 Broward County)", r.Line, r.County)
+	within := make([]string, len(c.List.Rows))
+	for i, r := range c.List.Rows {
+		if within[i], err = h.within(r); err != nil {
+			return ImportedList{}, err
 		}
 	}
 	sealer, err := h.keys.Sealer(ctx, c.AccountID)
@@ -110,7 +167,8 @@ func (h *ImportListHandler) Handle(ctx context.Context, c ImportList) (ImportedL
 		end := min(start+listChunkRows, len(c.List.Rows))
 		chunk := &records.ListRowsImported{ListID: listID, AccountID: c.AccountID, Chunk: start / listChunkRows}
 		for i, r := range c.List.Rows[start:end] {
-			row := records.ListRow{Row: start + i + 1, LeadID: uuid.New(), APN: r.APN, County: r.County, Address: r.Address}
+			row := records.ListRow{Row: start + i + 1, LeadID: uuid.New(), APN: r.APN, County: r.County, Address: r.Address,
+				Unit: r.Unit, City: r.City, State: r.State, Zip: r.Zip, Within: within[start+i], NoProperty: r.MailingOnly}
 			if r.Phone != "" || r.Email != "" {
 				plain, _ := json.Marshal(Contact{Phone: r.Phone, Email: r.Email})
 				if row.Contact, err = sealer.Seal(plain); err != nil {

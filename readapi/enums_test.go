@@ -15,6 +15,7 @@ import (
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/domain/routing"
+	"github.com/arr-dev/arr/projections/lists"
 	"github.com/arr-dev/arr/projections/monitors"
 	"github.com/arr-dev/arr/projections/parcels"
 	"github.com/arr-dev/arr/readapi/answerapi"
@@ -101,10 +102,12 @@ var enumSources = map[string]enumSource{
 	"paths//v1/responses/post/parameters/X-Arr-Cache/schema":                                                   {[]string{"on", "off"}, "readapi/gateway/completions.go cacheMode"},
 	"components/schemas/DataSources/properties/layers/items/properties/status":                                 {[]string{"loaded", "not_loaded"}, "readapi/recordsapi data sources"},
 	"components/schemas/ListRow/properties/contact_status":                                                     {[]string{"ok", "none", "erased", "unreadable"}, "readapi/records/lists.go contactOf"},
-	"components/schemas/ListRow/properties/matched_by":                                                         {[]string{"apn", "address"}, "projections/lists matching"},
-	"paths//api/v1/lists/{list_id}/rows/get/parameters/signals/schema":                                         {[]string{"0", "1"}, "readapi/records/lists.go query flag"},
-	"paths//api/v1/lists/{list_id}/rows/get/parameters/include_contact/schema":                                 {[]string{"0", "1"}, "readapi/records/lists.go query flag"},
-	"paths//api/v1/exports/parcels/get/parameters/format/schema":                                               {recordsapi.ExportFormats(), "readapi/recordsapi.ExportFormats()"},
+	"components/schemas/ListRow/properties/matched_by":                                                         {[]string{parcels.MatchedByAPN, parcels.MatchedByAddress}, "projections/parcels MatchSQL"},
+	"components/schemas/ListRow/properties/reason": {[]string{lists.ReasonNoPropertyAddress, lists.ReasonNoHouseNumber, lists.ReasonAmbiguous,
+		lists.ReasonAPNNotFound, lists.ReasonNoParcelAtAddress}, "projections/lists reasonSQL"},
+	"paths//api/v1/lists/{list_id}/rows/get/parameters/signals/schema":         {[]string{"0", "1"}, "readapi/records/lists.go query flag"},
+	"paths//api/v1/lists/{list_id}/rows/get/parameters/include_contact/schema": {[]string{"0", "1"}, "readapi/records/lists.go query flag"},
+	"paths//api/v1/exports/parcels/get/parameters/format/schema":               {recordsapi.ExportFormats(), "readapi/recordsapi.ExportFormats()"},
 	// OpenAI's wire format, as readapi/gateway (chat_request.go, responses/) parses and writes it.
 	"components/schemas/ChatCompletionRequest/properties/messages/items/properties/role":         {[]string{"system", "developer", "user", "assistant", "tool", "function"}, "readapi/gateway/chat_request.go validRoles"},
 	"components/schemas/ChatCompletionRequest/properties/response_format/properties/type":        {[]string{"text", "json_object", "json_schema"}, "readapi/gateway/chat_request.go"},

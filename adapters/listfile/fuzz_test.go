@@ -42,12 +42,13 @@ func FuzzParse(f *testing.F) {
 		evs := []domain.Event{&records.ListImported{ListID: id, AccountID: account, Name: "fuzz", Rows: len(l.Rows), Columns: l.Columns, ImportedAt: time.Unix(0, 0).UTC()}}
 		chunk := &records.ListRowsImported{ListID: id, AccountID: account}
 		for i, r := range l.Rows {
-			for _, s := range []string{r.APN, r.County, r.Address, r.Phone, r.Email} {
+			for _, s := range []string{r.APN, r.County, r.CountyName, r.Address, r.Unit, r.City, r.State, r.Zip, r.Phone, r.Email} {
 				if !text.Valid(s) {
 					t.Fatalf("row %d: accepted text %q that fails the text rule", i, s)
 				}
 			}
-			chunk.Rows = append(chunk.Rows, records.ListRow{Row: i + 1, LeadID: uuid.New(), APN: r.APN, County: r.County, Address: r.Address})
+			chunk.Rows = append(chunk.Rows, records.ListRow{Row: i + 1, LeadID: uuid.New(), APN: r.APN, County: r.County, Address: r.Address,
+				Unit: r.Unit, City: r.City, State: r.State, Zip: r.Zip, NoProperty: r.MailingOnly})
 		}
 		evs = append(evs, chunk)
 		ne, err := eventstore.EncodeAll(eventstore.Metadata{}, evs...)

@@ -10,54 +10,69 @@ import (
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/domain/text"
+	"github.com/arr-dev/arr/domain/usps"
 )
 
 // MaxRows is the most rows one list may have.
 const MaxRows = 100_000
 
-// Row is one list row.
+// Row is one list row. Address is the property's street line (house
+// number, street, and unit when the file wrote it there); Unit, City,
+// State (USPS code) and Zip (5 digits) are their own columns, never
+// joined onto it. A mailing address is never read into any of them.
 type Row struct {
-	Line    int
-	APN     string
-	County  string
-	Address string
-	Phone   string
-	Email   string
+	Line   int
+	APN    string
+	County string
+	// CountyName is a county written by name ("Baltimore City"), which
+	// the import finds in the gazetteer with the row's state.
+	CountyName string
+	Address    string
+	Unit       string
+	City       string
+	State      string
+	Zip        string
+	Phone      string
+	Email      string
+	// MailingOnly: the row has no APN and no property address, only the
+	// owner's mailing address (never matched).
+	MailingOnly bool
 }
 
 // List is a parsed list file.
 type List struct {
-	// Columns are the recognized columns, in arr's names.
+	// Columns are the recognized columns, in arr's names (mailing when the
+	// file has mailing-address columns, which are not kept).
 	Columns []string
 	Rows    []Row
 }
 
-var aliases = map[string][]string{
-	"apn":     {"apn", "parcel", "parcel_id", "parcel id", "parcel_number", "folio", "bcpa_folio", "account", "pin"},
-	"county":  {"county", "county_fips", "fips"},
-	"address": {"address", "property_address", "property address", "street", "site_address", "situs"},
-	"city":    {"city", "property_city"},
-	"zip":     {"zip", "zipcode", "zip_code", "postal_code"},
-	"phone":   {"phone", "phone_number", "telephone", "tel", "mobile"},
-	"email":   {"email", "e-mail", "email_address", "mail"},
+// layout is where a file's columns are: arr's column → cell, and the
+// cells of the mailing address.
+type layout struct {
+	idx     map[string]int
+	mailing []int
 }
 
-// Parse reads a list: CSV as RFC 4180 writes it (a field with a quote,
+// Parse reads a list by the header table (HeaderAliases).
+func Parse(in io.Reader) (List, error) { return ParseWith(in, nil) }
+
+// ParseWith reads a list: CSV as RFC 4180 writes it (a field with a quote,
 // comma or line break is quoted, and a quote inside it doubled), which is
-// how spreadsheets and the counties' portals export. The header names the
-// columns (case-insensitive; aliases such as parcel_id, folio,
-// property_address, telephone, e-mail are understood). Each of these is
-// an error naming its line, never a guess: a list without an apn or an
-// address column; two header cells with the same name, or naming the same
-// column (apn and parcel_id); a quote that is never closed, or a bare
-// quote in an unquoted field; a row with more or fewer fields than the
-// header; a county that is not a 5-digit FIPS code; a
-// row with neither an APN nor an address.
-func Parse(in io.Reader) (List, error) {
+// how spreadsheets, list builders and the counties' portals export. Its
+// columns are found by the mapping when one is given, else by the header
+// table (HeaderAliases, case- and punctuation-insensitive: Property
+// Address, property_address and propertyAddress are one). Each of these
+// is an error naming its line, never a guess: a list without an apn or an
+// address column; two header cells with the same name, or naming the
+// same column (apn and parcel_id); a quote that is never closed, or a
+// bare quote in an unquoted field; a row with more or fewer fields than
+// the header; a county that is neither a 5-digit FIPS code nor a name; a
+// state that is no USPS state; a zip that is no ZIP or ZIP+4; a row with
+// neither an APN, an address nor a mailing address.
+func ParseWith(in io.Reader, m *Mapping) (List, error) {
 	cr := csv.NewReader(in)
-	// Every row has as many fields as the header (RFC 4180 section 2.4;
-	// encoding/csv sets the count from the first record): a row with more
-	// or fewer is read by no guess of which cell is which.
+	// Every row has as many fields as the header (RFC 4180 section 2.4).
 	cr.FieldsPerRecord = 0
 	header, err := cr.Read()
 	if err != nil {
@@ -69,36 +84,18 @@ func Parse(in io.Reader) (List, error) {
 	if err := text.CheckAll("columns", header, records.MaxListHeaderChars); err != nil {
 		return List{}, atLine(1, err)
 	}
-	idx := map[string]int{}
-	seen := map[string]int{}
-	for i, h := range header {
-		h = strings.ToLower(strings.TrimSpace(strings.TrimPrefix(h, "\ufeff")))
-		if j, dup := seen[h]; dup && h != "" {
-			return List{}, domain.Invalid("duplicate_column", "file", "line 1: columns %d and %d are both named %q; rename or remove one", j+1, i+1, h)
-		}
-		seen[h] = i
-		for name, as := range aliases {
-			for _, a := range as {
-				if h == a {
-					if j, dup := idx[name]; dup {
-						return List{}, domain.Invalid("duplicate_column", "file", "line 1: columns %d (%q) and %d (%q) are both the list's %s column; keep one",
-							j+1, strings.TrimSpace(header[j]), i+1, strings.TrimSpace(header[i]), name)
-					}
-					idx[name] = i
-				}
-			}
-		}
-	}
-	_, hasAPN := idx["apn"]
-	_, hasAddr := idx["address"]
-	if !hasAPN && !hasAddr {
-		return List{}, fmt.Errorf("the header %q has neither an apn nor an address column", header)
+	lay, err := headerLayout(header, m)
+	if err != nil {
+		return List{}, err
 	}
 	var l List
-	for _, c := range []string{"apn", "county", "address", "phone", "email"} {
-		if _, ok := idx[c]; ok {
+	for _, c := range columns {
+		if _, ok := lay.idx[c]; ok {
 			l.Columns = append(l.Columns, c)
 		}
+	}
+	if len(lay.mailing) > 0 {
+		l.Columns = append(l.Columns, ColMailing)
 	}
 	for {
 		rec, err := cr.Read()
@@ -113,42 +110,130 @@ func Parse(in io.Reader) (List, error) {
 			return List{}, csvError(err)
 		}
 		line, _ := cr.FieldPos(0)
-		for i, cell := range rec {
-			if err := text.Check(column(header, i), cell, records.MaxListCellChars); err != nil {
-				return List{}, atLine(line, err)
-			}
+		r, keep, err := readRow(header, rec, line, lay)
+		if err != nil {
+			return List{}, err
 		}
-		get := func(c string) string {
-			i, ok := idx[c]
-			if !ok || i >= len(rec) {
-				return ""
-			}
-			return strings.TrimSpace(rec[i])
-		}
-		r := Row{Line: line, APN: get("apn"), County: get("county"), Phone: get("phone"), Email: get("email")}
-		parts := []string{get("address")}
-		if c := get("city"); c != "" {
-			parts = append(parts, c)
-		}
-		r.Address = strings.TrimSpace(strings.Join(parts, " "))
-		if r.County != "" && (len(r.County) != 5 || strings.Trim(r.County, "0123456789") != "") {
-			return List{}, domain.Invalid("invalid_county", "file", "line %d: county %q is not a 5-digit FIPS code (24510 is Baltimore City, 12011 Broward County; a code that lost its leading zero, such as 1001, is written 01001)", line, r.County)
-		}
-		if r.APN == "" && r.Address == "" {
-			if strings.TrimSpace(strings.Join(rec, "")) == "" {
-				continue // blank line
-			}
-			return List{}, fmt.Errorf("line %d has neither an APN nor an address", line)
+		if !keep {
+			continue
 		}
 		l.Rows = append(l.Rows, r)
 		if len(l.Rows) > MaxRows {
-			return List{}, fmt.Errorf("the list has more than %d rows", MaxRows)
+			return List{}, domain.Invalid("too_many_rows", "file", "the list has more than %d rows; split it", MaxRows)
 		}
 	}
 	if len(l.Rows) == 0 {
-		return List{}, errors.New("the list has no rows")
+		return List{}, domain.Invalid("empty_list", "file", "the list has no rows")
 	}
 	return l, nil
+}
+
+// headerLayout finds the columns: by the mapping, else by the header
+// table, refusing a header that names one column twice.
+func headerLayout(header []string, m *Mapping) (layout, error) {
+	seen := map[string]int{}
+	for i, h := range header {
+		k := Key(h)
+		if j, dup := seen[k]; dup && k != "" {
+			return layout{}, domain.Invalid("duplicate_column", "file", "line 1: columns %d and %d are both named %q; rename or remove one", j+1, i+1, strings.TrimSpace(h))
+		}
+		seen[k] = i
+	}
+	var lay layout
+	if m != nil {
+		if err := m.check(); err != nil {
+			return layout{}, err
+		}
+		var err error
+		if lay, err = m.layout(header); err != nil {
+			return layout{}, err
+		}
+	} else {
+		lay = layout{idx: map[string]int{}}
+		aliases := aliasIndex()
+		for i, h := range header {
+			col := role(aliases, h)
+			switch {
+			case col == ColMailing:
+				lay.mailing = append(lay.mailing, i)
+			case col != "":
+				if j, dup := lay.idx[col]; dup {
+					return layout{}, domain.Invalid("duplicate_column", "file", "line 1: columns %d (%q) and %d (%q) are both the list's %s column; keep one, or say which with a mapping",
+						j+1, strings.TrimSpace(header[j]), i+1, strings.TrimSpace(header[i]), col)
+				}
+				lay.idx[col] = i
+			}
+		}
+	}
+	_, hasAPN := lay.idx[ColAPN]
+	_, hasAddr := lay.idx[ColAddress]
+	if !hasAPN && !hasAddr {
+		msg := "line 1: the header has neither an apn nor a property address column (known names: " + strings.Join(HeaderAliases[ColAPN][:6], ", ") +
+			"; " + strings.Join(HeaderAliases[ColAddress][:6], ", ") + "; or name them with a mapping)"
+		if len(lay.mailing) > 0 {
+			msg += "; mailing-address columns are never read as the property's"
+		}
+		return layout{}, domain.Invalid("no_property_column", "file", "%s", msg)
+	}
+	return lay, nil
+}
+
+// readRow reads one record; keep is false for a blank line.
+func readRow(header, rec []string, line int, lay layout) (Row, bool, error) {
+	for i, cell := range rec {
+		if err := text.Check(column(header, i), cell, records.MaxListCellChars); err != nil {
+			return Row{}, false, atLine(line, err)
+		}
+	}
+	get := func(c string) string {
+		i, ok := lay.idx[c]
+		if !ok || i >= len(rec) {
+			return ""
+		}
+		return strings.TrimSpace(rec[i])
+	}
+	r := Row{Line: line, APN: get(ColAPN), Address: get(ColAddress), Unit: get(ColUnit), City: get(ColCity),
+		Phone: get(ColPhone), Email: get(ColEmail)}
+	if c := get(ColCounty); c != "" {
+		if strings.Trim(c, "0123456789") != "" {
+			r.CountyName = c
+		} else if len(c) != 5 {
+			return Row{}, false, domain.Invalid("invalid_county", "file", "line %d: county %q is not a 5-digit FIPS code (24510 is Baltimore City, 12011 Broward County; a code that lost its leading zero, such as 1001, is written 01001)", line, c)
+		} else {
+			r.County = c
+		}
+	}
+	if s := get(ColState); s != "" {
+		code, ok := usps.State(s)
+		if !ok {
+			return Row{}, false, domain.Invalid("invalid_state", "file", "line %d: state %q is no US state or possession (write its USPS code, MD, or its name, Maryland)", line, s)
+		}
+		r.State = code
+	}
+	if z := get(ColZip); z != "" {
+		z5, ok := usps.ZIP5(z)
+		if !ok {
+			return Row{}, false, domain.Invalid("invalid_zip", "file", "line %d: zip %q is no ZIP Code (21217 or 21217-1234)", line, z)
+		}
+		r.Zip = z5
+	}
+	if r.APN == "" && r.Address == "" {
+		mailing := false
+		for _, i := range lay.mailing {
+			if i < len(rec) && strings.TrimSpace(rec[i]) != "" {
+				mailing = true
+			}
+		}
+		switch {
+		case mailing:
+			r.MailingOnly = true
+		case strings.TrimSpace(strings.Join(rec, "")) == "":
+			return Row{}, false, nil // blank line
+		default:
+			return Row{}, false, domain.Invalid("no_property", "file", "line %d has neither an APN nor a property address", line)
+		}
+	}
+	return r, true, nil
 }
 
 // csvError says where and how a file is not CSV: the line a quoted field
@@ -170,8 +255,8 @@ func csvError(err error) error {
 // column names cell i of a row for errors: its header, else its number.
 func column(header []string, i int) string {
 	if i < len(header) {
-		if h := strings.ToLower(strings.TrimSpace(strings.TrimPrefix(header[i], "\ufeff"))); h != "" && text.Valid(h) && len(h) <= 64 {
-			return strings.ReplaceAll(h, " ", "_")
+		if h := strings.ReplaceAll(Key(header[i]), " ", "_"); h != "" && text.Valid(h) && len(h) <= 64 {
+			return h
 		}
 	}
 	return fmt.Sprintf("column_%d", i+1)

@@ -7,6 +7,7 @@ import (
 	"log/slog"
 	"os"
 	"path/filepath"
+	"sort"
 	"strconv"
 	"strings"
 	"time"
@@ -151,19 +152,36 @@ func writeRejects(path string, rejects []records.Reject) error {
 
 func (a *cli) importCmd() *cobra.Command {
 	c := &cobra.Command{Use: "import", Short: "Import an account's data"}
-	var email, name string
+	var email, name, mapping string
 	var asJSON bool
 	lc := &cobra.Command{
-		Use:   "list --email E FILE",
-		Short: "Import a CSV list (apn and/or address, optional county, phone, email) into an account's records lists",
-		Args:  cobra.ExactArgs(1),
+		Use:   "list --email E FILE [--mapping FILE]",
+		Short: "Import a CSV list (apn and/or property address, unit, city, state, zip, county, phone, email) into an account's records lists",
+		Long: "Import a CSV list as list builders (PropStream, DealMachine, BatchData, REISift) and county assessor exports write them.\n" +
+			"Columns are found by the header table (docs/lists.md) or by --mapping, a JSON object naming the header of each of\n" +
+			"apn, county, address, unit, city, state, zip, phone, email, and mailing (a list: the owner's mailing address, never matched).\n" +
+			"It prints how many rows matched a parcel, how many are ambiguous and how many found none.",
+		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			f, err := os.Open(args[0])
 			if err != nil {
 				return err
 			}
 			defer f.Close()
-			l, err := listfile.Parse(f)
+			var m *listfile.Mapping
+			if mapping != "" {
+				mf, err := os.Open(mapping)
+				if err != nil {
+					return err
+				}
+				mm, err := listfile.ReadMapping(mf)
+				mf.Close()
+				if err != nil {
+					return fmt.Errorf("%s: %w", mapping, err)
+				}
+				m = &mm
+			}
+			l, err := listfile.ParseWith(f, m)
 			if err != nil {
 				return fmt.Errorf("%s: %w", args[0], err)
 			}
@@ -191,19 +209,46 @@ func (a *cli) importCmd() *cobra.Command {
 			if err := s.waitFor(cmd.Context(), lists.Name, res.Position); err != nil {
 				return err
 			}
+			sum, err := s.app.Queries.Lists.Summary(cmd.Context(), acct.ID, res.ListID)
+			if err != nil {
+				return err
+			}
 			if asJSON {
-				return printJSON(cmd.OutOrStdout(), res)
+				return printJSON(cmd.OutOrStdout(), struct {
+					commands.ImportedList
+					Match lists.MatchSummary `json:"match"`
+				}{res, sum})
 			}
 			fmt.Fprintf(cmd.OutOrStdout(), "list %s (%q) imported into %s: %d rows\n", res.ListID, res.Name, acct.Email, res.Rows)
+			fmt.Fprintf(cmd.OutOrStdout(), "matched %d (%d by APN, %d by address), ambiguous %d, no parcel %d%s\n",
+				sum.Matched, sum.ByAPN, sum.ByAddress, sum.Ambiguous, sum.Unmatched, reasons(sum.Reasons))
 			return nil
 		},
 	}
 	lc.Flags().StringVar(&email, "email", "", "the account's e-mail address (required)")
 	lc.Flags().StringVar(&name, "name", "", "the list's name; default the file's name")
+	lc.Flags().StringVar(&mapping, "mapping", "", "column mapping (JSON); default: the header table of docs/lists.md")
 	lc.Flags().BoolVar(&asJSON, "json", false, "print JSON")
 	_ = lc.MarkFlagRequired("email")
 	c.AddCommand(lc)
 	return c
+}
+
+// reasons prints unmatched rows' reasons: " (no_parcel_at_address 3, apn_not_found 1)".
+func reasons(r map[string]int) string {
+	if len(r) == 0 {
+		return ""
+	}
+	keys := make([]string, 0, len(r))
+	for k := range r {
+		keys = append(keys, k)
+	}
+	sort.Strings(keys)
+	parts := make([]string, len(keys))
+	for i, k := range keys {
+		parts[i] = fmt.Sprintf("%s %d", k, r[k])
+	}
+	return " (" + strings.Join(parts, ", ") + ")"
 }
 
 // accountsEraseCmd is `arr accounts erase-contact-data`: crypto-shredding of

@@ -166,8 +166,23 @@ type ListRow struct {
 	APN string `json:"apn,omitempty"`
 	// County is the row's 5-digit county FIPS code, if known.
 	County string `json:"county,omitempty"`
-	// Address is the row's street address.
+	// Address is the row's street address (house number and street; the
+	// unit too when the file wrote it on the same line).
 	Address string `json:"address,omitempty"`
+	// Unit, City, State (USPS code) and Zip (5 digits) are the property's,
+	// from their own columns (added in issue 39; absent in older events).
+	Unit  string `json:"unit,omitempty"`
+	City  string `json:"city,omitempty"`
+	State string `json:"state,omitempty"`
+	Zip   string `json:"zip,omitempty"`
+	// Within is the FIPS code the row's match is narrowed to: its county
+	// (5 digits: given, or named with its state and found in the
+	// gazetteer), else its state's (2 digits); empty when neither is
+	// known. Older events have County alone.
+	Within string `json:"within,omitempty"`
+	// NoProperty: the row named no parcel and no property address, only
+	// the owner's mailing address, which is never matched.
+	NoProperty bool `json:"no_property,omitempty"`
 	// Contact is the row's phone and e-mail sealed with the account's
 	// data key (AES-256-GCM), base64 in JSON; absent when it had none.
 	Contact []byte `json:"contact,omitempty"`

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"strings"
 	"unicode"
+
+	"github.com/arr-dev/arr/domain/usps"
 )
 
 // NormalizeAPN is the form APNs are matched in: upper case, letters and
@@ -18,53 +20,11 @@ func NormalizeAPN(s string) string {
 	return b.String()
 }
 
-var addressWords = map[string]string{
-	"STREET": "ST", "STR": "ST", "AVENUE": "AVE", "AV": "AVE", "ROAD": "RD", "DRIVE": "DR", "BOULEVARD": "BLVD",
-	"LANE": "LN", "COURT": "CT", "PLACE": "PL", "TERRACE": "TER", "CIRCLE": "CIR", "PARKWAY": "PKWY", "HIGHWAY": "HWY",
-	"SQUARE": "SQ", "TRAIL": "TRL", "APARTMENT": "UNIT", "APT": "UNIT", "SUITE": "UNIT", "STE": "UNIT",
-}
-
-// directions are abbreviated only right after the house number ("2041 West
-// North Avenue": West is a direction, North is the street's name).
-var directions = map[string]string{
-	"NORTH": "N", "SOUTH": "S", "EAST": "E", "WEST": "W",
-	"NORTHEAST": "NE", "NORTHWEST": "NW", "SOUTHEAST": "SE", "SOUTHWEST": "SW",
-}
-
-// NormalizeAddress is the form street addresses are matched in: upper case,
-// punctuation dropped, whitespace collapsed, common street-type and
-// direction words abbreviated ("2041 West North Avenue" becomes
-// "2041 W NORTH AVE"); a unit written "#207" becomes "UNIT 207".
-func NormalizeAddress(s string) string {
-	s = strings.ToUpper(s)
-	s = strings.ReplaceAll(s, "#", " UNIT ")
-	var b strings.Builder
-	for _, r := range s {
-		if unicode.IsLetter(r) || unicode.IsDigit(r) {
-			b.WriteRune(r)
-		} else {
-			b.WriteRune(' ')
-		}
-	}
-	words := strings.Fields(b.String())
-	for i, w := range words {
-		if a, ok := addressWords[w]; ok {
-			words[i] = a
-		}
-		if a, ok := directions[w]; ok && i == 1 && len(words) > 2 {
-			words[i] = a
-		}
-	}
-	// "UNIT UNIT 5" (from "APT #5") collapses.
-	out := words[:0]
-	for i, w := range words {
-		if w == "UNIT" && i > 0 && out[len(out)-1] == "UNIT" {
-			continue
-		}
-		out = append(out, w)
-	}
-	return strings.Join(out, " ")
-}
+// NormalizeAddress is the form street addresses are matched in: USPS
+// Publication 28's (package usps), house number and street with the unit
+// after "UNIT" ("2041 West North Avenue #2" becomes "2041 W NORTH AVE UNIT
+// 2"). Parcels' addresses and list rows' are both normalized by it.
+func NormalizeAddress(s string) string { return usps.Normalize(s) }
 
 // APN formats a mapping may name, for sources whose parcel ids are written
 // differently from the county's APN.

@@ -40,7 +40,14 @@ CREATE TABLE list_rows (
     apn_norm     text    COLLATE "C" NOT NULL,
     county       text    COLLATE "C" NOT NULL,
     address      text    NOT NULL,
-    norm_address text    COLLATE "C" NOT NULL,
+    unit         text    NOT NULL,
+    city         text    NOT NULL,
+    state        text    NOT NULL,
+    zip          text    NOT NULL,
+    no_property  boolean NOT NULL,
+    within       text    COLLATE "C" NOT NULL,
+    street_key   text    COLLATE "C" NOT NULL,
+    unit_key     text    COLLATE "C" NOT NULL,
     contact      bytea,
     contact_erased boolean NOT NULL DEFAULT false,
     position     bigint  NOT NULL,
@@ -79,11 +86,13 @@ func newBatch() projections.Batch {
 			return nil
 		}
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"list_rows"},
-			[]string{"list_id", "row_no", "lead_id", "account_id", "apn", "apn_norm", "county", "address", "norm_address", "contact", "position"},
+			[]string{"list_id", "row_no", "lead_id", "account_id", "apn", "apn_norm", "county", "address", "unit", "city", "state", "zip",
+				"no_property", "within", "street_key", "unit_key", "contact", "position"},
 			pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
 				r := rows[i]
-				return []any{r.list, int32(r.Row), r.LeadID, r.account, r.APN, records.NormalizeAPN(r.APN), r.County, r.Address,
-					records.NormalizeAddress(r.Address), r.Contact, r.pos}, nil
+				k := r.MatchKeys()
+				return []any{r.list, int32(r.Row), r.LeadID, r.account, r.APN, k.APN, r.County, r.Address, r.Unit, r.City, r.State, r.Zip,
+					r.NoProperty, k.Within, k.Street, k.Unit, r.Contact, r.pos}, nil
 			}))
 		rows = rows[:0]
 		if err != nil {

@@ -71,38 +71,78 @@ func (q *Queries) List(ctx context.Context, account, id uuid.UUID) (ListInfo, er
 	return l, nil
 }
 
-// ListRow is a list row with the parcel it matched (by APN, else by
-// normalized address), if any. Contact is still sealed.
+// ListRow is a list row with the parcel it matched (parcels.MatchSQL: by
+// APN, else by its street address and unit, within its county or state),
+// if any, and why not when none. Contact is still sealed.
 type ListRow struct {
-	LeadID        uuid.UUID          `json:"lead_id"`
-	Row           int                `json:"row"`
-	APN           string             `json:"apn"`
-	County        string             `json:"county"`
-	Address       string             `json:"address"`
-	Parcel        *parcels.ParcelKey `json:"-"`
-	MatchedBy     string             `json:"-"`
+	LeadID  uuid.UUID          `json:"lead_id"`
+	Row     int                `json:"row"`
+	APN     string             `json:"apn"`
+	County  string             `json:"county"`
+	Address string             `json:"address"`
+	Unit    string             `json:"unit"`
+	City    string             `json:"city"`
+	State   string             `json:"state"`
+	Zip     string             `json:"zip"`
+	Parcel  *parcels.ParcelKey `json:"-"`
+	// MatchedBy is apn or address for a matched row.
+	MatchedBy string `json:"-"`
+	// Reason says why a row matched no parcel (one of the Reason
+	// constants); empty for a matched row.
+	Reason        string `json:"-"`
 	Signals       json.RawMessage
 	Contact       []byte `json:"-"`
 	ContactErased bool   `json:"-"`
 }
 
-const listRowSelect = `
-SELECT r.lead_id, r.row_no, r.apn, r.county, r.address, r.contact, r.contact_erased, m.county, m.apn, m.how, coalesce(m.signals::text, 'null')
+// Why a row matched no parcel.
+const (
+	// ReasonNoPropertyAddress: the row has no APN and no property address
+	// (a mailing address alone is never matched).
+	ReasonNoPropertyAddress = "no_property_address"
+	// ReasonNoHouseNumber: the property address has no house number, so
+	// it names no one parcel.
+	ReasonNoHouseNumber = "no_house_number"
+	// ReasonAmbiguous: several parcels fit the row (the same address in
+	// two counties and no county or state to tell them apart, or a
+	// building of units and no unit on the row).
+	ReasonAmbiguous = "ambiguous"
+	// ReasonAPNNotFound: no parcel has the row's APN (nor its address).
+	ReasonAPNNotFound = "apn_not_found"
+	// ReasonNoParcelAtAddress: no parcel is at the row's address.
+	ReasonNoParcelAtAddress = "no_parcel_at_address"
+)
+
+// listRowFrom is the rows with their match (m) and the matched parcel's
+// signals (ps).
+func listRowFrom() string {
+	return `
 FROM rm_lists.list_rows r
-LEFT JOIN LATERAL (
-    (SELECT p.county, p.apn, 'apn' AS how, p.signals FROM rm_parcels.parcels p
-     WHERE r.apn_norm <> '' AND p.apn_norm = r.apn_norm AND (r.county = '' OR p.county = r.county) ORDER BY p.county, p.apn LIMIT 1)
-    UNION ALL
-    (SELECT p.county, p.apn, 'address', p.signals FROM rm_parcels.parcels p
-     WHERE r.norm_address <> '' AND p.norm_address = r.norm_address AND (r.county = '' OR p.county = r.county) ORDER BY p.county, p.apn LIMIT 1)
-    LIMIT 1
-) m ON true`
+LEFT JOIN LATERAL (` + parcels.MatchSQL("rm_parcels.parcels") + `
+) m ON true
+LEFT JOIN rm_parcels.parcels ps ON m.n = 1 AND m.tier <> 4 AND ps.county = m.county AND ps.apn = m.apn`
+}
+
+// reasonSQL is a row's match outcome: ” when matched, else its reason.
+const reasonSQL = `CASE
+    WHEN r.no_property OR (r.apn_norm = '' AND r.address = '') THEN 'no_property_address'
+    WHEN ps.apn IS NOT NULL THEN ''
+    WHEN m.tier IS NOT NULL THEN 'ambiguous'
+    WHEN r.apn_norm <> '' THEN 'apn_not_found'
+    WHEN r.street_key = '' THEN 'no_house_number'
+    ELSE 'no_parcel_at_address' END`
+
+func listRowSelect() string {
+	return `SELECT r.lead_id, r.row_no, r.apn, r.county, r.address, r.unit, r.city, r.state, r.zip, r.contact, r.contact_erased,
+       ps.county, ps.apn, m.how, ` + reasonSQL + `, coalesce(ps.signals::text, 'null')` + listRowFrom()
+}
 
 func scanListRow(r pgx.CollectableRow) (ListRow, error) {
 	var l ListRow
 	var county, apn, how *string
 	var sig string
-	if err := r.Scan(&l.LeadID, &l.Row, &l.APN, &l.County, &l.Address, &l.Contact, &l.ContactErased, &county, &apn, &how, &sig); err != nil {
+	if err := r.Scan(&l.LeadID, &l.Row, &l.APN, &l.County, &l.Address, &l.Unit, &l.City, &l.State, &l.Zip, &l.Contact, &l.ContactErased,
+		&county, &apn, &how, &l.Reason, &sig); err != nil {
 		return l, err
 	}
 	if county != nil {
@@ -113,9 +153,53 @@ func scanListRow(r pgx.CollectableRow) (ListRow, error) {
 	return l, nil
 }
 
+// MatchSummary counts a list's rows by how they matched.
+type MatchSummary struct {
+	Rows      int `json:"rows"`
+	Matched   int `json:"matched"`
+	ByAPN     int `json:"matched_by_apn"`
+	ByAddress int `json:"matched_by_address"`
+	Ambiguous int `json:"ambiguous"`
+	// Unmatched are the rows that found no parcel (ambiguous ones
+	// aside), by reason.
+	Unmatched int            `json:"unmatched"`
+	Reasons   map[string]int `json:"reasons"`
+}
+
+// Summary counts one of the account's lists' rows by match outcome.
+func (q *Queries) Summary(ctx context.Context, account, list uuid.UUID) (MatchSummary, error) {
+	rows, err := q.pool.Query(ctx, `SELECT coalesce(how, ''), reason, count(*)::int FROM (SELECT CASE WHEN ps.apn IS NOT NULL THEN m.how END AS how, `+
+		reasonSQL+` AS reason`+listRowFrom()+` WHERE r.list_id = $1 AND r.account_id = $2) o GROUP BY 1, 2`, list, account)
+	if err != nil {
+		return MatchSummary{}, fmt.Errorf("summarizing list: %w", err)
+	}
+	s := MatchSummary{Reasons: map[string]int{}}
+	var how, reason string
+	var n int
+	_, err = pgx.ForEachRow(rows, []any{&how, &reason, &n}, func() error {
+		s.Rows += n
+		switch {
+		case how == parcels.MatchedByAPN:
+			s.Matched, s.ByAPN = s.Matched+n, s.ByAPN+n
+		case how == parcels.MatchedByAddress:
+			s.Matched, s.ByAddress = s.Matched+n, s.ByAddress+n
+		case reason == ReasonAmbiguous:
+			s.Ambiguous += n
+		default:
+			s.Unmatched += n
+			s.Reasons[reason] += n
+		}
+		return nil
+	})
+	if err != nil {
+		return MatchSummary{}, fmt.Errorf("summarizing list: %w", err)
+	}
+	return s, nil
+}
+
 // Rows returns a page of one of the account's lists, in row order.
 func (q *Queries) Rows(ctx context.Context, account, list uuid.UUID, limit, offset int) ([]ListRow, error) {
-	rows, err := q.pool.Query(ctx, listRowSelect+` WHERE r.list_id = $1 AND r.account_id = $2 ORDER BY r.row_no LIMIT $3 OFFSET $4`, list, account, limit, offset)
+	rows, err := q.pool.Query(ctx, listRowSelect()+` WHERE r.list_id = $1 AND r.account_id = $2 ORDER BY r.row_no LIMIT $3 OFFSET $4`, list, account, limit, offset)
 	if err != nil {
 		return nil, fmt.Errorf("listing rows: %w", err)
 	}
@@ -128,7 +212,7 @@ func (q *Queries) Rows(ctx context.Context, account, list uuid.UUID, limit, offs
 
 // Lead returns one row of the account's lists by lead id.
 func (q *Queries) Lead(ctx context.Context, account, lead uuid.UUID) (ListRow, error) {
-	rows, err := q.pool.Query(ctx, listRowSelect+` WHERE r.lead_id = $1 AND r.account_id = $2`, lead, account)
+	rows, err := q.pool.Query(ctx, listRowSelect()+` WHERE r.lead_id = $1 AND r.account_id = $2`, lead, account)
 	if err != nil {
 		return ListRow{}, fmt.Errorf("loading lead: %w", err)
 	}

@@ -40,8 +40,9 @@ CREATE TABLE watch_rows (
     row_no       integer NOT NULL,
     account_id   uuid    NOT NULL,
     apn_norm     text    COLLATE "C" NOT NULL,
-    county       text    COLLATE "C" NOT NULL,
-    norm_address text    COLLATE "C" NOT NULL,
+    within       text    COLLATE "C" NOT NULL,
+    street_key   text    COLLATE "C" NOT NULL,
+    unit_key     text    COLLATE "C" NOT NULL,
     PRIMARY KEY (list_id, row_no)
 );
 CREATE TABLE watchers (
@@ -103,10 +104,11 @@ func copyWatchRows(ctx context.Context, tx pgx.Tx, rows []watchRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"watch_rows"}, []string{"list_id", "row_no", "account_id", "apn_norm", "county", "norm_address"},
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"watch_rows"}, []string{"list_id", "row_no", "account_id", "apn_norm", "within", "street_key", "unit_key"},
 		pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
 			r := rows[i]
-			return []any{r.list, int32(r.Row), r.account, records.NormalizeAPN(r.APN), r.County, records.NormalizeAddress(r.Address)}, nil
+			k := r.MatchKeys()
+			return []any{r.list, int32(r.Row), r.account, k.APN, k.Within, k.Street, k.Unit}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("copying list rows to the watch: %w", err)
@@ -179,23 +181,18 @@ func recordAttempt(ctx context.Context, tx pgx.Tx, v *records.WebhookDeliveryAtt
 
 // changesSQL finds the deliveries a completed load makes ($1 its layer,
 // $2 its id): for each active watcher of the layer, each row of its list
-// matched to a parcel (by APN, else by address, as the list read model
-// matches), the load newly naming the parcel (load_parcels.was_named not
+// matched to a parcel (MatchSQL, the rule the list read model matches
+// by: ambiguous rows are not matched), the load newly naming the parcel (load_parcels.was_named not
 // true) or no longer naming it (load_dropped). The delivery's id is a hash
 // of what makes it, so a rebuild makes the same ids.
-const changesSQL = `
+func changesSQL() string {
+	return `
 SELECT md5(concat_ws('|', w.monitor_id, $2::uuid, m.county, m.apn, $1::text, r.list_id, r.row_no, c.type))::uuid,
        w.monitor_id, w.account_id, r.list_id, r.row_no, c.type, m.county, m.apn, p.address, p.signals::text,
        pl.source_url, to_char(pl.source_date, 'YYYY-MM-DD'), pl.first_seen
 FROM watchers w
 JOIN watch_rows r ON r.list_id = w.list_id
-CROSS JOIN LATERAL (
-    (SELECT p.county, p.apn FROM parcels p
-     WHERE r.apn_norm <> '' AND p.apn_norm = r.apn_norm AND (r.county = '' OR p.county = r.county) ORDER BY p.county, p.apn LIMIT 1)
-    UNION ALL
-    (SELECT p.county, p.apn FROM parcels p
-     WHERE r.norm_address <> '' AND p.norm_address = r.norm_address AND (r.county = '' OR p.county = r.county) ORDER BY p.county, p.apn LIMIT 1)
-    LIMIT 1
+CROSS JOIN LATERAL (` + MatchSQL("parcels") + `
 ) m
 CROSS JOIN LATERAL (
     SELECT 'parcel.signal_added' AS type
@@ -206,8 +203,9 @@ CROSS JOIN LATERAL (
 ) c
 JOIN parcels p ON p.county = m.county AND p.apn = m.apn
 JOIN parcel_layers pl ON pl.county = m.county AND pl.apn = m.apn AND pl.layer = $1
-WHERE w.active AND (cardinality(w.layers) = 0 OR $1 = ANY (w.layers))
+WHERE w.active AND (cardinality(w.layers) = 0 OR $1 = ANY (w.layers)) AND m.n = 1 AND m.tier <> 4
 ORDER BY w.monitor_id, r.list_id, r.row_no, c.type`
+}
 
 // Payload is a delivery's JSON body.
 type Payload struct {
@@ -256,7 +254,7 @@ func makeDeliveries(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted
 	if _, err := tx.Exec(ctx, `CREATE INDEX ON load_parcels (county, apn); CREATE INDEX ON load_dropped (county, apn); ANALYZE load_parcels; ANALYZE load_dropped`); err != nil {
 		return fmt.Errorf("indexing the load's changes: %w", err)
 	}
-	rows, err := tx.Query(ctx, changesSQL, layer, v.LoadID)
+	rows, err := tx.Query(ctx, changesSQL(), layer, v.LoadID)
 	if err != nil {
 		return fmt.Errorf("finding deliveries: %w", err)
 	}

@@ -15,6 +15,7 @@ type Lists interface {
 	List(ctx context.Context, account, id uuid.UUID) (lists.ListInfo, error)
 	Rows(ctx context.Context, account, list uuid.UUID, limit, offset int) ([]lists.ListRow, error)
 	Lead(ctx context.Context, account, lead uuid.UUID) (lists.ListRow, error)
+	Summary(ctx context.Context, account, list uuid.UUID) (lists.MatchSummary, error)
 }
 
 var _ Lists = (*lists.Queries)(nil)

@@ -5,6 +5,7 @@ import (
 	"html/template"
 	"io"
 	"net/http"
+	"strings"
 	"time"
 
 	"github.com/google/uuid"
@@ -14,6 +15,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
+	"github.com/arr-dev/arr/adapters/listfile"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -44,6 +46,7 @@ func (s *server) mountAccountLists(r gin.IRouter) error {
 		}
 		return s.listsPage(c, t, http.StatusOK, c.Query("notice"), "")
 	}))
+	// ?notice=imported&list=ID shows how the list just imported matched.
 	req := g.Group("", httpx.RequireSession(fail))
 	req.POST("/lists", handle(func(c *gin.Context) error { return s.importList(c, t) }))
 	req.POST("/contact-data/erase", handle(s.eraseContact))
@@ -60,6 +63,8 @@ type listsView struct {
 	Monitors                   []monitors.Monitor
 	// Created is a monitor just created, with its secret: shown once.
 	Created *commands.CreatedMonitor
+	// Match is how the list just imported matched.
+	Match *lists.MatchSummary
 }
 
 func (s *server) listsPage(c *gin.Context, t *template.Template, status int, notice, errMsg string) error {
@@ -80,12 +85,18 @@ func (s *server) listsPageWith(c *gin.Context, t *template.Template, status int,
 	if err != nil {
 		return err
 	}
+	var match *lists.MatchSummary
+	if id, err := uuid.Parse(c.Query("list")); err == nil && notice == "imported" {
+		if sum, err := s.lists.Summary(c.Request.Context(), p.AccountID, id); err == nil {
+			match = &sum
+		}
+	}
 	c.Header("Content-Type", "text/html; charset=utf-8")
 	c.Header("Cache-Control", "no-store")
 	c.Header("Content-Security-Policy", "default-src 'none'; style-src 'unsafe-inline'; form-action 'self'")
 	c.Status(status)
 	_ = t.Execute(c.Writer, listsView{Email: acct.Email, CSRF: httpx.CSRFToken(c), Notice: notice, Error: errMsg, Lists: ls,
-		CanImport: s.d.App.Queries.Contacts != nil, MaxRows: commands.MaxListRows, Monitors: ms, Created: created})
+		CanImport: s.d.App.Queries.Contacts != nil, MaxRows: commands.MaxListRows, Monitors: ms, Created: created, Match: match})
 	return nil
 }
 
@@ -148,7 +159,15 @@ func (s *server) importList(c *gin.Context, t *template.Template) error {
 		return err
 	}
 	defer f.Close()
-	l, err := commands.ParseListFile(io.LimitReader(f, maxListUpload))
+	var m *listfile.Mapping
+	if js := strings.TrimSpace(c.PostForm("mapping")); js != "" {
+		mm, err := listfile.ReadMapping(strings.NewReader(js))
+		if err != nil {
+			return s.listsPage(c, t, http.StatusBadRequest, "", httpx.ProblemOf(err).Message)
+		}
+		m = &mm
+	}
+	l, err := commands.ParseListFileWith(io.LimitReader(f, maxListUpload), m)
 	if err != nil {
 		return s.listsPage(c, t, http.StatusBadRequest, "", err.Error())
 	}
@@ -169,7 +188,7 @@ func (s *server) importList(c *gin.Context, t *template.Template) error {
 			return err
 		}
 	}
-	c.Redirect(http.StatusSeeOther, "/account/lists?notice=imported")
+	c.Redirect(http.StatusSeeOther, "/account/lists?notice=imported&list="+res.ListID.String())
 	return nil
 }
 

@@ -28,9 +28,10 @@ func (s *server) index(c *gin.Context) {
 			"lenders":      "/api/v1/lenders?state=&county=",
 		},
 		"keyed": gin.H{
-			"lists":     "/api/v1/lists",
-			"list_rows": "/api/v1/lists/{list_id}/rows?limit=&offset=&signals=1&include_contact=1",
-			"signals":   "/api/v1/signals/{lead_id or apn}",
+			"lists":      "/api/v1/lists",
+			"list_rows":  "/api/v1/lists/{list_id}/rows?limit=&offset=&signals=1&include_contact=1",
+			"list_match": "/api/v1/lists/{list_id}/match",
+			"signals":    "/api/v1/signals/{lead_id or apn}",
 		},
 		"documentation": "/openapi.json",
 		"data_sources":  "/data-sources",

@@ -33,6 +33,7 @@ var statementTimeouts = map[string]time.Duration{
 	"GET /api/v1/lenders":                              10 * time.Second,
 	"GET /api/v1/lists":                                5 * time.Second,
 	"GET /api/v1/lists/{list_id}/rows":                 10 * time.Second,
+	"GET /api/v1/lists/{list_id}/match":                10 * time.Second,
 	"GET /api/v1/signals/{id}":                         5 * time.Second,
 	"GET /api/v1/monitors":                             5 * time.Second,
 	"GET /api/v1/monitors/{id}/deliveries":             5 * time.Second,

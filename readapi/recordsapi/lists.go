@@ -34,6 +34,27 @@ func (s *server) listLists(c *gin.Context) error {
 	return nil
 }
 
+// listMatch is GET /api/v1/lists/{list_id}/match: how many of the list's
+// rows matched a parcel (by APN, by address), how many are ambiguous and
+// how many found nothing, by reason.
+func (s *server) listMatch(c *gin.Context) error {
+	p, _ := httpx.PrincipalOf(c)
+	id, err := uuid.Parse(c.Param("list_id"))
+	if err != nil {
+		return lists.ErrNoList(c.Param("list_id"))
+	}
+	list, err := s.lists.List(c.Request.Context(), p.AccountID, id)
+	if err != nil {
+		return err
+	}
+	sum, err := s.lists.Summary(c.Request.Context(), p.AccountID, id)
+	if err != nil {
+		return err
+	}
+	c.JSON(http.StatusOK, gin.H{"object": "list_match", "list": list, "match": sum})
+	return nil
+}
+
 type contactOut struct {
 	Phone *string `json:"phone"`
 	Email *string `json:"email"`
@@ -88,9 +109,10 @@ func (s *server) listRows(c *gin.Context) error {
 	}
 	out := make([]gin.H, 0, len(rows))
 	for _, r := range rows {
-		o := gin.H{"lead_id": r.LeadID, "row": r.Row, "apn": r.APN, "county": r.County, "address": r.Address, "parcel": nil, "matched_by": nil}
+		o := gin.H{"lead_id": r.LeadID, "row": r.Row, "apn": r.APN, "county": r.County, "address": r.Address, "unit": r.Unit, "city": r.City,
+			"state": r.State, "zip": r.Zip, "parcel": nil, "matched_by": nil, "reason": r.Reason}
 		if r.Parcel != nil {
-			o["parcel"], o["matched_by"] = r.Parcel, r.MatchedBy
+			o["parcel"], o["matched_by"], o["reason"] = r.Parcel, r.MatchedBy, nil
 		}
 		if withSignals {
 			o["signals"], o["motivation"] = json.RawMessage("[]"), nil

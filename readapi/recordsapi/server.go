@@ -104,6 +104,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 	keyed.GET("/lists", params(), handle(s.listLists))
 	keyed.GET("/monitors", params("limit", "offset", "deleted"), handle(s.listMonitors))
 	keyed.GET("/monitors/:id/deliveries", params("limit", "offset", "status"), handle(s.listDeliveries))
+	keyed.GET("/lists/:list_id/match", params(), handle(s.listMatch))
 	keyed.GET("/lists/:list_id/rows", params("limit", "offset", "signals", "include_contact", "weights", "as_of"), handle(s.listRows))
 	keyed.GET("/signals/:id", params("weights", "as_of", "county"), handle(s.signals))
 	keyed.GET("/exports/parcels", params("county", "format", "layers"), handle(s.exportParcels))

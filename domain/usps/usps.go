@@ -1,0 +1,268 @@
+package usps
+
+import (
+	"strings"
+	"unicode"
+)
+
+var (
+	suffixes     = table(suffixTable)
+	secondaries  = table(secondaryTable)
+	directionals = table(directionalTable)
+	states       = stateTable()
+)
+
+// unitWords are designators that name a unit wherever they stand after
+// the street's name (the others, such as LOT or REAR, also name streets,
+// and are read as a unit designator only after the street suffix).
+var unitWords = map[string]bool{"#": true, "APT": true, "UNIT": true, "STE": true}
+
+// Address is an address line in its Publication 28 parts.
+type Address struct {
+	// Number is the house number without leading zeros ("0012" is
+	// "12"), with a fraction if it has one ("12 1/2").
+	Number string
+	// Predir is the directional before the street name (W).
+	Predir string
+	// Name is the street name (NORTH in "2041 W NORTH AVE").
+	Name string
+	// Suffix is the street suffix's standard abbreviation (AVE).
+	Suffix string
+	// Postdir is the directional after the street (NW).
+	Postdir string
+	// Unit is the secondary unit's identifier ("2" for "APT 2", "#2",
+	// "Unit 2"), or a designator written without one (REAR); the
+	// designator itself is not kept, since lists write the same unit
+	// with different ones.
+	Unit string
+}
+
+// Suffix returns the standard abbreviation of a street suffix word
+// ("Avenue", "AV", "ave." → "AVE").
+func Suffix(w string) (string, bool) { s, ok := suffixes[word(w)]; return s, ok }
+
+// Directional returns the abbreviation of a directional ("West" → "W").
+func Directional(w string) (string, bool) { s, ok := directionals[word(w)]; return s, ok }
+
+// Secondary returns the standard abbreviation of a secondary unit
+// designator ("Apartment" → "APT", "#" → "#").
+func Secondary(w string) (string, bool) {
+	w = word(w)
+	if w == "#" {
+		return "#", true
+	}
+	s, ok := secondaries[w]
+	return s, ok
+}
+
+// word is w in upper case without the punctuation around it.
+func word(w string) string {
+	return strings.Trim(strings.ToUpper(strings.TrimSpace(w)), ".,;:")
+}
+
+// Parse reads an address line ("2041 West North Avenue, Apt. #2").
+func Parse(line string) Address {
+	toks := tokens(line)
+	var a Address
+	if len(toks) > 0 && isNumber(toks[0]) {
+		a.Number = houseNumber(toks[0])
+		toks = toks[1:]
+		if len(toks) > 1 && isFraction(toks[0]) {
+			a.Number += " " + toks[0]
+			toks = toks[1:]
+		}
+	}
+	toks, a.Unit = unit(toks)
+	a.Predir, a.Name, a.Suffix, a.Postdir = street(toks)
+	return a
+}
+
+// tokens splits a line into upper-case words: letters and digits, "/" in
+// a fraction, "-" between two digits (Queens' 12-34), "#" on its own;
+// every other character separates.
+func tokens(line string) []string {
+	rs := []rune(strings.ToUpper(line))
+	var b strings.Builder
+	for i, r := range rs {
+		switch {
+		case unicode.IsLetter(r) || unicode.IsDigit(r):
+			b.WriteRune(r)
+		case r == '#':
+			b.WriteString(" # ")
+		case (r == '/' || r == '-') && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]):
+			b.WriteRune(r)
+		default:
+			b.WriteRune(' ')
+		}
+	}
+	return strings.Fields(b.String())
+}
+
+// isNumber: a house number starts with a digit (123, 123A, 12-34).
+func isNumber(t string) bool {
+	return t != "" && t[0] >= '0' && t[0] <= '9' && !strings.Contains(t, "/")
+}
+
+func isFraction(t string) bool {
+	n, d, ok := strings.Cut(t, "/")
+	return ok && n != "" && d != "" && strings.Trim(n+d, "0123456789") == ""
+}
+
+// houseNumber drops a house number's leading zeros ("0012" → "12",
+// "000" → "0").
+func houseNumber(t string) string {
+	s := strings.TrimLeft(t, "0")
+	if s == "" || s[0] < '0' || s[0] > '9' {
+		return "0" + s
+	}
+	return s
+}
+
+// unit finds the secondary unit: a designator after the street's name and
+// the identifier after it. It returns the street's words and the unit.
+func unit(toks []string) ([]string, string) {
+	suffixSeen := false
+	for i, t := range toks {
+		des, isDes := Secondary(t)
+		if i >= 1 && isDes && (unitWords[des] || suffixSeen) {
+			rest := toks[i+1:]
+			for len(rest) > 0 && rest[0] == "#" {
+				rest = rest[1:]
+			}
+			switch {
+			case len(rest) > 0:
+				return toks[:i], unitID(rest[0])
+			case unitsWithoutNumber[des]:
+				return toks[:i], des
+			}
+		}
+		if _, ok := suffixes[t]; ok && i >= 1 {
+			suffixSeen = true
+		}
+	}
+	return toks, ""
+}
+
+// unitID drops the leading zeros of a numeric unit ("02" → "2").
+func unitID(t string) string {
+	if strings.Trim(t, "0123456789") == "" {
+		return houseNumber(t)
+	}
+	return t
+}
+
+// street splits a street's words into its predirectional, name, suffix and
+// postdirectional. A directional or suffix that is the street's only
+// word is its name ("100 NORTH ST" is a street named North, "100 PARK"
+// one named Park).
+func street(toks []string) (pre, name, suf, post string) {
+	if len(toks) > 2 {
+		if d, ok := directionals[toks[len(toks)-1]]; ok {
+			post, toks = d, toks[:len(toks)-1]
+		}
+	}
+	if len(toks) > 1 {
+		if s, ok := suffixes[toks[len(toks)-1]]; ok {
+			suf, toks = s, toks[:len(toks)-1]
+		}
+	}
+	if len(toks) > 1 {
+		if d, ok := directionals[toks[0]]; ok {
+			pre, toks = d, toks[1:]
+		}
+	}
+	return pre, strings.Join(toks, " "), suf, post
+}
+
+// Street is the address's match key without its unit: house number,
+// predirectional, name, suffix and postdirectional, one space apart
+// ("2041 W NORTH AVE"). Empty for a line with no street name.
+func (a Address) Street() string {
+	if a.Name == "" {
+		return ""
+	}
+	return join(a.Number, a.Predir, a.Name, a.Suffix, a.Postdir)
+}
+
+// Key is Street with the unit after "UNIT" ("2041 W NORTH AVE UNIT 2").
+func (a Address) Key() string {
+	if a.Unit == "" {
+		return a.Street()
+	}
+	return join(a.Street(), "UNIT", a.Unit)
+}
+
+func join(parts ...string) string {
+	var out []string
+	for _, p := range parts {
+		if p != "" {
+			out = append(out, p)
+		}
+	}
+	return strings.Join(out, " ")
+}
+
+// UnitSeparator is what stands between Street and the unit in Key.
+const UnitSeparator = " UNIT "
+
+// Normalize is Parse(line).Key(), or, for a line with no street name (a
+// bare "123"), its words upper-cased.
+func Normalize(line string) string {
+	if k := Parse(line).Key(); k != "" {
+		return k
+	}
+	return strings.Join(tokens(line), " ")
+}
+
+// ZIP5 is the 5-digit ZIP Code of a ZIP or ZIP+4 ("21217-1234",
+// "212171234" → "21217"); false for anything else. A ZIP that lost its
+// leading zero in a spreadsheet (2134) is given it back.
+func ZIP5(s string) (string, bool) {
+	s = strings.TrimSpace(s)
+	if z, plus, ok := strings.Cut(s, "-"); ok {
+		if len(plus) != 4 || !digits(plus) {
+			return "", false
+		}
+		s = z
+	}
+	if len(s) == 9 && digits(s) {
+		s = s[:5]
+	}
+	if !digits(s) || len(s) < 3 || len(s) > 5 {
+		return "", false
+	}
+	return strings.Repeat("0", 5-len(s)) + s, true
+}
+
+func digits(s string) bool { return s != "" && strings.Trim(s, "0123456789") == "" }
+
+// State returns the USPS code of a state, written as its code or its name
+// ("md", "Maryland", "District of Columbia" → "MD", "DC").
+func State(s string) (string, bool) {
+	k := strings.Join(strings.Fields(strings.ToUpper(strings.ReplaceAll(s, ".", ""))), " ")
+	c, ok := states[k]
+	return c, ok
+}
+
+// UnitID is the identifier of a unit written in its own column ("APT 2",
+// "#2", "Unit 02" and "2" are all "2"; "Rear" is "REAR").
+func UnitID(s string) string {
+	toks := tokens(s)
+	for len(toks) > 0 {
+		des, ok := Secondary(toks[0])
+		if !ok {
+			break
+		}
+		if len(toks) == 1 {
+			if unitsWithoutNumber[des] {
+				return des
+			}
+			return ""
+		}
+		toks = toks[1:]
+	}
+	if len(toks) == 0 {
+		return ""
+	}
+	return unitID(strings.Join(toks, ""))
+}
