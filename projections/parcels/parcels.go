@@ -97,6 +97,11 @@ CREATE TABLE parcels (
     layers       text[]      NOT NULL DEFAULT '{}',
     signals      jsonb       NOT NULL DEFAULT '[]',
     position     bigint      NOT NULL,
+    -- What a vector tile reads (tiles.go): the point in Web Mercator, and
+    -- beside layers (same order) the newest date of each, refreshed by
+    -- refreshTileColumns when a load is applied.
+    geom_mercator geometry(Point, 3857) GENERATED ALWAYS AS (ST_Transform(geom, 3857)) STORED,
+    layer_dates  date[]      NOT NULL DEFAULT '{}',
     PRIMARY KEY (county, apn)
 );
 ` + watchDDL
@@ -104,6 +109,7 @@ CREATE TABLE parcels (
 // deferredDDL is the read model's secondary indexes.
 const deferredDDL = `
 CREATE INDEX parcels_geom ON parcels USING gist (geom);
+CREATE INDEX parcels_geom_mercator ON parcels USING gist (geom_mercator);
 CREATE INDEX parcels_apn_norm ON parcels (apn_norm);
 CREATE INDEX parcels_norm_address ON parcels (norm_address) WHERE norm_address <> '';
 CREATE INDEX parcels_address_trgm ON parcels USING gin (norm_address gin_trgm_ops) WHERE norm_address <> '';
@@ -365,6 +371,9 @@ func completeLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, 
 		if _, err := tx.Exec(ctx, s.sql, s.args...); err != nil {
 			return fmt.Errorf("%s: %w", s.what, err)
 		}
+	}
+	if err := refreshTileColumns(ctx, tx, pos); err != nil {
+		return err
 	}
 	if err := makeDeliveries(ctx, tx, v, pos); err != nil {
 		return fmt.Errorf("list monitors' deliveries: %w", err)
