@@ -6,8 +6,6 @@ import (
 	"sort"
 	"time"
 
-	"github.com/jackc/pgx/v5"
-
 	"github.com/arr-dev/arr/domain/records"
 )
 
@@ -74,8 +72,9 @@ func (q *Queries) Tile(ctx context.Context, z, x, y int, layers []string, w reco
 
 // tile makes tile z/x/y: of parcels when they are at most points, of
 // clusters on c's grid otherwise. It reads parcels alone, through the
-// columns a load made for tiles (geom_mercator, layer_dates: see
-// refreshTileColumns), with no join and no per-parcel JSON.
+// columns a load made for tiles (geom_mercator, generated from geom, and
+// layer_dates, written with the row: layerDatesSQL), with no join and no
+// per-parcel JSON.
 func (q *Queries) tile(ctx context.Context, z, x, y int, layers []string, w records.WeightTable, asOf time.Time, c TileCap, points int) ([]byte, int64, error) {
 	keys := make([]string, 0, len(w.Weights))
 	for l := range w.Weights {
@@ -165,23 +164,4 @@ func (q *Queries) TilePosition(ctx context.Context) (int64, error) {
 func (q *Queries) Centre(ctx context.Context) (lon, lat float64, ok bool) {
 	err := q.pool.QueryRow(ctx, `SELECT ST_X(geom), ST_Y(geom) FROM rm_parcels.parcels WHERE geom IS NOT NULL ORDER BY county, apn LIMIT 1`).Scan(&lon, &lat)
 	return lon, lat, err == nil
-}
-
-// refreshTileColumns writes, in one statement over the parcels a load
-// touched (those at position pos: the ones it upserted and the ones it
-// stopped naming), what a tile reads besides the point (whose Mercator
-// twin geom_mercator the table generates): layer_dates, beside layers and
-// in its order (both sorted by layer, byte order), the newest date of each
-// layer naming the parcel, its record's date, else its load's source
-// date, as records.Motivation takes it. It runs at the end of applying a
-// load, in its transaction.
-func refreshTileColumns(ctx context.Context, tx pgx.Tx, pos int64) error {
-	_, err := tx.Exec(ctx, `UPDATE parcels p SET layer_dates = coalesce((
-    SELECT array_agg(coalesce((s->>'record_date')::date, (s->>'source_date')::date) ORDER BY s->>'layer' COLLATE "C")
-    FROM jsonb_array_elements(p.signals) s), '{}')
-WHERE p.position = $1`, pos)
-	if err != nil {
-		return fmt.Errorf("refreshing the tiles' columns: %w", err)
-	}
-	return nil
 }

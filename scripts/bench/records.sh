@@ -82,7 +82,7 @@ BasemapUrl = ""
 TOML
 # pg_tileserv's: the same database and pool size, loopback only, a
 # 64-unit buffer and at most 16,384 features a tile (arr's largest cap),
-# no server cache (it has none) and no preview pages.
+# no server cache (it has none).
 cat >"$tmp/pg_tileserv.toml" <<TOML
 HttpHost = "127.0.0.1"
 HttpPort = $tport
@@ -93,7 +93,6 @@ DbPoolMaxConns = $pool
 DefaultBuffer = 64
 DefaultResolution = 4096
 MaxFeaturesPerTile = 16384
-ShowPreview = false
 TOML
 out=scripts/bench/results/records-$(date -u +%Y%m%dT%H%M%SZ)
 go build -o "$tmp/records-bench" ./scripts/bench/records
