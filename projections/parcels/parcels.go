@@ -471,7 +471,7 @@ SELECT lp.county, lp.apn, lp.apn_norm, lp.p_address, lp.norm_address,
          ELSE (SELECT array_agg(l ORDER BY l COLLATE "C") FROM unnest(o.layers || lp.layer) l) END,
     CASE WHEN o.county IS NULL THEN jsonb_build_array(%[1]s)
          ELSE (SELECT jsonb_agg(e ORDER BY e->>'layer' COLLATE "C") FROM jsonb_array_elements(o.signals || jsonb_build_array(%[1]s)) e) END,
-    `+layerDatesSQL+`,
+    ` + layerDatesSQL + `,
     $1
 FROM load_parcels lp LEFT JOIN load_others o ON o.county = lp.county AND o.apn = lp.apn
 ORDER BY ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) NULLS LAST, lp.county, lp.apn
