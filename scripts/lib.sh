@@ -171,6 +171,39 @@ ensure_gdal() {
   command -v ogrinfo >/dev/null || ensure_pkgs gdal-bin
 }
 
+# ensure_pg_tileserv builds CrunchyData's pg_tileserv (the records bench's
+# tile peer) at PG_TILESERV_VERSION (default v1.0.11) into scripts/bench/bin
+# (git-ignored), its assets beside it (pg_tileserv-assets), and prints the
+# binary's path; the version is linked in (-X main.programVersion) and
+# checked. Its source comes, like pg_featureserv's, from `go mod download`
+# of the module at that version; when the module proxy refuses the module
+# (it answers 403 "not available" to every pg_tileserv version, v1.0.4 to
+# v1.0.11, on this workplace), from PG_TILESERV_SRC: a directory holding
+# the source of exactly that version (e.g. `git archive v1.0.11` of the
+# public repository). Its dependencies come from the proxy either way.
+ensure_pg_tileserv() {
+  local version=${PG_TILESERV_VERSION:-v1.0.11}
+  local bin="$ARR_ROOT/scripts/bench/bin/pg_tileserv"
+  if [ -x "$bin" ] && [ -d "$bin-assets" ] && [ "$("$bin" --version 2>/dev/null)" = "pg_tileserv ${version#v}" ]; then
+    echo "$bin"
+    return
+  fi
+  log "building pg_tileserv $version into $(dirname "$bin")"
+  local dir
+  dir=$(cd "${TMPDIR:-/tmp}" && GOFLAGS= go mod download -json "github.com/CrunchyData/pg_tileserv@$version" 2>/dev/null | sed -n 's/^[[:space:]]*"Dir": "\(.*\)",$/\1/p') || true
+  if [ -z "$dir" ] || [ ! -d "$dir" ]; then
+    [ -n "${PG_TILESERV_SRC:-}" ] && [ -f "$PG_TILESERV_SRC/go.mod" ] ||
+      die "go mod download github.com/CrunchyData/pg_tileserv@$version failed: set PG_TILESERV_SRC to a directory holding its $version source"
+    grep -q '^module github.com/CrunchyData/pg_tileserv$' "$PG_TILESERV_SRC/go.mod" || die "$PG_TILESERV_SRC is not pg_tileserv's source"
+    log "the module proxy refused pg_tileserv $version: building it from $PG_TILESERV_SRC"
+    dir=$PG_TILESERV_SRC
+  fi
+  mkdir -p "$(dirname "$bin")"
+  (cd "$dir" && GOFLAGS=-mod=mod go build -trimpath -ldflags "-X main.programVersion=${version#v}" -o "$bin" .) || die "building pg_tileserv $version failed"
+  rm -rf "$bin-assets" && cp -R "$dir/assets" "$bin-assets" && chmod -R u+w "$bin-assets"
+  echo "$bin"
+}
+
 # ensure_chromium installs Debian's chromium (at /usr/bin/chromium, which the
 # account page's browser test drives headless) and a font for its pages.
 ensure_chromium() {

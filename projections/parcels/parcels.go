@@ -97,6 +97,10 @@ CREATE TABLE parcels (
     layers       text[]      NOT NULL DEFAULT '{}',
     signals      jsonb       NOT NULL DEFAULT '[]',
     position     bigint      NOT NULL,
+    -- What a vector tile reads (tiles.go): the point in Web Mercator, and
+    -- beside layers (same order) the newest date of each (layerDatesSQL).
+    geom_mercator geometry(Point, 3857) GENERATED ALWAYS AS (ST_Transform(geom, 3857)) STORED,
+    layer_dates  date[]      NOT NULL DEFAULT '{}',
     PRIMARY KEY (county, apn)
 );
 ` + watchDDL
@@ -104,6 +108,7 @@ CREATE TABLE parcels (
 // deferredDDL is the read model's secondary indexes.
 const deferredDDL = `
 CREATE INDEX parcels_geom ON parcels USING gist (geom);
+CREATE INDEX parcels_geom_mercator ON parcels USING gist (geom_mercator);
 CREATE INDEX parcels_apn_norm ON parcels (apn_norm);
 CREATE INDEX parcels_norm_address ON parcels (norm_address) WHERE norm_address <> '';
 CREATE INDEX parcels_address_trgm ON parcels USING gin (norm_address gin_trgm_ops) WHERE norm_address <> '';
@@ -446,25 +451,27 @@ WITH d AS (
 SELECT * FROM d`
 	// droppedSignalsSQL: rendering the dropped parcels' signals.
 	droppedSignalsSQL = `
-UPDATE parcels p SET layers = coalesce(o.layers, '{}'), signals = coalesce(o.signals, '[]'), position = $1
+UPDATE parcels p SET layers = coalesce(o.layers, '{}'), signals = coalesce(o.signals, '[]'), layer_dates = coalesce(o.dates, '{}'), position = $1
 FROM load_dropped d LEFT JOIN load_others o ON o.county = d.county AND o.apn = d.apn
 WHERE p.county = d.county AND p.apn = d.apn`
 	// othersSQL: the other layers' signals (%s: their signal, rendered).
 	othersSQL = `
 CREATE TEMP TABLE load_others ON COMMIT DROP AS
-SELECT o.county, o.apn, array_agg(o.layer ORDER BY o.layer) AS layers, jsonb_agg(%s ORDER BY o.layer) AS signals
+SELECT o.county, o.apn, array_agg(o.layer ORDER BY o.layer) AS layers, jsonb_agg(%s ORDER BY o.layer) AS signals,
+    array_agg(coalesce(o.record_date, o.source_date) ORDER BY o.layer) AS dates
 FROM parcel_layers o
 WHERE o.named AND o.layer = ANY($1) AND o.county = ANY($2)
 GROUP BY o.county, o.apn`
 	// upsertParcelsSQL: the load's parcels upserted (%[1]s: the load's signal, rendered).
 	upsertParcelsSQL = `
-INSERT INTO parcels AS p (county, apn, apn_norm, address, norm_address, geom, source_url, layers, signals, position)
+INSERT INTO parcels AS p (county, apn, apn_norm, address, norm_address, geom, source_url, layers, signals, layer_dates, position)
 SELECT lp.county, lp.apn, lp.apn_norm, lp.p_address, lp.norm_address,
     CASE WHEN lp.lon IS NOT NULL THEN ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) END, lp.p_source_url,
     CASE WHEN o.county IS NULL THEN ARRAY[lp.layer]
          ELSE (SELECT array_agg(l ORDER BY l COLLATE "C") FROM unnest(o.layers || lp.layer) l) END,
     CASE WHEN o.county IS NULL THEN jsonb_build_array(%[1]s)
          ELSE (SELECT jsonb_agg(e ORDER BY e->>'layer' COLLATE "C") FROM jsonb_array_elements(o.signals || jsonb_build_array(%[1]s)) e) END,
+    ` + layerDatesSQL + `,
     $1
 FROM load_parcels lp LEFT JOIN load_others o ON o.county = lp.county AND o.apn = lp.apn
 ORDER BY ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) NULLS LAST, lp.county, lp.apn
@@ -472,8 +479,16 @@ ON CONFLICT (county, apn) DO UPDATE SET
     address = CASE WHEN excluded.address <> '' THEN excluded.address ELSE p.address END,
     norm_address = CASE WHEN excluded.address <> '' THEN excluded.norm_address ELSE p.norm_address END,
     geom = coalesce(excluded.geom, p.geom), source_url = excluded.source_url,
-    layers = excluded.layers, signals = excluded.signals, position = excluded.position`
+    layers = excluded.layers, signals = excluded.signals, layer_dates = excluded.layer_dates, position = excluded.position`
 )
+
+// layerDatesSQL is a load's parcel's layer_dates (the tiles' column,
+// tiles.go): beside layers and in its order, the newest date of each layer
+// naming the parcel, its record's date, else its load's source date, as
+// records.Motivation takes it; written with the row (an UPDATE after the
+// load would write every row twice).
+const layerDatesSQL = `CASE WHEN o.county IS NULL THEN ARRAY[coalesce(lp.record_date, lp.source_date)]
+         ELSE (SELECT array_agg(d ORDER BY l COLLATE "C") FROM unnest(o.layers || lp.layer, o.dates || coalesce(lp.record_date, lp.source_date)) x(l, d)) END`
 
 // clearStage deletes a load's staged rows; when no other load is staged it
 // truncates the stage instead, which leaves no dead rows behind.

@@ -71,7 +71,10 @@ func (q *Queries) Tile(ctx context.Context, z, x, y int, layers []string, w reco
 }
 
 // tile makes tile z/x/y: of parcels when they are at most points, of
-// clusters on c's grid otherwise.
+// clusters on c's grid otherwise. It reads parcels alone, through the
+// columns a load made for tiles (geom_mercator, generated from geom, and
+// layer_dates, written with the row: layerDatesSQL), with no join and no
+// per-parcel JSON.
 func (q *Queries) tile(ctx context.Context, z, x, y int, layers []string, w records.WeightTable, asOf time.Time, c TileCap, points int) ([]byte, int64, error) {
 	keys := make([]string, 0, len(w.Weights))
 	for l := range w.Weights {
@@ -92,42 +95,9 @@ func (q *Queries) tile(ctx context.Context, z, x, y int, layers []string, w reco
 		args = append(args, layers)
 		filter = fmt.Sprintf(` AND p.layers && $%d::text[]`, len(args))
 	}
-	// c: the tile's parcels, placed; n: how many. With at most $9 of
-	// them, t: each with its score, the newest date of each layer naming
-	// the parcel (its record's date, else its load's source date), its
-	// age in days as of asOf, the first recency band that holds the age;
-	// weight x factor / 10 is the term in hundredths of a point, as
-	// records.Motivation computes it. With more, k: the clusters of the
-	// $10-unit cells.
-	sql := `WITH b AS (SELECT ST_TileEnvelope($1, $2, $3) AS env),
-c AS MATERIALIZED (
-  SELECT ST_AsMVTGeom(ST_Transform(p.geom, 3857), b.env, 4096, 64, true) AS geom, p.apn, p.county, p.layers, p.signals
-  FROM rm_parcels.parcels p, b
-  WHERE p.geom && ST_Transform(b.env, 4326)` + filter + `
-),
-n AS (SELECT count(*) AS n FROM c WHERE c.geom IS NOT NULL),
-t AS (
-  SELECT c.geom, c.apn, c.county, array_to_string(c.layers, ',') AS layers,
-         (coalesce((SELECT sum(lw.weight * (SELECT bf.f FROM unnest($6::int[], $7::int[]) WITH ORDINALITY bf(maxd, f, i)
-                                      WHERE bf.maxd = 0 OR greatest(0, $8::date - l.d) <= bf.maxd ORDER BY bf.i LIMIT 1) / 10)
-                    FROM (SELECT s->>'layer' AS layer, max(coalesce((s->>'record_date')::date, (s->>'source_date')::date)) AS d
-                          FROM jsonb_array_elements(c.signals) s WHERE s->>'layer' = ANY (c.layers) GROUP BY 1) l
-                    JOIN unnest($4::text[], $5::int[]) lw(layer, weight) USING (layer)), 0) / 100.0)::float8 AS score
-  FROM c WHERE c.geom IS NOT NULL
-),
-cells AS (SELECT floor(ST_X(c.geom) / $10::int)::int AS cx, floor(ST_Y(c.geom) / $10::int)::int AS cy, c.geom, c.layers FROM c WHERE c.geom IS NOT NULL),
-kl AS (SELECT cells.cx, cells.cy, string_agg(DISTINCT l, ',' ORDER BY l) AS layers FROM cells, unnest(cells.layers) l GROUP BY 1, 2),
-k AS (
-  SELECT g.geom, true AS cluster, g.count, coalesce(kl.layers, '') AS layers
-  FROM (SELECT cells.cx, cells.cy, ST_SnapToGrid(ST_Centroid(ST_Collect(cells.geom)), 1) AS geom, count(*)::int AS count FROM cells GROUP BY 1, 2) g
-  LEFT JOIN kl USING (cx, cy)
-)
-SELECT (SELECT max(position) FROM rm_parcels.loads WHERE status = 'completed'),
-       CASE WHEN (SELECT n FROM n) <= $9::int THEN (SELECT ST_AsMVT(t.*, '` + TileLayer + `', 4096, 'geom') FROM t)
-            ELSE (SELECT ST_AsMVT(k.*, '` + TileLayer + `', 4096, 'geom') FROM k) END`
 	var pos *int64
 	var tile []byte
-	if err := q.pool.QueryRow(ctx, sql, args...).Scan(&pos, &tile); err != nil {
+	if err := q.pool.QueryRow(ctx, fmt.Sprintf(tileSQL, filter), args...).Scan(&pos, &tile); err != nil {
 		return nil, 0, fmt.Errorf("parcels tile %d/%d/%d: %w", z, x, y, err)
 	}
 	var p int64
@@ -138,6 +108,54 @@ SELECT (SELECT max(position) FROM rm_parcels.loads WHERE status = 'completed'),
 		return nil, p, nil
 	}
 	return tile, p, nil
+}
+
+// tileSQL is a tile's one statement (%[1]s: the layers filter, bound).
+// n: whether the tile's parcels are more than $9 (it counts at most
+// $9 + 1 of them). With at most $9, t: each parcel with its score: for
+// each layer naming it (layers and layer_dates, side by side), its
+// newest date's age in days as of $8 picks the first recency band that
+// holds it; weight x factor / 10 is the term in hundredths of a point,
+// as records.Motivation computes it. With more, k: the clusters of the
+// $10-unit cells, computed from the Mercator coordinates alone (g: per
+// cell and set of layers, then per cell), never a parcel's score.
+const tileSQL = `WITH b AS (SELECT ST_TileEnvelope($1, $2, $3) AS env),
+e AS (SELECT b.env, ST_XMin(b.env) AS x0, ST_YMax(b.env) AS y1, (ST_XMax(b.env) - ST_XMin(b.env)) * $10::int / 4096 AS cell FROM b),
+n AS (SELECT count(*) AS n FROM (SELECT 1 FROM rm_parcels.parcels p, b WHERE p.geom_mercator && b.env%[1]s LIMIT $9::int + 1) c),
+t AS (
+  SELECT ST_AsMVTGeom(p.geom_mercator, b.env, 4096, 64, true) AS geom, p.apn, p.county, array_to_string(p.layers, ',') AS layers,
+         (coalesce((SELECT sum(lw.weight * (SELECT bf.f FROM unnest($6::int[], $7::int[]) WITH ORDINALITY bf(maxd, f, i)
+                                      WHERE bf.maxd = 0 OR greatest(0, $8::date - ld.d) <= bf.maxd ORDER BY bf.i LIMIT 1) / 10)
+                    FROM unnest(p.layers, p.layer_dates) ld(layer, d)
+                    JOIN unnest($4::text[], $5::int[]) lw(layer, weight) USING (layer)), 0) / 100.0)::float8 AS score
+  FROM rm_parcels.parcels p, b WHERE p.geom_mercator && b.env%[1]s
+),
+g AS (
+  SELECT floor((ST_X(p.geom_mercator) - e.x0) / e.cell)::int AS cx, floor((e.y1 - ST_Y(p.geom_mercator)) / e.cell)::int AS cy, p.layers,
+         count(*) AS count, sum(ST_X(p.geom_mercator)) AS sx, sum(ST_Y(p.geom_mercator)) AS sy
+  FROM rm_parcels.parcels p, e WHERE p.geom_mercator && e.env%[1]s
+  GROUP BY 1, 2, 3
+),
+k AS (
+  SELECT ST_AsMVTGeom(ST_SetSRID(ST_MakePoint(sum(g.sx) / sum(g.count), sum(g.sy) / sum(g.count)), 3857), b.env, 4096, 64, true) AS geom,
+         true AS cluster, sum(g.count)::int AS count,
+         coalesce((SELECT string_agg(DISTINCT l, ',' ORDER BY l) FROM unnest(string_to_array(string_agg(array_to_string(g.layers, ','), ','), ',')) l
+                   WHERE l <> ''), '') AS layers
+  FROM g, b GROUP BY g.cx, g.cy, b.env
+)
+SELECT (SELECT max(position) FROM rm_parcels.loads WHERE status = 'completed'),
+       CASE WHEN (SELECT n FROM n) <= $9::int THEN (SELECT ST_AsMVT(t.*, '` + TileLayer + `', 4096, 'geom') FROM t WHERE t.geom IS NOT NULL)
+            ELSE (SELECT ST_AsMVT(k.*, '` + TileLayer + `', 4096, 'geom') FROM k WHERE k.geom IS NOT NULL) END`
+
+// TilePosition is the read model's position a tile made now would be
+// made at (what Tile returns beside it): the log position of the last
+// completed load, 0 before any.
+func (q *Queries) TilePosition(ctx context.Context) (int64, error) {
+	var pos int64
+	if err := q.pool.QueryRow(ctx, `SELECT coalesce(max(position), 0) FROM rm_parcels.loads WHERE status = 'completed'`).Scan(&pos); err != nil {
+		return 0, fmt.Errorf("the tiles' position: %w", err)
+	}
+	return pos, nil
 }
 
 // Centre is where a map of the parcels opens: the point of the first

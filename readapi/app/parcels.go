@@ -20,6 +20,7 @@ type Parcels interface {
 	InPolygon(ctx context.Context, p records.Polygon, layers []string, after *parcels.ParcelKey, limit int) ([]parcels.ParcelFeature, error)
 	Centre(ctx context.Context) (lon, lat float64, ok bool)
 	Tile(ctx context.Context, z, x, y int, layers []string, w records.WeightTable, asOf time.Time) ([]byte, int64, error)
+	TilePosition(ctx context.Context) (int64, error)
 	Parcel(ctx context.Context, k parcels.ParcelKey) (parcels.Parcel, error)
 	ParcelsByAPN(ctx context.Context, apn, county string) ([]parcels.ParcelKey, error)
 	Records(ctx context.Context, f parcels.RecordFilter) ([]parcels.Record, int, error)

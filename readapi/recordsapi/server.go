@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"golang.org/x/sync/singleflight"
 
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/records"
@@ -18,6 +19,7 @@ import (
 	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/httpx"
 	"github.com/arr-dev/arr/readapi/recordsapi/cursor"
+	"github.com/arr-dev/arr/readapi/recordsapi/tilecache"
 )
 
 //go:embed openapi/*.json
@@ -50,6 +52,10 @@ type server struct {
 	polygons, tiles *turns
 	// exports admits the bulk exports (exportgate.go).
 	exports *exportGate
+	// tileCache holds made tiles, tileFlight makes each once for the
+	// requests asking at the same time (tiles.go).
+	tileCache  *tilecache.Cache
+	tileFlight singleflight.Group
 }
 
 // New returns the records service's HTTP handler over the application
@@ -74,7 +80,8 @@ func New(d httpx.Deps) (http.Handler, error) {
 	}
 	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz, mapTmpl: mapTmpl, cursors: cursors,
 		polygons: newTurns(polygonSlots), tiles: newTurns(tileSlots),
-		exports: newExportGate(exportSlots)}
+		exports: newExportGate(exportSlots), tileCache: tilecache.New(tileCacheBytes)}
+
 	ids := d.App.Queries.Identities
 	// The public routes need no key, but take one: a key that is sent must
 	// be valid (401 otherwise), and the request is then counted against

@@ -14,23 +14,34 @@
 #   records near at 64 clients: p50 X ms, p99 Y ms, Z req/s, F features/response
 #   records address at 64 clients: ...
 #   records tile z14 at 64 clients: ...
-# and ends with the line
+# then the tile phase: -tile-clients (64) map clients panning and zooming
+# over the county, z10 to z16, arr's tile route beside CrunchyData's
+# pg_tileserv (v1.0.11, ensure_pg_tileserv) on the same table, with arr's
+# tile cache hit rate, and ends with the lines
 #   records bbox at 64 clients: arr p99 X ms, Y req/s; pg_featureserv p99 Z ms, W req/s
+#   records tiles at 64 clients: arr p99 X ms, Y tiles/s; pg_tileserv p99 Z ms, W tiles/s
 # Usage: scripts/bench/records.sh [-parcels N] [-concurrency 1,64]
 # [-rounds 3] [-duration 10s] [-box 0.01] [-pool 16] [-peer ""] (no peer)
 # DATABASE_URL is the PostgreSQL server (a database arr_bench_records is
-# made on it); PG_FEATURESERV_PORT the peer's loopback port (default 9765).
+# made on it); PG_FEATURESERV_PORT the peer's loopback port (default 9765),
+# PG_TILESERV_PORT pg_tileserv's (9766); PG_TILESERV_SRC its source when
+# the module proxy refuses it (ensure_pg_tileserv).
 # Results go to scripts/bench/results/ (git-ignored) and to stdout.
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh
 ensure_postgres_server >/dev/null
 peer=$(ensure_pg_featureserv)
+tileserv=$(ensure_pg_tileserv)
 mkdir -p scripts/bench/results
 url=${DATABASE_URL:-${ARR_TEST_DATABASE_URL:-postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable}}
 port=${PG_FEATURESERV_PORT:-9765}
 if (exec 3<>"/dev/tcp/127.0.0.1/$port") 2>/dev/null; then
   die "127.0.0.1:$port is taken: set PG_FEATURESERV_PORT to a free port"
+fi
+tport=${PG_TILESERV_PORT:-9766}
+if (exec 3<>"/dev/tcp/127.0.0.1/$tport") 2>/dev/null; then
+  die "127.0.0.1:$tport is taken: set PG_TILESERV_PORT to a free port"
 fi
 # The bench's database on the same server: the URL with its path replaced.
 bench_url=$(printf '%s' "$url" | sed -E 's#^(postgres(ql)?://[^/?]*)(/[^?]*)?#\1/arr_bench_records#')
@@ -69,8 +80,23 @@ LimitMax = 1000
 [Website]
 BasemapUrl = ""
 TOML
+# pg_tileserv's: the same database and pool size, loopback only, a
+# 64-unit buffer and at most 16,384 features a tile (arr's largest cap),
+# no server cache (it has none).
+cat >"$tmp/pg_tileserv.toml" <<TOML
+HttpHost = "127.0.0.1"
+HttpPort = $tport
+UrlBase = "http://127.0.0.1:$tport"
+AssetsPath = "$tileserv-assets"
+DbConnection = "$bench_url"
+DbPoolMaxConns = $pool
+DefaultBuffer = 64
+DefaultResolution = 4096
+MaxFeaturesPerTile = 16384
+TOML
 out=scripts/bench/results/records-$(date -u +%Y%m%dT%H%M%SZ)
 go build -o "$tmp/records-bench" ./scripts/bench/records
 GIN_MODE=release "$tmp/records-bench" -database-url "$url" -json "$out.json" \
-  -peer "$peer" -peer-config "$tmp/pg_featureserv.toml" -peer-url "http://127.0.0.1:$port" "$@" | tee "$out.txt"
+  -peer "$peer" -peer-config "$tmp/pg_featureserv.toml" -peer-url "http://127.0.0.1:$port" \
+  -tileserv "$tileserv" -tileserv-config "$tmp/pg_tileserv.toml" -tileserv-url "http://127.0.0.1:$tport" "$@" | tee "$out.txt"
 echo "results: $out.txt and .json" >&2

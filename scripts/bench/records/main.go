@@ -48,22 +48,23 @@ import (
 )
 
 type result struct {
-	Parcels        int       `json:"parcels"`
-	AppendSeconds  float64   `json:"append_seconds"`
-	AppendRowsPerS float64   `json:"append_rows_per_second"`
-	ApplySeconds   float64   `json:"projection_apply_seconds"`
-	EndToEndRowsPS float64   `json:"end_to_end_rows_per_second"`
-	BoxDegrees     float64   `json:"box_degrees"`
-	Duration       string    `json:"duration_per_level"`
-	Peer           string    `json:"peer,omitempty"`
-	CheckedBoxes   int       `json:"boxes_checked_equal"`
-	CheckedFeats   int       `json:"features_checked_equal"`
-	Levels         []level   `json:"levels"`
-	Summaries      []summary `json:"medians"`
-	Explain        string    `json:"explain"`
-	LoadAvgStart   string    `json:"load_average_start"`
-	LoadAvgEnd     string    `json:"load_average_end"`
-	Counted        int64     `json:"requests_counted_by_rate_limiter"`
+	Parcels        int         `json:"parcels"`
+	AppendSeconds  float64     `json:"append_seconds"`
+	AppendRowsPerS float64     `json:"append_rows_per_second"`
+	ApplySeconds   float64     `json:"projection_apply_seconds"`
+	EndToEndRowsPS float64     `json:"end_to_end_rows_per_second"`
+	BoxDegrees     float64     `json:"box_degrees"`
+	Duration       string      `json:"duration_per_level"`
+	Peer           string      `json:"peer,omitempty"`
+	CheckedBoxes   int         `json:"boxes_checked_equal"`
+	CheckedFeats   int         `json:"features_checked_equal"`
+	Levels         []level     `json:"levels"`
+	Summaries      []summary   `json:"medians"`
+	Explain        string      `json:"explain"`
+	LoadAvgStart   string      `json:"load_average_start"`
+	LoadAvgEnd     string      `json:"load_average_end"`
+	Counted        int64       `json:"requests_counted_by_rate_limiter"`
+	TileLevels     []tileLevel `json:"tile_levels,omitempty"`
 }
 
 // loadAvg is the 1, 5 and 15 minute load averages (the machine is shared:
@@ -87,6 +88,9 @@ type options struct {
 	cpuProfile            string
 	peer, peerConfig      string
 	peerURL               string
+	tileserv, tileservCfg string
+	tileservURL           string
+	tileClients           int
 }
 
 func main() {
@@ -103,6 +107,10 @@ func main() {
 	flag.StringVar(&o.peer, "peer", "", "pg_featureserv binary to serve the same table beside arr (none: arr only)")
 	flag.StringVar(&o.peerConfig, "peer-config", "", "pg_featureserv's config file (recordsapi.sh writes it)")
 	flag.StringVar(&o.peerURL, "peer-url", "", "pg_featureserv's base URL, as its config file has it listen (http://127.0.0.1:port)")
+	flag.StringVar(&o.tileserv, "tileserv", "", "pg_tileserv binary to serve the same table's tiles beside arr (none: arr only)")
+	flag.StringVar(&o.tileservCfg, "tileserv-config", "", "pg_tileserv's config file (records.sh writes it)")
+	flag.StringVar(&o.tileservURL, "tileserv-url", "", "pg_tileserv's base URL, as its config file has it listen (http://127.0.0.1:port)")
+	flag.IntVar(&o.tileClients, "tile-clients", 64, "panning map clients of the tile phase (0: no tile phase)")
 	flag.Parse()
 	for _, s := range strings.Split(*conc, ",") {
 		c, err := strconv.Atoi(strings.TrimSpace(s))
@@ -116,6 +124,9 @@ func main() {
 	}
 	if o.peer != "" && (o.peerConfig == "" || o.peerURL == "") {
 		log.Fatal("-peer needs -peer-config and -peer-url")
+	}
+	if o.tileserv != "" && (o.tileservCfg == "" || o.tileservURL == "") {
+		log.Fatal("-tileserv needs -tileserv-config and -tileserv-url")
 	}
 	if err := run(o); err != nil {
 		log.Fatal(err)
@@ -205,6 +216,9 @@ func run(o options) error {
 	// arr's searches beyond the bbox, at the most clients asked for.
 	if err := rounds(options{rounds: o.rounds, levels: []int{slices.Max(o.levels)}, dur: o.dur, boxDeg: o.boxDeg},
 		arrSearchTargets(arrBase), &res); err != nil {
+		return err
+	}
+	if err := tilePhase(o, arrBase, &res); err != nil {
 		return err
 	}
 	res.LoadAvgEnd = loadAvg()
@@ -438,10 +452,13 @@ func report(o options, targets []target, res *result) {
 	}
 	fmt.Printf("requests counted by arr's per-IP rate limiter: %d; load average at start %s, at end %s\n", res.Counted, res.LoadAvgStart, res.LoadAvgEnd)
 	fmt.Printf("EXPLAIN ANALYZE of one bbox query (arr's):\n%s", res.Explain)
+	reportTiles(o, res)
 	if len(targets) < 2 || !slices.Contains(o.levels, 64) {
+		reportTilesLine(o, res)
 		return
 	}
 	a, p := summarize(res.Levels, "arr", 64), summarize(res.Levels, "pg_featureserv", 64)
 	fmt.Printf("records bbox at 64 clients: arr p99 %.2f ms, %.0f req/s; pg_featureserv p99 %.2f ms, %.0f req/s\n",
 		a.P99ms, a.RequestsPerSec, p.P99ms, p.RequestsPerSec)
+	reportTilesLine(o, res)
 }
