@@ -53,6 +53,8 @@ type result struct {
 	AppendRowsPerS float64     `json:"append_rows_per_second"`
 	ApplySeconds   float64     `json:"projection_apply_seconds"`
 	EndToEndRowsPS float64     `json:"end_to_end_rows_per_second"`
+	OGRSeconds     float64     `json:"ogr2ogr_seconds,omitempty"`
+	LoadRounds     []loadRound `json:"load_rounds"`
 	BoxDegrees     float64     `json:"box_degrees"`
 	Duration       string      `json:"duration_per_level"`
 	Peer           string      `json:"peer,omitempty"`
@@ -91,6 +93,7 @@ type options struct {
 	tileserv, tileservCfg string
 	tileservURL           string
 	tileClients           int
+	ogr2ogr               string
 }
 
 func main() {
@@ -111,6 +114,7 @@ func main() {
 	flag.StringVar(&o.tileservCfg, "tileserv-config", "", "pg_tileserv's config file (records.sh writes it)")
 	flag.StringVar(&o.tileservURL, "tileserv-url", "", "pg_tileserv's base URL, as its config file has it listen (http://127.0.0.1:port)")
 	flag.IntVar(&o.tileClients, "tile-clients", 64, "panning map clients of the tile phase (0: no tile phase)")
+	flag.StringVar(&o.ogr2ogr, "ogr2ogr", "", "GDAL's ogr2ogr binary, to load the same rows into PostGIS beside arr in each round (none: arr only)")
 	flag.Parse()
 	for _, s := range strings.Split(*conc, ",") {
 		c, err := strconv.Atoi(strings.TrimSpace(s))
@@ -118,6 +122,9 @@ func main() {
 			log.Fatalf("-concurrency: %q is not a positive number", s)
 		}
 		o.levels = append(o.levels, c)
+	}
+	if !regexp.MustCompile(`^[a-z_][a-z0-9_]{0,62}$`).MatchString(o.database) {
+		log.Fatalf("-database: %q is not a name of letters, digits and _", o.database)
 	}
 	if o.rounds < 1 {
 		log.Fatal("-rounds: at least 1")
@@ -172,15 +179,12 @@ func generate(path string, n int) error {
 
 func run(o options) error {
 	ctx := context.Background()
-	pool, err := freshDatabase(ctx, o.admin, o.pool)
+	res := result{Parcels: o.parcels, BoxDegrees: o.boxDeg, Duration: o.dur.String(), Peer: o.peer, LoadAvgStart: loadAvg()}
+	pool, err := loadRounds(ctx, o, &res)
 	if err != nil {
 		return err
 	}
 	defer pool.Close()
-	res := result{Parcels: o.parcels, BoxDegrees: o.boxDeg, Duration: o.dur.String(), Peer: o.peer, LoadAvgStart: loadAvg()}
-	if err := loadCounty(ctx, pool, o.parcels, &res); err != nil {
-		return err
-	}
 	arrBase, stopArr, err := serveArr(pool)
 	if err != nil {
 		return err
@@ -236,8 +240,8 @@ func run(o options) error {
 	return nil
 }
 
-// freshDatabase makes the database arr_bench_records anew and migrates it.
-func freshDatabase(ctx context.Context, admin string, poolSize int) (*pgxpool.Pool, error) {
+// freshDatabase makes the database name anew and migrates it.
+func freshDatabase(ctx context.Context, admin, name string, poolSize int) (*pgxpool.Pool, error) {
 	conn, err := pgx.Connect(ctx, admin)
 	if err != nil {
 		return nil, err
@@ -263,69 +267,48 @@ func freshDatabase(ctx context.Context, admin string, poolSize int) (*pgxpool.Po
 	return pool, nil
 }
 
-// loadCounty loads n synthetic parcels through the event log and waits
-// for the parcels projection to apply them.
-func loadCounty(ctx context.Context, pool *pgxpool.Pool, n int, res *result) error {
+// loadCounty loads the synthetic county's CSV file through the event log
+// and waits for the parcels projection to apply it: the append's and the
+// apply's seconds (the apply from the append's end; the projection stages
+// rows while the append runs).
+func loadCounty(ctx context.Context, pool *pgxpool.Pool, csvPath string) (appendSecs, applySecs float64, err error) {
 	store, err := postgres.New(pool, postgres.Config{})
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	runner, err := projections.NewRunner(pool, store, projections.Config{}, parcels.Projection{})
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	if err := runner.Setup(ctx); err != nil {
-		return err
-	}
-	dir, err := os.MkdirTemp("", "arr-bench-records-")
-	if err != nil {
-		return err
-	}
-	defer os.RemoveAll(dir)
-	csvPath := filepath.Join(dir, "synthetic.csv")
-	log.Printf("generating %d synthetic parcels (county 99999, clearly synthetic)", n)
-	if err := generate(csvPath, n); err != nil {
-		return err
+		return 0, 0, err
 	}
 	src, err := layerfile.Open(csvPath, layerfile.Options{County: "99999"})
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	defer src.Close()
 	h, err := commands.NewLoadLayerHandler(store, time.Now)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
 	start := time.Now()
 	lr, err := h.Handle(ctx, commands.LoadLayer{Layer: "vacant", Counties: []string{"99999"}, SourceURL: "https://example.org/synthetic",
 		SourceDate: "2026-06-01", File: "synthetic.csv"}, src)
 	if err != nil {
-		return err
+		return 0, 0, err
 	}
-	res.AppendSeconds = time.Since(start).Seconds()
-	res.AppendRowsPerS = float64(lr.RowsLoaded) / res.AppendSeconds
-	log.Printf("appended %d rows in %d chunks: %.2fs, %.0f rows/s", lr.RowsLoaded, lr.Chunks, res.AppendSeconds, res.AppendRowsPerS)
+	appendSecs = time.Since(start).Seconds()
+	log.Printf("appended %d rows in %d chunks: %.2fs, %.0f rows/s", lr.RowsLoaded, lr.Chunks, appendSecs, float64(lr.RowsLoaded)/appendSecs)
 	applyStart := time.Now()
 	wctx, cancel := context.WithTimeout(ctx, 30*time.Minute)
 	defer cancel()
 	if err := runner.WaitFor(wctx, parcels.Name, lr.Position); err != nil {
-		return err
+		return 0, 0, err
 	}
-	res.ApplySeconds = time.Since(applyStart).Seconds()
-	res.EndToEndRowsPS = float64(lr.RowsLoaded) / time.Since(start).Seconds()
-	log.Printf("parcels projection applied the load in %.2fs (end to end %.0f rows/s)", res.ApplySeconds, res.EndToEndRowsPS)
-	// Measure the queries in steady state, not in the wake of the load:
-	// VACUUM sets the hint bits and visibility map the load left unset
-	// (else the first queries over each page write it), ANALYZE gives the
-	// planner the new statistics, CHECKPOINT flushes the load's dirty
-	// pages. Autovacuum and the checkpointer do the same on their own
-	// within minutes.
-	for _, sql := range []string{`VACUUM (ANALYZE) rm_parcels.parcels`, `CHECKPOINT`} {
-		if _, err := pool.Exec(ctx, sql); err != nil {
-			return fmt.Errorf("%s: %w", sql, err)
-		}
-	}
-	return nil
+	applySecs = time.Since(applyStart).Seconds()
+	log.Printf("parcels projection applied the load in %.2fs (end to end %.0f rows/s)", applySecs, float64(lr.RowsLoaded)/time.Since(start).Seconds())
+	return appendSecs, applySecs, nil
 }
 
 // serveArr serves the records service's real HTTP handler on loopback.
@@ -432,8 +415,7 @@ func explain(ctx context.Context, pool *pgxpool.Pool, boxDeg float64) (string, e
 
 func report(o options, targets []target, res *result) {
 	fmt.Printf("synthetic county: %d parcels (FIPS 99999, clearly synthetic)\n", res.Parcels)
-	fmt.Printf("bulk load through the event log: append %.2fs = %.0f rows/s; parcels projection apply %.2fs; end to end %.0f rows/s\n",
-		res.AppendSeconds, res.AppendRowsPerS, res.ApplySeconds, res.EndToEndRowsPS)
+	reportLoad(o, res)
 	if res.CheckedBoxes > 0 {
 		fmt.Printf("arr and pg_featureserv answered the same features for %d random boxes (%d features: ids in order, properties, coordinates)\n",
 			res.CheckedBoxes, res.CheckedFeats)
@@ -453,12 +435,13 @@ func report(o options, targets []target, res *result) {
 	fmt.Printf("requests counted by arr's per-IP rate limiter: %d; load average at start %s, at end %s\n", res.Counted, res.LoadAvgStart, res.LoadAvgEnd)
 	fmt.Printf("EXPLAIN ANALYZE of one bbox query (arr's):\n%s", res.Explain)
 	reportTiles(o, res)
-	if len(targets) < 2 || !slices.Contains(o.levels, 64) {
-		reportTilesLine(o, res)
-		return
+	if len(targets) >= 2 && slices.Contains(o.levels, 64) {
+		a, p := summarize(res.Levels, "arr", 64), summarize(res.Levels, "pg_featureserv", 64)
+		fmt.Printf("records bbox at 64 clients: arr p99 %.2f ms, %.0f req/s; pg_featureserv p99 %.2f ms, %.0f req/s\n",
+			a.P99ms, a.RequestsPerSec, p.P99ms, p.RequestsPerSec)
 	}
-	a, p := summarize(res.Levels, "arr", 64), summarize(res.Levels, "pg_featureserv", 64)
-	fmt.Printf("records bbox at 64 clients: arr p99 %.2f ms, %.0f req/s; pg_featureserv p99 %.2f ms, %.0f req/s\n",
-		a.P99ms, a.RequestsPerSec, p.P99ms, p.RequestsPerSec)
 	reportTilesLine(o, res)
+	if o.ogr2ogr != "" {
+		fmt.Printf("parcels load of %d rows: arr apply %.2f s; ogr2ogr %.2f s\n", res.Parcels, res.ApplySeconds, res.OGRSeconds)
+	}
 }
