@@ -23,6 +23,7 @@ import (
 	"net/http"
 	"os"
 	"path/filepath"
+	"regexp"
 	"runtime/pprof"
 	"slices"
 	"strconv"
@@ -87,6 +88,7 @@ type options struct {
 	dur                   time.Duration
 	boxDeg                float64
 	admin, jsonOut        string
+	database              string
 	cpuProfile            string
 	peer, peerConfig      string
 	peerURL               string
@@ -103,7 +105,8 @@ func main() {
 	flag.IntVar(&o.rounds, "rounds", 3, "rounds: each measures every level of each server, the servers taking turns; the figures are the medians")
 	flag.DurationVar(&o.dur, "duration", 10*time.Second, "how long each server is loaded at each level in each round")
 	flag.Float64Var(&o.boxDeg, "box", 0.01, "side of each query's bbox, degrees")
-	flag.StringVar(&o.admin, "database-url", migratetest.AdminURL(), "PostgreSQL server (a database arr_bench_records is made on it)")
+	flag.StringVar(&o.admin, "database-url", migratetest.AdminURL(), "PostgreSQL server (the database -database is made on it)")
+	flag.StringVar(&o.database, "database", "arr_bench_records", "the bench's database, made anew on the server (its name: letters, digits and _)")
 	flag.StringVar(&o.jsonOut, "json", "", "write the result as JSON here")
 	flag.IntVar(&o.pool, "pool", 16, "PostgreSQL connections (arr serve's default is 16; give the peer's DbPoolMaxConns the same)")
 	flag.StringVar(&o.cpuProfile, "cpuprofile", "", "write a CPU profile of the bbox phase here")
@@ -246,12 +249,12 @@ func freshDatabase(ctx context.Context, admin, name string, poolSize int) (*pgxp
 	if err != nil {
 		return nil, err
 	}
-	_, _ = conn.Exec(ctx, `DROP DATABASE IF EXISTS arr_bench_records WITH (FORCE)`)
-	if _, err := conn.Exec(ctx, `CREATE DATABASE arr_bench_records`); err != nil {
+	_, _ = conn.Exec(ctx, `DROP DATABASE IF EXISTS `+name+` WITH (FORCE)`)
+	if _, err := conn.Exec(ctx, `CREATE DATABASE `+name); err != nil {
 		return nil, err
 	}
 	conn.Close(ctx)
-	cfg, err := pgxpool.ParseConfig(migratetest.WithDatabase(admin, "arr_bench_records"))
+	cfg, err := pgxpool.ParseConfig(migratetest.WithDatabase(admin, name))
 	if err != nil {
 		return nil, err
 	}
