@@ -171,10 +171,13 @@ type ListRow struct {
 	Address string `json:"address,omitempty"`
 	// Unit, City, State (USPS code) and Zip (5 digits) are the property's,
 	// from their own columns (added in issue 39; absent in older events).
-	Unit  string `json:"unit,omitempty"`
-	City  string `json:"city,omitempty"`
+	Unit string `json:"unit,omitempty"`
+	// City is the property's city, from its own column.
+	City string `json:"city,omitempty"`
+	// State is the property's state (USPS code), from its own column.
 	State string `json:"state,omitempty"`
-	Zip   string `json:"zip,omitempty"`
+	// Zip is the property's 5-digit ZIP code, from its own column.
+	Zip string `json:"zip,omitempty"`
 	// Within is the FIPS code the row's match is narrowed to: its county
 	// (5 digits: given, or named with its state and found in the
 	// gazetteer), else its state's (2 digits); empty when neither is

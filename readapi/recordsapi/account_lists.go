@@ -15,7 +15,6 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arr-dev/arr/adapters/listfile"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -159,9 +158,9 @@ func (s *server) importList(c *gin.Context, t *template.Template) error {
 		return err
 	}
 	defer f.Close()
-	var m *listfile.Mapping
+	var m *commands.ListMapping
 	if js := strings.TrimSpace(c.PostForm("mapping")); js != "" {
-		mm, err := listfile.ReadMapping(strings.NewReader(js))
+		mm, err := commands.ReadListMapping(strings.NewReader(js))
 		if err != nil {
 			return s.listsPage(c, t, http.StatusBadRequest, "", httpx.ProblemOf(err).Message)
 		}

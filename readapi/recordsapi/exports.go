@@ -17,7 +17,7 @@ import (
 
 	"github.com/gin-gonic/gin"
 
-	"github.com/arr-dev/arr/adapters/parcelfile"
+	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/projections/parcels"
@@ -161,7 +161,7 @@ type streamSink struct {
 	layers  []string
 	out     *stallWriter
 	buf     *bufio.Writer
-	w       parcelfile.Writer
+	w       commands.ParcelFileWriter
 	started bool
 }
 
@@ -171,9 +171,9 @@ func (k *streamSink) Begin(h records.ExportHeader) (err error) {
 	k.out = newStallWriter(k.c)
 	k.buf = bufio.NewWriterSize(k.out, 64<<10)
 	if k.format.ext == "csv" {
-		k.w, err = parcelfile.NewCSV(k.buf, h)
+		k.w, err = commands.NewParcelCSV(k.buf, h)
 	} else {
-		k.w, err = parcelfile.NewFlatGeobuf(k.buf, h)
+		k.w, err = commands.NewParcelFlatGeobuf(k.buf, h)
 	}
 	return err
 }
@@ -230,7 +230,7 @@ func (s *server) exportGeoPackage(c *gin.Context, q parcels.ExportQuery, f expor
 			err = cerr
 		}
 	}
-	if errors.Is(err, parcelfile.ErrTooLarge) {
+	if errors.Is(err, commands.ErrParcelFileTooLarge) {
 		return domain.Invalid("export_too_large", "format", "the GeoPackage of county %s would pass this server's limit of %d MiB; ask for format=fgb or format=csv, which are streamed without a file, or for fewer parcels with layers", q.County, exportMaxGPKGBytes>>20)
 	}
 	if err != nil {
@@ -274,12 +274,12 @@ type gpkgSink struct {
 	c    *gin.Context
 	path string
 	h    records.ExportHeader
-	w    *parcelfile.GeoPackage
+	w    *commands.ParcelGeoPackage
 }
 
 func (k *gpkgSink) Begin(h records.ExportHeader) (err error) {
 	k.h = h
-	k.w, err = parcelfile.NewGeoPackage(k.c.Request.Context(), k.path, h, exportMaxGPKGBytes)
+	k.w, err = commands.NewParcelGeoPackage(k.c.Request.Context(), k.path, h, exportMaxGPKGBytes)
 	return err
 }
 

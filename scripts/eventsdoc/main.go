@@ -38,7 +38,7 @@ func run(root string) error {
 	if err != nil {
 		return err
 	}
-	if err := os.WriteFile(filepath.Join(root, "projections", "catalog", "fielddocs.json"), docs.JSON(), 0o644); err != nil {
+	if err := os.WriteFile(filepath.Join(root, "projections", "eventcatalog", "fielddocs.json"), docs.JSON(), 0o644); err != nil {
 		return err
 	}
 	return os.WriteFile(filepath.Join(root, "docs", "events.md"), md, 0o644)
