@@ -86,9 +86,6 @@ func sqlCount(t testing.TB, path string, open []string, where string) int {
 // source URL of every record; then the export's hostile parameters and
 // its concurrency bounds.
 func TestRecordsExport(t *testing.T) {
-	if testing.Short() {
-		t.Skip("end-to-end: needs PostgreSQL with PostGIS")
-	}
 	e := newEnv(t)
 	e.extraEnv = append(e.extraEnv, "ARR_DEMO_DATA=true", "ARR_MASTER_KEY="+testMasterKey)
 	e.up()
