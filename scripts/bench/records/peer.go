@@ -185,6 +185,14 @@ func numberReturned(body []byte) (int, bool) {
 // and waits (at most 30 s) until it publishes rm_parcels.parcels. The
 // returned stop ends it by its PID.
 func startPeer(bin, config, base, logPath string) (stop func(), err error) {
+	return startServer("pg_featureserv", bin, config, base+"/collections/rm_parcels.parcels.json", logPath)
+}
+
+// startServer starts a peer server (pg_featureserv, pg_tileserv) with
+// its config file, its output going to logPath, and waits (at most 30 s)
+// until ready answers 200: the peer publishes the bench's table. The
+// returned stop ends it by its PID.
+func startServer(name, bin, config, ready, logPath string) (stop func(), err error) {
 	logf, err := os.Create(logPath)
 	if err != nil {
 		return nil, err
@@ -205,7 +213,7 @@ func startPeer(bin, config, base, logPath string) (stop func(), err error) {
 	}
 	deadline := time.Now().Add(30 * time.Second)
 	for time.Now().Before(deadline) {
-		resp, err := http.Get(base + "/collections/rm_parcels.parcels.json")
+		resp, err := http.Get(ready)
 		if err == nil {
 			io.Copy(io.Discard, resp.Body) //nolint:errcheck
 			resp.Body.Close()
@@ -217,7 +225,7 @@ func startPeer(bin, config, base, logPath string) (stop func(), err error) {
 	}
 	stop()
 	log, _ := os.ReadFile(logPath)
-	return nil, fmt.Errorf("pg_featureserv did not publish rm_parcels.parcels within 30s; its log:\n%s", log)
+	return nil, fmt.Errorf("%s did not publish rm_parcels.parcels within 30s; its log:\n%s", name, log)
 }
 
 // sameFeatures asks both servers for the same n random boxes and compares

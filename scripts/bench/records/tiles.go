@@ -8,7 +8,6 @@ import (
 	"math/rand/v2"
 	"net/http"
 	"os"
-	"os/exec"
 	"slices"
 	"strings"
 	"sync"
@@ -264,39 +263,7 @@ func tileRounds(targets []tileTarget, conc, rounds int, dur time.Duration) ([]ti
 // and waits (at most 30 s) until it publishes rm_parcels.parcels. The
 // returned stop ends it by its PID.
 func startTileserv(bin, config, base, logPath string) (stop func(), err error) {
-	logf, err := os.Create(logPath)
-	if err != nil {
-		return nil, err
-	}
-	cmd := exec.Command(bin, "--config", config)
-	cmd.Stdout, cmd.Stderr = logf, logf
-	// DATABASE_URL would take precedence over the config file's
-	// DbConnection: the config file is the one source.
-	cmd.Env = slices.DeleteFunc(os.Environ(), func(kv string) bool { return strings.HasPrefix(kv, "DATABASE_URL=") })
-	if err := cmd.Start(); err != nil {
-		logf.Close()
-		return nil, err
-	}
-	stop = func() {
-		_ = cmd.Process.Kill()
-		_ = cmd.Wait()
-		logf.Close()
-	}
-	deadline := time.Now().Add(30 * time.Second)
-	for time.Now().Before(deadline) {
-		resp, err := http.Get(base + "/rm_parcels.parcels.json")
-		if err == nil {
-			io.Copy(io.Discard, resp.Body) //nolint:errcheck
-			resp.Body.Close()
-			if resp.StatusCode == http.StatusOK {
-				return stop, nil
-			}
-		}
-		time.Sleep(200 * time.Millisecond)
-	}
-	stop()
-	out, _ := os.ReadFile(logPath)
-	return nil, fmt.Errorf("pg_tileserv did not publish rm_parcels.parcels within 30s; its log:\n%s", out)
+	return startServer("pg_tileserv", bin, config, base+"/rm_parcels.parcels.json", logPath)
 }
 
 // tilePhase measures the tiles: arr's route and, with -tileserv,
