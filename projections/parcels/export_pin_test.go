@@ -37,7 +37,7 @@ func TestPinnedRefusesTablesSwappedInAfterTheSnapshot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer tx.Rollback(ctx) //nolint:errcheck
+		defer tx.Rollback(ctx)                              //nolint:errcheck
 		if _, err := tx.Exec(ctx, `SELECT 1`); err != nil { // the snapshot
 			t.Fatal(err)
 		}
