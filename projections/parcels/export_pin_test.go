@@ -37,8 +37,9 @@ func TestPinnedRefusesTablesSwappedInAfterTheSnapshot(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		defer tx.Rollback(ctx)                              //nolint:errcheck
-		if _, err := tx.Exec(ctx, `SELECT 1`); err != nil { // the snapshot
+		defer tx.Rollback(ctx) //nolint:errcheck
+		// The snapshot is taken here.
+		if _, err := tx.Exec(ctx, `SELECT 1`); err != nil {
 			t.Fatal(err)
 		}
 		if swap {
