@@ -69,10 +69,7 @@ func (r *Runner) Replay(ctx context.Context, name string, from uint64, progress 
 	}
 	r.cfg.Logger.Debug("replay phases", "projection", name, "load", loaded.Sub(started), "indexes", indexed.Sub(loaded),
 		"swap", time.Since(indexed))
-	retired := pgx.Identifier{retiredSchema(name)}.Sanitize()
-	if _, err := r.pool.Exec(ctx, `DROP SCHEMA IF EXISTS `+retired+` CASCADE`); err != nil {
-		r.cfg.Logger.Warn("dropping retired read model", "projection", name, "err", err)
-	}
+	r.dropRetired(ctx, name)
 	return nil
 }
 
@@ -264,12 +261,17 @@ func (r *Runner) install(ctx context.Context, tx pgx.Tx, p *compiled, from, pos 
 			return err
 		}
 	}
-	liveID, shadowID, retiredID := pgx.Identifier{Schema(name)}.Sanitize(), pgx.Identifier{shadowSchema(name)}.Sanitize(), pgx.Identifier{retiredSchema(name)}.Sanitize()
-	stmts := []string{
-		`DROP SCHEMA IF EXISTS ` + retiredID + ` CASCADE`,
-		`ALTER SCHEMA ` + liveID + ` RENAME TO ` + retiredID,
-		`ALTER SCHEMA ` + shadowID + ` RENAME TO ` + liveID,
+	// A retired schema whose drop was deferred (a reader held it) is
+	// renamed aside, not dropped: a rename waits for no reader.
+	aside, err := retiredAside(ctx, tx, name)
+	if err != nil {
+		return err
 	}
+	liveID, shadowID, retiredID := pgx.Identifier{Schema(name)}.Sanitize(), pgx.Identifier{shadowSchema(name)}.Sanitize(), pgx.Identifier{retiredSchema(name)}.Sanitize()
+	stmts := aside
+	stmts = append(stmts,
+		`ALTER SCHEMA `+liveID+` RENAME TO `+retiredID,
+		`ALTER SCHEMA `+shadowID+` RENAME TO `+liveID)
 	if p.FailClosedChannel != "" { // processes caching the read model drop it
 		stmts = append(stmts, `SELECT pg_notify(`+quoteLiteral(p.FailClosedChannel)+`, '')`)
 	}
@@ -280,7 +282,7 @@ func (r *Runner) install(ctx context.Context, tx pgx.Tx, p *compiled, from, pos 
 	}
 	// Qualified: the shadow schema, on the search path, holds what
 	// the projection's own SQL created.
-	_, err := tx.Exec(ctx, `UPDATE public.projection_checkpoints SET position = $2, schema_hash = $3, updated_at = now() WHERE name = $1`, name, int64(pos), ddlHash(p))
+	_, err = tx.Exec(ctx, `UPDATE public.projection_checkpoints SET position = $2, schema_hash = $3, updated_at = now() WHERE name = $1`, name, int64(pos), ddlHash(p))
 	return err
 }
 

@@ -228,7 +228,9 @@ func (r *Runner) setUp(ctx context.Context, p *compiled) error {
 		if err := r.Replay(ctx, p.Name, 0, nil); err != nil {
 			return fmt.Errorf("rebuilding %s after a DDL change: %w", p.Name, err)
 		}
+		return nil // the replay dropped what earlier ones left
 	}
+	r.dropRetired(ctx, p.Name) // what a replay left while a reader held it
 	return nil
 }
 

@@ -39,7 +39,7 @@ type cell struct {
 // Columns are the columns of an export with header h, after the
 // geometry: county, apn, address, source_url (where the parcel's record
 // came from), layers (the keys of the layers naming it, comma-separated),
-// then for each layer L of h: L (whether it names the parcel),
+// score (its motivation score, h.Score), then for each layer L of h: L (whether it names the parcel),
 // L_source_date, L_record_date, L_first_seen, L_last_seen, L_last_crawl
 // and L_source_url (the URL of the public source of the layer's record).
 func Columns(h records.ExportHeader) []Column {
@@ -58,6 +58,7 @@ func Columns(h records.ExportHeader) []Column {
 			}
 			return strings.Join(keys, ",")
 		})},
+		{"score", Real, func(p *records.ExportParcel) (cell, bool) { return cell{f: h.Score(p).Total}, true }},
 	}
 	for _, l := range h.Layers {
 		cols = append(cols, layerColumns(l)...)

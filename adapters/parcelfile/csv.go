@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"io"
 	"strconv"
+	"strings"
 
 	"github.com/arr-dev/arr/domain/records"
 )
@@ -14,7 +15,9 @@ import (
 // geometry is written twice, as lon and lat columns (WGS 84 decimal
 // degrees) and as WKT (POINT (lon lat)), both empty for a parcel without
 // coordinates, before the columns of Columns; booleans are true or false,
-// dates YYYY-MM-DD, times RFC 3339 in UTC, null is an empty field.
+// dates YYYY-MM-DD, times RFC 3339 in UTC, null is an empty field. A
+// text cell a spreadsheet would read as a formula is neutralized
+// (formulaSafe); numbers are written as they are.
 type CSV struct {
 	w    *csv.Writer
 	cols []Column
@@ -68,8 +71,23 @@ func csvText(k Kind, v cell, ok bool) string {
 		return strconv.FormatFloat(v.f, 'f', -1, 64)
 	case DateTime:
 		return v.t.UTC().Format(rfc3339)
+	case Text:
+		return formulaSafe(v.s)
 	}
 	return v.s
+}
+
+// formulaSafe neutralizes a text cell that a spreadsheet would run as a
+// formula (CSV injection): one that starts with =, +, -, @, a tab or a
+// carriage return gets a leading single quote, as OWASP advises. The
+// text of the export comes from public files (addresses, URLs), so any
+// of it may. Only text cells: the numeric columns (lon, lat, score) are
+// never quoted, so a negative longitude stays a number.
+func formulaSafe(s string) string {
+	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+		return "'" + s
+	}
+	return s
 }
 
 // Close flushes what is buffered.

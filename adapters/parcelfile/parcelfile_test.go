@@ -22,7 +22,8 @@ import (
 func sample() (records.ExportHeader, []records.ExportParcel) {
 	at := time.Date(2026, 12, 2, 15, 0, 0, 0, time.UTC)
 	feb, oct := time.Date(2019, 2, 1, 0, 0, 0, 0, time.UTC), time.Date(2019, 10, 1, 0, 0, 0, 0, time.UTC)
-	h := records.ExportHeader{County: "24510", Layers: []string{"tax_sale", "vacant"}, Parcels: 3, At: at}
+	w, _ := records.Weights("2026-02")
+	h := records.ExportHeader{County: "24510", Layers: []string{"tax_sale", "vacant"}, Parcels: 3, At: at, Weights: w, ScoreAsOf: at.Truncate(24 * time.Hour)}
 	ps := []records.ExportParcel{
 		{County: "24510", APN: "0001 001", Address: "1 N MAIN ST", Placed: true, Lon: -76.61234, Lat: 39.29876,
 			SourceURL: "https://data.baltimorecity.gov/", Signals: []records.ExportSignal{
@@ -121,7 +122,7 @@ func TestWritersReadBackByGDAL(t *testing.T) {
 				geometry = "Geometry: Unknown (any)" // read from the WKT column
 			}
 			for _, want := range []string{"using driver `" + f.name + "'", "Feature Count: 3", geometry, "apn: String", "source_url: String",
-				"layers: String", "vacant_source_url: String", "tax_sale_first_seen: DateTime", "vacant_last_crawl: DateTime"} {
+				"layers: String", "score: Real", "vacant_source_url: String", "tax_sale_first_seen: DateTime", "vacant_last_crawl: DateTime"} {
 				if !strings.Contains(summary, want) {
 					t.Errorf("ogrinfo -so lacks %q:\n%s", want, summary)
 				}
@@ -132,7 +133,9 @@ func TestWritersReadBackByGDAL(t *testing.T) {
 			all := ogrinfo(t, append(append([]string{"-ro", "-al"}, open...), path)...)
 			for _, want := range []string{"POINT (-76.61234 39.29876)", "apn (String) = 0001 001", "layers (String) = tax_sale,vacant",
 				"tax_sale_source_url (String) = https://www.bidbaltimore.com/", "vacant_source_url (String) = https://data.baltimorecity.gov/",
-				"vacant_first_seen (DateTime) = 2019/02/01 00:00:00", `address (String) = 3 "THE" CT, REAR`, "POINT (-76.5 39.3)"} {
+				"vacant_first_seen (DateTime) = 2019/02/01 00:00:00", `address (String) = 3 "THE" CT, REAR`, "POINT (-76.5 39.3)",
+				// tax_sale 20 x 0.25 + vacant 15 x 0.25 (both over two years old)
+				"score (Real) = 8.75", "score (Real) = 5"} {
 				if !strings.Contains(all, want) {
 					t.Errorf("ogrinfo -al lacks %q:\n%s", want, all)
 				}
@@ -165,7 +168,7 @@ func TestCSVIsRFC4180(t *testing.T) {
 		t.Fatal(err)
 	}
 	head := strings.Join(rows[0], ",")
-	if !strings.HasPrefix(head, "county,apn,address,lon,lat,WKT,source_url,layers,tax_sale,tax_sale_source_date,") {
+	if !strings.HasPrefix(head, "county,apn,address,lon,lat,WKT,source_url,layers,score,tax_sale,tax_sale_source_date,") {
 		t.Fatalf("header %s", head)
 	}
 	if got := rows[3][2]; got != `3 "THE" CT, REAR` {
@@ -221,5 +224,66 @@ func TestEmptyExportsAreValidFiles(t *testing.T) {
 				t.Errorf("empty %s:\n%s", f.name, out)
 			}
 		})
+	}
+}
+
+// TestCSVNeutralizesFormulas: a text cell that a spreadsheet would take
+// for a formula (starting with = + - @, a tab or a carriage return; the
+// addresses and URLs come from public files) is written with a leading
+// single quote (OWASP's advice), while numeric cells (a negative
+// longitude, the score) and the cells of every other kind are written as
+// they are.
+func TestCSVNeutralizesFormulas(t *testing.T) {
+	h, ps := sample()
+	hostile := []string{`=HYPERLINK("http://127.0.0.1/x","click")`, "+1 MAIN ST", "-2 MAIN ST", "@SUM(A1)", "\tTAB ST", "\rCR ST"}
+	for _, v := range hostile {
+		p := ps[2]
+		p.APN, p.Address, p.SourceURL = "X "+v[:2], v, v
+		ps = append(ps, p)
+	}
+	h.Parcels = int64(len(ps))
+	var b bytes.Buffer
+	w, err := parcelfile.NewCSV(&b, h)
+	if err != nil {
+		t.Fatal(err)
+	}
+	writeAll(t, w, ps)
+	rows, err := csv.NewReader(bytes.NewReader(b.Bytes())).ReadAll()
+	if err != nil {
+		t.Fatal(err)
+	}
+	col := map[string]int{}
+	for i, name := range rows[0] {
+		col[name] = i
+	}
+	// encoding/csv's writer with CRLF line ends drops a lone carriage
+	// return: the quote that neutralizes the cell stays first.
+	if !bytes.Contains(b.Bytes(), []byte(`"'CR ST"`)) {
+		t.Errorf("no cell 'CR ST in the file")
+	}
+	for i, v := range hostile {
+		r := rows[4+i]
+		// encoding/csv drops a carriage return inside a quoted field;
+		// the file's own bytes are checked above.
+		apn := strings.ReplaceAll("X "+v[:2], "\r", "")
+		v = strings.ReplaceAll(v, "\r", "")
+		for _, name := range []string{"address", "source_url", "apn"} {
+			want := "'" + v
+			if name == "apn" {
+				want = apn // starts with X: nothing to neutralize
+			}
+			if got := r[col[name]]; got != want {
+				t.Errorf("%s %q written as %q, want %q", name, v, got, want)
+			}
+		}
+		if got := r[col["lon"]]; got != "-76.5" {
+			t.Errorf("the longitude written as %q, want -76.5 as it is", got)
+		}
+	}
+	if got := rows[1][col["score"]]; got != "8.75" {
+		t.Errorf("score %q, want 8.75", got)
+	}
+	if got := rows[1][col["WKT"]]; got != "POINT (-76.61234 39.29876)" {
+		t.Errorf("WKT %q", got)
 	}
 }

@@ -110,6 +110,15 @@ func TestRecordsExport(t *testing.T) {
 	}
 	facts := readVacancies(t)
 	dir := t.TempDir()
+	// The score the export carries is the signals API's, as of today
+	// with the default weights.
+	status, body := get(t, e.records+"/api/v1/signals/"+url.PathEscape(facts.both)+"?county=24510", keys["alice"])
+	var report struct {
+		Motivation struct{ Total float64 } `json:"motivation"`
+	}
+	if err := json.Unmarshal(body, &report); status != http.StatusOK || err != nil {
+		t.Fatalf("signals of %s: %d %s", facts.both, status, body)
+	}
 
 	for _, f := range []struct{ format, driver string }{{"csv", "CSV"}, {"fgb", "FlatGeobuf"}, {"gpkg", "GPKG"}} {
 		t.Run(f.format, func(t *testing.T) {
@@ -129,7 +138,7 @@ func TestRecordsExport(t *testing.T) {
 			}
 			summary := ogrinfo(t, append(append([]string{"-ro", "-al", "-so"}, open...), path)...)
 			for _, want := range []string{"using driver `" + f.driver + "'", fmt.Sprintf("Feature Count: %d\n", parcels),
-				"source_url: String", "vacant_source_url: String", "tax_sale_source_url: String", "vacant_first_seen: DateTime"} {
+				"source_url: String", "score: Real", "vacant_source_url: String", "tax_sale_source_url: String", "vacant_first_seen: DateTime"} {
 				if !strings.Contains(summary, want) {
 					t.Errorf("ogrinfo -so lacks %q:\n%s", want, summary)
 				}
@@ -151,6 +160,12 @@ func TestRecordsExport(t *testing.T) {
 					t.Errorf("parcel %s lacks %q:\n%s", facts.both, want, one)
 				}
 			}
+			m := regexp.MustCompile(`score \((?:Real|Integer)\) = (\S+)`).FindStringSubmatch(one)
+			if m == nil {
+				t.Errorf("parcel %s has no score:\n%s", facts.both, one)
+			} else if got, _ := strconv.ParseFloat(m[1], 64); got != report.Motivation.Total {
+				t.Errorf("parcel %s: score %s in the export, %v from /api/v1/signals", facts.both, m[1], report.Motivation.Total)
+			}
 			if f.format == "csv" {
 				b, _ := os.ReadFile(path)
 				if m := phoneRE.Find(b); m != nil {
@@ -169,8 +184,13 @@ func TestRecordsExport(t *testing.T) {
 		if cd := resp.Header.Get("Content-Disposition"); !strings.Contains(cd, `filename="parcels-24510-tax_sale-`) {
 			t.Errorf("Content-Disposition %q", cd)
 		}
-		if out := ogrinfo(t, "-ro", "-al", "-so", path); !strings.Contains(out, fmt.Sprintf("Feature Count: %d\n", taxSale)) {
+		out := ogrinfo(t, "-ro", "-al", "-so", path)
+		if !strings.Contains(out, fmt.Sprintf("Feature Count: %d\n", taxSale)) {
 			t.Errorf("want %d tax-sale parcels:\n%s", taxSale, out)
+		}
+		// The columns are the requested layer's only.
+		if !strings.Contains(out, "tax_sale_source_url: String") || strings.Contains(out, "vacant_source_url") {
+			t.Errorf("want the tax_sale columns and no vacant ones:\n%s", out)
 		}
 	})
 

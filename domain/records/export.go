@@ -13,6 +13,21 @@ type ExportHeader struct {
 	Layers  []string
 	Parcels int64
 	At      time.Time
+	// Weights and ScoreAsOf are what each parcel's motivation score is
+	// computed with (Score).
+	Weights   WeightTable
+	ScoreAsOf time.Time
+}
+
+// Score is p's motivation score in an export with header h: Motivation
+// over the layers naming p, as of h.ScoreAsOf with h.Weights, each layer
+// dated as ScoreInputOf dates it (the signals API's score).
+func (h ExportHeader) Score(p *ExportParcel) Score {
+	in := make([]ScoreInput, 0, len(p.Signals))
+	for _, s := range p.Signals {
+		in = append(in, ScoreInputOf(Layer(s.Layer), s.SourceDate, s.RecordDate))
+	}
+	return Motivation(in, h.ScoreAsOf, h.Weights)
 }
 
 // ExportParcel is one parcel of an export with the records of the layers

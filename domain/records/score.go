@@ -68,6 +68,19 @@ type ScoreInput struct {
 	Date  time.Time
 }
 
+// ScoreInputOf is the score's input for a layer naming a parcel, from
+// its record's dates (YYYY-MM-DD): the record's own date when it has one
+// (recordDate not empty), else its load's source date. A date that does
+// not parse counts as the zero time (the oldest band).
+func ScoreInputOf(layer Layer, sourceDate, recordDate string) ScoreInput {
+	d := sourceDate
+	if recordDate != "" {
+		d = recordDate
+	}
+	day, _ := time.Parse(time.DateOnly, d)
+	return ScoreInput{Layer: layer, Date: day}
+}
+
 // Term is one line of the score's arithmetic: Contribution = Weight x
 // RecencyFactor.
 type Term struct {

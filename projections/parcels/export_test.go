@@ -9,6 +9,8 @@ import (
 	"testing"
 	"time"
 
+	"github.com/jackc/pgx/v5/pgxpool"
+
 	"github.com/arr-dev/arr/adapters/layerfile"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/records"
@@ -24,6 +26,8 @@ type exportSink struct {
 	got    []records.ExportParcel
 	pages  int
 	during func() error
+	// afterPage runs after each page is written.
+	afterPage func() error
 }
 
 func (s *exportSink) Begin(h records.ExportHeader) error {
@@ -37,14 +41,17 @@ func (s *exportSink) Begin(h records.ExportHeader) error {
 func (s *exportSink) Write(page []records.ExportParcel) error {
 	s.pages++
 	s.got = append(s.got, page...)
+	if s.afterPage != nil {
+		return s.afterPage()
+	}
 	return nil
 }
 
-// TestExportIsOneSnapshot: an export reads every parcel of its county in
-// keyset pages, with each parcel's layer records and their source URLs,
-// and a load that completes while it runs changes nothing in it: the
-// count, the layers and every page are of the snapshot it began with.
-func TestExportIsOneSnapshot(t *testing.T) {
+// exportFixture is a database with the parcels projection set up, and
+// load, which loads a layer naming apns in county 99999 and waits until
+// the read model has it.
+func exportFixture(t *testing.T) (*pgxpool.Pool, *projections.Runner, func(layer, url string, apns ...string)) {
+	t.Helper()
 	pool, _ := migratetest.NewPool(t)
 	ctx := context.Background()
 	store, err := postgres.New(pool, postgres.Config{})
@@ -58,7 +65,7 @@ func TestExportIsOneSnapshot(t *testing.T) {
 	if err := runner.Setup(ctx); err != nil {
 		t.Fatal(err)
 	}
-	load := func(layer, url string, apns ...string) {
+	return pool, runner, func(layer, url string, apns ...string) {
 		t.Helper()
 		var b strings.Builder
 		b.WriteString("apn,address,lat,lon,date,amount\n")
@@ -89,6 +96,15 @@ func TestExportIsOneSnapshot(t *testing.T) {
 			t.Fatal(err)
 		}
 	}
+}
+
+// TestExportIsOneSnapshot: an export reads every parcel of its county in
+// keyset pages, with each parcel's layer records and their source URLs,
+// and a load that completes while it runs changes nothing in it: the
+// count, the layers and every page are of the snapshot it began with.
+func TestExportIsOneSnapshot(t *testing.T) {
+	pool, _, load := exportFixture(t)
+	ctx := context.Background()
 	load("vacant", "https://example.org/vacant", "A1", "A2", "A3", "A4", "A5")
 	q := parcels.NewQueries(pool)
 	eq := parcels.ExportQuery{County: "99999", PageSize: 2, StatementTimeout: 5 * time.Second}
@@ -127,7 +143,67 @@ func TestExportIsOneSnapshot(t *testing.T) {
 	if err := q.Export(ctx, eq, filtered); err != nil {
 		t.Fatal(err)
 	}
-	if filtered.h.Parcels != 3 || len(filtered.got) != 3 || filtered.got[0].APN != "A2" {
+	// Its header lists the requested layers only.
+	if filtered.h.Parcels != 3 || len(filtered.got) != 3 || filtered.got[0].APN != "A2" || strings.Join(filtered.h.Layers, ",") != "tax_sale" {
 		t.Fatalf("export of tax_sale: header %+v, %+v", filtered.h, filtered.got)
+	}
+}
+
+// TestExportDuringARebuild: a rebuild of the parcels read model that
+// swaps in its new schema while an export is between two pages changes
+// nothing in the export: every page comes from the tables and the
+// snapshot it began with, and the file holds every parcel its header
+// counts. The rebuild does not wait for the export either.
+func TestExportDuringARebuild(t *testing.T) {
+	pool, runner, load := exportFixture(t)
+	ctx := context.Background()
+	load("vacant", "https://example.org/vacant", "A1", "A2", "A3", "A4", "A5", "A6", "A7")
+	load("tax_sale", "https://example.org/tax-sale", "A2", "A6")
+	q := parcels.NewQueries(pool)
+	eq := parcels.ExportQuery{County: "99999", PageSize: 2, StatementTimeout: 5 * time.Second}
+	rebuilt := make(chan error, 1)
+	sink := &exportSink{}
+	sink.afterPage = func() error {
+		if sink.pages != 1 {
+			return nil
+		}
+		go func() { rebuilt <- runner.Rebuild(ctx, parcels.Name, nil) }()
+		// Until the new schema is in (the retired one exists), or the
+		// rebuild has ended.
+		deadline := time.Now().Add(time.Minute)
+		for time.Now().Before(deadline) {
+			var swapped bool
+			if err := pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_namespace WHERE nspname LIKE 'rm\_parcels\_\_retired%')`).Scan(&swapped); err != nil {
+				return err
+			}
+			if swapped || len(rebuilt) > 0 {
+				return nil
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+		return fmt.Errorf("the rebuild did not swap within a minute")
+	}
+	err := q.Export(ctx, eq, sink)
+	if err != nil {
+		t.Fatalf("export during a rebuild: %v", err)
+	}
+	if sink.h.Parcels != 7 || len(sink.got) != 7 {
+		t.Fatalf("export during a rebuild: header counts %d parcels, the export sent %d in %d pages; want all 7", sink.h.Parcels, len(sink.got), sink.pages)
+	}
+	for i, p := range sink.got {
+		if want := fmt.Sprintf("A%d", i+1); p.APN != want || len(p.Signals) == 0 {
+			t.Errorf("parcel %d: %+v, want %s with its signals", i, p, want)
+		}
+	}
+	if a6 := sink.got[5]; len(a6.Signals) != 2 {
+		t.Errorf("A6 has %d signals, want tax_sale and vacant", len(a6.Signals))
+	}
+	select {
+	case err := <-rebuilt:
+		if err != nil {
+			t.Fatalf("rebuild: %v", err)
+		}
+	case <-time.After(time.Minute):
+		t.Fatal("the rebuild did not end within a minute of the export")
 	}
 }

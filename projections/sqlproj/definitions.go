@@ -118,6 +118,17 @@ func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error
 		// on what the analyst made; arr then drops the role in its own.
 		live := projections.Schema(name)
 		schemas := []string{live, live + "__shadow", live + "__retired"}
+		// And the retired schemas a replay renamed aside while a reader
+		// held them (projections.Runner.dropRetired).
+		rows, err := tx.Query(ctx, `SELECT nspname FROM pg_catalog.pg_namespace WHERE left(nspname, length($1)) = $1`, live+"__retired_")
+		if err != nil {
+			return err
+		}
+		aside, err := pgx.CollectRows(rows, pgx.RowTo[string])
+		if err != nil {
+			return err
+		}
+		schemas = append(schemas, aside...)
 		if err := e.dropAsRole(ctx, g.role, schemas); err != nil {
 			return err
 		}

@@ -41,12 +41,11 @@ func (s *server) scoreParams(c *gin.Context) (records.WeightTable, time.Time, er
 func score(named []parcels.LayerSignal, asOf time.Time, t records.WeightTable) records.Score {
 	var in []records.ScoreInput
 	for _, l := range named {
-		d := l.SourceDate
+		var rd string
 		if l.RecordDate != nil {
-			d = *l.RecordDate
+			rd = *l.RecordDate
 		}
-		day, _ := time.Parse(time.DateOnly, d)
-		in = append(in, records.ScoreInput{Layer: l.Layer, Date: day})
+		in = append(in, records.ScoreInputOf(l.Layer, l.SourceDate, rd))
 	}
 	return records.Motivation(in, asOf, t)
 }
