@@ -251,6 +251,10 @@ func get(t testing.TB, url string, headers map[string]string) (int, []byte) {
 	t.Helper()
 	req, _ := http.NewRequest(http.MethodGet, url, nil)
 	for k, v := range headers {
+		if k == "Host" {
+			req.Host = v // net/http sends req.Host, not a Host header
+			continue
+		}
 		req.Header.Set(k, v)
 	}
 	resp, err := http.DefaultClient.Do(req)

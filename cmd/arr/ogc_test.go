@@ -211,6 +211,71 @@ func TestOGCFeatures(t *testing.T) {
 		}
 	})
 
+	t.Run("links ignore a forged Host, and edge inputs are 400 or 404, never 500", func(t *testing.T) {
+		for _, path := range []string{"", "/collections", "/collections/vacant", "/collections/vacant/items?limit=2"} {
+			body := getJSON(t, ogc+path, map[string]string{"Host": "evil.example", "X-Forwarded-Host": "evil.example"}, 200, nil)
+			if strings.Contains(string(body), "evil") || !strings.Contains(string(body), `"`+ogc) {
+				t.Fatalf("%s with Host: evil.example: links not on %s: %s", path, ogc, body)
+			}
+		}
+		for _, c := range []struct{ name, query, code string }{
+			{"like ending in the escape", "filter=" + url.QueryEscape(`address LIKE 'abc\'`), "invalid_filter"},
+			{"timestamp of year 0", "filter=" + url.QueryEscape("first_seen > TIMESTAMP('0000-12-31T23:00:00-05:00')"), "invalid_filter"},
+			{"date of year 0", "filter=" + url.QueryEscape("record_date > DATE('0000-01-01')"), "invalid_filter"},
+			{"datetime of year 10000 in UTC", "datetime=" + url.QueryEscape("9999-12-31T23:00:00-05:00"), "invalid_datetime"},
+			{"bbox heights reversed", "bbox=-76.7,39.2,10,-76.5,39.3,-10", "bbox_order"},
+		} {
+			var body struct {
+				Error struct{ Code, Message string } `json:"error"`
+			}
+			getJSON(t, ogc+"/collections/vacant/items?"+c.query, nil, 400, &body)
+			if body.Error.Code != c.code {
+				t.Errorf("%s: %s %q, want %s", c.name, body.Error.Code, body.Error.Message, c.code)
+			}
+		}
+		for _, id := range []string{"24510-~00", "24510-A~00B", "24510-~FF", "24510-~C3~28"} {
+			getJSON(t, ogc+"/collections/parcels/items/"+id, nil, 404, nil)
+		}
+		// A bbox across the antimeridian, and a 3D one, are read.
+		getJSON(t, ogc+"/collections/parcels/items?bbox=179.5,51,-179.5,52", nil, 200, nil)
+		var flat, deep struct {
+			NumberReturned int `json:"numberReturned"`
+		}
+		getJSON(t, ogc+"/collections/vacant/items?limit=1000&bbox=-76.7,39.2,-76.5,39.4", nil, 200, &flat)
+		getJSON(t, ogc+"/collections/vacant/items?limit=1000&bbox=-76.7,39.2,-5,-76.5,39.4,5", nil, 200, &deep)
+		if flat.NumberReturned == 0 || deep.NumberReturned != flat.NumberReturned {
+			t.Fatalf("bbox in 2D: %d features, in 3D: %d", flat.NumberReturned, deep.NumberReturned)
+		}
+		// amount_usd = the rendered amount of a feature matches it.
+		var one struct {
+			Features []struct {
+				ID         string `json:"id"`
+				Properties struct {
+					Amount *json.Number `json:"amount_usd"`
+				} `json:"properties"`
+			} `json:"features"`
+		}
+		getJSON(t, ogc+"/collections/tax_sale/items?limit=1&filter="+url.QueryEscape("amount_usd IS NOT NULL"), nil, 200, &one)
+		if len(one.Features) != 1 || one.Features[0].Properties.Amount == nil {
+			t.Fatalf("no tax sale with an amount: %+v", one)
+		}
+		amount := one.Features[0].Properties.Amount.String()
+		var same struct {
+			Features []struct {
+				ID string `json:"id"`
+			} `json:"features"`
+		}
+		getJSON(t, ogc+"/collections/tax_sale/items?limit=1000&filter="+url.QueryEscape("amount_usd = "+amount), nil, 200, &same)
+		want := countRows(t, pool, `SELECT least(count(*), 1000) FROM rm_parcels.parcel_layers WHERE named AND layer = 'tax_sale' AND round(amount_micros / 1000000.0, 2) = $1::numeric`, amount)
+		if len(same.Features) != want || !slices.ContainsFunc(same.Features, func(f struct {
+			ID string `json:"id"`
+		}) bool {
+			return f.ID == one.Features[0].ID
+		}) {
+			t.Fatalf("amount_usd = %s: %d features (without %s?), %d render as %s", amount, len(same.Features), one.Features[0].ID, want, amount)
+		}
+	})
+
 	t.Run("datetime selects a layer's records by their date", func(t *testing.T) {
 		var fc struct {
 			NumberReturned int `json:"numberReturned"`

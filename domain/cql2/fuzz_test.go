@@ -17,6 +17,7 @@ func FuzzParse(f *testing.F) {
 		"county = '24510'", "a = 1 OR b = 2 AND NOT c <> 3", "(((a = 1)))", "a LIKE '%x_' AND b NOT IN (1, 2)",
 		"d BETWEEN DATE('2019-01-01') AND DATE('2019-12-31')", "t > TIMESTAMP('2019-10-01T00:00:00Z')",
 		"\"q\"\"x\" IS NOT NULL", "'; DROP TABLE x; --", "a = 1e", "NOT NOT TRUE", "x = -.5", "a = 'it''s'",
+		`a LIKE 'x\'`, `a LIKE 'x\\'`, "t = TIMESTAMP('9999-12-31T23:00:00-05:00')", "d = DATE('0000-01-01')",
 	} {
 		f.Add(s)
 	}

@@ -229,6 +229,9 @@ func (p *parser) predicate(left Scalar) (Expr, error) {
 		if !ok {
 			return nil, errAt(pt.pos, "LIKE takes a quoted pattern ('%%text%%'), found %s", pt.describe())
 		}
+		if endsInEscape(s.V) {
+			return nil, errAt(pt.pos, "the LIKE pattern '%s' ends with the escape character \\, which escapes nothing: write \\\\ for a backslash itself (\\%% and \\_ for a literal %% or _)", s.V)
+		}
 		return Like{Value: left, Pattern: s}, nil
 	case t.keyword("BETWEEN"):
 		lo, err := p.operand()
@@ -328,11 +331,40 @@ func (p *parser) instant(fn string) (Scalar, error) {
 		if err != nil {
 			return nil, errAt(s.pos, "DATE('%s') is not a calendar date written YYYY-MM-DD", s.text)
 		}
+		if !InYearRange(d) {
+			return nil, errAt(s.pos, "DATE('%s') is out of range: dates are of the years %04d to %04d", s.text, MinYear, MaxYear)
+		}
 		return Date{V: d}, nil
 	}
 	ts, err := time.Parse(time.RFC3339Nano, s.text)
 	if err != nil {
 		return nil, errAt(s.pos, "TIMESTAMP('%s') is not an RFC 3339 instant such as 2019-10-01T12:00:00Z", s.text)
 	}
+	if !InYearRange(ts) || !InYearRange(ts.UTC()) {
+		return nil, errAt(s.pos, "TIMESTAMP('%s') is out of range: instants are of the years %04d to %04d, in UTC as well as as written", s.text, MinYear, MaxYear)
+	}
 	return Timestamp{V: ts.UTC()}, nil
+}
+
+// MinYear and MaxYear bound the years of the dates and instants a filter
+// (or a datetime) may name: the four-digit years of RFC 3339 without year
+// 0000, which PostgreSQL's date type does not have (it counts 1 BC).
+const (
+	MinYear = 1
+	MaxYear = 9999
+)
+
+// InYearRange reports whether t's year is within MinYear and MaxYear as t
+// is written (its location). Callers check t.UTC() as well when they
+// compare in UTC: 9999-12-31T23:00:00-05:00 is year 10000 there.
+func InYearRange(t time.Time) bool { return t.Year() >= MinYear && t.Year() <= MaxYear }
+
+// endsInEscape reports whether a LIKE pattern ends with an unpaired
+// backslash, CQL2's escape character: an odd run of them at its end.
+func endsInEscape(pattern string) bool {
+	n := 0
+	for i := len(pattern) - 1; i >= 0 && pattern[i] == '\\'; i-- {
+		n++
+	}
+	return n%2 == 1
 }

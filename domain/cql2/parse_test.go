@@ -28,6 +28,10 @@ func TestParse(t *testing.T) {
 		{"property to property", "last_seen > first_seen", `"last_seen" > "first_seen"`},
 		{"quoted names and quotes", `"my prop" = 'O''Brien'`, `"my prop" = 'O''Brien'`},
 		{"is null", "lender IS NULL", `"lender" IS NULL`},
+		{"like with an escaped backslash at the end", `address LIKE 'abc\\'`, `"address" LIKE 'abc\\'`},
+		{"like with an escaped wildcard", `address LIKE '100\%'`, `"address" LIKE '100\%'`},
+		{"the last instant of 9999", "t < TIMESTAMP('9999-12-31T23:59:59Z')", `"t" < TIMESTAMP('9999-12-31T23:59:59Z')`},
+		{"the first day of year 1", "d >= DATE('0001-01-01')", `"d" >= DATE('0001-01-01')`},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			e, err := cql2.Parse(c.in, cql2.DefaultLimits())
@@ -64,6 +68,12 @@ func TestParseRefuses(t *testing.T) {
 		{"bad date", "d = DATE('2019-13-01')", "invalid_filter", "not a calendar date"},
 		{"bad timestamp", "d = TIMESTAMP('yesterday')", "invalid_filter", "RFC 3339"},
 		{"like without string", "a LIKE 3", "invalid_filter", "quoted pattern"},
+		{"like ending in the escape", `address LIKE 'abc\'`, "invalid_filter", "ends with the escape character"},
+		{"like ending in an odd run of escapes", `address LIKE 'abc\\\'`, "invalid_filter", "ends with the escape character"},
+		{"date of year 0", "d = DATE('0000-01-01')", "invalid_filter", "years 0001 to 9999"},
+		{"timestamp of year 0", "t = TIMESTAMP('0000-12-31T23:00:00-05:00')", "invalid_filter", "years 0001 to 9999"},
+		{"timestamp before year 1 in UTC", "t = TIMESTAMP('0001-01-01T00:30:00+01:00')", "invalid_filter", "years 0001 to 9999"},
+		{"timestamp after 9999 in UTC", "t = TIMESTAMP('9999-12-31T23:00:00-05:00')", "invalid_filter", "years 0001 to 9999"},
 		{"trailing", "a = 1 b", "invalid_filter", "expected AND, OR"},
 		{"missing operand", "a =", "invalid_filter", "the end of the filter"},
 		{"invalid utf-8", "a = '\xff'", "invalid_filter", "UTF-8"},

@@ -2,6 +2,7 @@ package records
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 
@@ -12,7 +13,8 @@ import (
 const MaxBBoxDegrees = 2.0
 
 // BBox is a WGS 84 bounding box: West < East, South < North, each side at
-// most MaxBBoxDegrees.
+// most MaxBBoxDegrees. ParseOGCBBox also writes a box across the
+// antimeridian, West > East; Boxes splits it.
 type BBox struct {
 	West, South, East, North float64
 }
@@ -22,52 +24,121 @@ type BBox struct {
 // south < north, at most MaxBBoxDegrees per side. Every failure is an
 // ErrInvalid error on field bbox whose message says what is wrong.
 func ParseBBox(s string) (BBox, error) {
-	bad := func(code, format string, args ...any) (BBox, error) {
-		return BBox{}, domain.Invalid(code, "bbox", format, args...)
-	}
-	if strings.TrimSpace(s) == "" {
-		return bad("bbox_required", "bbox is required: west,south,east,north in degrees (WGS 84), e.g. bbox=-76.62,39.28,-76.60,39.30")
-	}
-	if err := domain.Verbatim("bbox", s); err != nil {
+	v, err := bboxNumbers(s, "bbox needs exactly four comma-separated numbers west,south,east,north; got %d", 4)
+	if err != nil {
 		return BBox{}, err
 	}
-	parts := strings.Split(s, ",")
-	if len(parts) != 4 {
-		return bad("bbox_arity", "bbox needs exactly four comma-separated numbers west,south,east,north; got %d", len(parts))
+	b := BBox{West: v[0], South: v[1], East: v[2], North: v[3]}
+	return b, b.check(false)
+}
+
+func invalidBBox(code, format string, args ...any) error {
+	return domain.Invalid(code, "bbox", format, args...)
+}
+
+// bboxNumbers reads s as comma-separated decimal numbers, as many as one
+// of counts (arity: the message when not, given the count found).
+func bboxNumbers(s, arity string, counts ...int) ([]float64, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, invalidBBox("bbox_required", "bbox is required: west,south,east,north in degrees (WGS 84), e.g. bbox=-76.62,39.28,-76.60,39.30")
 	}
-	var v [4]float64
-	names := [4]string{"west", "south", "east", "north"}
+	if err := domain.Verbatim("bbox", s); err != nil {
+		return nil, err
+	}
+	parts := strings.Split(s, ",")
+	if !slices.Contains(counts, len(parts)) {
+		return nil, invalidBBox("bbox_arity", arity, len(parts))
+	}
+	names := []string{"west", "south", "east", "north"}
+	if len(parts) == 6 {
+		names = []string{"west", "south", "minimum height", "east", "north", "maximum height"}
+	}
+	v := make([]float64, len(parts))
 	for i, p := range parts {
 		f, ok := ParseDecimal(strings.TrimSpace(p))
 		if !ok {
-			return bad("bbox_not_a_number", "bbox %s is %q, not a decimal number (digits, an optional sign, point and exponent, like -76.62 or 39.3)", names[i], strings.TrimSpace(p))
+			return nil, invalidBBox("bbox_not_a_number", "bbox %s is %q, not a decimal number (digits, an optional sign, point and exponent, like -76.62 or 39.3)", names[i], strings.TrimSpace(p))
 		}
 		v[i] = f
 	}
-	b := BBox{West: v[0], South: v[1], East: v[2], North: v[3]}
+	return v, nil
+}
+
+// check checks b's ranges, order and size; across admits West > East, a
+// box across the antimeridian.
+func (b BBox) check(across bool) error {
+	names := [4]string{"west", "south", "east", "north"}
 	for i, lon := range []float64{b.West, b.East} {
 		if lon < -180 || lon > 180 {
-			return bad("bbox_out_of_range", "bbox %s is %g; longitudes must be between -180 and 180", names[i*2], lon)
+			return invalidBBox("bbox_out_of_range", "bbox %s is %g; longitudes must be between -180 and 180", names[i*2], lon)
 		}
 	}
 	for i, lat := range []float64{b.South, b.North} {
 		if lat < -90 || lat > 90 {
-			return bad("bbox_out_of_range", "bbox %s is %g; latitudes must be between -90 and 90", names[i*2+1], lat)
+			return invalidBBox("bbox_out_of_range", "bbox %s is %g; latitudes must be between -90 and 90", names[i*2+1], lat)
 		}
 	}
-	if b.West >= b.East {
-		return bad("bbox_order", "bbox west (%g) must be less than east (%g)", b.West, b.East)
+	w := b.East - b.West
+	switch {
+	case across && b.West > b.East:
+		w += 360
+	case b.West >= b.East:
+		if across {
+			return invalidBBox("bbox_order", "bbox west (%g) must differ from east (%g) (west greater than east is a box across the antimeridian)", b.West, b.East)
+		}
+		return invalidBBox("bbox_order", "bbox west (%g) must be less than east (%g)", b.West, b.East)
 	}
 	if b.South >= b.North {
-		return bad("bbox_order", "bbox south (%g) must be less than north (%g)", b.South, b.North)
+		return invalidBBox("bbox_order", "bbox south (%g) must be less than north (%g)", b.South, b.North)
 	}
-	if w := b.East - b.West; w > MaxBBoxDegrees {
-		return bad("bbox_too_large", "bbox is %g degrees wide; at most %g degrees per side", w, MaxBBoxDegrees)
+	if w > MaxBBoxDegrees {
+		return invalidBBox("bbox_too_large", "bbox is %g degrees wide; at most %g degrees per side", w, MaxBBoxDegrees)
 	}
 	if h := b.North - b.South; h > MaxBBoxDegrees {
-		return bad("bbox_too_large", "bbox is %g degrees tall; at most %g degrees per side", h, MaxBBoxDegrees)
+		return invalidBBox("bbox_too_large", "bbox is %g degrees tall; at most %g degrees per side", h, MaxBBoxDegrees)
 	}
-	return b, nil
+	return nil
+}
+
+// ParseOGCBBox reads the bbox of OGC API – Features Part 1
+// (/req/core/fc-bbox-definition), in CRS84: four numbers west,south,
+// east,north, or six, west,south,minimum height,east,north,maximum
+// height, whose heights are checked (numbers, minimum <= maximum) and
+// ignored (the features are 2D points). A west edge greater than the east
+// edge is a box across the antimeridian (Part 1, 7.15.3): Boxes splits
+// it. The other rules are ParseBBox's, the width counted across the
+// antimeridian.
+func ParseOGCBBox(s string) (BBox, error) {
+	v, err := bboxNumbers(s, "bbox needs four comma-separated numbers west,south,east,north, or six west,south,minimum height,east,north,maximum height; got %d", 4, 6)
+	if err != nil {
+		return BBox{}, err
+	}
+	if len(v) == 6 {
+		if v[2] > v[5] {
+			return BBox{}, invalidBBox("bbox_order", "bbox minimum height (%g) must not be more than its maximum height (%g)", v[2], v[5])
+		}
+		v = []float64{v[0], v[1], v[3], v[4]}
+	}
+	b := BBox{West: v[0], South: v[1], East: v[2], North: v[3]}
+	return b, b.check(true)
+}
+
+// Boxes returns b as boxes with West < East: b itself, or the two halves
+// of a box across the antimeridian (West > East), west of it first (a
+// half that is only the antimeridian is left out: it is the other half's
+// edge).
+func (b BBox) Boxes() []BBox {
+	if b.West < b.East {
+		return []BBox{b}
+	}
+	west, east := BBox{West: b.West, South: b.South, East: 180, North: b.North}, BBox{West: -180, South: b.South, East: b.East, North: b.North}
+	switch {
+	case b.West == 180:
+		return []BBox{east}
+	case b.East == -180:
+		return []BBox{west}
+	}
+	return []BBox{west, east}
 }
 
 // ParseDecimal reads s as a decimal number and nothing else: an optional

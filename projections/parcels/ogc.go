@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"fmt"
 	"slices"
+	"strings"
 	"time"
 
 	"github.com/jackc/pgx/v5"
@@ -16,7 +17,8 @@ import (
 // FeatureQuery is one page of an OGC API items request.
 type FeatureQuery struct {
 	Collection Collection
-	// BBox, when set, keeps the features with coordinates inside it.
+	// BBox, when set, keeps the features with coordinates inside it (a
+	// box across the antimeridian, West > East, too).
 	BBox *records.BBox
 	// Filter, when set, keeps the features it holds for.
 	Filter cql2.Expr
@@ -50,7 +52,7 @@ const (
 		'record_date', to_char(pl.record_date, 'YYYY-MM-DD'), 'source_date', to_char(pl.source_date, 'YYYY-MM-DD'),
 		'first_seen', to_char(pl.first_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'last_seen', to_char(pl.last_seen AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'),
 		'last_crawl', to_char(pl.last_crawl AT TIME ZONE 'UTC', 'YYYY-MM-DD"T"HH24:MI:SS"Z"'), 'source_url', pl.source_url,
-		'amount_usd', round(pl.amount_micros / 1000000.0, 2), 'record_count', pl.record_count, %s
+		'amount_usd', ` + amountUSDSQL + `, 'record_count', pl.record_count, %s
 		'detail', coalesce(pl.detail, '{}'::jsonb))::text
 		FROM rm_parcels.parcel_layers pl LEFT JOIN rm_parcels.parcels p ON p.county = pl.county AND p.apn = pl.apn
 		WHERE pl.layer = $1 AND pl.named`
@@ -105,9 +107,14 @@ func featureSQL(fq FeatureQuery) (string, []any, error) {
 		t, key = "pl", "pl.county, pl.apn"
 	}
 	param := func(v any) string { args = append(args, v); return fmt.Sprintf("$%d", len(args)) }
-	if b := fq.BBox; b != nil {
-		w, s, e, n := param(b.West), param(b.South), param(b.East), param(b.North)
-		sql += fmt.Sprintf(` AND p.geom && ST_MakeEnvelope(%[1]s, %[2]s, %[3]s, %[4]s, 4326) AND ST_X(p.geom) BETWEEN %[1]s AND %[3]s AND ST_Y(p.geom) BETWEEN %[2]s AND %[4]s`, w, s, e, n)
+	if fq.BBox != nil {
+		// A box across the antimeridian is two (records.BBox.Boxes).
+		var boxes []string
+		for _, b := range fq.BBox.Boxes() {
+			w, s, e, n := param(b.West), param(b.South), param(b.East), param(b.North)
+			boxes = append(boxes, fmt.Sprintf(`(p.geom && ST_MakeEnvelope(%[1]s, %[2]s, %[3]s, %[4]s, 4326) AND ST_X(p.geom) BETWEEN %[1]s AND %[3]s AND ST_Y(p.geom) BETWEEN %[2]s AND %[4]s)`, w, s, e, n))
+		}
+		sql += " AND (" + strings.Join(boxes, " OR ") + ")"
 	}
 	if fq.Collection.Layer != "" {
 		if fq.From != nil {
@@ -148,7 +155,7 @@ type Extent struct {
 
 // Extents returns every collection's extent and size, by collection id,
 // computed now (a scan of the read model: callers cache it by
-// ExtentsVersion).
+// ExtentsVersion, and run it under a statement timeout).
 func (q *Queries) Extents(ctx context.Context) (map[string]Extent, error) {
 	rows, err := q.pool.Query(ctx, `
 SELECT 'parcels', ST_XMin(e), ST_YMin(e), ST_XMax(e), ST_YMax(e), NULL, NULL, n FROM (SELECT ST_Extent(geom) e, count(*) n FROM rm_parcels.parcels) x
@@ -180,13 +187,23 @@ WHERE pl.named GROUP BY pl.layer`)
 	return out, nil
 }
 
-// ExtentsVersion names the read model's state the extents depend on: it
-// changes with every load that completes or fails (the loads table is a
-// few rows per load, and this reads its largest position).
-func (q *Queries) ExtentsVersion(ctx context.Context) (int64, error) {
-	var v int64
-	if err := q.pool.QueryRow(ctx, `SELECT coalesce(max(position), 0) FROM rm_parcels.loads`).Scan(&v); err != nil {
-		return 0, fmt.Errorf("the extents' version: %w", err)
+// ReadModelVersion names a state of the read model: the schema that
+// holds it (a rebuild swaps in a new one, so its OID changes) and the
+// largest position of its loads (every load that completes or fails moves
+// it). Two reads of one version saw the same loads in the same read
+// model. Comparable.
+type ReadModelVersion struct {
+	Schema   uint32
+	Position int64
+}
+
+// ExtentsVersion returns the version of the read model the extents depend
+// on (the loads table is a few rows per load, and this reads its largest
+// position and the schema's OID).
+func (q *Queries) ExtentsVersion(ctx context.Context) (ReadModelVersion, error) {
+	var v ReadModelVersion
+	if err := q.pool.QueryRow(ctx, `SELECT 'rm_parcels'::regnamespace::oid, coalesce(max(position), 0) FROM rm_parcels.loads`).Scan(&v.Schema, &v.Position); err != nil {
+		return ReadModelVersion{}, fmt.Errorf("the extents' version: %w", err)
 	}
 	return v, nil
 }

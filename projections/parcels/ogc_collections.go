@@ -4,6 +4,12 @@ import (
 	"github.com/arr-dev/arr/domain/records"
 )
 
+// amountUSDSQL is amount_usd, the property and the queryable: the
+// record's micro-dollars in dollars, rounded to the cent half away from
+// zero (numeric round). Written here only, so a filter compares the value
+// a feature shows.
+const amountUSDSQL = "round(pl.amount_micros / 1000000.0, 2)"
+
 // Queryable is a property a filter may name, with the one column
 // expression it stands for (the allow-list: nothing else reaches SQL).
 type Queryable struct {
@@ -73,7 +79,7 @@ func Collections() []Collection {
 			Queryable{Name: "source_date", Type: "string", Format: "date", Description: "the date of the source snapshot that named the parcel", column: "pl.source_date"},
 			Queryable{Name: "first_seen", Type: "string", Format: "date-time", Description: "when arr first saw the layer name the parcel", column: "pl.first_seen"},
 			Queryable{Name: "last_seen", Type: "string", Format: "date-time", Description: "when arr last saw the layer name the parcel", column: "pl.last_seen"},
-			Queryable{Name: "amount_usd", Type: "number", Description: "the record's amount in US dollars (a lien's face amount, a balance); null when it has none", column: "(pl.amount_micros / 1000000.0)"},
+			Queryable{Name: "amount_usd", Type: "number", Description: "the record's amount in US dollars (a lien's face amount, a balance), rounded to the cent (half away from zero) as the property reads: a filter compares that value, so amount_usd = 12.34 selects the features whose amount_usd is 12.34; null when it has none", column: amountUSDSQL},
 			Queryable{Name: "record_count", Type: "integer", Description: "how many rows of the source name the parcel", column: "pl.record_count"},
 		)
 		if l.Key == records.LisPendens {

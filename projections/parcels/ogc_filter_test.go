@@ -29,7 +29,7 @@ func TestFilterSQL(t *testing.T) {
 		{"equality", "vacant", "county = '24510'", "(pl.county = $1::text)"},
 		{"like and date", "lis_pendens", "lender LIKE '%BANK%' AND record_date >= DATE('2025-01-01')",
 			`((pl.lender LIKE $1::text ESCAPE '\') AND (pl.record_date >= $2::date))`},
-		{"literal first", "tax_sale", "5000 < amount_usd", "($1::float8 < (pl.amount_micros / 1000000.0))"},
+		{"literal first", "tax_sale", "5000 < amount_usd", "($1::float8 < round(pl.amount_micros / 1000000.0, 2))"},
 		{"property to property", "vacant", "last_seen > first_seen", "(pl.last_seen > pl.first_seen)"},
 		{"layer flag", "parcels", "vacant = TRUE AND NOT tax_sale = TRUE",
 			"(((p.layers @> ARRAY['vacant']::text[]) = $1::boolean) AND (NOT ((p.layers @> ARRAY['tax_sale']::text[]) = $2::boolean)))"},

@@ -12,7 +12,7 @@ import (
 type Features interface {
 	Features(ctx context.Context, q parcels.FeatureQuery) ([]parcels.Feature, error)
 	Extents(ctx context.Context) (map[string]parcels.Extent, error)
-	ExtentsVersion(ctx context.Context) (int64, error)
+	ExtentsVersion(ctx context.Context) (parcels.ReadModelVersion, error)
 }
 
 var _ Features = (*parcels.Queries)(nil)

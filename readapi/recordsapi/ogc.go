@@ -3,9 +3,9 @@ package recordsapi
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"net/http"
 	"strings"
-	"sync"
 
 	"github.com/gin-gonic/gin"
 
@@ -42,22 +42,23 @@ func conformanceClasses() []string {
 }
 
 // ogcAPI holds the OGC API's state: its read model, the collections, the
-// extents cached by the read model's version, its OpenAPI document and
-// the turns of filtered queries.
+// extents cached by the read model's version, its OpenAPI document, the
+// base of its links and the turns of filtered queries.
 type ogcAPI struct {
 	s           *server
 	features    app.Features
 	collections []parcels.Collection
 	openapi     []byte
+	// base is the landing page's absolute URL: the service's public base
+	// URL (httpx.Site, ARR_PUBLIC_BASE_URL) and ogcPrefix. Links never
+	// come from the request's Host.
+	base string
 	// filtered bounds the filtered items queries querying at once
-	// (ogcFilterSlots): a filter no index serves scans, bounded by the
-	// route's statement timeout and the page's limit, and at most this
-	// many such scans run per process.
+	// (ogcFilterSlots): a filter or a datetime no index serves scans,
+	// bounded by the route's statement timeout and the page's limit, and
+	// at most this many such scans run per process.
 	filtered *turns
-
-	mu      sync.Mutex
-	version int64
-	extents map[string]parcels.Extent
+	extents  *extentCache
 }
 
 // ogcFilterSlots is how many filtered OGC items queries run at once per
@@ -69,11 +70,31 @@ func (s *server) mountOGC(g *gin.RouterGroup, f app.Features, doc []byte) error 
 	if f == nil {
 		return nil
 	}
-	o := &ogcAPI{s: s, features: f, collections: parcels.Collections(), filtered: newTurns(ogcFilterSlots), version: -1}
-	var err error
-	if o.openapi, err = ogcOpenAPI(doc, o.collections); err != nil {
+	o, err := s.newOGC(f, doc)
+	if err != nil {
 		return err
 	}
+	o.mount(g)
+	return nil
+}
+
+// newOGC returns the OGC API over f, documented from doc. Its links are on
+// the service's site, which must have a base URL.
+func (s *server) newOGC(f app.Features, doc []byte) (*ogcAPI, error) {
+	if s.d.Site.BaseURL() == "" {
+		return nil, errors.New("records: the OGC API builds absolute links on the service's public base URL, and the service has none (httpx.Deps.Site)")
+	}
+	o := &ogcAPI{s: s, features: f, collections: parcels.Collections(), filtered: newTurns(ogcFilterSlots),
+		base: s.d.Site.BaseURL() + ogcPrefix, extents: newExtentCache(f, s.d.Logger)}
+	var err error
+	if o.openapi, err = ogcOpenAPI(doc, o.collections); err != nil {
+		return nil, err
+	}
+	return o, nil
+}
+
+// mount mounts o's routes on g.
+func (o *ogcAPI) mount(g *gin.RouterGroup) {
 	params := func(names ...string) gin.HandlerFunc { return httpx.Query(fail, names...) }
 	r := g.Group("/ogc")
 	r.GET("", params("f"), handle(o.landing))
@@ -84,7 +105,6 @@ func (s *server) mountOGC(g *gin.RouterGroup, f app.Features, doc []byte) error 
 	r.GET("/collections/:collectionId/queryables", params("f"), handle(o.queryables))
 	r.GET("/collections/:collectionId/items", handle(o.items))
 	r.GET("/collections/:collectionId/items/:featureId", params("f"), handle(o.item))
-	return nil
 }
 
 // link is a link of the OGC API's documents.
@@ -93,16 +113,6 @@ type link struct {
 	Rel   string `json:"rel"`
 	Type  string `json:"type,omitempty"`
 	Title string `json:"title,omitempty"`
-}
-
-// base is the absolute URL of the OGC API's landing page as this request
-// reached it.
-func base(c *gin.Context) string {
-	scheme := "http"
-	if c.Request.TLS != nil {
-		scheme = "https"
-	}
-	return scheme + "://" + c.Request.Host + ogcPrefix
 }
 
 // format checks the f parameter: json (geojson for features), or none.
@@ -123,7 +133,7 @@ func (o *ogcAPI) landing(c *gin.Context) error {
 	if err := format(c, "json"); err != nil {
 		return err
 	}
-	b := base(c)
+	b := o.base
 	c.JSON(http.StatusOK, gin.H{
 		"title":       "arr records: OGC API – Features",
 		"description": "Public parcels and the data layers that name them (vacant notices, tax sales, code violations, ...), as GeoJSON features with CQL2 filtering. Never contact data.",
@@ -166,24 +176,9 @@ func (o *ogcAPI) find(c *gin.Context) (parcels.Collection, error) {
 	return parcels.Collection{}, domain.NotFound("collection_not_found", "no collection %q; the collections are %v (GET %s/collections)", id, ids, ogcPrefix)
 }
 
-// extentsNow returns the collections' extents, computed again only when
-// a load has completed or failed since they were (ExtentsVersion).
+// extentsNow returns the collections' extents (extentCache.get).
 func (o *ogcAPI) extentsNow(ctx context.Context) (map[string]parcels.Extent, error) {
-	v, err := o.features.ExtentsVersion(ctx)
-	if err != nil {
-		return nil, err
-	}
-	o.mu.Lock()
-	defer o.mu.Unlock()
-	if v == o.version && o.extents != nil {
-		return o.extents, nil
-	}
-	ex, err := o.features.Extents(ctx)
-	if err != nil {
-		return nil, err
-	}
-	o.version, o.extents = v, ex
-	return ex, nil
+	return o.extents.get(ctx)
 }
 
 // describe writes a collection's description.
@@ -215,7 +210,7 @@ func (o *ogcAPI) listCollections(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	b := base(c)
+	b := o.base
 	out := make([]gin.H, len(o.collections))
 	for i, col := range o.collections {
 		out[i] = o.describe(b, col, ex[col.ID])
@@ -236,7 +231,7 @@ func (o *ogcAPI) collection(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, o.describe(base(c), col, ex[col.ID]))
+	c.JSON(http.StatusOK, o.describe(o.base, col, ex[col.ID]))
 	return nil
 }
 
@@ -259,7 +254,7 @@ func (o *ogcAPI) queryables(c *gin.Context) error {
 		}
 		props[q.Name] = p
 	}
-	b := base(c)
+	b := o.base
 	body := gin.H{
 		"$schema": "https://json-schema.org/draft/2020-12/schema", "$id": b + "/collections/" + col.ID + "/queryables",
 		"type": "object", "title": col.Title, "properties": props, "additionalProperties": false,

@@ -4,6 +4,7 @@ import (
 	"strings"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/text"
 	"github.com/arr-dev/arr/projections/parcels"
 )
 
@@ -34,8 +35,9 @@ func featureID(k parcels.ParcelKey) string {
 	return b.String()
 }
 
-// featureKey reads an id featureID wrote; any other string is 404
-// feature_not_found (an id no feature has).
+// featureKey reads an id featureID wrote; any other string, and one that
+// decodes to text the text rule refuses, is 404 feature_not_found (an id
+// no feature has).
 func featureKey(collection, id string) (parcels.ParcelKey, error) {
 	notFound := domain.NotFound("feature_not_found", "collection %s has no feature %q: feature ids are the id members of its items (county FIPS, '-', the APN with '_' for a space)", collection, id)
 	county, apn, ok := strings.Cut(id, "-")
@@ -60,6 +62,12 @@ func featureKey(collection, id string) (parcels.ParcelKey, error) {
 		default:
 			return parcels.ParcelKey{}, notFound
 		}
+	}
+	// Every APN of the read model passes the text rule: an id that decodes
+	// to a NUL, another control character or invalid UTF-8 names none (and
+	// PostgreSQL would refuse it as text).
+	if !text.Valid(b.String()) {
+		return parcels.ParcelKey{}, notFound
 	}
 	return parcels.ParcelKey{County: county, APN: b.String()}, nil
 }

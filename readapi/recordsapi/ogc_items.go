@@ -1,6 +1,7 @@
 package recordsapi
 
 import (
+	"fmt"
 	"math"
 	"net/http"
 	"slices"
@@ -55,7 +56,7 @@ func readItems(c *gin.Context, col parcels.Collection) (itemsRequest, error) {
 	}
 	r.fq.Limit = min(r.fq.Limit, maxLimit)
 	if v, ok := c.GetQuery("bbox"); ok {
-		b, err := records.ParseBBox(v)
+		b, err := records.ParseOGCBBox(v)
 		if err != nil {
 			return r, err
 		}
@@ -140,14 +141,14 @@ func literal(q parcels.Queryable, v string) (cql2.Scalar, error) {
 	switch {
 	case q.Format == "date":
 		d, err := time.Parse(time.DateOnly, v)
-		if err != nil {
-			return nil, bad("a date YYYY-MM-DD")
+		if err != nil || !cql2.InYearRange(d) {
+			return nil, bad(fmt.Sprintf("a date YYYY-MM-DD of the years %04d to %04d", cql2.MinYear, cql2.MaxYear))
 		}
 		return cql2.Date{V: d}, nil
 	case q.Format == "date-time":
 		t, err := time.Parse(time.RFC3339Nano, v)
-		if err != nil {
-			return nil, bad("an RFC 3339 instant")
+		if err != nil || !cql2.InYearRange(t) || !cql2.InYearRange(t.UTC()) {
+			return nil, bad(fmt.Sprintf("an RFC 3339 instant of the years %04d to %04d (in UTC too)", cql2.MinYear, cql2.MaxYear))
 		}
 		return cql2.Timestamp{V: t.UTC()}, nil
 	case q.Type == "boolean":
@@ -173,12 +174,14 @@ func parseDatetime(v string) (from, to *time.Time, err error) {
 		if s == ".." || s == "" {
 			return nil, nil
 		}
-		if d, err := time.Parse(time.DateOnly, s); err == nil {
-			return &d, nil
-		}
-		t, err := time.Parse(time.RFC3339Nano, s)
+		t, err := time.Parse(time.DateOnly, s)
 		if err != nil {
-			return nil, domain.Invalid("invalid_datetime", "datetime", "datetime %q: %q is neither a date YYYY-MM-DD nor an RFC 3339 date-time (2019-10-01T00:00:00Z); an interval is start/end, either end .. when open", v, s)
+			if t, err = time.Parse(time.RFC3339Nano, s); err != nil {
+				return nil, domain.Invalid("invalid_datetime", "datetime", "datetime %q: %q is neither a date YYYY-MM-DD nor an RFC 3339 date-time (2019-10-01T00:00:00Z); an interval is start/end, either end .. when open", v, s)
+			}
+		}
+		if !cql2.InYearRange(t) || !cql2.InYearRange(t.UTC()) {
+			return nil, domain.Invalid("invalid_datetime", "datetime", "datetime %q: %q is out of range: instants are of the years %04d to %04d, in UTC as well as as written", v, s, cql2.MinYear, cql2.MaxYear)
 		}
 		t = t.UTC()
 		return &t, nil
@@ -235,7 +238,8 @@ func (o *ogcAPI) items(c *gin.Context) error {
 	ctx := c.Request.Context()
 	var got []parcels.Feature
 	query := func() (err error) { got, err = o.features.Features(ctx, r.fq); return err }
-	if r.fq.Filter != nil {
+	if r.fq.Filter != nil || r.fq.From != nil || r.fq.To != nil {
+		// A filter or a datetime may scan: it queries in a turn.
 		err = o.filtered.do(ctx, query)
 	} else {
 		err = query()
@@ -270,7 +274,7 @@ func (o *ogcAPI) items(c *gin.Context) error {
 			prev = o.s.cursors.Encode(r.dir(dirBefore), got[0].ParcelKey)
 		}
 	}
-	c.Data(http.StatusOK, geoJSON, renderItems(c, col, got, matched, next, prev))
+	c.Data(http.StatusOK, geoJSON, renderItems(c, o.base, col, got, matched, next, prev))
 	return nil
 }
 
@@ -291,7 +295,7 @@ func (o *ogcAPI) item(c *gin.Context) error {
 	if len(got) == 0 {
 		return domain.NotFound("feature_not_found", "collection %s has no feature %q", col.ID, c.Param("featureId"))
 	}
-	b := base(c) + "/collections/" + col.ID
+	b := o.base + "/collections/" + col.ID
 	buf := appendFeature(nil, got[0])
 	buf = buf[:len(buf)-1]
 	buf = append(buf, `,"links":`...)
@@ -300,8 +304,9 @@ func (o *ogcAPI) item(c *gin.Context) error {
 	return nil
 }
 
-// renderItems writes a page as a GeoJSON FeatureCollection with its links.
-func renderItems(c *gin.Context, col parcels.Collection, got []parcels.Feature, matched int64, next, prev string) []byte {
+// renderItems writes a page as a GeoJSON FeatureCollection with its links
+// (on base, the landing page's URL).
+func renderItems(c *gin.Context, base string, col parcels.Collection, got []parcels.Feature, matched int64, next, prev string) []byte {
 	buf := make([]byte, 0, 256+len(got)*768)
 	buf = append(buf, `{"type":"FeatureCollection","features":[`...)
 	for i, f := range got {
@@ -319,7 +324,7 @@ func renderItems(c *gin.Context, col parcels.Collection, got []parcels.Feature, 
 	buf = strconv.AppendInt(buf, int64(len(got)), 10)
 	buf = append(buf, `,"timeStamp":`...)
 	buf = appendJSONString(buf, time.Now().UTC().Format(time.RFC3339))
-	self := base(c) + "/collections/" + col.ID + "/items"
+	self := base + "/collections/" + col.ID + "/items"
 	page := func(cur string) string {
 		q := c.Request.URL.Query()
 		q.Del("cursor")
@@ -331,7 +336,7 @@ func renderItems(c *gin.Context, col parcels.Collection, got []parcels.Feature, 
 		}
 		return self + "?" + q.Encode()
 	}
-	links := []link{{page(c.Query("cursor")), "self", geoJSON, "this page"}, {base(c) + "/collections/" + col.ID, "collection", "application/json", col.Title}}
+	links := []link{{page(c.Query("cursor")), "self", geoJSON, "this page"}, {base + "/collections/" + col.ID, "collection", "application/json", col.Title}}
 	if next != "" {
 		links = append(links, link{page(next), "next", geoJSON, "the next page"})
 	}

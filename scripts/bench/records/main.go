@@ -342,17 +342,25 @@ func serveArr(pool *pgxpool.Pool) (string, func(), error) {
 	// A cursor key of the bench: it is the only process serving its database.
 	application.CursorKey = bytes.Repeat([]byte{1}, 32)
 	application.Queries.Gazetteer = gaz
-	handler, err := recordsapi.New(httpx.Deps{App: application, Quota: quota, Version: "bench"})
-	if err != nil {
-		return "", nil, err
-	}
 	ln, err := net.Listen("tcp", "127.0.0.1:0")
 	if err != nil {
 		return "", nil, err
 	}
+	base := "http://" + ln.Addr().String()
+	// The OGC API's links are on the service's public base URL.
+	site, err := httpx.NewSite(base, ln.Addr().String())
+	if err != nil {
+		_ = ln.Close()
+		return "", nil, err
+	}
+	handler, err := recordsapi.New(httpx.Deps{App: application, Quota: quota, Version: "bench", Site: site})
+	if err != nil {
+		_ = ln.Close()
+		return "", nil, err
+	}
 	srv := &http.Server{Handler: handler}
 	go srv.Serve(ln) //nolint:errcheck
-	return "http://" + ln.Addr().String(), func() { srv.Close() }, nil
+	return base, func() { srv.Close() }, nil
 }
 
 // rounds measures every level of every target, -rounds times; within a
