@@ -68,3 +68,13 @@ func TestAttackMailIsNoEmail(t *testing.T) {
 		}
 	}
 }
+
+// TestMappingMailingTwiceSaysBoth: a header named as the address and
+// under mailing is a header named twice, said so first.
+func TestMappingMailingTwiceSaysBoth(t *testing.T) {
+	t.Parallel()
+	_, err := listfile.ReadMapping(strings.NewReader(`{"address": "Mailing address", "mailing": ["Mailing address"]}`))
+	if err == nil || !strings.Contains(err.Error(), "both") {
+		t.Fatalf("%v, want an error saying both", err)
+	}
+}

@@ -90,11 +90,11 @@ func (m Mapping) check() error {
 		if k == "" {
 			return domain.Invalid("invalid_mapping", "mapping", "the mapping's %s column %q names no header", cols[i], h)
 		}
-		if propertyAddress[cols[i]] && isMailing(k) {
-			return domain.Invalid("invalid_mapping", "mapping", "the mapping names %q, a header of the owner's mailing address, as the property's %s column; a mailing address is never read as the property's (name it under mailing)", h, cols[i])
-		}
 		if prev, dup := seen[k]; dup {
 			return domain.Invalid("invalid_mapping", "mapping", "the mapping names header %q as both %s and %s; a header is one column", h, prev, cols[i])
+		}
+		if propertyAddress[cols[i]] && isMailing(k) {
+			return domain.Invalid("invalid_mapping", "mapping", "the mapping names %q, a header of the owner's mailing address, as the property's %s column; a mailing address is never read as the property's (name it under mailing)", h, cols[i])
 		}
 		seen[k] = cols[i]
 	}
