@@ -66,7 +66,10 @@ type ImportListHandler struct {
 	// countyNames finds a county by state and name ("MD", "baltimore
 	// city"); stateFIPS a state's FIPS code by its USPS code.
 	countyNames map[[2]string]string
-	stateFIPS   map[string]string
+	// countyTitles are the counties' names by FIPS code, as the
+	// gazetteer writes them ("Baltimore city").
+	countyTitles map[string]string
+	stateFIPS    map[string]string
 }
 
 // NewImportListHandler refuses nil dependencies.
@@ -78,10 +81,12 @@ func NewImportListHandler(store Appender, keys ContactKeys, clock Clock) (*Impor
 	if err != nil {
 		return nil, fmt.Errorf("import list: the gazetteer: %w", err)
 	}
-	h := &ImportListHandler{store: store, keys: keys, clock: clock, counties: map[string]bool{}, countyNames: map[[2]string]string{}, stateFIPS: map[string]string{}}
+	h := &ImportListHandler{store: store, keys: keys, clock: clock, counties: map[string]bool{}, countyNames: map[[2]string]string{},
+		countyTitles: map[string]string{}, stateFIPS: map[string]string{}}
 	for _, c := range gaz.Counties {
 		h.counties[c.FIPS] = true
 		h.countyNames[[2]string{c.State, strings.ToLower(c.Name)}] = c.FIPS
+		h.countyTitles[c.FIPS] = c.Name
 	}
 	for _, st := range gaz.States {
 		h.stateFIPS[st.Code] = st.FIPS
@@ -89,17 +94,40 @@ func NewImportListHandler(store Appender, keys ContactKeys, clock Clock) (*Impor
 	return h, nil
 }
 
-// countyByName finds a county written by name in its state: "Baltimore
-// City" is Baltimore city (24510), "Orange" and "Orange County" in FL are
-// 12095.
-func (h *ImportListHandler) countyByName(state, name string) (string, bool) {
+// countySuffixes are the words the gazetteer's county names end in
+// ("Baltimore County", "Baltimore city", "Carson City", "Orleans Parish"),
+// which a list may leave off.
+var countySuffixes = []string{" county", " city", " parish", " borough", " census area", " municipality", " city and borough"}
+
+// countyByName finds a county written by name in its state: its full name
+// ("Baltimore City" is Baltimore city, 24510; "Baltimore County" is
+// 24005), else the one county whose name is it with a suffix left off
+// ("Orange" in FL is 12095). A bare name that is several counties of the
+// state ("Baltimore" is Baltimore city and Baltimore County) is refused:
+// which one is a guess. found is false for a name that is none.
+func (h *ImportListHandler) countyByName(line int, state, name string) (fips string, found bool, err error) {
 	n := strings.ToLower(strings.Join(strings.Fields(name), " "))
-	for _, cand := range []string{n, n + " county", n + " parish", n + " borough", n + " census area", n + " municipality"} {
-		if f, ok := h.countyNames[[2]string{state, cand}]; ok {
-			return f, true
+	if f, ok := h.countyNames[[2]string{state, n}]; ok {
+		return f, true, nil
+	}
+	var fits []string
+	for _, suf := range countySuffixes {
+		if f, ok := h.countyNames[[2]string{state, n + suf}]; ok {
+			fits = append(fits, f)
 		}
 	}
-	return "", false
+	switch len(fits) {
+	case 0:
+		return "", false, nil
+	case 1:
+		return fits[0], true, nil
+	}
+	var named []string
+	for _, f := range fits {
+		named = append(named, fmt.Sprintf("%s (%s)", h.countyTitles[f], f))
+	}
+	return "", false, domain.Invalid("ambiguous_county", "file", "line %d: county %q of %s is %s; write which: its full name or its 5-digit FIPS code",
+		line, name, state, strings.Join(named, " and "))
 }
 
 // within is the FIPS code a row's match is narrowed to: its county, else
@@ -119,7 +147,10 @@ func (h *ImportListHandler) within(r listfile.Row) (string, error) {
 		if r.State == "" {
 			return "", domain.Invalid("county_needs_state", "file", "line %d: county %q is written by name; a county name needs the row's state (a state column) or a 5-digit FIPS code", r.Line, r.CountyName)
 		}
-		f, ok := h.countyByName(r.State, r.CountyName)
+		f, ok, err := h.countyByName(r.Line, r.State, r.CountyName)
+		if err != nil {
+			return "", err
+		}
 		if !ok {
 			return "", domain.Invalid("unknown_county", "file", "line %d: %q is no county of %s in the Census gazetteer (GET /api/v1/counties lists them)", r.Line, r.CountyName, r.State)
 		}

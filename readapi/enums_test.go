@@ -104,7 +104,7 @@ var enumSources = map[string]enumSource{
 	"components/schemas/ListRow/properties/contact_status":                                                     {[]string{"ok", "none", "erased", "unreadable"}, "readapi/records/lists.go contactOf"},
 	"components/schemas/ListRow/properties/matched_by":                                                         {[]string{parcels.MatchedByAPN, parcels.MatchedByAddress}, "projections/parcels MatchSQL"},
 	"components/schemas/ListRow/properties/reason": {[]string{lists.ReasonNoPropertyAddress, lists.ReasonNoHouseNumber, lists.ReasonAmbiguous,
-		lists.ReasonAPNNotFound, lists.ReasonNoParcelAtAddress}, "projections/lists reasonSQL"},
+		lists.ReasonAPNNotFound, lists.ReasonNoParcelAtAddress, lists.ReasonUnitConflict}, "projections/lists reasonSQL"},
 	"paths//api/v1/lists/{list_id}/rows/get/parameters/signals/schema":                  {[]string{"0", "1"}, "readapi/records/lists.go query flag"},
 	"paths//api/v1/lists/{list_id}/rows/get/parameters/include_contact/schema":          {[]string{"0", "1"}, "readapi/records/lists.go query flag"},
 	"paths//api/v1/tiles/{z}/{x}/{y}.mvt/get/responses/200/headers/X-Tile-Cache/schema": {[]string{"hit", "miss"}, "readapi/recordsapi/tiles.go tile"},

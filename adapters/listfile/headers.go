@@ -55,16 +55,16 @@ var HeaderAliases = map[string][]string{
 		"property address zipcode", "property address zip code", "location zip", "physical zip"},
 	ColPhone: {"phone", "phone number", "telephone", "tel", "mobile", "phone 1", "phone1", "cell", "cell phone", "mobile phone",
 		"primary phone", "owner phone", "contact phone"},
-	ColEmail: {"email", "e mail", "email address", "mail", "email 1", "email1", "owner email", "contact email"},
+	ColEmail: {"email", "e mail", "email address", "email 1", "email1", "owner email", "contact email"},
 }
 
 // mailingPrefixes start the headers of the owner's mailing address
-// ("Mailing Address", "Mail City", "owner_address_zip", "Owner Mailing
-// State"), whatever follows.
-var mailingPrefixes = []string{"mailing", "mail address", "mail street", "mail city", "mail state", "mail zip", "mail unit",
-	"owner address", "owner mailing", "owner city", "owner state", "owner zip", "owner street", "owner unit", "recipient address",
+// ("Mailing Address", "Mail", "Mail City", "owner_address_zip", "Owner
+// Mailing State"), whatever follows. A bare "Mail" is a mailing address,
+// never an e-mail.
+var mailingPrefixes = []string{"mailing", "mail", "owner address", "owner mailing", "owner city", "owner state", "owner zip", "owner street", "owner unit", "recipient address",
 	"recipient city", "recipient state", "recipient zip", "tax bill", "taxpayer address", "taxpayer city", "taxpayer state",
-	"taxpayer zip", "mail to"}
+	"taxpayer zip"}
 
 // aliasIndex maps every alias to its column.
 func aliasIndex() map[string]string {
@@ -105,10 +105,19 @@ func role(aliases map[string]string, header string) string {
 	if c, ok := aliases[k]; ok {
 		return c
 	}
-	for _, p := range mailingPrefixes {
-		if k == p || strings.HasPrefix(k, p+" ") {
-			return ColMailing
-		}
+	if isMailing(k) {
+		return ColMailing
 	}
 	return ""
+}
+
+// isMailing: the header (as Key writes it) begins as the owner's mailing
+// address's do (mailingPrefixes).
+func isMailing(k string) bool {
+	for _, p := range mailingPrefixes {
+		if k == p || strings.HasPrefix(k, p+" ") {
+			return true
+		}
+	}
+	return false
 }

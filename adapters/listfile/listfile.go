@@ -1,6 +1,7 @@
 package listfile
 
 import (
+	"bufio"
 	"encoding/csv"
 	"errors"
 	"fmt"
@@ -71,7 +72,7 @@ func Parse(in io.Reader) (List, error) { return ParseWith(in, nil) }
 // state that is no USPS state; a zip that is no ZIP or ZIP+4; a row with
 // neither an APN, an address nor a mailing address.
 func ParseWith(in io.Reader, m *Mapping) (List, error) {
-	cr := csv.NewReader(in)
+	cr := csv.NewReader(dropBOM(in))
 	// Every row has as many fields as the header (RFC 4180 section 2.4).
 	cr.FieldsPerRecord = 0
 	header, err := cr.Read()
@@ -234,6 +235,17 @@ func readRow(header, rec []string, line int, lay layout) (Row, bool, error) {
 		}
 	}
 	return r, true, nil
+}
+
+// dropBOM drops a UTF-8 byte order mark before the header, which
+// spreadsheets write and which would make a quoted first cell
+// ("\ufeff"Address",...) a bare quote.
+func dropBOM(in io.Reader) io.Reader {
+	br := bufio.NewReader(in)
+	if b, err := br.Peek(3); err == nil && string(b) == "\ufeff" {
+		_, _ = br.Discard(3)
+	}
+	return br
 }
 
 // csvError says where and how a file is not CSV: the line a quoted field

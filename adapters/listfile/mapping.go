@@ -63,6 +63,10 @@ func (m Mapping) fields() map[string]string {
 		ColState: m.State, ColZip: m.Zip, ColPhone: m.Phone, ColEmail: m.Email}
 }
 
+// propertyAddress are the columns of the property's address, which a
+// mailing header may not fill.
+var propertyAddress = map[string]bool{ColAddress: true, ColUnit: true, ColCity: true, ColState: true, ColZip: true}
+
 func (m Mapping) check() error {
 	if m.APN == "" && m.Address == "" {
 		return domain.Invalid("invalid_mapping", "mapping", "the mapping names neither an apn nor an address column")
@@ -88,6 +92,9 @@ func (m Mapping) check() error {
 		}
 		if prev, dup := seen[k]; dup {
 			return domain.Invalid("invalid_mapping", "mapping", "the mapping names header %q as both %s and %s; a header is one column", h, prev, cols[i])
+		}
+		if propertyAddress[cols[i]] && isMailing(k) {
+			return domain.Invalid("invalid_mapping", "mapping", "the mapping names %q, a header of the owner's mailing address, as the property's %s column; a mailing address is never read as the property's (name it under mailing)", h, cols[i])
 		}
 		seen[k] = cols[i]
 	}

@@ -1,6 +1,7 @@
 package usps
 
 import (
+	"slices"
 	"strings"
 	"unicode"
 )
@@ -31,9 +32,10 @@ type Address struct {
 	// Postdir is the directional after the street (NW).
 	Postdir string
 	// Unit is the secondary unit's identifier ("2" for "APT 2", "#2",
-	// "Unit 2"), or a designator written without one (REAR); the
-	// designator itself is not kept, since lists write the same unit
-	// with different ones.
+	// "Unit 2"; "2B" for "Apt 2-B"), or a designator written without one
+	// (REAR); the designator itself is not kept, since lists write the
+	// same unit with different ones, except in a unit of several
+	// designators ("BLDG 4 APT 2"). readUnit says how it is read.
 	Unit string
 }
 
@@ -63,6 +65,9 @@ func word(w string) string {
 // Parse reads an address line ("2041 West North Avenue, Apt. #2").
 func Parse(line string) Address {
 	toks := tokens(line)
+	for len(toks) > 0 && toks[0] == "&" { // "&" is kept only in a unit ("Apt 2 & 3")
+		toks = toks[1:]
+	}
 	var a Address
 	if len(toks) > 0 && isNumber(toks[0]) {
 		a.Number = houseNumber(toks[0])
@@ -78,24 +83,54 @@ func Parse(line string) Address {
 }
 
 // tokens splits a line into upper-case words: letters and digits, "/" in
-// a fraction, "-" between two digits (Queens' 12-34), "#" on its own;
-// every other character separates.
+// a fraction, "-" between two digits (Queens' 12-34), "#" and "&" on their
+// own, a Unicode vulgar fraction as its own word ("12½" is "12" "1/2", as
+// "12-1/2" is); every other character separates.
 func tokens(line string) []string {
 	rs := []rune(strings.ToUpper(line))
 	var b strings.Builder
 	for i, r := range rs {
+		slash := r == '/' || r == '\u2044' || r == '\u2215'
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			b.WriteRune(r)
-		case r == '#':
-			b.WriteString(" # ")
-		case (r == '/' || r == '-') && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]):
+		case r == '#' || r == '&':
+			b.WriteString(" " + string(r) + " ")
+		case vulgarFractions[r] != "":
+			b.WriteString(" " + vulgarFractions[r] + " ")
+		case (slash || r == '-') && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]):
+			if slash {
+				r = '/'
+			}
 			b.WriteRune(r)
 		default:
 			b.WriteRune(' ')
 		}
 	}
-	return strings.Fields(b.String())
+	var out []string
+	for _, t := range strings.Fields(b.String()) {
+		if n, f, ok := splitFraction(t); ok {
+			out = append(out, n, f)
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// vulgarFractions are Unicode's fraction characters as the digits and
+// slash Publication 28 writes them with.
+var vulgarFractions = map[rune]string{'½': "1/2", '⅓': "1/3", '⅔': "2/3", '¼': "1/4", '¾': "3/4", '⅕': "1/5", '⅖': "2/5",
+	'⅗': "3/5", '⅘': "4/5", '⅙': "1/6", '⅚': "5/6", '⅐': "1/7", '⅛': "1/8", '⅜': "3/8", '⅝': "5/8", '⅞': "7/8", '⅑': "1/9",
+	'⅒': "1/10", '↉': "0/3"}
+
+// splitFraction splits a number hyphened to its fraction ("12-1/2").
+func splitFraction(t string) (string, string, bool) {
+	i := strings.LastIndexByte(t, '-')
+	if i <= 0 || !strings.Contains(t[i:], "/") || !digits(t[:i]) || !isFraction(t[i+1:]) {
+		return "", "", false
+	}
+	return t[:i], t[i+1:], true
 }
 
 // isNumber: a house number starts with a digit (123, 123A, 12-34).
@@ -119,21 +154,14 @@ func houseNumber(t string) string {
 }
 
 // unit finds the secondary unit: a designator after the street's name and
-// the identifier after it. It returns the street's words and the unit.
+// what readUnit reads from it. It returns the street's words and the unit.
 func unit(toks []string) ([]string, string) {
 	suffixSeen := false
 	for i, t := range toks {
 		des, isDes := Secondary(t)
 		if i >= 1 && isDes && (unitWords[des] || suffixSeen) {
-			rest := toks[i+1:]
-			for len(rest) > 0 && rest[0] == "#" {
-				rest = rest[1:]
-			}
-			switch {
-			case len(rest) > 0:
-				return toks[:i], unitID(rest[0])
-			case unitsWithoutNumber[des]:
-				return toks[:i], des
+			if u, _ := readUnit(toks[i:]); u != "" {
+				return toks[:i], u
 			}
 		}
 		if _, ok := suffixes[t]; ok && i >= 1 {
@@ -143,19 +171,12 @@ func unit(toks []string) ([]string, string) {
 	return toks, ""
 }
 
-// unitID drops the leading zeros of a numeric unit ("02" → "2").
-func unitID(t string) string {
-	if strings.Trim(t, "0123456789") == "" {
-		return houseNumber(t)
-	}
-	return t
-}
-
 // street splits a street's words into its predirectional, name, suffix and
 // postdirectional. A directional or suffix that is the street's only
 // word is its name ("100 NORTH ST" is a street named North, "100 PARK"
 // one named Park).
 func street(toks []string) (pre, name, suf, post string) {
+	toks = slices.DeleteFunc(slices.Clone(toks), func(t string) bool { return t == "&" })
 	if len(toks) > 2 {
 		if d, ok := directionals[toks[len(toks)-1]]; ok {
 			post, toks = d, toks[:len(toks)-1]
@@ -185,8 +206,9 @@ func (a Address) Street() string {
 }
 
 // Key is Street with the unit after "UNIT" ("2041 W NORTH AVE UNIT 2").
+// Empty, as Street, for a line with no street name.
 func (a Address) Key() string {
-	if a.Unit == "" {
+	if a.Unit == "" || a.Name == "" {
 		return a.Street()
 	}
 	return join(a.Street(), "UNIT", a.Unit)
@@ -244,25 +266,19 @@ func State(s string) (string, bool) {
 	return c, ok
 }
 
-// UnitID is the identifier of a unit written in its own column ("APT 2",
-// "#2", "Unit 02" and "2" are all "2"; "Rear" is "REAR").
+// UnitID is the identifier of a unit written in its own column, read as
+// Parse reads a unit in the address line (readUnit): "APT 2", "#2", "Unit
+// 02" and "2" are all "2"; "Apt 2-B" and "2 B" are "2B"; "Bldg 4 Apt 2"
+// is "BLDG 4 APT 2"; "Rear" is "REAR". Words after the unit, which in the
+// address line would be its city, are joined onto it ("2 Left" is
+// "2LEFT"), so that a column naming more than a unit never equals the
+// unit alone.
 func UnitID(s string) string {
 	toks := tokens(s)
-	for len(toks) > 0 {
-		des, ok := Secondary(toks[0])
-		if !ok {
-			break
-		}
-		if len(toks) == 1 {
-			if unitsWithoutNumber[des] {
-				return des
-			}
-			return ""
-		}
-		toks = toks[1:]
+	u, n := readUnit(toks)
+	if n < len(toks) {
+		rest := slices.DeleteFunc(toks[n:], func(t string) bool { return t == "#" || t == "&" })
+		return u + strings.Join(rest, "")
 	}
-	if len(toks) == 0 {
-		return ""
-	}
-	return unitID(strings.Join(toks, ""))
+	return u
 }

@@ -1,6 +1,7 @@
 package usps_test
 
 import (
+	"strings"
 	"testing"
 
 	"github.com/arr-dev/arr/domain/usps"
@@ -100,13 +101,18 @@ func TestTables(t *testing.T) {
 }
 
 func FuzzParse(f *testing.F) {
-	for _, s := range []string{"2041 W NORTH AVE", "100 Main St #2", "12 1/2 Oak", "#", "APT APT APT", "0-0/0"} {
+	for _, s := range []string{"2041 W NORTH AVE", "100 Main St #2", "12 1/2 Oak", "#", "APT APT APT", "0-0/0",
+		"5 Main St Bldg 4 Apt 2-B", "12½ Oak Rd Rear Apt No 3 & 4", "1 A St UNIT UNIT # & 2 21217", "7-1/2 Elm St Fl 02 Ste 0 0 Rear"} {
 		f.Add(s)
 	}
 	f.Fuzz(func(t *testing.T, s string) {
 		k := usps.Normalize(s)
 		if again := usps.Normalize(k); again != k {
 			t.Fatalf("Normalize is not idempotent: %q -> %q -> %q", s, k, again)
+		}
+		// A unit column's identifier has no leading or trailing space.
+		if u := usps.UnitID(s); u != strings.TrimSpace(u) {
+			t.Fatalf("UnitID(%q) = %q", s, u)
 		}
 	})
 }

@@ -48,6 +48,7 @@ CREATE TABLE list_rows (
     within       text    COLLATE "C" NOT NULL,
     street_key   text    COLLATE "C" NOT NULL,
     unit_key     text    COLLATE "C" NOT NULL,
+    unit_conflict boolean NOT NULL,
     contact      bytea,
     contact_erased boolean NOT NULL DEFAULT false,
     position     bigint  NOT NULL,
@@ -87,12 +88,12 @@ func newBatch() projections.Batch {
 		}
 		_, err := tx.CopyFrom(ctx, pgx.Identifier{"list_rows"},
 			[]string{"list_id", "row_no", "lead_id", "account_id", "apn", "apn_norm", "county", "address", "unit", "city", "state", "zip",
-				"no_property", "within", "street_key", "unit_key", "contact", "position"},
+				"no_property", "within", "street_key", "unit_key", "unit_conflict", "contact", "position"},
 			pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
 				r := rows[i]
 				k := r.MatchKeys()
 				return []any{r.list, int32(r.Row), r.LeadID, r.account, r.APN, k.APN, r.County, r.Address, r.Unit, r.City, r.State, r.Zip,
-					r.NoProperty, k.Within, k.Street, k.Unit, r.Contact, r.pos}, nil
+					r.NoProperty, k.Within, k.Street, k.Unit, k.UnitConflict, r.Contact, r.pos}, nil
 			}))
 		rows = rows[:0]
 		if err != nil {

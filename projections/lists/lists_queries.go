@@ -111,6 +111,10 @@ const (
 	ReasonAPNNotFound = "apn_not_found"
 	// ReasonNoParcelAtAddress: no parcel is at the row's address.
 	ReasonNoParcelAtAddress = "no_parcel_at_address"
+	// ReasonUnitConflict: the address names one unit and the unit column
+	// another ("5 Main St Apt 2", unit 2B), and no parcel has the row's
+	// APN: which unit is meant is a guess, so neither is matched.
+	ReasonUnitConflict = "unit_conflict"
 )
 
 // listRowFrom is the rows with their match (m) and the matched parcel's
@@ -128,6 +132,7 @@ const reasonSQL = `CASE
     WHEN r.no_property OR (r.apn_norm = '' AND r.address = '') THEN 'no_property_address'
     WHEN ps.apn IS NOT NULL THEN ''
     WHEN m.tier IS NOT NULL THEN 'ambiguous'
+    WHEN r.unit_conflict THEN 'unit_conflict'
     WHEN r.apn_norm <> '' THEN 'apn_not_found'
     WHEN r.street_key = '' THEN 'no_house_number'
     ELSE 'no_parcel_at_address' END`

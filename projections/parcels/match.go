@@ -22,8 +22,9 @@ const (
 // MatchSQL is the one rule by which a list row is matched to a parcel, for
 // the lists read model and the monitors' outbox alike: a LATERAL subquery
 // over the parcels table named, for a row aliased r with the columns
-// apn_norm, within (a county or state FIPS code, or empty), street_key and
-// unit_key (records.ListMatchKeys). It yields at most one row — county, apn,
+// apn_norm, within (a county or state FIPS code, or empty), street_key,
+// unit_key and unit_conflict (records.ListMatchKeys; a row whose address
+// and unit column name two units is matched by its APN only). It yields at most one row — county, apn,
 // how, tier, n — the first parcel of the best tier that has any, and n,
 // how many parcels that tier has: the row is matched only when n is 1 and
 // tier is not TierUnitsOfRows; otherwise it is ambiguous, never guessed.
@@ -37,14 +38,14 @@ func MatchSQL(parcels string) string {
          WHERE r.apn_norm <> '' AND p.apn_norm = r.apn_norm AND left(p.county, length(r.within)) = r.within
         UNION ALL
         SELECT 2, 'address', p.county, p.apn FROM %[1]s p
-         WHERE r.street_key <> '' AND p.norm_address <> '' AND r.unit_key <> '' AND p.norm_address = r.street_key || ' UNIT ' || r.unit_key
+         WHERE r.street_key <> '' AND NOT r.unit_conflict AND p.norm_address <> '' AND r.unit_key <> '' AND p.norm_address = r.street_key || ' UNIT ' || r.unit_key
            AND left(p.county, length(r.within)) = r.within
         UNION ALL
         SELECT 3, 'address', p.county, p.apn FROM %[1]s p
-         WHERE r.street_key <> '' AND p.norm_address <> '' AND p.norm_address = r.street_key AND left(p.county, length(r.within)) = r.within
+         WHERE r.street_key <> '' AND NOT r.unit_conflict AND p.norm_address <> '' AND p.norm_address = r.street_key AND left(p.county, length(r.within)) = r.within
         UNION ALL
         SELECT 4, 'address', p.county, p.apn FROM %[1]s p
-         WHERE r.street_key <> '' AND p.norm_address <> '' AND r.unit_key = '' AND p.norm_address > r.street_key || ' UNIT '
+         WHERE r.street_key <> '' AND NOT r.unit_conflict AND p.norm_address <> '' AND r.unit_key = '' AND p.norm_address > r.street_key || ' UNIT '
            AND p.norm_address < r.street_key || ' UNIT!' AND left(p.county, length(r.within)) = r.within
       ) q
     ) c ORDER BY c.tier, c.county, c.apn LIMIT 1`, parcels)

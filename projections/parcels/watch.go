@@ -43,6 +43,7 @@ CREATE TABLE watch_rows (
     within       text    COLLATE "C" NOT NULL,
     street_key   text    COLLATE "C" NOT NULL,
     unit_key     text    COLLATE "C" NOT NULL,
+    unit_conflict boolean NOT NULL,
     PRIMARY KEY (list_id, row_no)
 );
 CREATE TABLE watchers (
@@ -104,11 +105,11 @@ func copyWatchRows(ctx context.Context, tx pgx.Tx, rows []watchRow) error {
 	if len(rows) == 0 {
 		return nil
 	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"watch_rows"}, []string{"list_id", "row_no", "account_id", "apn_norm", "within", "street_key", "unit_key"},
+	_, err := tx.CopyFrom(ctx, pgx.Identifier{"watch_rows"}, []string{"list_id", "row_no", "account_id", "apn_norm", "within", "street_key", "unit_key", "unit_conflict"},
 		pgx.CopyFromSlice(len(rows), func(i int) ([]any, error) {
 			r := rows[i]
 			k := r.MatchKeys()
-			return []any{r.list, int32(r.Row), r.account, k.APN, k.Within, k.Street, k.Unit}, nil
+			return []any{r.list, int32(r.Row), r.account, k.APN, k.Within, k.Street, k.Unit, k.UnitConflict}, nil
 		}))
 	if err != nil {
 		return fmt.Errorf("copying list rows to the watch: %w", err)

@@ -8,6 +8,7 @@ import (
 	"unicode"
 
 	"github.com/arr-dev/arr/domain/records"
+	"github.com/arr-dev/arr/domain/usps"
 )
 
 // longSuffix and longDir undo Publication 28's abbreviations, as many
@@ -87,7 +88,7 @@ func unitIn(i int) string {
 
 // zipOf is the record's ZIP, as ZIP+4 on every other row.
 func zipOf(r Record, i int) string {
-	if r.Zip == "" || r.Zip == "NA" {
+	if _, ok := usps.ZIP5(r.Zip); !ok { // "", "NA", and Baltimore's "0" for none
 		return ""
 	}
 	if i%2 == 1 {

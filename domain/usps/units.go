@@ -1,0 +1,127 @@
+package usps
+
+import "strings"
+
+// unitPart is one designator of a secondary unit and its identifier
+// ("BLDG" "4"); a designator Publication 28 writes with no number (REAR)
+// has none, and a unit column's identifier may have no designator.
+type unitPart struct{ des, id string }
+
+// numberWords stand between a designator and its identifier and are not
+// part of it ("Apt No 5", "Unit # 4", "Apt Number 5").
+var numberWords = map[string]bool{"#": true, "NO": true, "NUMBER": true, "NUM": true, "NBR": true}
+
+// readUnit is the one reading of a secondary unit, for the address line
+// (Parse, from its first designator) and a unit column (UnitID). It
+// returns the unit and how many of toks it read.
+//
+// The identifier is kept whole and normalized: its words are joined
+// ("2-B", "2B" and "2 B" are all "2B"; two numbers keep a hyphen between
+// them, "12 3" is "12-3", never "123"), "&" is kept ("2 & 3" is "2&3",
+// which is no single unit and never equals "2"), and a numeric one drops
+// its leading zeros ("02" is "2"). After the first word of an identifier
+// only a word with a digit, a single letter or one joined by "&" belongs
+// to it: a longer word ends the unit (a city written after it). A
+// designator without an identifier is dropped ("Apt No 5" is "5"; "Rear
+// Apt 3", the rear designator qualifying the apartment, is "3"), unless it
+// is one Publication 28 writes with no number and nothing follows it
+// ("Rear" is "REAR"). A unit of one designator is its identifier alone,
+// since lists write the same unit with different designators (APT 2, UNIT
+// 2, #2); a unit of several keeps every designator ("Bldg 4 Apt 2" is
+// "BLDG 4 APT 2", and "#" among them is UNIT), so that it never equals
+// unit 4 or unit 2 alone.
+func readUnit(toks []string) (string, int) {
+	var parts []unitPart
+	i := 0
+	for i < len(toks) {
+		des, isDes := Secondary(toks[i])
+		if !isDes && len(parts) > 0 {
+			break
+		}
+		p := unitPart{}
+		if isDes {
+			p.des, i = des, i+1
+			for i < len(toks) && (numberWords[toks[i]] || toks[i] == "&") {
+				i++
+			}
+		}
+		var n int
+		p.id, n = identifier(toks[i:])
+		i += n
+		if p.id == "" && p.des == "" {
+			break
+		}
+		parts = append(parts, p)
+	}
+	return joinUnit(parts), i
+}
+
+// identifier reads a unit identifier's words, up to the next designator
+// or the first word that is no part of it, and joins them.
+func identifier(toks []string) (string, int) {
+	var b strings.Builder
+	n := 0
+	for n < len(toks) {
+		t := toks[n]
+		if _, isDes := Secondary(t); isDes || (n == 0 && t == "&") {
+			break
+		}
+		if n > 0 && !continuesID(toks[n-1], t) {
+			break
+		}
+		if s := b.String(); s != "" && endsInDigit(s) && t[0] >= '0' && t[0] <= '9' {
+			b.WriteByte('-')
+		}
+		b.WriteString(t)
+		n++
+	}
+	id := strings.TrimRight(b.String(), "&")
+	if strings.Trim(id, "0123456789") == "" && id != "" {
+		id = houseNumber(id)
+	}
+	return id, n
+}
+
+// continuesID: t, after prev, is still the identifier's ("2 B", "2 & 3",
+// "B 2"), not what follows the unit ("2 Baltimore", a ZIP Code "2 21217",
+// "R M": letters alone could join into a designator, RM).
+func continuesID(prev, t string) bool {
+	switch {
+	case t == "&" || prev == "&":
+		return true
+	case len(t) == 5 && digits(t), len(t) == 10 && digits(t[:5]) && t[5] == '-' && digits(t[6:]):
+		return false
+	}
+	hasDigit := func(s string) bool { return strings.ContainsAny(s, "0123456789") }
+	return hasDigit(t) || (len(t) == 1 && hasDigit(prev))
+}
+
+func endsInDigit(s string) bool { c := s[len(s)-1]; return c >= '0' && c <= '9' }
+
+// joinUnit writes a unit's parts as readUnit's doc comment says.
+func joinUnit(parts []unitPart) string {
+	var kept []unitPart
+	for i, p := range parts {
+		last := i == len(parts)-1
+		if p.id != "" || (unitsWithoutNumber[p.des] && last) {
+			kept = append(kept, p)
+		}
+	}
+	switch len(kept) {
+	case 0:
+		return ""
+	case 1:
+		if kept[0].id == "" {
+			return kept[0].des
+		}
+		return kept[0].id
+	}
+	words := make([]string, 0, 2*len(kept))
+	for _, p := range kept {
+		if p.des == "#" {
+			p.des = "UNIT" // "#" after a designator is no designator ("Unit # 4")
+		}
+		words = append(words, p.des, p.id)
+	}
+	return join(words...)
+}
