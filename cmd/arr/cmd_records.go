@@ -163,27 +163,9 @@ func (a *cli) importCmd() *cobra.Command {
 			"It prints how many rows matched a parcel, how many are ambiguous and how many found none.",
 		Args: cobra.ExactArgs(1),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			f, err := os.Open(args[0])
+			l, err := readListFile(args[0], mapping)
 			if err != nil {
 				return err
-			}
-			defer f.Close()
-			var m *listfile.Mapping
-			if mapping != "" {
-				mf, err := os.Open(mapping)
-				if err != nil {
-					return err
-				}
-				mm, err := listfile.ReadMapping(mf)
-				mf.Close()
-				if err != nil {
-					return fmt.Errorf("%s: %w", mapping, err)
-				}
-				m = &mm
-			}
-			l, err := listfile.ParseWith(f, m)
-			if err != nil {
-				return fmt.Errorf("%s: %w", args[0], err)
 			}
 			s, err := a.open(cmd, openOptions{catchUp: []string{identity.Name}, contactKeys: true})
 			if err != nil {
@@ -232,6 +214,34 @@ func (a *cli) importCmd() *cobra.Command {
 	_ = lc.MarkFlagRequired("email")
 	c.AddCommand(lc)
 	return c
+}
+
+// readListFile parses the list file at path, its columns found by the
+// mapping file at mapping when one is named, else by the header table.
+func readListFile(path, mapping string) (listfile.List, error) {
+	var m *listfile.Mapping
+	if mapping != "" {
+		mf, err := os.Open(mapping)
+		if err != nil {
+			return listfile.List{}, err
+		}
+		mm, err := listfile.ReadMapping(mf)
+		mf.Close()
+		if err != nil {
+			return listfile.List{}, fmt.Errorf("%s: %w", mapping, err)
+		}
+		m = &mm
+	}
+	f, err := os.Open(path)
+	if err != nil {
+		return listfile.List{}, err
+	}
+	defer f.Close()
+	l, err := listfile.ParseWith(f, m)
+	if err != nil {
+		return listfile.List{}, fmt.Errorf("%s: %w", path, err)
+	}
+	return l, nil
 }
 
 // reasons prints unmatched rows' reasons: " (no_parcel_at_address 3, apn_not_found 1)".
