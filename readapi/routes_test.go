@@ -53,7 +53,11 @@ func TestEveryRouteIsDocumented(t *testing.T) {
 	gw := completetest.New(t, st, "http://127.0.0.1:1/v1", application.Queries.TierQuality)
 	application.Completions, application.Embeddings = gw.Completions, gw.Embeddings
 	application.Answers.Served = answerapi.NewServed(cmds.RecordAnswersServed, nil)
-	deps := httpx.Deps{App: application, Version: "test"}
+	site, err := httpx.NewSite("http://127.0.0.1:8083")
+	if err != nil {
+		t.Fatal(err)
+	}
+	deps := httpx.Deps{App: application, Version: "test", Site: site}
 	services := []struct {
 		name    string
 		new     func(httpx.Deps) (http.Handler, error)
