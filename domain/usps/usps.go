@@ -91,7 +91,8 @@ func Parse(line string) Address {
 // Unicode NFKC first (fold), so that full-width digits and letters are
 // ASCII ones and a letter with a combining mark is the precomposed
 // letter; a hyphen between a number and a letter ending the word is
-// dropped ("12-A" is "12A", as "2-B" is "2B").
+// dropped ("12-A" is "12A", as "2-B" is "2B"), unless the letter may be a
+// directional ("12-E Main St" stays 12 E Main St, as before).
 func tokens(line string) []string {
 	rs := []rune(strings.ToUpper(fold(line)))
 	var b strings.Builder
@@ -108,7 +109,7 @@ func tokens(line string) []string {
 				r = '/'
 			}
 			b.WriteRune(r)
-		case r == '-' && between && unicode.IsLetter(rs[i+1]) && (i+2 == len(rs) || !isWordRune(rs[i+2])):
+		case r == '-' && between && unicode.IsLetter(rs[i+1]) && !strings.ContainsRune("NSEW", rs[i+1]) && (i+2 == len(rs) || !isWordRune(rs[i+2])):
 		default:
 			b.WriteRune(' ')
 		}
