@@ -43,9 +43,10 @@ func TestAttackSainteIsNoSuite(t *testing.T) {
 func TestAttackWordsAfterAUnitAreKept(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, unit, want string }{
-		{"directional", "Ste 100 North", "100 NORTH"},
-		{"other directional", "Ste 100 South", "100 SOUTH"},
-		{"west", "Apt 2 West", "2 WEST"},
+		{"directional", "Ste 100 North", "100N"},
+		{"other directional", "Ste 100 South", "100S"},
+		{"west", "Apt 2 West", "2W"},
+		{"two-letter directional", "Ste 100 Northwest", "100 NW"},
 		{"two letters", "Apt A B", "A B"},
 		{"city", "Apt 2 Baltimore", "2 BALTIMORE"},
 		{"zip", "Apt 2 21217", "2 21217"},

@@ -1,6 +1,9 @@
 package usps
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // unitPart is one designator of a secondary unit and its identifier
 // ("BLDG" "4"); a designator Publication 28 writes with no number (REAR)
@@ -26,12 +29,14 @@ func (r unitReading) String() string {
 	return join(joinUnit(r.parts), strings.Join(r.rest, " "))
 }
 
-// first is the identifier of the unit's first part.
+// first is the unit's first identifier.
 func (r unitReading) first() string {
-	if len(r.parts) == 0 {
-		return ""
+	for _, p := range r.parts {
+		if p.id != "" {
+			return p.id
+		}
 	}
-	return r.parts[0].id
+	return ""
 }
 
 // readUnit is the one reading of a secondary unit, for the address line
@@ -42,7 +47,8 @@ func (r unitReading) first() string {
 // ("2-B", "2B" and "2 B" are all "2B"; two numbers keep a hyphen between
 // them, "12 3" is "12-3", never "123"), "&" is kept ("2 & 3" is "2&3",
 // which is no single unit and never equals "2"), and a numeric one drops
-// its leading zeros ("02" is "2"). After the first word of an identifier
+// its leading zeros ("02" is "2"). A directional is read abbreviated
+// ("2 North" is "2 N", so "2N"), as the street's postdirectional is. After the first word of an identifier
 // only a word with a digit, a single letter after a digit or one joined
 // by "&" belongs to it: a longer word ends the identifier, and it and the
 // words after it are the rest. A designator without an identifier is
@@ -55,6 +61,12 @@ func (r unitReading) first() string {
 // 2", and "#" among them is UNIT), so that it never equals unit 4 or unit
 // 2 alone.
 func readUnit(toks []string) unitReading {
+	toks = slices.Clone(toks)
+	for i, t := range toks {
+		if d, ok := directionals[t]; ok {
+			toks[i] = d // "2 North" is "2 N", as the street's postdirectional would be
+		}
+	}
 	var r unitReading
 	i := 0
 	for i < len(toks) {

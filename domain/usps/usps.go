@@ -225,10 +225,11 @@ func unitAt(toks []string, afterSuffix bool) (string, bool) {
 }
 
 // identifierLike: id looks like a unit's identifier, not a word of a
-// street's name: it has a digit or is one letter (or there is none, a
-// designator ending the line).
+// street's name: it has a digit or is one letter other than a
+// directional (or there is none, a designator ending the line).
 func identifierLike(id string) bool {
-	return id == "" || len(id) == 1 || strings.ContainsAny(id, "0123456789")
+	_, dir := directionals[id]
+	return id == "" || (len(id) == 1 && !dir) || strings.ContainsAny(id, "0123456789")
 }
 
 // ordinalFloor writes "2ND FL" as "FL 2"; other words as they are.
