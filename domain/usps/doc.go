@@ -10,7 +10,8 @@
 //
 // A unit designator is one only after the street (STE in "Sault Ste Marie
 // Rd" is Sainte, and the suffix is never lost), and every word after a
-// unit stays in it ("Ste 100 North" is unit "100 NORTH", never unit 100).
+// unit stays in it ("Ste 100 North" is unit "100N", "Apt 2 Baltimore" unit
+// "2 BALTIMORE": never unit 100 or 2).
 //
 // Parse splits an address line into its parts; Address.Street is the key
 // two lines are matched by (house number and street, no unit) and
