@@ -3,6 +3,8 @@ package listfile
 import (
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 // The columns a list row has, in arr's names.
@@ -58,13 +60,16 @@ var HeaderAliases = map[string][]string{
 	ColEmail: {"email", "e mail", "email address", "email 1", "email1", "owner email", "contact email"},
 }
 
-// mailingPrefixes start the headers of the owner's mailing address
-// ("Mailing Address", "Mail", "Mail City", "owner_address_zip", "Owner
-// Mailing State"), whatever follows. A bare "Mail" is a mailing address,
-// never an e-mail.
-var mailingPrefixes = []string{"mailing", "mail", "owner address", "owner mailing", "owner city", "owner state", "owner zip", "owner street", "owner unit", "recipient address",
-	"recipient city", "recipient state", "recipient zip", "tax bill", "taxpayer address", "taxpayer city", "taxpayer state",
-	"taxpayer zip"}
+// A header of the owner's mailing address has a word beginning with
+// "mail" ("Mailing Address", "Mail", "MAILADDR", "Tax Mailing Address",
+// "Owner 1 Mailing Zip"; a bare "Mail" is a mailing address, never an
+// e-mail), or begins with one of mailingOwners and goes on to one of
+// addressWords ("Owner's Address", "Owner Addr", "OwnerCity",
+// "taxpayer_zip"), or begins with "tax bill".
+var (
+	mailingOwners = []string{"owner", "taxpayer", "recipient"}
+	addressWords  = []string{"address", "addr", "adr", "street", "city", "state", "zip", "postal", "unit", "line"}
+)
 
 // aliasIndex maps every alias to its column.
 func aliasIndex() map[string]string {
@@ -77,16 +82,19 @@ func aliasIndex() map[string]string {
 	return m
 }
 
-// Key is a header as the alias table writes it: lower case, a UTF-8 BOM
-// dropped, words split at punctuation and at camelCase
-// ("propertyAddress", "Property_Address" and "PROPERTY ADDRESS" are all
-// "property address"; "Unit #" is "unit").
+// Key is a header as the alias table writes it: read in Unicode NFKC
+// (full-width letters are letters), lower case, a UTF-8 BOM dropped,
+// apostrophes dropped ("Owner's" is "owners"), words split at other
+// punctuation and at camelCase ("propertyAddress", "Property_Address"
+// and "PROPERTY ADDRESS" are all "property address"; "Unit #" is "unit";
+// "E-Mail" is "email").
 func Key(h string) string {
-	h = strings.TrimPrefix(strings.TrimSpace(h), "\ufeff")
+	h = norm.NFKC.String(strings.TrimPrefix(strings.TrimSpace(h), "\ufeff"))
 	var b strings.Builder
 	rs := []rune(h)
 	for i, r := range rs {
 		switch {
+		case strings.ContainsRune("'\u2018\u2019\u02bc`", r):
 		case unicode.IsUpper(r) && i > 0 && unicode.IsLower(rs[i-1]):
 			b.WriteRune(' ')
 			b.WriteRune(unicode.ToLower(r))
@@ -96,11 +104,37 @@ func Key(h string) string {
 			b.WriteRune(' ')
 		}
 	}
-	return strings.Join(strings.Fields(b.String()), " ")
+	words := strings.Fields(b.String())
+	for i := 0; i+1 < len(words); i++ {
+		if words[i] == "e" && words[i+1] == "mail" {
+			words = append(words[:i], append([]string{"email"}, words[i+2:]...)...)
+		}
+	}
+	return strings.Join(words, " ")
 }
 
-// role is the column a header names: one of arr's, ColMailing, or "".
+// mixedScript: the header has Latin letters and letters of another script
+// ("Mаiling", its а Cyrillic), the look-alike of another header. The
+// header table never reads one, and a mapping may not name one.
+func mixedScript(h string) bool {
+	latin, other := false, false
+	for _, r := range norm.NFKC.String(h) {
+		switch {
+		case unicode.Is(unicode.Latin, r):
+			latin = true
+		case unicode.IsLetter(r):
+			other = true
+		}
+	}
+	return latin && other
+}
+
+// role is the column a header names: one of arr's, ColMailing, or "" (a
+// header the table does not know, or one of mixed scripts).
 func role(aliases map[string]string, header string) string {
+	if mixedScript(header) {
+		return ""
+	}
 	k := Key(header)
 	if c, ok := aliases[k]; ok {
 		return c
@@ -111,12 +145,26 @@ func role(aliases map[string]string, header string) string {
 	return ""
 }
 
-// isMailing: the header (as Key writes it) begins as the owner's mailing
-// address's do (mailingPrefixes).
+// isMailing: the header (as Key writes it) is one of the owner's mailing
+// address (mailingOwners).
 func isMailing(k string) bool {
-	for _, p := range mailingPrefixes {
-		if k == p || strings.HasPrefix(k, p+" ") {
+	words := strings.Fields(k)
+	for _, w := range words {
+		if strings.HasPrefix(w, "mail") {
 			return true
+		}
+	}
+	joined := strings.Join(words, "")
+	if strings.HasPrefix(joined, "taxbill") {
+		return true
+	}
+	for _, o := range mailingOwners {
+		if rest, ok := strings.CutPrefix(joined, o); ok {
+			for _, a := range addressWords {
+				if strings.Contains(rest, a) {
+					return true
+				}
+			}
 		}
 	}
 	return false

@@ -86,6 +86,9 @@ func (m Mapping) check() error {
 		if err := text.Check("mapping", h, 200); err != nil {
 			return err
 		}
+		if mixedScript(h) {
+			return domain.Invalid("invalid_mapping", "mapping", "the mapping's %s column %q mixes Latin letters with another script's (a look-alike, such as a Cyrillic а for a Latin a); write the header in one script", cols[i], h)
+		}
 		k := Key(h)
 		if k == "" {
 			return domain.Invalid("invalid_mapping", "mapping", "the mapping's %s column %q names no header", cols[i], h)

@@ -6,6 +6,9 @@ import (
 	"io"
 	"strconv"
 	"strings"
+	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 
 	"github.com/arr-dev/arr/domain/records"
 )
@@ -78,13 +81,23 @@ func csvText(k Kind, v cell, ok bool) string {
 }
 
 // formulaSafe neutralizes a text cell that a spreadsheet would run as a
-// formula (CSV injection): one that starts with =, +, -, @, a tab or a
-// carriage return gets a leading single quote, as OWASP advises. The
-// text of the export comes from public files (addresses, URLs), so any
-// of it may. Only text cells: the numeric columns (lon, lat, score) are
+// formula (CSV injection): one whose first character other than white
+// space (a space, a no-break space, a line break, an ideographic space)
+// or a format character (a zero-width space), read in Unicode NFKC (a
+// full-width ＝ is =), is =, +, -, or @, or that starts with a tab or a
+// carriage return, gets a leading single quote, as OWASP advises. The
+// text of the export comes from public files (addresses, URLs), so any of
+// it may. Only text cells: the numeric columns (lon, lat, score) are
 // never quoted, so a negative longitude stays a number.
 func formulaSafe(s string) string {
-	if s != "" && strings.IndexByte("=+-@\t\r", s[0]) >= 0 {
+	if s == "" {
+		return s
+	}
+	if s[0] == '\t' || s[0] == '\r' {
+		return "'" + s
+	}
+	lead := strings.TrimLeftFunc(norm.NFKC.String(s), func(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) })
+	if lead != "" && strings.IndexByte("=+-@", lead[0]) >= 0 {
 		return "'" + s
 	}
 	return s

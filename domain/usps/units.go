@@ -1,6 +1,9 @@
 package usps
 
-import "strings"
+import (
+	"slices"
+	"strings"
+)
 
 // unitPart is one designator of a secondary unit and its identifier
 // ("BLDG" "4"); a designator Publication 28 writes with no number (REAR)
@@ -11,31 +14,64 @@ type unitPart struct{ des, id string }
 // part of it ("Apt No 5", "Unit # 4", "Apt Number 5").
 var numberWords = map[string]bool{"#": true, "NO": true, "NUMBER": true, "NUM": true, "NBR": true}
 
+// unitReading is what readUnit reads: the unit's parts, and the words
+// after them, which are no part of an identifier (a directional, a city:
+// "Ste 100 North", "Apt 2 Baltimore").
+type unitReading struct {
+	parts []unitPart
+	rest  []string
+}
+
+// String is the unit: its parts as joinUnit writes them, then the words
+// after them, a space apart ("100 NORTH"): never dropped, so that Ste 100
+// North is neither Ste 100 nor Ste 100 South.
+func (r unitReading) String() string {
+	return join(joinUnit(r.parts), strings.Join(r.rest, " "))
+}
+
+// first is the unit's first identifier.
+func (r unitReading) first() string {
+	for _, p := range r.parts {
+		if p.id != "" {
+			return p.id
+		}
+	}
+	return ""
+}
+
 // readUnit is the one reading of a secondary unit, for the address line
-// (Parse, from its first designator) and a unit column (UnitID). It
-// returns the unit and how many of toks it read.
+// (Parse, from its first designator) and a unit column (UnitID). It reads
+// all of toks: the words after the unit's parts are its rest.
 //
 // The identifier is kept whole and normalized: its words are joined
 // ("2-B", "2B" and "2 B" are all "2B"; two numbers keep a hyphen between
 // them, "12 3" is "12-3", never "123"), "&" is kept ("2 & 3" is "2&3",
 // which is no single unit and never equals "2"), and a numeric one drops
-// its leading zeros ("02" is "2"). After the first word of an identifier
-// only a word with a digit, a single letter or one joined by "&" belongs
-// to it: a longer word ends the unit (a city written after it). A
-// designator without an identifier is dropped ("Apt No 5" is "5"; "Rear
-// Apt 3", the rear designator qualifying the apartment, is "3"), unless it
-// is one Publication 28 writes with no number and nothing follows it
-// ("Rear" is "REAR"). A unit of one designator is its identifier alone,
-// since lists write the same unit with different designators (APT 2, UNIT
-// 2, #2); a unit of several keeps every designator ("Bldg 4 Apt 2" is
-// "BLDG 4 APT 2", and "#" among them is UNIT), so that it never equals
-// unit 4 or unit 2 alone.
-func readUnit(toks []string) (string, int) {
-	var parts []unitPart
+// its leading zeros ("02" is "2"). A directional is read abbreviated
+// ("2 North" is "2 N", so "2N"), as the street's postdirectional is. After the first word of an identifier
+// only a word with a digit, a single letter after a digit or one joined
+// by "&" belongs to it: a longer word ends the identifier, and it and the
+// words after it are the rest. A designator without an identifier is
+// dropped ("Apt No 5" is "5"; "Rear Apt 3", the rear designator
+// qualifying the apartment, is "3"; "Apt" alone is none), unless it is one
+// Publication 28 writes with no number and nothing follows it ("Rear" is
+// "REAR"). A unit of one designator is its identifier alone, since lists
+// write the same unit with different designators (APT 2, UNIT 2, #2); a
+// unit of several keeps every designator ("Bldg 4 Apt 2" is "BLDG 4 APT
+// 2", and "#" among them is UNIT), so that it never equals unit 4 or unit
+// 2 alone.
+func readUnit(toks []string) unitReading {
+	toks = slices.Clone(toks)
+	for i, t := range toks {
+		if d, ok := directionals[t]; ok {
+			toks[i] = d // "2 North" is "2 N", as the street's postdirectional would be
+		}
+	}
+	var r unitReading
 	i := 0
 	for i < len(toks) {
 		des, isDes := Secondary(toks[i])
-		if !isDes && len(parts) > 0 {
+		if !isDes && len(r.parts) > 0 {
 			break
 		}
 		p := unitPart{}
@@ -51,9 +87,10 @@ func readUnit(toks []string) (string, int) {
 		if p.id == "" && p.des == "" {
 			break
 		}
-		parts = append(parts, p)
+		r.parts = append(r.parts, p)
 	}
-	return joinUnit(parts), i
+	r.rest = toks[i:]
+	return r
 }
 
 // identifier reads a unit identifier's words, up to the next designator
@@ -83,7 +120,8 @@ func identifier(toks []string) (string, int) {
 }
 
 // continuesID: t, after prev, is still the identifier's ("2 B", "2 & 3",
-// "B 2"), not what follows the unit ("2 Baltimore", a ZIP Code "2 21217",
+// "B 2"; a letter only after a digit, so that "2 B C" is "2B" and the
+// rest "C" however it is spaced), not what follows the unit ("2 Baltimore", a ZIP Code "2 21217",
 // "R M": letters alone could join into a designator, RM).
 func continuesID(prev, t string) bool {
 	switch {
@@ -93,7 +131,7 @@ func continuesID(prev, t string) bool {
 		return false
 	}
 	hasDigit := func(s string) bool { return strings.ContainsAny(s, "0123456789") }
-	return hasDigit(t) || (len(t) == 1 && hasDigit(prev))
+	return hasDigit(t) || (len(t) == 1 && endsInDigit(prev))
 }
 
 func endsInDigit(s string) bool { c := s[len(s)-1]; return c >= '0' && c <= '9' }

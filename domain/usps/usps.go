@@ -4,6 +4,8 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+
+	"golang.org/x/text/unicode/norm"
 )
 
 var (
@@ -85,24 +87,29 @@ func Parse(line string) Address {
 // tokens splits a line into upper-case words: letters and digits, "/" in
 // a fraction, "-" between two digits (Queens' 12-34), "#" and "&" on their
 // own, a Unicode vulgar fraction as its own word ("12½" is "12" "1/2", as
-// "12-1/2" is); every other character separates.
+// "12-1/2" is); every other character separates. The line is read in
+// Unicode NFKC first (fold), so that full-width digits and letters are
+// ASCII ones and a letter with a combining mark is the precomposed
+// letter; a hyphen between a number and a letter ending the word is
+// dropped ("12-A" is "12A", as "2-B" is "2B"), unless the letter may be a
+// directional ("12-E Main St" stays 12 E Main St, as before).
 func tokens(line string) []string {
-	rs := []rune(strings.ToUpper(line))
+	rs := []rune(strings.ToUpper(fold(line)))
 	var b strings.Builder
 	for i, r := range rs {
 		slash := r == '/' || r == '\u2044' || r == '\u2215'
+		between := i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1])
 		switch {
 		case unicode.IsLetter(r) || unicode.IsDigit(r):
 			b.WriteRune(r)
 		case r == '#' || r == '&':
 			b.WriteString(" " + string(r) + " ")
-		case vulgarFractions[r] != "":
-			b.WriteString(" " + vulgarFractions[r] + " ")
-		case (slash || r == '-') && i > 0 && i+1 < len(rs) && unicode.IsDigit(rs[i-1]) && unicode.IsDigit(rs[i+1]):
+		case (slash || r == '-') && between && unicode.IsDigit(rs[i+1]):
 			if slash {
 				r = '/'
 			}
 			b.WriteRune(r)
+		case r == '-' && between && unicode.IsLetter(rs[i+1]) && !strings.ContainsRune("NSEW", rs[i+1]) && (i+2 == len(rs) || !isWordRune(rs[i+2])):
 		default:
 			b.WriteRune(' ')
 		}
@@ -116,6 +123,23 @@ func tokens(line string) []string {
 		out = append(out, t)
 	}
 	return out
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
+
+// fold is line in Unicode NFKC, its vulgar fractions first written with
+// digits and a slash, apart from the number before them (NFKC would write
+// "12½" as "121⁄2", one number).
+func fold(line string) string {
+	var b strings.Builder
+	for _, r := range line {
+		if f := vulgarFractions[r]; f != "" {
+			b.WriteString(" " + f + " ")
+			continue
+		}
+		b.WriteRune(r)
+	}
+	return norm.NFKC.String(b.String())
 }
 
 // vulgarFractions are Unicode's fraction characters as the digits and
@@ -153,14 +177,14 @@ func houseNumber(t string) string {
 	return s
 }
 
-// unit finds the secondary unit: a designator after the street's name and
-// what readUnit reads from it. It returns the street's words and the unit.
+// unit finds the secondary unit: a designator after the street's name,
+// and everything after it, read by readUnit. It returns the street's words
+// and the unit. A designator is one only where unitAt says.
 func unit(toks []string) ([]string, string) {
 	suffixSeen := false
 	for i, t := range toks {
-		des, isDes := Secondary(t)
-		if i >= 1 && isDes && (unitWords[des] || suffixSeen) {
-			if u, _ := readUnit(toks[i:]); u != "" {
+		if i >= 1 {
+			if u, ok := unitAt(toks[i:], suffixSeen); ok {
 				return toks[:i], u
 			}
 		}
@@ -169,6 +193,59 @@ func unit(toks []string) ([]string, string) {
 		}
 	}
 	return toks, ""
+}
+
+// unitAt reads the unit that starts toks, the words after a street's
+// name: a designator after the street suffix, or one of unitWords before
+// any suffix when an identifier ends the line ("100 Main Apt 2"). It is
+// no unit when a street suffix follows it ("Sault Ste Marie Rd", "Main St
+// Lot Rd": Ste and Lot are part of the name, and the suffix is never
+// lost), nor, before any suffix, when what follows is no identifier or
+// more than one ("Rue Ste Catherine"). An ordinal before a floor ("2nd
+// Fl") is that floor ("Fl 2").
+func unitAt(toks []string, afterSuffix bool) (string, bool) {
+	if afterSuffix {
+		toks = ordinalFloor(toks)
+	}
+	des, isDes := Secondary(toks[0])
+	if !isDes || !(unitWords[des] || afterSuffix) {
+		return "", false
+	}
+	for _, t := range toks[1:] {
+		_, suffix := suffixes[t]
+		if _, d := Secondary(t); suffix && !d {
+			return "", false
+		}
+	}
+	r := readUnit(toks)
+	if !afterSuffix && (len(r.rest) > 0 || !identifierLike(r.first())) {
+		return "", false
+	}
+	return r.String(), true
+}
+
+// identifierLike: id looks like a unit's identifier, not a word of a
+// street's name: it has a digit or is one letter other than a
+// directional (or there is none, a designator ending the line).
+func identifierLike(id string) bool {
+	_, dir := directionals[id]
+	return id == "" || (len(id) == 1 && !dir) || strings.ContainsAny(id, "0123456789")
+}
+
+// ordinalFloor writes "2ND FL" as "FL 2"; other words as they are.
+func ordinalFloor(toks []string) []string {
+	if len(toks) < 2 {
+		return toks
+	}
+	if des, _ := Secondary(toks[1]); des != "FL" {
+		return toks
+	}
+	n := strings.TrimLeft(toks[0], "0123456789")
+	num := toks[0][:len(toks[0])-len(n)]
+	if num == "" || (n != "ST" && n != "ND" && n != "RD" && n != "TH") {
+		return toks
+	}
+	return append([]string{toks[1], num}, toks[2:]...)
 }
 
 // street splits a street's words into its predirectional, name, suffix and
@@ -190,6 +267,11 @@ func street(toks []string) (pre, name, suf, post string) {
 	if len(toks) > 1 {
 		if d, ok := directionals[toks[0]]; ok {
 			pre, toks = d, toks[1:]
+		}
+	}
+	if len(toks) == 2 && identifierLike(toks[1]) {
+		if s, ok := suffixes[toks[0]]; ok {
+			toks[0] = s // "AVENUE B" is "AVE B"
 		}
 	}
 	return pre, strings.Join(toks, " "), suf, post
@@ -269,16 +351,13 @@ func State(s string) (string, bool) {
 // UnitID is the identifier of a unit written in its own column, read as
 // Parse reads a unit in the address line (readUnit): "APT 2", "#2", "Unit
 // 02" and "2" are all "2"; "Apt 2-B" and "2 B" are "2B"; "Bldg 4 Apt 2"
-// is "BLDG 4 APT 2"; "Rear" is "REAR". Words after the unit, which in the
-// address line would be its city, are joined onto it ("2 Left" is
-// "2LEFT"), so that a column naming more than a unit never equals the
-// unit alone.
+// is "BLDG 4 APT 2"; "Rear" is "REAR". Words after the unit are kept
+// after it, as in the address line ("2 Left" is "2 LEFT"), so that a
+// column naming more than a unit never equals the unit alone.
 func UnitID(s string) string {
 	toks := tokens(s)
-	u, n := readUnit(toks)
-	if n < len(toks) {
-		rest := slices.DeleteFunc(toks[n:], func(t string) bool { return t == "#" || t == "&" })
-		return u + strings.Join(rest, "")
+	for len(toks) > 0 && toks[0] == "&" {
+		toks = toks[1:]
 	}
-	return u
+	return readUnit(toks).String()
 }

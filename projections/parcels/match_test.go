@@ -18,7 +18,8 @@ import (
 // TestMatchUnitsAndFractions: MatchSQL over parcels whose addresses differ
 // only by a unit's whole identifier, a building's unit or a house
 // number's half matches each row to its own parcel or to none, never to
-// a neighbour's (issue 39 findings 1 to 4); a row whose address and unit
+// a neighbour's (issue 39 findings 1 to 4; the re-attack's Sault Ste Marie
+// Rd and Ave, and Ste 100 North, South and Ste 100); a row whose address and unit
 // column name two units matches neither, with the reason unit_conflict.
 func TestMatchUnitsAndFractions(t *testing.T) {
 	pool, _ := migratetest.NewPool(t)
@@ -36,7 +37,8 @@ func TestMatchUnitsAndFractions(t *testing.T) {
 	}
 	f := &watchFixture{t: t, ctx: ctx, pool: pool, store: store, runner: runner, dir: t.TempDir()}
 	f.load("vacant", "0101-001,5 MAIN ST APT 2", "0101-002,5 MAIN ST APT 2B", "0202-001,12½ OAK AVE", "0202-002,12 OAK AVE",
-		"0303-001,7 ELM ST BLDG 4 APT 2", "0404-001,9 ASH ST APT 2 & 3")
+		"0303-001,7 ELM ST BLDG 4 APT 2", "0404-001,9 ASH ST APT 2 & 3", "0505-001,100 SAULT STE MARIE RD",
+		"0505-002,100 SAULT STE MARIE AVE", "0606-001,20 MAIN ST STE 100 NORTH", "0606-002,20 MAIN ST STE 100 SOUTH")
 	account, list := uuid.New(), uuid.New()
 	rows := []struct {
 		address, unit string
@@ -54,6 +56,11 @@ func TestMatchUnitsAndFractions(t *testing.T) {
 		{"7 Elm St", "Bldg 4 Apt 2", "0303-001", ""},
 		{"9 Ash St Apt 2", "", "", lists.ReasonNoParcelAtAddress},
 		{"9 Ash St", "Unit 2&3", "0404-001", ""},
+		{"100 Sault Ste Marie Ave", "", "0505-002", ""},
+		{"100 Sault Ste. Marie Road", "", "0505-001", ""},
+		{"20 Main St Ste 100 North", "", "0606-001", ""},
+		{"20 Main St", "Ste 100 South", "0606-002", ""},
+		{"20 Main St Ste 100", "", "", lists.ReasonNoParcelAtAddress},
 	}
 	var lr []records.ListRow
 	for i, r := range rows {
