@@ -114,7 +114,10 @@ func waitCaughtUp(t testing.TB, pool *pgxpool.Pool, timeout time.Duration) {
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
-	t.Fatalf("projections did not catch up within %s", timeout)
+	var lag string
+	_ = pool.QueryRow(context.Background(), `SELECT coalesce(string_agg(c.name || ' at ' || c.position || ' of ' || h.position, ', ' ORDER BY c.name), '')
+		FROM projection_checkpoints c, event_log_head h WHERE c.position < h.position AND c.name NOT LIKE 'fanout:%'`).Scan(&lag)
+	t.Fatalf("projections did not catch up within %s: behind: %s", timeout, lag)
 }
 
 // TestProjectionSurvivesSIGKILL kills the projection process mid-batch over
