@@ -1,6 +1,8 @@
 package records
 
 import (
+	"crypto/sha256"
+	"encoding/hex"
 	"fmt"
 	"strings"
 	"unicode"
@@ -78,4 +80,18 @@ func unpad(s string) string {
 		return s
 	}
 	return s[1:]
+}
+
+// KeyRules is a fingerprint of the rules that make the match keys a read
+// model stores (NormalizeAPN, NormalizeAddress, ListRow.MatchKeys): usps.
+// Rules and what NormalizeAPN makes of probe ids. The read models that
+// store keys name it in their DDL, so a change of the rules rebuilds them.
+func KeyRules() string {
+	h := sha256.New()
+	h.Write([]byte(usps.Rules()))
+	for _, apn := range []string{"4275 026", "4275-026", "7419D 001", "282418000000009", "ａ１-b", "12.34/5"} {
+		h.Write([]byte{0})
+		h.Write([]byte(NormalizeAPN(apn)))
+	}
+	return hex.EncodeToString(h.Sum(nil)[:8])
 }

@@ -70,7 +70,7 @@ CREATE INDEX list_rows_account ON list_rows (account_id);
 
 // Spec implements projections.Projection.
 func (Projection) Spec() projections.Spec {
-	return projections.Spec{Name: Name, DDL: ddl, DeferredDDL: deferredDDL, Batch: newBatch}
+	return projections.Spec{Name: Name, DDL: ddl + keyRules(), DeferredDDL: deferredDDL, Batch: newBatch}
 }
 
 // newBatch begins a batch: its lists' rows are copied in at once, before
@@ -131,3 +131,8 @@ func newBatch() projections.Batch {
 	}
 	return projections.Batch{Handlers: []projections.Handler{projections.On(imported), projections.On(rowsImported), projections.On(erased)}, Flush: flush}
 }
+
+// keyRules names, in the DDL, the rules that made the keys the read model
+// stores (records.KeyRules): a change of them changes the DDL's hash, and
+// the runner rebuilds the read model with keys made by the new rules.
+func keyRules() string { return "\n-- match keys made by rules " + records.KeyRules() + "\n" }

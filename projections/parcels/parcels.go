@@ -123,7 +123,7 @@ type stagedRow struct {
 
 // Spec implements projections.Projection.
 func (Projection) Spec() projections.Spec {
-	return projections.Spec{Name: Name, DDL: ddl, DeferredDDL: deferredDDL, Cut: cut, Batch: newBatch}
+	return projections.Spec{Name: Name, DDL: ddl + keyRules(), DeferredDDL: deferredDDL, Cut: cut, Batch: newBatch}
 }
 
 // batch is what a batch copies in at once: the layer rows to stage and
@@ -510,3 +510,8 @@ func clearStage(ctx context.Context, tx pgx.Tx, load uuid.UUID) error {
 	}
 	return nil
 }
+
+// keyRules names, in the DDL, the rules that made the keys the read model
+// stores (records.KeyRules): a change of them changes the DDL's hash, and
+// the runner rebuilds the read model with keys made by the new rules.
+func keyRules() string { return "\n-- match keys made by rules " + records.KeyRules() + "\n" }
