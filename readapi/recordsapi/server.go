@@ -19,7 +19,6 @@ import (
 	"github.com/arr-dev/arr/readapi/httpx"
 	"github.com/arr-dev/arr/readapi/recordsapi/cursor"
 	"github.com/arr-dev/arr/readapi/recordsapi/tilecache"
-	"github.com/arr-dev/arr/readapi/recordsapi/tileflight"
 )
 
 //go:embed openapi/*.json
@@ -54,9 +53,10 @@ type server struct {
 	// exports admits the bulk exports (exportgate.go).
 	exports *exportGate
 	// tileCache holds made tiles, tileFlight makes each once for the
-	// requests asking at the same time (tiles.go).
+	// requests asking at the same time, and clusters once for the tiles
+	// that share them (tiles.go).
 	tileCache  *tilecache.Cache
-	tileFlight *tileflight.Group[tileFlightKey, tilecache.Tile]
+	tileFlight tileFlights
 }
 
 // New returns the records service's HTTP handler over the application
@@ -82,7 +82,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz, mapTmpl: mapTmpl, cursors: cursors,
 		polygons: newTurns(polygonSlots), tilePoints: newTurns(tilePointSlots), tileClusters: newTurns(tileClusterSlots),
 		exports: newExportGate(exportSlots), tileCache: tilecache.New(tileCacheBytes)}
-	if s.tileFlight, err = newTileFlight(); err != nil {
+	if s.tileFlight, err = newTileFlights(); err != nil {
 		return nil, err
 	}
 

@@ -105,10 +105,17 @@ type tileFlightKey struct {
 	key     tilecache.Key
 }
 
-// newTileFlight is the flights of tiles: each runs detached from every
-// request, under the route's statement timeout counted from its start.
-func newTileFlight() (*tileflight.Group[tileFlightKey, tilecache.Tile], error) {
-	return tileflight.New[tileFlightKey, tilecache.Tile](tileflight.Options{
+// tileFlights are the flights of tiles (made) and of their clusters
+// (shared by the tiles that differ only in what clusters do not depend
+// on: weights and day). Each runs detached from every request, under the
+// route's statement timeout counted from its start.
+type tileFlights struct {
+	tiles    *tileflight.Group[tileFlightKey, tilecache.Tile]
+	clusters *tileflight.Group[tileFlightKey, parcels.TileResult]
+}
+
+func newTileFlights() (tileFlights, error) {
+	opts := tileflight.Options{
 		Start: func(ctx context.Context) (context.Context, context.CancelFunc) {
 			return projections.WithStatementTimeout(ctx, tileStatementTimeout)
 		},
@@ -116,19 +123,26 @@ func newTileFlight() (*tileflight.Group[tileFlightKey, tilecache.Tile], error) {
 			var de *domain.Error
 			return errors.As(err, &de) && de.Code == "query_timeout"
 		},
-	})
+	}
+	tiles, err := tileflight.New[tileFlightKey, tilecache.Tile](opts)
+	if err != nil {
+		return tileFlights{}, err
+	}
+	clusters, err := tileflight.New[tileFlightKey, parcels.TileResult](opts)
+	return tileFlights{tiles: tiles, clusters: clusters}, err
 }
 
 // makeTile makes the tile of key (asked at version v) once for all the
-// requests asking for it at the same time (tileFlight), in two steps
+// requests asking for it at the same time (tileFlights), in two steps
 // with turns of their own (limits.go): its points, or the finding that
 // it is to be clusters, in a point turn; its clusters in a cluster turn,
-// so a flood of dense low-zoom tiles cannot hold the turns of the cheap
-// ones. The tile is cached under the version it was made at (a load may
-// have completed since v was read: it is then not cached), under its
-// cluster key when it is clusters past its cap.
+// once for every tile asking for them at the same time whatever its
+// weights and day, so a flood of dense low-zoom tiles cannot hold the
+// turns of the cheap ones. The tile is cached under the version it was
+// made at (a load may have completed since v was read: it is then not
+// cached), under its cluster key when it is clusters past its cap.
 func (s *server) makeTile(ctx context.Context, v parcels.ReadModelVersion, key tilecache.Key, layers []string, w records.WeightTable, asOf time.Time) (tilecache.Tile, error) {
-	t, err := s.tileFlight.Do(ctx, tileFlightKey{version: v, key: key}, func(ctx context.Context) (tilecache.Tile, error) {
+	t, err := s.tileFlight.tiles.Do(ctx, tileFlightKey{version: v, key: key}, func(ctx context.Context) (tilecache.Tile, error) {
 		var r parcels.TileResult
 		err := s.tilePoints.do(ctx, func() (err error) {
 			r, err = s.parcels.TilePoints(ctx, key.Z, key.X, key.Y, layers, w, asOf)
@@ -136,9 +150,12 @@ func (s *server) makeTile(ctx context.Context, v parcels.ReadModelVersion, key t
 		})
 		if err == nil && r.Clusters {
 			over := r.OverCap
-			err = s.tileClusters.do(ctx, func() (err error) {
-				r, err = s.parcels.TileClusters(ctx, key.Z, key.X, key.Y, layers)
-				return err
+			r, err = s.tileFlight.clusters.Do(ctx, tileFlightKey{version: v, key: clusterKey(key)}, func(ctx context.Context) (r parcels.TileResult, err error) {
+				err = s.tileClusters.do(ctx, func() (err error) {
+					r, err = s.parcels.TileClusters(ctx, key.Z, key.X, key.Y, layers)
+					return err
+				})
+				return r, err
 			})
 			r.OverCap = over
 		}
