@@ -49,33 +49,48 @@ func tileCap(z int) TileCap {
 	return c
 }
 
-// Tile returns the Mapbox vector tile z/x/y (Web Mercator, 4096 units, a
-// 64-unit buffer) of the parcels named by any of layers (every parcel when
-// empty), each a point with the properties apn, county, layers (the keys
-// naming it, comma-separated) and score (its motivation score with the
-// weights table w as of asOf, as the signal report computes it: the sum
-// over the layers naming it of weight x recency factor, in hundredths
-// exact); nil when the tile holds no parcel. A tile of more parcels than
-// its zoom's cap (TileCaps), or of more than MaxTileBytes, holds clusters
-// instead, counted before any score is computed. It also returns, from
-// the same statement, the read model's position the tile was made at:
-// the log position of the last completed load (parcels change only when
-// a load completes, and a rebuild applies the same positions).
-func (q *Queries) Tile(ctx context.Context, z, x, y int, layers []string, w records.WeightTable, asOf time.Time) ([]byte, int64, error) {
-	c := tileCap(z)
-	tile, pos, err := q.tile(ctx, z, x, y, layers, w, asOf, c, c.MaxFeatures)
-	if err == nil && len(tile) > MaxTileBytes {
-		tile, pos, err = q.tile(ctx, z, x, y, layers, w, asOf, c, 0)
-	}
-	return tile, pos, err
+// TileResult is a tile made (or found to be clusters) by TilePoints or
+// TileClusters: its bytes (nil when it holds nothing, or when TilePoints
+// found it is to be clusters), the read model's version it was made at
+// (read by the statement that made it), and whether it is made of
+// clusters. A tile whose parcels are more than its zoom's cap (OverCap)
+// is clusters whatever the weights and the date: they are in none of its
+// bytes. One of clusters only because its parcels' tile was larger than
+// MaxTileBytes is not OverCap (another weights table could make a tile
+// of parcels small enough).
+type TileResult struct {
+	Tile     []byte
+	Version  ReadModelVersion
+	Clusters bool
+	OverCap  bool
 }
 
-// tile makes tile z/x/y: of parcels when they are at most points, of
-// clusters on c's grid otherwise. It reads parcels alone, through the
-// columns a load made for tiles (geom_mercator, generated from geom, and
-// layer_dates, written with the row: layerDatesSQL), with no join and no
-// per-parcel JSON.
-func (q *Queries) tile(ctx context.Context, z, x, y int, layers []string, w records.WeightTable, asOf time.Time, c TileCap, points int) ([]byte, int64, error) {
+// Tile returns the Mapbox vector tile z/x/y (Web Mercator, 4096 units, a
+// 64-unit buffer) of the parcels named by any of layers (every parcel
+// when empty): TilePoints, then TileClusters when the tile is to be
+// clusters.
+func (q *Queries) Tile(ctx context.Context, z, x, y int, layers []string, w records.WeightTable, asOf time.Time) (TileResult, error) {
+	r, err := q.TilePoints(ctx, z, x, y, layers, w, asOf)
+	if err != nil || !r.Clusters {
+		return r, err
+	}
+	c, err := q.TileClusters(ctx, z, x, y, layers)
+	c.OverCap = r.OverCap
+	return c, err
+}
+
+// TilePoints makes tile z/x/y of its parcels, each a point with the
+// properties apn, county, layers (the keys naming it, comma-separated)
+// and score (its motivation score with the weights table w as of asOf,
+// as the signal report computes it: the sum over the layers naming it of
+// weight x recency factor, in hundredths exact); Tile is nil when the
+// tile holds no parcel. A tile of more parcels than its zoom's cap
+// (TileCaps; counted before any score is computed), or of more than
+// MaxTileBytes, is to be clusters instead: TilePoints then says so
+// (Clusters, with OverCap for the first) and makes nothing. It is the
+// cheap step: it counts at most the cap's parcels before it gives up.
+func (q *Queries) TilePoints(ctx context.Context, z, x, y int, layers []string, w records.WeightTable, asOf time.Time) (TileResult, error) {
+	c := tileCap(z)
 	keys := make([]string, 0, len(w.Weights))
 	for l := range w.Weights {
 		keys = append(keys, string(l))
@@ -89,38 +104,62 @@ func (q *Queries) tile(ctx context.Context, z, x, y int, layers []string, w reco
 	for i, b := range w.Recency {
 		maxAge[i], factor[i] = int32(b.MaxAgeDays), int32(b.FactorPermille)
 	}
-	args := []any{z, x, y, keys, weights, maxAge, factor, asOf.UTC().Format(time.DateOnly), points, 4096 / c.Grid}
-	filter := ""
-	if len(layers) > 0 {
-		args = append(args, layers)
-		filter = fmt.Sprintf(` AND p.layers && $%d::text[]`, len(args))
+	args := []any{z, x, y, keys, weights, maxAge, factor, asOf.UTC().Format(time.DateOnly), c.MaxFeatures}
+	var r TileResult
+	if err := q.pool.QueryRow(ctx, fmt.Sprintf(tilePointsSQL, layersFilter(&args, layers)), args...).Scan(&r.Version.Schema, &r.Version.Position, &r.OverCap, &r.Tile); err != nil {
+		return TileResult{}, fmt.Errorf("parcels tile %d/%d/%d: %w", z, x, y, err)
 	}
-	var pos *int64
-	var tile []byte
-	if err := q.pool.QueryRow(ctx, fmt.Sprintf(tileSQL, filter), args...).Scan(&pos, &tile); err != nil {
-		return nil, 0, fmt.Errorf("parcels tile %d/%d/%d: %w", z, x, y, err)
+	r.Clusters = r.OverCap || len(r.Tile) > MaxTileBytes
+	if r.Clusters || len(r.Tile) == 0 {
+		r.Tile = nil
 	}
-	var p int64
-	if pos != nil {
-		p = *pos
-	}
-	if len(tile) == 0 {
-		return nil, p, nil
-	}
-	return tile, p, nil
+	return r, nil
 }
 
-// tileSQL is a tile's one statement (%[1]s: the layers filter, bound).
-// n: whether the tile's parcels are more than $9 (it counts at most
-// $9 + 1 of them). With at most $9, t: each parcel with its score: for
-// each layer naming it (layers and layer_dates, side by side), its
-// newest date's age in days as of $8 picks the first recency band that
-// holds it; weight x factor / 10 is the term in hundredths of a point,
-// as records.Motivation computes it. With more, k: the clusters of the
-// $10-unit cells, computed from the Mercator coordinates alone (g: per
-// cell and set of layers, then per cell), never a parcel's score.
-const tileSQL = `WITH b AS (SELECT ST_TileEnvelope($1, $2, $3) AS env),
-e AS (SELECT b.env, ST_XMin(b.env) AS x0, ST_YMax(b.env) AS y1, (ST_XMax(b.env) - ST_XMin(b.env)) * $10::int / 4096 AS cell FROM b),
+// TileClusters makes tile z/x/y of clusters on its zoom's grid (TileCaps):
+// one point per non-empty cell, at the mean of its parcels, with the
+// properties cluster (true), count (its parcels) and layers (the keys
+// naming any of them, comma-separated); no apn, county or score, so it
+// depends on neither weights nor a date. It is the costly step: it reads
+// every parcel of the tile.
+func (q *Queries) TileClusters(ctx context.Context, z, x, y int, layers []string) (TileResult, error) {
+	args := []any{z, x, y, 4096 / tileCap(z).Grid}
+	r := TileResult{Clusters: true}
+	if err := q.pool.QueryRow(ctx, fmt.Sprintf(tileClustersSQL, layersFilter(&args, layers)), args...).Scan(&r.Version.Schema, &r.Version.Position, &r.Tile); err != nil {
+		return TileResult{}, fmt.Errorf("parcels cluster tile %d/%d/%d: %w", z, x, y, err)
+	}
+	if len(r.Tile) == 0 {
+		r.Tile = nil
+	}
+	return r, nil
+}
+
+// layersFilter binds layers (none: no filter) after args and returns the
+// condition on p that names it.
+func layersFilter(args *[]any, layers []string) string {
+	if len(layers) == 0 {
+		return ""
+	}
+	*args = append(*args, layers)
+	return fmt.Sprintf(` AND p.layers && $%d::text[]`, len(*args))
+}
+
+// versionSQL reads the read model's version (ReadModelVersion) in the
+// statement that reads it: the schema's OID and its loads' largest
+// position.
+const versionSQL = `(SELECT 'rm_parcels'::regnamespace::oid), (SELECT coalesce(max(position), 0) FROM rm_parcels.loads)`
+
+// tilePointsSQL is a tile of parcels' one statement (%[1]s: the layers
+// filter, bound). n: whether the tile's parcels are more than $9 (it
+// counts at most $9 + 1 of them). With at most $9, t: each parcel with
+// its score: for each layer naming it (layers and layer_dates, side by
+// side), its newest date's age in days as of $8 picks the first recency
+// band that holds it; weight x factor / 10 is the term in hundredths of a
+// point, as records.Motivation computes it. It reads parcels alone,
+// through the columns a load made for tiles (geom_mercator, generated
+// from geom, and layer_dates, written with the row: layerDatesSQL), with
+// no join and no per-parcel JSON.
+const tilePointsSQL = `WITH b AS (SELECT ST_TileEnvelope($1, $2, $3) AS env),
 n AS (SELECT count(*) AS n FROM (SELECT 1 FROM rm_parcels.parcels p, b WHERE p.geom_mercator && b.env%[1]s LIMIT $9::int + 1) c),
 t AS (
   SELECT ST_AsMVTGeom(p.geom_mercator, b.env, 4096, 64, true) AS geom, p.apn, p.county, array_to_string(p.layers, ',') AS layers,
@@ -129,7 +168,16 @@ t AS (
                     FROM unnest(p.layers, p.layer_dates) ld(layer, d)
                     JOIN unnest($4::text[], $5::int[]) lw(layer, weight) USING (layer)), 0) / 100.0)::float8 AS score
   FROM rm_parcels.parcels p, b WHERE p.geom_mercator && b.env%[1]s
-),
+)
+SELECT ` + versionSQL + `, (SELECT n FROM n) > $9::int,
+       CASE WHEN (SELECT n FROM n) <= $9::int THEN (SELECT ST_AsMVT(t.*, '` + TileLayer + `', 4096, 'geom') FROM t WHERE t.geom IS NOT NULL) END`
+
+// tileClustersSQL is a tile of clusters' one statement (%[1]s: the layers
+// filter, bound): the clusters of the $4-unit cells, computed from the
+// Mercator coordinates alone (g: per cell and set of layers, then per
+// cell), never a parcel's score.
+const tileClustersSQL = `WITH b AS (SELECT ST_TileEnvelope($1, $2, $3) AS env),
+e AS (SELECT b.env, ST_XMin(b.env) AS x0, ST_YMax(b.env) AS y1, (ST_XMax(b.env) - ST_XMin(b.env)) * $4::int / 4096 AS cell FROM b),
 g AS (
   SELECT floor((ST_X(p.geom_mercator) - e.x0) / e.cell)::int AS cx, floor((e.y1 - ST_Y(p.geom_mercator)) / e.cell)::int AS cy, p.layers,
          count(*) AS count, sum(ST_X(p.geom_mercator)) AS sx, sum(ST_Y(p.geom_mercator)) AS sy
@@ -143,19 +191,18 @@ k AS (
                    WHERE l <> ''), '') AS layers
   FROM g, b GROUP BY g.cx, g.cy, b.env
 )
-SELECT (SELECT max(position) FROM rm_parcels.loads WHERE status = 'completed'),
-       CASE WHEN (SELECT n FROM n) <= $9::int THEN (SELECT ST_AsMVT(t.*, '` + TileLayer + `', 4096, 'geom') FROM t WHERE t.geom IS NOT NULL)
-            ELSE (SELECT ST_AsMVT(k.*, '` + TileLayer + `', 4096, 'geom') FROM k WHERE k.geom IS NOT NULL) END`
+SELECT ` + versionSQL + `, (SELECT ST_AsMVT(k.*, '` + TileLayer + `', 4096, 'geom') FROM k WHERE k.geom IS NOT NULL)`
 
-// TilePosition is the read model's position a tile made now would be
-// made at (what Tile returns beside it): the log position of the last
-// completed load, 0 before any.
-func (q *Queries) TilePosition(ctx context.Context) (int64, error) {
-	var pos int64
-	if err := q.pool.QueryRow(ctx, `SELECT coalesce(max(position), 0) FROM rm_parcels.loads WHERE status = 'completed'`).Scan(&pos); err != nil {
-		return 0, fmt.Errorf("the tiles' position: %w", err)
+// TileVersion is the read model's version a tile made now would be made
+// at (what TilePoints and TileClusters return beside it): the schema
+// holding the read model (a rebuild swaps in another) and its loads'
+// largest position.
+func (q *Queries) TileVersion(ctx context.Context) (ReadModelVersion, error) {
+	var v ReadModelVersion
+	if err := q.pool.QueryRow(ctx, `SELECT `+versionSQL).Scan(&v.Schema, &v.Position); err != nil {
+		return ReadModelVersion{}, fmt.Errorf("the tiles' version: %w", err)
 	}
-	return pos, nil
+	return v, nil
 }
 
 // Centre is where a map of the parcels opens: the point of the first

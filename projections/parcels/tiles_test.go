@@ -1,8 +1,10 @@
 package parcels_test
 
 import (
+	"bytes"
 	"context"
 	"fmt"
+	"maps"
 	"math"
 	"os"
 	"path/filepath"
@@ -199,8 +201,10 @@ func (e *tileEnv) load(layer, sourceDate string, rows []string) int64 {
 // TestTileBoundsAndScores: a z10 tile of 5,000 parcels holds at most its
 // cap of features, all clusters counting every parcel; a z22 tile holds
 // parcels, each scored as records.Motivation scores it from the dates the
-// load wrote beside its layers (layer_dates, with no join); TilePosition
-// is the position the tile was made at, and moves on with the next load.
+// load wrote beside its layers (layer_dates, with no join); TileVersion
+// is the version the tile was made at, and moves on with the next load.
+// The z10 tile is clusters because it is past its cap (OverCap), so its
+// bytes are the same under other weights and another date.
 func TestTileBoundsAndScores(t *testing.T) {
 	e := newTileEnv(t)
 	ctx := context.Background()
@@ -225,9 +229,21 @@ func TestTileBoundsAndScores(t *testing.T) {
 	}
 	asOf := time.Date(2026, 7, 1, 0, 0, 0, 0, time.UTC)
 	x, y := tileOf(-100.1, 40.02, 10)
-	tile, tpos, err := q.Tile(ctx, 10, x, y, nil, w, asOf)
+	r, err := q.Tile(ctx, 10, x, y, nil, w, asOf)
 	if err != nil {
 		t.Fatal(err)
+	}
+	tile, tpos := r.Tile, r.Version.Position
+	if !r.Clusters || !r.OverCap {
+		t.Fatalf("z10 tile of 5000 parcels: clusters %v, over its cap %v", r.Clusters, r.OverCap)
+	}
+	w2 := w
+	w2.Weights = maps.Clone(w.Weights)
+	for l := range w2.Weights {
+		w2.Weights[l]++
+	}
+	if other, err := q.Tile(ctx, 10, x, y, nil, w2, asOf.AddDate(1, 0, 0)); err != nil || !bytes.Equal(other.Tile, tile) {
+		t.Fatalf("the z10 cluster tile under other weights and another date differs (%v)", err)
 	}
 	feats := decodeMVT(t, tile, parcels.TileLayer)
 	counted := 0
@@ -243,20 +259,21 @@ func TestTileBoundsAndScores(t *testing.T) {
 			len(feats), parcels.TileCaps()[0].MaxFeatures, counted, len(tile), tpos, pos)
 	}
 	x, y = tileOf(-100.15, 40.0, 22)
-	tile, _, err = q.Tile(ctx, 22, x, y, nil, w, asOf)
-	if err != nil {
-		t.Fatal(err)
+	r, err = q.Tile(ctx, 22, x, y, nil, w, asOf)
+	if err != nil || r.Clusters || r.OverCap {
+		t.Fatalf("z22 tile: clusters %v, over its cap %v, %v", r.Clusters, r.OverCap, err)
 	}
+	tile = r.Tile
 	feats = decodeMVT(t, tile, parcels.TileLayer)
 	want := records.Motivation([]records.ScoreInput{{Layer: "tax_sale", Date: dates[0]}, {Layer: "vacant", Date: dates[1]}}, asOf, w)
 	if len(feats) != 1 || feats[0]["apn"] != "SYN-00000" || feats[0]["layers"] != "tax_sale,vacant" || feats[0]["score"] != want.Total {
 		t.Fatalf("z22 tile of SYN-00000: %v; want its score %v", feats, want.Total)
 	}
-	if got, err := q.TilePosition(ctx); err != nil || got != pos {
-		t.Fatalf("TilePosition = %d, %v; want %d", got, err, pos)
+	if got, err := q.TileVersion(ctx); err != nil || got != r.Version || got.Position != pos || got.Schema == 0 {
+		t.Fatalf("TileVersion = %+v, %v; want the tile's %+v at position %d", got, err, r.Version, pos)
 	}
 	next := e.load("vacant", "2026-06-02", rows[:10])
-	if got, err := q.TilePosition(ctx); err != nil || got != next || next <= pos {
-		t.Fatalf("after another load, TilePosition = %d, %v; want %d", got, err, next)
+	if got, err := q.TileVersion(ctx); err != nil || got.Position != next || next <= pos || got.Schema != r.Version.Schema {
+		t.Fatalf("after another load, TileVersion = %+v, %v; want position %d", got, err, next)
 	}
 }

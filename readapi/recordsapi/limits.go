@@ -23,7 +23,8 @@ import (
 var statementTimeouts = map[string]time.Duration{
 	"GET /api/v1/parcels":                              5 * time.Second,
 	"POST /api/v1/parcels/query":                       10 * time.Second,
-	"GET /api/v1/tiles/{z}/{x}/{y}.mvt":                5 * time.Second,
+	"GET /api/v1/tiles/{z}/{x}/{y}.mvt":                tileStatementTimeout,
+	"HEAD /api/v1/tiles/{z}/{x}/{y}.mvt":               tileStatementTimeout,
 	"GET /api/v1/data-sources":                         10 * time.Second,
 	"GET /data-sources":                                10 * time.Second,
 	"GET /api/v1/states":                               5 * time.Second,
@@ -45,6 +46,10 @@ var statementTimeouts = map[string]time.Duration{
 	"POST /account/monitors":                           10 * time.Second,
 	exportRoute:                                        10 * time.Second,
 }
+
+// tileStatementTimeout is the tiles' statement timeout (GET and HEAD),
+// and the time limit of a flight of tiles from its start (tiles.go).
+const tileStatementTimeout = 5 * time.Second
 
 // totalLimits are the routes that stream an answer for longer than any
 // one of their queries may take: their context lives for the route's
@@ -107,13 +112,19 @@ func ginRoute(route string) string { return openAPIParam.ReplaceAllString(route,
 
 // Concurrency of the costly routes per process: at most this many of
 // their requests query at once, the others wait their turn within their
-// statement timeout (and answer 503 query_timeout if it ends first), so
-// that a burst of them leaves the database's cores, and at least half of
-// the main pool's default 16 connections (shared with the other services
-// in `arr up`), to every other request.
+// statement timeout (and answer 503 query_timeout if it ends first). A
+// tile is made in two steps with turns of their own: its points (or the
+// count that finds it is to be clusters, a few thousand rows at most) in
+// one of tilePointSlots, its clusters (every parcel of a dense low-zoom
+// tile) in one of tileClusterSlots, so a flood of dense z10 tiles holds
+// the cluster turns and waits there, while point tiles still get theirs.
+// Together the costly routes hold at most 10 of the main pool's default
+// 16 connections (shared with the other services in `arr up`), and the
+// database's cores, leaving the rest to every other request.
 const (
-	polygonSlots = 4
-	tileSlots    = 4
+	polygonSlots     = 4
+	tilePointSlots   = 4
+	tileClusterSlots = 2
 )
 
 // turns lets at most cap(slots) requests of a costly route query at

@@ -11,7 +11,6 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
-	"golang.org/x/sync/singleflight"
 
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/records"
@@ -48,14 +47,16 @@ type server struct {
 	gaz     *records.Gazetteer
 	mapTmpl *template.Template
 	cursors *cursor.Codec
-	// polygons and tiles are the turns of the costly routes (limits.go).
-	polygons, tiles *turns
+	// polygons, tilePoints and tileClusters are the turns of the costly
+	// routes (limits.go).
+	polygons, tilePoints, tileClusters *turns
 	// exports admits the bulk exports (exportgate.go).
 	exports *exportGate
 	// tileCache holds made tiles, tileFlight makes each once for the
-	// requests asking at the same time (tiles.go).
+	// requests asking at the same time, and clusters once for the tiles
+	// that share them (tiles.go).
 	tileCache  *tilecache.Cache
-	tileFlight singleflight.Group
+	tileFlight tileFlights
 }
 
 // New returns the records service's HTTP handler over the application
@@ -79,8 +80,11 @@ func New(d httpx.Deps) (http.Handler, error) {
 		return nil, fmt.Errorf("records: the cursor key: %w", err)
 	}
 	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz, mapTmpl: mapTmpl, cursors: cursors,
-		polygons: newTurns(polygonSlots), tiles: newTurns(tileSlots),
+		polygons: newTurns(polygonSlots), tilePoints: newTurns(tilePointSlots), tileClusters: newTurns(tileClusterSlots),
 		exports: newExportGate(exportSlots), tileCache: tilecache.New(tileCacheBytes)}
+	if s.tileFlight, err = newTileFlights(); err != nil {
+		return nil, err
+	}
 
 	ids := d.App.Queries.Identities
 	// The public routes need no key, but take one: a key that is sent must
@@ -127,6 +131,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 	pub.GET("/parcels", params("bbox", "near", "radius_m", "address", "apn", "county", "layers", "limit", "cursor"), handle(s.parcelsSearch))
 	pub.POST("/parcels/query", params(), handle(s.parcelsInPolygon))
 	pub.GET("/tiles/:z/:x/:y", params("layers", "weights", "as_of"), handle(s.tile))
+	pub.HEAD("/tiles/:z/:x/:y", params("layers", "weights", "as_of"), handle(s.tile))
 	pub.GET("/data-sources", params(), handle(s.dataSources))
 	pub.GET("/layers", params(), s.layers)
 	pub.GET("/weights", params(), s.weights)
