@@ -130,3 +130,54 @@ func appendType(t *testing.T, st eventstore.Store, typ string) {
 		t.Error(err)
 	}
 }
+
+// TestAtkRetiredSchemaOutlivesItsReader: a rebuild while a reader (a long
+// export) holds the live tables leaves the retired schema, a whole copy
+// of the read model, for "the next replay or setup". Once the reader is
+// gone nothing in the running process tries the drop again: the copy
+// stays on disk until an operator rebuilds again or a process restarts
+// (with `arr projections rebuild` run as its own CLI process, the one
+// process that tried has exited). A running process should drop it once
+// its reader has ended.
+func TestAtkRetiredSchemaOutlivesItsReader(t *testing.T) {
+	pool, st, r := setup(t, logstats.Projection{})
+	ctx, cancel := context.WithCancel(context.Background())
+	defer cancel()
+	ran := make(chan error, 1)
+	go func() { ran <- r.Run(ctx) }()
+	defer func() { cancel(); <-ran }()
+	appendN(t, st, "tick-a", 20)
+	waitCount(t, pool, 20)
+	bg := context.Background()
+	holder, err := pool.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer holder.Rollback(bg) //nolint:errcheck
+	if _, err := holder.Exec(bg, `LOCK TABLE rm_logstats.event_types IN ACCESS SHARE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	if err := r.Rebuild(bg, logstats.Name, nil); err != nil {
+		t.Fatal(err)
+	}
+	if n := retiredSchemas(t, pool); n != 1 {
+		t.Fatalf("%d retired schemas while the reader holds one, want 1", n)
+	}
+	if err := holder.Rollback(bg); err != nil {
+		t.Fatal(err)
+	}
+	// The reader is gone; the process keeps running and events keep
+	// flowing.
+	bound := 4 * projections.LeaseTakeover
+	deadline := time.Now().Add(bound)
+	for time.Now().Before(deadline) {
+		if retiredSchemas(t, pool) == 0 {
+			return
+		}
+		appendN(t, st, "tick-b", 1)
+		time.Sleep(200 * time.Millisecond)
+	}
+	var size int64
+	_ = pool.QueryRow(bg, `SELECT coalesce(sum(pg_total_relation_size(c.oid)), 0) FROM pg_class c JOIN pg_namespace n ON n.oid = c.relnamespace WHERE n.nspname LIKE 'rm\_logstats\_\_retired%'`).Scan(&size)
+	t.Fatalf("%s after its last reader ended, the retired copy of rm_logstats (%d bytes) is still there: the running process never tries the deferred drop again", bound, size)
+}
