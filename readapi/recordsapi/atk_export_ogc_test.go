@@ -4,7 +4,9 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"io"
 	"net/http"
+	"net/http/httptest"
 	"os"
 	"path/filepath"
 	"strings"
@@ -12,6 +14,7 @@ import (
 	"time"
 
 	"github.com/gin-gonic/gin"
+	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5/pgxpool"
 
 	"github.com/arr-dev/arr/adapters/layerfile"
@@ -20,6 +23,7 @@ import (
 	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections"
+	"github.com/arr-dev/arr/projections/identity"
 	"github.com/arr-dev/arr/projections/parcels"
 	"github.com/arr-dev/arr/readapi/app"
 )
@@ -135,4 +139,118 @@ func TestAtkOGCNumberMatchedBelowNumberReturned(t *testing.T) {
 	if m, r := page(); m < r {
 		t.Fatalf("after a load: numberMatched %d, numberReturned %d on the only page: the count is of the read model before the load", m, r)
 	}
+}
+
+// exportServerOn is the export route over the real read model on pool,
+// for county 99999; the principal is the request's X-Atk-Key and
+// X-Atk-Account (what KeyAuth would set).
+func exportServerOn(t *testing.T, pool *pgxpool.Pool) *httptest.Server {
+	t.Helper()
+	gin.SetMode(gin.ReleaseMode)
+	s := &server{parcels: parcels.NewQueries(pool), gaz: &records.Gazetteer{Counties: []records.County{{FIPS: "99999"}}},
+		exports: newExportGate(exportSlots)}
+	e := gin.New()
+	e.Use(statementTimeout())
+	e.GET("/api/v1/exports/parcels", func(c *gin.Context) {
+		c.Set(principalKeyForTest, identity.Principal{KeyID: uuid.MustParse(c.GetHeader("X-Atk-Key")), AccountID: uuid.MustParse(c.GetHeader("X-Atk-Account"))})
+	}, handle(s.exportParcels))
+	srv := httptest.NewServer(e)
+	t.Cleanup(srv.Close)
+	return srv
+}
+
+// principalKeyForTest is httpx's context key of the principal.
+const principalKeyForTest = "arr.principal"
+
+// TestAtkOneAccountTakesEveryExportSlot: the export gate counts keys, not
+// accounts. An account that mints a second key runs two exports at once,
+// every slot of the process: each may then hold its slot, a connection
+// and a snapshot for the whole 10-minute limit (a client reading a
+// little every 30 s), and every other account is refused 429
+// exports_busy meanwhile, again and again. The bound "one export per
+// key" should bound what one account can take: its second key's export
+// should be refused like its first key's second.
+func TestAtkOneAccountTakesEveryExportSlot(t *testing.T) {
+	pool, load := atkParcels(t)
+	load("vacant", "A1", "A2", "A3")
+	srv := exportServerOn(t, pool)
+	bg := context.Background()
+	// Hold the exports where they start: in their snapshot's first read.
+	lock, err := pool.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(bg) //nolint:errcheck
+	if _, err := lock.Exec(bg, `LOCK TABLE rm_parcels.parcels IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	waiting := func() int {
+		var n int
+		if err := pool.QueryRow(bg, `SELECT count(*) FROM pg_locks WHERE NOT granted`).Scan(&n); err != nil {
+			t.Fatal(err)
+		}
+		return n
+	}
+	type answer struct {
+		status int
+		body   string
+	}
+	send := func(key, account uuid.UUID) chan answer {
+		out := make(chan answer, 1)
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, srv.URL+"/api/v1/exports/parcels?county=99999&format=csv", nil)
+			req.Header.Set("X-Atk-Key", key.String())
+			req.Header.Set("X-Atk-Account", account.String())
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				out <- answer{0, err.Error()}
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			out <- answer{resp.StatusCode, string(b)}
+		}()
+		return out
+	}
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 20 s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	alice := uuid.New()
+	first := send(uuid.New(), alice)
+	until("alice's first export waits in its snapshot", func() bool { return waiting() == 1 })
+	second := send(uuid.New(), alice) // alice's second key
+	var refused *answer
+	until("alice's second export is refused or admitted", func() bool {
+		select {
+		case a := <-second:
+			refused = &a
+			return true
+		default:
+			return waiting() == 2
+		}
+	})
+	bob := send(uuid.New(), uuid.New())
+	var bobs answer
+	if refused == nil {
+		bobs = <-bob // alice holds both slots: bob is refused at once
+	}
+	if err := lock.Rollback(bg); err != nil {
+		t.Fatal(err)
+	}
+	<-first
+	if refused == nil {
+		<-second
+		t.Fatalf("one account ran two exports at once with two keys, every slot of the process; another account meanwhile: %d %s", bobs.status, strings.TrimSpace(bobs.body))
+	}
+	if refused.status != http.StatusTooManyRequests {
+		t.Fatalf("alice's second key: %d %s", refused.status, refused.body)
+	}
+	<-bob
 }
