@@ -1,0 +1,121 @@
+package main_test
+
+import (
+	"context"
+	"io"
+	"net/http"
+	"strings"
+	"testing"
+	"time"
+)
+
+// TestAtkRecordsOGCQueryableNULIs500: through a real `arr up`, a key-less
+// client sends a queryable of the OGC items route as a query parameter
+// holding a NUL or invalid UTF-8 (address=%00): it is bound as text
+// unchecked, PostgreSQL refuses the bind, and the public route answers
+// 500 internal_error (an alert, a log line per request, for anyone on
+// the Internet). The filter= path refuses the same text with 400; the
+// parameter path should too.
+func TestAtkRecordsOGCQueryableNULIs500(t *testing.T) {
+	e := newEnv(t)
+	e.up()
+	ogc := e.records + "/api/v1/ogc/collections"
+	if status, body := get(t, ogc+"/vacant/items?filter=address%20%3D%20%27%00%27", nil); status != http.StatusBadRequest {
+		t.Fatalf("filter with a NUL: %d %s, want 400 (the lexer refuses it)", status, body)
+	}
+	for _, q := range []string{"vacant/items?address=%00", "parcels/items?apn=A%FFB", "tax_sale/items?county=24510%00"} {
+		if status, body := get(t, ogc+"/"+q, nil); status >= 500 {
+			t.Errorf("GET %s: %d %s; want 400 naming the parameter", q, status, body)
+		}
+	}
+}
+
+// TestAtkRecordsExportOneAccountTwoKeys: through a real `arr up`, one
+// account with two records keys runs two exports at once, the two
+// export slots of the process, and another account's export is refused
+// 429 exports_busy for as long as they run (up to 10 minutes each, for
+// a client that reads a little every 30 s). The exports are held where
+// they start, in their snapshot's first read, by a lock on the parcels
+// table (a stand-in for a slow client: either way the gate is held).
+func TestAtkRecordsExportOneAccountTwoKeys(t *testing.T) {
+	e := newEnv(t)
+	e.up()
+	pool, _ := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	e.createAccount("alice@example.com", "free")
+	e.createAccount("bob@example.com", "free")
+	auth := func(k mintedKey) string { return "Bearer " + k.Secret }
+	alice1, alice2 := auth(e.mint("alice@example.com", "records")), auth(e.mint("alice@example.com", "records"))
+	bob := auth(e.mint("bob@example.com", "records"))
+	api := e.records + "/api/v1/exports/parcels?county=24510&format=csv"
+	bg := context.Background()
+	lock, err := pool.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(bg) //nolint:errcheck
+	if _, err := lock.Exec(bg, `LOCK TABLE rm_parcels.parcels IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		status int
+		body   string
+	}
+	send := func(key string) chan answer {
+		out := make(chan answer, 1)
+		go func() {
+			req, _ := http.NewRequest(http.MethodGet, api, nil)
+			req.Header.Set("Authorization", key)
+			resp, err := http.DefaultClient.Do(req)
+			if err != nil {
+				out <- answer{0, err.Error()}
+				return
+			}
+			defer resp.Body.Close()
+			b, _ := io.ReadAll(resp.Body)
+			out <- answer{resp.StatusCode, strings.TrimSpace(string(b))}
+		}()
+		return out
+	}
+	waiting := func() int {
+		return countRows(t, pool, `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE NOT l.granted AND c.relname = 'parcels'`)
+	}
+	until := func(what string, cond func() bool) {
+		t.Helper()
+		deadline := time.Now().Add(20 * time.Second)
+		for !cond() {
+			if time.Now().After(deadline) {
+				t.Fatalf("%s: not within 20 s", what)
+			}
+			time.Sleep(20 * time.Millisecond)
+		}
+	}
+	first := send(alice1)
+	until("alice's first export waits in its snapshot", func() bool { return waiting() == 1 })
+	second := send(alice2)
+	var refused *answer
+	until("alice's second key's export is refused or admitted", func() bool {
+		select {
+		case a := <-second:
+			refused = &a
+			return true
+		default:
+			return waiting() == 2
+		}
+	})
+	var bobs answer
+	if refused == nil {
+		bobs = <-send(bob)
+	}
+	if err := lock.Rollback(bg); err != nil {
+		t.Fatal(err)
+	}
+	<-first
+	if refused == nil {
+		<-second
+		t.Fatalf("alice ran two exports at once with her two keys, both slots of the process; bob meanwhile: %d %s", bobs.status, bobs.body)
+	}
+	if refused.status != http.StatusTooManyRequests {
+		t.Fatalf("alice's second key: %d %s", refused.status, refused.body)
+	}
+}
