@@ -4,6 +4,8 @@ import (
 	"context"
 	"io"
 	"net/http"
+	"os"
+	"path/filepath"
 	"strings"
 	"testing"
 	"time"
@@ -117,5 +119,67 @@ func TestAtkRecordsExportOneAccountTwoKeys(t *testing.T) {
 	}
 	if refused.status != http.StatusTooManyRequests {
 		t.Fatalf("alice's second key: %d %s", refused.status, refused.body)
+	}
+}
+
+// TestAtkRecordsGeoPackageLeftByAKill: `arr up` killed (-9) while a
+// GeoPackage export is being written leaves its temporary file (up to
+// 1 GiB, x-export-max-gpkg-bytes) in the temporary directory. The
+// process that starts next does not remove it, nor does its next
+// GeoPackage export (it removes only files older than the export's time
+// limit and a minute): the file stays until a GeoPackage export happens
+// to run more than 11 minutes after the crash, or forever if none does.
+// A crash-looping process fills the disk (often a tmpfs, in memory).
+func TestAtkRecordsGeoPackageLeftByAKill(t *testing.T) {
+	tmp := t.TempDir()
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "TMPDIR="+tmp)
+	p := e.up()
+	pool, _ := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	e.createAccount("carol@example.com", "free")
+	key := map[string]string{"Authorization": "Bearer " + e.mint("carol@example.com", "records").Secret}
+	bg := context.Background()
+	lock, err := pool.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(bg) //nolint:errcheck
+	if _, err := lock.Exec(bg, `LOCK TABLE rm_parcels.parcels IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, e.records+"/api/v1/exports/parcels?county=24510&format=gpkg", nil)
+		req.Header.Set("Authorization", key["Authorization"])
+		if resp, err := http.DefaultClient.Do(req); err == nil {
+			resp.Body.Close()
+		}
+	}()
+	files := func() []string {
+		m, _ := filepath.Glob(filepath.Join(tmp, "arr-export-*.gpkg"))
+		return m
+	}
+	deadline := time.Now().Add(20 * time.Second)
+	for len(files()) == 0 || countRows(t, pool, `SELECT count(*) FROM pg_locks WHERE NOT granted`) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the GeoPackage export did not start within 20 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	left := files()
+	p.kill()
+	if err := lock.Rollback(bg); err != nil {
+		t.Fatal(err)
+	}
+	e.up()
+	// The next process runs a GeoPackage export of its own, whole.
+	resp, _, _ := download(t, e.records+"/api/v1/exports/parcels?county=24510&format=gpkg", key, filepath.Join(t.TempDir(), "next.gpkg"))
+	if resp.StatusCode != http.StatusOK {
+		t.Fatalf("the next GeoPackage export: %d", resp.StatusCode)
+	}
+	for _, f := range left {
+		if _, err := os.Stat(f); err == nil {
+			t.Errorf("%s, the temporary GeoPackage of the killed process, is still there after a restart and a GeoPackage export", filepath.Base(f))
+		}
 	}
 }
