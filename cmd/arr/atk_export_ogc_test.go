@@ -183,3 +183,64 @@ func TestAtkRecordsGeoPackageLeftByAKill(t *testing.T) {
 		}
 	}
 }
+
+// TestAtkRecordsExportOutlivesItsKey: an export admitted with a key that
+// is revoked before the export sends its first byte still sends the
+// whole file afterwards (it may run 10 minutes): a stolen key's owner
+// revokes it, `arr keys revoke` returns once the revocation is in force,
+// and the thief's bulk export of the county carries on regardless. The
+// export should check its key is still in force before it sends (and
+// between pages), and be cut off once it is not.
+func TestAtkRecordsExportOutlivesItsKey(t *testing.T) {
+	e := newEnv(t)
+	e.up()
+	pool, _ := openStore(t, e.dbURL)
+	waitCaughtUp(t, pool, 90*time.Second)
+	e.createAccount("dave@example.com", "free")
+	k := e.mint("dave@example.com", "records")
+	bg := context.Background()
+	lock, err := pool.Begin(bg)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer lock.Rollback(bg) //nolint:errcheck
+	if _, err := lock.Exec(bg, `LOCK TABLE rm_parcels.parcels IN ACCESS EXCLUSIVE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	type answer struct {
+		status int
+		n      int64
+		err    error
+	}
+	done := make(chan answer, 1)
+	go func() {
+		req, _ := http.NewRequest(http.MethodGet, e.records+"/api/v1/exports/parcels?county=24510&format=csv", nil)
+		req.Header.Set("Authorization", "Bearer "+k.Secret)
+		resp, err := http.DefaultClient.Do(req)
+		if err != nil {
+			done <- answer{0, 0, err}
+			return
+		}
+		defer resp.Body.Close()
+		n, err := io.Copy(io.Discard, resp.Body)
+		done <- answer{resp.StatusCode, n, err}
+	}()
+	deadline := time.Now().Add(20 * time.Second)
+	for countRows(t, pool, `SELECT count(*) FROM pg_locks WHERE NOT granted`) == 0 {
+		if time.Now().After(deadline) {
+			t.Fatal("the export did not start within 20 s")
+		}
+		time.Sleep(20 * time.Millisecond)
+	}
+	e.mustArr(nil, "keys", "revoke", "--id", k.ID, "--json")
+	if status, _ := get(t, e.records+"/api/v1/key", map[string]string{"Authorization": "Bearer " + k.Secret}); status != http.StatusUnauthorized {
+		t.Fatalf("the revoked key still authenticates: %d", status)
+	}
+	if err := lock.Rollback(bg); err != nil {
+		t.Fatal(err)
+	}
+	a := <-done
+	if a.status == http.StatusOK && a.err == nil {
+		t.Fatalf("the export of a key revoked before its first byte was sent whole after the revocation: %d, %d bytes", a.status, a.n)
+	}
+}
