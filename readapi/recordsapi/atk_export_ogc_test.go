@@ -254,3 +254,39 @@ func TestAtkOneAccountTakesEveryExportSlot(t *testing.T) {
 	}
 	<-bob
 }
+
+// TestAtkOGCBBoxOfTheAdvertisedExtentIs400: an OGC client (QGIS, GDAL's
+// OAPIF driver with a spatial filter, the OGC conformance suite) sends
+// the bbox of its view or of the collection's advertised extent. The
+// items route refuses any bbox wider or taller than 2 degrees with 400
+// bbox_too_large, though the same collection pages whole without a
+// bbox: a view a little larger than the data, a state-wide view, the
+// world, or the extent /collections/{id} itself advertises once the data
+// spans more than 2 degrees (the demo data, Baltimore to Florida), is
+// refused. The limit of /api/v1/parcels should not apply
+// to the OGC bbox, which pages like every items request.
+func TestAtkOGCBBoxOfTheAdvertisedExtentIs400(t *testing.T) {
+	pool, load := atkParcels(t)
+	load("vacant", "A1", "A2", "A3")
+	e := ogcOn(t, parcels.NewQueries(pool))
+	code, body := get(t, e, "/api/v1/ogc/collections/parcels", "")
+	var col struct {
+		Extent struct {
+			Spatial struct{ BBox [][4]float64 } `json:"spatial"`
+		} `json:"extent"`
+	}
+	if err := json.Unmarshal([]byte(body), &col); code != http.StatusOK || err != nil || len(col.Extent.Spatial.BBox) != 1 {
+		t.Fatalf("collection: %d %s %v", code, body, err)
+	}
+	b := col.Extent.Spatial.BBox[0]
+	for _, bbox := range []string{
+		fmt.Sprintf("%v,%v,%v,%v", b[0]-1.5, b[1]-1.5, b[2]+1.5, b[3]+1.5), // a view around the data, 3 degrees wide
+		"-79.5,37.9,-75.0,39.8", // Maryland
+		"-180,-90,180,90",       // the world, as a zoomed-out client sends
+	} {
+		code, body := get(t, e, "/api/v1/ogc/collections/parcels/items?bbox="+bbox, "")
+		if code != http.StatusOK {
+			t.Errorf("bbox=%s: %d %s; want 200 with the features inside it", bbox, code, body)
+		}
+	}
+}
