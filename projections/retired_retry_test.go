@@ -118,4 +118,3 @@ func waitForLockWait(t *testing.T, pool *pgxpool.Pool, done <-chan error) {
 	}
 	t.Fatal("no session waited for the drop's lock within a minute")
 }
-
