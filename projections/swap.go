@@ -46,12 +46,12 @@ const swapBatchLockSQL = `SELECT pg_catalog.pg_advisory_xact_lock(hashtext('arr-
 
 // swap applies what arrived since the shadow was loaded (after pos) and
 // swaps p's shadow in as its live read model, holding the checkpoint
-// (see holdForSwap). pos and parked are what the shadow holds.
+// (see holdCheckpoint). pos and parked are what the shadow holds.
 func (r *Runner) swap(ctx context.Context, p *compiled, from, pos uint64, parked []ParkedEvent) (err error) {
 	defer func() { err = swapFailed(err) }()
 	if p.TxPool == nil {
 		return r.inTx(ctx, p, func(tx pgx.Tx) error {
-			if err := r.holdForSwap(ctx, tx, p.Name); err != nil {
+			if err := r.holdCheckpoint(ctx, tx, p.Name, true); err != nil {
 				return err
 			}
 			if err := r.catchUpShadow(ctx, tx, p, &pos, &parked); err != nil {
@@ -69,7 +69,7 @@ func (r *Runner) swap(ctx context.Context, p *compiled, from, pos uint64, parked
 	// kept from idling while the projection's works (keepAlive): frozen,
 	// this process keeps it no more.
 	return pgx.BeginFunc(ctx, r.pool, func(own pgx.Tx) error {
-		if err := r.holdForSwap(ctx, own, p.Name); err != nil {
+		if err := r.holdCheckpoint(ctx, own, p.Name, true); err != nil {
 			return err
 		}
 		stop := keepAlive(ctx, own)
@@ -81,20 +81,25 @@ func (r *Runner) swap(ctx context.Context, p *compiled, from, pos uint64, parked
 	})
 }
 
-// holdForSwap sets tx up as a swap's (swapSessionSQL), then holds name's
-// checkpoint row until tx ends, which pauses the live runners of the
-// projection, and its batch lock.
-func (r *Runner) holdForSwap(ctx context.Context, tx pgx.Tx, name string) error {
+// holdCheckpoint sets tx up as a swap's (swapSessionSQL), then holds
+// name's checkpoint row until tx ends, which pauses the live runners of
+// the projection, and, with batchLock, its batch lock (a session of a
+// projection's SessionRole may not take it; unstick finds those by their
+// role). A retry of parked events holds the checkpoint so too.
+func (r *Runner) holdCheckpoint(ctx context.Context, tx pgx.Tx, name string, batchLock bool) error {
 	if _, err := tx.Exec(ctx, swapSessionSQL, strconv.FormatInt(BatchIdle.Milliseconds(), 10),
 		strconv.FormatInt(max(1, r.cfg.BatchTimeout.Milliseconds()), 10)); err != nil {
-		return fmt.Errorf("setting the swap's timeouts: %w", err)
+		return fmt.Errorf("setting the transaction's timeouts: %w", err)
 	}
 	var live int64
 	if err := tx.QueryRow(ctx, `SELECT position FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name).Scan(&live); err != nil {
 		return fmt.Errorf("locking checkpoint: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `SELECT pg_catalog.set_config('lock_timeout', $1, true)`, strconv.FormatInt(swapLockTimeout.Milliseconds(), 10)); err != nil {
-		return fmt.Errorf("setting the swap's lock timeout: %w", err)
+		return fmt.Errorf("setting the transaction's lock timeout: %w", err)
+	}
+	if !batchLock {
+		return nil
 	}
 	if _, err := tx.Exec(ctx, swapBatchLockSQL, name); err != nil {
 		return fmt.Errorf("taking the batch lock: %w", err)

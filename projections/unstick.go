@@ -13,7 +13,7 @@ type unsticking struct {
 
 // unstickSQL ends the sessions whose batch of projection $1 (the
 // transaction holding its batch lock: a batch, see step, or a rebuild's
-// swap, see holdForSwap) has been idle in its
+// swap or a retry of parked events, see holdCheckpoint) has been idle in its
 // transaction for longer than $2: the batch of a frozen process, which
 // its session's idle_in_transaction_session_timeout did not end (the
 // session may be an analyst's, whose settings are the analyst's). A

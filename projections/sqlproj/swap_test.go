@@ -40,3 +40,26 @@ func TestSwapOutlastsBatchIdleWhileTheRoleApplies(t *testing.T) {
 func formatSeconds(s float64) string {
 	return strconv.FormatFloat(s, 'f', 1, 64)
 }
+
+// TestRetryParkedInTheRolesSession: a retry of a SQL projection's parked
+// events holds its checkpoint in a session of the role, set up as a
+// swap's transaction is (timeouts; no batch lock, which is not the role's
+// to take): an event that fails again stays parked, one fixed since
+// (here: none) would apply.
+func TestRetryParkedInTheRolesSession(t *testing.T) {
+	h := newHarness(t, sqlproj.Config{})
+	p := h.define(t, head+"-- arr:on CompletionRecorded\nINSERT INTO t SELECT ((:data->'payload'->>'q')::int)::text;")
+	h.probe(t, "x")
+	last := h.probe(t, "1")
+	ctx := context.Background()
+	for range 3 {
+		if _, _, err := h.runner.Step(ctx, p.Name); err == nil {
+			break
+		}
+	}
+	h.waitFor(t, p.Name, last)
+	res, err := h.runner.RetryParked(ctx, p.Name, nil)
+	if err != nil || res.Applied != 0 || res.StillParked != 1 {
+		t.Fatalf("retry: %+v, %v; want the event tried again and still parked", res, err)
+	}
+}
