@@ -326,8 +326,9 @@ func createSchema(ctx context.Context, tx pgx.Tx, schema string, p *compiled, wi
 }
 
 // Run keeps every projection up to date until ctx ends, and those Add
-// registers meanwhile. When it ends, each projection finishes the batch in
-// hand and Run returns nil.
+// registers meanwhile, and drops the retired read models a reader held
+// at their rebuild's end once it is gone (dropRetiredLater). When it
+// ends, each projection finishes the batch in hand and Run returns nil.
 func (r *Runner) Run(ctx context.Context) error {
 	f := &following{ctx: ctx, stop: map[string]context.CancelFunc{}}
 	r.set.Lock()
@@ -339,6 +340,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.leases = newLeases(r.pool, r.cfg.Logger, "arr-projection-lease", "projection", r.names)
 	f.wg.Add(1)
 	go func() { defer f.wg.Done(); r.leases.run(ctx) }()
+	f.wg.Add(1)
+	go func() { defer f.wg.Done(); r.dropRetiredLater(ctx) }()
 	for _, p := range r.order {
 		r.followLocked(f, p)
 	}
