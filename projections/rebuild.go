@@ -195,8 +195,13 @@ func (r *Runner) catchUpShadow(ctx context.Context, tx pgx.Tx, p *compiled, pos 
 		return err
 	}
 	for more := true; more; {
+		// The log is read on another connection while tx waits: kept from
+		// idling meanwhile (keepAlive), a read that outlasts BatchIdle
+		// (a load's row chunks arriving during the rebuild) does not end
+		// the swap; frozen, this process keeps it no more.
+		stop := keepAlive(ctx, tx)
 		rd, err := r.read(ctx, p, *pos, r.cfg.BatchSize)
-		if err != nil {
+		if err := errors.Join(err, stop()); err != nil {
 			return err
 		}
 		if len(rd.events) > 0 {
