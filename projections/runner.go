@@ -475,11 +475,11 @@ func (r *Runner) step1(ctx context.Context, name string, leased bool) (stepResul
 	if err != nil {
 		return stepResult{}, err
 	}
-	timeout := r.batchTimeout(name)
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
+	clock := newBatchClock(ctx, r.batchTimeout(name))
+	defer clock.stop()
+	bctx := clock.ctx
 	start := time.Now()
-	res, err := r.step(bctx, p, leased)
+	res, err := r.step(clock, p, leased)
 	if err != nil && leased && !errors.Is(err, errLeaseLost) && !r.holdsLease(name) {
 		// A batch that failed after its lease expired (a holder woken
 		// from a freeze, whose session the server ended) is not a fault
@@ -497,13 +497,14 @@ func (r *Runner) step1(ctx context.Context, name string, leased bool) (stepResul
 		r.noteFailure(name, res.pos)
 		r.recordFault(p, res.pos, err)
 	}
-	if err != nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
+	if err != nil && clock.ranOut() {
+		timeout := clock.timeout()
 		next := min(2*timeout, r.cfg.MaxBatchTimeout)
 		r.mu.Lock()
 		r.timeouts[name] = next
 		r.mu.Unlock()
 		r.cfg.Logger.Warn("projection batch ran out of time; the next try gets longer", "projection", name, "timeout", timeout, "next_timeout", next)
-		return res, fmt.Errorf("batch ran out of its %s: %w", timeout, err)
+		return res, fmt.Errorf("batch ran out of its %s (%w): %w", timeout, context.DeadlineExceeded, err)
 	}
 	if err == nil && res.n > 0 {
 		r.mu.Lock()
@@ -527,8 +528,8 @@ func (r *Runner) batchTimeout(name string) time.Duration {
 // read that found only events of types the projection does not handle
 // only advances the checkpoint. A leased step rolls back instead of
 // committing once the runner's lease of p has expired.
-func (r *Runner) step(bctx context.Context, p *compiled, leased bool) (stepResult, error) {
-	name := p.Name
+func (r *Runner) step(clock *batchClock, p *compiled, leased bool) (stepResult, error) {
+	bctx, name := clock.ctx, p.Name
 	var from int64
 	var faulted bool
 	if err := r.pool.QueryRow(bctx, `SELECT c.position, EXISTS (SELECT 1 FROM projection_faults f WHERE f.projection = c.name)
@@ -544,6 +545,9 @@ func (r *Runner) step(bctx context.Context, p *compiled, leased bool) (stepResul
 		return at, err
 	}
 	events := cut(p, rd.events)
+	if p.BatchTimeout != nil && len(events) > 0 {
+		clock.extend(min(p.BatchTimeout(events), r.cfg.MaxBatchTimeout))
+	}
 	cutShort := len(events) < len(rd.events)
 	more := rd.more || cutShort
 	if len(events) == 0 {

@@ -3,6 +3,7 @@ package parcels
 import (
 	"context"
 	"fmt"
+	"log/slog"
 	"time"
 
 	"encoding/json"
@@ -21,7 +22,11 @@ import (
 // of the layer's signal. A load's rows are staged as they arrive and
 // applied only when the load completes, so a failed or unfinished load
 // leaves the parcels as they were.
-type Projection struct{}
+type Projection struct {
+	// Logger, when set, gets the time each step of a load's publishing
+	// took (at debug level).
+	Logger *slog.Logger
+}
 
 // Name is the parcels projection's name and checkpoint key.
 const Name = "parcels"
@@ -122,20 +127,26 @@ type stagedRow struct {
 }
 
 // Spec implements projections.Projection.
-func (Projection) Spec() projections.Spec {
-	return projections.Spec{Name: Name, DDL: ddl, DeferredDDL: deferredDDL, Cut: cut, Batch: newBatch}
+func (p Projection) Spec() projections.Spec {
+	log := p.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return projections.Spec{Name: Name, DDL: ddl, DeferredDDL: deferredDDL, Cut: cut, BatchTimeout: batchTimeout,
+		Batch: func() projections.Batch { return newBatch(log) }}
 }
 
 // batch is what a batch copies in at once: the layer rows to stage and
 // the lists' rows for the monitors (watch.go), copied before an event
 // that reads them and at the end.
 type batch struct {
+	log     *slog.Logger
 	staged  []stagedRow
 	watched []watchRow
 }
 
-func newBatch() projections.Batch {
-	b := &batch{}
+func newBatch(log *slog.Logger) projections.Batch {
+	b := &batch{log: log}
 	return projections.Batch{Handlers: []projections.Handler{
 		projections.On(loadStarted), projections.On(b.rowsLoaded), projections.On(b.loadCompleted), projections.On(b.loadFailed),
 		// The list monitors' outbox (watch.go).
@@ -224,7 +235,7 @@ func (b *batch) loadCompleted(ctx context.Context, tx pgx.Tx, e projections.Even
 	if err := b.flush(ctx, tx); err != nil {
 		return err
 	}
-	if err := completeLoad(ctx, tx, v, int64(e.Position)); err != nil {
+	if err := completeLoad(ctx, tx, b.log, v, int64(e.Position)); err != nil {
 		return fmt.Errorf("event %d: completing load %s: %w", e.Position, v.LoadID, err)
 	}
 	return nil
@@ -286,6 +297,31 @@ func cut(events []eventstore.Event) int {
 	return len(events)
 }
 
+// publishTimePerRow is the time a batch asks (Spec.BatchTimeout) per row
+// of a completed load it publishes: a million rows get 200 s, which a
+// busy machine needs, rather than the runner's default minute, which
+// rolled the first publishing of a million rows back and retried it from
+// scratch.
+const publishTimePerRow = 200 * time.Microsecond
+
+// batchTimeout is the projection's Spec.BatchTimeout: publishTimePerRow
+// per row of the loads the batch completes.
+func batchTimeout(events []eventstore.Event) time.Duration {
+	rows := 0
+	for _, e := range events {
+		if e.Type != (records.LayerLoadCompleted{}).EventType() {
+			continue
+		}
+		var v struct {
+			RowsLoaded int `json:"rows_loaded"`
+		}
+		if json.Unmarshal(e.Data, &v) == nil {
+			rows += v.RowsLoaded
+		}
+	}
+	return time.Duration(rows) * publishTimePerRow
+}
+
 // signalSQL renders one parcel_layers row (aliased %[1]s) as an element of
 // parcels.signals.
 const signalSQL = `jsonb_build_object(
@@ -322,7 +358,7 @@ const signalTime = "2006-01-02T15:04:05Z"
 // row is then written once. New parcels are written in spatial order (the
 // geometry's sort order is a space-filling curve), so a bbox query finds a
 // box's parcels on few pages and the GiST index is filled locally.
-func completeLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, pos int64) error {
+func completeLoad(ctx context.Context, tx pgx.Tx, log *slog.Logger, v records.LayerLoadCompleted, pos int64) error {
 	var sourceURL string
 	var sourceDate time.Time
 	if err := tx.QueryRow(ctx, `SELECT source_url, source_date FROM loads WHERE load_id = $1`, v.LoadID).Scan(&sourceURL, &sourceDate); err != nil {
@@ -335,11 +371,70 @@ func completeLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, 
 	if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT layer), '{}') FROM loads WHERE status = 'completed' AND layer <> $1`, layer).Scan(&otherLayers); err != nil {
 		return fmt.Errorf("the other layers: %w", err)
 	}
-	stmts := []struct {
-		what string
-		sql  string
-		args []any
-	}{
+	step := stepTimer(log)
+	bulk, err := startBulkFill(ctx, tx)
+	if err != nil {
+		return err
+	}
+	step("dropping the empty tables' indexes")
+	for _, s := range publishStatements(v, pos, layer, sourceURL, sourceDate, otherLayers, bulk) {
+		if _, err := tx.Exec(ctx, s.sql, s.args...); err != nil {
+			return fmt.Errorf("%s: %w", s.what, err)
+		}
+		step(s.what)
+	}
+	if err := bulk.finish(ctx, tx, log); err != nil {
+		return err
+	}
+	step("index builds")
+	if err := makeDeliveries(ctx, tx, v, pos); err != nil {
+		return fmt.Errorf("list monitors' deliveries: %w", err)
+	}
+	if err := finishLoad(ctx, tx, v, pos); err != nil {
+		return err
+	}
+	step("deliveries and the load's figures")
+	// The planner's statistics of the tables a load rewrote, made now in
+	// the load's transaction (ANALYZE counts the rows it inserted), so the
+	// first searches after it are planned on what the tables hold: before,
+	// an APN look-up after a bulk load took 0.5 s until autovacuum came by.
+	if _, err := tx.Exec(ctx, `ANALYZE parcels, parcel_layers`); err != nil {
+		return fmt.Errorf("analyzing the tables the load changed: %w", err)
+	}
+	step("ANALYZE")
+	return nil
+}
+
+// stepTimer returns a function that logs (at debug level) the time since
+// its last call, or since stepTimer, as the time of the step it names.
+func stepTimer(log *slog.Logger) func(what string) {
+	last := time.Now()
+	return func(what string) {
+		now := time.Now()
+		log.Debug("parcels load step", "step", what, "seconds", now.Sub(last).Seconds())
+		last = now
+	}
+}
+
+// statement is one statement of a load's publishing.
+type statement struct {
+	what string
+	sql  string
+	args []any
+}
+
+// publishStatements are the statements that publish a completed load,
+// in order; into a table empty at the start (bulk), rows are inserted
+// without ON CONFLICT.
+func publishStatements(v records.LayerLoadCompleted, pos int64, layer, sourceURL string, sourceDate time.Time, otherLayers []string, bulk bulkFill) []statement {
+	nameParcels, upsertParcels := nameParcelsSQL+nameParcelsConflictSQL, upsertParcelsSQL+upsertParcelsConflictSQL
+	if bulk.empty["parcel_layers"] {
+		nameParcels = nameParcelsSQL
+	}
+	if bulk.empty["parcels"] {
+		upsertParcels = upsertParcelsSQL
+	}
+	return []statement{
 		// Sorts of a million rows stay in memory; JIT compiling costs more
 		// than it saves on these plans.
 		{"settings", `SELECT set_config('work_mem', '256MB', true), set_config('jit', 'off', true)`, nil},
@@ -353,7 +448,7 @@ func completeLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, 
 			[]any{v.LoadID, layer, v.CrawledAt, sourceDate, sourceURL}},
 		{"taking parcel fields from the last row with coordinates", lastRowFieldsSQL,
 			[]any{v.LoadID, sourceURL}},
-		{"naming parcels", nameParcelsSQL,
+		{"naming parcels", nameParcels,
 			[]any{v.LoadID, pos}},
 		{"dropping parcels the load no longer names", dropParcelsSQL,
 			[]any{v.LoadID, layer, v.Counties, v.CrawledAt, pos}},
@@ -361,30 +456,11 @@ func completeLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, 
 		// parcels it dropped; usually few or none.
 		{"collecting the other layers' signals", fmt.Sprintf(othersSQL, fmt.Sprintf(signalSQL, "o")),
 			[]any{otherLayers, v.Counties}},
-		{"upserting parcels", fmt.Sprintf(upsertParcelsSQL, loadSignalSQL),
+		{"upserting parcels", fmt.Sprintf(upsertParcels, loadSignalSQL),
 			[]any{pos, layer, sourceDate.Format(time.DateOnly), v.CrawledAt.UTC().Format(signalTime)}},
 		{"rendering the dropped parcels' signals", droppedSignalsSQL,
 			[]any{pos}},
 	}
-	for _, s := range stmts {
-		if _, err := tx.Exec(ctx, s.sql, s.args...); err != nil {
-			return fmt.Errorf("%s: %w", s.what, err)
-		}
-	}
-	if err := makeDeliveries(ctx, tx, v, pos); err != nil {
-		return fmt.Errorf("list monitors' deliveries: %w", err)
-	}
-	if err := finishLoad(ctx, tx, v, pos); err != nil {
-		return err
-	}
-	// The planner's statistics of the tables a load rewrote, made now in
-	// the load's transaction (ANALYZE counts the rows it inserted), so the
-	// first searches after it are planned on what the tables hold: before,
-	// an APN look-up after a bulk load took 0.5 s until autovacuum came by.
-	if _, err := tx.Exec(ctx, `ANALYZE parcels, parcel_layers`); err != nil {
-		return fmt.Errorf("analyzing the tables the load changed: %w", err)
-	}
-	return nil
 }
 
 // finishLoad records a completed load's figures and clears its stage.
@@ -436,7 +512,9 @@ INSERT INTO parcel_layers AS pl (county, apn, layer, named, first_seen, last_see
     record_date, amount_micros, record_count, lender, address, detail, load_id, position)
 SELECT county, apn, layer, true, first_seen, last_seen, last_crawl, source_date, source_url,
     record_date, amount_micros, record_count, lender, address, detail, $1, $2
-FROM load_parcels
+FROM load_parcels`
+	// nameParcelsConflictSQL: naming parcels, when parcel_layers may hold them.
+	nameParcelsConflictSQL = `
 ON CONFLICT (county, apn, layer) DO UPDATE SET named = true, last_seen = excluded.last_seen, last_crawl = excluded.last_crawl,
     source_date = excluded.source_date, source_url = excluded.source_url, record_date = excluded.record_date,
     amount_micros = excluded.amount_micros, record_count = excluded.record_count, lender = excluded.lender,
@@ -474,7 +552,9 @@ SELECT lp.county, lp.apn, lp.apn_norm, lp.p_address, lp.norm_address,
     ` + layerDatesSQL + `,
     $1
 FROM load_parcels lp LEFT JOIN load_others o ON o.county = lp.county AND o.apn = lp.apn
-ORDER BY ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) NULLS LAST, lp.county, lp.apn
+ORDER BY ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) NULLS LAST, lp.county, lp.apn`
+	// upsertParcelsConflictSQL: the load's parcels upserted, when parcels may hold them.
+	upsertParcelsConflictSQL = `
 ON CONFLICT (county, apn) DO UPDATE SET
     address = CASE WHEN excluded.address <> '' THEN excluded.address ELSE p.address END,
     norm_address = CASE WHEN excluded.address <> '' THEN excluded.norm_address ELSE p.norm_address END,
