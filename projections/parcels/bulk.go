@@ -13,7 +13,8 @@ import (
 // of them were empty at its start, and the secondary indexes it dropped
 // from those (their definitions, to build them again after the fill). A
 // table empty at the start takes a plain INSERT (nothing can conflict)
-// and its indexes are built once over the filled table (a sort each)
+// and its indexes, its primary key's too, are built once over the filled
+// table (a sort each)
 // rather than maintained row by row: the first load of a county of a
 // million parcels. All of it happens in the load's transaction, so a
 // failure rolls the drop back with the fill and nobody sees a table
@@ -24,8 +25,24 @@ type bulkFill struct {
 	indexes []string
 }
 
+// indexesSQL lists a table's indexes ($1) as the statements that drop
+// them and those that build them again: the primary key's (a constraint,
+// which nothing references) first, then the secondary indexes.
+const indexesSQL = `
+SELECT format('ALTER TABLE %s DROP CONSTRAINT %I', k.conrelid::regclass, k.conname),
+    format('ALTER TABLE %s ADD CONSTRAINT %I %s', k.conrelid::regclass, k.conname, pg_get_constraintdef(k.oid))
+FROM pg_constraint k WHERE k.conrelid = $1::regclass AND k.contype = 'p'
+UNION ALL
+SELECT * FROM (
+    SELECT format('DROP INDEX %s', i.indexrelid::regclass), pg_get_indexdef(i.indexrelid)
+    FROM pg_index i
+    WHERE i.indrelid = $1::regclass AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)
+    ORDER BY i.indexrelid::regclass::text) s`
+
 // startBulkFill finds which of the load's tables are empty and drops the
-// secondary indexes (those backing no constraint) of those.
+// indexes of those: their primary keys (nothing conflicts with a row
+// inserted into an empty table, the load's rows having one per key) and
+// secondary indexes.
 func startBulkFill(ctx context.Context, tx pgx.Tx) (bulkFill, error) {
 	f := bulkFill{empty: map[string]bool{}}
 	for _, t := range []string{"parcels", "parcel_layers"} {
@@ -37,24 +54,21 @@ func startBulkFill(ctx context.Context, tx pgx.Tx) (bulkFill, error) {
 			continue
 		}
 		f.empty[t] = true
-		rows, err := tx.Query(ctx, `SELECT format('%I.%I', n.nspname, c.relname), pg_get_indexdef(i.indexrelid)
-			FROM pg_index i JOIN pg_class c ON c.oid = i.indexrelid JOIN pg_namespace n ON n.oid = c.relnamespace
-			WHERE i.indrelid = $1::regclass AND NOT EXISTS (SELECT 1 FROM pg_constraint k WHERE k.conindid = i.indexrelid)
-			ORDER BY c.relname`, t)
+		rows, err := tx.Query(ctx, indexesSQL, t)
 		if err != nil {
 			return f, fmt.Errorf("%s's indexes: %w", t, err)
 		}
-		var names, defs []string
-		var name, def string
-		if _, err := pgx.ForEachRow(rows, []any{&name, &def}, func() error {
-			names, defs = append(names, name), append(defs, def)
+		var drops, defs []string
+		var drop, def string
+		if _, err := pgx.ForEachRow(rows, []any{&drop, &def}, func() error {
+			drops, defs = append(drops, drop), append(defs, def)
 			return nil
 		}); err != nil {
 			return f, fmt.Errorf("%s's indexes: %w", t, err)
 		}
-		for i, name := range names {
-			if _, err := tx.Exec(ctx, `DROP INDEX `+name); err != nil {
-				return f, fmt.Errorf("dropping %s: %w", name, err)
+		for i, drop := range drops {
+			if _, err := tx.Exec(ctx, drop); err != nil {
+				return f, fmt.Errorf("%s: %w", drop, err)
 			}
 			f.indexes = append(f.indexes, defs[i])
 		}

@@ -434,6 +434,10 @@ func publishStatements(v records.LayerLoadCompleted, pos int64, layer, sourceURL
 	if bulk.empty["parcels"] {
 		upsertParcels = upsertParcelsSQL
 	}
+	dropParcels := statement{"dropping parcels the load no longer names", dropParcelsSQL, []any{v.LoadID, layer, v.Counties, v.CrawledAt, pos}}
+	if bulk.empty["parcel_layers"] {
+		dropParcels = statement{"dropping parcels the load no longer names", noDroppedParcelsSQL, nil}
+	}
 	return []statement{
 		// Sorts of a million rows stay in memory; JIT compiling costs more
 		// than it saves on these plans.
@@ -450,8 +454,8 @@ func publishStatements(v records.LayerLoadCompleted, pos int64, layer, sourceURL
 			[]any{v.LoadID, sourceURL}},
 		{"naming parcels", nameParcels,
 			[]any{v.LoadID, pos}},
-		{"dropping parcels the load no longer names", dropParcelsSQL,
-			[]any{v.LoadID, layer, v.Counties, v.CrawledAt, pos}},
+		// (None when parcel_layers was empty: the table is still made.)
+		dropParcels,
 		// Signals of the other layers naming the load's parcels or the
 		// parcels it dropped; usually few or none.
 		{"collecting the other layers' signals", fmt.Sprintf(othersSQL, fmt.Sprintf(signalSQL, "o")),
@@ -527,6 +531,11 @@ WITH d AS (
     WHERE layer = $2 AND county = ANY($3) AND named AND load_id <> $1
     RETURNING county, apn)
 SELECT * FROM d`
+	// noDroppedParcelsSQL: dropParcelsSQL's table, empty (the load's
+	// parcel_layers were empty: it dropped nothing).
+	noDroppedParcelsSQL = `
+CREATE TEMP TABLE load_dropped ON COMMIT DROP AS
+SELECT county, apn FROM parcel_layers WITH NO DATA`
 	// droppedSignalsSQL: rendering the dropped parcels' signals.
 	droppedSignalsSQL = `
 UPDATE parcels p SET layers = coalesce(o.layers, '{}'), signals = coalesce(o.signals, '[]'), layer_dates = coalesce(o.dates, '{}'), position = $1
@@ -540,19 +549,34 @@ SELECT o.county, o.apn, array_agg(o.layer ORDER BY o.layer) AS layers, jsonb_agg
 FROM parcel_layers o
 WHERE o.named AND o.layer = ANY($1) AND o.county = ANY($2)
 GROUP BY o.county, o.apn`
-	// upsertParcelsSQL: the load's parcels upserted (%[1]s: the load's signal, rendered).
+	// upsertParcelsSQL: the load's parcels upserted (%[1]s: the load's
+	// signal, rendered). A load's signals differ only by record date,
+	// source URL and first seen, of which a load has few combinations:
+	// each is rendered once (s), not once a parcel (rendering a million
+	// signals took longer than writing them). The parcels are sorted in
+	// spatial order with their narrow fields only (lp), then joined to
+	// their signals (hash joins keep the sorted side's order).
 	upsertParcelsSQL = `
+WITH s AS MATERIALIZED (
+    SELECT coalesce(lp.record_date, 'infinity') AS record_key, lp.source_url, lp.first_seen,
+        jsonb_build_array(%[1]s) AS signals
+    FROM (SELECT DISTINCT record_date, source_url, first_seen, last_seen FROM load_parcels) lp)
 INSERT INTO parcels AS p (county, apn, apn_norm, address, norm_address, geom, source_url, layers, signals, layer_dates, position)
-SELECT lp.county, lp.apn, lp.apn_norm, lp.p_address, lp.norm_address,
-    CASE WHEN lp.lon IS NOT NULL THEN ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) END, lp.p_source_url,
+SELECT lp.county, lp.apn, lp.apn_norm, lp.p_address, lp.norm_address, lp.geom, lp.p_source_url,
     CASE WHEN o.county IS NULL THEN ARRAY[lp.layer]
          ELSE (SELECT array_agg(l ORDER BY l COLLATE "C") FROM unnest(o.layers || lp.layer) l) END,
-    CASE WHEN o.county IS NULL THEN jsonb_build_array(%[1]s)
-         ELSE (SELECT jsonb_agg(e ORDER BY e->>'layer' COLLATE "C") FROM jsonb_array_elements(o.signals || jsonb_build_array(%[1]s)) e) END,
+    CASE WHEN o.county IS NULL THEN s.signals
+         ELSE (SELECT jsonb_agg(e ORDER BY e->>'layer' COLLATE "C") FROM jsonb_array_elements(o.signals || s.signals) e) END,
     ` + layerDatesSQL + `,
     $1
-FROM load_parcels lp LEFT JOIN load_others o ON o.county = lp.county AND o.apn = lp.apn
-ORDER BY ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) NULLS LAST, lp.county, lp.apn`
+FROM (
+    SELECT lp.county, lp.apn, lp.apn_norm, lp.p_address, lp.norm_address, lp.p_source_url, lp.layer, lp.record_date, lp.source_date,
+        lp.source_url, lp.first_seen, CASE WHEN lp.lon IS NOT NULL THEN ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) END AS geom
+    FROM load_parcels lp
+    ORDER BY geom NULLS LAST, lp.county, lp.apn
+    OFFSET 0) lp
+JOIN s ON s.record_key = coalesce(lp.record_date, 'infinity') AND s.source_url = lp.source_url AND s.first_seen = lp.first_seen
+LEFT JOIN load_others o ON o.county = lp.county AND o.apn = lp.apn`
 	// upsertParcelsConflictSQL: the load's parcels upserted, when parcels may hold them.
 	upsertParcelsConflictSQL = `
 ON CONFLICT (county, apn) DO UPDATE SET
