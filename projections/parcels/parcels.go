@@ -2,8 +2,11 @@ package parcels
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"log/slog"
+	"runtime"
+	"sync"
 	"time"
 
 	"encoding/json"
@@ -180,37 +183,67 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 	if len(staged) == 0 {
 		return nil
 	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"staged"},
+	rows, err := stagedRows(staged)
+	if err != nil {
+		return fmt.Errorf("staging layer rows: %w", err)
+	}
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"staged"},
 		[]string{"load_id", "line", "county", "apn", "apn_norm", "address", "norm_address", "lon", "lat", "source_url", "record_date", "amount_micros", "lender", "detail"},
-		pgx.CopyFromSlice(len(staged), func(i int) ([]any, error) {
-			r := staged[i]
-			var url, lender *string
-			if r.SourceURL != "" {
-				url = &r.SourceURL
-			}
-			if r.Lender != "" {
-				lender = &r.Lender
-			}
-			var date *time.Time
-			if r.Date != "" {
-				d, err := time.Parse(time.DateOnly, r.Date)
-				if err != nil {
-					return nil, fmt.Errorf("line %d: date %q: %w", r.Line, r.Date, err)
-				}
-				date = &d
-			}
-			var detail []byte
-			if len(r.Detail) > 0 {
-				detail, _ = json.Marshal(r.Detail)
-			}
-			return []any{r.load, int32(r.Line), r.County, r.APN, records.NormalizeAPN(r.APN), r.Address, records.NormalizeAddress(r.Address),
-				r.Lon, r.Lat, url, date, r.Amount, lender, detail}, nil
-		}))
+		pgx.CopyFromRows(rows))
 	b.staged = b.staged[:0]
 	if err != nil {
 		return fmt.Errorf("staging layer rows: %w", err)
 	}
 	return nil
+}
+
+// stagedRows are the rows of staged for rs, made (normalized) on every
+// core: a batch stages up to a quarter of a million rows, and the
+// database waits for them.
+func stagedRows(rs []stagedRow) ([][]any, error) {
+	out := make([][]any, len(rs))
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(rs)/1000))
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for k := range parts {
+		lo, hi := k*len(rs)/parts, (k+1)*len(rs)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				if out[i], errs[k] = stagedValues(rs[i]); errs[k] != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// stagedValues is the row of staged for r.
+func stagedValues(r stagedRow) ([]any, error) {
+	var url, lender *string
+	if r.SourceURL != "" {
+		url = &r.SourceURL
+	}
+	if r.Lender != "" {
+		lender = &r.Lender
+	}
+	var date *time.Time
+	if r.Date != "" {
+		d, err := time.Parse(time.DateOnly, r.Date)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: date %q: %w", r.Line, r.Date, err)
+		}
+		date = &d
+	}
+	var detail []byte
+	if len(r.Detail) > 0 {
+		detail, _ = json.Marshal(r.Detail)
+	}
+	return []any{r.load, int32(r.Line), r.County, r.APN, records.NormalizeAPN(r.APN), r.Address, records.NormalizeAddress(r.Address),
+		r.Lon, r.Lat, url, date, r.Amount, lender, detail}, nil
 }
 
 func loadStarted(ctx context.Context, tx pgx.Tx, e projections.Event, p *records.LayerLoadStarted) error {
@@ -434,6 +467,10 @@ func publishStatements(v records.LayerLoadCompleted, pos int64, layer, sourceURL
 	if bulk.empty["parcels"] {
 		upsertParcels = upsertParcelsSQL
 	}
+	others := statement{"collecting the other layers' signals", fmt.Sprintf(othersSQL, fmt.Sprintf(signalSQL, "o")), []any{otherLayers, v.Counties}}
+	if bulk.empty["parcel_layers"] || len(otherLayers) == 0 {
+		others = statement{"collecting the other layers' signals", noOthersSQL, nil}
+	}
 	dropParcels := statement{"dropping parcels the load no longer names", dropParcelsSQL, []any{v.LoadID, layer, v.Counties, v.CrawledAt, pos}}
 	if bulk.empty["parcel_layers"] {
 		dropParcels = statement{"dropping parcels the load no longer names", noDroppedParcelsSQL, nil}
@@ -458,8 +495,7 @@ func publishStatements(v records.LayerLoadCompleted, pos int64, layer, sourceURL
 		dropParcels,
 		// Signals of the other layers naming the load's parcels or the
 		// parcels it dropped; usually few or none.
-		{"collecting the other layers' signals", fmt.Sprintf(othersSQL, fmt.Sprintf(signalSQL, "o")),
-			[]any{otherLayers, v.Counties}},
+		others,
 		{"upserting parcels", fmt.Sprintf(upsertParcels, loadSignalSQL),
 			[]any{pos, layer, sourceDate.Format(time.DateOnly), v.CrawledAt.UTC().Format(signalTime)}},
 		{"rendering the dropped parcels' signals", droppedSignalsSQL,
@@ -485,7 +521,8 @@ func finishLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, po
 
 // The statements completeLoad runs, in order.
 const (
-	// loadParcelsSQL: one row per parcel.
+	// loadParcelsSQL: one row per parcel. The window's frame is the whole
+	// parcel, in the order DISTINCT ON takes: one sort serves both.
 	loadParcelsSQL = `
 CREATE TEMP TABLE load_parcels ON COMMIT DROP AS
 SELECT s.*, coalesce(pl.first_seen, s.last_seen) AS first_seen, pl.named AS was_named
@@ -498,7 +535,7 @@ FROM (
         count(*) FILTER (WHERE lon IS NULL) OVER w AS rows_without_geometry,
         max(line) FILTER (WHERE lon IS NOT NULL) OVER w AS p_line
     FROM staged WHERE load_id = $1
-    WINDOW w AS (PARTITION BY county, apn)
+    WINDOW w AS (PARTITION BY county, apn ORDER BY line DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
     ORDER BY county, apn, line DESC
 ) s
 LEFT JOIN parcel_layers pl ON pl.county = s.county AND pl.apn = s.apn AND pl.layer = $2
@@ -536,6 +573,11 @@ SELECT * FROM d`
 	noDroppedParcelsSQL = `
 CREATE TEMP TABLE load_dropped ON COMMIT DROP AS
 SELECT county, apn FROM parcel_layers WITH NO DATA`
+	// noOthersSQL: othersSQL's table, empty (no other layer names
+	// parcels).
+	noOthersSQL = `
+CREATE TEMP TABLE load_others ON COMMIT DROP AS
+SELECT county, apn, '{}'::text[] AS layers, '[]'::jsonb AS signals, '{}'::date[] AS dates FROM parcel_layers WITH NO DATA`
 	// droppedSignalsSQL: rendering the dropped parcels' signals.
 	droppedSignalsSQL = `
 UPDATE parcels p SET layers = coalesce(o.layers, '{}'), signals = coalesce(o.signals, '[]'), layer_dates = coalesce(o.dates, '{}'), position = $1
