@@ -10,6 +10,8 @@ import (
 	"slices"
 	"sync"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arr-dev/arr/domain"
@@ -39,6 +41,14 @@ func decode(reg *domain.Registry, p *compiled, events []eventstore.Event) ([]Eve
 		}
 	}
 	return out, nil
+}
+
+// unmarshalV1 is encoding/json's Unmarshal (its options: names matched
+// without regard to case, duplicate names and invalid UTF-8 allowed, ...)
+// as go-json-experiment implements it, three times as fast on a chunk of
+// a load's rows.
+func unmarshalV1(data []byte, v any) error {
+	return jsonv2.Unmarshal(data, v, jsonv1.DefaultOptionsV1())
 }
 
 // parallelDecodeBytes is the payload bytes from which a batch is decoded

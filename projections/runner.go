@@ -145,7 +145,7 @@ func NewRunner(pool *pgxpool.Pool, store LogReader, cfg Config, ps ...Projection
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]*compiled{}, m: newMetrics(cfg.Registerer, pool), reg: catalog.Registry(),
+	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]*compiled{}, m: newMetrics(cfg.Registerer, pool), reg: catalog.Registry().WithUnmarshal(unmarshalV1),
 		timeouts: map[string]time.Duration{}, failures: map[string]failure{}}
 	for _, p := range ps {
 		c, err := compile(p.Spec())
