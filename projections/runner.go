@@ -125,6 +125,9 @@ type Runner struct {
 	// timeouts holds, per projection, the timeout of the next try after a
 	// batch ran out of time (absent: BatchTimeout).
 	timeouts map[string]time.Duration
+	// readLimits holds, per projection whose last batch Cut cut short,
+	// how many events its next read asks for (absent: BatchSize).
+	readLimits map[string]int
 	// failures counts, per projection, failed tries at one checkpoint.
 	failures map[string]failure
 	// head is the log head the lag metrics were last computed from, read
@@ -146,7 +149,7 @@ func NewRunner(pool *pgxpool.Pool, store LogReader, cfg Config, ps ...Projection
 		return nil, err
 	}
 	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]*compiled{}, m: newMetrics(cfg.Registerer, pool), reg: catalog.Registry().WithUnmarshal(unmarshalV1),
-		timeouts: map[string]time.Duration{}, failures: map[string]failure{}}
+		timeouts: map[string]time.Duration{}, readLimits: map[string]int{}, failures: map[string]failure{}}
 	for _, p := range ps {
 		c, err := compile(p.Spec())
 		if err != nil {
@@ -515,6 +518,32 @@ func (r *Runner) step1(ctx context.Context, name string, leased bool) (stepResul
 	return res, err
 }
 
+// readLimit is how many events the next read of a projection asks for.
+func (r *Runner) readLimit(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n, ok := r.readLimits[name]; ok {
+		return n
+	}
+	return r.cfg.BatchSize
+}
+
+// noteCut sets the next read's limit from how many of the read events
+// (read) Cut kept (kept): a batch cut short reads next about as many as
+// it kept, an eighth more, rather than BatchSize. A bulk load's row
+// chunks are cut at some 40 a batch: reading 2,000 of them each time read
+// (and detoasted) the whole rest of the load again for every batch. A
+// batch not cut short reads BatchSize again next.
+func (r *Runner) noteCut(name string, kept, read int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if kept >= read {
+		delete(r.readLimits, name)
+		return
+	}
+	r.readLimits[name] = min(r.cfg.BatchSize, kept+kept/8+1)
+}
+
 func (r *Runner) batchTimeout(name string) time.Duration {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -540,11 +569,12 @@ func (r *Runner) step(clock *batchClock, p *compiled, leased bool) (stepResult, 
 		return stepResult{}, fmt.Errorf("reading checkpoint: %w", err)
 	}
 	at := stepResult{pos: uint64(from), faulted: faulted} // a step that stops here
-	rd, err := r.read(bctx, p, uint64(from), r.cfg.BatchSize)
+	rd, err := r.read(bctx, p, uint64(from), r.readLimit(name))
 	if err != nil {
 		return at, err
 	}
 	events := cut(p, rd.events)
+	r.noteCut(name, len(events), len(rd.events))
 	if p.BatchTimeout != nil && len(events) > 0 {
 		clock.extend(min(p.BatchTimeout(events), r.cfg.MaxBatchTimeout))
 	}
