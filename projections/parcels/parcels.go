@@ -390,7 +390,10 @@ const signalTime = "2006-01-02T15:04:05Z"
 // record, its parcel fields and its rendered signals, and each read-model
 // row is then written once. New parcels are written in spatial order (the
 // geometry's sort order is a space-filling curve), so a bbox query finds a
-// box's parcels on few pages and the GiST index is filled locally.
+// box's parcels on few pages and the GiST index is filled locally. Into
+// a table empty at the start (a county's first load) rows are inserted
+// without its indexes, built after the fill (bulk.go). With -load-steps
+// the records bench logs each step's time (Projection.Logger).
 func completeLoad(ctx context.Context, tx pgx.Tx, log *slog.Logger, v records.LayerLoadCompleted, pos int64) error {
 	var sourceURL string
 	var sourceDate time.Time
