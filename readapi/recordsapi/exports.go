@@ -65,7 +65,7 @@ func ExportFormats() []string {
 // FlatGeobuf or GeoPackage, all from one snapshot of the read model. CSV
 // and FlatGeobuf are streamed as they are read; a GeoPackage is written to
 // a temporary file first, then sent with its length, and removed. At most
-// one export per key and exportSlots per process run at once (429 with
+// one export per account and exportSlots per process run at once (429 with
 // Retry-After otherwise). Never contact data.
 func (s *server) exportParcels(c *gin.Context) error {
 	q, f, err := s.exportRequest(c)
@@ -76,7 +76,7 @@ func (s *server) exportParcels(c *gin.Context) error {
 	if !ok {
 		return domain.Forbidden("key_required", "an export needs a records API key")
 	}
-	leave, err := s.exports.enter(p.KeyID)
+	leave, err := s.exports.enter(p)
 	if err != nil {
 		// Refused before any work: it counts against no quota or meter.
 		ratelimit.MarkNotServed(c)

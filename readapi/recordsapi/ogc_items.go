@@ -134,7 +134,13 @@ func readFilter(c *gin.Context, col parcels.Collection) (cql2.Expr, error) {
 }
 
 // literal reads a queryable parameter's value as the queryable's type.
+// Its text is checked first as a filter's quoted string is
+// (cql2.TextFault: valid UTF-8, no NUL), whatever the type, so no value
+// reaches the database as text it cannot bind.
 func literal(q parcels.Queryable, v string) (cql2.Scalar, error) {
+	if pos, fault := cql2.TextFault(v); fault != "" {
+		return nil, domain.Invalid("invalid_"+q.Name, q.Name, "%s, at character %d: %s; a queryable's value is UTF-8 text without NUL characters", q.Name, pos, fault)
+	}
 	bad := func(want string) error {
 		return domain.Invalid("invalid_"+q.Name, q.Name, "%s must be %s; got %q", q.Name, want, v)
 	}
