@@ -220,6 +220,22 @@ const (
 
 func (r itemsRequest) dir(d string) cursor.Query { q := r.query; q.Search += d; return q }
 
+// scans reports whether r's query may scan more than its page: it has a
+// filter, a datetime, or a bbox wider or taller than the records search
+// takes (records.MaxBBoxDegrees; the OGC bbox is not bounded, an OGC
+// client sends the box of its view). Such a query is bounded by its
+// limit and statement timeout, and queries in one of the filtered turns.
+func (r itemsRequest) scans() bool {
+	if r.fq.Filter != nil || r.fq.From != nil || r.fq.To != nil {
+		return true
+	}
+	if r.fq.BBox == nil {
+		return false
+	}
+	w, h := r.fq.BBox.Span()
+	return w > records.MaxBBoxDegrees || h > records.MaxBBoxDegrees
+}
+
 // items is GET /api/v1/ogc/collections/{collectionId}/items.
 func (o *ogcAPI) items(c *gin.Context) error {
 	col, err := o.find(c)
@@ -244,8 +260,9 @@ func (o *ogcAPI) items(c *gin.Context) error {
 	ctx := c.Request.Context()
 	var got []parcels.Feature
 	query := func() (err error) { got, err = o.features.Features(ctx, r.fq); return err }
-	if r.fq.Filter != nil || r.fq.From != nil || r.fq.To != nil {
-		// A filter or a datetime may scan: it queries in a turn.
+	if r.scans() {
+		// A filter, a datetime or a wide bbox may scan: it queries in a
+		// turn.
 		err = o.filtered.do(ctx, query)
 	} else {
 		err = query()
