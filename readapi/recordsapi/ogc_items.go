@@ -1,6 +1,7 @@
 package recordsapi
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -270,17 +271,8 @@ func (o *ogcAPI) items(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	// An unfiltered page says how many features the collection holds,
-	// from the extents' cache (counted once per load, never per request).
-	matched := int64(-1)
-	if r.fq.Filter == nil && r.fq.BBox == nil && r.fq.From == nil && r.fq.To == nil {
-		ex, err := o.extentsNow(ctx)
-		if err != nil {
-			return err
-		}
-		matched = ex[col.ID].Features
-	}
 	more := len(got) > limit
+	matched := o.matched(ctx, r, col, len(got), more)
 	if more {
 		if r.fq.Before != nil {
 			got = got[1:]
@@ -299,6 +291,28 @@ func (o *ogcAPI) items(c *gin.Context) error {
 	}
 	c.Data(http.StatusOK, geoJSON, renderItems(c, o.base, col, got, matched, next, prev))
 	return nil
+}
+
+// matched is the numberMatched of an unfiltered page of n features (more:
+// the collection has more after or before them), -1 to leave it out. A
+// page that is the whole collection says its own count. Any other says
+// the count of the extents' cache (made once per load, never per
+// request) only when it is of the read model's version now and more than
+// the page: right after a load the cache still holds the count of before
+// it, and a page is never told the collection is smaller than itself.
+// numberMatched is optional (OGC API – Features Part 1, 7.15.4).
+func (o *ogcAPI) matched(ctx context.Context, r itemsRequest, col parcels.Collection, n int, more bool) int64 {
+	if r.fq.Filter != nil || r.fq.BBox != nil || r.fq.From != nil || r.fq.To != nil {
+		return -1
+	}
+	if !more && r.fq.After == nil && r.fq.Before == nil {
+		return int64(n)
+	}
+	ex, ok := o.extents.current(ctx)
+	if m := ex[col.ID].Features; ok && m > int64(n) {
+		return m
+	}
+	return -1
 }
 
 // item is GET /api/v1/ogc/collections/{collectionId}/items/{featureId}.
