@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -50,8 +51,10 @@ type server struct {
 	cursors *cursor.Codec
 	// polygons and tiles are the turns of the costly routes (limits.go).
 	polygons, tiles *turns
-	// exports admits the bulk exports (exportgate.go).
+	// exports admits the bulk exports (exportgate.go); temps are their
+	// temporary GeoPackages (exporttemp.go).
 	exports *exportGate
+	temps   *exportTemps
 	// tileCache holds made tiles, tileFlight makes each once for the
 	// requests asking at the same time (tiles.go).
 	tileCache  *tilecache.Cache
@@ -80,7 +83,12 @@ func New(d httpx.Deps) (http.Handler, error) {
 	}
 	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz, mapTmpl: mapTmpl, cursors: cursors,
 		polygons: newTurns(polygonSlots), tiles: newTurns(tileSlots),
-		exports: newExportGate(exportSlots), tileCache: tilecache.New(tileCacheBytes)}
+		exports: newExportGate(exportSlots), temps: newExportTemps(os.TempDir()), tileCache: tilecache.New(tileCacheBytes)}
+	// The GeoPackages a killed process left are removed as this one
+	// starts (none of its own exports runs yet).
+	if n := s.temps.sweep(); n > 0 && d.Logger != nil {
+		d.Logger.Info("records: removed temporary GeoPackages left by a process that ended while it wrote them", "files", n, "dir", s.temps.dir)
+	}
 
 	ids := d.App.Queries.Identities
 	// The public routes need no key, but take one: a key that is sent must
