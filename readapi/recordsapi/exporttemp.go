@@ -3,6 +3,7 @@ package recordsapi
 import (
 	"errors"
 	"fmt"
+	"log/slog"
 	"os"
 	"path/filepath"
 	"sync"
@@ -104,4 +105,13 @@ func (t *exportTemps) sweep() int {
 		_ = f.Close()
 	}
 	return removed
+}
+
+// sweepAtStart sweeps as the server starts (none of its exports runs
+// yet): the GeoPackages a killed process left are removed at once, and
+// logged on log (nil: not logged).
+func (t *exportTemps) sweepAtStart(log *slog.Logger) {
+	if n := t.sweep(); n > 0 && log != nil {
+		log.Info("records: removed temporary GeoPackages left by a process that ended while it wrote them", "files", n, "dir", t.dir)
+	}
 }

@@ -84,11 +84,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz, mapTmpl: mapTmpl, cursors: cursors,
 		polygons: newTurns(polygonSlots), tiles: newTurns(tileSlots),
 		exports: newExportGate(exportSlots), temps: newExportTemps(os.TempDir()), tileCache: tilecache.New(tileCacheBytes)}
-	// The GeoPackages a killed process left are removed as this one
-	// starts (none of its own exports runs yet).
-	if n := s.temps.sweep(); n > 0 && d.Logger != nil {
-		d.Logger.Info("records: removed temporary GeoPackages left by a process that ended while it wrote them", "files", n, "dir", s.temps.dir)
-	}
+	s.temps.sweepAtStart(d.Logger)
 
 	ids := d.App.Queries.Identities
 	// The public routes need no key, but take one: a key that is sent must
