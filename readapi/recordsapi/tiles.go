@@ -148,6 +148,7 @@ func (s *server) makeTile(ctx context.Context, v parcels.ReadModelVersion, key t
 			r, err = s.parcels.TilePoints(ctx, key.Z, key.X, key.Y, layers, w, asOf)
 			return err
 		})
+		points := r.Version
 		if err == nil && r.Clusters {
 			over := r.OverCap
 			r, err = s.tileFlight.clusters.Do(ctx, tileFlightKey{version: v, key: clusterKey(key)}, func(ctx context.Context) (r parcels.TileResult, err error) {
@@ -167,7 +168,13 @@ func (s *server) makeTile(ctx context.Context, v parcels.ReadModelVersion, key t
 			k = clusterKey(k)
 		}
 		t := tilecache.Tile{Bytes: r.Tile, ETag: tileETag(r.Version, r.Tile)}
-		s.tileCache.Put(r.Version, k, t)
+		// Clusters made at another version than the points that called
+		// for them (a load in between) are served, never filed: filed under
+		// the cluster key, they would stand for every weights and day of a
+		// tile that may no longer be over its cap.
+		if r.Version == points {
+			s.tileCache.Put(r.Version, k, t)
+		}
 		return t, nil
 	})
 	if err != nil && errors.Is(ctx.Err(), context.DeadlineExceeded) {

@@ -83,9 +83,14 @@ func (g *Group[K, V]) join(ctx context.Context, key K, work func(context.Context
 func (g *Group[K, V]) run(ctx context.Context, key K, f *flight[V], work func(context.Context) (V, error)) {
 	defer f.cancel()
 	defer close(f.done)
+	returned := false
 	defer func() {
+		// A work that panics or exits its goroutine (runtime.Goexit, as
+		// t.FailNow does) gives its waiters an error, never a zero value.
 		if r := recover(); r != nil {
 			f.err = fmt.Errorf("tileflight: the work panicked: %v", r)
+		} else if !returned {
+			f.err = errors.New("tileflight: the work exited without returning")
 		}
 		g.mu.Lock()
 		if g.flights[key] == f {
@@ -94,6 +99,7 @@ func (g *Group[K, V]) run(ctx context.Context, key K, f *flight[V], work func(co
 		g.mu.Unlock()
 	}()
 	f.val, f.err = work(ctx)
+	returned = true
 	if f.err != nil {
 		f.timedOut = g.timedOut(ctx, f.err)
 	}
