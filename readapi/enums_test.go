@@ -108,6 +108,7 @@ var enumSources = map[string]enumSource{
 	"paths//api/v1/lists/{list_id}/rows/get/parameters/signals/schema":                  {[]string{"0", "1"}, "readapi/records/lists.go query flag"},
 	"paths//api/v1/lists/{list_id}/rows/get/parameters/include_contact/schema":          {[]string{"0", "1"}, "readapi/records/lists.go query flag"},
 	"paths//api/v1/tiles/{z}/{x}/{y}.mvt/get/responses/200/headers/X-Tile-Cache/schema": {[]string{"hit", "miss"}, "readapi/recordsapi/tiles.go tile"},
+	"paths//api/v1/tiles/{z}/{x}/{y}.mvt/head/responses/200/headers/X-Tile-Cache/schema": {[]string{"hit", "miss"}, "readapi/recordsapi/tiles.go tile"},
 	"paths//api/v1/exports/parcels/get/parameters/format/schema":                        {recordsapi.ExportFormats(), "readapi/recordsapi.ExportFormats()"},
 	// OpenAI's wire format, as readapi/gateway (chat_request.go, responses/) parses and writes it.
 	"components/schemas/ChatCompletionRequest/properties/messages/items/properties/role":         {[]string{"system", "developer", "user", "assistant", "tool", "function"}, "readapi/gateway/chat_request.go validRoles"},
