@@ -72,3 +72,23 @@ func TestAttackNormalizeIsIdempotentAfterAmpersand(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackLetteredHouseNumberIsNoPredirectional: a row of townhouses
+// numbered 12-A to 12-E writes "12-A Main St" (12A, as the assessor
+// writes it) and "12-E Main St"; tokens keeps the hyphen's letter apart
+// when it may be a directional, so house 12-E on Main St gets the key of
+// house 12 on East Main St (a street of the same county as often as
+// not), and an assessor's "12E MAIN ST" is never met: the list row is
+// matched to the other street's parcel.
+func TestAttackLetteredHouseNumberIsNoPredirectional(t *testing.T) {
+	t.Parallel()
+	for _, l := range []string{"E", "N", "S", "W"} {
+		hyph, east := "12-"+l+" Main St", "12 "+l+" Main St"
+		if a, b := usps.Normalize(hyph), usps.Normalize(east); a == b {
+			t.Errorf("%q and %q share the key %q", hyph, east, a)
+		}
+		if a, b := usps.Normalize(hyph), usps.Normalize("12"+l+" Main St"); a != b {
+			t.Errorf("%q is %q, but 12%s Main St is %q (12-A Main St is 12A MAIN ST)", hyph, a, l, b)
+		}
+	}
+}
