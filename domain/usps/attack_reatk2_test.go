@@ -92,3 +92,27 @@ func TestAttackLetteredHouseNumberIsNoPredirectional(t *testing.T) {
 		}
 	}
 }
+
+// TestAttackNumberedRoadIsNoUnit: rural and state roads are written with
+// "#" before their number ("County Road #5", "State Road #7", "US
+// Highway #1", "Township Road #12"). "#" after the suffix word (ROAD is
+// RD) is read as a unit designator, so house 100 on County Road 5 gets
+// the key of unit 5 of 100 County Rd (a street so named in many towns),
+// and its street key "100 COUNTY RD" meets that street's parcel in the
+// match's street tier: a wrong match either way.
+func TestAttackNumberedRoadIsNoUnit(t *testing.T) {
+	t.Parallel()
+	for _, tc := range []struct{ road, other string }{
+		{"100 County Road #5", "100 County Rd Unit 5"},
+		{"100 State Road #7", "100 State Rd Apt 7"},
+		{"100 US Highway #1", "100 US Hwy Unit 1"},
+		{"100 Township Road #12", "100 Township Rd Ste 12"},
+	} {
+		if a, b := usps.Normalize(tc.road), usps.Normalize(tc.other); a == b {
+			t.Errorf("%q and %q share the key %q", tc.road, tc.other, a)
+		}
+	}
+	if s := usps.Parse("100 County Road #5").Street(); s == usps.Parse("100 County Rd").Street() {
+		t.Errorf("100 County Road #5 has the street key %q of 100 County Rd", s)
+	}
+}
