@@ -29,3 +29,21 @@ func TestAttackBareCityAfterMailingIsNotThePropertys(t *testing.T) {
 		t.Errorf("the mailing block's City, State, Zip read as the property's: %+v (columns %v)", r, l.Columns)
 	}
 }
+
+// TestAttackMailingLineTwoIsNoPropertyUnit: "Address 2" right after the
+// owner's "Mailing Address" is that address's second line (the owner's
+// apartment), but the header table reads it as the property's unit: a
+// row for the house at 5 Main St whose owner lives in Apt 7 elsewhere
+// gets unit 7, and is matched (tier 2) to unit 7 of 5 Main St, another
+// owner's condo.
+func TestAttackMailingLineTwoIsNoPropertyUnit(t *testing.T) {
+	t.Parallel()
+	in := "Property Address,Mailing Address,Address 2,Mailing City\n5 Main St,100 Oak Ave,Apt 7,Towson\n"
+	l, err := listfile.Parse(strings.NewReader(in))
+	if err != nil {
+		return // refused: no wrong reading
+	}
+	if r := l.Rows[0]; r.Unit != "" {
+		t.Errorf("the mailing address's second line read as the property's unit: %+v (columns %v)", r, l.Columns)
+	}
+}
