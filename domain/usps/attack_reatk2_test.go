@@ -87,8 +87,14 @@ func TestAttackLetteredHouseNumberIsNoPredirectional(t *testing.T) {
 		if a, b := usps.Normalize(hyph), usps.Normalize(east); a == b {
 			t.Errorf("%q and %q share the key %q", hyph, east, a)
 		}
-		if a, b := usps.Normalize(hyph), usps.Normalize("12"+l+" Main St"); a != b {
-			t.Errorf("%q is %q, but 12%s Main St is %q (12-A Main St is 12A MAIN ST)", hyph, a, l, b)
+		// 12-E may be house 12E or 12 East Main St: either reading can
+		// meet the other house's parcel, so the key is neither's and
+		// meets only a line that writes 12-E too (usps.tokens).
+		if a, want := usps.Normalize(hyph), "12-"+l+" MAIN ST"; a != want {
+			t.Errorf("%q is %q, want %q", hyph, a, want)
+		}
+		if a, b := usps.Normalize(hyph), usps.Normalize("12"+l+" Main St"); a == b {
+			t.Errorf("%q and 12%s Main St share the key %q", hyph, l, a)
 		}
 	}
 }

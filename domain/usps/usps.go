@@ -74,12 +74,15 @@ func Parse(line string) Address {
 	if len(toks) > 0 && isNumber(toks[0]) {
 		a.Number = houseNumber(toks[0])
 		toks = toks[1:]
+		if len(toks) > 2 && toks[0] == "&" && isFraction(toks[1]) {
+			toks = toks[1:] // "100 & 1/2" is "100 1/2", as the key writes it
+		}
 		if len(toks) > 1 && isFraction(toks[0]) {
 			a.Number += " " + toks[0]
 			toks = toks[1:]
 		}
 	}
-	toks, a.Unit = unit(toks)
+	toks, a.Unit = unit(roadNumbers(splitLettered(toks)))
 	a.Predir, a.Name, a.Suffix, a.Postdir = street(toks)
 	return a
 }
@@ -109,7 +112,10 @@ func tokens(line string) []string {
 				r = '/'
 			}
 			b.WriteRune(r)
-		case r == '-' && between && unicode.IsLetter(rs[i+1]) && !strings.ContainsRune("NSEW", rs[i+1]) && (i+2 == len(rs) || !isWordRune(rs[i+2])):
+		case r == '-' && between && unicode.IsLetter(rs[i+1]) && (i+2 == len(rs) || !isWordRune(rs[i+2])):
+			if strings.ContainsRune("NSEW", rs[i+1]) {
+				b.WriteRune(r) // "12-E" may be 12E or 12 East: kept whole
+			}
 		default:
 			b.WriteRune(' ')
 		}
@@ -165,6 +171,49 @@ func isNumber(t string) bool {
 func isFraction(t string) bool {
 	n, d, ok := strings.Cut(t, "/")
 	return ok && n != "" && d != "" && strings.Trim(n+d, "0123456789") == ""
+}
+
+// splitLettered writes a number hyphened to a directional letter ("2-E",
+// which tokens keeps whole so that a house number 12-E is never 12 East)
+// as two words, after the house number: "Apt 2-E" is unit 2E as "Apt 2 E"
+// is.
+func splitLettered(toks []string) []string {
+	var out []string
+	for _, t := range toks {
+		if n, l, ok := strings.Cut(t, "-"); ok && len(l) == 1 && strings.Contains("NSEW", l) && digits(n) {
+			out = append(out, n, l)
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// numberedRoads are the words (a suffix as its standard abbreviation) a
+// road's number follows: County Road 5, US Highway 1, State Route 7, SR
+// 7, CR 5, FM 1960, RR 2.
+var numberedRoads = map[string]bool{"RD": true, "HWY": true, "RTE": true, "RT": true, "SR": true, "US": true, "CR": true,
+	"FM": true, "RR": true, "HC": true, "CTH": true, "STH": true}
+
+func numberedRoad(t string) bool {
+	if s, ok := suffixes[t]; ok {
+		t = s
+	}
+	return numberedRoads[t]
+}
+
+// roadNumbers drops "#" or "No" between a numbered road's word and its
+// number ("County Road #5" is County Rd 5, a road, never unit 5 of County
+// Road): the number is the road's name, and the key is never a unit's.
+func roadNumbers(toks []string) []string {
+	var out []string
+	for i, t := range toks {
+		if numberWords[t] && i > 0 && i+1 < len(toks) && numberedRoad(toks[i-1]) && isNumber(toks[i+1]) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // houseNumber drops a house number's leading zeros ("0012" → "12",
@@ -237,15 +286,25 @@ func ordinalFloor(toks []string) []string {
 	if len(toks) < 2 {
 		return toks
 	}
-	if des, _ := Secondary(toks[1]); des != "FL" {
+	n, ok := floorOrdinal(toks[:2])
+	if !ok {
 		return toks
 	}
-	n := strings.TrimLeft(toks[0], "0123456789")
-	num := toks[0][:len(toks[0])-len(n)]
+	return append([]string{toks[1], n}, toks[2:]...)
+}
+
+// floorOrdinal is the number of an ordinal before a floor designator
+// ("2ND" "FL" is "2").
+func floorOrdinal(two []string) (string, bool) {
+	if des, _ := Secondary(two[1]); des != "FL" {
+		return "", false
+	}
+	n := strings.TrimLeft(two[0], "0123456789")
+	num := two[0][:len(two[0])-len(n)]
 	if num == "" || (n != "ST" && n != "ND" && n != "RD" && n != "TH") {
-		return toks
+		return "", false
 	}
-	return append([]string{toks[1], num}, toks[2:]...)
+	return num, true
 }
 
 // street splits a street's words into its predirectional, name, suffix and
@@ -272,6 +331,11 @@ func street(toks []string) (pre, name, suf, post string) {
 	if len(toks) == 2 && identifierLike(toks[1]) {
 		if s, ok := suffixes[toks[0]]; ok {
 			toks[0] = s // "AVENUE B" is "AVE B"
+		}
+	}
+	for i := 0; i+1 < len(toks); i++ {
+		if s, ok := suffixes[toks[i]]; ok && numberedRoads[s] && isNumber(toks[i+1]) {
+			toks[i] = s // "COUNTY ROAD 5" is "COUNTY RD 5"
 		}
 	}
 	return pre, strings.Join(toks, " "), suf, post
@@ -359,5 +423,5 @@ func UnitID(s string) string {
 	for len(toks) > 0 && toks[0] == "&" {
 		toks = toks[1:]
 	}
-	return readUnit(toks).String()
+	return readUnit(splitLettered(toks)).String()
 }
