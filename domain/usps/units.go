@@ -148,14 +148,15 @@ func endsInDigit(s string) bool { c := s[len(s)-1]; return c >= '0' && c <= '9' 
 // orders them. A designator without an identifier is dropped ("Apt No 5"
 // is "5"; "Apt" alone is none), unless it is one Publication 28 writes
 // with no number (REAR, FRNT, UPPR, BSMT, ...): that one qualifies the
-// unit and is kept after its numbered parts ("Rear Apt 2" and "Apt 2
-// Rear" are both "2 REAR", never "2"). The numbered parts are written as
-// "DES id" ("FL 2", "BLDG 2", "PH 2"; "2nd Fl" is "FL 2"), the
-// interchangeable ones as UNIT after the others ("Bldg 4 Apt 2", "Bldg 4
-// #2" and "Apt 2 Bldg 4" are all "BLDG 4 UNIT 2"), except that a unit
-// whose only numbered part is interchangeable, or has no designator (a
+// unit and is written first ("Rear Apt 2" and "Apt 2 Rear" are both
+// "REAR UNIT 2", never "2"). The numbered parts are written as "DES id"
+// ("FL 2", "BLDG 2", "PH 2"; "2nd Fl" is "FL 2"), the interchangeable
+// ones as UNIT after the others ("Bldg 4 Apt 2", "Bldg 4 #2" and "Apt 2
+// Bldg 4" are all "BLDG 4 UNIT 2"), except that a unit that is one
+// interchangeable numbered part, or an identifier with no designator (a
 // unit column's "2"), is its identifier alone ("APT 2", "#2" and "2" are
-// "2").
+// "2"). Every designator written is followed by its identifier or by
+// another designator, so the key reads back as itself.
 func joinUnit(parts []unitPart) string {
 	var named, generic []unitPart
 	var qualifiers []string
@@ -172,12 +173,12 @@ func joinUnit(parts []unitPart) string {
 	}
 	slices.Sort(qualifiers)
 	qualifiers = slices.Compact(qualifiers)
-	if len(named) == 0 && len(generic) == 1 {
-		return join(append([]string{generic[0].id}, qualifiers...)...)
+	if len(qualifiers) == 0 && len(named) == 0 && len(generic) == 1 {
+		return generic[0].id
 	}
-	words := make([]string, 0, 2*len(parts))
+	words := qualifiers
 	for _, p := range append(named, generic...) {
 		words = append(words, p.des, p.id)
 	}
-	return join(append(words, qualifiers...)...)
+	return join(words...)
 }

@@ -33,11 +33,13 @@ type Address struct {
 	Suffix string
 	// Postdir is the directional after the street (NW).
 	Postdir string
-	// Unit is the secondary unit's identifier ("2" for "APT 2", "#2",
-	// "Unit 2"; "2B" for "Apt 2-B"), or a designator written without one
-	// (REAR); the designator itself is not kept, since lists write the
-	// same unit with different ones, except in a unit of several
-	// designators ("BLDG 4 APT 2"). readUnit says how it is read.
+	// Unit is the secondary unit: the identifier alone for the
+	// designators lists write for one unit ("2" for "APT 2", "#2", "Unit
+	// 2", "Ste 2"; "2B" for "Apt 2-B"), the designator and identifier
+	// for every other ("BLDG 2", "FL 2" for "2nd Fl", "PH 2", "SLIP 5"),
+	// a designator written without one (REAR), or a unit of several
+	// parts ("BLDG 4 UNIT 2", "REAR UNIT 2"). joinUnit says how it is
+	// written.
 	Unit string
 }
 
@@ -82,6 +84,9 @@ func Parse(line string) Address {
 			toks = toks[1:]
 		}
 	}
+	for len(toks) > 0 && toks[0] == "&" { // "0 & St": the street's first word is St, as street reads it
+		toks = toks[1:]
+	}
 	toks, a.Unit = unit(roadNumbers(splitLettered(toks)))
 	a.Predir, a.Name, a.Suffix, a.Postdir = street(toks)
 	return a
@@ -95,7 +100,9 @@ func Parse(line string) Address {
 // ASCII ones and a letter with a combining mark is the precomposed
 // letter; a hyphen between a number and a letter ending the word is
 // dropped ("12-A" is "12A", as "2-B" is "2B"), unless the letter may be a
-// directional ("12-E Main St" stays 12 E Main St, as before).
+// directional: "12-E" is kept whole, since house 12-E Main St may be 12E
+// on Main St or 12 on East Main St, and its key is neither's (Parse
+// splits it, as "2 E", everywhere but in the house number).
 func tokens(line string) []string {
 	rs := []rune(strings.ToUpper(fold(line)))
 	var b strings.Builder
@@ -414,8 +421,9 @@ func State(s string) (string, bool) {
 
 // UnitID is the identifier of a unit written in its own column, read as
 // Parse reads a unit in the address line (readUnit): "APT 2", "#2", "Unit
-// 02" and "2" are all "2"; "Apt 2-B" and "2 B" are "2B"; "Bldg 4 Apt 2"
-// is "BLDG 4 APT 2"; "Rear" is "REAR". Words after the unit are kept
+// 02" and "2" are all "2"; "Apt 2-B" and "2 B" are "2B"; "Bldg 2" is
+// "BLDG 2" and "2nd Fl" is "FL 2", never "2"; "Bldg 4 Apt 2" and "Bldg 4
+// #2" are "BLDG 4 UNIT 2"; "Rear" is "REAR". Words after the unit are kept
 // after it, as in the address line ("2 Left" is "2 LEFT"), so that a
 // column naming more than a unit never equals the unit alone.
 func UnitID(s string) string {
