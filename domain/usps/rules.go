@@ -63,6 +63,7 @@ var rulesProbes = []string{
 	// a numbered road's number is its name, never a unit
 	"100 County Road #5", "100 County Rd Unit 5", "100 State Road #7", "100 US Highway #1", "100 US #1",
 	"100 Township Road #12", "100 SR #7", "100 CR No 5", "100 FM #1960", "100 County Road 5 Apt 2",
+	"100 Harford Road #2", "100 Highway #1", "100 N Highway #1", "100 Pacific Coast Hwy #5", "100 Farm To Market Road #5",
 	// a house number hyphened to a directional letter is neither 12E nor 12 East
 	"12-E Main St", "12 E Main St", "12E Main St", "12-N Main St", "12-S Main St", "12-W Main St",
 	"100 Main St Apt 2-E", "2-E",

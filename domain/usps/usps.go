@@ -197,16 +197,33 @@ func splitLettered(toks []string) []string {
 }
 
 // numberedRoads are the words (a suffix as its standard abbreviation) a
-// road's number follows: County Road 5, US Highway 1, State Route 7, SR
-// 7, CR 5, FM 1960, RR 2.
+// road's number follows: State Route 7, SR 7, CR 5, FM 1960, RR 2; and
+// RD and HWY, which a number follows only in a road so named by a
+// qualifier (roadQualifiers: County Road 5, US Highway 1) or with no
+// other name (Highway 1): Harford Road #2 is unit 2 of Harford Road.
 var numberedRoads = map[string]bool{"RD": true, "HWY": true, "RTE": true, "RT": true, "SR": true, "US": true, "CR": true,
 	"FM": true, "RR": true, "HC": true, "CTH": true, "STH": true}
 
-func numberedRoad(t string) bool {
-	if s, ok := suffixes[t]; ok {
-		t = s
+// roadQualifiers name the road RD or HWY after them by its number.
+var roadQualifiers = map[string]bool{"COUNTY": true, "CO": true, "STATE": true, "TOWNSHIP": true, "TWP": true, "US": true,
+	"FOREST": true, "FARM": true, "RANCH": true, "PARISH": true, "TOWN": true, "PRIVATE": true, "MARKET": true, "SR": true, "CR": true}
+
+// numberedRoad: the word toks[i] is a road's that its number follows.
+func numberedRoad(toks []string, i int) bool {
+	w := toks[i]
+	if s, ok := suffixes[w]; ok {
+		w = s
 	}
-	return numberedRoads[t]
+	switch {
+	case !numberedRoads[w]:
+		return false
+	case w != "RD" && w != "HWY":
+		return true
+	case i == 0:
+		return true
+	}
+	_, dir := directionals[toks[i-1]]
+	return roadQualifiers[toks[i-1]] || (i == 1 && dir)
 }
 
 // roadNumbers drops "#" or "No" between a numbered road's word and its
@@ -215,7 +232,7 @@ func numberedRoad(t string) bool {
 func roadNumbers(toks []string) []string {
 	var out []string
 	for i, t := range toks {
-		if numberWords[t] && i > 0 && i+1 < len(toks) && numberedRoad(toks[i-1]) && isNumber(toks[i+1]) {
+		if numberWords[t] && i > 0 && i+1 < len(toks) && numberedRoad(toks, i-1) && isNumber(toks[i+1]) {
 			continue
 		}
 		out = append(out, t)
