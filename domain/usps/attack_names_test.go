@@ -77,11 +77,12 @@ func TestAttackWordsAfterAUnitAreKept(t *testing.T) {
 
 // TestAttackOneAddressManyWritings: the writings of one address that the
 // re-attack found with two keys have one (issue 39 re-attack, low).
+// "12-E Main St" is no longer here: it may be house 12E as well as 12
+// East Main St, and is neither (TestAttackLetteredHouseNumberIsNoPredirectional).
 func TestAttackOneAddressManyWritings(t *testing.T) {
 	t.Parallel()
 	for _, tc := range []struct{ name, a, b string }{
 		{"hyphened house number letter", "12-A Main St", "12A Main St"},
-		{"hyphened directional", "12-E Main St", "12 E Main St"},
 		{"full-width digits", "１２ Main St Apt ２", "12 Main St Apt 2"},
 		{"full-width letters", "12 Ｍａｉｎ St", "12 Main St"},
 		{"combining tilde", "5 Pen\u0303a St", "5 Pe\u00f1a St"},

@@ -39,6 +39,15 @@ func (r unitReading) first() string {
 	return ""
 }
 
+// interchangeable are the designators lists write for one and the same
+// unit (APT 2, UNIT 2, STE 2, #2): in a key they are no part of the unit,
+// which is its identifier alone, or, beside another designator, UNIT and
+// the identifier. Every other designator names something else than an
+// apartment of that number (a building, a floor, a penthouse, a slip, a
+// hangar, a room, a lot, a space, a trailer) and stays in the key
+// ("BLDG 2" is not "2").
+var interchangeable = map[string]bool{"#": true, "APT": true, "UNIT": true, "STE": true}
+
 // readUnit is the one reading of a secondary unit, for the address line
 // (Parse, from its first designator) and a unit column (UnitID). It reads
 // all of toks: the words after the unit's parts are its rest.
@@ -48,23 +57,22 @@ func (r unitReading) first() string {
 // them, "12 3" is "12-3", never "123"), "&" is kept ("2 & 3" is "2&3",
 // which is no single unit and never equals "2"), and a numeric one drops
 // its leading zeros ("02" is "2"). A directional is read abbreviated
-// ("2 North" is "2 N", so "2N"), as the street's postdirectional is. After the first word of an identifier
-// only a word with a digit, a single letter after a digit or one joined
-// by "&" belongs to it: a longer word ends the identifier, and it and the
-// words after it are the rest. A designator without an identifier is
-// dropped ("Apt No 5" is "5"; "Rear Apt 3", the rear designator
-// qualifying the apartment, is "3"; "Apt" alone is none), unless it is one
-// Publication 28 writes with no number and nothing follows it ("Rear" is
-// "REAR"). A unit of one designator is its identifier alone, since lists
-// write the same unit with different designators (APT 2, UNIT 2, #2); a
-// unit of several keeps every designator ("Bldg 4 Apt 2" is "BLDG 4 APT
-// 2", and "#" among them is UNIT), so that it never equals unit 4 or unit
-// 2 alone.
+// ("2 North" is "2 N", so "2N"), as the street's postdirectional is, and
+// an ordinal before a floor is that floor ("2nd Fl" is "FL 2"). After
+// the first word of an identifier only a word with a digit, a single
+// letter after a digit or one joined by "&" belongs to it: a longer word
+// ends the identifier, and it and the words after it are the rest.
+// joinUnit says which designators the unit keeps.
 func readUnit(toks []string) unitReading {
 	toks = slices.Clone(toks)
 	for i, t := range toks {
 		if d, ok := directionals[t]; ok {
 			toks[i] = d // "2 North" is "2 N", as the street's postdirectional would be
+		}
+	}
+	for i := 0; i+1 < len(toks); i++ {
+		if n, ok := floorOrdinal(toks[i : i+2]); ok {
+			toks[i], toks[i+1] = toks[i+1], n // "2ND FL" is "FL 2"
 		}
 	}
 	var r unitReading
@@ -136,29 +144,40 @@ func continuesID(prev, t string) bool {
 
 func endsInDigit(s string) bool { c := s[len(s)-1]; return c >= '0' && c <= '9' }
 
-// joinUnit writes a unit's parts as readUnit's doc comment says.
+// joinUnit writes a unit's parts as one key, the same however the line
+// orders them. A designator without an identifier is dropped ("Apt No 5"
+// is "5"; "Apt" alone is none), unless it is one Publication 28 writes
+// with no number (REAR, FRNT, UPPR, BSMT, ...): that one qualifies the
+// unit and is written first ("Rear Apt 2" and "Apt 2 Rear" are both
+// "REAR UNIT 2", never "2"). The numbered parts are written as "DES id"
+// ("FL 2", "BLDG 2", "PH 2"; "2nd Fl" is "FL 2"), the interchangeable
+// ones as UNIT after the others ("Bldg 4 Apt 2", "Bldg 4 #2" and "Apt 2
+// Bldg 4" are all "BLDG 4 UNIT 2"), except that a unit that is one
+// interchangeable numbered part, or an identifier with no designator (a
+// unit column's "2"), is its identifier alone ("APT 2", "#2" and "2" are
+// "2"). Every designator written is followed by its identifier or by
+// another designator, so the key reads back as itself.
 func joinUnit(parts []unitPart) string {
-	var kept []unitPart
-	for i, p := range parts {
-		last := i == len(parts)-1
-		if p.id != "" || (unitsWithoutNumber[p.des] && last) {
-			kept = append(kept, p)
+	var named, generic []unitPart
+	var qualifiers []string
+	for _, p := range parts {
+		switch {
+		case p.id == "" && unitsWithoutNumber[p.des]:
+			qualifiers = append(qualifiers, p.des)
+		case p.id == "":
+		case p.des == "" || interchangeable[p.des]:
+			generic = append(generic, unitPart{"UNIT", p.id})
+		default:
+			named = append(named, p)
 		}
 	}
-	switch len(kept) {
-	case 0:
-		return ""
-	case 1:
-		if kept[0].id == "" {
-			return kept[0].des
-		}
-		return kept[0].id
+	slices.Sort(qualifiers)
+	qualifiers = slices.Compact(qualifiers)
+	if len(qualifiers) == 0 && len(named) == 0 && len(generic) == 1 {
+		return generic[0].id
 	}
-	words := make([]string, 0, 2*len(kept))
-	for _, p := range kept {
-		if p.des == "#" {
-			p.des = "UNIT" // "#" after a designator is no designator ("Unit # 4")
-		}
+	words := qualifiers
+	for _, p := range append(named, generic...) {
 		words = append(words, p.des, p.id)
 	}
 	return join(words...)

@@ -33,11 +33,13 @@ type Address struct {
 	Suffix string
 	// Postdir is the directional after the street (NW).
 	Postdir string
-	// Unit is the secondary unit's identifier ("2" for "APT 2", "#2",
-	// "Unit 2"; "2B" for "Apt 2-B"), or a designator written without one
-	// (REAR); the designator itself is not kept, since lists write the
-	// same unit with different ones, except in a unit of several
-	// designators ("BLDG 4 APT 2"). readUnit says how it is read.
+	// Unit is the secondary unit: the identifier alone for the
+	// designators lists write for one unit ("2" for "APT 2", "#2", "Unit
+	// 2", "Ste 2"; "2B" for "Apt 2-B"), the designator and identifier
+	// for every other ("BLDG 2", "FL 2" for "2nd Fl", "PH 2", "SLIP 5"),
+	// a designator written without one (REAR), or a unit of several
+	// parts ("BLDG 4 UNIT 2", "REAR UNIT 2"). joinUnit says how it is
+	// written.
 	Unit string
 }
 
@@ -74,12 +76,18 @@ func Parse(line string) Address {
 	if len(toks) > 0 && isNumber(toks[0]) {
 		a.Number = houseNumber(toks[0])
 		toks = toks[1:]
+		if len(toks) > 2 && toks[0] == "&" && isFraction(toks[1]) {
+			toks = toks[1:] // "100 & 1/2" is "100 1/2", as the key writes it
+		}
 		if len(toks) > 1 && isFraction(toks[0]) {
 			a.Number += " " + toks[0]
 			toks = toks[1:]
 		}
 	}
-	toks, a.Unit = unit(toks)
+	for len(toks) > 0 && toks[0] == "&" { // "0 & St": the street's first word is St, as street reads it
+		toks = toks[1:]
+	}
+	toks, a.Unit = unit(roadNumbers(splitLettered(toks)))
 	a.Predir, a.Name, a.Suffix, a.Postdir = street(toks)
 	return a
 }
@@ -92,7 +100,9 @@ func Parse(line string) Address {
 // ASCII ones and a letter with a combining mark is the precomposed
 // letter; a hyphen between a number and a letter ending the word is
 // dropped ("12-A" is "12A", as "2-B" is "2B"), unless the letter may be a
-// directional ("12-E Main St" stays 12 E Main St, as before).
+// directional: "12-E" is kept whole, since house 12-E Main St may be 12E
+// on Main St or 12 on East Main St, and its key is neither's (Parse
+// splits it, as "2 E", everywhere but in the house number).
 func tokens(line string) []string {
 	rs := []rune(strings.ToUpper(fold(line)))
 	var b strings.Builder
@@ -109,7 +119,10 @@ func tokens(line string) []string {
 				r = '/'
 			}
 			b.WriteRune(r)
-		case r == '-' && between && unicode.IsLetter(rs[i+1]) && !strings.ContainsRune("NSEW", rs[i+1]) && (i+2 == len(rs) || !isWordRune(rs[i+2])):
+		case r == '-' && between && unicode.IsLetter(rs[i+1]) && (i+2 == len(rs) || !isWordRune(rs[i+2])):
+			if strings.ContainsRune("NSEW", rs[i+1]) {
+				b.WriteRune(r) // "12-E" may be 12E or 12 East: kept whole
+			}
 		default:
 			b.WriteRune(' ')
 		}
@@ -165,6 +178,66 @@ func isNumber(t string) bool {
 func isFraction(t string) bool {
 	n, d, ok := strings.Cut(t, "/")
 	return ok && n != "" && d != "" && strings.Trim(n+d, "0123456789") == ""
+}
+
+// splitLettered writes a number hyphened to a directional letter ("2-E",
+// which tokens keeps whole so that a house number 12-E is never 12 East)
+// as two words, after the house number: "Apt 2-E" is unit 2E as "Apt 2 E"
+// is.
+func splitLettered(toks []string) []string {
+	var out []string
+	for _, t := range toks {
+		if n, l, ok := strings.Cut(t, "-"); ok && len(l) == 1 && strings.Contains("NSEW", l) && digits(n) {
+			out = append(out, n, l)
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
+}
+
+// numberedRoads are the words (a suffix as its standard abbreviation) a
+// road's number follows: State Route 7, SR 7, CR 5, FM 1960, RR 2; and
+// RD and HWY, which a number follows only in a road so named by a
+// qualifier (roadQualifiers: County Road 5, US Highway 1) or with no
+// other name (Highway 1): Harford Road #2 is unit 2 of Harford Road.
+var numberedRoads = map[string]bool{"RD": true, "HWY": true, "RTE": true, "RT": true, "SR": true, "US": true, "CR": true,
+	"FM": true, "RR": true, "HC": true, "CTH": true, "STH": true}
+
+// roadQualifiers name the road RD or HWY after them by its number.
+var roadQualifiers = map[string]bool{"COUNTY": true, "CO": true, "STATE": true, "TOWNSHIP": true, "TWP": true, "US": true,
+	"FOREST": true, "FARM": true, "RANCH": true, "PARISH": true, "TOWN": true, "PRIVATE": true, "MARKET": true, "SR": true, "CR": true}
+
+// numberedRoad: the word toks[i] is a road's that its number follows.
+func numberedRoad(toks []string, i int) bool {
+	w := toks[i]
+	if s, ok := suffixes[w]; ok {
+		w = s
+	}
+	switch {
+	case !numberedRoads[w]:
+		return false
+	case w != "RD" && w != "HWY":
+		return true
+	case i == 0:
+		return true
+	}
+	_, dir := directionals[toks[i-1]]
+	return roadQualifiers[toks[i-1]] || (i == 1 && dir)
+}
+
+// roadNumbers drops "#" or "No" between a numbered road's word and its
+// number ("County Road #5" is County Rd 5, a road, never unit 5 of County
+// Road): the number is the road's name, and the key is never a unit's.
+func roadNumbers(toks []string) []string {
+	var out []string
+	for i, t := range toks {
+		if numberWords[t] && i > 0 && i+1 < len(toks) && numberedRoad(toks, i-1) && isNumber(toks[i+1]) {
+			continue
+		}
+		out = append(out, t)
+	}
+	return out
 }
 
 // houseNumber drops a house number's leading zeros ("0012" → "12",
@@ -237,15 +310,25 @@ func ordinalFloor(toks []string) []string {
 	if len(toks) < 2 {
 		return toks
 	}
-	if des, _ := Secondary(toks[1]); des != "FL" {
+	n, ok := floorOrdinal(toks[:2])
+	if !ok {
 		return toks
 	}
-	n := strings.TrimLeft(toks[0], "0123456789")
-	num := toks[0][:len(toks[0])-len(n)]
+	return append([]string{toks[1], n}, toks[2:]...)
+}
+
+// floorOrdinal is the number of an ordinal before a floor designator
+// ("2ND" "FL" is "2").
+func floorOrdinal(two []string) (string, bool) {
+	if des, _ := Secondary(two[1]); des != "FL" {
+		return "", false
+	}
+	n := strings.TrimLeft(two[0], "0123456789")
+	num := two[0][:len(two[0])-len(n)]
 	if num == "" || (n != "ST" && n != "ND" && n != "RD" && n != "TH") {
-		return toks
+		return "", false
 	}
-	return append([]string{toks[1], num}, toks[2:]...)
+	return num, true
 }
 
 // street splits a street's words into its predirectional, name, suffix and
@@ -272,6 +355,11 @@ func street(toks []string) (pre, name, suf, post string) {
 	if len(toks) == 2 && identifierLike(toks[1]) {
 		if s, ok := suffixes[toks[0]]; ok {
 			toks[0] = s // "AVENUE B" is "AVE B"
+		}
+	}
+	for i := 0; i+1 < len(toks); i++ {
+		if s, ok := suffixes[toks[i]]; ok && numberedRoads[s] && isNumber(toks[i+1]) {
+			toks[i] = s // "COUNTY ROAD 5" is "COUNTY RD 5"
 		}
 	}
 	return pre, strings.Join(toks, " "), suf, post
@@ -350,8 +438,9 @@ func State(s string) (string, bool) {
 
 // UnitID is the identifier of a unit written in its own column, read as
 // Parse reads a unit in the address line (readUnit): "APT 2", "#2", "Unit
-// 02" and "2" are all "2"; "Apt 2-B" and "2 B" are "2B"; "Bldg 4 Apt 2"
-// is "BLDG 4 APT 2"; "Rear" is "REAR". Words after the unit are kept
+// 02" and "2" are all "2"; "Apt 2-B" and "2 B" are "2B"; "Bldg 2" is
+// "BLDG 2" and "2nd Fl" is "FL 2", never "2"; "Bldg 4 Apt 2" and "Bldg 4
+// #2" are "BLDG 4 UNIT 2"; "Rear" is "REAR". Words after the unit are kept
 // after it, as in the address line ("2 Left" is "2 LEFT"), so that a
 // column naming more than a unit never equals the unit alone.
 func UnitID(s string) string {
@@ -359,5 +448,5 @@ func UnitID(s string) string {
 	for len(toks) > 0 && toks[0] == "&" {
 		toks = toks[1:]
 	}
-	return readUnit(toks).String()
+	return readUnit(splitLettered(toks)).String()
 }

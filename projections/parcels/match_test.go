@@ -38,7 +38,8 @@ func TestMatchUnitsAndFractions(t *testing.T) {
 	f := &watchFixture{t: t, ctx: ctx, pool: pool, store: store, runner: runner, dir: t.TempDir()}
 	f.load("vacant", "0101-001,5 MAIN ST APT 2", "0101-002,5 MAIN ST APT 2B", "0202-001,12½ OAK AVE", "0202-002,12 OAK AVE",
 		"0303-001,7 ELM ST BLDG 4 APT 2", "0404-001,9 ASH ST APT 2 & 3", "0505-001,100 SAULT STE MARIE RD",
-		"0505-002,100 SAULT STE MARIE AVE", "0606-001,20 MAIN ST STE 100 NORTH", "0606-002,20 MAIN ST STE 100 SOUTH")
+		"0505-002,100 SAULT STE MARIE AVE", "0606-001,20 MAIN ST STE 100 NORTH", "0606-002,20 MAIN ST STE 100 SOUTH",
+		"0101-003,5 MAIN ST REAR APT 2", "0303-002,7 ELM ST BLDG 2", "0707-001,100 COUNTY RD UNIT 5", "0707-002,100 COUNTY ROAD #5")
 	account, list := uuid.New(), uuid.New()
 	rows := []struct {
 		address, unit string
@@ -48,7 +49,14 @@ func TestMatchUnitsAndFractions(t *testing.T) {
 		{"5 Main St Apt 2-B", "", "0101-002", ""},
 		{"5 Main St", "Apt 2 B", "0101-002", ""},
 		{"5 Main St #2", "Apt 02", "0101-001", ""},
-		{"5 Main St Rear Apt 2", "", "0101-001", ""},
+		{"5 Main St Rear Apt 2", "", "0101-003", ""},
+		{"5 Main St", "Apt 2 Rear", "0101-003", ""},
+		{"7 Elm St", "Bldg 4 #2", "0303-001", ""},
+		{"7 Elm St Unit 2", "", "", lists.ReasonNoParcelAtAddress},
+		{"7 Elm St 2nd Fl", "", "", lists.ReasonNoParcelAtAddress},
+		{"7 Elm St", "Building 2", "0303-002", ""},
+		{"100 County Rd #5", "", "0707-002", ""},
+		{"100 County Rd Apt 5", "", "0707-001", ""},
 		{"12 Oak Ave", "", "0202-002", ""},
 		{"12 1/2 Oak Ave", "", "0202-001", ""},
 		{"12-1/2 Oak Ave", "", "0202-001", ""},

@@ -4,6 +4,7 @@ import (
 	"context"
 	"os"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 	"time"
@@ -79,7 +80,7 @@ func (f *watchFixture) load(layer string, parcels ...string) uint64 {
 	csv := filepath.Join(f.dir, "load.csv")
 	body := "apn,address,lat,lon,date\n"
 	for i, p := range parcels {
-		body += p + ",39.29" + string(rune('0'+i)) + ",-76.61,2026-05-01\n"
+		body += p + ",39.29" + strconv.Itoa(i) + ",-76.61,2026-05-01\n" // 39.290 to 39.299, then 39.2910
 	}
 	if err := os.WriteFile(csv, []byte(body), 0o600); err != nil {
 		f.t.Fatal(err)
