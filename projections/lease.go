@@ -40,7 +40,9 @@ import (
 // woken holder's COMMIT fails. A holder checks its own deadline before
 // every commit too (holds), and the one that takes a lease ends any batch
 // of the projection left idle in its transaction longer than BatchIdle
-// (unstick), which no setting of the batch's session can prevent. Beyond
+// (unstick), which no setting of the batch's session can prevent. A
+// rebuild's swap, which holds the checkpoint row too, is held as a batch
+// is (swap.go). Beyond
 // the leases, each batch still locks the projection's checkpoint row and
 // checks it did not move (Step), so even two runners that both believed
 // they held a lease, or a read-your-writes WaitFor in a service process,

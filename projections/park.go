@@ -57,9 +57,9 @@ func (e *applyError) Error() string { return e.err.Error() }
 func (e *applyError) Unwrap() error { return e.err }
 
 // Transient reports whether err says nothing about the events being
-// applied: the connection or the server failed, a lock or a timeout ran
-// out, a transaction lost a serialization race. Such a batch is retried,
-// never parked. Everything else (data exceptions, constraint violations,
+// applied: the connection or the server failed (or ended the session),
+// a lock or a timeout ran out, a transaction lost a serialization race.
+// Such a batch is retried, never parked. Everything else (data exceptions, constraint violations,
 // a payload that does not decode) is the events' fault.
 func Transient(err error) bool {
 	if errors.Is(err, ErrStopped) { // not the events' fault either: never parked
@@ -80,7 +80,8 @@ func Transient(err error) bool {
 			"XX": // internal error
 			return true
 		}
-		return pgErr.Code == "55P03" // lock not available
+		// Lock not available; a session ended idle in its transaction.
+		return pgErr.Code == "55P03" || pgErr.Code == "25P03"
 	}
 	var netErr net.Error
 	var connErr *pgconn.ConnectError

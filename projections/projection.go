@@ -6,8 +6,12 @@ import (
 	"encoding/hex"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync"
 
+	jsonv2 "github.com/go-json-experiment/json"
+	jsonv1 "github.com/go-json-experiment/json/v1"
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arr-dev/arr/domain"
@@ -19,6 +23,55 @@ import (
 // parked (or, for a projection that fails closed, holds it).
 func decode(reg *domain.Registry, p *compiled, events []eventstore.Event) ([]Event, error) {
 	out := make([]Event, len(events))
+	parts := decodeParts(events)
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for k := range parts {
+		lo, hi := k*len(events)/parts, (k+1)*len(events)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			errs[k] = decodeInto(reg, p, events[lo:hi], out[lo:hi])
+		}()
+	}
+	wg.Wait()
+	for _, err := range errs {
+		if err != nil {
+			return nil, err
+		}
+	}
+	return out, nil
+}
+
+// unmarshalV1 is encoding/json's Unmarshal (its options: names matched
+// without regard to case, duplicate names and invalid UTF-8 allowed, ...)
+// as go-json-experiment implements it, three times as fast on a chunk of
+// a load's rows.
+func unmarshalV1(data []byte, v any) error {
+	return jsonv2.Unmarshal(data, v, jsonv1.DefaultOptionsV1())
+}
+
+// parallelDecodeBytes is the payload bytes from which a batch is decoded
+// on every core: a batch of a bulk load's row chunks (tens of megabytes
+// of JSON) decodes in a fraction of the time, while the database, which
+// waits for it, is idle anyway.
+const parallelDecodeBytes = 1 << 20
+
+// decodeParts is how many parts, decoded side by side, events make.
+func decodeParts(events []eventstore.Event) int {
+	n := 0
+	for _, e := range events {
+		n += len(e.Data)
+	}
+	if n < parallelDecodeBytes {
+		return 1
+	}
+	return max(1, min(runtime.GOMAXPROCS(0), len(events)))
+}
+
+// decodeInto decodes events into out (as long) in order, failing at the
+// first event that does not decode.
+func decodeInto(reg *domain.Registry, p *compiled, events []eventstore.Event, out []Event) error {
 	for i, e := range events {
 		out[i].Event = e
 		if !p.filtered || !slices.Contains(p.types, e.Type) {
@@ -27,18 +80,18 @@ func decode(reg *domain.Registry, p *compiled, events []eventstore.Event) ([]Eve
 		if p.asJSON {
 			cur, v, err := reg.CurrentJSON(e.Type, e.SchemaVersion, e.Data)
 			if err != nil {
-				return nil, fmt.Errorf("event %d: %w", e.Position, err)
+				return fmt.Errorf("event %d: %w", e.Position, err)
 			}
 			out[i].Current, out[i].CurrentVersion = cur, v
 			continue
 		}
 		payload, err := reg.Decode(e.Type, e.SchemaVersion, e.Data)
 		if err != nil {
-			return nil, fmt.Errorf("event %d: %w", e.Position, err)
+			return fmt.Errorf("event %d: %w", e.Position, err)
 		}
 		out[i].Payload = payload
 	}
-	return out, nil
+	return nil
 }
 
 // apply decodes events for p and applies them in tx.

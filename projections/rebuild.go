@@ -188,45 +188,6 @@ func (r *Runner) buildDeferredIndexes(ctx context.Context, p *compiled) error {
 	})
 }
 
-func (r *Runner) swap(ctx context.Context, p *compiled, from, pos uint64, parked []ParkedEvent) error {
-	if p.TxPool == nil {
-		return r.inTx(ctx, p, func(tx pgx.Tx) error {
-			if err := lockCheckpoint(ctx, tx, p.Name); err != nil {
-				return err
-			}
-			if err := r.catchUpShadow(ctx, tx, p, &pos, &parked); err != nil {
-				return err
-			}
-			return r.install(ctx, tx, p, from, pos, parked)
-		})
-	}
-	// The projection's sessions may not rename schemas nor write the
-	// runner's tables: a transaction of the runner's holds the checkpoint
-	// (pausing the live runners) around the projection's own, which
-	// applies what arrived meanwhile to the shadow and commits, then
-	// swaps. If it fails after that commit, the shadow is only further
-	// along; the next rebuild makes it anew.
-	return pgx.BeginFunc(ctx, r.pool, func(own pgx.Tx) error {
-		if err := lockCheckpoint(ctx, own, p.Name); err != nil {
-			return err
-		}
-		if err := r.inTx(ctx, p, func(tx pgx.Tx) error { return r.catchUpShadow(ctx, tx, p, &pos, &parked) }); err != nil {
-			return err
-		}
-		return r.install(ctx, own, p, from, pos, parked)
-	})
-}
-
-// lockCheckpoint holds name's checkpoint row until tx ends, which pauses
-// the live runners of the projection.
-func lockCheckpoint(ctx context.Context, tx pgx.Tx, name string) error {
-	var live int64
-	if err := tx.QueryRow(ctx, `SELECT position FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name).Scan(&live); err != nil {
-		return fmt.Errorf("locking checkpoint: %w", err)
-	}
-	return nil
-}
-
 // catchUpShadow applies the log after *pos to p's shadow in tx, up to
 // the head as tx sees it, and moves *pos there.
 func (r *Runner) catchUpShadow(ctx context.Context, tx pgx.Tx, p *compiled, pos *uint64, parked *[]ParkedEvent) error {
@@ -234,8 +195,13 @@ func (r *Runner) catchUpShadow(ctx context.Context, tx pgx.Tx, p *compiled, pos 
 		return err
 	}
 	for more := true; more; {
+		// The log is read on another connection while tx waits: kept from
+		// idling meanwhile (keepAlive), a read that outlasts BatchIdle
+		// (a load's row chunks arriving during the rebuild) does not end
+		// the swap; frozen, this process keeps it no more.
+		stop := keepAlive(ctx, tx)
 		rd, err := r.read(ctx, p, *pos, r.cfg.BatchSize)
-		if err != nil {
+		if err := errors.Join(err, stop()); err != nil {
 			return err
 		}
 		if len(rd.events) > 0 {

@@ -61,8 +61,10 @@ func (r *Runner) RetryParked(ctx context.Context, name string, progress Progress
 		var failing []ParkedEvent
 		err = r.inTx(ctx, p, func(tx pgx.Tx) error {
 			applied, failing = 0, nil
-			if _, err := tx.Exec(ctx, `SELECT position FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name); err != nil {
-				return fmt.Errorf("locking checkpoint: %w", err)
+			// Held as a rebuild's swap holds it: a retry frozen here
+			// (a CLI stopped) does not pause the live runners for long.
+			if err := r.holdCheckpoint(ctx, tx, name, p.SessionRole == ""); err != nil {
+				return err
 			}
 			if err := setSearchPath(ctx, tx, Schema(name)); err != nil {
 				return err

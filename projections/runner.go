@@ -125,6 +125,9 @@ type Runner struct {
 	// timeouts holds, per projection, the timeout of the next try after a
 	// batch ran out of time (absent: BatchTimeout).
 	timeouts map[string]time.Duration
+	// readLimits holds, per projection whose last batch Cut cut short,
+	// how many events its next read asks for (absent: BatchSize).
+	readLimits map[string]int
 	// failures counts, per projection, failed tries at one checkpoint.
 	failures map[string]failure
 	// head is the log head the lag metrics were last computed from, read
@@ -145,8 +148,8 @@ func NewRunner(pool *pgxpool.Pool, store LogReader, cfg Config, ps ...Projection
 	if err := cfg.Validate(); err != nil {
 		return nil, err
 	}
-	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]*compiled{}, m: newMetrics(cfg.Registerer, pool), reg: catalog.Registry(),
-		timeouts: map[string]time.Duration{}, failures: map[string]failure{}}
+	r := &Runner{pool: pool, store: store, cfg: cfg, byName: map[string]*compiled{}, m: newMetrics(cfg.Registerer, pool), reg: catalog.Registry().WithUnmarshal(unmarshalV1),
+		timeouts: map[string]time.Duration{}, readLimits: map[string]int{}, failures: map[string]failure{}}
 	for _, p := range ps {
 		c, err := compile(p.Spec())
 		if err != nil {
@@ -326,8 +329,9 @@ func createSchema(ctx context.Context, tx pgx.Tx, schema string, p *compiled, wi
 }
 
 // Run keeps every projection up to date until ctx ends, and those Add
-// registers meanwhile. When it ends, each projection finishes the batch in
-// hand and Run returns nil.
+// registers meanwhile, and drops the retired read models a reader held
+// at their rebuild's end once it is gone (dropRetiredLater). When it
+// ends, each projection finishes the batch in hand and Run returns nil.
 func (r *Runner) Run(ctx context.Context) error {
 	f := &following{ctx: ctx, stop: map[string]context.CancelFunc{}}
 	r.set.Lock()
@@ -339,6 +343,8 @@ func (r *Runner) Run(ctx context.Context) error {
 	r.leases = newLeases(r.pool, r.cfg.Logger, "arr-projection-lease", "projection", r.names)
 	f.wg.Add(1)
 	go func() { defer f.wg.Done(); r.leases.run(ctx) }()
+	f.wg.Add(1)
+	go func() { defer f.wg.Done(); r.dropRetiredLater(ctx) }()
 	for _, p := range r.order {
 		r.followLocked(f, p)
 	}
@@ -475,11 +481,11 @@ func (r *Runner) step1(ctx context.Context, name string, leased bool) (stepResul
 	if err != nil {
 		return stepResult{}, err
 	}
-	timeout := r.batchTimeout(name)
-	bctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), timeout)
-	defer cancel()
+	clock := newBatchClock(ctx, r.batchTimeout(name))
+	defer clock.stop()
+	bctx := clock.ctx
 	start := time.Now()
-	res, err := r.step(bctx, p, leased)
+	res, err := r.step(clock, p, leased)
 	if err != nil && leased && !errors.Is(err, errLeaseLost) && !r.holdsLease(name) {
 		// A batch that failed after its lease expired (a holder woken
 		// from a freeze, whose session the server ended) is not a fault
@@ -497,13 +503,14 @@ func (r *Runner) step1(ctx context.Context, name string, leased bool) (stepResul
 		r.noteFailure(name, res.pos)
 		r.recordFault(p, res.pos, err)
 	}
-	if err != nil && errors.Is(bctx.Err(), context.DeadlineExceeded) {
+	if err != nil && clock.ranOut() {
+		timeout := clock.timeout()
 		next := min(2*timeout, r.cfg.MaxBatchTimeout)
 		r.mu.Lock()
 		r.timeouts[name] = next
 		r.mu.Unlock()
 		r.cfg.Logger.Warn("projection batch ran out of time; the next try gets longer", "projection", name, "timeout", timeout, "next_timeout", next)
-		return res, fmt.Errorf("batch ran out of its %s: %w", timeout, err)
+		return res, fmt.Errorf("batch ran out of its %s (%w): %w", timeout, context.DeadlineExceeded, err)
 	}
 	if err == nil && res.n > 0 {
 		r.mu.Lock()
@@ -512,6 +519,32 @@ func (r *Runner) step1(ctx context.Context, name string, leased bool) (stepResul
 		r.observe(bctx, name, res.pos, res.n, time.Since(start))
 	}
 	return res, err
+}
+
+// readLimit is how many events the next read of a projection asks for.
+func (r *Runner) readLimit(name string) int {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if n, ok := r.readLimits[name]; ok {
+		return n
+	}
+	return r.cfg.BatchSize
+}
+
+// noteCut sets the next read's limit from how many of the read events
+// (read) Cut kept (kept): a batch cut short reads next about as many as
+// it kept, an eighth more, rather than BatchSize. A bulk load's row
+// chunks are cut at some 40 a batch: reading 2,000 of them each time read
+// (and detoasted) the whole rest of the load again for every batch. A
+// batch not cut short reads BatchSize again next.
+func (r *Runner) noteCut(name string, kept, read int) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if kept >= read {
+		delete(r.readLimits, name)
+		return
+	}
+	r.readLimits[name] = min(r.cfg.BatchSize, kept+kept/8+1)
 }
 
 func (r *Runner) batchTimeout(name string) time.Duration {
@@ -527,8 +560,8 @@ func (r *Runner) batchTimeout(name string) time.Duration {
 // read that found only events of types the projection does not handle
 // only advances the checkpoint. A leased step rolls back instead of
 // committing once the runner's lease of p has expired.
-func (r *Runner) step(bctx context.Context, p *compiled, leased bool) (stepResult, error) {
-	name := p.Name
+func (r *Runner) step(clock *batchClock, p *compiled, leased bool) (stepResult, error) {
+	bctx, name := clock.ctx, p.Name
 	var from int64
 	var faulted bool
 	if err := r.pool.QueryRow(bctx, `SELECT c.position, EXISTS (SELECT 1 FROM projection_faults f WHERE f.projection = c.name)
@@ -539,11 +572,15 @@ func (r *Runner) step(bctx context.Context, p *compiled, leased bool) (stepResul
 		return stepResult{}, fmt.Errorf("reading checkpoint: %w", err)
 	}
 	at := stepResult{pos: uint64(from), faulted: faulted} // a step that stops here
-	rd, err := r.read(bctx, p, uint64(from), r.cfg.BatchSize)
+	rd, err := r.read(bctx, p, uint64(from), r.readLimit(name))
 	if err != nil {
 		return at, err
 	}
 	events := cut(p, rd.events)
+	r.noteCut(name, len(events), len(rd.events))
+	if p.BatchTimeout != nil && len(events) > 0 {
+		clock.extend(min(p.BatchTimeout(events), r.cfg.MaxBatchTimeout))
+	}
 	cutShort := len(events) < len(rd.events)
 	more := rd.more || cutShort
 	if len(events) == 0 {

@@ -11,6 +11,7 @@ import (
 
 	"github.com/jackc/pgx/v5"
 
+	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/eventstore/postgres"
 	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections"
@@ -92,5 +93,64 @@ func TestBatchThatRunsOutOfTimeGetsLonger(t *testing.T) {
 		if !errors.Is(f, context.DeadlineExceeded) {
 			t.Fatalf("every failed try should be a timeout, got %v", f)
 		}
+	}
+}
+
+// patientCount is slowCount asking, through Spec.BatchTimeout, 100 ms an
+// event of its batches: capped at MaxBatchTimeout.
+type patientCount struct{ slowCount }
+
+func (p patientCount) Spec() projections.Spec {
+	spec := p.slowCount.Spec()
+	spec.Name = "patient_count"
+	spec.BatchTimeout = func(events []eventstore.Event) time.Duration {
+		return time.Duration(len(events)) * 100 * time.Millisecond
+	}
+	return spec
+}
+
+// TestBatchTimeoutOfTheSpec: a batch whose spec asks more time than
+// BatchTimeout gets it (applied on the first try, where slowCount's batch
+// runs out), no more than MaxBatchTimeout.
+func TestBatchTimeoutOfTheSpec(t *testing.T) {
+	cases := []struct {
+		name    string
+		events  int
+		max     time.Duration
+		ranOut  bool
+		message string
+	}{
+		{name: "ten events get a second", events: 10, max: 10 * time.Second},
+		{name: "capped at MaxBatchTimeout", events: 10, max: 200 * time.Millisecond, ranOut: true, message: "ran out of its 200ms"},
+		{name: "one event asks less than BatchTimeout", events: 1, max: 10 * time.Second, ranOut: true, message: "ran out of its 150ms"},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			pool, _ := migratetest.NewPool(t)
+			st, err := postgres.New(pool, postgres.Config{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			t.Cleanup(func() { _ = st.Close() })
+			r, err := projections.NewRunner(pool, st, projections.Config{BatchSize: 100, BatchTimeout: 150 * time.Millisecond, MaxBatchTimeout: c.max}, patientCount{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ctx := context.Background()
+			if err := r.Setup(ctx); err != nil {
+				t.Fatal(err)
+			}
+			appendN(t, st, "tick-patient", c.events)
+			_, n, err := r.Step(ctx, "patient_count")
+			if !c.ranOut {
+				if err != nil || n != c.events {
+					t.Fatalf("first try: %d events applied, %v; want %d at once", n, err, c.events)
+				}
+				return
+			}
+			if err == nil || !errors.Is(err, context.DeadlineExceeded) || !strings.Contains(err.Error(), c.message) {
+				t.Fatalf("first try: %v, want it to %s", err, c.message)
+			}
+		})
 	}
 }

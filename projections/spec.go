@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"time"
 
 	"github.com/jackc/pgx/v5"
 
@@ -72,6 +73,15 @@ type Spec struct {
 	// Rebuilds do not ask: their transactions write into a shadow schema
 	// nobody reads.
 	Cut func(events []eventstore.Event) int
+	// BatchTimeout, when set, is the time a live batch of events (as Cut
+	// left it) needs, for a projection whose events carry very different
+	// amounts of work (publishing a load of a million rows next to a
+	// one-row fact): the batch gets the larger of it and the runner's
+	// timeout (Config.BatchTimeout, or the longer one of a retry), at most
+	// Config.MaxBatchTimeout. Without it a batch that needs longer than
+	// the default is rolled back and retried from scratch until the
+	// doubling timeout fits.
+	BatchTimeout func(events []eventstore.Event) time.Duration
 	// TxPool, when set, begins the projection's transactions (applying
 	// batches, the batches of a rebuild, retrying parked events) in
 	// sessions of its own instead of the runner's: a SQL projection's log

@@ -12,11 +12,13 @@ type unsticking struct {
 }
 
 // unstickSQL ends the sessions whose batch of projection $1 (the
-// transaction holding its batch lock, see step) has been idle in its
+// transaction holding its batch lock: a batch, see step, or a rebuild's
+// swap or a retry of parked events, see holdCheckpoint) has been idle in its
 // transaction for longer than $2: the batch of a frozen process, which
 // its session's idle_in_transaction_session_timeout did not end (the
 // session may be an analyst's, whose settings are the analyst's). A
-// live batch never idles that long: its statements are pipelined.
+// live batch never idles that long: its statements are pipelined (a
+// live swap's follow each other, or keepAlive's).
 const unstickSQL = `SELECT a.pid, pg_terminate_backend(a.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 	WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
 	AND l.classid = hashtext('arr-projection-batch')::oid AND l.objid = hashtext($1)::oid AND l.objsubid = 2
@@ -33,8 +35,10 @@ const unstickRoleSQL = `SELECT a.pid, pg_terminate_backend(a.pid) FROM pg_stat_a
 // unstick is what a follower holding name's lease does while another
 // transaction holds name's checkpoint: once it has been held for
 // BatchIdle + LeaseCheck, and then at most every LeaseCheck, it ends
-// the batch sessions of name left idle past BatchIdle (unstickSQL). It
-// costs nothing while checkpoints are free.
+// the batch sessions of name left idle past BatchIdle (unstickSQL; for a
+// projection with a SessionRole, also its role's sessions, unstickRoleSQL:
+// its batches take no batch lock, a rebuild's swap of it does). It costs
+// nothing while checkpoints are free.
 func (r *Runner) unstick(ctx context.Context, p *compiled, u *unsticking) {
 	name := p.Name
 	now := time.Now()
@@ -47,11 +51,16 @@ func (r *Runner) unstick(ctx context.Context, p *compiled, u *unsticking) {
 	u.tried = now
 	qctx, cancel := context.WithTimeout(ctx, leaseQuery)
 	defer cancel()
-	query, key := unstickSQL, name
+	r.endIdle(qctx, name, unstickSQL, name)
 	if p.SessionRole != "" {
-		query, key = unstickRoleSQL, p.SessionRole
+		r.endIdle(qctx, name, unstickRoleSQL, p.SessionRole)
 	}
-	rows, err := r.pool.Query(qctx, query, key, BatchIdle.Milliseconds())
+}
+
+// endIdle runs query, one of the unstick queries, for key and logs the
+// sessions it ended.
+func (r *Runner) endIdle(ctx context.Context, name, query, key string) {
+	rows, err := r.pool.Query(ctx, query, key, BatchIdle.Milliseconds())
 	if err != nil {
 		r.cfg.Logger.Warn("ending a stuck batch of another process", "projection", name, "err", err)
 		return

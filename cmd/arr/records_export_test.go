@@ -225,7 +225,7 @@ func TestRecordsExport(t *testing.T) {
 		}
 	})
 
-	t.Run("one export per key, two per process, 429 with Retry-After otherwise", func(t *testing.T) {
+	t.Run("one export per account, two per process, 429 with Retry-After otherwise", func(t *testing.T) {
 		held := []*http.Response{holdExport(t, api+"?county=24510&format=csv", keys["alice"])}
 		defer func() {
 			for _, r := range held {

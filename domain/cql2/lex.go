@@ -129,20 +129,21 @@ func quoted(s string, q byte, pos int) (string, int, int, error) {
 			return b.String(), i + 1, chars + 1, nil
 		}
 		r, w := utf8.DecodeRuneInString(s[i:])
-		if r == utf8.RuneError && w == 1 {
-			return "", 0, 0, errAt(pos+chars, "the filter is not valid UTF-8")
-		}
-		if r == 0 {
-			return "", 0, 0, errAt(pos+chars, "a NUL character inside a quoted string")
+		if f := runeFault(r, w); f != "" {
+			return "", 0, 0, errAt(pos+chars, "%s inside a quoted %s", f, quotedWhat(q))
 		}
 		b.WriteString(s[i : i+w])
 		i, chars = i+w, chars+1
 	}
-	what := "string"
+	return "", 0, 0, errAt(pos, "the quoted %s is not closed: add %c at its end (write %c%c for a %c inside it)", quotedWhat(q), q, q, q, q)
+}
+
+// quotedWhat names what a quote q starts: a string or a property name.
+func quotedWhat(q byte) string {
 	if q == '"' {
-		what = "property name"
+		return "property name"
 	}
-	return "", 0, 0, errAt(pos, "the quoted %s is not closed: add %c at its end (write %c%c for a %c inside it)", what, q, q, q, q)
+	return "string"
 }
 
 // number returns the length of the numeric literal at the start of s:

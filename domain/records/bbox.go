@@ -9,12 +9,15 @@ import (
 	"github.com/arr-dev/arr/domain"
 )
 
-// MaxBBoxDegrees is the most a bounding box may span per side.
+// MaxBBoxDegrees is the most a bounding box of the records search
+// (ParseBBox) may span per side. The OGC items' bbox (ParseOGCBBox) has
+// no such bound: its pages are bounded by their limit, their statement
+// timeout and the filtered turns.
 const MaxBBoxDegrees = 2.0
 
-// BBox is a WGS 84 bounding box: West < East, South < North, each side at
-// most MaxBBoxDegrees. ParseOGCBBox also writes a box across the
-// antimeridian, West > East; Boxes splits it.
+// BBox is a WGS 84 bounding box: West < East, South < North (ParseBBox:
+// each side at most MaxBBoxDegrees). ParseOGCBBox also writes a box
+// across the antimeridian, West > East; Boxes splits it.
 type BBox struct {
 	West, South, East, North float64
 }
@@ -29,7 +32,7 @@ func ParseBBox(s string) (BBox, error) {
 		return BBox{}, err
 	}
 	b := BBox{West: v[0], South: v[1], East: v[2], North: v[3]}
-	return b, b.check(false)
+	return b, b.check(false, MaxBBoxDegrees)
 }
 
 func invalidBBox(code, format string, args ...any) error {
@@ -64,9 +67,10 @@ func bboxNumbers(s, arity string, counts ...int) ([]float64, error) {
 	return v, nil
 }
 
-// check checks b's ranges, order and size; across admits West > East, a
-// box across the antimeridian.
-func (b BBox) check(across bool) error {
+// check checks b's ranges, order and size (at most maxDegrees per side,
+// when more than 0); across admits West > East, a box across the
+// antimeridian.
+func (b BBox) check(across bool, maxDegrees float64) error {
 	names := [4]string{"west", "south", "east", "north"}
 	for i, lon := range []float64{b.West, b.East} {
 		if lon < -180 || lon > 180 {
@@ -78,10 +82,8 @@ func (b BBox) check(across bool) error {
 			return invalidBBox("bbox_out_of_range", "bbox %s is %g; latitudes must be between -90 and 90", names[i*2+1], lat)
 		}
 	}
-	w := b.East - b.West
 	switch {
 	case across && b.West > b.East:
-		w += 360
 	case b.West >= b.East:
 		if across {
 			return invalidBBox("bbox_order", "bbox west (%g) must differ from east (%g) (west greater than east is a box across the antimeridian)", b.West, b.East)
@@ -91,13 +93,27 @@ func (b BBox) check(across bool) error {
 	if b.South >= b.North {
 		return invalidBBox("bbox_order", "bbox south (%g) must be less than north (%g)", b.South, b.North)
 	}
-	if w > MaxBBoxDegrees {
-		return invalidBBox("bbox_too_large", "bbox is %g degrees wide; at most %g degrees per side", w, MaxBBoxDegrees)
+	if maxDegrees <= 0 {
+		return nil
 	}
-	if h := b.North - b.South; h > MaxBBoxDegrees {
-		return invalidBBox("bbox_too_large", "bbox is %g degrees tall; at most %g degrees per side", h, MaxBBoxDegrees)
+	w, h := b.Span()
+	if w > maxDegrees {
+		return invalidBBox("bbox_too_large", "bbox is %g degrees wide; at most %g degrees per side", w, maxDegrees)
+	}
+	if h > maxDegrees {
+		return invalidBBox("bbox_too_large", "bbox is %g degrees tall; at most %g degrees per side", h, maxDegrees)
 	}
 	return nil
+}
+
+// Span returns b's width and height in degrees, the width counted across
+// the antimeridian for a box with West > East.
+func (b BBox) Span() (width, height float64) {
+	width = b.East - b.West
+	if b.West > b.East {
+		width += 360
+	}
+	return width, b.North - b.South
 }
 
 // ParseOGCBBox reads the bbox of OGC API – Features Part 1
@@ -106,8 +122,9 @@ func (b BBox) check(across bool) error {
 // height, whose heights are checked (numbers, minimum <= maximum) and
 // ignored (the features are 2D points). A west edge greater than the east
 // edge is a box across the antimeridian (Part 1, 7.15.3): Boxes splits
-// it. The other rules are ParseBBox's, the width counted across the
-// antimeridian.
+// it. The other rules are ParseBBox's but its size: a box up to the whole
+// world is read (an OGC client sends the box of its view, or the
+// collection's advertised extent); the items route bounds its cost.
 func ParseOGCBBox(s string) (BBox, error) {
 	v, err := bboxNumbers(s, "bbox needs four comma-separated numbers west,south,east,north, or six west,south,minimum height,east,north,maximum height; got %d", 4, 6)
 	if err != nil {
@@ -120,7 +137,7 @@ func ParseOGCBBox(s string) (BBox, error) {
 		v = []float64{v[0], v[1], v[3], v[4]}
 	}
 	b := BBox{West: v[0], South: v[1], East: v[2], North: v[3]}
-	return b, b.check(true)
+	return b, b.check(true, 0)
 }
 
 // Boxes returns b as boxes with West < East: b itself, or the two halves

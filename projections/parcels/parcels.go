@@ -2,7 +2,11 @@ package parcels
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"log/slog"
+	"runtime"
+	"sync"
 	"time"
 
 	"encoding/json"
@@ -21,7 +25,11 @@ import (
 // of the layer's signal. A load's rows are staged as they arrive and
 // applied only when the load completes, so a failed or unfinished load
 // leaves the parcels as they were.
-type Projection struct{}
+type Projection struct {
+	// Logger, when set, gets the time each step of a load's publishing
+	// took (at debug level).
+	Logger *slog.Logger
+}
 
 // Name is the parcels projection's name and checkpoint key.
 const Name = "parcels"
@@ -122,20 +130,26 @@ type stagedRow struct {
 }
 
 // Spec implements projections.Projection.
-func (Projection) Spec() projections.Spec {
-	return projections.Spec{Name: Name, DDL: ddl + keyRules(), DeferredDDL: deferredDDL, Cut: cut, Batch: newBatch}
+func (p Projection) Spec() projections.Spec {
+	log := p.Logger
+	if log == nil {
+		log = slog.New(slog.DiscardHandler)
+	}
+	return projections.Spec{Name: Name, DDL: ddl + keyRules(), DeferredDDL: deferredDDL, Cut: cut, BatchTimeout: batchTimeout,
+		Batch: func() projections.Batch { return newBatch(log) }}
 }
 
 // batch is what a batch copies in at once: the layer rows to stage and
 // the lists' rows for the monitors (watch.go), copied before an event
 // that reads them and at the end.
 type batch struct {
+	log     *slog.Logger
 	staged  []stagedRow
 	watched []watchRow
 }
 
-func newBatch() projections.Batch {
-	b := &batch{}
+func newBatch(log *slog.Logger) projections.Batch {
+	b := &batch{log: log}
 	return projections.Batch{Handlers: []projections.Handler{
 		projections.On(loadStarted), projections.On(b.rowsLoaded), projections.On(b.loadCompleted), projections.On(b.loadFailed),
 		// The list monitors' outbox (watch.go).
@@ -169,37 +183,67 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 	if len(staged) == 0 {
 		return nil
 	}
-	_, err := tx.CopyFrom(ctx, pgx.Identifier{"staged"},
+	rows, err := stagedRows(staged)
+	if err != nil {
+		return fmt.Errorf("staging layer rows: %w", err)
+	}
+	_, err = tx.CopyFrom(ctx, pgx.Identifier{"staged"},
 		[]string{"load_id", "line", "county", "apn", "apn_norm", "address", "norm_address", "lon", "lat", "source_url", "record_date", "amount_micros", "lender", "detail"},
-		pgx.CopyFromSlice(len(staged), func(i int) ([]any, error) {
-			r := staged[i]
-			var url, lender *string
-			if r.SourceURL != "" {
-				url = &r.SourceURL
-			}
-			if r.Lender != "" {
-				lender = &r.Lender
-			}
-			var date *time.Time
-			if r.Date != "" {
-				d, err := time.Parse(time.DateOnly, r.Date)
-				if err != nil {
-					return nil, fmt.Errorf("line %d: date %q: %w", r.Line, r.Date, err)
-				}
-				date = &d
-			}
-			var detail []byte
-			if len(r.Detail) > 0 {
-				detail, _ = json.Marshal(r.Detail)
-			}
-			return []any{r.load, int32(r.Line), r.County, r.APN, records.NormalizeAPN(r.APN), r.Address, records.NormalizeAddress(r.Address),
-				r.Lon, r.Lat, url, date, r.Amount, lender, detail}, nil
-		}))
+		pgx.CopyFromRows(rows))
 	b.staged = b.staged[:0]
 	if err != nil {
 		return fmt.Errorf("staging layer rows: %w", err)
 	}
 	return nil
+}
+
+// stagedRows are the rows of staged for rs, made (normalized) on every
+// core: a batch stages up to a quarter of a million rows, and the
+// database waits for them.
+func stagedRows(rs []stagedRow) ([][]any, error) {
+	out := make([][]any, len(rs))
+	parts := max(1, min(runtime.GOMAXPROCS(0), len(rs)/1000))
+	errs := make([]error, parts)
+	var wg sync.WaitGroup
+	for k := range parts {
+		lo, hi := k*len(rs)/parts, (k+1)*len(rs)/parts
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := lo; i < hi; i++ {
+				if out[i], errs[k] = stagedValues(rs[i]); errs[k] != nil {
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return out, errors.Join(errs...)
+}
+
+// stagedValues is the row of staged for r.
+func stagedValues(r stagedRow) ([]any, error) {
+	var url, lender *string
+	if r.SourceURL != "" {
+		url = &r.SourceURL
+	}
+	if r.Lender != "" {
+		lender = &r.Lender
+	}
+	var date *time.Time
+	if r.Date != "" {
+		d, err := time.Parse(time.DateOnly, r.Date)
+		if err != nil {
+			return nil, fmt.Errorf("line %d: date %q: %w", r.Line, r.Date, err)
+		}
+		date = &d
+	}
+	var detail []byte
+	if len(r.Detail) > 0 {
+		detail, _ = json.Marshal(r.Detail)
+	}
+	return []any{r.load, int32(r.Line), r.County, r.APN, records.NormalizeAPN(r.APN), r.Address, records.NormalizeAddress(r.Address),
+		r.Lon, r.Lat, url, date, r.Amount, lender, detail}, nil
 }
 
 func loadStarted(ctx context.Context, tx pgx.Tx, e projections.Event, p *records.LayerLoadStarted) error {
@@ -224,7 +268,7 @@ func (b *batch) loadCompleted(ctx context.Context, tx pgx.Tx, e projections.Even
 	if err := b.flush(ctx, tx); err != nil {
 		return err
 	}
-	if err := completeLoad(ctx, tx, v, int64(e.Position)); err != nil {
+	if err := completeLoad(ctx, tx, b.log, v, int64(e.Position)); err != nil {
 		return fmt.Errorf("event %d: completing load %s: %w", e.Position, v.LoadID, err)
 	}
 	return nil
@@ -286,6 +330,31 @@ func cut(events []eventstore.Event) int {
 	return len(events)
 }
 
+// publishTimePerRow is the time a batch asks (Spec.BatchTimeout) per row
+// of a completed load it publishes: a million rows get 200 s, which a
+// busy machine needs, rather than the runner's default minute, which
+// rolled the first publishing of a million rows back and retried it from
+// scratch.
+const publishTimePerRow = 200 * time.Microsecond
+
+// batchTimeout is the projection's Spec.BatchTimeout: publishTimePerRow
+// per row of the loads the batch completes.
+func batchTimeout(events []eventstore.Event) time.Duration {
+	rows := 0
+	for _, e := range events {
+		if e.Type != (records.LayerLoadCompleted{}).EventType() {
+			continue
+		}
+		var v struct {
+			RowsLoaded int `json:"rows_loaded"`
+		}
+		if json.Unmarshal(e.Data, &v) == nil {
+			rows += v.RowsLoaded
+		}
+	}
+	return time.Duration(rows) * publishTimePerRow
+}
+
 // signalSQL renders one parcel_layers row (aliased %[1]s) as an element of
 // parcels.signals.
 const signalSQL = `jsonb_build_object(
@@ -321,8 +390,11 @@ const signalTime = "2006-01-02T15:04:05Z"
 // record, its parcel fields and its rendered signals, and each read-model
 // row is then written once. New parcels are written in spatial order (the
 // geometry's sort order is a space-filling curve), so a bbox query finds a
-// box's parcels on few pages and the GiST index is filled locally.
-func completeLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, pos int64) error {
+// box's parcels on few pages and the GiST index is filled locally. Into
+// a table empty at the start (a county's first load) rows are inserted
+// without its indexes, built after the fill (bulk.go). With -load-steps
+// the records bench logs each step's time (Projection.Logger).
+func completeLoad(ctx context.Context, tx pgx.Tx, log *slog.Logger, v records.LayerLoadCompleted, pos int64) error {
 	var sourceURL string
 	var sourceDate time.Time
 	if err := tx.QueryRow(ctx, `SELECT source_url, source_date FROM loads WHERE load_id = $1`, v.LoadID).Scan(&sourceURL, &sourceDate); err != nil {
@@ -335,11 +407,78 @@ func completeLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, 
 	if err := tx.QueryRow(ctx, `SELECT coalesce(array_agg(DISTINCT layer), '{}') FROM loads WHERE status = 'completed' AND layer <> $1`, layer).Scan(&otherLayers); err != nil {
 		return fmt.Errorf("the other layers: %w", err)
 	}
-	stmts := []struct {
-		what string
-		sql  string
-		args []any
-	}{
+	step := stepTimer(log)
+	bulk, err := startBulkFill(ctx, tx)
+	if err != nil {
+		return err
+	}
+	step("dropping the empty tables' indexes")
+	for _, s := range publishStatements(v, pos, layer, sourceURL, sourceDate, otherLayers, bulk) {
+		if _, err := tx.Exec(ctx, s.sql, s.args...); err != nil {
+			return fmt.Errorf("%s: %w", s.what, err)
+		}
+		step(s.what)
+	}
+	if err := bulk.finish(ctx, tx, log); err != nil {
+		return err
+	}
+	step("index builds")
+	if err := makeDeliveries(ctx, tx, v, pos); err != nil {
+		return fmt.Errorf("list monitors' deliveries: %w", err)
+	}
+	if err := finishLoad(ctx, tx, v, pos); err != nil {
+		return err
+	}
+	step("deliveries and the load's figures")
+	// The planner's statistics of the tables a load rewrote, made now in
+	// the load's transaction (ANALYZE counts the rows it inserted), so the
+	// first searches after it are planned on what the tables hold: before,
+	// an APN look-up after a bulk load took 0.5 s until autovacuum came by.
+	if _, err := tx.Exec(ctx, `ANALYZE parcels, parcel_layers`); err != nil {
+		return fmt.Errorf("analyzing the tables the load changed: %w", err)
+	}
+	step("ANALYZE")
+	return nil
+}
+
+// stepTimer returns a function that logs (at debug level) the time since
+// its last call, or since stepTimer, as the time of the step it names.
+func stepTimer(log *slog.Logger) func(what string) {
+	last := time.Now()
+	return func(what string) {
+		now := time.Now()
+		log.Debug("parcels load step", "step", what, "seconds", now.Sub(last).Seconds())
+		last = now
+	}
+}
+
+// statement is one statement of a load's publishing.
+type statement struct {
+	what string
+	sql  string
+	args []any
+}
+
+// publishStatements are the statements that publish a completed load,
+// in order; into a table empty at the start (bulk), rows are inserted
+// without ON CONFLICT.
+func publishStatements(v records.LayerLoadCompleted, pos int64, layer, sourceURL string, sourceDate time.Time, otherLayers []string, bulk bulkFill) []statement {
+	nameParcels, upsertParcels := nameParcelsSQL+nameParcelsConflictSQL, upsertParcelsSQL+upsertParcelsConflictSQL
+	if bulk.empty["parcel_layers"] {
+		nameParcels = nameParcelsSQL
+	}
+	if bulk.empty["parcels"] {
+		upsertParcels = upsertParcelsSQL
+	}
+	others := statement{"collecting the other layers' signals", fmt.Sprintf(othersSQL, fmt.Sprintf(signalSQL, "o")), []any{otherLayers, v.Counties}}
+	if bulk.empty["parcel_layers"] || len(otherLayers) == 0 {
+		others = statement{"collecting the other layers' signals", noOthersSQL, nil}
+	}
+	dropParcels := statement{"dropping parcels the load no longer names", dropParcelsSQL, []any{v.LoadID, layer, v.Counties, v.CrawledAt, pos}}
+	if bulk.empty["parcel_layers"] {
+		dropParcels = statement{"dropping parcels the load no longer names", noDroppedParcelsSQL, nil}
+	}
+	return []statement{
 		// Sorts of a million rows stay in memory; JIT compiling costs more
 		// than it saves on these plans.
 		{"settings", `SELECT set_config('work_mem', '256MB', true), set_config('jit', 'off', true)`, nil},
@@ -353,38 +492,18 @@ func completeLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, 
 			[]any{v.LoadID, layer, v.CrawledAt, sourceDate, sourceURL}},
 		{"taking parcel fields from the last row with coordinates", lastRowFieldsSQL,
 			[]any{v.LoadID, sourceURL}},
-		{"naming parcels", nameParcelsSQL,
+		{"naming parcels", nameParcels,
 			[]any{v.LoadID, pos}},
-		{"dropping parcels the load no longer names", dropParcelsSQL,
-			[]any{v.LoadID, layer, v.Counties, v.CrawledAt, pos}},
+		// (None when parcel_layers was empty: the table is still made.)
+		dropParcels,
 		// Signals of the other layers naming the load's parcels or the
 		// parcels it dropped; usually few or none.
-		{"collecting the other layers' signals", fmt.Sprintf(othersSQL, fmt.Sprintf(signalSQL, "o")),
-			[]any{otherLayers, v.Counties}},
-		{"upserting parcels", fmt.Sprintf(upsertParcelsSQL, loadSignalSQL),
+		others,
+		{"upserting parcels", fmt.Sprintf(upsertParcels, loadSignalSQL),
 			[]any{pos, layer, sourceDate.Format(time.DateOnly), v.CrawledAt.UTC().Format(signalTime)}},
 		{"rendering the dropped parcels' signals", droppedSignalsSQL,
 			[]any{pos}},
 	}
-	for _, s := range stmts {
-		if _, err := tx.Exec(ctx, s.sql, s.args...); err != nil {
-			return fmt.Errorf("%s: %w", s.what, err)
-		}
-	}
-	if err := makeDeliveries(ctx, tx, v, pos); err != nil {
-		return fmt.Errorf("list monitors' deliveries: %w", err)
-	}
-	if err := finishLoad(ctx, tx, v, pos); err != nil {
-		return err
-	}
-	// The planner's statistics of the tables a load rewrote, made now in
-	// the load's transaction (ANALYZE counts the rows it inserted), so the
-	// first searches after it are planned on what the tables hold: before,
-	// an APN look-up after a bulk load took 0.5 s until autovacuum came by.
-	if _, err := tx.Exec(ctx, `ANALYZE parcels, parcel_layers`); err != nil {
-		return fmt.Errorf("analyzing the tables the load changed: %w", err)
-	}
-	return nil
 }
 
 // finishLoad records a completed load's figures and clears its stage.
@@ -405,7 +524,8 @@ func finishLoad(ctx context.Context, tx pgx.Tx, v records.LayerLoadCompleted, po
 
 // The statements completeLoad runs, in order.
 const (
-	// loadParcelsSQL: one row per parcel.
+	// loadParcelsSQL: one row per parcel. The window's frame is the whole
+	// parcel, in the order DISTINCT ON takes: one sort serves both.
 	loadParcelsSQL = `
 CREATE TEMP TABLE load_parcels ON COMMIT DROP AS
 SELECT s.*, coalesce(pl.first_seen, s.last_seen) AS first_seen, pl.named AS was_named
@@ -418,7 +538,7 @@ FROM (
         count(*) FILTER (WHERE lon IS NULL) OVER w AS rows_without_geometry,
         max(line) FILTER (WHERE lon IS NOT NULL) OVER w AS p_line
     FROM staged WHERE load_id = $1
-    WINDOW w AS (PARTITION BY county, apn)
+    WINDOW w AS (PARTITION BY county, apn ORDER BY line DESC ROWS BETWEEN UNBOUNDED PRECEDING AND UNBOUNDED FOLLOWING)
     ORDER BY county, apn, line DESC
 ) s
 LEFT JOIN parcel_layers pl ON pl.county = s.county AND pl.apn = s.apn AND pl.layer = $2
@@ -436,7 +556,9 @@ INSERT INTO parcel_layers AS pl (county, apn, layer, named, first_seen, last_see
     record_date, amount_micros, record_count, lender, address, detail, load_id, position)
 SELECT county, apn, layer, true, first_seen, last_seen, last_crawl, source_date, source_url,
     record_date, amount_micros, record_count, lender, address, detail, $1, $2
-FROM load_parcels
+FROM load_parcels`
+	// nameParcelsConflictSQL: naming parcels, when parcel_layers may hold them.
+	nameParcelsConflictSQL = `
 ON CONFLICT (county, apn, layer) DO UPDATE SET named = true, last_seen = excluded.last_seen, last_crawl = excluded.last_crawl,
     source_date = excluded.source_date, source_url = excluded.source_url, record_date = excluded.record_date,
     amount_micros = excluded.amount_micros, record_count = excluded.record_count, lender = excluded.lender,
@@ -449,6 +571,16 @@ WITH d AS (
     WHERE layer = $2 AND county = ANY($3) AND named AND load_id <> $1
     RETURNING county, apn)
 SELECT * FROM d`
+	// noDroppedParcelsSQL: dropParcelsSQL's table, empty (the load's
+	// parcel_layers were empty: it dropped nothing).
+	noDroppedParcelsSQL = `
+CREATE TEMP TABLE load_dropped ON COMMIT DROP AS
+SELECT county, apn FROM parcel_layers WITH NO DATA`
+	// noOthersSQL: othersSQL's table, empty (no other layer names
+	// parcels).
+	noOthersSQL = `
+CREATE TEMP TABLE load_others ON COMMIT DROP AS
+SELECT county, apn, '{}'::text[] AS layers, '[]'::jsonb AS signals, '{}'::date[] AS dates FROM parcel_layers WITH NO DATA`
 	// droppedSignalsSQL: rendering the dropped parcels' signals.
 	droppedSignalsSQL = `
 UPDATE parcels p SET layers = coalesce(o.layers, '{}'), signals = coalesce(o.signals, '[]'), layer_dates = coalesce(o.dates, '{}'), position = $1
@@ -462,19 +594,36 @@ SELECT o.county, o.apn, array_agg(o.layer ORDER BY o.layer) AS layers, jsonb_agg
 FROM parcel_layers o
 WHERE o.named AND o.layer = ANY($1) AND o.county = ANY($2)
 GROUP BY o.county, o.apn`
-	// upsertParcelsSQL: the load's parcels upserted (%[1]s: the load's signal, rendered).
+	// upsertParcelsSQL: the load's parcels upserted (%[1]s: the load's
+	// signal, rendered). A load's signals differ only by record date,
+	// source URL and first seen, of which a load has few combinations:
+	// each is rendered once (s), not once a parcel (rendering a million
+	// signals took longer than writing them). The parcels are sorted in
+	// spatial order with their narrow fields only (lp), then joined to
+	// their signals (hash joins keep the sorted side's order).
 	upsertParcelsSQL = `
+WITH s AS MATERIALIZED (
+    SELECT coalesce(lp.record_date, 'infinity') AS record_key, lp.source_url, lp.first_seen,
+        jsonb_build_array(%[1]s) AS signals
+    FROM (SELECT DISTINCT record_date, source_url, first_seen, last_seen FROM load_parcels) lp)
 INSERT INTO parcels AS p (county, apn, apn_norm, address, norm_address, geom, source_url, layers, signals, layer_dates, position)
-SELECT lp.county, lp.apn, lp.apn_norm, lp.p_address, lp.norm_address,
-    CASE WHEN lp.lon IS NOT NULL THEN ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) END, lp.p_source_url,
+SELECT lp.county, lp.apn, lp.apn_norm, lp.p_address, lp.norm_address, lp.geom, lp.p_source_url,
     CASE WHEN o.county IS NULL THEN ARRAY[lp.layer]
          ELSE (SELECT array_agg(l ORDER BY l COLLATE "C") FROM unnest(o.layers || lp.layer) l) END,
-    CASE WHEN o.county IS NULL THEN jsonb_build_array(%[1]s)
-         ELSE (SELECT jsonb_agg(e ORDER BY e->>'layer' COLLATE "C") FROM jsonb_array_elements(o.signals || jsonb_build_array(%[1]s)) e) END,
+    CASE WHEN o.county IS NULL THEN s.signals
+         ELSE (SELECT jsonb_agg(e ORDER BY e->>'layer' COLLATE "C") FROM jsonb_array_elements(o.signals || s.signals) e) END,
     ` + layerDatesSQL + `,
     $1
-FROM load_parcels lp LEFT JOIN load_others o ON o.county = lp.county AND o.apn = lp.apn
-ORDER BY ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) NULLS LAST, lp.county, lp.apn
+FROM (
+    SELECT lp.county, lp.apn, lp.apn_norm, lp.p_address, lp.norm_address, lp.p_source_url, lp.layer, lp.record_date, lp.source_date,
+        lp.source_url, lp.first_seen, CASE WHEN lp.lon IS NOT NULL THEN ST_SetSRID(ST_MakePoint(lp.lon, lp.lat), 4326) END AS geom
+    FROM load_parcels lp
+    ORDER BY geom NULLS LAST, lp.county, lp.apn
+    OFFSET 0) lp
+JOIN s ON s.record_key = coalesce(lp.record_date, 'infinity') AND s.source_url = lp.source_url AND s.first_seen = lp.first_seen
+LEFT JOIN load_others o ON o.county = lp.county AND o.apn = lp.apn`
+	// upsertParcelsConflictSQL: the load's parcels upserted, when parcels may hold them.
+	upsertParcelsConflictSQL = `
 ON CONFLICT (county, apn) DO UPDATE SET
     address = CASE WHEN excluded.address <> '' THEN excluded.address ELSE p.address END,
     norm_address = CASE WHEN excluded.address <> '' THEN excluded.norm_address ELSE p.norm_address END,

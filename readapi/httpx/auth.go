@@ -75,8 +75,38 @@ func keyAuth(auth Authenticator, svc account.Service, allowXAPIKey, required boo
 			return err
 		}
 		c.Set(principalKey, p)
+		c.Set(recheckKey, recheck(func(ctx context.Context) error {
+			// No rider: a check counts nothing (identity.Rider).
+			q, err := auth.Authenticate(identity.WithRider(ctx, nil), secret, svc)
+			if err == nil && q.KeyID != p.KeyID {
+				err = &domain.Error{Kind: domain.ErrUnauthenticated, Code: "invalid_api_key", Message: "the API key is no longer the one this request was admitted with"}
+			}
+			return err
+		}))
 		return nil
 	})
+}
+
+const recheckKey = "arr.principal.recheck"
+
+// recheck re-authenticates a request's key (KeyAuth keeps one per keyed
+// request; the secret stays inside it).
+type recheck func(context.Context) error
+
+// Reauthenticate checks that the key the request was admitted with
+// (KeyAuth, OptionalKeyAuth) is still in force, through the same
+// Authenticator and so the same identity read model: nil while it is; the
+// Authenticator's error (kind domain.ErrUnauthenticated for a key revoked,
+// expired or changed since) once it is not. A request that runs long (a
+// bulk export) calls it as it goes, so a revoked key stops it. A request
+// without a key has nothing to check: nil. Safe for concurrent use.
+func Reauthenticate(ctx context.Context, c *gin.Context) error {
+	v, _ := c.Get(recheckKey)
+	f, ok := v.(recheck)
+	if !ok {
+		return nil
+	}
+	return f(ctx)
 }
 
 func bearer(h string) string {

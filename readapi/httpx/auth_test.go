@@ -127,3 +127,49 @@ func TestConflictingKeys(t *testing.T) {
 		})
 	}
 }
+
+// revocable authenticates "good" until it is revoked.
+type revocable struct {
+	key     uuid.UUID
+	revoked chan struct{}
+}
+
+func (k revocable) Authenticate(_ context.Context, secret string, _ account.Service) (identity.Principal, error) {
+	select {
+	case <-k.revoked:
+		return identity.Principal{}, &domain.Error{Kind: domain.ErrUnauthenticated, Code: "invalid_api_key", Message: "revoked"}
+	default:
+	}
+	if secret != "good" {
+		return identity.Principal{}, &domain.Error{Kind: domain.ErrUnauthenticated, Code: "invalid_api_key", Message: "bad key"}
+	}
+	return identity.Principal{KeyID: k.key}, nil
+}
+
+// TestReauthenticate: a request admitted by KeyAuth checks its key again
+// through the same Authenticator: nil while it is in force, 401's error
+// once it is revoked; a request without a key has nothing to check.
+func TestReauthenticate(t *testing.T) {
+	gin.SetMode(gin.TestMode)
+	auth := revocable{key: uuid.New(), revoked: make(chan struct{})}
+	fail := func(c *gin.Context, err error) { c.AbortWithStatus(httpx.ProblemOf(err).Status) }
+	var before, after error
+	e := gin.New()
+	e.GET("/", httpx.OptionalKeyAuth(auth, account.Records, false, fail), func(c *gin.Context) {
+		before = httpx.Reauthenticate(c, c)
+		if _, ok := httpx.PrincipalOf(c); ok {
+			close(auth.revoked)
+		}
+		after = httpx.Reauthenticate(c, c)
+	})
+	r := httptest.NewRequest(http.MethodGet, "/", nil)
+	r.Header.Set("Authorization", "Bearer good")
+	e.ServeHTTP(httptest.NewRecorder(), r)
+	if before != nil || httpx.ProblemOf(after).Status != http.StatusUnauthorized {
+		t.Fatalf("before the revocation %v, after it %v; want nil, then a 401", before, after)
+	}
+	e.ServeHTTP(httptest.NewRecorder(), httptest.NewRequest(http.MethodGet, "/", nil))
+	if before != nil || after != nil {
+		t.Fatalf("without a key: %v, %v; want nothing to check", before, after)
+	}
+}

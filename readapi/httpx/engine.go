@@ -189,30 +189,44 @@ func saneID(s string) bool {
 // (hangup=…), at info level: status 499 when it hung up before the
 // answer (see respond), the status sent when it hung up during a success
 // (a stream cut short). An error status is its own story (a body that
-// timed out cancels the request's context too).
+// timed out cancels the request's context too). An answer the handler
+// cut off by panicking (http.ErrAbortHandler, passed on by the
+// recoverer) is logged too, in a deferred call, with cut=…; the panic
+// goes on.
 func accessLog(service string, log *slog.Logger) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
 		ctx := c.Request.Context() // net/http's: later ones are its children
+		returned := false
+		defer func() { logRequest(ctx, c, service, log, start, !returned) }()
 		c.Next()
-		level, status := slog.LevelInfo, c.Writer.Status()
-		attrs := []slog.Attr{slog.String("service", service), slog.String("method", c.Request.Method),
-			slog.String("path", c.Request.URL.Path), slog.Int("status", status),
-			slog.Int("bytes", c.Writer.Size()), slog.Duration("took", time.Since(start)),
-			slog.String("request_id", c.GetString("request_id"))}
-		if status >= http.StatusInternalServerError {
-			level = slog.LevelError
-			cause := "no error was recorded for this response"
-			if len(c.Errors) > 0 {
-				cause = strings.Join(c.Errors.Errors(), "; ")
-			}
-			attrs = append(attrs, slog.String("err", cause))
-		}
-		if ClientClosed(ctx) && (status == StatusClientClosedRequest || status < http.StatusBadRequest) {
-			attrs = append(attrs, slog.String("hangup", "the client closed the request before its answer was complete"))
-		}
-		log.LogAttrs(ctx, level, "http request", attrs...)
+		returned = true
 	}
+}
+
+// logRequest writes the access log line of c (accessLog); cut says the
+// handler did not return but panicked, the connection being aborted.
+func logRequest(ctx context.Context, c *gin.Context, service string, log *slog.Logger, start time.Time, cut bool) {
+	level, status := slog.LevelInfo, c.Writer.Status()
+	attrs := []slog.Attr{slog.String("service", service), slog.String("method", c.Request.Method),
+		slog.String("path", c.Request.URL.Path), slog.Int("status", status),
+		slog.Int("bytes", c.Writer.Size()), slog.Duration("took", time.Since(start)),
+		slog.String("request_id", c.GetString("request_id"))}
+	if status >= http.StatusInternalServerError {
+		level = slog.LevelError
+		cause := "no error was recorded for this response"
+		if len(c.Errors) > 0 {
+			cause = strings.Join(c.Errors.Errors(), "; ")
+		}
+		attrs = append(attrs, slog.String("err", cause))
+	}
+	if ClientClosed(ctx) && (status == StatusClientClosedRequest || status < http.StatusBadRequest) {
+		attrs = append(attrs, slog.String("hangup", "the client closed the request before its answer was complete"))
+	}
+	if cut {
+		attrs = append(attrs, slog.String("cut", "the answer was cut off: the connection was aborted before its end"))
+	}
+	log.LogAttrs(ctx, level, "http request", attrs...)
 }
 
 func recoverer(log *slog.Logger, fail func(*gin.Context, error)) gin.HandlerFunc {

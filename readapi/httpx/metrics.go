@@ -35,12 +35,17 @@ func NewMetrics(reg prometheus.Registerer) *Metrics {
 func (m *Metrics) middleware(service string) gin.HandlerFunc {
 	return func(c *gin.Context) {
 		start := time.Now()
+		// Deferred: an answer cut off by a panic (http.ErrAbortHandler,
+		// which the recoverer passes on) is counted too, by the status it
+		// was sent with; the panic goes on.
+		defer func() {
+			route := c.FullPath()
+			if route == "" {
+				route = "unmatched"
+			}
+			m.requests.WithLabelValues(service, route, c.Request.Method, strconv.Itoa(c.Writer.Status())).Inc()
+			m.duration.WithLabelValues(service, route).Observe(time.Since(start).Seconds())
+		}()
 		c.Next()
-		route := c.FullPath()
-		if route == "" {
-			route = "unmatched"
-		}
-		m.requests.WithLabelValues(service, route, c.Request.Method, strconv.Itoa(c.Writer.Status())).Inc()
-		m.duration.WithLabelValues(service, route).Observe(time.Since(start).Seconds())
 	}
 }

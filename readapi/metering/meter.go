@@ -144,17 +144,29 @@ func (m *Meter) Count(p identity.Principal, at time.Time) {
 // after the quota, so only admitted requests count): once the handler has
 // answered, a response whose status ratelimit.Served refuses (a 400, 403,
 // 404, ...) is not counted, as the quota gives it back. The request is
-// counted on the UTC day it arrived. A nil *Meter counts nothing.
+// counted on the UTC day it arrived. It counts in a deferred call, so an
+// answer the handler cuts off by panicking (http.ErrAbortHandler, as a
+// failed export does once its first byte is sent) is counted too, by the
+// status it was sent with, and the panic goes on; a handler that panics
+// before it sent anything served nothing, and is not counted. A nil
+// *Meter counts nothing.
 func (m *Meter) Middleware(principal func(*gin.Context) (identity.Principal, bool)) gin.HandlerFunc {
 	if m == nil {
 		return func(c *gin.Context) { c.Next() }
 	}
 	return func(c *gin.Context) {
 		at := m.cfg.Now()
+		returned := false
+		defer func() {
+			if !returned && !c.Writer.Written() {
+				return
+			}
+			if p, ok := principal(c); ok && ratelimit.ServedRequest(c) {
+				m.Count(p, at)
+			}
+		}()
 		c.Next()
-		if p, ok := principal(c); ok && ratelimit.ServedRequest(c) {
-			m.Count(p, at)
-		}
+		returned = true
 	}
 }
 

@@ -59,3 +59,33 @@ func TestMiddlewareCountsServedRequests(t *testing.T) {
 		t.Fatalf("usage in the log %v, want %d calls (the 200s and the 500) on %s only", got, want, usage.Day(arrived))
 	}
 }
+
+// TestAbortBeforeAnyByteIsNotMetered: a handler that aborts with
+// http.ErrAbortHandler before it sends anything (the gateway, when a
+// completion's outcome is unknown) served nothing and is not metered; one
+// that aborts after its first byte is (TestAtkCutAnswerIsNotMetered).
+func TestAbortBeforeAnyByteIsNotMetered(t *testing.T) {
+	gin.SetMode(gin.ReleaseMode)
+	st := newStore(t)
+	m, err := metering.New(newHandler(t, st), metering.Config{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	p := identity.Principal{AccountID: uuid.New(), KeyID: uuid.New(), Service: account.Records}
+	e := gin.New()
+	e.GET("/", m.Middleware(func(*gin.Context) (identity.Principal, bool) { return p, true }), func(*gin.Context) {
+		panic(http.ErrAbortHandler)
+	})
+	srv := httptest.NewServer(e)
+	defer srv.Close()
+	if resp, err := http.Get(srv.URL); err == nil {
+		resp.Body.Close()
+		t.Fatalf("the aborted request was answered: %d", resp.StatusCode)
+	}
+	if err := m.Flush(context.Background()); err != nil {
+		t.Fatal(err)
+	}
+	if got, _ := logged(t, st); len(got) != 0 {
+		t.Fatalf("an answer aborted before any byte was metered: %v", got)
+	}
+}

@@ -2,6 +2,7 @@ package recordsapi
 
 import (
 	"bufio"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -9,7 +10,6 @@ import (
 	"maps"
 	"net/http"
 	"os"
-	"path/filepath"
 	"slices"
 	"strconv"
 	"strings"
@@ -38,6 +38,12 @@ const (
 	exportWriteStall = 30 * time.Second
 	// exportMaxGPKGBytes bounds a GeoPackage's temporary file.
 	exportMaxGPKGBytes = 1 << 30
+	// exportKeyRecheck is how often, at most, a running export checks
+	// that its key is still in force (between pages; always before its
+	// first byte): a revoked key's export is stopped within it.
+	exportKeyRecheck = 5 * time.Second
+	// exportKeyCheckTimeout bounds one check of the key.
+	exportKeyCheckTimeout = 5 * time.Second
 )
 
 // exportFormat is one format of the export: its file extension and media
@@ -65,7 +71,7 @@ func ExportFormats() []string {
 // FlatGeobuf or GeoPackage, all from one snapshot of the read model. CSV
 // and FlatGeobuf are streamed as they are read; a GeoPackage is written to
 // a temporary file first, then sent with its length, and removed. At most
-// one export per key and exportSlots per process run at once (429 with
+// one export per account and exportSlots per process run at once (429 with
 // Retry-After otherwise). Never contact data.
 func (s *server) exportParcels(c *gin.Context) error {
 	q, f, err := s.exportRequest(c)
@@ -76,7 +82,7 @@ func (s *server) exportParcels(c *gin.Context) error {
 	if !ok {
 		return domain.Forbidden("key_required", "an export needs a records API key")
 	}
-	leave, err := s.exports.enter(p.KeyID)
+	leave, err := s.exports.enter(p)
 	if err != nil {
 		// Refused before any work: it counts against no quota or meter.
 		ratelimit.MarkNotServed(c)
@@ -86,7 +92,7 @@ func (s *server) exportParcels(c *gin.Context) error {
 	if f.ext == "gpkg" {
 		return s.exportGeoPackage(c, q, f)
 	}
-	sink := &streamSink{c: c, format: f, layers: q.Layers}
+	sink := &streamSink{c: c, format: f, layers: q.Layers, key: keyWatch{c: c}}
 	err = s.parcels.Export(c.Request.Context(), q, sink)
 	if err == nil {
 		err = sink.end()
@@ -162,10 +168,14 @@ type streamSink struct {
 	out     *stallWriter
 	buf     *bufio.Writer
 	w       commands.ParcelFileWriter
+	key     keyWatch
 	started bool
 }
 
 func (k *streamSink) Begin(h records.ExportHeader) (err error) {
+	if err := k.key.check(true); err != nil {
+		return err
+	}
 	exportHeaders(k.c, k.format, k.layers, h, -1)
 	k.started = true
 	k.out = newStallWriter(k.c)
@@ -179,6 +189,9 @@ func (k *streamSink) Begin(h records.ExportHeader) (err error) {
 }
 
 func (k *streamSink) Write(page []records.ExportParcel) error {
+	if err := k.key.check(false); err != nil {
+		return err
+	}
 	for i := range page {
 		if err := k.w.Write(&page[i]); err != nil {
 			return err
@@ -213,17 +226,18 @@ func (s *server) cutExport(c *gin.Context, err error) {
 
 // exportGeoPackage writes the export to a temporary GeoPackage (at most
 // exportMaxGPKGBytes), then sends it with its length; the file is removed
-// whatever happens.
+// whatever happens, and one left by a process that died while it wrote
+// it is removed by the next process's start or GeoPackage export
+// (exportTemps).
 func (s *server) exportGeoPackage(c *gin.Context, q parcels.ExportQuery, f exportFormat) (err error) {
-	removeStaleGeoPackages()
-	tmp, err := os.CreateTemp("", gpkgPattern)
+	s.temps.sweep()
+	tmp, err := s.temps.create()
 	if err != nil {
-		return fmt.Errorf("a GeoPackage's temporary file: %w", err)
+		return err
 	}
-	path := tmp.Name()
-	_ = tmp.Close()
-	defer os.Remove(path)
-	sink := &gpkgSink{c: c, path: path}
+	defer tmp.release()
+	path := tmp.path
+	sink := &gpkgSink{c: c, path: path, key: keyWatch{c: c}}
 	err = s.parcels.Export(c.Request.Context(), q, sink)
 	if sink.w != nil {
 		if cerr := sink.w.Close(); err == nil {
@@ -245,6 +259,9 @@ func (s *server) exportGeoPackage(c *gin.Context, q parcels.ExportQuery, f expor
 	if err != nil {
 		return fmt.Errorf("opening the GeoPackage: %w", err)
 	}
+	if err := sink.key.check(true); err != nil {
+		return err
+	}
 	exportHeaders(c, f, q.Layers, sink.h, st.Size())
 	out := newStallWriter(c)
 	if _, err := io.Copy(out, file); err != nil {
@@ -254,36 +271,28 @@ func (s *server) exportGeoPackage(c *gin.Context, q parcels.ExportQuery, f expor
 	return nil
 }
 
-// gpkgPattern names the GeoPackages' temporary files.
-const gpkgPattern = "arr-export-*.gpkg"
-
-// removeStaleGeoPackages removes the temporary GeoPackages older than an
-// export may take: left by a process that died while it wrote one (every
-// export removes its own file however it ends).
-func removeStaleGeoPackages() {
-	paths, _ := filepath.Glob(filepath.Join(os.TempDir(), gpkgPattern))
-	for _, p := range paths {
-		if st, err := os.Stat(p); err == nil && time.Since(st.ModTime()) > exportTimeLimit+time.Minute {
-			_ = os.Remove(p)
-		}
-	}
-}
-
 // gpkgSink writes an export into a GeoPackage file.
 type gpkgSink struct {
 	c    *gin.Context
 	path string
 	h    records.ExportHeader
 	w    *commands.ParcelGeoPackage
+	key  keyWatch
 }
 
 func (k *gpkgSink) Begin(h records.ExportHeader) (err error) {
+	if err := k.key.check(true); err != nil {
+		return err
+	}
 	k.h = h
 	k.w, err = commands.NewParcelGeoPackage(k.c.Request.Context(), k.path, h, exportMaxGPKGBytes)
 	return err
 }
 
 func (k *gpkgSink) Write(page []records.ExportParcel) error {
+	if err := k.key.check(false); err != nil {
+		return err
+	}
 	for i := range page {
 		if err := k.w.Write(&page[i]); err != nil {
 			return err
@@ -321,3 +330,29 @@ func (w *stallWriter) Write(b []byte) (int, error) {
 // done lifts the write deadline of an export written whole, so that a
 // later request on the kept-alive connection is not cut by it.
 func (w *stallWriter) done() { _ = w.rc.SetWriteDeadline(time.Time{}) }
+
+// keyWatch re-checks a running export's key (httpx.Reauthenticate, the
+// identity read model KeyAuth admitted it through): before its first
+// byte, and between pages at most every exportKeyRecheck, so an export
+// admitted before its key was revoked is stopped (401 before its first
+// byte, cut off after it) instead of sent whole.
+type keyWatch struct {
+	c    *gin.Context
+	next time.Time
+}
+
+// check checks the key if exportKeyRecheck has passed since the last
+// check, or now if force.
+func (w *keyWatch) check(force bool) error {
+	now := time.Now()
+	if !force && now.Before(w.next) {
+		return nil
+	}
+	w.next = now.Add(exportKeyRecheck)
+	ctx, cancel := context.WithTimeout(w.c.Request.Context(), exportKeyCheckTimeout)
+	defer cancel()
+	if err := httpx.Reauthenticate(ctx, w.c); err != nil {
+		return fmt.Errorf("the export's key, checked again: %w", err)
+	}
+	return nil
+}

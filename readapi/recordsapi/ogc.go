@@ -181,9 +181,24 @@ func (o *ogcAPI) extentsNow(ctx context.Context) (map[string]parcels.Extent, err
 	return o.extents.get(ctx)
 }
 
-// describe writes a collection's description.
-func (o *ogcAPI) describe(b string, col parcels.Collection, ex parcels.Extent) gin.H {
+// describe writes a collection's description; its extent is ex's
+// collection's, left out when extents are not known yet (ex nil: the
+// first scan has not ended, extentCache.get).
+func (o *ogcAPI) describe(b string, col parcels.Collection, extents map[string]parcels.Extent) gin.H {
 	self := b + "/collections/" + col.ID
+	out := gin.H{
+		"id": col.ID, "title": col.Title, "description": col.Description, "itemType": "feature",
+		"crs": []string{"http://www.opengis.net/def/crs/OGC/1.3/CRS84"},
+		"links": []link{
+			{self, "self", "application/json", col.Title},
+			{self + "/items", "items", geoJSON, col.Title + " as GeoJSON"},
+			{self + "/queryables", "http://www.opengis.net/def/rel/ogc/1.0/queryables", schemaJSON, "the properties a filter may name"},
+		},
+	}
+	if extents == nil {
+		return out
+	}
+	ex := extents[col.ID]
 	extent := gin.H{"spatial": gin.H{"bbox": [][4]float64{{-180, -90, 180, 90}}, "crs": "http://www.opengis.net/def/crs/OGC/1.3/CRS84"}}
 	if ex.BBox != nil {
 		extent["spatial"] = gin.H{"bbox": [][4]float64{*ex.BBox}, "crs": "http://www.opengis.net/def/crs/OGC/1.3/CRS84"}
@@ -191,15 +206,8 @@ func (o *ogcAPI) describe(b string, col parcels.Collection, ex parcels.Extent) g
 	if col.Temporal() {
 		extent["temporal"] = gin.H{"interval": [][2]*string{{ex.From, ex.To}}, "trs": "http://www.opengis.net/def/uom/ISO-8601/0/Gregorian"}
 	}
-	return gin.H{
-		"id": col.ID, "title": col.Title, "description": col.Description, "itemType": "feature",
-		"crs": []string{"http://www.opengis.net/def/crs/OGC/1.3/CRS84"}, "extent": extent,
-		"links": []link{
-			{self, "self", "application/json", col.Title},
-			{self + "/items", "items", geoJSON, col.Title + " as GeoJSON"},
-			{self + "/queryables", "http://www.opengis.net/def/rel/ogc/1.0/queryables", schemaJSON, "the properties a filter may name"},
-		},
-	}
+	out["extent"] = extent
+	return out
 }
 
 func (o *ogcAPI) listCollections(c *gin.Context) error {
@@ -213,7 +221,7 @@ func (o *ogcAPI) listCollections(c *gin.Context) error {
 	b := o.base
 	out := make([]gin.H, len(o.collections))
 	for i, col := range o.collections {
-		out[i] = o.describe(b, col, ex[col.ID])
+		out[i] = o.describe(b, col, ex)
 	}
 	c.JSON(http.StatusOK, gin.H{"collections": out, "links": []link{{b + "/collections", "self", "application/json", "the collections"}}})
 	return nil
@@ -231,7 +239,7 @@ func (o *ogcAPI) collection(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, o.describe(o.base, col, ex[col.ID]))
+	c.JSON(http.StatusOK, o.describe(o.base, col, ex))
 	return nil
 }
 

@@ -1,6 +1,7 @@
 package recordsapi
 
 import (
+	"context"
 	"fmt"
 	"math"
 	"net/http"
@@ -134,7 +135,13 @@ func readFilter(c *gin.Context, col parcels.Collection) (cql2.Expr, error) {
 }
 
 // literal reads a queryable parameter's value as the queryable's type.
+// Its text is checked first as a filter's quoted string is
+// (cql2.TextFault: valid UTF-8, no NUL), whatever the type, so no value
+// reaches the database as text it cannot bind.
 func literal(q parcels.Queryable, v string) (cql2.Scalar, error) {
+	if pos, fault := cql2.TextFault(v); fault != "" {
+		return nil, domain.Invalid("invalid_"+q.Name, q.Name, "%s, at character %d: %s; a queryable's value is UTF-8 text without NUL characters", q.Name, pos, fault)
+	}
 	bad := func(want string) error {
 		return domain.Invalid("invalid_"+q.Name, q.Name, "%s must be %s; got %q", q.Name, want, v)
 	}
@@ -214,6 +221,22 @@ const (
 
 func (r itemsRequest) dir(d string) cursor.Query { q := r.query; q.Search += d; return q }
 
+// scans reports whether r's query may scan more than its page: it has a
+// filter, a datetime, or a bbox wider or taller than the records search
+// takes (records.MaxBBoxDegrees; the OGC bbox is not bounded, an OGC
+// client sends the box of its view). Such a query is bounded by its
+// limit and statement timeout, and queries in one of the filtered turns.
+func (r itemsRequest) scans() bool {
+	if r.fq.Filter != nil || r.fq.From != nil || r.fq.To != nil {
+		return true
+	}
+	if r.fq.BBox == nil {
+		return false
+	}
+	w, h := r.fq.BBox.Span()
+	return w > records.MaxBBoxDegrees || h > records.MaxBBoxDegrees
+}
+
 // items is GET /api/v1/ogc/collections/{collectionId}/items.
 func (o *ogcAPI) items(c *gin.Context) error {
 	col, err := o.find(c)
@@ -238,8 +261,9 @@ func (o *ogcAPI) items(c *gin.Context) error {
 	ctx := c.Request.Context()
 	var got []parcels.Feature
 	query := func() (err error) { got, err = o.features.Features(ctx, r.fq); return err }
-	if r.fq.Filter != nil || r.fq.From != nil || r.fq.To != nil {
-		// A filter or a datetime may scan: it queries in a turn.
+	if r.scans() {
+		// A filter, a datetime or a wide bbox may scan: it queries in a
+		// turn.
 		err = o.filtered.do(ctx, query)
 	} else {
 		err = query()
@@ -247,17 +271,8 @@ func (o *ogcAPI) items(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	// An unfiltered page says how many features the collection holds,
-	// from the extents' cache (counted once per load, never per request).
-	matched := int64(-1)
-	if r.fq.Filter == nil && r.fq.BBox == nil && r.fq.From == nil && r.fq.To == nil {
-		ex, err := o.extentsNow(ctx)
-		if err != nil {
-			return err
-		}
-		matched = ex[col.ID].Features
-	}
 	more := len(got) > limit
+	matched := o.matched(ctx, r, col, len(got), more)
 	if more {
 		if r.fq.Before != nil {
 			got = got[1:]
@@ -276,6 +291,28 @@ func (o *ogcAPI) items(c *gin.Context) error {
 	}
 	c.Data(http.StatusOK, geoJSON, renderItems(c, o.base, col, got, matched, next, prev))
 	return nil
+}
+
+// matched is the numberMatched of an unfiltered page of n features (more:
+// the collection has more after or before them), -1 to leave it out. A
+// page that is the whole collection says its own count. Any other says
+// the count of the extents' cache (made once per load, never per
+// request) only when it is of the read model's version now and more than
+// the page: right after a load the cache still holds the count of before
+// it, and a page is never told the collection is smaller than itself.
+// numberMatched is optional (OGC API – Features Part 1, 7.15.4).
+func (o *ogcAPI) matched(ctx context.Context, r itemsRequest, col parcels.Collection, n int, more bool) int64 {
+	if r.fq.Filter != nil || r.fq.BBox != nil || r.fq.From != nil || r.fq.To != nil {
+		return -1
+	}
+	if !more && r.fq.After == nil && r.fq.Before == nil {
+		return int64(n)
+	}
+	ex, ok := o.extents.current(ctx)
+	if m := ex[col.ID].Features; ok && m > int64(n) {
+		return m
+	}
+	return -1
 }
 
 // item is GET /api/v1/ogc/collections/{collectionId}/items/{featureId}.

@@ -8,6 +8,7 @@ import (
 	"html/template"
 	"io/fs"
 	"net/http"
+	"os"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -50,8 +51,10 @@ type server struct {
 	// polygons, tilePoints and tileClusters are the turns of the costly
 	// routes (limits.go).
 	polygons, tilePoints, tileClusters *turns
-	// exports admits the bulk exports (exportgate.go).
+	// exports admits the bulk exports (exportgate.go); temps are their
+	// temporary GeoPackages (exporttemp.go).
 	exports *exportGate
+	temps   *exportTemps
 	// tileCache holds made tiles, tileFlight makes each once for the
 	// requests asking at the same time, and clusters once for the tiles
 	// that share them (tiles.go).
@@ -81,10 +84,11 @@ func New(d httpx.Deps) (http.Handler, error) {
 	}
 	s := &server{d: d, parcels: d.App.Queries.Parcels, lists: d.App.Queries.Lists, gaz: gaz, mapTmpl: mapTmpl, cursors: cursors,
 		polygons: newTurns(polygonSlots), tilePoints: newTurns(tilePointSlots), tileClusters: newTurns(tileClusterSlots),
-		exports: newExportGate(exportSlots), tileCache: tilecache.New(tileCacheBytes)}
+		exports: newExportGate(exportSlots), temps: newExportTemps(os.TempDir()), tileCache: tilecache.New(tileCacheBytes)}
 	if s.tileFlight, err = newTileFlights(); err != nil {
 		return nil, err
 	}
+	s.temps.sweepAtStart(d.Logger)
 
 	ids := d.App.Queries.Identities
 	// The public routes need no key, but take one: a key that is sent must

@@ -25,6 +25,8 @@
 #   parcels load of N rows: arr apply X s; ogr2ogr Y s
 # Usage: scripts/bench/records.sh [-parcels N] [-concurrency 1,64]
 # [-rounds 3] [-duration 10s] [-box 0.01] [-pool 16] [-peer ""] (no peer)
+# [-load-only] (the load rounds and their table only) [-load-steps] (logs
+# the time of each step of the parcels projection's publishing)
 # DATABASE_URL is the PostgreSQL server (a database, arr_bench_records or
 # $ARR_BENCH_RECORDS_DB, is made on it; each load round makes it anew); PG_FEATURESERV_PORT the peer's loopback port (default 9765),
 # PG_TILESERV_PORT pg_tileserv's (9766); PG_TILESERV_SRC its source when

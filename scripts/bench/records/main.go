@@ -96,6 +96,9 @@ type options struct {
 	tileservURL           string
 	tileClients           int
 	ogr2ogr               string
+	// loadOnly stops after the load rounds; steps logs each step of the
+	// parcels projection's publishing.
+	loadOnly, steps bool
 }
 
 func main() {
@@ -118,6 +121,8 @@ func main() {
 	flag.StringVar(&o.tileservURL, "tileserv-url", "", "pg_tileserv's base URL, as its config file has it listen (http://127.0.0.1:port)")
 	flag.IntVar(&o.tileClients, "tile-clients", 64, "panning map clients of the tile phase (0: no tile phase)")
 	flag.StringVar(&o.ogr2ogr, "ogr2ogr", "", "GDAL's ogr2ogr binary, to load the same rows into PostGIS beside arr in each round (none: arr only)")
+	flag.BoolVar(&o.loadOnly, "load-only", false, "measure the bulk load only: no queries, tiles or peers after the load rounds")
+	flag.BoolVar(&o.steps, "load-steps", false, "log the time of each step of the parcels projection's publishing of the load")
 	flag.Parse()
 	for _, s := range strings.Split(*conc, ",") {
 		c, err := strconv.Atoi(strings.TrimSpace(s))
@@ -188,6 +193,9 @@ func run(o options) error {
 		return err
 	}
 	defer pool.Close()
+	if o.loadOnly {
+		return reportLoadOnly(o, &res)
+	}
 	arrBase, stopArr, err := serveArr(pool)
 	if err != nil {
 		return err
@@ -274,12 +282,16 @@ func freshDatabase(ctx context.Context, admin, name string, poolSize int) (*pgxp
 // and waits for the parcels projection to apply it: the append's and the
 // apply's seconds (the apply from the append's end; the projection stages
 // rows while the append runs).
-func loadCounty(ctx context.Context, pool *pgxpool.Pool, csvPath string) (appendSecs, applySecs float64, err error) {
+func loadCounty(ctx context.Context, pool *pgxpool.Pool, csvPath string, steps bool) (appendSecs, applySecs float64, err error) {
 	store, err := postgres.New(pool, postgres.Config{})
 	if err != nil {
 		return 0, 0, err
 	}
-	runner, err := projections.NewRunner(pool, store, projections.Config{}, parcels.Projection{})
+	var p parcels.Projection
+	if steps {
+		p.Logger = slog.New(slog.NewTextHandler(os.Stderr, &slog.HandlerOptions{Level: slog.LevelDebug}))
+	}
+	runner, err := projections.NewRunner(pool, store, projections.Config{}, p)
 	if err != nil {
 		return 0, 0, err
 	}
