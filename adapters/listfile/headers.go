@@ -34,8 +34,10 @@ var columns = []string{ColAPN, ColCounty, ColAddress, ColUnit, ColCity, ColState
 // owner_address_line_1 …), BatchData (Property Address, Property City …,
 // Owner Mailing Address …), REISift (Property address, Property city …,
 // Mailing address …) and county assessor exports (Parcel Number, Folio,
-// Situs Address, Site Address, Situs City, Situs Zip). docs/lists.md
-// prints it.
+// Situs Address, Site Address, Situs City, Situs Zip). A bare unit, city,
+// state, zip or county header ("City", "Address 2") is read by the address
+// block it follows (headerRoles): after a mailing column it is the
+// mailing address's. docs/lists.md prints the table.
 var HeaderAliases = map[string][]string{
 	ColAPN: {"apn", "parcel", "parcel id", "parcel number", "parcel no", "parcel num", "parcelid", "parcel apn", "pin",
 		"folio", "folio number", "folio id", "bcpa folio", "account", "account number", "tax account", "tax account number",

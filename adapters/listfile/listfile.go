@@ -68,7 +68,10 @@ func Parse(in io.Reader) (List, error) { return ParseWith(in, nil) }
 // address column; two header cells with the same name, or naming the
 // same column (apn and parcel_id); a quote that is never closed, or a
 // bare quote in an unquoted field; a row with more or fewer fields than
-// the header; a county that is neither a 5-digit FIPS code nor a name; a
+// the header; a file with the owner's mailing address and a bare city,
+// state, zip or unit column before any address column, which cannot be
+// told to be the property's (headerRoles: a bare part belongs to the
+// address block it follows); a county that is neither a 5-digit FIPS code nor a name; a
 // state that is no USPS state; a zip that is no ZIP or ZIP+4; a row with
 // neither an APN, an address nor a mailing address.
 func ParseWith(in io.Reader, m *Mapping) (List, error) {
@@ -151,9 +154,11 @@ func headerLayout(header []string, m *Mapping) (layout, error) {
 		}
 	} else {
 		lay = layout{idx: map[string]int{}}
-		aliases := aliasIndex()
-		for i, h := range header {
-			col := role(aliases, h)
+		roles, err := headerRoles(header)
+		if err != nil {
+			return layout{}, err
+		}
+		for i, col := range roles {
 			switch {
 			case col == ColMailing:
 				lay.mailing = append(lay.mailing, i)
