@@ -5,11 +5,8 @@ import (
 	"fmt"
 	"io"
 	"strconv"
-	"strings"
-	"unicode"
 
-	"golang.org/x/text/unicode/norm"
-
+	"github.com/arr-dev/arr/adapters/safecsv"
 	"github.com/arr-dev/arr/domain/records"
 )
 
@@ -20,7 +17,7 @@ import (
 // coordinates, before the columns of Columns; booleans are true or false,
 // dates YYYY-MM-DD, times RFC 3339 in UTC, null is an empty field. A
 // text cell a spreadsheet would read as a formula is neutralized
-// (formulaSafe); numbers are written as they are.
+// (safecsv.Text); numbers are written as they are.
 type CSV struct {
 	w    *csv.Writer
 	cols []Column
@@ -75,32 +72,9 @@ func csvText(k Kind, v cell, ok bool) string {
 	case DateTime:
 		return v.t.UTC().Format(rfc3339)
 	case Text:
-		return formulaSafe(v.s)
+		return safecsv.Text(v.s)
 	}
 	return v.s
-}
-
-// formulaSafe neutralizes a text cell that a spreadsheet would run as a
-// formula (CSV injection): one whose first character other than white
-// space (a space, a no-break space, a line break, an ideographic space)
-// or a format character (a zero-width space), read in Unicode NFKC (a
-// full-width ＝ is =), is =, +, -, or @, or that starts with a tab or a
-// carriage return, gets a leading single quote, as OWASP advises. The
-// text of the export comes from public files (addresses, URLs), so any of
-// it may. Only text cells: the numeric columns (lon, lat, score) are
-// never quoted, so a negative longitude stays a number.
-func formulaSafe(s string) string {
-	if s == "" {
-		return s
-	}
-	if s[0] == '\t' || s[0] == '\r' {
-		return "'" + s
-	}
-	lead := strings.TrimLeftFunc(norm.NFKC.String(s), func(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) })
-	if lead != "" && strings.IndexByte("=+-@", lead[0]) >= 0 {
-		return "'" + s
-	}
-	return s
 }
 
 // Close flushes what is buffered.

@@ -20,6 +20,7 @@ import (
 
 	"github.com/arr-dev/arr/adapters/layerfile"
 	"github.com/arr-dev/arr/adapters/listfile"
+	"github.com/arr-dev/arr/adapters/safecsv"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/date"
@@ -140,7 +141,7 @@ func writeRejects(path string, rejects []records.Reject) error {
 	w := csv.NewWriter(f)
 	_ = w.Write([]string{"line", "reason"})
 	for _, r := range rejects {
-		_ = w.Write([]string{strconv.Itoa(r.Line), r.Reason})
+		_ = w.Write([]string{strconv.Itoa(r.Line), safecsv.Text(r.Reason)}) // a reason quotes the file's cells
 	}
 	w.Flush()
 	if err := w.Error(); err != nil {

@@ -15,6 +15,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/arr-dev/arr/adapters/safecsv"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/projections/sqlproj"
@@ -247,13 +248,16 @@ func (r *resultWriter) row(cols []string, vals []json.RawMessage) error {
 		return nil
 	case "csv":
 		if r.n == 1 {
-			if err := r.csv.Write(cols); err != nil {
+			if err := r.csv.Write(safecsv.Row(cols)); err != nil {
 				return err
 			}
 		}
 		rec := make([]string, len(vals))
 		for i, v := range vals {
 			rec[i] = sqlproj.Text(v)
+			if len(v) > 0 && v[0] == '"' { // a text value from events someone else wrote; numbers stay numbers
+				rec[i] = safecsv.Text(rec[i])
+			}
 		}
 		return r.csv.Write(rec)
 	}
