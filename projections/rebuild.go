@@ -196,10 +196,10 @@ func (r *Runner) catchUpShadow(ctx context.Context, tx pgx.Tx, p *compiled, pos 
 	}
 	for more := true; more; {
 		// The log is read on another connection while tx waits: kept from
-		// idling meanwhile (keepAlive), a read that outlasts BatchIdle
+		// idling meanwhile (KeepAlive), a read that outlasts BatchIdle
 		// (a load's row chunks arriving during the rebuild) does not end
 		// the swap; frozen, this process keeps it no more.
-		stop := keepAlive(ctx, tx)
+		stop := KeepAlive(ctx, tx)
 		rd, err := r.read(ctx, p, *pos, r.cfg.BatchSize)
 		if err := errors.Join(err, stop()); err != nil {
 			return err

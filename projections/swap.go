@@ -66,13 +66,13 @@ func (r *Runner) swap(ctx context.Context, p *compiled, from, pos uint64, parked
 	// applies what arrived meanwhile to the shadow and commits, then
 	// swaps. If it fails after that commit, the shadow is only further
 	// along; the next rebuild makes it anew. The runner's transaction is
-	// kept from idling while the projection's works (keepAlive): frozen,
+	// kept from idling while the projection's works (KeepAlive): frozen,
 	// this process keeps it no more.
 	return pgx.BeginFunc(ctx, r.pool, func(own pgx.Tx) error {
 		if err := r.holdCheckpoint(ctx, own, p.Name, true); err != nil {
 			return err
 		}
-		stop := keepAlive(ctx, own)
+		stop := KeepAlive(ctx, own)
 		err := r.inTx(ctx, p, func(tx pgx.Tx) error { return r.catchUpShadow(ctx, tx, p, &pos, &parked) })
 		if err := errors.Join(err, stop()); err != nil {
 			return err
@@ -107,11 +107,15 @@ func (r *Runner) holdCheckpoint(ctx context.Context, tx pgx.Tx, name string, bat
 	return nil
 }
 
-// keepAlive keeps tx from idling in its transaction while the caller
+// KeepAlive keeps tx from idling in its transaction while the caller
 // works in another: it runs a statement in tx every BatchIdle/3 until the
 // returned func is called, which waits for it to stop and returns its
-// first failure. The caller does not use tx meanwhile.
-func keepAlive(ctx context.Context, tx pgx.Tx) (stop func() error) {
+// first failure. The caller does not use tx meanwhile. A transaction that
+// holds a checkpoint and sets idle_in_transaction_session_timeout to
+// BatchIdle (so that the server ends it if its process freezes) uses it
+// while it waits on other sessions: a swap, a rebuild's log read,
+// sqlproj's Drop.
+func KeepAlive(ctx context.Context, tx pgx.Tx) (stop func() error) {
 	done := make(chan struct{})
 	failed := make(chan error, 1)
 	go func() {
@@ -124,7 +128,7 @@ func keepAlive(ctx context.Context, tx pgx.Tx) (stop func() error) {
 				return
 			case <-t.C:
 				if _, err := tx.Exec(ctx, `SELECT 1`); err != nil {
-					failed <- fmt.Errorf("keeping the swap's transaction: %w", err)
+					failed <- fmt.Errorf("keeping the transaction that holds the checkpoint: %w", err)
 					return
 				}
 			}

@@ -18,7 +18,7 @@ type unsticking struct {
 // its session's idle_in_transaction_session_timeout did not end (the
 // session may be an analyst's, whose settings are the analyst's). A
 // live batch never idles that long: its statements are pipelined (a
-// live swap's follow each other, or keepAlive's).
+// live swap's follow each other, or KeepAlive's).
 const unstickSQL = `SELECT a.pid, pg_terminate_backend(a.pid) FROM pg_locks l JOIN pg_stat_activity a ON a.pid = l.pid
 	WHERE l.locktype = 'advisory' AND l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database())
 	AND l.classid = hashtext('arr-projection-batch')::oid AND l.objid = hashtext($1)::oid AND l.objsubid = 2

@@ -3,6 +3,7 @@ package sqlproj
 import (
 	"context"
 	"fmt"
+	"strconv"
 	"strings"
 	"time"
 
@@ -89,7 +90,14 @@ func definitionsTable() string {
 func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error) {
 	g := e.guard(name)
 	err = pgx.BeginFunc(ctx, e.pool, func(tx pgx.Tx) error {
-		// The checkpoint first: a batch holds it while it runs.
+		// The checkpoint first: a batch holds it while it runs. The server
+		// ends this transaction if it idles for BatchIdle (its process
+		// frozen), which frees the checkpoint for the live runner; it is
+		// kept busy while the role's session drops the schemas.
+		if _, err := tx.Exec(ctx, `SELECT pg_catalog.set_config('idle_in_transaction_session_timeout', $1, true)`,
+			strconv.FormatInt(projections.BatchIdle.Milliseconds(), 10)); err != nil {
+			return err
+		}
 		if _, err := tx.Exec(ctx, `SELECT 1 FROM public.projection_checkpoints WHERE name = $1 FOR UPDATE`, name); err != nil {
 			return err
 		}
@@ -129,7 +137,12 @@ func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error
 			return err
 		}
 		schemas = append(schemas, aside...)
-		if err := e.dropAsRole(ctx, g.role, schemas); err != nil {
+		stop := projections.KeepAlive(ctx, tx)
+		err = e.dropAsRole(ctx, g.role, schemas)
+		if serr := stop(); err == nil {
+			err = serr
+		}
+		if err != nil {
 			return err
 		}
 		if err := e.dropRoleTx(ctx, tx, g.role, schemas...); err != nil {

@@ -226,3 +226,57 @@ func TestChainsReadTheJSONAsJsonbDoes(t *testing.T) {
 		t.Fatal("a form was not compared")
 	}
 }
+
+// TestDropOutlastsTheIdleBound: a drop holds the projection's checkpoint
+// in a transaction the server ends once idle for BatchIdle (so a frozen
+// `arr projections drop` frees the live runner), and keeps it busy while
+// the role's session waits to drop the schemas: a reader holding a table
+// of the projection for 2×BatchIdle does not make the drop fail, and the
+// checkpoint is held meanwhile.
+func TestDropOutlastsTheIdleBound(t *testing.T) {
+	h := newHarness(t, sqlproj.Config{})
+	ctx := context.Background()
+	p := h.define(t, spendSQL(t))
+	h.waitFor(t, p.Name, h.completion(t, "a", 1))
+	pos := h.appendEvent(t, analysis.StreamID(p.Name), &analysis.SQLProjectionDropped{Name: p.Name, DroppedBy: "test", DroppedAt: time.Now()})
+	h.waitFor(t, sqlproj.DefinitionsName, pos)
+	if _, err := h.engine.Sync(ctx, h.runner, true); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := h.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer reader.Rollback(ctx) //nolint:errcheck
+	if _, err := reader.Exec(ctx, `LOCK TABLE `+projections.Schema(p.Name)+`.spend IN ACCESS SHARE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	type result struct {
+		dropped bool
+		err     error
+	}
+	done := make(chan result, 1)
+	go func() {
+		dropped, err := h.engine.Drop(ctx, p.Name)
+		done <- result{dropped, err}
+	}()
+	time.Sleep(2*projections.BatchIdle + time.Second)
+	var held bool
+	if err := h.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM projection_checkpoints WHERE name = $1 FOR UPDATE SKIP LOCKED) IS FALSE`, p.Name).Scan(&held); err != nil {
+		t.Fatal(err)
+	}
+	if !held {
+		t.Fatal("the checkpoint is free while the drop waits: the drop's transaction was ended")
+	}
+	if err := reader.Rollback(ctx); err != nil {
+		t.Fatal(err)
+	}
+	select {
+	case r := <-done:
+		if r.err != nil || !r.dropped {
+			t.Fatalf("drop after waiting %v: %v %v", 2*projections.BatchIdle, r.dropped, r.err)
+		}
+	case <-time.After(30 * time.Second):
+		t.Fatal("the drop did not end 30s after the reader let go")
+	}
+}
