@@ -176,6 +176,20 @@ func TestRecordsListShapes(t *testing.T) {
 			t.Errorf("mapping %s: %d, want 400 saying %q", bad.mapping, status, bad.want)
 		}
 	}
+	// A bare City before any address, in a file that also has the
+	// owner's mailing address, is the property's or the mailing's: the
+	// header cannot tell, so both paths refuse it and say how to map it.
+	amb := filepath.Join(dir, "ambiguous.csv")
+	ambCSV := "City,Property Address,Mailing Address,Phone\nBaltimore,2041 W NORTH AVE,PO BOX 1,4105550100\n"
+	if err := os.WriteFile(amb, []byte(ambCSV), 0o600); err != nil {
+		t.Fatal(err)
+	}
+	if out, errs, code := e.arr("import", "list", "--email", "lists@example.com", amb); code == 0 || !strings.Contains(errs, "ambiguous_column") || !strings.Contains(errs, "--mapping") {
+		t.Errorf("a bare City before the addresses: exit %d %s %s, want ambiguous_column naming --mapping", code, out, errs)
+	}
+	if status, page := postListStatus(t, e.records, token, "ambiguous.csv", []byte(ambCSV), ""); status != http.StatusBadRequest || !strings.Contains(html.UnescapeString(page), "Column mapping") {
+		t.Errorf("the page on a bare City before the addresses: %d, want 400 naming the Column mapping field", status)
+	}
 	for body, want := range map[string]string{"apn,address\n": "not a JSON object", `{"apn": "` + strings.Repeat("x", 17000) + `"}`: "over 16384 bytes"} {
 		bad := filepath.Join(dir, "bad-mapping.json")
 		if err := os.WriteFile(bad, []byte(body), 0o600); err != nil {
