@@ -2,6 +2,7 @@ package sqlproj
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"strconv"
 	"strings"
@@ -138,11 +139,7 @@ func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error
 		}
 		schemas = append(schemas, aside...)
 		stop := projections.KeepAlive(ctx, tx)
-		err = e.dropAsRole(ctx, g.role, schemas)
-		if serr := stop(); err == nil {
-			err = serr
-		}
-		if err != nil {
+		if err := errors.Join(e.dropAsRole(ctx, g.role, schemas), stop()); err != nil {
 			return err
 		}
 		if err := e.dropRoleTx(ctx, tx, g.role, schemas...); err != nil {
