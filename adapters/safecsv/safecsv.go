@@ -10,7 +10,8 @@ import (
 // Text neutralizes a text cell that a spreadsheet would run as a formula:
 // one whose first character other than white space (a space, a no-break
 // space, a line break, an ideographic space) or a format character (a
-// zero-width space), read in Unicode NFKC (a full-width ＝ is =), is =, +,
+// zero-width space), read in Unicode NFKD (a full-width ＝ is =, and a
+// composed ≠ is = and its slash), is =, +,
 // -, or @, or that starts with a tab or a carriage return, gets a leading
 // single quote, as OWASP advises. Only text cells: a number column is
 // written as it is, so a negative longitude stays a number.
@@ -21,7 +22,7 @@ func Text(s string) string {
 	if s[0] == '\t' || s[0] == '\r' {
 		return "'" + s
 	}
-	lead := strings.TrimLeftFunc(norm.NFKC.String(s), func(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) })
+	lead := strings.TrimLeftFunc(norm.NFKD.String(s), func(r rune) bool { return unicode.IsSpace(r) || unicode.Is(unicode.Cf, r) })
 	if lead != "" && strings.IndexByte("=+-@", lead[0]) >= 0 {
 		return "'" + s
 	}

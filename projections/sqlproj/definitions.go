@@ -138,9 +138,27 @@ func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error
 			return err
 		}
 		schemas = append(schemas, aside...)
+		// The role's drop commits only while this transaction still holds
+		// the checkpoint: KeepAlive is stopped (its failure is the holder's
+		// end) and tx asked once more just before the role commits, so a
+		// holder the server ended (its process frozen past BatchIdle) or
+		// an operator killed leaves the schemas in place.
 		stop := projections.KeepAlive(ctx, tx)
-		if err := errors.Join(e.dropAsRole(ctx, g.role, schemas), stop()); err != nil {
+		stopped := false
+		held := func() error {
+			stopped = true
+			if err := stop(); err != nil {
+				return err
+			}
+			_, err := tx.Exec(ctx, `SELECT 1`)
 			return err
+		}
+		derr := e.dropAsRole(ctx, g.role, schemas, held)
+		if !stopped {
+			derr = errors.Join(derr, stop())
+		}
+		if derr != nil {
+			return derr
 		}
 		if err := e.dropRoleTx(ctx, tx, g.role, schemas...); err != nil {
 			return err
@@ -160,8 +178,10 @@ func (e *Engine) Drop(ctx context.Context, name string) (dropped bool, err error
 // slot), and the role drops them as their owner, whoever made what they
 // hold. arr then drops the role in its own session. A role that no
 // longer exists has nothing to drop; a crash between the steps leaves
-// the role owning its own schemas, which the next drop finishes.
-func (e *Engine) dropAsRole(ctx context.Context, role string, schemas []string) error {
+// the role owning its own schemas, which the next drop finishes. The
+// role's transaction commits only if held, called just before, succeeds:
+// the caller still holds the projection's checkpoint.
+func (e *Engine) dropAsRole(ctx context.Context, role string, schemas []string, held func() error) error {
 	var exists bool
 	var found []string
 	if err := e.pool.QueryRow(ctx, `SELECT EXISTS (SELECT 1 FROM pg_catalog.pg_roles WHERE rolname OPERATOR(pg_catalog.=) $1),
@@ -188,8 +208,13 @@ func (e *Engine) dropAsRole(ctx context.Context, role string, schemas []string) 
 		return fmt.Errorf("ending the sessions of %s: %w", role, err)
 	}
 	if err := e.asRole(ctx, role, pgx.TxOptions{}, func(tx pgx.Tx) error {
-		_, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+strings.Join(ids, ", ")+` CASCADE`)
-		return err
+		if _, err := tx.Exec(ctx, `DROP SCHEMA IF EXISTS `+strings.Join(ids, ", ")+` CASCADE`); err != nil {
+			return err
+		}
+		if err := held(); err != nil {
+			return fmt.Errorf("the drop no longer holds the checkpoint, nothing dropped (run the drop again): %w", err)
+		}
+		return nil
 	}); err != nil {
 		return fmt.Errorf("dropping %s as %s: %w", strings.Join(found, ", "), role, err)
 	}
