@@ -5,7 +5,6 @@ import (
 	"testing"
 	"time"
 
-	"github.com/arr-dev/arr/domain/analysis"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/projections/sqlproj"
 )
@@ -20,21 +19,7 @@ import (
 func TestAttackDropGoesOnAfterLosingTheCheckpoint(t *testing.T) {
 	h := newHarness(t, sqlproj.Config{})
 	ctx := context.Background()
-	p := h.define(t, spendSQL(t))
-	h.waitFor(t, p.Name, h.completion(t, "a", 1))
-	pos := h.appendEvent(t, analysis.StreamID(p.Name), &analysis.SQLProjectionDropped{Name: p.Name, DroppedBy: "test", DroppedAt: time.Now()})
-	h.waitFor(t, sqlproj.DefinitionsName, pos)
-	if _, err := h.engine.Sync(ctx, h.runner, true); err != nil {
-		t.Fatal(err)
-	}
-	reader, err := h.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Rollback(ctx) //nolint:errcheck
-	if _, err := reader.Exec(ctx, `LOCK TABLE `+projections.Schema(p.Name)+`.spend IN ACCESS SHARE MODE`); err != nil {
-		t.Fatal(err)
-	}
+	p, reader := h.droppedAndRead(t)
 	done := make(chan error, 1)
 	go func() {
 		_, err := h.engine.Drop(ctx, p.Name)

@@ -163,3 +163,28 @@ func spendSQL(t testing.TB) string {
 	}
 	return string(b)
 }
+
+// droppedAndRead defines the spend projection, builds it, drops its
+// definition (Sync forgets it, so Engine.Drop may drop it) and returns it
+// with a transaction, rolled back at the test's end, holding its spend
+// table as a reader does: the role's DROP SCHEMA waits for it.
+func (h *harness) droppedAndRead(t testing.TB) (projections.Spec, pgx.Tx) {
+	t.Helper()
+	ctx := context.Background()
+	p := h.define(t, spendSQL(t))
+	h.waitFor(t, p.Name, h.completion(t, "a", 1))
+	pos := h.appendEvent(t, analysis.StreamID(p.Name), &analysis.SQLProjectionDropped{Name: p.Name, DroppedBy: "test", DroppedAt: time.Now()})
+	h.waitFor(t, sqlproj.DefinitionsName, pos)
+	if _, err := h.engine.Sync(ctx, h.runner, true); err != nil {
+		t.Fatal(err)
+	}
+	reader, err := h.pool.Begin(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { reader.Rollback(ctx) }) //nolint:errcheck
+	if _, err := reader.Exec(ctx, `LOCK TABLE `+projections.Schema(p.Name)+`.spend IN ACCESS SHARE MODE`); err != nil {
+		t.Fatal(err)
+	}
+	return p, reader
+}

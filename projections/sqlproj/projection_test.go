@@ -236,21 +236,7 @@ func TestChainsReadTheJSONAsJsonbDoes(t *testing.T) {
 func TestDropOutlastsTheIdleBound(t *testing.T) {
 	h := newHarness(t, sqlproj.Config{})
 	ctx := context.Background()
-	p := h.define(t, spendSQL(t))
-	h.waitFor(t, p.Name, h.completion(t, "a", 1))
-	pos := h.appendEvent(t, analysis.StreamID(p.Name), &analysis.SQLProjectionDropped{Name: p.Name, DroppedBy: "test", DroppedAt: time.Now()})
-	h.waitFor(t, sqlproj.DefinitionsName, pos)
-	if _, err := h.engine.Sync(ctx, h.runner, true); err != nil {
-		t.Fatal(err)
-	}
-	reader, err := h.pool.Begin(ctx)
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer reader.Rollback(ctx) //nolint:errcheck
-	if _, err := reader.Exec(ctx, `LOCK TABLE `+projections.Schema(p.Name)+`.spend IN ACCESS SHARE MODE`); err != nil {
-		t.Fatal(err)
-	}
+	p, reader := h.droppedAndRead(t)
 	type result struct {
 		dropped bool
 		err     error
