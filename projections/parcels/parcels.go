@@ -111,7 +111,7 @@ CREATE TABLE parcels (
     layer_dates  date[]      NOT NULL DEFAULT '{}',
     PRIMARY KEY (county, apn)
 );
-` + watchDDL
+` + tileCellsDDL + watchDDL
 
 // deferredDDL is the read model's secondary indexes.
 const deferredDDL = `
@@ -122,7 +122,7 @@ CREATE INDEX parcels_norm_address ON parcels (norm_address) WHERE norm_address <
 CREATE INDEX parcels_address_trgm ON parcels USING gin (norm_address gin_trgm_ops) WHERE norm_address <> '';
 CREATE INDEX parcel_layers_layer ON parcel_layers (layer, county) WHERE named;
 CREATE INDEX parcel_layers_lender ON parcel_layers (lender) WHERE lender IS NOT NULL AND named;
-` + watchDeferredDDL
+` + tileCellsDeferredDDL + watchDeferredDDL
 
 type stagedRow struct {
 	load uuid.UUID
@@ -478,7 +478,7 @@ func publishStatements(v records.LayerLoadCompleted, pos int64, layer, sourceURL
 	if bulk.empty["parcel_layers"] {
 		dropParcels = statement{"dropping parcels the load no longer names", noDroppedParcelsSQL, nil}
 	}
-	return []statement{
+	return append([]statement{
 		// Sorts of a million rows stay in memory; JIT compiling costs more
 		// than it saves on these plans.
 		{"settings", `SELECT set_config('work_mem', '256MB', true), set_config('jit', 'off', true)`, nil},
@@ -503,7 +503,7 @@ func publishStatements(v records.LayerLoadCompleted, pos int64, layer, sourceURL
 			[]any{pos, layer, sourceDate.Format(time.DateOnly), v.CrawledAt.UTC().Format(signalTime)}},
 		{"rendering the dropped parcels' signals", droppedSignalsSQL,
 			[]any{pos}},
-	}
+	}, cellStatements(v.Counties)...)
 }
 
 // finishLoad records a completed load's figures and clears its stage.

@@ -120,12 +120,16 @@ func (q *Queries) TilePoints(ctx context.Context, z, x, y int, layers []string, 
 // one point per non-empty cell, at the mean of its parcels, with the
 // properties cluster (true), count (its parcels) and layers (the keys
 // naming any of them, comma-separated); no apn, county or score, so it
-// depends on neither weights nor a date. It is the costly step: it reads
+// depends on neither weights nor a date. A tile of a zoom with cells
+// (CellZooms) reads the cells the loads made; one of a higher zoom reads
 // every parcel of the tile.
 func (q *Queries) TileClusters(ctx context.Context, z, x, y int, layers []string) (TileResult, error) {
-	args := []any{z, x, y, 4096 / tileCap(z).Grid}
+	args, sql := []any{z, x, y}, tileCellsClustersSQL
+	if !hasCells(z) {
+		args, sql = append(args, 4096/tileCap(z).Grid), tileClustersSQL
+	}
 	r := TileResult{Clusters: true}
-	if err := q.pool.QueryRow(ctx, fmt.Sprintf(tileClustersSQL, layersFilter(&args, layers)), args...).Scan(&r.Version.Schema, &r.Version.Position, &r.Tile); err != nil {
+	if err := q.pool.QueryRow(ctx, fmt.Sprintf(sql, layersFilter(&args, layers)), args...).Scan(&r.Version.Schema, &r.Version.Position, &r.Tile); err != nil {
 		return TileResult{}, fmt.Errorf("parcels cluster tile %d/%d/%d: %w", z, x, y, err)
 	}
 	if len(r.Tile) == 0 {

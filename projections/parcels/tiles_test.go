@@ -72,6 +72,16 @@ func decodeMVT(t *testing.T, b []byte, name string) []mvtFeature {
 		for _, fb := range feats {
 			m := mvtFeature{}
 			for _, f := range fields(t, fb) {
+				if f.num == 4 { // a point: MoveTo(1), zigzag x, zigzag y
+					g := []int64{}
+					for p := f.data; len(p) > 0; {
+						v, n := uvarint(p)
+						g, p = append(g, int64(v>>1)^-int64(v&1)), p[n:]
+					}
+					if len(g) == 3 {
+						m["_x"], m["_y"] = float64(g[1]), float64(g[2])
+					}
+				}
 				if f.num != 2 {
 					continue
 				}
@@ -175,17 +185,23 @@ func newTileEnv(t *testing.T) *tileEnv {
 // waits for the projection; it returns the load's position.
 func (e *tileEnv) load(layer, sourceDate string, rows []string) int64 {
 	e.t.Helper()
+	return e.loadIn("99999", layer, sourceDate, rows)
+}
+
+// loadIn loads rows as layer of county.
+func (e *tileEnv) loadIn(county, layer, sourceDate string, rows []string) int64 {
+	e.t.Helper()
 	ctx := context.Background()
 	csv := filepath.Join(e.t.TempDir(), "layer.csv")
 	if err := os.WriteFile(csv, []byte("apn,address,lat,lon,date,amount\n"+strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
 		e.t.Fatal(err)
 	}
-	src, err := layerfile.Open(csv, layerfile.Options{County: "99999"})
+	src, err := layerfile.Open(csv, layerfile.Options{County: county})
 	if err != nil {
 		e.t.Fatal(err)
 	}
 	defer src.Close()
-	lr, err := e.h.Handle(ctx, commands.LoadLayer{Layer: records.Layer(layer), Counties: []string{"99999"}, SourceURL: "https://example.org/synthetic",
+	lr, err := e.h.Handle(ctx, commands.LoadLayer{Layer: records.Layer(layer), Counties: []string{county}, SourceURL: "https://example.org/synthetic",
 		SourceDate: sourceDate, File: "layer.csv"}, src)
 	if err != nil {
 		e.t.Fatal(err)
