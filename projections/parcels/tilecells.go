@@ -102,15 +102,7 @@ FROM load_cells GROUP BY county, gx >> %[2]d, gy >> %[2]d, layers`, z, shift, gr
 }
 
 // tileCellsClustersSQL is a cluster tile of a zoom with cells (%[1]s:
-// the layers filter, bound, on the cells' sets): the tile's cells,
-// merged across counties and sets of layers, each at its parcels' mean.
+// the layers filter, bound, on the cells' sets): the tile's cells, merged
+// across counties and sets of layers (clustersSQL).
 const tileCellsClustersSQL = `WITH b AS (SELECT ST_TileEnvelope($1, $2, $3) AS env),
-k AS (
-  SELECT ST_AsMVTGeom(ST_SetSRID(ST_MakePoint(sum(p.sx) / sum(p.count), sum(p.sy) / sum(p.count)), 3857), b.env, 4096, 64, true) AS geom,
-         true AS cluster, sum(p.count)::int AS count,
-         coalesce((SELECT string_agg(DISTINCT l, ',' ORDER BY l) FROM unnest(string_to_array(string_agg(array_to_string(p.layers, ','), ','), ',')) l
-                   WHERE l <> ''), '') AS layers
-  FROM rm_parcels.tile_cells p, b WHERE p.z = $1 AND p.tx = $2 AND p.ty = $3%[1]s
-  GROUP BY p.cx, p.cy, b.env
-)
-SELECT ` + versionSQL + `, (SELECT ST_AsMVT(k.*, '` + TileLayer + `', 4096, 'geom') FROM k WHERE k.geom IS NOT NULL)`
+c AS (SELECT p.cx, p.cy, p.layers, p.count, p.sx, p.sy FROM rm_parcels.tile_cells p WHERE p.z = $1 AND p.tx = $2 AND p.ty = $3%[1]s),` + clustersSQL

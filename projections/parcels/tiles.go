@@ -176,26 +176,33 @@ t AS (
 SELECT ` + versionSQL + `, (SELECT n FROM n) > $9::int,
        CASE WHEN (SELECT n FROM n) <= $9::int THEN (SELECT ST_AsMVT(t.*, '` + TileLayer + `', 4096, 'geom') FROM t WHERE t.geom IS NOT NULL) END`
 
+// clustersSQL ends a tile of clusters' statement, after b (the tile's
+// envelope) and c (per cell, cx and cy, and set of layers: the parcels'
+// count and the sums of their Web Mercator coordinates): per cell, one
+// point at its parcels' mean, with their count and the keys naming any
+// of them (sorted, comma-separated).
+const clustersSQL = `
+k AS (
+  SELECT ST_AsMVTGeom(ST_SetSRID(ST_MakePoint(sum(c.sx) / sum(c.count), sum(c.sy) / sum(c.count)), 3857), b.env, 4096, 64, true) AS geom,
+         true AS cluster, sum(c.count)::int AS count,
+         coalesce((SELECT string_agg(DISTINCT l, ',' ORDER BY l) FROM unnest(string_to_array(string_agg(array_to_string(c.layers, ','), ','), ',')) l
+                   WHERE l <> ''), '') AS layers
+  FROM c, b GROUP BY c.cx, c.cy, b.env
+)
+SELECT ` + versionSQL + `, (SELECT ST_AsMVT(k.*, '` + TileLayer + `', 4096, 'geom') FROM k WHERE k.geom IS NOT NULL)`
+
 // tileClustersSQL is a tile of clusters' one statement (%[1]s: the layers
 // filter, bound): the clusters of the $4-unit cells, computed from the
-// Mercator coordinates alone (g: per cell and set of layers, then per
+// Mercator coordinates alone (c: per cell and set of layers, then per
 // cell), never a parcel's score.
 const tileClustersSQL = `WITH b AS (SELECT ST_TileEnvelope($1, $2, $3) AS env),
 e AS (SELECT b.env, ST_XMin(b.env) AS x0, ST_YMax(b.env) AS y1, (ST_XMax(b.env) - ST_XMin(b.env)) * $4::int / 4096 AS cell FROM b),
-g AS (
+c AS (
   SELECT floor((ST_X(p.geom_mercator) - e.x0) / e.cell)::int AS cx, floor((e.y1 - ST_Y(p.geom_mercator)) / e.cell)::int AS cy, p.layers,
          count(*) AS count, sum(ST_X(p.geom_mercator)) AS sx, sum(ST_Y(p.geom_mercator)) AS sy
   FROM rm_parcels.parcels p, e WHERE p.geom_mercator && e.env%[1]s
   GROUP BY 1, 2, 3
-),
-k AS (
-  SELECT ST_AsMVTGeom(ST_SetSRID(ST_MakePoint(sum(g.sx) / sum(g.count), sum(g.sy) / sum(g.count)), 3857), b.env, 4096, 64, true) AS geom,
-         true AS cluster, sum(g.count)::int AS count,
-         coalesce((SELECT string_agg(DISTINCT l, ',' ORDER BY l) FROM unnest(string_to_array(string_agg(array_to_string(g.layers, ','), ','), ',')) l
-                   WHERE l <> ''), '') AS layers
-  FROM g, b GROUP BY g.cx, g.cy, b.env
-)
-SELECT ` + versionSQL + `, (SELECT ST_AsMVT(k.*, '` + TileLayer + `', 4096, 'geom') FROM k WHERE k.geom IS NOT NULL)`
+),` + clustersSQL
 
 // TileVersion is the read model's version a tile made now would be made
 // at (what TilePoints and TileClusters return beside it): the schema
