@@ -482,7 +482,7 @@ func publishStatements(v records.LayerLoadCompleted, pos int64, layer, sourceURL
 		// Sorts of a million rows stay in memory; JIT compiling costs more
 		// than it saves on these plans.
 		{"settings", `SELECT set_config('work_mem', '256MB', true), set_config('jit', 'off', true)`, nil},
-		{"dropping the last load's work tables", `DROP TABLE IF EXISTS pg_temp.load_parcels, pg_temp.load_others, pg_temp.load_dropped`, nil},
+		{"dropping the last load's work tables", `DROP TABLE IF EXISTS pg_temp.load_parcels, pg_temp.load_others, pg_temp.load_dropped, pg_temp.load_cells`, nil},
 		// One row per parcel, in key order: the layer record comes from
 		// its last row (max record date, summed amounts, row count over
 		// all its rows), the parcel's fields from its last row with

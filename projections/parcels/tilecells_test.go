@@ -16,7 +16,8 @@ import (
 // to a unit), filtered by layers or not, after each of: a first load, a
 // load of another layer naming some of the parcels, a load of the first
 // layer that no longer names most of them, and a load of another county
-// beside the first (whose cells stay).
+// beside the first (whose cells stay); and after a rebuild that replays
+// them all in one transaction.
 func TestClusterTilesFromCells(t *testing.T) {
 	e := newTileEnv(t)
 	ctx := context.Background()
@@ -78,6 +79,16 @@ func TestClusterTilesFromCells(t *testing.T) {
 	}
 	e.loadIn("99998", "code_violation", "2026-06-04", other)
 	check("another county")
+	// A rebuild replays the four loads in one transaction into a new
+	// schema: the same cells.
+	if err := e.runner.Rebuild(ctx, parcels.Name, nil); err != nil {
+		t.Fatal(err)
+	}
+	var parked int
+	if err := e.pool.QueryRow(ctx, `SELECT count(*) FROM projection_parked`).Scan(&parked); err != nil || parked != 0 {
+		t.Fatalf("the rebuild parked %d events (%v)", parked, err)
+	}
+	check("after a rebuild")
 	var counties int
 	if err := e.pool.QueryRow(ctx, `SELECT count(DISTINCT county) FROM rm_parcels.tile_cells`).Scan(&counties); err != nil || counties != 2 {
 		t.Fatalf("tile cells of %d counties (%v); want both", counties, err)
