@@ -434,7 +434,7 @@ func completeLoad(ctx context.Context, tx pgx.Tx, log *slog.Logger, v records.La
 	// the load's transaction (ANALYZE counts the rows it inserted), so the
 	// first searches after it are planned on what the tables hold: before,
 	// an APN look-up after a bulk load took 0.5 s until autovacuum came by.
-	if _, err := tx.Exec(ctx, `ANALYZE parcels, parcel_layers`); err != nil {
+	if _, err := tx.Exec(ctx, `ANALYZE parcels, parcel_layers, tile_cells`); err != nil {
 		return fmt.Errorf("analyzing the tables the load changed: %w", err)
 	}
 	step("ANALYZE")

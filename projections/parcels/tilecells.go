@@ -59,9 +59,11 @@ CREATE TABLE tile_cells (
 );
 `
 
-// tileCellsDeferredDDL is the cells' index: a cluster tile reads its own.
+// tileCellsDeferredDDL is the cells' indexes: a cluster tile reads its
+// own, a load deletes its counties'.
 const tileCellsDeferredDDL = `
 CREATE INDEX tile_cells_tile ON tile_cells (z, tx, ty);
+CREATE INDEX tile_cells_county ON tile_cells (county);
 `
 
 // cellStatements are the statements of a load's publishing that make the
@@ -70,7 +72,10 @@ CREATE INDEX tile_cells_tile ON tile_cells (z, tx, ty);
 // of the finest cell level gathered from the parcels once (into a work
 // table), and each zoom's from those (a cell of a coarser level is the
 // union of the finer cells whose coordinates, halved, are its own: exact,
-// the levels' cells being nested).
+// the levels' cells being nested). A parcel on the world's east or south
+// edge (lon 180, or Y at the square's bottom) is in the last tile, whose
+// edge it is on, as a tile of parcels finds it (the grid's cells are
+// half-open: the edge would start a tile that does not exist).
 func cellStatements(counties []string) []statement {
 	zooms := CellZooms()
 	finest := 0
@@ -82,9 +87,9 @@ func cellStatements(counties []string) []statement {
 		{"deleting the changed counties' tile cells", `DELETE FROM tile_cells WHERE county IN ` + changed, []any{counties}},
 		{"gathering the changed counties' parcels into cells", fmt.Sprintf(`
 CREATE TEMP TABLE load_cells ON COMMIT DROP AS
-SELECT p.county, floor((ST_X(p.geom_mercator) + %[1]s) / c.w)::bigint AS gx, floor((%[1]s - ST_Y(p.geom_mercator)) / c.w)::bigint AS gy,
+SELECT p.county, least(floor((ST_X(p.geom_mercator) + %[1]s) / c.w)::bigint, c.last) AS gx, least(floor((%[1]s - ST_Y(p.geom_mercator)) / c.w)::bigint, c.last) AS gy,
     p.layers, count(*)::int AS count, sum(ST_X(p.geom_mercator)) AS sx, sum(ST_Y(p.geom_mercator)) AS sy
-FROM parcels p, (SELECT 2 * %[1]s / 2 ^ %[2]d AS w) c
+FROM parcels p, (SELECT 2 * %[1]s / 2 ^ %[2]d AS w, (2 ^ %[2]d)::bigint - 1 AS last) c
 WHERE p.county IN %[3]s AND p.geom_mercator && ST_MakeEnvelope(-%[1]s, -%[1]s, %[1]s, %[1]s, 3857)
 GROUP BY 1, 2, 3, 4`, webMercatorHalf, finest, changed), []any{counties}},
 	}
