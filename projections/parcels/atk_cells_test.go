@@ -3,39 +3,11 @@ package parcels_test
 import (
 	"context"
 	"fmt"
-	"os"
-	"path/filepath"
-	"strings"
 	"testing"
 	"time"
 
-	"github.com/arr-dev/arr/adapters/layerfile"
-	"github.com/arr-dev/arr/commands"
-	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/projections/parcels"
 )
-
-// appendLoad appends a load of rows as layer of county to the log and
-// returns its last position, without waiting for the projection (so the
-// next Step may apply it in one batch with other loads).
-func (e *tileEnv) appendLoad(county, layer, sourceDate string, rows []string) uint64 {
-	e.t.Helper()
-	csv := filepath.Join(e.t.TempDir(), "layer.csv")
-	if err := os.WriteFile(csv, []byte("apn,address,lat,lon,date,amount\n"+strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
-		e.t.Fatal(err)
-	}
-	src, err := layerfile.Open(csv, layerfile.Options{County: county})
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	defer src.Close()
-	lr, err := e.h.Handle(context.Background(), commands.LoadLayer{Layer: records.Layer(layer), Counties: []string{county},
-		SourceURL: "https://example.org/synthetic", SourceDate: sourceDate, File: "layer.csv"}, src)
-	if err != nil {
-		e.t.Fatal(err)
-	}
-	return uint64(lr.Position)
-}
 
 // atkRows are n synthetic parcels on a grid from (lat0, lon0), step
 // degrees apart, 100 a row.

@@ -188,10 +188,11 @@ func (e *tileEnv) load(layer, sourceDate string, rows []string) int64 {
 	return e.loadIn("99999", layer, sourceDate, rows)
 }
 
-// loadIn loads rows as layer of county.
-func (e *tileEnv) loadIn(county, layer, sourceDate string, rows []string) int64 {
+// appendLoad appends a load of rows as layer of county to the log and
+// returns its last position, without waiting for the projection (so the
+// next Step may apply it in one batch with other loads).
+func (e *tileEnv) appendLoad(county, layer, sourceDate string, rows []string) uint64 {
 	e.t.Helper()
-	ctx := context.Background()
 	csv := filepath.Join(e.t.TempDir(), "layer.csv")
 	if err := os.WriteFile(csv, []byte("apn,address,lat,lon,date,amount\n"+strings.Join(rows, "\n")+"\n"), 0o644); err != nil {
 		e.t.Fatal(err)
@@ -201,17 +202,25 @@ func (e *tileEnv) loadIn(county, layer, sourceDate string, rows []string) int64 
 		e.t.Fatal(err)
 	}
 	defer src.Close()
-	lr, err := e.h.Handle(ctx, commands.LoadLayer{Layer: records.Layer(layer), Counties: []string{county}, SourceURL: "https://example.org/synthetic",
-		SourceDate: sourceDate, File: "layer.csv"}, src)
+	lr, err := e.h.Handle(context.Background(), commands.LoadLayer{Layer: records.Layer(layer), Counties: []string{county},
+		SourceURL: "https://example.org/synthetic", SourceDate: sourceDate, File: "layer.csv"}, src)
 	if err != nil {
 		e.t.Fatal(err)
 	}
-	wctx, cancel := context.WithTimeout(ctx, 2*time.Minute)
+	return uint64(lr.Position)
+}
+
+// loadIn loads rows as layer of county (appendLoad) and waits for the
+// projection; it returns the load's position.
+func (e *tileEnv) loadIn(county, layer, sourceDate string, rows []string) int64 {
+	e.t.Helper()
+	pos := e.appendLoad(county, layer, sourceDate, rows)
+	wctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
 	defer cancel()
-	if err := e.runner.WaitFor(wctx, parcels.Name, lr.Position); err != nil {
+	if err := e.runner.WaitFor(wctx, parcels.Name, pos); err != nil {
 		e.t.Fatal(err)
 	}
-	return int64(lr.Position)
+	return int64(pos)
 }
 
 // TestTileBoundsAndScores: a z10 tile of 5,000 parcels holds at most its
