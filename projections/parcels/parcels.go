@@ -135,7 +135,7 @@ func (p Projection) Spec() projections.Spec {
 	if log == nil {
 		log = slog.New(slog.DiscardHandler)
 	}
-	return projections.Spec{Name: Name, DDL: ddl + keyRules(), DeferredDDL: deferredDDL, Cut: cut, BatchTimeout: batchTimeout,
+	return projections.Spec{Name: Name, DDL: ddl + keyRules() + cellRules(), DeferredDDL: deferredDDL, Cut: cut, BatchTimeout: batchTimeout,
 		Batch: func() projections.Batch { return newBatch(log) }}
 }
 

@@ -21,6 +21,18 @@ import (
 // a load of a million).
 func CellZooms() []int { return []int{10, 11} }
 
+// cellRules names, in the DDL, the zooms and grids of the cells the read
+// model holds: a change of them changes the DDL's hash, and the runner
+// rebuilds the read model with the cells of the new zooms (a zoom added
+// without would read cells no load made: empty tiles).
+func cellRules() string {
+	var zs []string
+	for _, z := range CellZooms() {
+		zs = append(zs, fmt.Sprintf("%d (grid %d)", z, tileCap(z).Grid))
+	}
+	return "\n-- tile cells of zooms " + strings.Join(zs, ", ") + "\n"
+}
+
 // hasCells reports whether zoom z's cluster tiles are read from tile_cells.
 func hasCells(z int) bool {
 	for _, c := range CellZooms() {
