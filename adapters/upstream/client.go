@@ -9,12 +9,14 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"strings"
 	"sync"
 	"time"
 
 	"github.com/sony/gobreaker/v2"
 	"go.opentelemetry.io/otel/trace"
 
+	"github.com/arr-dev/arr/domain/anthropic"
 	"github.com/arr-dev/arr/domain/routing"
 )
 
@@ -123,7 +125,10 @@ type Error struct {
 	Body []byte
 	// Retryable: try the next upstream.
 	Retryable bool
-	Err       error
+	// Type is the kind the upstream's error body names, when it names one
+	// (Anthropic's error.type: "overloaded_error", "invalid_request_error").
+	Type string
+	Err  error
 }
 
 func (e *Error) Error() string {
@@ -150,6 +155,9 @@ type Response struct {
 	Stream *Stream
 	// FirstByte is the time from sending to the response headers.
 	FirstByte time.Duration
+	// Usage is an Anthropic reply's usage, read from Data (nil for other
+	// APIs and for streams, whose Stream.Usage counts as it goes).
+	Usage *anthropic.Usage
 }
 
 func (c *Client) breaker(m routing.Model) *gobreaker.TwoStepCircuitBreaker[struct{}] {
@@ -185,10 +193,24 @@ func (c *Client) BreakerStates() map[string]string {
 
 // Complete sends body (an OpenAI chat-completion request, model already
 // set to the upstream's id) to m. With stream it returns once the headers
-// arrived and the caller reads Response.Stream.
+// arrived and the caller reads Response.Stream. It is Do with an OpenAI
+// Request.
 func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, stream bool) (*Response, error) {
-	ctx, span := c.startAttempt(ctx, "chat", m, stream)
-	resp, err := c.send(ctx, m, endpoint{"/chat/completions", maxChatReply}, body, stream)
+	return c.Do(ctx, m, Request{Body: body, Stream: stream})
+}
+
+// Do sends r to m in r's API: an OpenAI chat completion to
+// {base_url}/chat/completions, an Anthropic message to {base_url}/messages
+// (anthropic.go). Every API goes through m's one breaker, with the same
+// key check and timeouts. With r.Stream it returns once the headers
+// arrived and the caller reads Response.Stream.
+func (c *Client) Do(ctx context.Context, m routing.Model, r Request) (*Response, error) {
+	ep, err := chatEndpoint(m, r)
+	if err != nil {
+		return nil, err
+	}
+	ctx, span := c.startAttempt(ctx, "chat", m, r.Stream)
+	resp, err := c.send(ctx, m, ep, r)
 	if span != nil {
 		endAttempt(span, resp, err)
 	}
@@ -203,10 +225,12 @@ const (
 	maxEmbeddingsReply = 128 << 20
 )
 
-// endpoint is an upstream route and the largest reply read from it.
+// endpoint is an upstream route, its API and the largest reply read from
+// it.
 type endpoint struct {
 	path     string
 	maxReply int64
+	api      API
 }
 
 // Embed sends body (an OpenAI embeddings request, model already set to the
@@ -215,7 +239,7 @@ type endpoint struct {
 // the whole reply.
 func (c *Client) Embed(ctx context.Context, m routing.Model, body []byte) (*Response, error) {
 	ctx, span := c.startAttempt(ctx, "embeddings", m, false)
-	resp, err := c.send(ctx, m, endpoint{"/embeddings", maxEmbeddingsReply}, body, false)
+	resp, err := c.send(ctx, m, endpoint{"/embeddings", maxEmbeddingsReply, APIOpenAI}, Request{Body: body})
 	if span != nil {
 		endAttempt(span, resp, err)
 	}
@@ -223,7 +247,7 @@ func (c *Client) Embed(ctx context.Context, m routing.Model, body []byte) (*Resp
 }
 
 // send posts body to path under m's base URL through m's breaker.
-func (c *Client) send(ctx context.Context, m routing.Model, ep endpoint, body []byte, stream bool) (*Response, error) {
+func (c *Client) send(ctx context.Context, m routing.Model, ep endpoint, r Request) (*Response, error) {
 	if m.APIKeyEnv != "" && c.cfg.KeyRequired != nil && c.cfg.KeyRequired(m.APIKeyEnv) && c.cfg.APIKey(m.APIKeyEnv) == "" {
 		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %s is unset", ErrNotConfigured, m.APIKeyEnv)}
 	}
@@ -231,7 +255,7 @@ func (c *Client) send(ctx context.Context, m routing.Model, ep endpoint, body []
 	if err != nil {
 		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %v", ErrBreakerOpen, err)}
 	}
-	resp, err := c.call(ctx, m, ep, body, stream)
+	resp, err := c.call(ctx, m, ep, r)
 	var ue *Error
 	if err != nil && errors.As(err, &ue) && ue.Retryable {
 		done(err)
@@ -244,33 +268,29 @@ func (c *Client) send(ctx context.Context, m routing.Model, ep endpoint, body []
 // ErrNotConfigured: the model's API-key variable is empty.
 var ErrNotConfigured = errors.New("not configured")
 
-func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, body []byte, stream bool) (*Response, error) {
+func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Request) (*Response, error) {
 	fail := func(status int, b []byte, retry bool, err error) (*Response, error) {
 		return nil, &Error{Model: m.ID, Status: status, Body: b, Retryable: retry, Err: err}
 	}
 	var cancel context.CancelFunc
 	var idle *time.Timer
-	if stream {
+	if r.Stream {
 		ctx, cancel = context.WithCancel(ctx)
 		idle = time.AfterFunc(c.cfg.Timeout, cancel)
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+ep.path, bytes.NewReader(body))
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+ep.path, bytes.NewReader(r.Body))
 	if err != nil {
 		cancel()
 		return fail(0, nil, false, err)
 	}
 	req.Header.Set("Content-Type", "application/json")
-	if stream {
+	if r.Stream {
 		req.Header.Set("Accept", "text/event-stream")
 	}
 	c.inject(ctx, req.Header)
-	if m.APIKeyEnv != "" {
-		if key := c.cfg.APIKey(m.APIKeyEnv); key != "" {
-			req.Header.Set("Authorization", "Bearer "+key)
-		}
-	}
+	c.authorize(req.Header, m, ep.api, r)
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -282,13 +302,15 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, body []
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		cancel()
-		retry := resp.StatusCode >= 500 || resp.StatusCode == http.StatusTooManyRequests || resp.StatusCode == http.StatusRequestTimeout
-		return fail(resp.StatusCode, b, retry, fmt.Errorf("%s", http.StatusText(resp.StatusCode)))
+		return nil, refusal(m, ep.api, resp.StatusCode, b)
 	}
 	out := &Response{Model: m, Status: resp.StatusCode, Header: resp.Header, FirstByte: firstByte}
-	if stream {
+	if r.Stream {
 		idle.Reset(c.cfg.StreamIdleTimeout)
 		out.Stream = newStream(resp.Body, func() { idle.Reset(c.cfg.StreamIdleTimeout) }, func() { idle.Stop(); cancel() })
+		if ep.api == APIAnthropic {
+			out.Stream.anthropicEvents(ep.maxReply)
+		}
 		return out, nil
 	}
 	defer cancel()
@@ -300,5 +322,59 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, body []
 	if int64(len(out.Data)) > ep.maxReply {
 		return fail(resp.StatusCode, nil, true, fmt.Errorf("the reply is over %d MiB", ep.maxReply>>20))
 	}
+	if ep.api == APIAnthropic {
+		u, err := anthropic.ReplyUsage(out.Data)
+		if err != nil {
+			return fail(resp.StatusCode, nil, true, err)
+		}
+		out.Usage = &u
+	}
 	return out, nil
+}
+
+// authorize sets the key (and, for Anthropic, the version and beta
+// headers) of a call in api.
+func (c *Client) authorize(h http.Header, m routing.Model, api API, r Request) {
+	key := ""
+	if m.APIKeyEnv != "" {
+		key = c.cfg.APIKey(m.APIKeyEnv)
+	}
+	if api != APIAnthropic {
+		if key != "" {
+			h.Set("Authorization", "Bearer "+key)
+		}
+		return
+	}
+	if key != "" {
+		h.Set("X-Api-Key", key)
+	}
+	version := r.AnthropicVersion
+	if version == "" {
+		version = anthropic.DefaultVersion
+	}
+	h.Set("Anthropic-Version", version)
+	if len(r.AnthropicBeta) > 0 {
+		h.Set("Anthropic-Beta", strings.Join(r.AnthropicBeta, ","))
+	}
+}
+
+// refusal is the Error of an answer with status other than 200 and body
+// b: 5xx (Anthropic's 529 overloaded among them), 429 and 408 are
+// retryable (another upstream is tried; the breaker counts them), any
+// other status is the request's own fault, passed on with its body.
+func refusal(m routing.Model, api API, status int, b []byte) *Error {
+	retry := status >= 500 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout
+	e := &Error{Model: m.ID, Status: status, Body: b, Retryable: retry, Err: fmt.Errorf("%s", http.StatusText(status))}
+	if api == APIAnthropic {
+		text := http.StatusText(status)
+		if status == anthropic.StatusOverloaded {
+			text = "Overloaded"
+		}
+		if body, ok := anthropic.ParseError(b); ok {
+			e.Type = body.Error.Type
+			text += " (" + body.Error.Type + ")"
+		}
+		e.Err = errors.New(text)
+	}
+	return e
 }

@@ -21,9 +21,14 @@ type Stream struct {
 	release func()
 	done    bool
 	buf     []byte
-	peeked  []byte
+	peeked  Event
 	peekErr error
 	hasPeek bool
+	// anth: Anthropic's events (anthropic.go): named, kept raw, ended by
+	// message_stop, their usage counted.
+	anth *anthropicState
+	name []byte
+	raw  []byte
 	// span is the call's span (trace.go), ended by Close; nil: none.
 	span trace.Span
 }
@@ -32,8 +37,8 @@ type Stream struct {
 // upstream when a stream breaks before it delivered anything. Its error is
 // that of Next; io.EOF (an empty stream) is not an error here.
 func (s *Stream) Peek() error {
-	data, err := s.Next()
-	s.peeked, s.peekErr, s.hasPeek = append([]byte(nil), data...), err, true
+	ev, err := s.NextEvent()
+	s.peeked, s.peekErr, s.hasPeek = ev.clone(), err, true
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -45,21 +50,66 @@ func newStream(body io.ReadCloser, touch, release func()) *Stream {
 }
 
 // ErrCut is returned when a stream ends (or stalls past the idle timeout)
-// before its "data: [DONE]".
+// before its "data: [DONE]" (an Anthropic stream: before message_stop).
 var ErrCut = errors.New("upstream stream ended before [DONE]")
 
 // Next returns the data of the next event ("[DONE]" excluded): io.EOF
 // after [DONE], ErrCut (wrapped) when the stream breaks off first. The
-// returned slice is valid until the next call.
+// returned slice is valid until the next call. For an Anthropic stream it
+// is NextEvent's Data.
 func (s *Stream) Next() ([]byte, error) {
+	ev, err := s.NextEvent()
+	return ev.Data, err
+}
+
+// Event is one server-sent event.
+type Event struct {
+	// Name is its "event:" field ("" when it has none, as OpenAI's).
+	Name string
+	// Data is its data lines, joined by "\n".
+	Data []byte
+	// Raw is the event as it came, through its blank line; for Anthropic
+	// streams only (nil for others).
+	Raw []byte
+}
+
+func (e Event) clone() Event {
+	return Event{Name: e.Name, Data: append([]byte(nil), e.Data...), Raw: append([]byte(nil), e.Raw...)}
+}
+
+// NextEvent returns the next event, its slices valid until the next call.
+// An OpenAI stream ends with io.EOF after "data: [DONE]" (not returned);
+// an Anthropic stream returns its message_stop event, then io.EOF. A
+// stream that breaks off before its end returns ErrCut (wrapped), as does
+// an error event (for Anthropic's an *EventError too, with the body).
+func (s *Stream) NextEvent() (Event, error) {
 	if s.hasPeek {
 		s.hasPeek = false
 		return s.peeked, s.peekErr
 	}
-	if s.done {
-		return nil, io.EOF
+	if s.anth != nil && s.anth.err != nil {
+		return Event{}, s.anth.err
 	}
+	if s.done {
+		return Event{}, io.EOF
+	}
+	ev, err := s.read()
+	if err == nil && s.anth != nil {
+		err = s.anthropicEvent(ev)
+	}
+	if err != nil && !errors.Is(err, io.EOF) {
+		s.cutSpan()
+		if s.anth != nil {
+			s.anth.err = err
+		}
+	}
+	return ev, err
+}
+
+// read reads the next event.
+func (s *Stream) read() (Event, error) {
 	var data []byte // nil until a data line, then s.buf
+	s.name, s.raw = s.name[:0], s.raw[:0]
 	for {
 		line, err := s.r.ReadSlice('\n')
 		if errors.Is(err, bufio.ErrBufferFull) {
@@ -72,21 +122,28 @@ func (s *Stream) Next() ([]byte, error) {
 			line = full
 		}
 		if err != nil {
-			s.cutSpan()
-			return nil, fmt.Errorf("%w: %v", ErrCut, err)
+			return Event{}, s.cut(err)
 		}
 		s.touch()
+		if s.anth != nil {
+			s.raw = append(s.raw, line...)
+		}
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0:
 			if data == nil {
+				s.name, s.raw = s.name[:0], s.raw[:0]
 				continue
 			}
-			if bytes.Equal(data, []byte("[DONE]")) {
+			if s.anth == nil && bytes.Equal(data, []byte("[DONE]")) {
 				s.done = true
-				return nil, io.EOF
+				return Event{}, io.EOF
 			}
-			return data, nil
+			ev := Event{Name: string(s.name), Data: data}
+			if s.anth != nil {
+				ev.Raw = s.raw
+			}
+			return ev, nil
 		case bytes.HasPrefix(line, []byte("data:")):
 			d := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
 			if data == nil {
@@ -96,12 +153,25 @@ func (s *Stream) Next() ([]byte, error) {
 			}
 			data = s.buf
 		case bytes.HasPrefix(line, []byte("event:")):
-			if ev := bytes.TrimSpace(line[6:]); bytes.Equal(ev, []byte("error")) {
-				s.cutSpan()
-				return nil, fmt.Errorf("%w: the upstream sent an error event", ErrCut)
+			ev := bytes.TrimSpace(line[6:])
+			if s.anth == nil && bytes.Equal(ev, []byte("error")) {
+				return Event{}, fmt.Errorf("%w: the upstream sent an error event", ErrCut)
 			}
+			s.name = append(s.name[:0], ev...)
 		}
 	}
+}
+
+// cut is the error of a stream whose reading failed with err before its
+// end.
+func (s *Stream) cut(err error) error {
+	if errors.Is(err, ErrTooLarge) {
+		return fmt.Errorf("%w: %w", ErrCut, ErrTooLarge)
+	}
+	if s.anth != nil {
+		return fmt.Errorf("%w (no message_stop): %v", ErrCut, err)
+	}
+	return fmt.Errorf("%w: %v", ErrCut, err)
 }
 
 // Close releases the stream.

@@ -15,5 +15,16 @@
 // length, as long as dimensions asks, else the model's own length
 // (Behavior.Dimensions, or that of a well-known model, else 16).
 //
+// It stands in for Anthropic's Messages API too (POST /v1/messages,
+// anthropic.go): it decodes the request with the official SDK's types
+// (anthropic-sdk-go), refuses what the API refuses (no x-api-key: 401; no
+// anthropic-version, a field the SDK does not know, no model, max_tokens
+// or messages: 400), answers a message or its server-sent events
+// (message_start … message_stop, with a ping), and counts prompt caching:
+// the prefix through a cache_control breakpoint is written to the cache
+// by the first request that carries it (cache_creation_input_tokens) and
+// read by later ones (cache_read_input_tokens). AnthropicBehavior adds an
+// error event, a stream without message_stop and a huge delta.
+//
 // A Server is safe for concurrent use.
 package upstreamtest

@@ -48,6 +48,8 @@ type Server struct {
 	last      map[string]map[string]any
 	auth      map[string]string
 	parents   map[string]string
+	// anth is the Messages stand-in's (anthropic.go).
+	anth *anthropicServer
 }
 
 // Start starts a server for the test and closes it when the test ends.
@@ -69,8 +71,9 @@ func New(addr string) (*Server, error) {
 	}
 	s := &Server{ln: ln, URL: "http://" + ln.Addr().String() + "/v1",
 		behaviors: map[string]Behavior{}, calls: map[string]int{}, last: map[string]map[string]any{}, auth: map[string]string{},
-		parents: map[string]string{}}
+		parents: map[string]string{}, anth: newAnthropicServer()}
 	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1/messages", s.messages)
 	mux.HandleFunc("POST /v1/chat/completions", s.complete)
 	mux.HandleFunc("POST /v1/embeddings", s.embed)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
@@ -103,6 +106,7 @@ func (s *Server) Reset() {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.behaviors = map[string]Behavior{}
+	s.anth.reset()
 }
 
 // Calls returns how many requests named model.

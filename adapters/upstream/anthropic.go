@@ -1,0 +1,165 @@
+package upstream
+
+import (
+	"errors"
+	"fmt"
+	"io"
+	"net/http"
+	"strings"
+
+	"github.com/arr-dev/arr/domain/anthropic"
+	"github.com/arr-dev/arr/domain/routing"
+)
+
+// API names an upstream's wire format, chosen per catalog model.
+type API string
+
+// The APIs Do speaks.
+const (
+	// APIOpenAI is OpenAI's chat completions, POST {base_url}/chat/completions
+	// with Authorization: Bearer (the default).
+	APIOpenAI API = "openai"
+	// APIAnthropic is Anthropic's Messages, POST {base_url}/messages with
+	// x-api-key, anthropic-version and the client's anthropic-beta.
+	APIAnthropic API = "anthropic"
+)
+
+// Request is one call of Do.
+type Request struct {
+	// API is the upstream's wire format ("": APIOpenAI).
+	API API
+	// Body is the request in that format, its model already set to the
+	// upstream's id; it is sent as it is.
+	Body []byte
+	// Stream asks for a streamed reply (Body must ask for one too).
+	Stream bool
+	// AnthropicVersion is the client's anthropic-version header, sent on
+	// ("": anthropic.DefaultVersion). Anthropic only.
+	AnthropicVersion string
+	// AnthropicBeta is the client's anthropic-beta values, sent on.
+	// Anthropic only.
+	AnthropicBeta []string
+}
+
+// ErrUnsupportedAPI is the Err of a Request in an API Do does not speak
+// (retryable: another candidate may speak its own).
+var ErrUnsupportedAPI = errors.New("unsupported upstream API")
+
+// chatEndpoint is where r goes, or the Error that keeps it from going out
+// at all (no breaker, no span): an API Do does not speak, or Anthropic
+// headers that cannot be sent (control characters, too long), refused as
+// the API would refuse them, not blamed on the upstream.
+func chatEndpoint(m routing.Model, r Request) (endpoint, error) {
+	switch r.API {
+	case "", APIOpenAI:
+		return endpoint{"/chat/completions", maxChatReply, APIOpenAI}, nil
+	case APIAnthropic:
+		for _, h := range [...]struct{ name, v string }{{"anthropic-version", r.AnthropicVersion}, {"anthropic-beta", strings.Join(r.AnthropicBeta, ",")}} {
+			if !headerValue(h.v) {
+				msg := h.name + ": not a valid header value"
+				return endpoint{}, &Error{Model: m.ID, Status: http.StatusBadRequest,
+					Body: anthropic.NewError(anthropic.ErrorInvalidRequest, msg), Type: anthropic.ErrorInvalidRequest, Err: errors.New(msg)}
+			}
+		}
+		return endpoint{"/messages", maxChatReply, APIAnthropic}, nil
+	}
+	return endpoint{}, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w %q", ErrUnsupportedAPI, r.API)}
+}
+
+// headerValue: v is printable ASCII of at most 4 KiB.
+func headerValue(v string) bool {
+	if len(v) > 4<<10 {
+		return false
+	}
+	for i := 0; i < len(v); i++ {
+		if v[i] < 0x20 || v[i] > 0x7e {
+			return false
+		}
+	}
+	return true
+}
+
+// ErrTooLarge: a stream longer than the longest reply read (32 MiB, as a
+// non-streamed one); it is cut there (ErrCut too).
+var ErrTooLarge = errors.New("the stream is over the longest reply read")
+
+// EventError is an Anthropic stream's error event: the upstream failed
+// mid-stream. Errors of NextEvent that are one are ErrCut too.
+type EventError struct {
+	// Body is the event's data, an anthropic.ErrorBody.
+	Body []byte
+	// Type is its error.type ("overloaded_error"), "" when unreadable.
+	Type string
+}
+
+func (e *EventError) Error() string {
+	if e.Type == "" {
+		return "the upstream sent an error event"
+	}
+	return "the upstream sent an error event (" + e.Type + ")"
+}
+
+// anthropicState is what an Anthropic stream keeps besides the SSE
+// reader's.
+type anthropicState struct {
+	usage anthropic.Usage
+	// err ends the stream: every later call returns it.
+	err error
+}
+
+// anthropicEvents makes s read Anthropic's events, of at most max bytes
+// in all. It is called before the first read.
+func (s *Stream) anthropicEvents(max int64) {
+	s.anth = &anthropicState{}
+	s.r.Reset(&capped{r: s.body, left: max})
+}
+
+// Usage is an Anthropic stream's usage so far: message_start's input and
+// cache counts, message_delta's (cumulative) output count. Zero for other
+// streams.
+func (s *Stream) Usage() anthropic.Usage {
+	if s.anth == nil {
+		return anthropic.Usage{}
+	}
+	return s.anth.usage
+}
+
+// anthropicEvent takes ev in: message_stop ends the stream, an error
+// event fails it, message_start and message_delta carry the usage.
+func (s *Stream) anthropicEvent(ev Event) error {
+	var err error
+	switch ev.Name {
+	case anthropic.EventMessageStop:
+		s.done = true
+		return nil
+	case anthropic.EventError:
+		e := &EventError{Body: append([]byte(nil), ev.Data...)}
+		if body, ok := anthropic.ParseError(ev.Data); ok {
+			e.Type = body.Error.Type
+		}
+		err = fmt.Errorf("%w: %w", ErrCut, e)
+	default:
+		if uerr := s.anth.usage.AddEvent(ev.Name, ev.Data); uerr != nil {
+			err = fmt.Errorf("%w: %w", ErrCut, uerr)
+		}
+	}
+	return err
+}
+
+// capped reads at most left bytes of r, then fails with ErrTooLarge.
+type capped struct {
+	r    io.Reader
+	left int64
+}
+
+func (c *capped) Read(p []byte) (int, error) {
+	if c.left <= 0 {
+		return 0, ErrTooLarge
+	}
+	if int64(len(p)) > c.left {
+		p = p[:c.left]
+	}
+	n, err := c.r.Read(p)
+	c.left -= int64(n)
+	return n, err
+}

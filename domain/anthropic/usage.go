@@ -1,0 +1,99 @@
+package anthropic
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+)
+
+// DefaultVersion is the anthropic-version sent when the client named none.
+const DefaultVersion = "2023-06-01"
+
+// Usage is the token counts of a Messages reply or stream. InputTokens
+// are the uncached input tokens; the cached ones are counted apart: read
+// from the cache (CacheReadInputTokens, at the cached price) and written
+// to it (CacheCreationInputTokens, at the cache-write price).
+type Usage struct {
+	InputTokens              int64 `json:"input_tokens"`
+	OutputTokens             int64 `json:"output_tokens"`
+	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+}
+
+// PromptTokens is every input token: uncached, read from and written to
+// the cache.
+func (u Usage) PromptTokens() int64 {
+	return u.InputTokens + u.CacheReadInputTokens + u.CacheCreationInputTokens
+}
+
+// deltaUsage is a usage object whose counts may be absent (null or left
+// out): message_delta's, whose counts are cumulative and carry at least
+// output_tokens.
+type deltaUsage struct {
+	InputTokens              *int64 `json:"input_tokens"`
+	OutputTokens             *int64 `json:"output_tokens"`
+	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
+}
+
+// merge sets the counts d carries.
+func (u *Usage) merge(d deltaUsage) {
+	for _, f := range []struct {
+		to   *int64
+		from *int64
+	}{{&u.InputTokens, d.InputTokens}, {&u.OutputTokens, d.OutputTokens},
+		{&u.CacheReadInputTokens, d.CacheReadInputTokens}, {&u.CacheCreationInputTokens, d.CacheCreationInputTokens}} {
+		if f.from != nil {
+			*f.to = *f.from
+		}
+	}
+}
+
+// ErrNoUsage: a reply that is not a message with a usage object.
+var ErrNoUsage = errors.New("anthropic: the reply is not a message with usage")
+
+// ReplyUsage reads the usage of a non-streamed reply (a message object).
+func ReplyUsage(reply []byte) (Usage, error) {
+	var m struct {
+		Type  string      `json:"type"`
+		Usage *deltaUsage `json:"usage"`
+	}
+	if err := json.Unmarshal(reply, &m); err != nil {
+		return Usage{}, fmt.Errorf("%w: %v", ErrNoUsage, err)
+	}
+	if m.Type != "message" || m.Usage == nil {
+		return Usage{}, ErrNoUsage
+	}
+	var u Usage
+	u.merge(*m.Usage)
+	return u, nil
+}
+
+// AddEvent updates u, a stream's usage so far, with one of its events
+// (name and data): message_start's message.usage sets the input counts
+// (and the first output count), message_delta's usage the cumulative
+// counts it carries (output_tokens at least). Other events leave u as it
+// is; an error is a message_start or message_delta that cannot be read.
+func (u *Usage) AddEvent(name string, data []byte) error {
+	switch name {
+	case EventMessageStart:
+		var ev struct {
+			Message struct {
+				Usage *deltaUsage `json:"usage"`
+			} `json:"message"`
+		}
+		if err := json.Unmarshal(data, &ev); err != nil || ev.Message.Usage == nil {
+			return fmt.Errorf("anthropic: a message_start without usage: %v", err)
+		}
+		u.merge(*ev.Message.Usage)
+	case EventMessageDelta:
+		var ev struct {
+			Usage *deltaUsage `json:"usage"`
+		}
+		if err := json.Unmarshal(data, &ev); err != nil || ev.Usage == nil {
+			return fmt.Errorf("anthropic: a message_delta without usage: %v", err)
+		}
+		u.merge(*ev.Usage)
+	}
+	return nil
+}
