@@ -1,9 +1,11 @@
 package upstream
 
 import (
+	"encoding/json"
 	"errors"
 	"fmt"
 	"io"
+	"mime"
 	"net/http"
 	"strings"
 
@@ -61,9 +63,60 @@ func chatEndpoint(m routing.Model, r Request) (endpoint, error) {
 					Body: anthropic.NewError(anthropic.ErrorInvalidRequest, msg), Type: anthropic.ErrorInvalidRequest, Err: errors.New(msg)}
 			}
 		}
+		// The body says whether the upstream streams: a Request that says
+		// otherwise would read a stream as a broken reply (or a reply as
+		// a cut stream) and blame the upstream for the client's body.
+		if stream, err := streamField(r.Body); err != nil || stream != r.Stream {
+			msg := fmt.Sprintf("the body's stream field is not %v", r.Stream)
+			if err != nil {
+				msg = "the body is not a JSON object: " + err.Error()
+			}
+			return endpoint{}, &Error{Model: m.ID, Status: http.StatusBadRequest,
+				Body: anthropic.NewError(anthropic.ErrorInvalidRequest, msg), Type: anthropic.ErrorInvalidRequest, Err: errors.New(msg)}
+		}
 		return endpoint{"/messages", maxChatReply, APIAnthropic}, nil
 	}
 	return endpoint{}, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w %q", ErrUnsupportedAPI, r.API)}
+}
+
+// streamField is the "stream" field of an Anthropic request body, read as
+// the API reads it (the last of duplicate keys wins, as in encoding/json).
+func streamField(body []byte) (bool, error) {
+	var b struct {
+		Stream bool `json:"stream"`
+	}
+	err := json.Unmarshal(body, &b)
+	return b.Stream, err
+}
+
+// isEventStream: the reply's Content-Type is text/event-stream.
+func isEventStream(h http.Header) bool {
+	mt, _, err := mime.ParseMediaType(h.Get("Content-Type"))
+	return err == nil && mt == "text/event-stream"
+}
+
+// anthropicStart reads an Anthropic stream's first event before the call
+// counts as answered, so an upstream that accepts a stream and fails it at
+// once (an overloaded_error event, a stream that does not start with
+// message_start) is a failed call of the model's breaker, and another
+// upstream is tried, as for a non-200 status. An invalid_request_error
+// event is the request's own (passed on, not retried).
+func anthropicStart(m routing.Model, out *Response, max int64) (*Response, error) {
+	out.Stream.anthropicEvents(max)
+	err := out.Stream.Peek()
+	if err == nil {
+		return out, nil
+	}
+	out.Stream.Close()
+	ue := &Error{Model: m.ID, Status: out.Status, Retryable: true, Err: err}
+	var ee *EventError
+	if errors.As(err, &ee) {
+		ue.Body, ue.Type = ee.Body, ee.Type
+		if ee.Type == anthropic.ErrorInvalidRequest {
+			ue.Status, ue.Retryable = http.StatusBadRequest, false
+		}
+	}
+	return nil, ue
 }
 
 // headerValue: v is printable ASCII of at most 4 KiB.
@@ -103,6 +156,8 @@ func (e *EventError) Error() string {
 // reader's.
 type anthropicState struct {
 	usage anthropic.Usage
+	// started: message_start came (first, once).
+	started bool
 	// err ends the stream: every later call returns it.
 	err error
 }
@@ -130,6 +185,9 @@ func (s *Stream) anthropicEvent(ev Event) error {
 	var err error
 	switch ev.Name {
 	case anthropic.EventMessageStop:
+		if !s.anth.started {
+			return fmt.Errorf("%w: %w: message_stop before message_start", ErrCut, errEventOrder)
+		}
 		s.done = true
 		return nil
 	case anthropic.EventError:
@@ -139,11 +197,35 @@ func (s *Stream) anthropicEvent(ev Event) error {
 		}
 		err = fmt.Errorf("%w: %w", ErrCut, e)
 	default:
+		if err := s.anthropicOrder(ev.Name); err != nil {
+			return fmt.Errorf("%w: %w", ErrCut, err)
+		}
 		if uerr := s.anth.usage.AddEvent(ev.Name, ev.Data); uerr != nil {
 			err = fmt.Errorf("%w: %w", ErrCut, uerr)
 		}
 	}
 	return err
+}
+
+// errEventOrder: an Anthropic stream whose events are not in the API's
+// order: message_start first (pings aside) and once, so its input usage
+// is counted before anything is delivered and never replaced.
+var errEventOrder = errors.New("anthropic: a stream's events out of order")
+
+// anthropicOrder checks event name against the stream so far.
+func (s *Stream) anthropicOrder(name string) error {
+	switch {
+	case name == anthropic.EventPing:
+		return nil
+	case name == anthropic.EventMessageStart && s.anth.started:
+		return fmt.Errorf("%w: a second message_start", errEventOrder)
+	case name == anthropic.EventMessageStart:
+		s.anth.started = true
+		return nil
+	case !s.anth.started:
+		return fmt.Errorf("%w: %s before message_start", errEventOrder, name)
+	}
+	return nil
 }
 
 // capped reads at most left bytes of r, then fails with ErrTooLarge.

@@ -14,11 +14,12 @@ import (
 	"github.com/arr-dev/arr/domain/routing"
 )
 
-// An Anthropic 4xx other than 408 and 429 is the request's own: not
-// retryable, its status, body and error type kept for the client, and
-// however many there are the breaker stays closed. A 5xx, 529
-// (overloaded), 429 or 408 is retryable and opens the breaker, which then
-// refuses without a call.
+// An Anthropic 4xx other than 401, 403, 404, 408 and 429 is the
+// request's own: not retryable, its status, body and error type kept for
+// the client, and however many there are the breaker stays closed. A 5xx,
+// 529 (overloaded), 429, 408, or a 401, 403 or 404 (the operator's key or
+// model id) is retryable and opens the breaker, which then refuses
+// without a call.
 func TestAnthropicErrors(t *testing.T) {
 	srv := upstreamtest.Start(t)
 	const failures = 3
@@ -28,8 +29,8 @@ func TestAnthropicErrors(t *testing.T) {
 		retry  bool
 	}{
 		{400, anthropic.ErrorInvalidRequest, false},
-		{403, anthropic.ErrorPermission, false},
-		{404, anthropic.ErrorNotFound, false},
+		{403, anthropic.ErrorPermission, true},
+		{404, anthropic.ErrorNotFound, true},
 		{413, anthropic.ErrorRequestTooLarge, false},
 		{408, anthropic.ErrorAPI, true},
 		{429, anthropic.ErrorRateLimit, true},
@@ -74,13 +75,13 @@ func TestAnthropicErrors(t *testing.T) {
 
 // The stand-in refuses what the API refuses: no x-api-key (401), no
 // anthropic-version, an unknown field, a missing max_tokens (400). Through
-// the client the 401 is the request's own.
+// the client the 401 is the operator's (the key), retried elsewhere.
 func TestAnthropicStandInRefuses(t *testing.T) {
 	srv := upstreamtest.Start(t)
 	keyless := routing.Model{ID: "claude-nokey", UpstreamModel: "claude-nokey", BaseURL: srv.URL}
 	_, err := anthropicClient(t, 1).Do(context.Background(), keyless, upstream.Request{API: upstream.APIAnthropic, Body: messagesBody("claude-nokey", false, "")})
 	var ue *upstream.Error
-	if !errors.As(err, &ue) || ue.Status != 401 || ue.Retryable || ue.Type != anthropic.ErrorAuthentication {
+	if !errors.As(err, &ue) || ue.Status != 401 || !ue.Retryable || ue.Type != anthropic.ErrorAuthentication {
 		t.Fatalf("err = %v", err)
 	}
 	for _, tc := range []struct {

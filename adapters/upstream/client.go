@@ -112,7 +112,12 @@ func New(cfg Config) (*Client, error) {
 			ForceAttemptHTTP2:     true,
 		}
 	}
-	return &Client{cfg: cfg, http: &http.Client{Transport: tr}, breakers: map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]{}}, nil
+	// Redirects are never followed: a redirect would re-send the key
+	// (net/http drops Authorization on another host, not x-api-key) and
+	// the client's prompt wherever the Location names. A 3xx is the
+	// upstream's failure (refusal).
+	noRedirects := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
+	return &Client{cfg: cfg, http: &http.Client{Transport: tr, CheckRedirect: noRedirects}, breakers: map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]{}}, nil
 }
 
 // Error is a failed upstream call.
@@ -170,6 +175,8 @@ func (c *Client) breaker(m routing.Model) *gobreaker.TwoStepCircuitBreaker[struc
 		b = gobreaker.NewTwoStepCircuitBreaker[struct{}](gobreaker.Settings{
 			Name: m.ID, MaxRequests: 1, Timeout: c.cfg.BreakerOpenFor,
 			ReadyToTrip: func(cn gobreaker.Counts) bool { return cn.ConsecutiveFailures >= failures },
+			// A call its caller gave up on says nothing of the upstream.
+			IsExcluded: func(err error) bool { return errors.Is(err, errCallerLeft) },
 			OnStateChange: func(name string, from, to gobreaker.State) {
 				log.Warn("upstream circuit breaker", "model", name, "from", from.String(), "to", to.String())
 			},
@@ -257,13 +264,22 @@ func (c *Client) send(ctx context.Context, m routing.Model, ep endpoint, r Reque
 	}
 	resp, err := c.call(ctx, m, ep, r)
 	var ue *Error
-	if err != nil && errors.As(err, &ue) && ue.Retryable {
+	switch {
+	case err != nil && ctx.Err() != nil:
+		// The caller left (hung up, or its own deadline passed) before
+		// the upstream answered: neither a failure nor a success of it.
+		done(errCallerLeft)
+	case err != nil && errors.As(err, &ue) && ue.Retryable:
 		done(err)
-	} else {
+	default:
 		done(nil)
 	}
 	return resp, err
 }
+
+// errCallerLeft is what the breaker is told of a call whose caller's
+// context ended first (excluded from its counts).
+var errCallerLeft = errors.New("the caller left")
 
 // ErrNotConfigured: the model's API-key variable is empty.
 var ErrNotConfigured = errors.New("not configured")
@@ -305,11 +321,16 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 		return nil, refusal(m, ep.api, resp.StatusCode, b)
 	}
 	out := &Response{Model: m, Status: resp.StatusCode, Header: resp.Header, FirstByte: firstByte}
+	if ep.api == APIAnthropic && isEventStream(resp.Header) != r.Stream {
+		resp.Body.Close()
+		cancel()
+		return fail(resp.StatusCode, nil, true, fmt.Errorf("a reply of type %q to a request with stream %v", resp.Header.Get("Content-Type"), r.Stream))
+	}
 	if r.Stream {
 		idle.Reset(c.cfg.StreamIdleTimeout)
 		out.Stream = newStream(resp.Body, func() { idle.Reset(c.cfg.StreamIdleTimeout) }, func() { idle.Stop(); cancel() })
 		if ep.api == APIAnthropic {
-			out.Stream.anthropicEvents(ep.maxReply)
+			return anthropicStart(m, out, ep.maxReply)
 		}
 		return out, nil
 	}
@@ -359,11 +380,19 @@ func (c *Client) authorize(h http.Header, m routing.Model, api API, r Request) {
 }
 
 // refusal is the Error of an answer with status other than 200 and body
-// b: 5xx (Anthropic's 529 overloaded among them), 429 and 408 are
-// retryable (another upstream is tried; the breaker counts them), any
-// other status is the request's own fault, passed on with its body.
+// b: 5xx (Anthropic's 529 overloaded among them), 429, 408 and a 3xx
+// (redirects are not followed) are retryable (another upstream is tried;
+// the breaker counts them), as are Anthropic's 401, 403 and 404 (the
+// operator's key or model id); any other status is the request's own
+// fault, passed on with its body.
 func refusal(m routing.Model, api API, status int, b []byte) *Error {
-	retry := status >= 500 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout
+	retry := status >= 500 || status < 400 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout
+	if api == APIAnthropic && (status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound) {
+		// The operator's key or the catalog's upstream_model, not the
+		// client's request: another upstream is tried, the breaker counts
+		// it, and the client never sees the upstream's words.
+		retry = true
+	}
 	e := &Error{Model: m.ID, Status: status, Body: b, Retryable: retry, Err: fmt.Errorf("%s", http.StatusText(status))}
 	if api == APIAnthropic {
 		text := http.StatusText(status)

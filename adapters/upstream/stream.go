@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"slices"
 
 	"go.opentelemetry.io/otel/codes"
 	semconv "go.opentelemetry.io/otel/semconv/v1.41.0"
@@ -37,8 +38,10 @@ type Stream struct {
 // upstream when a stream breaks before it delivered anything. Its error is
 // that of Next; io.EOF (an empty stream) is not an error here.
 func (s *Stream) Peek() error {
+	// Nothing is read until the next call returns the peeked event, so
+	// its slices stay valid without a copy.
 	ev, err := s.NextEvent()
-	s.peeked, s.peekErr, s.hasPeek = ev.clone(), err, true
+	s.peeked, s.peekErr, s.hasPeek = ev, err, true
 	if errors.Is(err, io.EOF) {
 		return nil
 	}
@@ -73,10 +76,6 @@ type Event struct {
 	Raw []byte
 }
 
-func (e Event) clone() Event {
-	return Event{Name: e.Name, Data: append([]byte(nil), e.Data...), Raw: append([]byte(nil), e.Raw...)}
-}
-
 // NextEvent returns the next event, its slices valid until the next call.
 // An OpenAI stream ends with io.EOF after "data: [DONE]" (not returned);
 // an Anthropic stream returns its message_stop event, then io.EOF. A
@@ -108,26 +107,34 @@ func (s *Stream) NextEvent() (Event, error) {
 
 // read reads the next event.
 func (s *Stream) read() (Event, error) {
-	var data []byte // nil until a data line, then s.buf
+	var data []byte // nil until a data line, then s.buf or (Anthropic's first data line) a slice of s.raw
+	inBuf := false  // data is s.buf
 	s.name, s.raw = s.name[:0], s.raw[:0]
 	for {
 		line, err := s.r.ReadSlice('\n')
-		if errors.Is(err, bufio.ErrBufferFull) {
-			// A long event: gather it.
-			full := append([]byte(nil), line...)
+		if s.anth != nil || errors.Is(err, bufio.ErrBufferFull) {
+			// An Anthropic stream's line is kept in raw, the event as it
+			// came, and read from there (a data line's data is then a
+			// slice of raw, not a copy); a long line of another stream
+			// is gathered alone.
+			start, kept := len(s.raw), s.raw
+			if s.anth == nil {
+				start, kept = 0, nil
+			}
+			kept = appendDoubling(kept, line)
 			for errors.Is(err, bufio.ErrBufferFull) {
 				line, err = s.r.ReadSlice('\n')
-				full = append(full, line...)
+				kept = appendDoubling(kept, line)
 			}
-			line = full
+			if s.anth != nil {
+				s.raw = kept
+			}
+			line = kept[start:]
 		}
 		if err != nil {
 			return Event{}, s.cut(err)
 		}
 		s.touch()
-		if s.anth != nil {
-			s.raw = append(s.raw, line...)
-		}
 		line = bytes.TrimRight(line, "\r\n")
 		switch {
 		case len(line) == 0:
@@ -146,12 +153,19 @@ func (s *Stream) read() (Event, error) {
 			return ev, nil
 		case bytes.HasPrefix(line, []byte("data:")):
 			d := bytes.TrimPrefix(bytes.TrimPrefix(line, []byte("data:")), []byte(" "))
-			if data == nil {
+			switch {
+			case data == nil && s.anth != nil:
+				data, inBuf = d[:len(d):len(d)], false // in raw
+			case data == nil:
 				s.buf = append(s.buf[:0], d...)
-			} else {
+				data, inBuf = s.buf, true
+			default:
+				if !inBuf {
+					s.buf = append(s.buf[:0], data...)
+				}
 				s.buf = append(append(s.buf, '\n'), d...)
+				data, inBuf = s.buf, true
 			}
-			data = s.buf
 		case bytes.HasPrefix(line, []byte("event:")):
 			ev := bytes.TrimSpace(line[6:])
 			if s.anth == nil && bytes.Equal(ev, []byte("error")) {
@@ -160,6 +174,17 @@ func (s *Stream) read() (Event, error) {
 			s.name = append(s.name[:0], ev...)
 		}
 	}
+}
+
+// appendDoubling is append(dst, src...) growing dst to twice its size
+// when it is full: a long line gathered 64 KiB at a time then allocates
+// about twice its size in all, not the five times append's 1.25x growth
+// of large slices comes to.
+func appendDoubling(dst, src []byte) []byte {
+	if len(dst)+len(src) > cap(dst) {
+		dst = slices.Grow(dst, max(len(dst), len(src)))
+	}
+	return append(dst, src...)
 }
 
 // cut is the error of a stream whose reading failed with err before its

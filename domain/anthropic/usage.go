@@ -36,17 +36,32 @@ type deltaUsage struct {
 	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
 }
 
-// merge sets the counts d carries.
-func (u *Usage) merge(d deltaUsage) {
-	for _, f := range []struct {
+// MaxTokens bounds each count an upstream reports: a count below zero
+// (a credit to whoever is billed by it) or above 2^40 (no request is a
+// trillion tokens; four of them still sum without overflow) is refused.
+const MaxTokens = 1 << 40
+
+// merge sets the counts d carries, or fails on one out of range (u then
+// unchanged).
+func (u *Usage) merge(d deltaUsage) error {
+	fs := []struct {
 		to   *int64
 		from *int64
-	}{{&u.InputTokens, d.InputTokens}, {&u.OutputTokens, d.OutputTokens},
-		{&u.CacheReadInputTokens, d.CacheReadInputTokens}, {&u.CacheCreationInputTokens, d.CacheCreationInputTokens}} {
+		name string
+	}{{&u.InputTokens, d.InputTokens, "input_tokens"}, {&u.OutputTokens, d.OutputTokens, "output_tokens"},
+		{&u.CacheReadInputTokens, d.CacheReadInputTokens, "cache_read_input_tokens"},
+		{&u.CacheCreationInputTokens, d.CacheCreationInputTokens, "cache_creation_input_tokens"}}
+	for _, f := range fs {
+		if f.from != nil && (*f.from < 0 || *f.from > MaxTokens) {
+			return fmt.Errorf("anthropic: usage %s %d is out of range (0 to 2^40)", f.name, *f.from)
+		}
+	}
+	for _, f := range fs {
 		if f.from != nil {
 			*f.to = *f.from
 		}
 	}
+	return nil
 }
 
 // ErrNoUsage: a reply that is not a message with a usage object.
@@ -65,7 +80,9 @@ func ReplyUsage(reply []byte) (Usage, error) {
 		return Usage{}, ErrNoUsage
 	}
 	var u Usage
-	u.merge(*m.Usage)
+	if err := u.merge(*m.Usage); err != nil {
+		return Usage{}, fmt.Errorf("%w: %w", ErrNoUsage, err)
+	}
 	return u, nil
 }
 
@@ -85,7 +102,7 @@ func (u *Usage) AddEvent(name string, data []byte) error {
 		if err := json.Unmarshal(data, &ev); err != nil || ev.Message.Usage == nil {
 			return fmt.Errorf("anthropic: a message_start without usage: %v", err)
 		}
-		u.merge(*ev.Message.Usage)
+		return u.merge(*ev.Message.Usage)
 	case EventMessageDelta:
 		var ev struct {
 			Usage *deltaUsage `json:"usage"`
@@ -93,7 +110,7 @@ func (u *Usage) AddEvent(name string, data []byte) error {
 		if err := json.Unmarshal(data, &ev); err != nil || ev.Usage == nil {
 			return fmt.Errorf("anthropic: a message_delta without usage: %v", err)
 		}
-		u.merge(*ev.Usage)
+		return u.merge(*ev.Usage)
 	}
 	return nil
 }
