@@ -73,7 +73,7 @@ func (a *assembler) reply(u Usage) []byte {
 	b, _ := json.Marshal(map[string]any{
 		"id": a.id, "object": "chat.completion", "created": a.created, "model": a.model,
 		"choices": []any{map[string]any{"index": 0, "message": msg, "logprobs": nil, "finish_reason": a.finish}},
-		"usage":   map[string]any{"prompt_tokens": u.Prompt, "completion_tokens": u.Completion, "total_tokens": u.Prompt + u.Completion},
+		"usage":   u.OpenAI(),
 	})
 	return b
 }

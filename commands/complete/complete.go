@@ -160,24 +160,21 @@ type Command struct {
 	RequestID string
 }
 
-// Usage is a completion's token counts; Estimated when the upstream
-// reported none and they were counted from the text.
-type Usage struct {
-	Prompt     int64
-	Completion int64
-	Estimated  bool
-}
-
 // Routing is the routing object of a completion.
 type Routing struct {
-	Tier             string  `json:"tier"`
-	Model            string  `json:"model"`
-	Vendor           string  `json:"vendor"`
-	DifficultyScore  float64 `json:"difficulty_score"`
-	AuditHash        string  `json:"audit_hash"`
-	CostPer1K        float64 `json:"cost_per_1k"`
-	CostUSD          float64 `json:"cost_usd"`
-	CacheHit         bool    `json:"cache_hit"`
+	Tier            string  `json:"tier"`
+	Model           string  `json:"model"`
+	Vendor          string  `json:"vendor"`
+	DifficultyScore float64 `json:"difficulty_score"`
+	AuditHash       string  `json:"audit_hash"`
+	CostPer1K       float64 `json:"cost_per_1k"`
+	CostUSD         float64 `json:"cost_usd"`
+	CacheHit        bool    `json:"cache_hit"`
+	// CacheReadTokens and CacheWriteTokens are the prompt tokens the
+	// upstream read from and wrote to its prompt cache, billed at the
+	// model's cached-input and cache-write prices (0 on a cache hit).
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	ElapsedSec       float64 `json:"elapsed_sec"`
 	Attempts         int     `json:"attempts"`
 	PredictedQuality float64 `json:"predicted_quality"`

@@ -31,7 +31,7 @@ func newMetrics(reg prometheus.Registerer) *metrics {
 			Namespace: "arr", Subsystem: "gateway", Name: "cost_micro_usd_total", Help: "Upstream cost of completions in micro-dollars, by tier.",
 		}, []string{"tier"}),
 		tokens: prometheus.NewCounterVec(prometheus.CounterOpts{
-			Namespace: "arr", Subsystem: "gateway", Name: "tokens_total", Help: "Tokens of completions by tier and kind (prompt, completion).",
+			Namespace: "arr", Subsystem: "gateway", Name: "tokens_total", Help: "Tokens of completions by tier and kind (prompt, completion; cache_read and cache_write: the prompt tokens read from and written to the upstream's prompt cache).",
 		}, []string{"tier", "kind"}),
 	}
 	if reg != nil {
@@ -51,4 +51,10 @@ func (m *metrics) completed(tier, model, outcome string, cacheHit bool, u Usage,
 	m.costMicro.WithLabelValues(tier).Add(float64(cost))
 	m.tokens.WithLabelValues(tier, "prompt").Add(float64(u.Prompt))
 	m.tokens.WithLabelValues(tier, "completion").Add(float64(u.Completion))
+	if u.CacheRead > 0 {
+		m.tokens.WithLabelValues(tier, "cache_read").Add(float64(u.CacheRead))
+	}
+	if u.CacheWrite > 0 {
+		m.tokens.WithLabelValues(tier, "cache_write").Add(float64(u.CacheWrite))
+	}
 }

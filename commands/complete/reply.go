@@ -45,7 +45,7 @@ func (h *Handler) readReply(k *call, resp *upstream.Response) (upstreamReply, er
 	}
 	u := Usage{Estimated: true, Prompt: k.req.PromptEstimate()}
 	if shape.Usage != nil {
-		u = Usage{Prompt: shape.Usage.PromptTokens, Completion: shape.Usage.CompletionTokens}
+		u = usageOf(shape.Usage)
 	} else {
 		for _, ch := range shape.Choices {
 			if ch.Message.Content != nil {
@@ -68,7 +68,7 @@ func (h *Handler) recordReply(ctx context.Context, k *call, resp *upstream.Respo
 		return Reply{}, err
 	}
 	return Reply{Body: resp.Data, HasRouting: r.hasRouting, Usage: r.usage,
-		Routing: h.routing(k, cand.Model, rec, cost, false, attempts, cand.Predicted)}, nil
+		Routing: h.routing(k, cand.Model, rec, r.usage, cost, false, attempts, cand.Predicted)}, nil
 }
 
 // serveCached answers from the cache: no upstream call, no cost, still
@@ -85,16 +85,20 @@ func (h *Handler) serveCached(ctx context.Context, k *call, st *Stream, hit cach
 			return Result{}, err
 		}
 	}
-	rec, _, err := h.record(ctx, k, m, hit.usage, h.cfg.HashKey.Sum(hit.body), true, "ok", 0, 0)
+	// No upstream was called: none of its prompt cache was read or
+	// written, whatever the call that filled the entry reported.
+	u := hit.usage
+	u.CacheRead, u.CacheWrite = 0, 0
+	rec, _, err := h.record(ctx, k, m, u, h.cfg.HashKey.Sum(hit.body), true, "ok", 0, 0)
 	if err != nil {
 		return Result{}, err
 	}
-	ri := h.routing(k, m, rec, 0, true, 0, k.dec.Candidates[0].Predicted)
+	ri := h.routing(k, m, rec, u, 0, true, 0, k.dec.Candidates[0].Predicted)
 	if st != nil {
-		st.routing, st.usage = ri, hit.usage
+		st.routing, st.usage = ri, u
 		return Result{Stream: st}, nil
 	}
-	return Result{Reply: Reply{Body: hit.body, HasRouting: bytes.Contains(hit.body, []byte(`"routing"`)), Routing: ri, Usage: hit.usage}}, nil
+	return Result{Reply: Reply{Body: hit.body, HasRouting: bytes.Contains(hit.body, []byte(`"routing"`)), Routing: ri, Usage: u}}, nil
 }
 
 // objectEnd returns the index of the closing brace of a JSON object body

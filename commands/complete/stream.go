@@ -135,7 +135,7 @@ func (s *Stream) Next() ([]byte, error) {
 		}
 		s.a.add(&ch)
 		if ch.Usage != nil {
-			s.upUsage, s.hasUp = Usage{Prompt: ch.Usage.PromptTokens, Completion: ch.Usage.CompletionTokens}, true
+			s.upUsage, s.hasUp = usageOf(ch.Usage), true
 			if len(ch.Choices) == 0 {
 				continue // the upstream's usage chunk: the closing chunk carries ours
 			}
@@ -174,7 +174,7 @@ func (s *Stream) Close() {
 		if s.hasUp {
 			u = s.upUsage
 		}
-		s.spend.spent(cand.Model.Cost(u.Prompt, u.Completion), u.Prompt+u.Completion)
+		s.spend.spent(cand.Model.Cost(u.Tokens()), u.Prompt+u.Completion)
 	}
 	s.settle(s.ctx)
 	s.endSpan(context.Canceled) // closed before it was recorded
@@ -187,7 +187,7 @@ func (s *Stream) Close() {
 func (s *Stream) relay(resp *upstream.Response, attempts int) {
 	cand := s.dec.Candidates[0]
 	s.resp, s.attempts, s.hash = resp, attempts, s.h.cfg.HashKey.New()
-	s.routing = s.h.routing(&s.call, cand.Model, commands.Recorded{}, 0, false, attempts, cand.Predicted)
+	s.routing = s.h.routing(&s.call, cand.Model, commands.Recorded{}, Usage{}, 0, false, attempts, cand.Predicted)
 }
 
 // finish records the relayed stream (cut is the upstream's error if it
@@ -220,7 +220,7 @@ func (s *Stream) finish(cut error) error {
 		return err
 	}
 	s.usage, s.err = u, io.EOF
-	s.routing = s.h.routing(&s.call, cand.Model, rec, cost, false, s.attempts, cand.Predicted)
+	s.routing = s.h.routing(&s.call, cand.Model, rec, u, cost, false, s.attempts, cand.Predicted)
 	s.endSpan(nil)
 	if cut != nil {
 		s.cut = &StreamCut{Model: cand.Model.ID, Err: cut}

@@ -188,7 +188,7 @@ func (h *Handler) run(ctx context.Context, k *call) (Result, spent, error) {
 	}
 	m := ans.model
 	u := ans.usage(k.req)
-	cost := m.Cost(u.Prompt, 0)
+	cost := m.Cost(routing.Tokens{Prompt: u.Prompt})
 	sp := spent{cost: cost, tokens: u.Prompt}
 	body, err := ans.encode(k.req, u)
 	if err != nil {

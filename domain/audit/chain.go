@@ -81,6 +81,15 @@ type Completion struct {
 	// CompletionTokens are 0. Left out of the JSON when empty, so a chat
 	// entry's payload is what it always was.
 	Operation string `json:"operation,omitempty"`
+	// CacheReadTokens is how many of PromptTokens the upstream read from
+	// its prompt cache (OpenAI's cached_tokens), billed at the model's
+	// cached-input price. Left out of the JSON when 0, so the payload of an
+	// entry without prompt caching is what it always was.
+	CacheReadTokens int64 `json:"cache_read_tokens,omitempty"`
+	// CacheWriteTokens is how many of PromptTokens the upstream wrote to
+	// its prompt cache (Anthropic's cache_creation_input_tokens), billed at
+	// the model's cache-write price. Left out of the JSON when 0.
+	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
 }
 
 // OperationEmbeddings is the Operation of an embeddings request

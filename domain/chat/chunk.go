@@ -40,10 +40,11 @@ type ToolCallDelta struct {
 // ChunkSummary is what the gateway reads of an upstream's stream chunk to
 // count, assemble and cache the stream: ids, text, tool calls, finish
 // reasons and token counts. It reads nothing else (not total_tokens, the
-// usage details, refusal or routing), so a chunk whose other fields are
-// shaped otherwise than OpenAI's (total_tokens as a string, as some
-// compatible servers send) is still counted and assembled; the dialects
-// that translate a stream read it whole (Chunk).
+// usage details but the cached prompt tokens, refusal or routing), so a
+// chunk whose other fields are shaped otherwise than OpenAI's
+// (total_tokens as a string, as some compatible servers send) is still
+// counted and assembled; the dialects that translate a stream read it
+// whole (Chunk).
 type ChunkSummary struct {
 	ID      string               `json:"id"`
 	Created int64                `json:"created"`
@@ -62,8 +63,24 @@ type ChunkChoiceSummary struct {
 	FinishReason *string `json:"finish_reason"`
 }
 
-// TokenCounts is the part of a usage object the gateway counts by.
+// TokenCounts is the part of a usage object the gateway counts by. Its
+// prompt_tokens_details are kept raw and read by CachedTokens, so a
+// compatible server that shapes them otherwise still has its reply
+// counted.
 type TokenCounts struct {
-	PromptTokens     int64 `json:"prompt_tokens"`
-	CompletionTokens int64 `json:"completion_tokens"`
+	PromptTokens        int64           `json:"prompt_tokens"`
+	CompletionTokens    int64           `json:"completion_tokens"`
+	PromptTokensDetails json.RawMessage `json:"prompt_tokens_details"`
+}
+
+// CachedTokens is prompt_tokens_details.cached_tokens: the prompt tokens
+// the upstream read from its prompt cache (part of PromptTokens, as
+// OpenAI counts them); 0 when the details are absent, null or not shaped
+// as OpenAI's.
+func (t *TokenCounts) CachedTokens() int64 {
+	var d PromptTokensDetails
+	if len(t.PromptTokensDetails) == 0 || json.Unmarshal(t.PromptTokensDetails, &d) != nil {
+		return 0
+	}
+	return d.CachedTokens
 }

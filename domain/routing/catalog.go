@@ -32,11 +32,16 @@ type Model struct {
 	APIKeyEnv     string `json:"api_key_env"`
 	// InputPerM and OutputPerM are micro-dollars per million tokens
 	// (numerically: US dollars per thousand tokens times 1e9).
-	InputPerM     int64   `json:"-"`
-	OutputPerM    int64   `json:"-"`
-	Quality       float64 `json:"quality"`
-	ContextWindow int64   `json:"context_window"`
-	Tier          string  `json:"tier"`
+	InputPerM  int64 `json:"-"`
+	OutputPerM int64 `json:"-"`
+	// CachedInputPerM is the price of a prompt token read from the
+	// upstream's prompt cache, CacheWritePerM of one written to it, in the
+	// same unit; both are InputPerM when the catalog names none.
+	CachedInputPerM int64   `json:"-"`
+	CacheWritePerM  int64   `json:"-"`
+	Quality         float64 `json:"quality"`
+	ContextWindow   int64   `json:"context_window"`
+	Tier            string  `json:"tier"`
 }
 
 // CostPer1KUSD is the model's blended price per 1k tokens in US dollars:
@@ -46,16 +51,12 @@ func (m Model) CostPer1KUSD() float64 {
 	return float64(m.InputPerM+m.OutputPerM) / 2 / 1e9
 }
 
-// InputPer1KUSD and OutputPer1KUSD are the catalog's prices.
-func (m Model) InputPer1KUSD() float64  { return float64(m.InputPerM) / 1e9 }
-func (m Model) OutputPer1KUSD() float64 { return float64(m.OutputPerM) / 1e9 }
-
-// Cost is the price of a request with these token counts, in micro-dollars,
-// rounded up.
-func (m Model) Cost(promptTokens, completionTokens int64) MicroUSD {
-	n := promptTokens*m.InputPerM + completionTokens*m.OutputPerM
-	return (n + 999_999) / 1_000_000
-}
+// InputPer1KUSD, OutputPer1KUSD, CachedInputPer1KUSD and
+// CacheWritePer1KUSD are the catalog's prices.
+func (m Model) InputPer1KUSD() float64       { return float64(m.InputPerM) / 1e9 }
+func (m Model) OutputPer1KUSD() float64      { return float64(m.OutputPerM) / 1e9 }
+func (m Model) CachedInputPer1KUSD() float64 { return float64(m.CachedInputPerM) / 1e9 }
+func (m Model) CacheWritePer1KUSD() float64  { return float64(m.CacheWritePerM) / 1e9 }
 
 // Tier is a rung of the price ladder with one or more models, in failover
 // order.
@@ -95,6 +96,8 @@ type fileModel struct {
 	APIKeyEnv     string   `json:"api_key_env"`
 	InputPer1K    *float64 `json:"input_usd_per_1k"`
 	OutputPer1K   *float64 `json:"output_usd_per_1k"`
+	CachedPer1K   *float64 `json:"cached_input_usd_per_1k"`
+	WritePer1K    *float64 `json:"cache_write_usd_per_1k"`
 	Quality       float64  `json:"quality"`
 	ContextWindow int64    `json:"context_window"`
 }
@@ -116,14 +119,17 @@ func TierNames() []string { return append([]string(nil), tierNames...) }
 
 // ParseCatalog reads a catalog file: {"tiers":[{"name","models":[{id,
 // vendor, upstream_model, base_url, api_key_env, input_usd_per_1k,
-// output_usd_per_1k, quality, context_window}]}], "embedding_tiers":
+// output_usd_per_1k, cached_input_usd_per_1k, cache_write_usd_per_1k,
+// quality, context_window}]}], "embedding_tiers":
 // [{"name", "models":[{id, vendor, upstream_model, base_url, api_key_env,
 // input_usd_per_1k, dimensions, min_dimensions, max_input_tokens}]}],
 // "aliases":{name: target}}. Tiers are nano, small, mid and high (each at
 // most once, in that order, at least one); embedding tiers (optional)
 // embed-small and embed-large, the same way; model ids are unique across
 // both kinds and may not be a tier name or "auto". Aliases are optional
-// (see WithAliases).
+// (see WithAliases). The prompt-cache prices (the price of an input token
+// read from the upstream's prompt cache, and of one written to it) are
+// optional and default to input_usd_per_1k.
 func ParseCatalog(data []byte) (*Catalog, error) {
 	var f fileCatalog
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -190,6 +196,10 @@ func (fm fileModel) model(tier string) (Model, error) {
 		return bad("base_url must be an http(s) URL")
 	case fm.InputPer1K == nil || fm.OutputPer1K == nil || *fm.InputPer1K < 0 || *fm.OutputPer1K < 0 || *fm.OutputPer1K == 0:
 		return bad("input_usd_per_1k and output_usd_per_1k are required; output must be positive")
+	case fm.CachedPer1K != nil && *fm.CachedPer1K < 0:
+		return bad("cached_input_usd_per_1k may not be negative (leave it out to price cached input as input)")
+	case fm.WritePer1K != nil && *fm.WritePer1K < 0:
+		return bad("cache_write_usd_per_1k may not be negative (leave it out to price cache writes as input)")
 	case fm.Quality <= 0 || fm.Quality > 1:
 		return bad("quality must be in (0, 1]")
 	case fm.ContextWindow < 1024:
@@ -199,11 +209,23 @@ func (fm fileModel) model(tier string) (Model, error) {
 	if up == "" {
 		up = fm.ID
 	}
+	in := perM(*fm.InputPer1K)
 	return Model{
 		ID: fm.ID, Vendor: fm.Vendor, UpstreamModel: up, BaseURL: strings.TrimRight(fm.BaseURL, "/"), APIKeyEnv: fm.APIKeyEnv,
-		InputPerM: int64(math.Round(*fm.InputPer1K * 1e9)), OutputPerM: int64(math.Round(*fm.OutputPer1K * 1e9)),
+		InputPerM: in, OutputPerM: perM(*fm.OutputPer1K), CachedInputPerM: perMOr(fm.CachedPer1K, in), CacheWritePerM: perMOr(fm.WritePer1K, in),
 		Quality: fm.Quality, ContextWindow: fm.ContextWindow, Tier: tier,
 	}, nil
+}
+
+// perM is a catalog price (US dollars per 1k tokens) in micro-dollars per
+// million tokens; perMOr is def when the price is not given.
+func perM(usdPer1K float64) int64 { return int64(math.Round(usdPer1K * 1e9)) }
+
+func perMOr(usdPer1K *float64, def int64) int64 {
+	if usdPer1K == nil {
+		return def
+	}
+	return perM(*usdPer1K)
 }
 
 func isTier(s string) bool {

@@ -2,7 +2,6 @@ package routing
 
 import (
 	"fmt"
-	"math"
 	"strings"
 
 	"github.com/arr-dev/arr/domain"
@@ -144,9 +143,10 @@ func (fm fileEmbeddingModel) model(tier string) (EmbeddingModel, error) {
 	if up == "" {
 		up = fm.ID
 	}
+	in := perM(*fm.InputPer1K)
 	return EmbeddingModel{Model: Model{
 		ID: fm.ID, Vendor: fm.Vendor, UpstreamModel: up, BaseURL: strings.TrimRight(fm.BaseURL, "/"), APIKeyEnv: fm.APIKeyEnv,
-		InputPerM: int64(math.Round(*fm.InputPer1K * 1e9)), ContextWindow: fm.MaxInputTokens, Tier: tier,
+		InputPerM: in, CachedInputPerM: in, CacheWritePerM: in, ContextWindow: fm.MaxInputTokens, Tier: tier,
 	}, Dimensions: fm.Dimensions, MinDimensions: fm.MinDimensions}, nil
 }
 
@@ -296,7 +296,7 @@ func (c *Catalog) embeddingChoice(tier string, models []EmbeddingModel, r Embedd
 		case r.LongestInput > m.ContextWindow:
 			long = append(long, fmt.Sprintf("%s: %d", m.ID, m.ContextWindow))
 		default:
-			d.Candidates = append(d.Candidates, EmbeddingCandidate{Model: m, EstCost: m.Cost(r.InputTokens, 0)})
+			d.Candidates = append(d.Candidates, EmbeddingCandidate{Model: m, EstCost: m.Cost(Tokens{Prompt: r.InputTokens})})
 		}
 	}
 	if len(d.Candidates) > 0 {

@@ -28,7 +28,7 @@ func TestShippedCatalogHasEmbeddingModels(t *testing.T) {
 		t.Fatalf("text-embedding-3-small: %+v", m)
 	}
 	// 1,000 tokens at $0.00002 per 1k cost 20 micro-dollars.
-	if got := m.Cost(1000, 0); got != 20 {
+	if got := m.Cost(routing.Tokens{Prompt: 1000}); got != 20 {
 		t.Fatalf("cost of 1000 tokens: %d", got)
 	}
 	if _, chat := c.Model("text-embedding-3-small"); chat {

@@ -37,11 +37,14 @@ func MaxOutput(c Candidate, reqMax, prompt int64) int64 {
 
 // Reservation is what a request reserves before its upstream call: the
 // highest cost and the highest token count (prompt plus output) of any
-// candidate it may fail over to.
+// candidate it may fail over to. The cost prices every prompt token at
+// the candidate's dearest input price (Model.MaxCost), so it bounds the
+// cost whatever part of the prompt the upstream reads from or writes to
+// its prompt cache.
 func Reservation(cands []Candidate, reqMax, prompt int64) (cost MicroUSD, tokens int64) {
 	for _, c := range cands {
 		out := MaxOutput(c, reqMax, prompt)
-		cost = max(cost, c.Model.Cost(prompt, out))
+		cost = max(cost, c.Model.MaxCost(prompt, out))
 		tokens = max(tokens, prompt+out)
 	}
 	return cost, tokens

@@ -11,6 +11,8 @@ import (
 func TestReservation(t *testing.T) {
 	cheap := routing.Model{ID: "cheap", InputPerM: 100_000, OutputPerM: 400_000, ContextWindow: 10_000}  // $0.10 / $0.40 per M
 	dear := routing.Model{ID: "dear", InputPerM: 2_000_000, OutputPerM: 8_000_000, ContextWindow: 1_000} // $2 / $8 per M
+	// $3 input, $0.30 cache reads, $3.75 cache writes, $15 output per M.
+	cached := routing.Model{ID: "cached", InputPerM: 3_000_000, CachedInputPerM: 300_000, CacheWritePerM: 3_750_000, OutputPerM: 15_000_000, ContextWindow: 1_000}
 	tests := []struct {
 		name         string
 		cands        []routing.Candidate
@@ -18,13 +20,15 @@ func TestReservation(t *testing.T) {
 		prompt       int64
 		cost, tokens int64
 	}{
-		{"max_tokens bounds the output", []routing.Candidate{{Model: cheap}}, 100, 50, cheap.Cost(50, 100), 150},
-		{"without max_tokens the context bounds it", []routing.Candidate{{Model: cheap}}, 0, 50, cheap.Cost(50, 9_950), 10_000},
-		{"the candidate's cap under a ceiling", []routing.Candidate{{Model: cheap, MaxTokens: 20}}, 100, 50, cheap.Cost(50, 20), 70},
-		{"the dearest failover counts", []routing.Candidate{{Model: cheap}, {Model: dear}}, 100, 50, dear.Cost(50, 100), 150},
+		{"max_tokens bounds the output", []routing.Candidate{{Model: cheap}}, 100, 50, cheap.MaxCost(50, 100), 150},
+		{"without max_tokens the context bounds it", []routing.Candidate{{Model: cheap}}, 0, 50, cheap.MaxCost(50, 9_950), 10_000},
+		{"the candidate's cap under a ceiling", []routing.Candidate{{Model: cheap, MaxTokens: 20}}, 100, 50, cheap.MaxCost(50, 20), 70},
+		{"the dearest failover counts", []routing.Candidate{{Model: cheap}, {Model: dear}}, 100, 50, dear.MaxCost(50, 100), 150},
 		{"each bound of its own: the largest context, the dearest price", []routing.Candidate{{Model: cheap}, {Model: dear}}, 0, 50,
-			max(cheap.Cost(50, 9_950), dear.Cost(50, 950)), 10_000},
-		{"a prompt that fills the context still reserves a token", []routing.Candidate{{Model: dear}}, 0, 5_000, dear.Cost(5_000, 1), 5_001},
+			max(cheap.MaxCost(50, 9_950), dear.MaxCost(50, 950)), 10_000},
+		{"a prompt that fills the context still reserves a token", []routing.Candidate{{Model: dear}}, 0, 5_000, dear.MaxCost(5_000, 1), 5_001},
+		// 100 prompt tokens at $3.75 per M (375 µ$) and 50 output tokens at $15 per M (750 µ$).
+		{"every prompt token at the cache-write price", []routing.Candidate{{Model: cached}}, 50, 100, 1_125, 150},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -35,8 +39,11 @@ func TestReservation(t *testing.T) {
 			// Whatever the upstream answers within the bounds costs no more.
 			for _, c := range tc.cands {
 				out := routing.MaxOutput(c, tc.reqMax, tc.prompt)
-				if c.Model.Cost(tc.prompt, out) > cost {
-					t.Errorf("%s at its bound costs more than the reservation", c.Model.ID)
+				for _, split := range []routing.Tokens{{}, {CacheRead: tc.prompt}, {CacheWrite: tc.prompt}, {CacheRead: tc.prompt / 2, CacheWrite: tc.prompt / 2}} {
+					split.Prompt, split.Completion = tc.prompt, out
+					if c.Model.Cost(split) > cost {
+						t.Errorf("%s at its bound (%+v) costs more than the reservation", c.Model.ID, split)
+					}
 				}
 			}
 		})

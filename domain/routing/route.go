@@ -105,7 +105,7 @@ func fitModel(m Model, r Request) fit {
 	if r.MaxTokens > 0 && r.MaxTokens < expected {
 		expected = r.MaxTokens
 	}
-	est := m.Cost(r.InputTokens, expected)
+	est := m.Cost(Tokens{Prompt: r.InputTokens, Completion: expected})
 	if r.InputTokens+expected > m.ContextWindow {
 		return fit{estCost: est}
 	}
@@ -232,10 +232,12 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 
 // sameModel says whether o serves the model m is (the same vendor's same
 // upstream model, under another catalog id: another region, deployment
-// or provider) at no higher price, input and output.
+// or provider) at no higher price: input, output, cached input and cache
+// write.
 func sameModel(m, o Model) bool {
 	return o.ID != m.ID && o.Vendor == m.Vendor && o.UpstreamModel == m.UpstreamModel &&
-		o.InputPerM <= m.InputPerM && o.OutputPerM <= m.OutputPerM
+		o.InputPerM <= m.InputPerM && o.OutputPerM <= m.OutputPerM &&
+		o.CachedInputPerM <= m.CachedInputPerM && o.CacheWritePerM <= m.CacheWritePerM
 }
 
 // copiesOf are the catalog's other entries of m's model (sameModel), in

@@ -100,7 +100,7 @@ func TestRoutingTable(t *testing.T) {
 			}
 			for _, cand := range d.Candidates {
 				if tc.req.MaxCostMicro > 0 {
-					worst := cand.Model.Cost(tc.req.InputTokens, max(cand.MaxTokens, tc.req.MaxTokens))
+					worst := cand.Model.Cost(routing.Tokens{Prompt: tc.req.InputTokens, Completion: max(cand.MaxTokens, tc.req.MaxTokens)})
 					if cand.MaxTokens == 0 && tc.req.MaxTokens == 0 || worst > tc.req.MaxCostMicro {
 						t.Errorf("candidate %s: worst case %d µ$ over the ceiling %d", cand.Model.ID, worst, tc.req.MaxCostMicro)
 					}

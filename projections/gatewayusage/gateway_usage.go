@@ -14,7 +14,8 @@ import (
 )
 
 // Projection is the read model of completions per account, UTC day and
-// tier: requests, tokens, cost and cache hits, summed from
+// tier: requests, tokens (the prompt's prompt-cache reads and writes
+// among them), cost and cache hits, summed from
 // CompletionRecorded. It answers GET /v1/usage.
 type Projection struct{}
 
@@ -35,6 +36,8 @@ CREATE TABLE daily (
     cache_hits        bigint NOT NULL,
     streams           bigint NOT NULL,
     last_position     bigint NOT NULL,
+    cache_read_tokens  bigint NOT NULL,
+    cache_write_tokens bigint NOT NULL,
     PRIMARY KEY (account_id, day, tier, key_id)
 );
 `
@@ -54,7 +57,7 @@ func (Projection) Spec() projections.Spec {
 
 // newBatch begins a batch: its handler gathers, its flush writes.
 func newBatch() projections.Batch {
-	sums := map[gwSlot]*[7]int64{}
+	sums := map[gwSlot]*[9]int64{}
 	var order []gwSlot
 	add := func(ctx context.Context, tx pgx.Tx, e projections.Event, p *audit.CompletionRecorded) error {
 		r := *p
@@ -65,7 +68,7 @@ func newBatch() projections.Batch {
 		s := gwSlot{c.AccountID, c.Day(), c.Tier, c.KeyID}
 		a := sums[s]
 		if a == nil {
-			a = &[7]int64{}
+			a = &[9]int64{}
 			sums[s] = a
 			order = append(order, s)
 		}
@@ -80,6 +83,8 @@ func newBatch() projections.Batch {
 			a[5]++
 		}
 		a[6] = int64(e.Position)
+		a[7] += c.CacheReadTokens
+		a[8] += c.CacheWriteTokens
 		return nil
 	}
 	flush := func(ctx context.Context, tx pgx.Tx) error {
@@ -88,7 +93,7 @@ func newBatch() projections.Batch {
 		}
 		n := len(order)
 		accounts, days, tiers, keys := make([]uuid.UUID, n), make([]string, n), make([]string, n), make([]uuid.UUID, n)
-		cols := make([][]int64, 7)
+		cols := make([][]int64, 9)
 		for i := range cols {
 			cols[i] = make([]int64, n)
 		}
@@ -98,14 +103,15 @@ func newBatch() projections.Batch {
 				cols[j][i] = sums[s][j]
 			}
 		}
-		_, err := tx.Exec(ctx, `INSERT INTO daily AS d (account_id, day, tier, key_id, requests, prompt_tokens, completion_tokens, cost_micro_usd, cache_hits, streams, last_position)
-			SELECT a, dy::date, t, k, r, p, c, m, h, s, l FROM unnest($1::uuid[], $2::text[], $3::text[], $11::uuid[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[])
-				AS x(a, dy, t, k, r, p, c, m, h, s, l)
+		_, err := tx.Exec(ctx, `INSERT INTO daily AS d (account_id, day, tier, key_id, requests, prompt_tokens, completion_tokens, cost_micro_usd, cache_hits, streams, last_position, cache_read_tokens, cache_write_tokens)
+			SELECT a, dy::date, t, k, r, p, c, m, h, s, l, cr, cw FROM unnest($1::uuid[], $2::text[], $3::text[], $11::uuid[], $4::bigint[], $5::bigint[], $6::bigint[], $7::bigint[], $8::bigint[], $9::bigint[], $10::bigint[], $12::bigint[], $13::bigint[])
+				AS x(a, dy, t, k, r, p, c, m, h, s, l, cr, cw)
 			ON CONFLICT (account_id, day, tier, key_id) DO UPDATE SET requests = d.requests + excluded.requests,
 				prompt_tokens = d.prompt_tokens + excluded.prompt_tokens, completion_tokens = d.completion_tokens + excluded.completion_tokens,
 				cost_micro_usd = d.cost_micro_usd + excluded.cost_micro_usd, cache_hits = d.cache_hits + excluded.cache_hits,
-				streams = d.streams + excluded.streams, last_position = excluded.last_position`,
-			accounts, days, tiers, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], keys)
+				streams = d.streams + excluded.streams, last_position = excluded.last_position,
+				cache_read_tokens = d.cache_read_tokens + excluded.cache_read_tokens, cache_write_tokens = d.cache_write_tokens + excluded.cache_write_tokens`,
+			accounts, days, tiers, cols[0], cols[1], cols[2], cols[3], cols[4], cols[5], cols[6], keys, cols[7], cols[8])
 		if err != nil {
 			return fmt.Errorf("upserting gateway usage: %w", err)
 		}
@@ -116,9 +122,13 @@ func newBatch() projections.Batch {
 
 // UsageCounts are the sums of one day (or one tier of one day).
 type UsageCounts struct {
-	Requests         int64   `json:"requests"`
-	PromptTokens     int64   `json:"prompt_tokens"`
-	CompletionTokens int64   `json:"completion_tokens"`
+	Requests         int64 `json:"requests"`
+	PromptTokens     int64 `json:"prompt_tokens"`
+	CompletionTokens int64 `json:"completion_tokens"`
+	// CacheReadTokens and CacheWriteTokens are the prompt tokens read from
+	// and written to the upstreams' prompt caches (part of PromptTokens).
+	CacheReadTokens  int64   `json:"cache_read_tokens"`
+	CacheWriteTokens int64   `json:"cache_write_tokens"`
 	TotalTokens      int64   `json:"total_tokens"`
 	CostMicroUSD     int64   `json:"cost_micro_usd"`
 	CostUSD          float64 `json:"cost_usd"`
@@ -130,6 +140,8 @@ func (u *UsageCounts) add(o UsageCounts) {
 	u.Requests += o.Requests
 	u.PromptTokens += o.PromptTokens
 	u.CompletionTokens += o.CompletionTokens
+	u.CacheReadTokens += o.CacheReadTokens
+	u.CacheWriteTokens += o.CacheWriteTokens
 	u.TotalTokens += o.TotalTokens
 	u.CostMicroUSD += o.CostMicroUSD
 	u.CostUSD = float64(u.CostMicroUSD) / 1e6
@@ -181,8 +193,8 @@ func (q *Queries) Rollup(ctx context.Context, accountID uuid.UUID, days int, now
 		idx[d.Format("2006-01-02")] = len(r.Days)
 		r.Days = append(r.Days, UsageDay{Day: d.Format("2006-01-02"), ByTier: map[string]UsageCounts{}})
 	}
-	rows, err := q.pool.Query(ctx, `SELECT to_char(day, 'YYYY-MM-DD'), tier, key_id, requests, prompt_tokens, completion_tokens, cost_micro_usd, cache_hits, streams
-		FROM rm_gateway_usage.daily WHERE account_id = $1 AND day BETWEEN $2::date AND $3::date ORDER BY day, tier`, accountID, r.From, r.To)
+	rows, err := q.pool.Query(ctx, `SELECT to_char(day, 'YYYY-MM-DD'), tier, key_id, requests, prompt_tokens, completion_tokens, cost_micro_usd, cache_hits, streams,
+			cache_read_tokens, cache_write_tokens FROM rm_gateway_usage.daily WHERE account_id = $1 AND day BETWEEN $2::date AND $3::date ORDER BY day, tier`, accountID, r.From, r.To)
 	if err != nil {
 		return r, fmt.Errorf("reading gateway usage: %w", err)
 	}
@@ -191,7 +203,8 @@ func (q *Queries) Rollup(ctx context.Context, accountID uuid.UUID, days int, now
 		var day, tier string
 		var key uuid.UUID
 		var c UsageCounts
-		if err := rows.Scan(&day, &tier, &key, &c.Requests, &c.PromptTokens, &c.CompletionTokens, &c.CostMicroUSD, &c.CacheHits, &c.Streams); err != nil {
+		if err := rows.Scan(&day, &tier, &key, &c.Requests, &c.PromptTokens, &c.CompletionTokens, &c.CostMicroUSD, &c.CacheHits, &c.Streams,
+			&c.CacheReadTokens, &c.CacheWriteTokens); err != nil {
 			return r, fmt.Errorf("reading gateway usage: %w", err)
 		}
 		c.TotalTokens = c.PromptTokens + c.CompletionTokens

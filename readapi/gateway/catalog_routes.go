@@ -34,12 +34,14 @@ func (s *completer) models(c *gin.Context) error {
 			"quality": t.Quality, "default_quality_floor": routing.DefaultQualityFloor, "context_window": t.ContextWindow,
 			"cost_per_1k": round6(t.Models[0].CostPer1KUSD()), "cost_per_1k_range": []float64{round6(lo), round6(hi)},
 			"input_cost_per_1k": round6(t.Models[0].InputPer1KUSD()), "output_cost_per_1k": round6(t.Models[0].OutputPer1KUSD()),
+			"cached_input_cost_per_1k": round6(t.Models[0].CachedInputPer1KUSD()), "cache_write_cost_per_1k": round6(t.Models[0].CacheWritePer1KUSD()),
 			"models": ids})
 	}
 	for _, m := range cat.Models() {
 		data = append(data, gin.H{"id": m.ID, "object": "model", "created": 0, "owned_by": m.Vendor, "kind": "model", "tier": m.Tier,
 			"vendor": m.Vendor, "quality": m.Quality, "context_window": m.ContextWindow, "cost_per_1k": round6(m.CostPer1KUSD()),
-			"input_cost_per_1k": round6(m.InputPer1KUSD()), "output_cost_per_1k": round6(m.OutputPer1KUSD())})
+			"input_cost_per_1k": round6(m.InputPer1KUSD()), "output_cost_per_1k": round6(m.OutputPer1KUSD()),
+			"cached_input_cost_per_1k": round6(m.CachedInputPer1KUSD()), "cache_write_cost_per_1k": round6(m.CacheWritePer1KUSD())})
 	}
 	data = append(data, embeddingModels(cat)...)
 	c.Header("Cache-Control", "public, max-age=60")

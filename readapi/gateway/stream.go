@@ -145,8 +145,7 @@ func finalChunk(e complete.StreamEnd, includeUsage bool) []byte {
 		m["choices"] = []any{map[string]any{"index": 0, "delta": map[string]any{}, "logprobs": nil, "finish_reason": "error"}}
 	}
 	if includeUsage {
-		u := e.Usage
-		m["usage"] = map[string]any{"prompt_tokens": u.Prompt, "completion_tokens": u.Completion, "total_tokens": u.Prompt + u.Completion}
+		m["usage"] = e.Usage.OpenAI()
 	}
 	b, _ := json.Marshal(m)
 	return b

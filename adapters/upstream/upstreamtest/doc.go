@@ -2,7 +2,8 @@
 // OpenAI chat-completions wire format (POST /v1/chat/completions, JSON and
 // server-sent events with include_usage and [DONE], tool calls, JSON mode),
 // for tests and benchmarks of the gateway. Per model it can be told to
-// wait, fail with a status, hang, or cut a stream off after some chunks.
+// wait, fail with a status, hang, cut a stream off after some chunks, or
+// report prompt tokens read from a prompt cache (Behavior.CachedTokens).
 //
 // Its replies are a deterministic function of the request: "Hello from
 // <model>: <last user text>", a tool call per offered tool (two when

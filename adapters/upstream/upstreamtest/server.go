@@ -30,6 +30,11 @@ type Behavior struct {
 	ChunkDelay time.Duration
 	// OmitUsage leaves usage out of replies and streams.
 	OmitUsage bool
+	// CachedTokens is reported as the usage's
+	// prompt_tokens_details.cached_tokens (of a reply and of a stream's
+	// usage chunk), as OpenAI reports the prompt tokens it read from its
+	// prompt cache: at most the prompt tokens. 0: no details.
+	CachedTokens int
 	// Dimensions is the length of the model's embeddings when the request
 	// does not ask for one (0: the well-known model's, else 16).
 	Dimensions int
@@ -225,7 +230,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 		"choices":            []any{map[string]any{"index": 0, "message": rep.message(), "logprobs": nil, "finish_reason": rep.finish}},
 	}
 	if !b.OmitUsage {
-		out["usage"] = rep.usage()
+		out["usage"] = rep.usage(b)
 	}
 	w.Header().Set("Content-Type", "application/json")
 	enc := json.NewEncoder(w)
@@ -257,8 +262,12 @@ func (a answer) message() map[string]any {
 	return m
 }
 
-func (a answer) usage() map[string]any {
-	return map[string]any{"prompt_tokens": a.prompt, "completion_tokens": a.complete, "total_tokens": a.prompt + a.complete}
+func (a answer) usage(b Behavior) map[string]any {
+	u := map[string]any{"prompt_tokens": a.prompt, "completion_tokens": a.complete, "total_tokens": a.prompt + a.complete}
+	if b.CachedTokens > 0 {
+		u["prompt_tokens_details"] = map[string]any{"cached_tokens": min(b.CachedTokens, a.prompt), "audio_tokens": 0}
+	}
+	return u
 }
 
 func text(raw json.RawMessage) string {
@@ -401,7 +410,7 @@ func (s *Server) stream(w http.ResponseWriter, r *http.Request, req Request, a a
 	}
 	chunk(delta(map[string]any{}, a.finish), nil)
 	if req.StreamOptions != nil && req.StreamOptions.IncludeUsage && !b.OmitUsage {
-		chunk([]any{}, a.usage())
+		chunk([]any{}, a.usage(b))
 	}
 	_, _ = io.WriteString(w, "data: [DONE]\n\n")
 	fl.Flush()

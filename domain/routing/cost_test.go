@@ -1,0 +1,127 @@
+package routing_test
+
+import (
+	"strings"
+	"testing"
+
+	"github.com/arr-dev/arr/domain/routing"
+)
+
+// sonnetLike is priced as Anthropic prices Claude Sonnet 4: $3 input,
+// $0.30 cache reads, $3.75 cache writes and $15 output per million tokens.
+var sonnetLike = routing.Model{ID: "s", InputPerM: 3_000_000, CachedInputPerM: 300_000, CacheWritePerM: 3_750_000, OutputPerM: 15_000_000}
+
+func TestCostPricesEachKindOfToken(t *testing.T) {
+	tests := []struct {
+		name string
+		t    routing.Tokens
+		want routing.MicroUSD
+	}{
+		{"plain input and output", routing.Tokens{Prompt: 1000, Completion: 100}, 3_000 + 1_500},
+		{"cache reads at the cached price", routing.Tokens{Prompt: 1000, Completion: 100, CacheRead: 800}, 200*3 + 800*0.3 + 1_500},
+		{"cache writes at the cache-write price", routing.Tokens{Prompt: 1000, Completion: 100, CacheWrite: 1000}, 3_750 + 1_500},
+		{"reads, writes and plain input together", routing.Tokens{Prompt: 1000, CacheRead: 500, CacheWrite: 300}, 200*3 + 500*0.3 + 300*3.75},
+		{"rounded up to the micro-dollar", routing.Tokens{Prompt: 1, CacheRead: 1}, 1},
+		{"nothing costs nothing", routing.Tokens{}, 0},
+		{"more cached tokens than prompt tokens: the whole prompt is cached", routing.Tokens{Prompt: 100, CacheRead: 1_000_000}, 30},
+		{"writes are kept within what the reads left of the prompt", routing.Tokens{Prompt: 100, CacheRead: 60, CacheWrite: 1000}, 18 + 150},
+		{"negative cache counts are none", routing.Tokens{Prompt: 100, CacheRead: -50, CacheWrite: -50}, 300},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := sonnetLike.Cost(tc.t); got != tc.want {
+				t.Errorf("Cost(%+v) = %d µ$, want %d", tc.t, got, tc.want)
+			}
+			if bound := sonnetLike.MaxCost(tc.t.Prompt, tc.t.Completion); sonnetLike.Cost(tc.t) > bound {
+				t.Errorf("Cost(%+v) over MaxCost %d", tc.t, bound)
+			}
+		})
+	}
+}
+
+func TestMaxCostTakesTheDearestInputPrice(t *testing.T) {
+	for _, tc := range []struct {
+		name string
+		m    routing.Model
+		want routing.MicroUSD
+	}{
+		{"cache writes dearer than input", sonnetLike, 3_750 + 1_500},
+		{"no cache prices: the input price", routing.Model{InputPerM: 3_000_000, OutputPerM: 15_000_000}, 3_000 + 1_500},
+		{"a cached price above input (a catalog may say so)", routing.Model{InputPerM: 1_000_000, CachedInputPerM: 2_000_000, CacheWritePerM: 1_000_000, OutputPerM: 15_000_000}, 2_000 + 1_500},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			if got := tc.m.MaxCost(1000, 100); got != tc.want {
+				t.Errorf("MaxCost = %d µ$, want %d", got, tc.want)
+			}
+		})
+	}
+}
+
+func TestCatalogCachePrices(t *testing.T) {
+	model := func(extra string) string {
+		return `{"tiers":[{"name":"nano","models":[{"id":"m","vendor":"v","base_url":"http://127.0.0.1:9/v1",
+			"input_usd_per_1k":0.003,"output_usd_per_1k":0.015` + extra + `,"quality":0.8,"context_window":200000}]}]}`
+	}
+	tests := []struct {
+		name          string
+		extra         string
+		cached, write int64
+		err           string
+	}{
+		{"both default to the input price", ``, 3_000_000, 3_000_000, ""},
+		{"both named", `,"cached_input_usd_per_1k":0.0003,"cache_write_usd_per_1k":0.00375`, 300_000, 3_750_000, ""},
+		{"cached only", `,"cached_input_usd_per_1k":0.0015`, 1_500_000, 3_000_000, ""},
+		{"free cache reads", `,"cached_input_usd_per_1k":0`, 0, 3_000_000, ""},
+		{"a negative cached price", `,"cached_input_usd_per_1k":-0.001`, 0, 0, "cached_input_usd_per_1k may not be negative"},
+		{"a negative cache-write price", `,"cache_write_usd_per_1k":-0.001`, 0, 0, "cache_write_usd_per_1k may not be negative"},
+		{"a misspelt field", `,"cache_read_usd_per_1k":0.0003`, 0, 0, "unknown field"},
+		{"a price as a string", `,"cached_input_usd_per_1k":"0.0003"`, 0, 0, "cached_input_usd_per_1k"},
+	}
+	for _, tc := range tests {
+		t.Run(tc.name, func(t *testing.T) {
+			c, err := routing.ParseCatalog([]byte(model(tc.extra)))
+			if tc.err != "" {
+				if err == nil || !strings.Contains(err.Error(), tc.err) {
+					t.Fatalf("err = %v, want one naming %q", err, tc.err)
+				}
+				return
+			}
+			if err != nil {
+				t.Fatal(err)
+			}
+			m, _ := c.Model("m")
+			if m.CachedInputPerM != tc.cached || m.CacheWritePerM != tc.write {
+				t.Errorf("cached %d, write %d per M; want %d, %d", m.CachedInputPerM, m.CacheWritePerM, tc.cached, tc.write)
+			}
+		})
+	}
+}
+
+// TestShippedCachePrices: the shipped catalog prices OpenAI's cached input
+// at a quarter of input, Anthropic's cache reads at a tenth and its cache
+// writes at 1.25 times input; embedding models price them as input.
+func TestShippedCachePrices(t *testing.T) {
+	c, err := routing.ParseCatalog(routing.DefaultCatalogJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, m := range c.Models() {
+		var cached, write int64
+		switch m.Vendor {
+		case "openai":
+			cached, write = m.InputPerM/4, m.InputPerM
+		case "anthropic":
+			cached, write = m.InputPerM/10, m.InputPerM*5/4
+		default:
+			cached, write = m.InputPerM, m.InputPerM
+		}
+		if m.CachedInputPerM != cached || m.CacheWritePerM != write {
+			t.Errorf("%s: cached %d, write %d per M; want %d, %d", m.ID, m.CachedInputPerM, m.CacheWritePerM, cached, write)
+		}
+	}
+	for _, m := range c.EmbeddingModels() {
+		if m.CachedInputPerM != m.InputPerM || m.CacheWritePerM != m.InputPerM {
+			t.Errorf("embedding model %s: cache prices %d, %d; want its input price %d", m.ID, m.CachedInputPerM, m.CacheWritePerM, m.InputPerM)
+		}
+	}
+}
