@@ -40,7 +40,12 @@ func (m Model) Cost(t Tokens) MicroUSD {
 // plain input, cache reads and cache writes: every prompt token at the
 // dearest of the three prices. It is what a reservation holds.
 func (m Model) MaxCost(promptTokens, completionTokens int64) MicroUSD {
-	in := max(m.InputPerM, m.CachedInputPerM, m.CacheWritePerM)
-	n := promptTokens*in + completionTokens*m.OutputPerM
+	n := promptTokens*m.dearestInputPerM() + completionTokens*m.OutputPerM
 	return (n + 999_999) / 1_000_000
+}
+
+// dearestInputPerM is the dearest price a prompt token can cost: plain,
+// read from the cache or written to it.
+func (m Model) dearestInputPerM() int64 {
+	return max(m.InputPerM, m.CachedInputPerM, m.CacheWritePerM)
 }

@@ -125,3 +125,41 @@ func TestShippedCachePrices(t *testing.T) {
 		}
 	}
 }
+
+// TestCeilingHoldsHoweverThePromptIsCached: with max_cost_usd, every
+// candidate of every shipped model, the prompt written to the cache
+// whole (the dearest way: Claude's cache writes are 1.25x input) and
+// max_tokens output at its cap (or the request's own), costs no more than
+// the ceiling.
+func TestCeilingHoldsHoweverThePromptIsCached(t *testing.T) {
+	c, err := routing.ParseCatalog(routing.DefaultCatalogJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	checked := 0
+	for _, tier := range c.Tiers {
+		for _, m := range tier.Models {
+			for _, prompt := range []int64{1_000, 20_000, 100_000} {
+				const ceiling = 1_000_000 // $1
+				d, err := routing.Route(c, routing.Feedback{}, routing.Request{Model: m.ID, InputTokens: prompt, MaxCostMicro: ceiling, QualityFloor: 0})
+				if err != nil {
+					continue // the ceiling rules it out: nothing to hold
+				}
+				for _, cand := range d.Candidates {
+					out := cand.MaxTokens
+					if out == 0 {
+						out = cand.Model.ContextWindow - prompt
+					}
+					worst := cand.Model.Cost(routing.Tokens{Prompt: prompt, CacheWrite: prompt, Completion: out})
+					if worst > ceiling {
+						t.Fatalf("%s (for %s), prompt %d written to the cache, %d output tokens: %d µ$ over the ceiling %d", cand.Model.ID, m.ID, prompt, out, worst, ceiling)
+					}
+					checked++
+				}
+			}
+		}
+	}
+	if checked < 10 {
+		t.Fatalf("%d candidates checked", checked)
+	}
+}

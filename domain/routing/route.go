@@ -97,9 +97,10 @@ type fit struct {
 }
 
 // fitModel checks a model against the request's ceiling and context: the
-// estimated cost (prompt plus min(max_tokens, 256) output tokens) must be
-// within the ceiling, and max_tokens is capped so that prompt plus
-// max_tokens output cannot cost more than the ceiling.
+// estimated cost (prompt plus min(max_tokens, 256) output tokens, the
+// prompt at its dearest price: MaxCost) must be within the ceiling, and
+// max_tokens is capped so that prompt plus max_tokens output cannot cost
+// more than the ceiling however the prompt is cached.
 func fitModel(m Model, r Request) fit {
 	expected := int64(ExpectedOutputTokens)
 	if r.MaxTokens > 0 && r.MaxTokens < expected {
@@ -112,11 +113,14 @@ func fitModel(m Model, r Request) fit {
 	if r.MaxCostMicro <= 0 {
 		return fit{ok: true, estCost: est, maxTokens: 0}
 	}
-	if est > r.MaxCostMicro {
+	// The ceiling is hard: the prompt is priced at the dearest of the
+	// input, cached-input and cache-write prices (an upstream may write
+	// the whole prompt to its cache, at up to 1.25x the input price).
+	if worst := m.MaxCost(r.InputTokens, expected); est > r.MaxCostMicro || worst > r.MaxCostMicro {
 		return fit{estCost: est}
 	}
-	// Largest n with input*inPrice + n*outPrice <= ceiling*1e6.
-	budget := r.MaxCostMicro*1_000_000 - r.InputTokens*m.InputPerM
+	// Largest n with input*dearestInPrice + n*outPrice <= ceiling*1e6.
+	budget := r.MaxCostMicro*1_000_000 - r.InputTokens*m.dearestInputPerM()
 	capTokens := budget / m.OutputPerM
 	capTokens = min(capTokens, m.ContextWindow-r.InputTokens)
 	if r.MaxTokens > 0 && r.MaxTokens <= capTokens {
