@@ -1,9 +1,11 @@
 package routing_test
 
 import (
+	"errors"
 	"strings"
 	"testing"
 
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/routing"
 )
 
@@ -161,5 +163,38 @@ func TestCeilingHoldsHoweverThePromptIsCached(t *testing.T) {
 	}
 	if checked < 10 {
 		t.Fatalf("%d candidates checked", checked)
+	}
+}
+
+// TestCeilingErrorAsksForWhatFits: a ceiling between a Claude model's
+// estimate at its input price and at its cache-write price is a 400
+// max_cost_exceeded (not a context error) naming the amount that fits;
+// that amount routes.
+func TestCeilingErrorAsksForWhatFits(t *testing.T) {
+	c, err := routing.ParseCatalog(routing.DefaultCatalogJSON())
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m routing.Model
+	for _, tier := range c.Tiers {
+		for _, x := range tier.Models {
+			if x.ID == "claude-sonnet-4" {
+				m = x
+			}
+		}
+	}
+	const prompt = 100_000
+	out := int64(routing.ExpectedOutputTokens)
+	est, need := m.Cost(routing.Tokens{Prompt: prompt, Completion: out}), m.MaxCost(prompt, out)
+	if need <= est {
+		t.Fatalf("claude-sonnet-4: estimate %d, need %d: its cache writes should cost more than its input", est, need)
+	}
+	_, err = routing.Route(c, routing.Feedback{}, routing.Request{Model: m.ID, InputTokens: prompt, MaxCostMicro: est})
+	var de *domain.Error
+	if !errors.As(err, &de) || de.Code != "max_cost_exceeded" {
+		t.Fatalf("a ceiling at the estimate: %v; want max_cost_exceeded", err)
+	}
+	if _, err := routing.Route(c, routing.Feedback{}, routing.Request{Model: m.ID, InputTokens: prompt, MaxCostMicro: need}); err != nil {
+		t.Fatalf("a ceiling at what the 400 asks (%d µ$): %v", need, err)
 	}
 }

@@ -91,8 +91,11 @@ type Decision struct {
 
 // fit is how a tier fares against the ceiling.
 type fit struct {
-	ok        bool
-	estCost   MicroUSD
+	ok      bool
+	estCost MicroUSD
+	// need is the ceiling the model needs: the estimate with the prompt
+	// at its dearest price (MaxCost), what the 400s ask to raise it to.
+	need      MicroUSD
 	maxTokens int64 // 0: no cap needed
 }
 
@@ -107,17 +110,18 @@ func fitModel(m Model, r Request) fit {
 		expected = r.MaxTokens
 	}
 	est := m.Cost(Tokens{Prompt: r.InputTokens, Completion: expected})
-	if r.InputTokens+expected > m.ContextWindow {
-		return fit{estCost: est}
-	}
-	if r.MaxCostMicro <= 0 {
-		return fit{ok: true, estCost: est, maxTokens: 0}
-	}
 	// The ceiling is hard: the prompt is priced at the dearest of the
 	// input, cached-input and cache-write prices (an upstream may write
 	// the whole prompt to its cache, at up to 1.25x the input price).
-	if worst := m.MaxCost(r.InputTokens, expected); est > r.MaxCostMicro || worst > r.MaxCostMicro {
-		return fit{estCost: est}
+	need := m.MaxCost(r.InputTokens, expected)
+	if r.InputTokens+expected > m.ContextWindow {
+		return fit{estCost: est, need: need}
+	}
+	if r.MaxCostMicro <= 0 {
+		return fit{ok: true, estCost: est, need: need, maxTokens: 0}
+	}
+	if need > r.MaxCostMicro {
+		return fit{estCost: est, need: need}
 	}
 	// Largest n with input*dearestInPrice + n*outPrice <= ceiling*1e6.
 	budget := r.MaxCostMicro*1_000_000 - r.InputTokens*m.dearestInputPerM()
@@ -199,7 +203,7 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 			}
 		}
 		if len(d.Candidates) == 0 {
-			return Decision{}, ceilingError(c, r, start)
+			return Decision{}, ceilingError(c, r, start, pinned)
 		}
 		return d, nil
 	}
@@ -229,7 +233,7 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 		}
 	}
 	if len(d.Candidates) == 0 || d.Candidates[0].Model.Tier != d.Tier {
-		return Decision{}, ceilingError(c, r, start)
+		return Decision{}, ceilingError(c, r, start, nil)
 	}
 	return d, nil
 }
@@ -424,22 +428,28 @@ func cheapestEstimate(t Tier, r Request) MicroUSD {
 		ms = t.Models
 	}
 	for _, m := range ms {
-		if f := fitModel(m, r); best < 0 || f.estCost < best {
-			best = f.estCost
+		if f := fitModel(m, r); best < 0 || f.need < best {
+			best = f.need
 		}
 	}
 	return best
 }
 
 // ceilingError is the 400 of an explicitly named tier or model that the
-// ceiling (or the context window) rules out.
-func ceilingError(c *Catalog, r Request, start int) error {
+// ceiling (or the context window) rules out: for a model named (pinned),
+// what that model needs, not the cheapest of its tier.
+func ceilingError(c *Catalog, r Request, start int, pinned *Model) error {
 	t := c.Tiers[start]
-	est := cheapestEstimate(t, r)
+	what, est := "the "+t.Name+" tier", cheapestEstimate(t, r)
+	if pinned != nil {
+		uncapped := r
+		uncapped.MaxCostMicro = 0
+		what, est = pinned.ID, fitModel(*pinned, uncapped).need
+	}
 	if r.MaxCostMicro > 0 && est > r.MaxCostMicro {
 		return &domain.Error{Kind: domain.ErrInvalid, Code: "max_cost_exceeded", Field: "max_cost_usd",
-			Message: fmt.Sprintf("the %s tier is estimated at %s for this request (about %d prompt tokens), over max_cost_usd %s; raise max_cost_usd to at least %s or use model auto",
-				t.Name, usd(est), r.InputTokens, usd(r.MaxCostMicro), usd(est))}
+			Message: fmt.Sprintf("%s is estimated at %s for this request (about %d prompt tokens), over max_cost_usd %s; raise max_cost_usd to at least %s or use model auto",
+				what, usd(est), r.InputTokens, usd(r.MaxCostMicro), usd(est))}
 	}
 	return &domain.Error{Kind: domain.ErrInvalid, Code: "context_length_exceeded", Field: "messages",
 		Message: fmt.Sprintf("about %d prompt tokens do not fit the context window of the %s tier (%d tokens); shorten the messages or use a larger tier",
