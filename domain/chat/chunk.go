@@ -1,6 +1,9 @@
 package chat
 
-import "encoding/json"
+import (
+	"encoding/json"
+	"math"
+)
 
 // Chunk is one chunk (chat.completion.chunk) of a streamed reply, as the
 // gateway reads it; the gateway's last chunk carries Routing.
@@ -78,9 +81,13 @@ type TokenCounts struct {
 // OpenAI counts them); 0 when the details are absent, null or not shaped
 // as OpenAI's.
 func (t *TokenCounts) CachedTokens() int64 {
-	var d PromptTokensDetails
-	if len(t.PromptTokensDetails) == 0 || json.Unmarshal(t.PromptTokensDetails, &d) != nil {
+	// A whole number in any JSON form (1024 or 1024.0) counts.
+	var d struct {
+		CachedTokens float64 `json:"cached_tokens"`
+	}
+	if len(t.PromptTokensDetails) == 0 || json.Unmarshal(t.PromptTokensDetails, &d) != nil ||
+		d.CachedTokens != math.Trunc(d.CachedTokens) || d.CachedTokens < 0 || d.CachedTokens > 1<<53 {
 		return 0
 	}
-	return d.CachedTokens
+	return int64(d.CachedTokens)
 }

@@ -1,8 +1,10 @@
 package routing_test
 
 import (
+	"errors"
 	"testing"
 
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/routing"
 )
 
@@ -38,6 +40,10 @@ func TestAtkCeilingHoldsWhateverThePromptCacheDoes(t *testing.T) {
 			c := atkCatalog(t, tc.extra)
 			const prompt, ceiling = 100_000, 400_000 // 100k prompt tokens, $0.40
 			d, err := routing.Route(c, nil, routing.Request{Model: "m", QualityFloor: 0.5, InputTokens: prompt, MaxCostMicro: ceiling})
+			var de *domain.Error
+			if errors.As(err, &de) && de.Code == "max_cost_exceeded" {
+				return // refused: the ceiling holds
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -78,8 +84,13 @@ func TestAtkCatalogCachePriceNeverNegative(t *testing.T) {
 // price (no upper bound is checked); MaxCost then overflows int64 and the
 // reservation is negative, admitting a request whatever the key's budget.
 func TestAtkMaxCostDoesNotOverflow(t *testing.T) {
-	c := atkCatalog(t, `,"cache_write_usd_per_1k":100000`)
-	m, _ := c.Model("m")
+	// The catalog now refuses a price over $1000 per 1k tokens; a Model
+	// made in code with an absurd price must still not wrap.
+	if _, err := routing.ParseCatalog([]byte(`{"tiers":[{"name":"nano","models":[{"id":"m","vendor":"v","base_url":"http://127.0.0.1:9/v1",
+			"input_usd_per_1k":0.003,"output_usd_per_1k":0.015,"cache_write_usd_per_1k":100000,"quality":0.8,"context_window":200000}]}]}`)); err == nil {
+		t.Error("a cache-write price of $100000 per 1k tokens parsed")
+	}
+	m := routing.Model{ID: "m", InputPerM: 3_000_000, OutputPerM: 15_000_000, CacheWritePerM: 100_000 * 1e9, ContextWindow: 200_000}
 	const prompt = 150_000 // within the 200k context window
 	if got := m.MaxCost(prompt, 1); got < 0 {
 		t.Errorf("MaxCost(%d, 1) = %d µ$ with cache-write price %d µ$/M: overflowed", prompt, got, m.CacheWritePerM)

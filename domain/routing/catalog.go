@@ -194,12 +194,14 @@ func (fm fileModel) model(tier string) (Model, error) {
 		return bad("vendor must be a single word")
 	case fm.BaseURL == "" || !(strings.HasPrefix(fm.BaseURL, "http://") || strings.HasPrefix(fm.BaseURL, "https://")):
 		return bad("base_url must be an http(s) URL")
-	case fm.InputPer1K == nil || fm.OutputPer1K == nil || *fm.InputPer1K < 0 || *fm.OutputPer1K < 0 || *fm.OutputPer1K == 0:
+	case fm.InputPer1K == nil || fm.OutputPer1K == nil || *fm.OutputPer1K == 0:
 		return bad("input_usd_per_1k and output_usd_per_1k are required; output must be positive")
-	case fm.CachedPer1K != nil && *fm.CachedPer1K < 0:
-		return bad("cached_input_usd_per_1k may not be negative (leave it out to price cached input as input)")
-	case fm.WritePer1K != nil && *fm.WritePer1K < 0:
-		return bad("cache_write_usd_per_1k may not be negative (leave it out to price cache writes as input)")
+	case !price(fm.InputPer1K) || !price(fm.OutputPer1K):
+		return bad("input_usd_per_1k and output_usd_per_1k must be from 0 to %g", maxPricePer1K)
+	case !price(fm.CachedPer1K):
+		return bad("cached_input_usd_per_1k must be from 0 to %g (leave it out to price cached input as input)", maxPricePer1K)
+	case !price(fm.WritePer1K):
+		return bad("cache_write_usd_per_1k must be from 0 to %g (leave it out to price cache writes as input)", maxPricePer1K)
 	case fm.Quality <= 0 || fm.Quality > 1:
 		return bad("quality must be in (0, 1]")
 	case fm.ContextWindow < 1024:
@@ -216,6 +218,14 @@ func (fm fileModel) model(tier string) (Model, error) {
 		Quality: fm.Quality, ContextWindow: fm.ContextWindow, Tier: tier,
 	}, nil
 }
+
+// maxPricePer1K bounds a catalog price, US dollars per 1k tokens: over a
+// thousand times the dearest model's output price, and in micro-dollars
+// per million tokens (perM) far inside int64.
+const maxPricePer1K = 1000.0
+
+// price: p is absent, or a price from 0 to maxPricePer1K (not NaN).
+func price(p *float64) bool { return p == nil || (*p >= 0 && *p <= maxPricePer1K) }
 
 // perM is a catalog price (US dollars per 1k tokens) in micro-dollars per
 // million tokens; perMOr is def when the price is not given.

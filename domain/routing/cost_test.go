@@ -74,8 +74,8 @@ func TestCatalogCachePrices(t *testing.T) {
 		{"both named", `,"cached_input_usd_per_1k":0.0003,"cache_write_usd_per_1k":0.00375`, 300_000, 3_750_000, ""},
 		{"cached only", `,"cached_input_usd_per_1k":0.0015`, 1_500_000, 3_000_000, ""},
 		{"free cache reads", `,"cached_input_usd_per_1k":0`, 0, 3_000_000, ""},
-		{"a negative cached price", `,"cached_input_usd_per_1k":-0.001`, 0, 0, "cached_input_usd_per_1k may not be negative"},
-		{"a negative cache-write price", `,"cache_write_usd_per_1k":-0.001`, 0, 0, "cache_write_usd_per_1k may not be negative"},
+		{"a negative cached price", `,"cached_input_usd_per_1k":-0.001`, 0, 0, "cached_input_usd_per_1k must be from 0 to"},
+		{"a negative cache-write price", `,"cache_write_usd_per_1k":-0.001`, 0, 0, "cache_write_usd_per_1k must be from 0 to"},
 		{"a misspelt field", `,"cache_read_usd_per_1k":0.0003`, 0, 0, "unknown field"},
 		{"a price as a string", `,"cached_input_usd_per_1k":"0.0003"`, 0, 0, "cached_input_usd_per_1k"},
 	}
