@@ -140,8 +140,14 @@ func TestProjectionsMoveOnFreeze(t *testing.T) {
 			break
 		}
 		if time.Since(frozen) > freezeBound {
-			t.Fatalf("%s after SIGSTOP of the lease holder (mid-batch, backend %d): leases held %v (the standby is %d), %d of %d projections still before the head %d of the freeze",
-				freezeBound, frozenBackend, leaseHolders(t, pool, "projection"), other, behind, projections, headAtFreeze)
+			// Which projections are behind, and what the frozen backend
+			// was doing, for the next reader of a failure.
+			var detail string
+			_ = pool.QueryRow(context.Background(), `SELECT coalesce(string_agg(c.name || ' at ' || c.position, ', '), '') || '; frozen backend: ' ||
+				coalesce((SELECT a.state || ' ' || left(a.query, 120) FROM pg_stat_activity a WHERE a.pid = $2), 'gone')
+				FROM projection_checkpoints c WHERE c.position < $1 AND c.name NOT LIKE 'fanout:%'`, headAtFreeze, frozenBackend).Scan(&detail)
+			t.Fatalf("%s after SIGSTOP of the lease holder (mid-batch, backend %d): leases held %v (the standby is %d), %d of %d projections still before the head %d of the freeze (%s)",
+				freezeBound, frozenBackend, leaseHolders(t, pool, "projection"), other, behind, projections, headAtFreeze, detail)
 		}
 		time.Sleep(50 * time.Millisecond)
 	}
