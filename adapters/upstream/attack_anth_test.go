@@ -46,7 +46,7 @@ func sseServer(t *testing.T, body string) *httptest.Server {
 func TestAttackRedirectLeaksAnthropicKey(t *testing.T) {
 	ln, err := net.Listen("tcp", "127.0.0.2:0")
 	if err != nil {
-		t.Skip("127.0.0.2 not available:", err)
+		t.Fatal("127.0.0.2 (loopback, 127.0.0.0/8) cannot be listened on:", err)
 	}
 	var mu sync.Mutex
 	var leaked []string
