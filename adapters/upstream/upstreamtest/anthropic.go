@@ -14,7 +14,6 @@ import (
 	"github.com/anthropics/anthropic-sdk-go/v2/packages/param"
 
 	"github.com/arr-dev/arr/domain/anthropic"
-	"github.com/arr-dev/arr/domain/wait"
 )
 
 // AnthropicBehavior is what the Messages stand-in does besides a model's
@@ -123,15 +122,7 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 	}
 	s.anth.mu.Unlock()
 	b := s.behavior(p.Model, raw, "")
-	if b.Latency > 0 && !wait.Sleep(r.Context(), b.Latency) {
-		return
-	}
-	if b.Hang {
-		<-r.Context().Done()
-		return
-	}
-	if b.Status != 0 && b.Status != http.StatusOK {
-		writeAnthropicError(w, b.Status, fmt.Sprintf("injected failure of %s", p.Model))
+	if b.injected(w, r, p.Model, writeAnthropicError) {
 		return
 	}
 	a := s.anthropicAnswer(p)

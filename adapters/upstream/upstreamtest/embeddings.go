@@ -9,8 +9,6 @@ import (
 	"io"
 	"math"
 	"net/http"
-
-	"github.com/arr-dev/arr/domain/wait"
 )
 
 // nativeDimensions are the vector lengths of well-known embedding models.
@@ -105,15 +103,7 @@ func (s *Server) embed(w http.ResponseWriter, r *http.Request) {
 		return
 	}
 	b := s.behavior(req.Model, raw, r.Header.Get("Authorization"))
-	if b.Latency > 0 && !wait.Sleep(r.Context(), b.Latency) {
-		return
-	}
-	if b.Hang {
-		<-r.Context().Done()
-		return
-	}
-	if b.Status != 0 && b.Status != http.StatusOK {
-		writeError(w, b.Status, fmt.Sprintf("injected failure of %s", req.Model))
+	if b.injected(w, r, req.Model, writeError) {
 		return
 	}
 	w.Header().Set("Content-Type", "application/json")

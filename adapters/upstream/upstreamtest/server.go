@@ -181,6 +181,25 @@ type Request struct {
 	MaxCompletionTokens *int `json:"max_completion_tokens"`
 }
 
+// injected plays b's injected latency, hang or failure status on a
+// request for model (its error written by writeErr): true when the
+// request is answered (or its client gone) and nothing more is to be
+// written.
+func (b Behavior) injected(w http.ResponseWriter, r *http.Request, model string, writeErr func(http.ResponseWriter, int, string)) bool {
+	if b.Latency > 0 && !wait.Sleep(r.Context(), b.Latency) {
+		return true
+	}
+	if b.Hang {
+		<-r.Context().Done()
+		return true
+	}
+	if b.Status != 0 && b.Status != http.StatusOK {
+		writeErr(w, b.Status, fmt.Sprintf("injected failure of %s", model))
+		return true
+	}
+	return false
+}
+
 func writeError(w http.ResponseWriter, status int, msg string) {
 	w.Header().Set("Content-Type", "application/json")
 	w.WriteHeader(status)
@@ -208,15 +227,7 @@ func (s *Server) complete(w http.ResponseWriter, r *http.Request) {
 	s.parents[req.Model] = r.Header.Get("Traceparent")
 	s.mu.Unlock()
 	b := s.behavior(req.Model, raw, r.Header.Get("Authorization"))
-	if b.Latency > 0 && !wait.Sleep(r.Context(), b.Latency) {
-		return
-	}
-	if b.Hang {
-		<-r.Context().Done()
-		return
-	}
-	if b.Status != 0 && b.Status != http.StatusOK {
-		writeError(w, b.Status, fmt.Sprintf("injected failure of %s", req.Model))
+	if b.injected(w, r, req.Model, writeError) {
 		return
 	}
 	rep := reply(req)
