@@ -47,7 +47,7 @@ func TestReplayDefersTheDropOfAHeldRetiredSchema(t *testing.T) {
 			t.Fatalf("rebuild %d while a reader holds the retired table: %v (context: %v), want it done without waiting for the reader", i+1, err, waited)
 		}
 		var waiting int
-		if err := pool.QueryRow(bg, `SELECT count(*) FROM pg_locks WHERE NOT granted`).Scan(&waiting); err != nil {
+		if err := pool.QueryRow(bg, `SELECT count(*) FROM pg_locks WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`).Scan(&waiting); err != nil {
 			t.Fatal(err)
 		}
 		if waiting != 0 {

@@ -80,7 +80,7 @@ func TestAtkRecordsExportOneAccountTwoKeys(t *testing.T) {
 		return out
 	}
 	waiting := func() int {
-		return countRows(t, pool, `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE NOT l.granted AND c.relname = 'parcels'`)
+		return countRows(t, pool, `SELECT count(*) FROM pg_locks l JOIN pg_class c ON c.oid = l.relation WHERE NOT l.granted AND l.database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND c.relname = 'parcels'`)
 	}
 	until := func(what string, cond func() bool) {
 		t.Helper()
@@ -160,7 +160,7 @@ func TestAtkRecordsGeoPackageLeftByAKill(t *testing.T) {
 		return m
 	}
 	deadline := time.Now().Add(20 * time.Second)
-	for len(files()) == 0 || countRows(t, pool, `SELECT count(*) FROM pg_locks WHERE NOT granted`) == 0 {
+	for len(files()) == 0 || countRows(t, pool, `SELECT count(*) FROM pg_locks WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the GeoPackage export did not start within 20 s")
 		}
@@ -226,7 +226,7 @@ func TestAtkRecordsExportOutlivesItsKey(t *testing.T) {
 		done <- answer{resp.StatusCode, n, err}
 	}()
 	deadline := time.Now().Add(20 * time.Second)
-	for countRows(t, pool, `SELECT count(*) FROM pg_locks WHERE NOT granted`) == 0 {
+	for countRows(t, pool, `SELECT count(*) FROM pg_locks WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database())`) == 0 {
 		if time.Now().After(deadline) {
 			t.Fatal("the export did not start within 20 s")
 		}

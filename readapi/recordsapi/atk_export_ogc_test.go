@@ -186,7 +186,7 @@ func TestAtkOneAccountTakesEveryExportSlot(t *testing.T) {
 	}
 	waiting := func() int {
 		var n int
-		if err := pool.QueryRow(bg, `SELECT count(*) FROM pg_locks WHERE NOT granted`).Scan(&n); err != nil {
+		if err := pool.QueryRow(bg, `SELECT count(*) FROM pg_locks WHERE NOT granted AND database = (SELECT oid FROM pg_database WHERE datname = current_database()) AND relation = 'rm_parcels.parcels'::regclass`).Scan(&n); err != nil {
 			t.Fatal(err)
 		}
 		return n
