@@ -3,6 +3,7 @@ package upstream_test
 import (
 	"context"
 	"errors"
+	"strconv"
 	"testing"
 	"time"
 
@@ -48,5 +49,32 @@ func TestModelWithoutItsRequiredKeyIsNotCalled(t *testing.T) {
 	}
 	if got := srv.LastAuthorization("set"); got != "Bearer sk-set" {
 		t.Fatalf("Authorization = %q", got)
+	}
+}
+
+// An OpenAI-compatible upstream's 401, 403 and 404 are the operator's (a
+// revoked key, missing rights, a catalog upstream_model it does not
+// have), as they are for Anthropic: retryable, so failover goes on and the
+// breaker counts them, and never the client's answer. A 400 stays the
+// client's.
+func TestOpenAIOperatorFaultIsRetried(t *testing.T) {
+	srv := upstreamtest.Start(t)
+	c, err := upstream.New(upstream.Config{Timeout: 5 * time.Second, StreamIdleTimeout: 5 * time.Second,
+		BreakerFailures: 2, BreakerOpenFor: time.Minute, APIKey: func(string) string { return "sk-test" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, tc := range []struct {
+		status    int
+		retryable bool
+	}{{401, true}, {403, true}, {404, true}, {400, false}, {422, false}} {
+		id := "op-" + strconv.Itoa(tc.status)
+		srv.Set(id, upstreamtest.Behavior{Status: tc.status})
+		m := routing.Model{ID: id, UpstreamModel: id, BaseURL: srv.URL, APIKeyEnv: "K"}
+		_, err := c.Complete(context.Background(), m, []byte(`{"model":"`+id+`","messages":[{"role":"user","content":"hi"}]}`), false)
+		var ue *upstream.Error
+		if !errors.As(err, &ue) || ue.Status != tc.status || ue.Retryable != tc.retryable {
+			t.Fatalf("%d: %v (retryable %v), want retryable %v", tc.status, err, ue != nil && ue.Retryable, tc.retryable)
+		}
 	}
 }
