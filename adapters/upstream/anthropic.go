@@ -101,8 +101,8 @@ func isEventStream(h http.Header) bool {
 // message_start) is a failed call of the model's breaker, and another
 // upstream is tried, as for a non-200 status. An invalid_request_error
 // event is the request's own (passed on, not retried).
-func anthropicStart(m routing.Model, out *Response, max int64) (*Response, error) {
-	out.Stream.anthropicEvents(max)
+func anthropicStart(m routing.Model, out *Response) (*Response, error) {
+	out.Stream.anthropicEvents()
 	err := out.Stream.Peek()
 	if err == nil {
 		return out, nil
@@ -132,8 +132,10 @@ func headerValue(v string) bool {
 	return true
 }
 
-// ErrTooLarge: a stream longer than the longest reply read (32 MiB, as a
-// non-streamed one); it is cut there (ErrCut too).
+// ErrTooLarge: a stream longer than its endpoint allows (an Anthropic
+// stream: the longest reply read, 32 MiB, as a non-streamed one; an
+// OpenAI chat stream: 8 times that), or one event longer than the longest
+// reply read; it is cut there (ErrCut too).
 var ErrTooLarge = errors.New("the stream is over the longest reply read")
 
 // EventError is an Anthropic stream's error event: the upstream failed
@@ -162,11 +164,10 @@ type anthropicState struct {
 	err error
 }
 
-// anthropicEvents makes s read Anthropic's events, of at most max bytes
-// in all. It is called before the first read.
-func (s *Stream) anthropicEvents(max int64) {
+// anthropicEvents makes s read Anthropic's events. It is called before
+// the first read.
+func (s *Stream) anthropicEvents() {
 	s.anth = &anthropicState{}
-	s.r.Reset(&capped{r: s.body, left: max})
 }
 
 // Usage is an Anthropic stream's usage so far: message_start's input and

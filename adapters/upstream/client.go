@@ -230,6 +230,10 @@ func (c *Client) Do(ctx context.Context, m routing.Model, r Request) (*Response,
 const (
 	maxChatReply       = 32 << 20
 	maxEmbeddingsReply = 128 << 20
+	// openAIStreamReplies: an OpenAI chat stream may be this many times
+	// the longest reply (each token a chunk of ~200 bytes of JSON: 256
+	// MiB is over a million tokens); one event, at most the longest reply.
+	openAIStreamReplies = 8
 )
 
 // endpoint is an upstream route, its API and the largest reply read from
@@ -328,9 +332,13 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 	}
 	if r.Stream {
 		idle.Reset(c.cfg.StreamIdleTimeout)
-		out.Stream = newStream(resp.Body, func() { idle.Reset(c.cfg.StreamIdleTimeout) }, func() { idle.Stop(); cancel() })
+		total := ep.maxReply * openAIStreamReplies
 		if ep.api == APIAnthropic {
-			return anthropicStart(m, out, ep.maxReply)
+			total = ep.maxReply
+		}
+		out.Stream = newStream(resp.Body, ep.maxReply, total, func() { idle.Reset(c.cfg.StreamIdleTimeout) }, func() { idle.Stop(); cancel() })
+		if ep.api == APIAnthropic {
+			return anthropicStart(m, out)
 		}
 		return out, nil
 	}

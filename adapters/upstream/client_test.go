@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -76,5 +77,29 @@ func TestOpenAIOperatorFaultIsRetried(t *testing.T) {
 		if !errors.As(err, &ue) || ue.Status != tc.status || ue.Retryable != tc.retryable {
 			t.Fatalf("%d: %v (retryable %v), want retryable %v", tc.status, err, ue != nil && ue.Retryable, tc.retryable)
 		}
+	}
+}
+
+// An OpenAI chat stream's event is at most the longest reply (32 MiB): an
+// upstream's endless line cuts the stream with ErrTooLarge once that much
+// is gathered, instead of growing without end; events under it pass.
+func TestOpenAIStreamEventBounded(t *testing.T) {
+	long := strings.Repeat("a", 33<<20)
+	srv := sseServer(t, "data: {\"choices\":[{\"delta\":{\"content\":\"hi\"}}]}\n\ndata: {\"x\":\""+long+"\"}\n\ndata: [DONE]\n\n")
+	c, err := upstream.New(upstream.Config{Timeout: 5 * time.Second, StreamIdleTimeout: 5 * time.Second, APIKey: func(string) string { return "k" }})
+	if err != nil {
+		t.Fatal(err)
+	}
+	m := routing.Model{ID: "long", UpstreamModel: "long", BaseURL: srv.URL, APIKeyEnv: "K"}
+	resp, err := c.Complete(context.Background(), m, []byte(`{"model":"long","stream":true,"messages":[{"role":"user","content":"hi"}]}`), true)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Stream.Close()
+	if d, err := resp.Stream.Next(); err != nil || !strings.Contains(string(d), "hi") {
+		t.Fatalf("first event %q, %v", d, err)
+	}
+	if d, err := resp.Stream.Next(); !errors.Is(err, upstream.ErrTooLarge) || !errors.Is(err, upstream.ErrCut) {
+		t.Fatalf("a 33 MiB event: %d bytes, %v; want ErrTooLarge and ErrCut", len(d), err)
 	}
 }

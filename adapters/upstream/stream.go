@@ -30,6 +30,10 @@ type Stream struct {
 	anth *anthropicState
 	name []byte
 	raw  []byte
+	// maxEvent bounds one event's bytes (its lines, its joined data):
+	// a longer one ends the stream with ErrTooLarge, so an upstream's
+	// endless line takes no more memory than that.
+	maxEvent int
 	// span is the call's span (trace.go), ended by Close; nil: none.
 	span trace.Span
 }
@@ -48,8 +52,10 @@ func (s *Stream) Peek() error {
 	return err
 }
 
-func newStream(body io.ReadCloser, touch, release func()) *Stream {
-	return &Stream{body: body, r: bufio.NewReaderSize(body, 64<<10), touch: touch, release: release}
+// newStream reads body's events, at most maxEvent bytes each and total
+// bytes in all (past either: ErrTooLarge, and the stream is cut).
+func newStream(body io.ReadCloser, maxEvent, total int64, touch, release func()) *Stream {
+	return &Stream{body: body, r: bufio.NewReaderSize(&capped{r: body, left: total}, 64<<10), maxEvent: int(maxEvent), touch: touch, release: release}
 }
 
 // ErrCut is returned when a stream ends (or stalls past the idle timeout)
@@ -122,9 +128,12 @@ func (s *Stream) read() (Event, error) {
 				start, kept = 0, nil
 			}
 			kept = appendDoubling(kept, line)
-			for errors.Is(err, bufio.ErrBufferFull) {
+			for errors.Is(err, bufio.ErrBufferFull) && len(kept)-start <= s.maxEvent {
 				line, err = s.r.ReadSlice('\n')
 				kept = appendDoubling(kept, line)
+			}
+			if len(kept)-start > s.maxEvent {
+				err = ErrTooLarge
 			}
 			if s.anth != nil {
 				s.raw = kept
@@ -165,6 +174,9 @@ func (s *Stream) read() (Event, error) {
 				}
 				s.buf = append(append(s.buf, '\n'), d...)
 				data, inBuf = s.buf, true
+			}
+			if len(data) > s.maxEvent || len(s.raw) > s.maxEvent {
+				return Event{}, s.cut(ErrTooLarge)
 			}
 		case bytes.HasPrefix(line, []byte("event:")):
 			ev := bytes.TrimSpace(line[6:])
