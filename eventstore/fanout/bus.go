@@ -51,7 +51,11 @@ func NewPublisher(kind, natsURL string, log *slog.Logger) (message.Publisher, fu
 // closes it. Only BusNATS has a broker; a GoChannel subscriber must share its
 // publisher, which NewPubSub provides. A NATS subscription is an ephemeral
 // JetStream consumer that starts at the beginning of the stream and expects
-// every message to be acked or nacked. Safe for concurrent use.
+// every message to be acked or nacked. It has one unacknowledged message at
+// most, so a delivery lost with a node or a connection comes again (after
+// the 30 s AckWait) before any later message: after dropping repeats, a
+// subscriber sees the stream, and so the log, in order. Safe for concurrent
+// use.
 func NewSubscriber(kind, natsURL string, log *slog.Logger) (message.Subscriber, func() error, error) {
 	return NewDurableSubscriber(kind, natsURL, "", log)
 }

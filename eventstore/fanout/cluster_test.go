@@ -17,7 +17,10 @@ import (
 // published, loses none and reorders none for a consumer: after dropping
 // repeats (re-publishes JetStream could not deduplicate, re-deliveries),
 // a durable consumer (replicated like the stream) sees the whole log in
-// order.
+// order. A delivery lost with the node is redelivered after AckWait before
+// anything later (TestNATSConsumerInOrderWhenADeliveryIsLost makes that
+// loss happen every time; here it happens only when the kill catches a
+// delivery in flight).
 func TestNATSClusterLosesNoEventWhenANodeStops(t *testing.T) {
 	t.Parallel()
 	c := natstest.StartCluster(t, 3)

@@ -70,8 +70,13 @@ func newNATSSubscriber(natsURL, durable string, log *slog.Logger) (*natsSubscrib
 		AckWaitTimeout:    30 * time.Second,
 		CloseTimeout:      10 * time.Second,
 		JetStream: wmnats.JetStreamConfig{
-			ConnectOptions:   jsOptions(),
-			SubscribeOptions: []nats.SubOpt{nats.DeliverAll(), nats.AckExplicit(), nats.AckWait(30 * time.Second)},
+			ConnectOptions: jsOptions(),
+			// One message in flight at most (MaxAckPending 1): JetStream
+			// delivers the next only once this one is acked. A delivery
+			// lost on the way (its node killed, the connection cut) is
+			// redelivered only after AckWait; with more in flight the
+			// messages after it arrived first, out of log order.
+			SubscribeOptions: []nats.SubOpt{nats.DeliverAll(), nats.AckExplicit(), nats.AckWait(30 * time.Second), nats.MaxAckPending(1)},
 			// A durable consumer is kept by as many servers as its stream
 			// (R3 on a three-node cluster) and survives a node's loss; an
 			// ephemeral one lives on one server.

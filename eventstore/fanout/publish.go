@@ -16,7 +16,11 @@ const saveTimeout = 10 * time.Second
 
 // forward publishes one batch and then saves the checkpoint at its last
 // event. It reports false if ctx ended before both were done; the batch is
-// then published again by the next Run.
+// then published again by the next Run. The publishers NewPublisher returns
+// publish one message at a time, each acknowledged before the next is sent,
+// and stop at the first failure; a failed batch is published again whole, from its first
+// event, in order. So no event reaches the stream before every event ahead
+// of it in the log has: the stream's first occurrences are the log in order.
 func (f *Forwarder) forward(ctx context.Context, r *retrier, evs []eventstore.Event) (bool, error) {
 	first, last := evs[0].Position, evs[len(evs)-1].Position
 	msgs := make([]*message.Message, len(evs))
