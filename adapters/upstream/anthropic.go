@@ -24,6 +24,15 @@ const (
 	// APIAnthropic is Anthropic's Messages, POST {base_url}/messages with
 	// x-api-key, anthropic-version and the client's anthropic-beta.
 	APIAnthropic API = "anthropic"
+	// APIGemini is Google's Gemini API, POST
+	// {base_url}/models/{upstream_model}:generateContent (streams:
+	// :streamGenerateContent?alt=sse) with x-goog-api-key (gemini.go).
+	APIGemini API = "gemini"
+	// APIVertex is Gemini on Google Cloud's Vertex AI, POST
+	// {base_url}/projects/{project}/locations/{location}/publishers/google/models/{upstream_model}:generateContent
+	// with an OAuth2 access token of the service account credentials_env
+	// names (gemini.go).
+	APIVertex API = "vertex"
 )
 
 // Request is one call of Do.
@@ -54,7 +63,7 @@ var ErrUnsupportedAPI = errors.New("unsupported upstream API")
 func chatEndpoint(m routing.Model, r Request) (endpoint, error) {
 	switch r.API {
 	case "", APIOpenAI:
-		return endpoint{"/chat/completions", maxChatReply, APIOpenAI}, nil
+		return endpoint{path: "/chat/completions", maxReply: maxChatReply, api: APIOpenAI}, nil
 	case APIAnthropic:
 		for _, h := range [...]struct{ name, v string }{{"anthropic-version", r.AnthropicVersion}, {"anthropic-beta", strings.Join(r.AnthropicBeta, ",")}} {
 			if !headerValue(h.v) {
@@ -74,7 +83,9 @@ func chatEndpoint(m routing.Model, r Request) (endpoint, error) {
 			return endpoint{}, &Error{Model: m.ID, Status: http.StatusBadRequest,
 				Body: anthropic.NewError(anthropic.ErrorInvalidRequest, msg), Type: anthropic.ErrorInvalidRequest, Err: errors.New(msg)}
 		}
-		return endpoint{"/messages", maxChatReply, APIAnthropic}, nil
+		return endpoint{path: "/messages", maxReply: maxChatReply, api: APIAnthropic}, nil
+	case APIGemini, APIVertex:
+		return geminiEndpoint(m, r)
 	}
 	return endpoint{}, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w %q", ErrUnsupportedAPI, r.API)}
 }

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"bytes"
 	"encoding/json"
 	"net/http"
 	"strings"
@@ -19,10 +20,18 @@ type Error struct {
 	Reason string
 }
 
-// ParseError reads Google's error body; false when b is not one.
+// ParseError reads Google's error body (Vertex AI's may come as a list
+// of one); false when b is not one.
 func ParseError(b []byte) (Error, bool) {
 	var body struct {
 		Error *googleError `json:"error"`
+	}
+	if t := bytes.TrimSpace(b); len(t) > 0 && t[0] == '[' {
+		var list []json.RawMessage
+		if json.Unmarshal(t, &list) != nil || len(list) == 0 {
+			return Error{}, false
+		}
+		b = list[0]
 	}
 	if json.Unmarshal(b, &body) != nil || body.Error == nil || (body.Error.Message == "" && body.Error.Status == "") {
 		return Error{}, false

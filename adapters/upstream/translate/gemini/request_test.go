@@ -65,6 +65,9 @@ func TestErrors(t *testing.T) {
 	if !ok || e.Code != 400 || e.Status != "INVALID_ARGUMENT" || e.Reason != "API_KEY_INVALID" || e.Message != "API key not valid." {
 		t.Fatalf("ParseError = %+v, %v", e, ok)
 	}
+	if e, ok := gemini.ParseError([]byte(`[{"error":{"code":429,"message":"Quota","status":"RESOURCE_EXHAUSTED"}}]`)); !ok || e.Status != "RESOURCE_EXHAUSTED" {
+		t.Fatalf("Vertex AI's list of one: %+v, %v", e, ok)
+	}
 	if _, ok := gemini.ParseError([]byte(`<html>`)); ok {
 		t.Fatal("HTML read as an error body")
 	}
