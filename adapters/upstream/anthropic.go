@@ -28,10 +28,12 @@ const (
 	// {base_url}/models/{upstream_model}:generateContent (streams:
 	// :streamGenerateContent?alt=sse) with x-goog-api-key (gemini.go).
 	APIGemini API = "gemini"
-	// APIVertex is Gemini on Google Cloud's Vertex AI, POST
+	// APIVertex is Google Cloud's Vertex AI, with an OAuth2 access token
+	// of the service account credentials_env names: Gemini at POST
 	// {base_url}/projects/{project}/locations/{location}/publishers/google/models/{upstream_model}:generateContent
-	// with an OAuth2 access token of the service account credentials_env
-	// names (gemini.go).
+	// (gemini.go), and for a model of vendor "anthropic" Claude at
+	// …/publishers/anthropic/models/{upstream_model}:rawPredict
+	// (:streamRawPredict), the body a Messages request (vertex.go).
 	APIVertex API = "vertex"
 )
 
@@ -61,7 +63,11 @@ var ErrUnsupportedAPI = errors.New("unsupported upstream API")
 // headers that cannot be sent (control characters, too long), refused as
 // the API would refuse them, not blamed on the upstream.
 func chatEndpoint(m routing.Model, r Request) (endpoint, error) {
-	switch r.API {
+	api := r.API
+	if api == APIVertex && m.Vendor == "anthropic" {
+		api = APIAnthropic
+	}
+	switch api {
 	case "", APIOpenAI:
 		return endpoint{path: "/chat/completions", maxReply: maxChatReply, api: APIOpenAI}, nil
 	case APIAnthropic:
@@ -82,6 +88,9 @@ func chatEndpoint(m routing.Model, r Request) (endpoint, error) {
 			}
 			return endpoint{}, &Error{Model: m.ID, Status: http.StatusBadRequest,
 				Body: anthropic.NewError(anthropic.ErrorInvalidRequest, msg), Type: anthropic.ErrorInvalidRequest, Err: errors.New(msg)}
+		}
+		if r.API == APIVertex {
+			return vertexAnthropicEndpoint(m, r)
 		}
 		return endpoint{path: "/messages", maxReply: maxChatReply, api: APIAnthropic}, nil
 	case APIGemini, APIVertex:

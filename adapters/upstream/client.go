@@ -225,7 +225,7 @@ func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, str
 // arrived and the caller reads Response.Stream.
 func (c *Client) Do(ctx context.Context, m routing.Model, r Request) (*Response, error) {
 	ep, err := chatEndpoint(m, r)
-	if err == nil && ep.api == APIVertex {
+	if err == nil && ep.vertex {
 		ep.token, err = c.vertexToken(m)
 	}
 	if err != nil {
@@ -253,8 +253,12 @@ type endpoint struct {
 	path     string
 	maxReply int64
 	api      API
-	// token is a Vertex AI call's access token source.
-	token oauth2.TokenSource
+	// vertex: a Vertex AI call, authorized by token, its access token
+	// source (no API key, the Anthropic version in the body).
+	vertex bool
+	token  oauth2.TokenSource
+	// body replaces the Request's (nil: none): Anthropic's on Vertex AI.
+	body []byte
 }
 
 // Embed sends body (an OpenAI embeddings request, model already set to the
@@ -313,7 +317,11 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+ep.path, bytes.NewReader(r.Body))
+	body := r.Body
+	if ep.body != nil {
+		body = ep.body
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+ep.path, bytes.NewReader(body))
 	if err != nil {
 		cancel()
 		return fail(0, nil, false, err)
@@ -323,7 +331,7 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 		req.Header.Set("Accept", "text/event-stream")
 	}
 	c.inject(ctx, req.Header)
-	c.authorize(req.Header, m, ep.api, r)
+	c.authorize(req.Header, m, ep, r)
 	if ep.token != nil {
 		if err := bearer(req.Header, m, ep.token); err != nil {
 			cancel()
@@ -341,7 +349,7 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		cancel()
-		if ep.api == APIGemini || ep.api == APIVertex {
+		if ep.api == APIGemini {
 			return nil, geminiRefusal(m, resp.StatusCode, b)
 		}
 		return nil, refusal(m, ep.api, resp.StatusCode, b)
@@ -358,7 +366,7 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 		switch ep.api {
 		case APIAnthropic:
 			return anthropicStart(m, out, ep.maxReply)
-		case APIGemini, APIVertex:
+		case APIGemini:
 			return geminiStart(m, out, ep.maxReply)
 		}
 		return out, nil
@@ -383,8 +391,16 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 }
 
 // authorize sets the key (and, for Anthropic, the version and beta
-// headers) of a call in api.
-func (c *Client) authorize(h http.Header, m routing.Model, api API, r Request) {
+// headers) of a call to ep. A Vertex AI call has no key (its access token
+// is set by bearer) and, for Anthropic, its version in the body.
+func (c *Client) authorize(h http.Header, m routing.Model, ep endpoint, r Request) {
+	api := ep.api
+	if ep.vertex {
+		if api == APIAnthropic && len(r.AnthropicBeta) > 0 {
+			h.Set("Anthropic-Beta", strings.Join(r.AnthropicBeta, ","))
+		}
+		return
+	}
 	key := ""
 	if m.APIKeyEnv != "" {
 		key = c.cfg.APIKey(m.APIKeyEnv)
@@ -395,8 +411,6 @@ func (c *Client) authorize(h http.Header, m routing.Model, api API, r Request) {
 			h.Set("X-Goog-Api-Key", key)
 		}
 		return
-	case APIVertex:
-		return // the access token is set by bearer
 	case APIAnthropic:
 	default:
 		if key != "" {

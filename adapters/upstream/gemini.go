@@ -39,11 +39,22 @@ func geminiEndpoint(m routing.Model, r Request) (endpoint, error) {
 	if r.API == APIGemini {
 		return endpoint{path: "/models/" + model + method, maxReply: maxChatReply, api: APIGemini}, nil
 	}
-	if m.Project == "" || m.Location == "" || m.CredentialsEnv == "" {
-		return endpoint{}, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: a Vertex AI model needs a project, a location and credentials_env", ErrNotConfigured)}
+	base, err := vertexModels(m, "google")
+	if err != nil {
+		return endpoint{}, err
 	}
-	path := "/projects/" + url.PathEscape(m.Project) + "/locations/" + url.PathEscape(m.Location) + "/publishers/google/models/" + model + method
-	return endpoint{path: path, maxReply: maxChatReply, api: APIVertex}, nil
+	return endpoint{path: base + model + method, maxReply: maxChatReply, api: APIGemini, vertex: true}, nil
+}
+
+// vertexModels is the path of a Vertex AI publisher's models in m's
+// project and location, or the Error of a model without a project, a
+// location or a credentials variable (not configured: skipped,
+// retryable, no breaker).
+func vertexModels(m routing.Model, publisher string) (string, error) {
+	if m.Project == "" || m.Location == "" || m.CredentialsEnv == "" {
+		return "", &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: a Vertex AI model needs a project, a location and credentials_env", ErrNotConfigured)}
+	}
+	return "/projects/" + url.PathEscape(m.Project) + "/locations/" + url.PathEscape(m.Location) + "/publishers/" + publisher + "/models/", nil
 }
 
 // readServiceAccount is the default Config.ServiceAccount: the file the

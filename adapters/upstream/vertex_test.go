@@ -2,10 +2,13 @@ package upstream_test
 
 import (
 	"context"
+	"encoding/json"
 	"errors"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	sdk "github.com/anthropics/anthropic-sdk-go/v2"
 
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/adapters/upstream/upstreamtest"
@@ -86,5 +89,57 @@ func TestVertexNotConfigured(t *testing.T) {
 	}
 	if n := srv.TokenRequests(); n != 0 {
 		t.Fatalf("%d token requests", n)
+	}
+}
+
+// Claude on Vertex AI (a model of vendor anthropic): …/publishers/anthropic/models/{m}:rawPredict
+// (:streamRawPredict for a stream) with the bearer token, the body a
+// Messages request without model and with anthropic_version
+// vertex-2023-10-16, the client's anthropic-beta passed on, no x-api-key
+// or anthropic-version header; the reply and the stream are Anthropic's,
+// their usage (prompt caching too) counted.
+func TestVertexAnthropic(t *testing.T) {
+	srv := upstreamtest.Start(t)
+	m, path := vertexModel(t, srv, "claude-v")
+	m.Vendor, m.UpstreamModel = "anthropic", "claude-v@20250929"
+	c := geminiClient(t, 5, path)
+	system := `,"system":[{"type":"text","text":"` + strings.Repeat("You are a careful assistant. ", 40) + `","cache_control":{"type":"ephemeral"}}]`
+	var usages []int64
+	for range 2 {
+		resp, err := c.Do(context.Background(), m, upstream.Request{API: upstream.APIVertex, Body: messagesBody("claude-v", false, system), AnthropicBeta: []string{"context-1m-2025-08-07"}})
+		if err != nil {
+			t.Fatal(err)
+		}
+		var msg sdk.Message
+		if err := json.Unmarshal(resp.Data, &msg); err != nil || msg.Content[0].Text != "Hello from claude-v@20250929: hi there" {
+			t.Fatalf("reply %s (%v)", resp.Data, err)
+		}
+		usages = append(usages, resp.Usage.CacheReadInputTokens)
+	}
+	if usages[0] != 0 || usages[1] < 250 {
+		t.Fatalf("cache reads %v", usages)
+	}
+	h := srv.LastHeaders("claude-v@20250929")
+	if !strings.HasPrefix(h.Get("Authorization"), "Bearer ya29.test-") || h.Get("X-Api-Key") != "" || h.Get("Anthropic-Version") != "" || h.Get("Anthropic-Beta") != "context-1m-2025-08-07" {
+		t.Fatalf("headers %v", h)
+	}
+	resp, err := c.Do(context.Background(), m, upstream.Request{API: upstream.APIVertex, Stream: true, Body: messagesBody("claude-v", true, "")})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer resp.Stream.Close()
+	names, err := readEvents(t, resp.Stream)
+	if err != nil || names[0] != "message_start" || names[len(names)-1] != "message_stop" {
+		t.Fatalf("events %v (%v)", names, err)
+	}
+	if u := resp.Stream.Usage(); u.InputTokens <= 0 || u.OutputTokens != 5 {
+		t.Fatalf("usage %+v", u)
+	}
+	// A body that states its stream otherwise than the call is the
+	// client's 400, refused before it goes out.
+	_, err = c.Do(context.Background(), m, upstream.Request{API: upstream.APIVertex, Stream: true, Body: messagesBody("claude-v", false, "")})
+	var ue *upstream.Error
+	if !errors.As(err, &ue) || ue.Status != 400 || ue.Retryable {
+		t.Fatalf("err = %v", err)
 	}
 }

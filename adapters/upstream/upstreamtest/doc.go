@@ -38,7 +38,10 @@
 // thought signature (400), and answers in Gemini's wire format. Its OAuth2
 // token endpoint (POST /token, token.go) grants tokens for JWT assertions
 // signed by the service accounts ServiceAccount made (their JSON's
-// token_uri is it); SetTokenFailure makes it fail.
+// token_uri is it); SetTokenFailure makes it fail. Claude on Vertex AI
+// (…/publishers/anthropic/models/{m}:rawPredict and :streamRawPredict,
+// vertex.go) is the Messages stand-in behind the same token check, the
+// body without model and with anthropic_version vertex-2023-10-16.
 //
 // A Server is safe for concurrent use.
 package upstreamtest

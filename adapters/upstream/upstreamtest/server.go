@@ -87,6 +87,7 @@ func New(addr string) (*Server, error) {
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1beta/models/{call}", s.geminiAPI)
 	mux.HandleFunc("POST /v1/projects/{project}/locations/{location}/publishers/google/models/{call}", s.vertexAPI)
+	mux.HandleFunc("POST /v1/projects/{project}/locations/{location}/publishers/anthropic/models/{call}", s.vertexAnthropic)
 	mux.HandleFunc("POST /token", s.tok.token)
 	mux.HandleFunc("POST /v1/messages", s.messages)
 	mux.HandleFunc("POST /v1/chat/completions", s.complete)
