@@ -41,12 +41,22 @@ func TestGeminiToolRoundTrip(t *testing.T) {
 	if want := `Tool results: clock={"output":"12:00"}; lookup={"found":true}`; ch.Message.Content == nil || *ch.Message.Content != want || ch.FinishReason != "stop" {
 		t.Fatalf("reply %+v, want %s", ch, want)
 	}
-	// Without the signature, the call turn is refused as Gemini 3 does:
-	// the client's 400, kept.
+	// A call turn without a signature (begun on another model) is sent
+	// with Google's sentinel, which Gemini 3 accepts in its place.
 	calls[0].ID = "call_plain"
 	msgs[1] = chat.Message{Role: "assistant", ToolCalls: calls}
 	msgs[3].ToolCallID = "call_plain"
-	_, err := c.Do(context.Background(), m, upstream.Request{API: upstream.APIGemini, Body: geminiBody(t, &chat.Request{Messages: msgs, Tools: tools})})
+	if comp = reply(t, c, m, upstream.APIGemini, &chat.Request{Messages: msgs, Tools: tools}); comp.Choices[0].FinishReason != "stop" {
+		t.Fatalf("reply %+v", comp)
+	}
+	turn := srv.LastRequest("gemini-t")["contents"].([]any)[1].(map[string]any)["parts"].([]any)[0].(map[string]any)
+	if turn["thoughtSignature"] != gemini.SkipSignature {
+		t.Fatalf("the call turn's first part %v", turn)
+	}
+	// One the stand-in refuses (a function response with no call) is
+	// the client's 400, kept.
+	_, err := c.Do(context.Background(), m, upstream.Request{API: upstream.APIGemini,
+		Body: []byte(`{"contents":[{"role":"user","parts":[{"functionResponse":{"name":"f","response":{}}}]}]}`)})
 	var ue *upstream.Error
 	if !errors.As(err, &ue) || ue.Status != 400 || ue.Retryable || ue.Type != "INVALID_ARGUMENT" {
 		t.Fatalf("err = %v", err)

@@ -26,8 +26,9 @@
 // Gemini's function calls carry no id in the Gemini API; a reply's tool
 // call ids are made from the call (deterministic), and carry the call's
 // thoughtSignature after SignatureSep, so the next request can send it
-// back as Gemini 3 requires. A tool result is matched to its call by id
-// within the request, for the function's name.
+// back as Gemini 3 requires; a turn whose first call has none (begun on
+// another model) sends SkipSignature. A tool result is matched to its
+// call by id within the request, for the function's name.
 //
 // Everything here is a pure function of its input (no I/O); a Stream is
 // not safe for concurrent use, everything else is.

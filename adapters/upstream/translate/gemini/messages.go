@@ -85,6 +85,12 @@ func messageParts(m chat.Message, field string, names map[string]string) ([]part
 		if !isObject([]byte(args)) {
 			return nil, domain.Invalid("invalid_tool_arguments", fmt.Sprintf("%s.tool_calls[%d].function.arguments", field, j), "a tool call's arguments are a JSON object")
 		}
+		if j == 0 && sig == "" {
+			// A call Gemini did not make (a conversation begun on
+			// another model) has no signature, which Gemini 3 refuses
+			// on a turn's first call: Google's sentinel skips the check.
+			sig = SkipSignature
+		}
 		names[tc.ID], names[id] = tc.Function.Name, tc.Function.Name
 		out = append(out, part{FunctionCall: &functionCall{Name: tc.Function.Name, Args: json.RawMessage(args)}, ThoughtSignature: sig})
 	}

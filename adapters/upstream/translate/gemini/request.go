@@ -12,6 +12,12 @@ import (
 // thoughtSignature of the Gemini function call it stands for.
 const SignatureSep = "__thought__"
 
+// SkipSignature is the thoughtSignature sent on the first function call
+// of an assistant turn that carries none: Google's documented sentinel
+// "skip_thought_signature_validator", its bytes in standard base64 (the
+// field is bytes; the sentinel is written in URL-safe base64).
+const SkipSignature = "skip/thought/signature/validator"
+
 // Request is r as the body of a Gemini generateContent (or
 // streamGenerateContent) request; the model and whether it streams are
 // in the URL, not the body. What Gemini cannot be told (a tool kind
