@@ -349,6 +349,9 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		cancel()
+		if ep.vertex && resp.StatusCode == http.StatusUnauthorized {
+			c.forgetToken(m.CredentialsEnv, ep.token)
+		}
 		if ep.api == APIGemini {
 			return nil, geminiRefusal(m, resp.StatusCode, b)
 		}

@@ -107,6 +107,17 @@ func (c *Client) vertexToken(m routing.Model) (oauth2.TokenSource, error) {
 	return creds.TokenSource, nil
 }
 
+// forgetToken drops the token source ts of credentials variable env
+// (Vertex AI refused its token: revoked, or the account's key rotated),
+// so the next call reads the account again and fetches a new token.
+func (c *Client) forgetToken(env string, ts oauth2.TokenSource) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.tokens[env] == ts {
+		delete(c.tokens, env)
+	}
+}
+
 // bearer sets the Authorization of a Vertex AI call from ts: the token
 // server's failure is a retryable failure of the call.
 func bearer(h http.Header, m routing.Model, ts oauth2.TokenSource) error {

@@ -143,3 +143,24 @@ func TestVertexAnthropic(t *testing.T) {
 		t.Fatalf("err = %v", err)
 	}
 }
+
+// A token Vertex AI refuses (401: revoked, the key rotated) fails the
+// call (retryable) and is not used again: the next call fetches a new
+// one.
+func TestVertexTokenRevoked(t *testing.T) {
+	srv := upstreamtest.Start(t)
+	m, path := vertexModel(t, srv, "gemini-rv")
+	c := geminiClient(t, 5, path)
+	r := &chat.Request{Messages: userMessage(chat.TextPart("x"))}
+	reply(t, c, m, upstream.APIVertex, r)
+	srv.RevokeTokens()
+	_, err := c.Do(context.Background(), m, upstream.Request{API: upstream.APIVertex, Body: geminiBody(t, r)})
+	var ue *upstream.Error
+	if !errors.As(err, &ue) || ue.Status != 401 || !ue.Retryable {
+		t.Fatalf("err = %v", err)
+	}
+	reply(t, c, m, upstream.APIVertex, r)
+	if n := srv.TokenRequests(); n != 2 {
+		t.Fatalf("%d token requests, want 2", n)
+	}
+}

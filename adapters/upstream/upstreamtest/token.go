@@ -70,6 +70,13 @@ func (s *Server) TokenRequests() int {
 	return s.tok.requests
 }
 
+// RevokeTokens makes every access token granted so far invalid.
+func (s *Server) RevokeTokens() {
+	s.tok.mu.Lock()
+	defer s.tok.mu.Unlock()
+	s.tok.tokens = map[string]bool{}
+}
+
 // validToken: tok is an access token the endpoint granted.
 func (t *tokenServer) validToken(tok string) bool {
 	t.mu.Lock()
