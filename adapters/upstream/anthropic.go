@@ -24,6 +24,17 @@ const (
 	// APIAnthropic is Anthropic's Messages, POST {base_url}/messages with
 	// x-api-key, anthropic-version and the client's anthropic-beta.
 	APIAnthropic API = "anthropic"
+	// APIGemini is Google's Gemini API, POST
+	// {base_url}/models/{upstream_model}:generateContent (streams:
+	// :streamGenerateContent?alt=sse) with x-goog-api-key (gemini.go).
+	APIGemini API = "gemini"
+	// APIVertex is Google Cloud's Vertex AI, with an OAuth2 access token
+	// of the service account credentials_env names: Gemini at POST
+	// {base_url}/projects/{project}/locations/{location}/publishers/google/models/{upstream_model}:generateContent
+	// (gemini.go), and for a model of vendor "anthropic" Claude at
+	// …/publishers/anthropic/models/{upstream_model}:rawPredict
+	// (:streamRawPredict), the body a Messages request (vertex.go).
+	APIVertex API = "vertex"
 )
 
 // Request is one call of Do.
@@ -52,9 +63,13 @@ var ErrUnsupportedAPI = errors.New("unsupported upstream API")
 // headers that cannot be sent (control characters, too long), refused as
 // the API would refuse them, not blamed on the upstream.
 func chatEndpoint(m routing.Model, r Request) (endpoint, error) {
-	switch r.API {
+	api := r.API
+	if api == APIVertex && m.Vendor == "anthropic" {
+		api = APIAnthropic
+	}
+	switch api {
 	case "", APIOpenAI:
-		return endpoint{"/chat/completions", maxChatReply, APIOpenAI}, nil
+		return endpoint{path: "/chat/completions", maxReply: maxChatReply, api: APIOpenAI}, nil
 	case APIAnthropic:
 		for _, h := range [...]struct{ name, v string }{{"anthropic-version", r.AnthropicVersion}, {"anthropic-beta", strings.Join(r.AnthropicBeta, ",")}} {
 			if !headerValue(h.v) {
@@ -74,7 +89,12 @@ func chatEndpoint(m routing.Model, r Request) (endpoint, error) {
 			return endpoint{}, &Error{Model: m.ID, Status: http.StatusBadRequest,
 				Body: anthropic.NewError(anthropic.ErrorInvalidRequest, msg), Type: anthropic.ErrorInvalidRequest, Err: errors.New(msg)}
 		}
-		return endpoint{"/messages", maxChatReply, APIAnthropic}, nil
+		if r.API == APIVertex {
+			return vertexAnthropicEndpoint(m, r)
+		}
+		return endpoint{path: "/messages", maxReply: maxChatReply, api: APIAnthropic}, nil
+	case APIGemini, APIVertex:
+		return geminiEndpoint(m, r)
 	}
 	return endpoint{}, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w %q", ErrUnsupportedAPI, r.API)}
 }

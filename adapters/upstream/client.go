@@ -15,6 +15,7 @@ import (
 
 	"github.com/sony/gobreaker/v2"
 	"go.opentelemetry.io/otel/trace"
+	"golang.org/x/oauth2"
 
 	"github.com/arr-dev/arr/domain/anthropic"
 	"github.com/arr-dev/arr/domain/routing"
@@ -41,6 +42,10 @@ type Config struct {
 	// not configured: it is skipped (a retryable failure, so failover goes
 	// on) without a call that could only be refused. nil: never required.
 	KeyRequired func(env string) bool
+	// ServiceAccount returns the service-account JSON of a Vertex AI
+	// model's credentials variable; nil reads the file the variable
+	// names (its value read with APIKey).
+	ServiceAccount func(env string) ([]byte, error)
 	// Transport overrides the HTTP transport (tests).
 	Transport http.RoundTripper
 	// Tracer starts a client span per call and sends its W3C trace
@@ -70,6 +75,9 @@ func (c *Config) Validate() error {
 	if c.APIKey == nil {
 		c.APIKey = func(string) string { return "" }
 	}
+	if c.ServiceAccount == nil {
+		c.ServiceAccount = readServiceAccount(c.APIKey)
+	}
 	var errs []error
 	for _, f := range []struct {
 		name string
@@ -92,6 +100,9 @@ type Client struct {
 
 	mu       sync.Mutex
 	breakers map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]
+	// tokens are the Vertex AI token sources, by credentials variable
+	// (gemini.go).
+	tokens map[string]oauth2.TokenSource
 }
 
 // New returns a Client.
@@ -117,7 +128,7 @@ func New(cfg Config) (*Client, error) {
 	// the client's prompt wherever the Location names. A 3xx is the
 	// upstream's failure (refusal).
 	noRedirects := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &Client{cfg: cfg, http: &http.Client{Transport: tr, CheckRedirect: noRedirects}, breakers: map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]{}}, nil
+	return &Client{cfg: cfg, http: &http.Client{Transport: tr, CheckRedirect: noRedirects}, breakers: map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]{}, tokens: map[string]oauth2.TokenSource{}}, nil
 }
 
 // Error is a failed upstream call.
@@ -208,11 +219,15 @@ func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, str
 
 // Do sends r to m in r's API: an OpenAI chat completion to
 // {base_url}/chat/completions, an Anthropic message to {base_url}/messages
-// (anthropic.go). Every API goes through m's one breaker, with the same
+// (anthropic.go), a Gemini GenerateContentRequest to the Gemini API or
+// Vertex AI (gemini.go). Every API goes through m's one breaker, with the same
 // key check and timeouts. With r.Stream it returns once the headers
 // arrived and the caller reads Response.Stream.
 func (c *Client) Do(ctx context.Context, m routing.Model, r Request) (*Response, error) {
 	ep, err := chatEndpoint(m, r)
+	if err == nil && ep.vertex {
+		ep.token, err = c.vertexToken(m)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -242,6 +257,12 @@ type endpoint struct {
 	path     string
 	maxReply int64
 	api      API
+	// vertex: a Vertex AI call, authorized by token, its access token
+	// source (no API key, the Anthropic version in the body).
+	vertex bool
+	token  oauth2.TokenSource
+	// body replaces the Request's (nil: none): Anthropic's on Vertex AI.
+	body []byte
 }
 
 // Embed sends body (an OpenAI embeddings request, model already set to the
@@ -250,7 +271,7 @@ type endpoint struct {
 // the whole reply.
 func (c *Client) Embed(ctx context.Context, m routing.Model, body []byte) (*Response, error) {
 	ctx, span := c.startAttempt(ctx, "embeddings", m, false)
-	resp, err := c.send(ctx, m, endpoint{"/embeddings", maxEmbeddingsReply, APIOpenAI}, Request{Body: body})
+	resp, err := c.send(ctx, m, endpoint{path: "/embeddings", maxReply: maxEmbeddingsReply, api: APIOpenAI}, Request{Body: body})
 	if span != nil {
 		endAttempt(span, resp, err)
 	}
@@ -300,7 +321,11 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+ep.path, bytes.NewReader(r.Body))
+	body := r.Body
+	if ep.body != nil {
+		body = ep.body
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+ep.path, bytes.NewReader(body))
 	if err != nil {
 		cancel()
 		return fail(0, nil, false, err)
@@ -310,7 +335,13 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 		req.Header.Set("Accept", "text/event-stream")
 	}
 	c.inject(ctx, req.Header)
-	c.authorize(req.Header, m, ep.api, r)
+	c.authorize(req.Header, m, ep, r)
+	if ep.token != nil {
+		if err := bearer(req.Header, m, ep.token); err != nil {
+			cancel()
+			return nil, err
+		}
+	}
 	start := time.Now()
 	resp, err := c.http.Do(req)
 	if err != nil {
@@ -322,10 +353,16 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		cancel()
+		if ep.vertex && resp.StatusCode == http.StatusUnauthorized {
+			c.forgetToken(m.CredentialsEnv, ep.token)
+		}
+		if ep.api == APIGemini {
+			return nil, geminiRefusal(m, resp.StatusCode, b)
+		}
 		return nil, refusal(m, ep.api, resp.StatusCode, b)
 	}
 	out := &Response{Model: m, Status: resp.StatusCode, Header: resp.Header, FirstByte: firstByte}
-	if ep.api == APIAnthropic && isEventStream(resp.Header) != r.Stream {
+	if ep.api != APIOpenAI && isEventStream(resp.Header) != r.Stream {
 		resp.Body.Close()
 		cancel()
 		return fail(resp.StatusCode, nil, true, fmt.Errorf("a reply of type %q to a request with stream %v", resp.Header.Get("Content-Type"), r.Stream))
@@ -333,12 +370,15 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 	if r.Stream {
 		idle.Reset(c.cfg.StreamIdleTimeout)
 		total := ep.maxReply * openAIStreamReplies
-		if ep.api == APIAnthropic {
+		if ep.api != APIOpenAI {
 			total = ep.maxReply
 		}
 		out.Stream = newStream(resp.Body, ep.maxReply, total, func() { idle.Reset(c.cfg.StreamIdleTimeout) }, func() { idle.Stop(); cancel() })
-		if ep.api == APIAnthropic {
+		switch ep.api {
+		case APIAnthropic:
 			return anthropicStart(m, out)
+		case APIGemini:
+			return geminiStart(m, out)
 		}
 		return out, nil
 	}
@@ -362,13 +402,28 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 }
 
 // authorize sets the key (and, for Anthropic, the version and beta
-// headers) of a call in api.
-func (c *Client) authorize(h http.Header, m routing.Model, api API, r Request) {
+// headers) of a call to ep. A Vertex AI call has no key (its access token
+// is set by bearer) and, for Anthropic, its version in the body.
+func (c *Client) authorize(h http.Header, m routing.Model, ep endpoint, r Request) {
+	api := ep.api
+	if ep.vertex {
+		if api == APIAnthropic && len(r.AnthropicBeta) > 0 {
+			h.Set("Anthropic-Beta", strings.Join(r.AnthropicBeta, ","))
+		}
+		return
+	}
 	key := ""
 	if m.APIKeyEnv != "" {
 		key = c.cfg.APIKey(m.APIKeyEnv)
 	}
-	if api != APIAnthropic {
+	switch api {
+	case APIGemini:
+		if key != "" {
+			h.Set("X-Goog-Api-Key", key)
+		}
+		return
+	case APIAnthropic:
+	default:
 		if key != "" {
 			h.Set("Authorization", "Bearer "+key)
 		}

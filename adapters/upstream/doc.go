@@ -1,12 +1,16 @@
 // Package upstream calls OpenAI-compatible chat-completion servers (OpenAI,
-// vLLM, Ollama, llama.cpp, any /v1/chat/completions) and Anthropic's
-// Messages API (/v1/messages, anthropic.go; chosen per call by
-// Request.API) for the gateway: one
+// vLLM, Ollama, llama.cpp, any /v1/chat/completions), Anthropic's
+// Messages API (/v1/messages, anthropic.go) and Google's Gemini, on the
+// Gemini API (x-goog-api-key) and on Vertex AI (an OAuth2 token of a
+// service account), gemini.go; chosen per call by Request.API, each
+// body in its API's format (translate/gemini makes and reads Gemini's
+// from the chat types) for the gateway: one
 // pooled HTTP client, a timeout on every call, and a circuit breaker per
 // upstream model (github.com/sony/gobreaker) so a failing upstream is
 // skipped at once instead of being waited on. Errors say whether another
 // upstream should be tried (5xx, 429, timeouts, connection failures, an
-// open breaker; Anthropic's 529 overloaded) or the request itself is at
+// open breaker; Anthropic's 529 overloaded; a Vertex AI token that could
+// not be had) or the request itself is at
 // fault (other 4xx, whose status and body are kept for the client and
 // never count against the breaker).
 //

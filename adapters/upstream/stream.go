@@ -28,6 +28,9 @@ type Stream struct {
 	// anth: Anthropic's events (anthropic.go): named, kept raw, ended by
 	// message_stop, their usage counted.
 	anth *anthropicState
+	// gem: Gemini's events (gemini.go): ended by the body's end after a
+	// finishing event, failed by an error object.
+	gem  *geminiState
 	name []byte
 	raw  []byte
 	// maxEvent bounds one event's bytes (its lines, its joined data):
@@ -59,7 +62,8 @@ func newStream(body io.ReadCloser, maxEvent, total int64, touch, release func())
 }
 
 // ErrCut is returned when a stream ends (or stalls past the idle timeout)
-// before its "data: [DONE]" (an Anthropic stream: before message_stop).
+// before its "data: [DONE]" (an Anthropic stream: before message_stop; a
+// Gemini stream: before an event with a finishReason).
 var ErrCut = errors.New("upstream stream ended before [DONE]")
 
 // Next returns the data of the next event ("[DONE]" excluded): io.EOF
@@ -95,6 +99,9 @@ func (s *Stream) NextEvent() (Event, error) {
 	if s.anth != nil && s.anth.err != nil {
 		return Event{}, s.anth.err
 	}
+	if s.gem != nil && s.gem.err != nil {
+		return Event{}, s.gem.err
+	}
 	if s.done {
 		return Event{}, io.EOF
 	}
@@ -102,10 +109,16 @@ func (s *Stream) NextEvent() (Event, error) {
 	if err == nil && s.anth != nil {
 		err = s.anthropicEvent(ev)
 	}
+	if err == nil && s.gem != nil {
+		err = s.geminiEvent(ev)
+	}
 	if err != nil && !errors.Is(err, io.EOF) {
 		s.cutSpan()
 		if s.anth != nil {
 			s.anth.err = err
+		}
+		if s.gem != nil {
+			s.gem.err = err
 		}
 	}
 	return ev, err
@@ -141,6 +154,12 @@ func (s *Stream) read() (Event, error) {
 			line = kept[start:]
 		}
 		if err != nil {
+			if s.gem != nil && s.gem.finished && data == nil && len(line) == 0 && errors.Is(err, io.EOF) {
+				// A Gemini stream ends with its body, after the event
+				// that finished it.
+				s.done = true
+				return Event{}, io.EOF
+			}
 			return Event{}, s.cut(err)
 		}
 		s.touch()

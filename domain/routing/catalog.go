@@ -30,6 +30,12 @@ type Model struct {
 	UpstreamModel string `json:"upstream_model"`
 	BaseURL       string `json:"base_url"`
 	APIKeyEnv     string `json:"api_key_env"`
+	// Project and Location are a Vertex AI model's Google Cloud project
+	// and region ("us-central1", "global"); CredentialsEnv is the
+	// variable naming its service-account JSON file.
+	Project        string `json:"project"`
+	Location       string `json:"location"`
+	CredentialsEnv string `json:"credentials_env"`
 	// InputPerM and OutputPerM are micro-dollars per million tokens
 	// (numerically: US dollars per thousand tokens times 1e9).
 	InputPerM  int64 `json:"-"`

@@ -101,6 +101,11 @@ func (s *Server) messages(w http.ResponseWriter, r *http.Request) {
 		writeAnthropicError(w, http.StatusBadRequest, err.Error())
 		return
 	}
+	s.message(w, r, body)
+}
+
+// message answers a Messages request's body.
+func (s *Server) message(w http.ResponseWriter, r *http.Request, body []byte) {
 	var raw map[string]any
 	if err := json.Unmarshal(body, &raw); err != nil {
 		writeAnthropicError(w, http.StatusBadRequest, "body is not JSON: "+err.Error())

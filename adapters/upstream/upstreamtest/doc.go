@@ -27,5 +27,21 @@
 // read by later ones (cache_read_input_tokens). AnthropicBehavior adds an
 // error event, a stream without message_stop and a huge delta.
 //
+// It stands in for Google's Gemini API (POST /v1beta/models/{m}:generateContent
+// and :streamGenerateContent?alt=sse, gemini.go) and for Gemini on Vertex
+// AI (POST /v1/projects/{p}/locations/{l}/publishers/google/models/{m}:…):
+// it decodes the request with the official SDK's types (google.golang.org/genai),
+// refuses unknown fields, a missing x-goog-api-key (403) or one other
+// than SetGeminiKey's (400 API_KEY_INVALID), a Vertex AI call without an
+// access token its token endpoint granted (401), function responses that
+// do not answer the turn before's calls and a call turn without its
+// thought signature (400), and answers in Gemini's wire format. Its OAuth2
+// token endpoint (POST /token, token.go) grants tokens for JWT assertions
+// signed by the service accounts ServiceAccount made (their JSON's
+// token_uri is it); SetTokenFailure makes it fail. Claude on Vertex AI
+// (…/publishers/anthropic/models/{m}:rawPredict and :streamRawPredict,
+// vertex.go) is the Messages stand-in behind the same token check, the
+// body without model and with anthropic_version vertex-2023-10-16.
+//
 // A Server is safe for concurrent use.
 package upstreamtest

@@ -55,6 +55,12 @@ type Server struct {
 	parents   map[string]string
 	// anth is the Messages stand-in's (anthropic.go).
 	anth *anthropicServer
+	// root is the base URL without /v1; gem and tok are the Gemini and
+	// Vertex AI stand-ins' (gemini.go) and the OAuth2 token endpoint's
+	// (token.go).
+	root string
+	gem  *geminiServer
+	tok  *tokenServer
 }
 
 // Start starts a server for the test and closes it when the test ends.
@@ -76,8 +82,13 @@ func New(addr string) (*Server, error) {
 	}
 	s := &Server{ln: ln, URL: "http://" + ln.Addr().String() + "/v1",
 		behaviors: map[string]Behavior{}, calls: map[string]int{}, last: map[string]map[string]any{}, auth: map[string]string{},
-		parents: map[string]string{}, anth: newAnthropicServer()}
+		parents: map[string]string{}, anth: newAnthropicServer(), root: "http://" + ln.Addr().String(),
+		gem: &geminiServer{behaviors: map[string]GeminiBehavior{}, headers: map[string]http.Header{}}, tok: newTokenServer()}
 	mux := http.NewServeMux()
+	mux.HandleFunc("POST /v1beta/models/{call}", s.geminiAPI)
+	mux.HandleFunc("POST /v1/projects/{project}/locations/{location}/publishers/google/models/{call}", s.vertexAPI)
+	mux.HandleFunc("POST /v1/projects/{project}/locations/{location}/publishers/anthropic/models/{call}", s.vertexAnthropic)
+	mux.HandleFunc("POST /token", s.tok.token)
 	mux.HandleFunc("POST /v1/messages", s.messages)
 	mux.HandleFunc("POST /v1/chat/completions", s.complete)
 	mux.HandleFunc("POST /v1/embeddings", s.embed)
@@ -112,6 +123,9 @@ func (s *Server) Reset() {
 	defer s.mu.Unlock()
 	s.behaviors = map[string]Behavior{}
 	s.anth.reset()
+	s.gem.mu.Lock()
+	s.gem.behaviors = map[string]GeminiBehavior{}
+	s.gem.mu.Unlock()
 }
 
 // Calls returns how many requests named model.
