@@ -40,7 +40,10 @@ import (
 // woken holder's COMMIT fails. A holder checks its own deadline before
 // every commit too (holds), and the one that takes a lease ends any batch
 // of the projection left idle in its transaction longer than BatchIdle
-// (unstick), which no setting of the batch's session can prevent. A
+// (unstick), which no setting of the batch's session can prevent, and
+// any left waiting for its client in the middle of a statement (a COPY:
+// the server has no timeout for that), which it finds twice with no
+// progress StuckSample apart. A
 // rebuild's swap, which holds the checkpoint row too, is held as a batch
 // is (swap.go). Beyond
 // the leases, each batch still locks the projection's checkpoint row and

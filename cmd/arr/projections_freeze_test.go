@@ -146,6 +146,7 @@ func TestProjectionsMoveOnFreeze(t *testing.T) {
 			_ = pool.QueryRow(context.Background(), `SELECT coalesce(string_agg(c.name || ' at ' || c.position, ', '), '') || '; frozen backend: ' ||
 				coalesce((SELECT a.state || ' ' || left(a.query, 120) FROM pg_stat_activity a WHERE a.pid = $2), 'gone')
 				FROM projection_checkpoints c WHERE c.position < $1 AND c.name NOT LIKE 'fanout:%'`, headAtFreeze, frozenBackend).Scan(&detail)
+			t.Logf("sessions of the database:\n%s", sessionStates(pool))
 			t.Fatalf("%s after SIGSTOP of the lease holder (mid-batch, backend %d): leases held %v (the standby is %d), %d of %d projections still before the head %d of the freeze (%s)",
 				freezeBound, frozenBackend, leaseHolders(t, pool, "projection"), other, behind, projections, headAtFreeze, detail)
 		}
@@ -205,4 +206,14 @@ func TestProjectionsMoveOnFreeze(t *testing.T) {
 	}
 	t.Logf("%d projections moved %s after SIGSTOP of their holder mid-batch (bound %s; head signer there too: %t), under write traffic; %d events, read models equal to a fresh rebuild",
 		projections, moved.Round(time.Millisecond), freezeBound, signer, head)
+}
+
+// sessionStates describes every other session of pool's database: its
+// state, what it waits for and on whom, for the reader of a failure.
+func sessionStates(pool *pgxpool.Pool) string {
+	var out string
+	_ = pool.QueryRow(context.Background(), `SELECT coalesce(string_agg(format('%s backend %s: %s, waiting %s/%s, blocked by %s, transaction %s old, state %s old: %s',
+		a.application_name, a.pid, a.state, a.wait_event_type, a.wait_event, pg_blocking_pids(a.pid), now() - a.xact_start, now() - a.state_change, left(a.query, 160)), E'\n'), '')
+		FROM pg_stat_activity a WHERE a.datname = current_database() AND a.pid <> pg_backend_pid()`).Scan(&out)
+	return out
 }
