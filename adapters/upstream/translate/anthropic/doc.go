@@ -31,7 +31,8 @@
 //     schemaless JSON mode: send a json_schema);
 //   - reasoning_effort becomes extended thinking with a budget: low 1024,
 //     medium 4096, high 16384, xhigh 32768 tokens (none and minimal: no
-//     thinking), cut to max_tokens-1; thinking refuses a temperature other
+//     thinking), cut to half of max_tokens (at least 1024, and below
+//     max_tokens: a request with less is refused); thinking refuses a temperature other
 //     than 1, a top_p below 0.95 and a forced tool_choice, as Anthropic
 //     does;
 //   - prompt_cache_key (or Options.Cache) asks for Anthropic's automatic

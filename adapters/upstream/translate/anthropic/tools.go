@@ -138,7 +138,7 @@ var thinkingBudgets = map[string]int64{"none": 0, "minimal": 0, "low": 1024, "me
 const minThinking = 1024
 
 // translateReasoning: reasoning_effort as extended thinking, its budget
-// below max_tokens, with the settings thinking refuses refused here.
+// at most half of max_tokens (and at least 1024, below max_tokens), with the settings thinking refuses refused here.
 func translateReasoning(in *chatIn, out *messagesRequest) error {
 	if in.ReasoningEffort == nil {
 		return nil
@@ -150,9 +150,11 @@ func translateReasoning(in *chatIn, out *messagesRequest) error {
 	if budget == 0 {
 		return nil
 	}
-	budget = min(budget, out.MaxTokens-1)
+	// Thinking counts in max_tokens: half of it at most is thought, so
+	// that the answer has room (but never less than Anthropic's least).
+	budget = min(budget, max(out.MaxTokens/2, minThinking))
 	switch {
-	case budget < minThinking:
+	case budget >= out.MaxTokens:
 		return invalid("invalid_value", "reasoning_effort", "reasoning_effort needs max_completion_tokens above %d for this model (its thinking budget is at least %d tokens and below max_tokens)", minThinking, minThinking)
 	case out.Temperature != nil && *out.Temperature != 1:
 		return invalid("unsupported_value", "temperature", "temperature must be 1 or unset with reasoning_effort for this model (Anthropic's extended thinking)")
