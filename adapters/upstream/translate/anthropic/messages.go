@@ -56,6 +56,9 @@ func translateMessages(in *chatIn, out *messagesRequest) error {
 		}
 		appendTurn(out, role, blocks)
 	}
+	if len(out.Messages) == 0 {
+		return invalid("empty_messages", "messages", "messages needs a user or assistant message: system and developer messages alone are only the system prompt")
+	}
 	return nil
 }
 
