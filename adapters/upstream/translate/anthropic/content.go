@@ -37,6 +37,9 @@ func userBlocks(param string, raw json.RawMessage) ([]block, error) {
 		if err != nil {
 			return nil, err
 		}
+		if b.Type == "text" && *b.Text == "" {
+			continue // Anthropic refuses empty text blocks
+		}
 		blocks = append(blocks, b)
 	}
 	return blocks, nil

@@ -175,3 +175,12 @@ func TestRequestStreamFlags(t *testing.T) {
 		}
 	}
 }
+
+// TestEmptyTextPartsLeftOut: Anthropic refuses empty text blocks, so an
+// empty text part is left out.
+func TestEmptyTextPartsLeftOut(t *testing.T) {
+	m := messagesOf(t, `{"model":"m","messages":[{"role":"user","content":[{"type":"text","text":""},{"type":"text","text":"a"}]}]}`, anthropic.Options{})
+	if got := compact(t, m["messages"]); got != `[{"content":[{"text":"a","type":"text"}],"role":"user"}]` {
+		t.Errorf("messages %s", got)
+	}
+}

@@ -23,7 +23,8 @@ type StreamOptions struct {
 // (the assistant's role), text_delta as content, thinking_delta as
 // reasoning_content, a tool_use block as a tool call (its id and name,
 // then input_json_delta as arguments), message_delta as the chunk with
-// the finish_reason, message_stop as the usage chunk when asked; ping
+// the finish_reason, message_stop as the usage chunk when asked (and
+// the finish_reason stop when no message_delta had one); ping
 // and signature or citation deltas add nothing. An error event is an
 // *Error. Not safe for concurrent use.
 type Stream struct {
@@ -125,10 +126,16 @@ func (s *Stream) Event(name string, data []byte) ([][]byte, error) {
 		return s.chunks(chunkChoice{FinishReason: &f}), nil
 	case wire.EventMessageStop:
 		s.done = true
-		if !s.o.IncludeUsage {
-			return nil, nil
+		var out [][]byte
+		if s.finish == "" { // a message_delta without a stop reason: the turn ended all the same
+			s.finish = "stop"
+			f := s.finish
+			out = s.chunks(chunkChoice{FinishReason: &f})
 		}
-		return s.encode(chunk{Choices: []chunkChoice{}, Usage: usageOf(s.usage)}), nil
+		if s.o.IncludeUsage {
+			out = append(out, s.encode(chunk{Choices: []chunkChoice{}, Usage: usageOf(s.usage)})...)
+		}
+		return out, nil
 	}
 	return nil, nil // an event Anthropic may add later: nothing to translate
 }

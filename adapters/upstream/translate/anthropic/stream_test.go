@@ -1,6 +1,7 @@
 package anthropic_test
 
 import (
+	"bytes"
 	"encoding/json"
 	"errors"
 	"net/http"
@@ -112,5 +113,16 @@ func TestStreamErrorEvent(t *testing.T) {
 				t.Errorf("%s after %d events: %v %+v", tc.data, len(before), err, ae)
 			}
 		}
+	}
+}
+
+// TestStreamWithoutStopReason: a stream whose message_delta has no stop
+// reason still ends with a finish_reason (stop), before the usage chunk.
+func TestStreamWithoutStopReason(t *testing.T) {
+	s := anthropic.NewStream(anthropic.StreamOptions{IncludeUsage: true})
+	chunks, err := feed(t, s, evStart, `{"type":"message_delta","delta":{"stop_reason":null},"usage":{"output_tokens":2}}`, evEnd)
+	if err != nil || len(chunks) != 3 || s.FinishReason() != "stop" ||
+		!strings.Contains(string(chunks[1]), `"finish_reason":"stop"`) || !strings.Contains(string(chunks[2]), `"usage"`) {
+		t.Fatalf("%s (%v)", bytes.Join(chunks, []byte("\n")), err)
 	}
 }
