@@ -15,6 +15,9 @@
 //     messages become tool_result blocks at the head of a user turn, an
 //     assistant's tool_calls tool_use blocks whose input is the parsed
 //     arguments (arguments that are not a JSON object are an ErrInvalid);
+//   - empty text parts and empty system messages are left out (Anthropic
+//     refuses empty text blocks); a request of system messages only is
+//     refused;
 //   - image_url parts become image blocks (a data: URL a base64 source,
 //     an http(s) URL a url source), PDF file parts document blocks;
 //   - max_tokens is max_completion_tokens, else max_tokens, at most
@@ -54,8 +57,14 @@
 // cache writes.
 //
 // A Stream turns a Messages stream, fed one event at a time, into
-// chat.completion.chunk data; Error turns an Anthropic error body into
-// OpenAI's error shape with its status (529 overloaded as 503).
+// chat.completion.chunk data (a usage chunk last when asked); its Tokens
+// are the stream's counts as Reply's. TranslateError turns an Anthropic
+// error reply into OpenAI's error shape with its status (529 overloaded
+// as 503); a stream's error event is the same *Error.
+//
+// The chat shapes written here that domain/chat does not have (a reply's
+// object and role, reasoning_content, a tool call delta without its id,
+// prompt_tokens_details.cache_write_tokens) are defined in wire.go.
 //
 // The package is pure: no I/O, no clock (the caller passes created
 // times). Functions are safe for concurrent use; a Stream is not, but

@@ -29,6 +29,9 @@ type Error struct {
 }
 
 func (e *Error) Error() string {
+	if e.UpstreamStatus == 0 {
+		return fmt.Sprintf("anthropic upstream: stream error %s: %s", e.Type, e.Message)
+	}
 	return fmt.Sprintf("anthropic upstream: HTTP %d %s: %s", e.UpstreamStatus, e.Type, e.Message)
 }
 

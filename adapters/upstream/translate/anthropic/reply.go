@@ -80,7 +80,7 @@ func Reply(body []byte, created int64) (ChatReply, error) {
 			if err != nil {
 				return ChatReply{}, fmt.Errorf("%w: content[%d]: %v", ErrMalformed, i, err)
 			}
-			msg.ToolCalls = append(msg.ToolCalls, toolCall{ID: b.ID, Type: "function", Function: functionCall{Name: b.Name, Arguments: args}})
+			msg.ToolCalls = append(msg.ToolCalls, chat.ToolCall{ID: b.ID, Type: "function", Function: chat.FunctionCall{Name: b.Name, Arguments: args}})
 		}
 	}
 	if s := text.String(); s != "" || len(msg.ToolCalls) == 0 {

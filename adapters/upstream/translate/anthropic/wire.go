@@ -1,6 +1,10 @@
 package anthropic
 
-import "encoding/json"
+import (
+	"encoding/json"
+
+	"github.com/arr-dev/arr/domain/chat"
+)
 
 // messagesRequest is the Messages request Request writes, fields in the
 // order they are sent.
@@ -106,13 +110,15 @@ type choice struct {
 }
 
 type replyMessage struct {
-	Role             string     `json:"role"`
-	Content          *string    `json:"content"`
-	Refusal          *string    `json:"refusal"`
-	ReasoningContent *string    `json:"reasoning_content,omitempty"`
-	ToolCalls        []toolCall `json:"tool_calls,omitempty"`
+	Role             string          `json:"role"`
+	Content          *string         `json:"content"`
+	Refusal          *string         `json:"refusal"`
+	ReasoningContent *string         `json:"reasoning_content,omitempty"`
+	ToolCalls        []chat.ToolCall `json:"tool_calls,omitempty"`
 }
 
+// toolCall is a tool call's delta in a chunk: the first has its id, type
+// and name, the rest (index and arguments only) more of its arguments.
 type toolCall struct {
 	Index    *int         `json:"index,omitempty"`
 	ID       string       `json:"id,omitempty"`
