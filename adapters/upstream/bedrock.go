@@ -23,7 +23,6 @@ import (
 
 	"github.com/arr-dev/arr/adapters/upstream/translate/bedrock"
 	"github.com/arr-dev/arr/domain/anthropic"
-	"github.com/arr-dev/arr/domain/chat"
 	"github.com/arr-dev/arr/domain/routing"
 )
 
@@ -54,9 +53,9 @@ func bedrockEndpoint(m routing.Model, r Request) (endpoint, error) {
 		return endpoint{}, &Error{Model: m.ID, Status: http.StatusBadRequest, Body: bedrock.ClientError("invalid_request", msg),
 			Type: "invalid_request", Err: errors.New(msg)}
 	}
-	var req chat.Request
-	if err := json.Unmarshal(r.Body, &req); err != nil {
-		return refuse("the body is not a chat completion request: " + err.Error())
+	req, err := bedrock.ReadChat(r.Body)
+	if err != nil {
+		return refuse(err.Error())
 	}
 	if req.Stream != r.Stream {
 		return refuse(fmt.Sprintf("the body's stream field is not %v", r.Stream))

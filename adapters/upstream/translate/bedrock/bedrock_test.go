@@ -263,3 +263,19 @@ func TestUsageTokens(t *testing.T) {
 		t.Fatalf("Chat() = %+v", c)
 	}
 }
+
+func TestReadChat(t *testing.T) {
+	r, err := bedrock.ReadChat([]byte(`{"model":"m","messages":[{"role":"user","content":"x"}],"stop":"END","max_tokens":7}`))
+	if err != nil || len(r.Stop) != 1 || r.Stop[0] != "END" || r.MaxCompletionTokens == nil || *r.MaxCompletionTokens != 7 {
+		t.Fatalf("%+v, %v", r, err)
+	}
+	r, err = bedrock.ReadChat([]byte(`{"messages":[],"stop":["a","b"],"max_tokens":7,"max_completion_tokens":9}`))
+	if err != nil || len(r.Stop) != 2 || *r.MaxCompletionTokens != 9 {
+		t.Fatalf("%+v, %v", r, err)
+	}
+	for _, bad := range []string{`[1]`, `{"messages":"x"}`, `{"stop":5}`} {
+		if _, err := bedrock.ReadChat([]byte(bad)); !errors.Is(err, bedrock.ErrInvalid) {
+			t.Fatalf("%s: %v", bad, err)
+		}
+	}
+}

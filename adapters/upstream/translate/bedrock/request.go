@@ -231,3 +231,32 @@ func image(url string) (*Image, error) {
 	}
 	return &Image{Format: format, Source: ImageSource{Bytes: b}}, nil
 }
+
+// ReadChat reads a chat completion request body as OpenAI's API reads
+// it, into chat.Request: stop as a string or a list, and the legacy
+// max_tokens when max_completion_tokens is absent.
+func ReadChat(body []byte) (chat.Request, error) {
+	var r chat.Request
+	var raw struct {
+		Stop      json.RawMessage `json:"stop"`
+		MaxTokens *int64          `json:"max_tokens"`
+	}
+	if err := json.Unmarshal(body, &raw); err != nil {
+		return r, invalid("the body is not a JSON object: %v", err)
+	}
+	var stop string
+	if json.Unmarshal(raw.Stop, &stop) == nil {
+		// A single stop sequence: read the rest with it as a list.
+		var m map[string]json.RawMessage
+		_ = json.Unmarshal(body, &m)
+		m["stop"], _ = json.Marshal([]string{stop})
+		body, _ = json.Marshal(m)
+	}
+	if err := json.Unmarshal(body, &r); err != nil {
+		return r, invalid("the body is not a chat completion request: %v", err)
+	}
+	if r.MaxCompletionTokens == nil {
+		r.MaxCompletionTokens = raw.MaxTokens
+	}
+	return r, nil
+}
