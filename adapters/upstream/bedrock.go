@@ -20,6 +20,7 @@ import (
 	v4 "github.com/aws/aws-sdk-go-v2/aws/signer/v4"
 	"github.com/aws/aws-sdk-go-v2/config"
 	"github.com/aws/aws-sdk-go-v2/feature/ec2/imds"
+	"github.com/aws/smithy-go/logging"
 
 	"github.com/arr-dev/arr/adapters/upstream/translate/bedrock"
 	"github.com/arr-dev/arr/domain/anthropic"
@@ -119,7 +120,13 @@ func (c *Client) aws(ctx context.Context) (awsChain, error) {
 	if c.cfg.AWSUseIMDS {
 		imdsState = imds.ClientEnabled
 	}
-	cfg, err := config.LoadDefaultConfig(ctx, config.WithEC2IMDSClientEnableState(imdsState))
+	// The SDK's own warnings (a credential source falling back) go to
+	// the client's logger, not to standard error.
+	log := c.cfg.Logger
+	sdkLog := logging.LoggerFunc(func(_ logging.Classification, format string, v ...any) {
+		log.Warn("aws sdk: " + fmt.Sprintf(format, v...))
+	})
+	cfg, err := config.LoadDefaultConfig(ctx, config.WithEC2IMDSClientEnableState(imdsState), config.WithLogger(sdkLog))
 	if err != nil {
 		return awsChain{}, fmt.Errorf("loading the AWS configuration: %w", err)
 	}
