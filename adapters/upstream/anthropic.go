@@ -35,6 +35,16 @@ const (
 	// …/publishers/anthropic/models/{upstream_model}:rawPredict
 	// (:streamRawPredict), the body a Messages request (vertex.go).
 	APIVertex API = "vertex"
+	// APIBedrock is AWS Bedrock's Converse API (bedrock.go): the
+	// Request's Body is a chat completion request, translated
+	// (translate/bedrock) and sent to POST {base_url, or
+	// https://bedrock-runtime.{region}.amazonaws.com}/model/
+	// {upstream_model}/converse (or /converse-stream), signed with SigV4
+	// with credentials from the standard chain; the reply comes back as a
+	// chat completion (Response.Data) or chat chunks (Response.Stream),
+	// Bedrock's usage in Response.Usage (or Stream.Usage) with the cache
+	// writes chat cannot carry.
+	APIBedrock API = "bedrock"
 )
 
 // Request is one call of Do.
@@ -95,6 +105,8 @@ func chatEndpoint(m routing.Model, r Request) (endpoint, error) {
 		return endpoint{path: "/messages", maxReply: maxChatReply, api: APIAnthropic}, nil
 	case APIGemini, APIVertex:
 		return geminiEndpoint(m, r)
+	case APIBedrock:
+		return bedrockEndpoint(m, r)
 	}
 	return endpoint{}, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w %q", ErrUnsupportedAPI, r.API)}
 }
@@ -158,13 +170,18 @@ func headerValue(v string) bool {
 // reply read; it is cut there (ErrCut too).
 var ErrTooLarge = errors.New("the stream is over the longest reply read")
 
-// EventError is an Anthropic stream's error event: the upstream failed
-// mid-stream. Errors of NextEvent that are one are ErrCut too.
+// EventError is an Anthropic stream's error event or a Bedrock stream's
+// exception: the upstream failed mid-stream. Errors of NextEvent that
+// are one are ErrCut too.
 type EventError struct {
-	// Body is the event's data, an anthropic.ErrorBody.
+	// Body is the event's data: an anthropic.ErrorBody, or a Bedrock
+	// exception's payload ({"message"}).
 	Body []byte
-	// Type is its error.type ("overloaded_error"), "" when unreadable.
+	// Type is its error.type ("overloaded_error") or the exception's
+	// name ("ThrottlingException"), "" when unreadable.
 	Type string
+	// exception is a Bedrock exception's :exception-type.
+	exception string
 }
 
 func (e *EventError) Error() string {
@@ -194,6 +211,9 @@ func (s *Stream) anthropicEvents() {
 // cache counts, message_delta's (cumulative) output count. Zero for other
 // streams.
 func (s *Stream) Usage() anthropic.Usage {
+	if s.frames != nil {
+		return s.frames.usage()
+	}
 	if s.anth == nil {
 		return anthropic.Usage{}
 	}

@@ -13,6 +13,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/sony/gobreaker/v2"
 	"go.opentelemetry.io/otel/trace"
 	"golang.org/x/oauth2"
@@ -48,6 +49,15 @@ type Config struct {
 	ServiceAccount func(env string) ([]byte, error)
 	// Transport overrides the HTTP transport (tests).
 	Transport http.RoundTripper
+	// AWSCredentials signs Bedrock calls (APIBedrock); nil: the standard
+	// AWS credential chain (environment, shared config and credentials
+	// files, SSO, web identity, container credentials), loaded on the
+	// first Bedrock call.
+	AWSCredentials aws.CredentialsProvider
+	// AWSUseIMDS lets that chain ask the EC2 instance metadata service
+	// (off by default: off EC2 it is a network call to a link-local
+	// address on every miss).
+	AWSUseIMDS bool
 	// Tracer starts a client span per call and sends its W3C trace
 	// context (traceparent) to the upstream (trace.go); nil: neither.
 	Tracer trace.Tracer
@@ -103,6 +113,8 @@ type Client struct {
 	// tokens are the Vertex AI token sources, by credentials variable
 	// (gemini.go).
 	tokens map[string]oauth2.TokenSource
+	// awsChain is the AWS credential chain once loaded (bedrock.go).
+	awsChain *awsChain
 }
 
 // New returns a Client.
@@ -171,8 +183,9 @@ type Response struct {
 	Stream *Stream
 	// FirstByte is the time from sending to the response headers.
 	FirstByte time.Duration
-	// Usage is an Anthropic reply's usage, read from Data (nil for other
-	// APIs and for streams, whose Stream.Usage counts as it goes).
+	// Usage is an Anthropic reply's usage, read from Data, or a Bedrock
+	// reply's, in the same terms (nil for other APIs and for streams,
+	// whose Stream.Usage counts as it goes).
 	Usage *anthropic.Usage
 }
 
@@ -263,6 +276,9 @@ type endpoint struct {
 	token  oauth2.TokenSource
 	// body replaces the Request's (nil: none): Anthropic's on Vertex AI.
 	body []byte
+	// bedrock is a Bedrock call's translated body and signing (nil for
+	// other APIs).
+	bedrock *bedrockCall
 }
 
 // Embed sends body (an OpenAI embeddings request, model already set to the
@@ -282,6 +298,11 @@ func (c *Client) Embed(ctx context.Context, m routing.Model, body []byte) (*Resp
 func (c *Client) send(ctx context.Context, m routing.Model, ep endpoint, r Request) (*Response, error) {
 	if m.APIKeyEnv != "" && c.cfg.KeyRequired != nil && c.cfg.KeyRequired(m.APIKeyEnv) && c.cfg.APIKey(m.APIKeyEnv) == "" {
 		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %s is unset", ErrNotConfigured, m.APIKeyEnv)}
+	}
+	if ep.bedrock != nil {
+		if err := c.prepareBedrock(ctx, m, ep.bedrock); err != nil {
+			return nil, err
+		}
 	}
 	done, err := c.breaker(m).Allow()
 	if err != nil {
@@ -321,26 +342,10 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 	}
-	body := r.Body
-	if ep.body != nil {
-		body = ep.body
-	}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, m.BaseURL+ep.path, bytes.NewReader(body))
+	req, err := c.request(ctx, m, ep, r)
 	if err != nil {
 		cancel()
-		return fail(0, nil, false, err)
-	}
-	req.Header.Set("Content-Type", "application/json")
-	if r.Stream {
-		req.Header.Set("Accept", "text/event-stream")
-	}
-	c.inject(ctx, req.Header)
-	c.authorize(req.Header, m, ep, r)
-	if ep.token != nil {
-		if err := bearer(req.Header, m, ep.token); err != nil {
-			cancel()
-			return nil, err
-		}
+		return nil, err
 	}
 	start := time.Now()
 	resp, err := c.http.Do(req)
@@ -359,10 +364,13 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 		if ep.api == APIGemini {
 			return nil, geminiRefusal(m, resp.StatusCode, b)
 		}
+		if ep.api == APIBedrock {
+			return nil, bedrockRefusal(m, resp.StatusCode, resp.Header, b)
+		}
 		return nil, refusal(m, ep.api, resp.StatusCode, b)
 	}
 	out := &Response{Model: m, Status: resp.StatusCode, Header: resp.Header, FirstByte: firstByte}
-	if ep.api != APIOpenAI && isEventStream(resp.Header) != r.Stream {
+	if (ep.api != APIOpenAI && ep.api != APIBedrock && isEventStream(resp.Header) != r.Stream) || (ep.api == APIBedrock && !hasType(resp.Header, bedrockReplyType(r.Stream))) {
 		resp.Body.Close()
 		cancel()
 		return fail(resp.StatusCode, nil, true, fmt.Errorf("a reply of type %q to a request with stream %v", resp.Header.Get("Content-Type"), r.Stream))
@@ -379,6 +387,8 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 			return anthropicStart(m, out)
 		case APIGemini:
 			return geminiStart(m, out)
+		case APIBedrock:
+			return bedrockStart(m, out, ep.bedrock)
 		}
 		return out, nil
 	}
@@ -398,7 +408,45 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 		}
 		out.Usage = &u
 	}
+	if ep.api == APIBedrock {
+		return bedrockReply(m, out, ep.bedrock)
+	}
 	return out, nil
+}
+
+// request is the HTTP request of a call to ep: its body, headers and
+// authorization (a key, a Vertex AI token, a Bedrock signature); an
+// error is an *Error.
+func (c *Client) request(ctx context.Context, m routing.Model, ep endpoint, r Request) (*http.Request, error) {
+	body := r.Body
+	if ep.body != nil {
+		body = ep.body
+	}
+	url, streamType := m.BaseURL+ep.path, "text/event-stream"
+	if ep.bedrock != nil {
+		url, body, streamType = ep.bedrock.url+ep.path, ep.bedrock.body, bedrockEventStream
+	}
+	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
+	if err != nil {
+		return nil, &Error{Model: m.ID, Err: err}
+	}
+	req.Header.Set("Content-Type", "application/json")
+	if r.Stream {
+		req.Header.Set("Accept", streamType)
+	}
+	c.inject(ctx, req.Header)
+	c.authorize(req.Header, m, ep, r)
+	if ep.token != nil {
+		if err := bearer(req.Header, m, ep.token); err != nil {
+			return nil, err
+		}
+	}
+	if ep.bedrock != nil {
+		if err := ep.bedrock.sign(ctx, req); err != nil {
+			return nil, &Error{Model: m.ID, Retryable: true, Err: err}
+		}
+	}
+	return req, nil
 }
 
 // authorize sets the key (and, for Anthropic, the version and beta
@@ -422,6 +470,8 @@ func (c *Client) authorize(h http.Header, m routing.Model, ep endpoint, r Reques
 			h.Set("X-Goog-Api-Key", key)
 		}
 		return
+	case APIBedrock:
+		return // signed (bedrock.go)
 	case APIAnthropic:
 	default:
 		if key != "" {

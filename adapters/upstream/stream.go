@@ -30,9 +30,12 @@ type Stream struct {
 	anth *anthropicState
 	// gem: Gemini's events (gemini.go): ended by the body's end after a
 	// finishing event, failed by an error object.
-	gem  *geminiState
-	name []byte
-	raw  []byte
+	gem *geminiState
+	// frames: a Bedrock stream's event-stream frames (bedrock.go), read
+	// as chat chunks.
+	frames *bedrockFrames
+	name   []byte
+	raw    []byte
 	// maxEvent bounds one event's bytes (its lines, its joined data):
 	// a longer one ends the stream with ErrTooLarge, so an upstream's
 	// endless line takes no more memory than that.
@@ -95,6 +98,13 @@ func (s *Stream) NextEvent() (Event, error) {
 	if s.hasPeek {
 		s.hasPeek = false
 		return s.peeked, s.peekErr
+	}
+	if s.frames != nil {
+		ev, err := s.frames.next()
+		if err != nil && !errors.Is(err, io.EOF) {
+			s.cutSpan()
+		}
+		return ev, err
 	}
 	if s.anth != nil && s.anth.err != nil {
 		return Event{}, s.anth.err

@@ -36,6 +36,11 @@ type Model struct {
 	Project        string `json:"project"`
 	Location       string `json:"location"`
 	CredentialsEnv string `json:"credentials_env"`
+	// API is the upstream's wire format: openai (""), anthropic, gemini,
+	// bedrock, azure_openai or vertex.
+	API string `json:"api"`
+	// Region is the upstream's cloud region (Bedrock's AWS region).
+	Region string `json:"region"`
 	// InputPerM and OutputPerM are micro-dollars per million tokens
 	// (numerically: US dollars per thousand tokens times 1e9).
 	InputPerM  int64 `json:"-"`

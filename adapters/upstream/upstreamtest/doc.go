@@ -43,5 +43,19 @@
 // vertex.go) is the Messages stand-in behind the same token check, the
 // body without model and with anthropic_version vertex-2023-10-16.
 //
+// And for AWS Bedrock's Converse API (POST {BedrockURL}/model/{id}/converse
+// and /converse-stream, bedrock.go): it verifies the SigV4 signature by
+// signing the request again with the AWS SDK's signer and the secret of
+// its access key (BedrockAccessKey; a wrong key or secret is a 403),
+// reads the body with the SDK's own deserializer into bedrockruntime's
+// types and writes it back with the SDK's serializer, refusing a body that
+// does not come back the same or breaks the API's rules (400
+// ValidationException, named in X-Amzn-ErrorType), and answers a reply or
+// ConverseStream's event-stream frames (messageStart … messageStop,
+// metadata), encoded with the SDK's eventstream encoder. cachePoint blocks
+// are cache breakpoints, counted as the Messages stand-in counts
+// cache_control. BedrockBehavior adds exception events and a stream
+// without messageStop.
+//
 // A Server is safe for concurrent use.
 package upstreamtest

@@ -43,6 +43,9 @@ type Behavior struct {
 // Server is the loopback upstream.
 type Server struct {
 	URL string // base URL, ending in /v1
+	// BedrockURL is the Converse stand-in's base URL (bedrock.go): a
+	// catalog model's base_url, under which /model/{id}/converse is.
+	BedrockURL string
 
 	srv *http.Server
 	ln  net.Listener
@@ -61,6 +64,8 @@ type Server struct {
 	root string
 	gem  *geminiServer
 	tok  *tokenServer
+	// bedrock is the Converse stand-in's (bedrock.go).
+	bedrock *bedrockServer
 }
 
 // Start starts a server for the test and closes it when the test ends.
@@ -83,7 +88,9 @@ func New(addr string) (*Server, error) {
 	s := &Server{ln: ln, URL: "http://" + ln.Addr().String() + "/v1",
 		behaviors: map[string]Behavior{}, calls: map[string]int{}, last: map[string]map[string]any{}, auth: map[string]string{},
 		parents: map[string]string{}, anth: newAnthropicServer(), root: "http://" + ln.Addr().String(),
-		gem: &geminiServer{behaviors: map[string]GeminiBehavior{}, headers: map[string]http.Header{}}, tok: newTokenServer()}
+		gem: &geminiServer{behaviors: map[string]GeminiBehavior{}, headers: map[string]http.Header{}}, tok: newTokenServer(),
+		bedrock: newBedrockServer()}
+	s.BedrockURL = s.root
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1beta/models/{call}", s.geminiAPI)
 	mux.HandleFunc("POST /v1/projects/{project}/locations/{location}/publishers/google/models/{call}", s.vertexAPI)
@@ -92,6 +99,8 @@ func New(addr string) (*Server, error) {
 	mux.HandleFunc("POST /v1/messages", s.messages)
 	mux.HandleFunc("POST /v1/chat/completions", s.complete)
 	mux.HandleFunc("POST /v1/embeddings", s.embed)
+	mux.HandleFunc("POST /model/{model}/converse", s.converse(false))
+	mux.HandleFunc("POST /model/{model}/converse-stream", s.converse(true))
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
 		_, _ = io.WriteString(w, `{"object":"list","data":[]}`)
@@ -126,6 +135,7 @@ func (s *Server) Reset() {
 	s.gem.mu.Lock()
 	s.gem.behaviors = map[string]GeminiBehavior{}
 	s.gem.mu.Unlock()
+	s.bedrock.reset()
 }
 
 // Calls returns how many requests named model.
