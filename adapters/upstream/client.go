@@ -51,8 +51,13 @@ type Config struct {
 	Transport http.RoundTripper
 	// AWSCredentials signs Bedrock calls (APIBedrock); nil: the standard
 	// AWS credential chain (environment, shared config and credentials
-	// files, SSO, web identity, container credentials), loaded on the
-	// first Bedrock call.
+	// files, a profile's credential_process, SSO, web identity, container
+	// credentials), loaded on the first Bedrock call and again after
+	// Bedrock refused its credentials (a 403 for an unknown key, a wrong
+	// signature, an expired token). Each retrieval is bounded by Timeout;
+	// a failure is the call's ErrNotConfigured, named by its kind only
+	// (the SDK's text, which may quote a credential_process's output, is
+	// never kept).
 	AWSCredentials aws.CredentialsProvider
 	// AWSUseIMDS lets that chain ask the EC2 instance metadata service
 	// (off by default: off EC2 it is a network call to a link-local
@@ -365,7 +370,7 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 			return nil, geminiRefusal(m, resp.StatusCode, b)
 		}
 		if ep.api == APIBedrock {
-			return nil, bedrockRefusal(m, resp.StatusCode, resp.Header, b)
+			return nil, c.bedrockRefusal(m, ep.bedrock, resp.StatusCode, resp.Header, b)
 		}
 		return nil, refusal(m, ep.api, resp.StatusCode, b)
 	}

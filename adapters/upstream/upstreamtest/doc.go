@@ -46,10 +46,14 @@
 // And for AWS Bedrock's Converse API (POST {BedrockURL}/model/{id}/converse
 // and /converse-stream, bedrock.go): it verifies the SigV4 signature by
 // signing the request again with the AWS SDK's signer and the secret of
-// its access key (BedrockAccessKey; a wrong key or secret is a 403),
-// reads the body with the SDK's own deserializer into bedrockruntime's
-// types and writes it back with the SDK's serializer, refusing a body that
-// does not come back the same or breaks the API's rules (400
+// its access key (BedrockAccessKey; a wrong key, secret or session token,
+// a credential scope of another region than BedrockRegion, or an
+// X-Amz-Date more than 5 minutes from the clock is a 403), reads the body
+// with the SDK's own deserializer into bedrockruntime's types and writes
+// it back with the SDK's serializer, refusing a body that does not come
+// back the same or breaks the API's rules (roles alternating, toolUseIds
+// and tool names of [a-zA-Z0-9_-]{1,64}, an input schema an object,
+// temperature and topP within 0 to 1, no empty stop sequence: a 400
 // ValidationException, named in X-Amzn-ErrorType), and answers a reply or
 // ConverseStream's event-stream frames (messageStart … messageStop,
 // metadata), encoded with the SDK's eventstream encoder. cachePoint blocks
