@@ -14,5 +14,17 @@
 // fault (other 4xx, whose status and body are kept for the client and
 // never count against the breaker).
 //
+// Vertex AI's access tokens (vertexauth.go) are fetched by the client
+// itself: the credentials variable's file read strictly as a
+// service-account key (no other credential kind, no browser flow, no
+// metadata server), afresh at each fetch (a rotated key is used by the
+// next one), its signed JWT assertion traded at the file's token_uri
+// within the call's context and timeout, one fetch at a time per
+// variable and no call waiting on it past its own context. A token
+// Vertex AI refuses (a 401 answer, or a stream's first event with code
+// 401) is dropped; a token error leaves none held. No error carries the
+// variable's value or the file's text. A Vertex AI project and location
+// are checked against Google's characters before they go in the URL.
+//
 // A Client is safe for concurrent use.
 package upstream
