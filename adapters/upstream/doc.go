@@ -14,12 +14,12 @@
 // fault (other 4xx, whose status and body are kept for the client and
 // never count against the breaker).
 //
-// Vertex AI's access tokens (vertexauth.go) are fetched by the client
-// itself: the credentials variable's file read strictly as a
-// service-account key (no other credential kind, no browser flow, no
-// metadata server), afresh at each fetch (a rotated key is used by the
-// next one), its signed JWT assertion traded at the file's token_uri
-// within the call's context and timeout, one fetch at a time per
+// Vertex AI's access tokens (vertexauth.go): the credentials variable's
+// file read strictly as a service-account key (no other credential kind,
+// no browser flow, no metadata server), afresh at each fetch (a rotated
+// key is used by the next one), and traded by golang.org/x/oauth2's JWT
+// flow (google.JWTConfigFromJSON) at the file's token_uri, every request
+// of it bound to the call's context and timeout, one fetch at a time per
 // variable and no call waiting on it past its own context. A token
 // Vertex AI refuses (a 401 answer, or a stream's first event with code
 // 401) is dropped; a token error leaves none held. No error carries the

@@ -3,12 +3,8 @@ package upstream
 import (
 	"bytes"
 	"context"
-	"crypto"
-	"crypto/rand"
 	"crypto/rsa"
-	"crypto/sha256"
 	"crypto/x509"
-	"encoding/base64"
 	"encoding/json"
 	"encoding/pem"
 	"errors"
@@ -21,6 +17,9 @@ import (
 	"strings"
 	"sync"
 	"time"
+
+	"golang.org/x/oauth2"
+	"golang.org/x/oauth2/google"
 
 	"github.com/arr-dev/arr/domain/routing"
 )
@@ -148,12 +147,15 @@ func (a *vertexAuth) forget(tok string) {
 	}
 }
 
-// fetchToken reads the service account of env (Config.ServiceAccount)
-// and trades a JWT assertion signed by its key for an access token at
-// its token_uri (RFC 7523, as Google's libraries do for a service
-// account), posted within ctx through the client's transport, without
-// redirects. The error is ErrNotConfigured or ErrToken, and never
-// carries the variable's value or the file's text.
+// fetchToken reads the service account of env (Config.ServiceAccount),
+// checks it strictly (parseServiceAccount) and has golang.org/x/oauth2's
+// JWT flow (google.JWTConfigFromJSON: a service account's key, never a
+// browser or metadata flow) trade a signed assertion for an access token
+// at its token_uri. The flow's HTTP client is the client's own transport
+// with every request bound to ctx (the call's, with its timeout) and no
+// redirects, so a hanging token endpoint holds no call past its deadline.
+// The error is ErrNotConfigured or ErrToken, and never carries the
+// variable's value or the file's text.
 func (c *Client) fetchToken(ctx context.Context, env string) (string, time.Time, error) {
 	data, err := c.cfg.ServiceAccount(env)
 	if err != nil {
@@ -163,39 +165,59 @@ func (c *Client) fetchToken(ctx context.Context, env string) (string, time.Time,
 	if err != nil {
 		return "", time.Time{}, fmt.Errorf("%w: the service account %s names: %v", ErrNotConfigured, env, err)
 	}
-	now := time.Now()
-	assertion, err := sa.assertion(now)
+	conf, err := google.JWTConfigFromJSON(data, cloudPlatformScope)
 	if err != nil {
-		return "", time.Time{}, fmt.Errorf("%w: signing the assertion of %s: %v", ErrToken, env, err)
+		return "", time.Time{}, fmt.Errorf("%w: the service account %s names is not a key file golang.org/x/oauth2 reads", ErrNotConfigured, env)
 	}
-	form := url.Values{"grant_type": {"urn:ietf:params:oauth:grant-type:jwt-bearer"}, "assertion": {assertion}}
-	req, err := http.NewRequestWithContext(ctx, http.MethodPost, sa.tokenURI, strings.NewReader(form.Encode()))
+	conf.TokenURL = sa.tokenURI
+	hc := &http.Client{Transport: boundTransport{ctx: ctx, next: c.http.Transport}, CheckRedirect: c.http.CheckRedirect}
+	tok, err := conf.TokenSource(context.WithValue(ctx, oauth2.HTTPClient, hc)).Token()
 	if err != nil {
-		return "", time.Time{}, fmt.Errorf("%w: the token_uri of the service account %s names is not a URL", ErrNotConfigured, env)
-	}
-	req.Header.Set("Content-Type", "application/x-www-form-urlencoded")
-	resp, err := c.http.Do(req)
-	if err != nil {
-		var ue *url.Error
-		if errors.As(err, &ue) {
-			err = ue.Err
+		var re *oauth2.RetrieveError
+		switch {
+		case errors.As(err, &re) && re.Response != nil:
+			_, _, why := tokenAnswer(re.Response.StatusCode, re.Body)
+			return "", time.Time{}, fmt.Errorf("%w: the token endpoint of %s: %v", ErrToken, env, why)
+		case ctx.Err() != nil:
+			return "", time.Time{}, fmt.Errorf("%w: the token endpoint of %s: %w", ErrToken, env, ctx.Err())
+		case strings.Contains(err.Error(), "private key"):
+			return "", time.Time{}, fmt.Errorf("%w: the service account %s names has a private_key that is not an RSA key in PEM", ErrNotConfigured, env)
 		}
-		return "", time.Time{}, fmt.Errorf("%w: the token endpoint of %s: %w", ErrToken, env, err)
+		return "", time.Time{}, fmt.Errorf("%w: the token endpoint of %s did not answer with a token", ErrToken, env)
 	}
-	defer resp.Body.Close()
-	b, err := io.ReadAll(io.LimitReader(resp.Body, maxTokenAnswer))
-	if err != nil {
-		return "", time.Time{}, fmt.Errorf("%w: reading the token endpoint's answer: %w", ErrToken, err)
+	if why := usableToken(tok.AccessToken, tok.TokenType); why != nil {
+		return "", time.Time{}, fmt.Errorf("%w: the token endpoint of %s: %v", ErrToken, env, why)
 	}
-	tok, ttl, err := tokenAnswer(resp.StatusCode, b)
-	if err != nil {
-		return "", time.Time{}, fmt.Errorf("%w: the token endpoint of %s: %v", ErrToken, env, err)
+	return tok.AccessToken, tok.Expiry, nil
+}
+
+// boundTransport sends every request within ctx: x/oauth2's JWT flow
+// posts without a context of its own.
+type boundTransport struct {
+	ctx  context.Context
+	next http.RoundTripper
+}
+
+func (b boundTransport) RoundTrip(r *http.Request) (*http.Response, error) {
+	next := b.next
+	if next == nil {
+		next = http.DefaultTransport
 	}
-	var expiry time.Time
-	if ttl > 0 {
-		expiry = now.Add(ttl)
+	return next.RoundTrip(r.WithContext(b.ctx))
+}
+
+// usableToken says why a token endpoint's 200 is no usable bearer token
+// (nil: it is one): empty, of another type, or not a header value.
+func usableToken(token, typ string) error {
+	switch {
+	case token == "":
+		return errors.New("the answer has no access_token")
+	case !headerValue(token):
+		return errors.New("the access_token is not printable ASCII of at most 4 KiB")
+	case typ != "" && !strings.EqualFold(typ, "bearer"):
+		return fmt.Errorf("the token is of type %q, not Bearer", printable(typ, 32))
 	}
-	return tok, expiry, nil
+	return nil
 }
 
 // tokenAnswer is the access token and its lifetime (0: none given) of
@@ -217,15 +239,11 @@ func tokenAnswer(status int, b []byte) (string, time.Duration, error) {
 		}
 		return "", 0, fmt.Errorf("HTTP %d: %s: %s", status, printable(t.Error, 64), printable(t.Description, 256))
 	}
-	switch {
-	case decodeErr != nil:
+	if decodeErr != nil {
 		return "", 0, errors.New("the answer is not a token object")
-	case t.AccessToken == "":
-		return "", 0, errors.New("the answer has no access_token")
-	case !headerValue(t.AccessToken):
-		return "", 0, errors.New("the access_token is not printable ASCII of at most 4 KiB")
-	case t.TokenType != "" && !strings.EqualFold(t.TokenType, "bearer"):
-		return "", 0, fmt.Errorf("the token is of type %q, not Bearer", printable(t.TokenType, 32))
+	}
+	if err := usableToken(t.AccessToken, t.TokenType); err != nil {
+		return "", 0, err
 	}
 	return t.AccessToken, time.Duration(min(max(t.ExpiresIn, 0), 1<<31)) * time.Second, nil
 }
@@ -250,7 +268,6 @@ type serviceAccount struct {
 	email    string
 	keyID    string
 	tokenURI string
-	key      *rsa.PrivateKey
 }
 
 // parseServiceAccount reads data strictly as a service-account key file:
@@ -307,16 +324,15 @@ func parseServiceAccount(data []byte) (serviceAccount, error) {
 	if u, err := url.Parse(sa.tokenURI); err != nil || (u.Scheme != "https" && u.Scheme != "http") || u.Host == "" {
 		return serviceAccount{}, errors.New("a service account whose token_uri is not an http(s) URL")
 	}
-	k, err := rsaKey(key)
-	if err != nil {
+	if _, err := x509Key(key); err != nil {
 		return serviceAccount{}, err
 	}
-	sa.key = k
 	return sa, nil
 }
 
-// rsaKey is a service account's private_key.
-func rsaKey(s string) (*rsa.PrivateKey, error) {
+// x509Key is a service account's private_key, checked before
+// x/oauth2 signs with it (whose errors would say less).
+func x509Key(s string) (*rsa.PrivateKey, error) {
 	block, _ := pem.Decode([]byte(s))
 	if block == nil {
 		return nil, errors.New("a service account whose private_key is not PEM")
@@ -331,28 +347,6 @@ func rsaKey(s string) (*rsa.PrivateKey, error) {
 		return k, nil
 	}
 	return nil, errors.New("a service account whose private_key is neither a PKCS #8 nor a PKCS #1 RSA key")
-}
-
-// assertion is the account's signed JWT (RS256) asking its token
-// endpoint for a cloud-platform token, issued at now, good for an hour.
-func (sa serviceAccount) assertion(now time.Time) (string, error) {
-	enc := base64.RawURLEncoding
-	header, err := json.Marshal(map[string]string{"alg": "RS256", "typ": "JWT", "kid": sa.keyID})
-	if err != nil {
-		return "", err
-	}
-	claims, err := json.Marshal(map[string]any{"iss": sa.email, "scope": cloudPlatformScope, "aud": sa.tokenURI,
-		"iat": now.Unix(), "exp": now.Add(time.Hour).Unix()})
-	if err != nil {
-		return "", err
-	}
-	signed := enc.EncodeToString(header) + "." + enc.EncodeToString(claims)
-	sum := sha256.Sum256([]byte(signed))
-	sig, err := rsa.SignPKCS1v15(rand.Reader, sa.key, crypto.SHA256, sum[:])
-	if err != nil {
-		return "", err
-	}
-	return signed + "." + enc.EncodeToString(sig), nil
 }
 
 // readServiceAccount is the default Config.ServiceAccount: the file the
