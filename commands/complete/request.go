@@ -39,6 +39,9 @@ type Request struct {
 	QualityFloor   float64
 	MaxCostMicro   int64 // 0: no ceiling
 	BrandPref      string
+	// Native is the request in an upstream API's own format, for a
+	// candidate of that API (native.go); nil: a chat request only.
+	Native *Native
 	// APIs are the upstream APIs the request can be sent to, preferred
 	// first (routing.Request.APIs); nil: ChatAPIs, those of a chat
 	// completion request.

@@ -25,6 +25,16 @@ type Exchange interface {
 	Stream(t Turn) Stream
 }
 
+// Passthrough is an Exchange whose request an upstream of its own API
+// takes as it came: the gateway sends it to a model of that API with
+// only the model and the gateway's own fields changed, and relays that
+// upstream's reply and events as they come (its routing object added).
+type Passthrough interface {
+	// Native names the API (a catalog "api": anthropic) and the request's
+	// fields that are the gateway's own, left out upstream.
+	Native() (api string, gatewayFields []string)
+}
+
 // Turn names a reply: its id (Dialect.ID) and when it was made (Unix
 // seconds).
 type Turn struct {

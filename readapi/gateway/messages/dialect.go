@@ -3,6 +3,7 @@ package messages
 import (
 	"encoding/hex"
 
+	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/readapi/gateway/dialect"
 )
 
@@ -23,6 +24,12 @@ func (Dialect) Parse(body []byte) (dialect.Exchange, error) {
 		return nil, err
 	}
 	return exchange{model: r.Model(), chat: chat}, nil
+}
+
+// Native: a Messages request goes to Anthropic models as it came, less
+// arr's routing fields (quality_floor, max_cost_usd, brand_pref).
+func (exchange) Native() (string, []string) {
+	return routing.APIAnthropic, append([]string(nil), arrFields...)
 }
 
 // ID is msg_ and the random bytes in hex.
