@@ -208,7 +208,8 @@ func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, str
 
 // Do sends r to m in r's API: an OpenAI chat completion to
 // {base_url}/chat/completions, an Anthropic message to {base_url}/messages
-// (anthropic.go). Every API goes through m's one breaker, with the same
+// (anthropic.go), a chat completion to an Azure OpenAI deployment
+// (azure.go). Every API goes through m's one breaker, with the same
 // key check and timeouts. With r.Stream it returns once the headers
 // arrived and the caller reads Response.Stream.
 func (c *Client) Do(ctx context.Context, m routing.Model, r Request) (*Response, error) {
@@ -359,6 +360,10 @@ func (c *Client) authorize(h http.Header, m routing.Model, api API, r Request) {
 	key := ""
 	if m.APIKeyEnv != "" {
 		key = c.cfg.APIKey(m.APIKeyEnv)
+	}
+	if api == APIAzureOpenAI {
+		c.authorizeAzure(h, m, key)
+		return
 	}
 	if api != APIAnthropic {
 		if key != "" {

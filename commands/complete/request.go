@@ -80,8 +80,8 @@ func (r *Request) RouteAllowed(cat *routing.Catalog, fb routing.Feedback, brandP
 }
 
 // ChatAPIs are the upstream APIs a chat completion request is sent to as
-// it is: OpenAI-compatible endpoints.
-func ChatAPIs() []string { return []string{routing.APIOpenAI} }
+// it is: OpenAI-compatible endpoints and Azure OpenAI deployments.
+func ChatAPIs() []string { return []string{routing.APIOpenAI, routing.APIAzureOpenAI} }
 
 func (r *Request) apis() []string {
 	if r.APIs == nil {

@@ -34,7 +34,7 @@ var apis = []struct {
 	supported bool
 }{
 	{APIOpenAI, true}, {APIAnthropic, true}, {APIGemini, false},
-	{APIBedrock, false}, {APIAzureOpenAI, false}, {APIVertex, false},
+	{APIBedrock, false}, {APIAzureOpenAI, true}, {APIVertex, false},
 }
 
 // SupportedAPIs are the APIs this build's catalog accepts.

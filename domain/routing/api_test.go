@@ -28,7 +28,9 @@ func TestCatalogAPI(t *testing.T) {
 	}{
 		{name: "default openai", api: routing.APIOpenAI},
 		{name: "anthropic", extra: `"api":"anthropic"`, api: routing.APIAnthropic},
-		{name: "azure not yet", extra: `"api":"azure_openai","api_version":"2024-10-21"`, errWant: `api "azure_openai" is not supported yet`},
+		{name: "azure with version", extra: `"api":"azure_openai","api_version":"2024-10-21","deployment":"gpt4o-prod","credentials_env":"AZ_TOKEN"`, api: routing.APIAzureOpenAI},
+		{name: "azure without version", extra: `"api":"azure_openai"`, errWant: "api_version is required"},
+		{name: "deployment with a slash", extra: `"api":"azure_openai","api_version":"2024-10-21","deployment":"a/b"`, errWant: "must be a single name"},
 		{name: "gemini not yet", extra: `"api":"gemini"`, errWant: `api "gemini" is not supported yet`},
 		{name: "bedrock not yet", extra: `"api":"bedrock","region":"us-east-1"`, errWant: `api "bedrock" is not supported yet`},
 		{name: "vertex not yet", extra: `"api":"vertex"`, errWant: `api "vertex" is not supported yet`},
@@ -53,6 +55,16 @@ func TestCatalogAPI(t *testing.T) {
 				t.Fatalf("api %q, want %q", m.API, tc.api)
 			}
 		})
+	}
+}
+
+func TestAzureDeploymentDefaultsToUpstreamModel(t *testing.T) {
+	c, err := routing.ParseCatalog(oneModel(`"api":"azure_openai","api_version":"2024-10-21","upstream_model":"gpt-4o"`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if m, _ := c.Model("m"); m.Deployment != "gpt-4o" || m.APIVersion != "2024-10-21" {
+		t.Fatalf("%+v", m)
 	}
 }
 
