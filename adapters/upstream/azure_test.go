@@ -81,6 +81,15 @@ func TestAzureOpenAI(t *testing.T) {
 	if st := c.BreakerStates()["az"]; st != "closed" {
 		t.Fatalf("breaker %q after a refusal", st)
 	}
+
+	// A 404 (no such deployment or api-version) is the operator's: retried
+	// elsewhere, counted by the breaker, never shown to the client.
+	bad := m
+	bad.APIVersion = ""
+	_, err = c.Do(ctx, bad, upstream.Request{API: upstream.APIAzureOpenAI, Body: []byte(body)})
+	if !errors.As(err, &ue) || ue.Status != http.StatusNotFound || !ue.Retryable {
+		t.Fatalf("a 404: %v", err)
+	}
 }
 
 func respData(r *upstream.Response) []byte {

@@ -388,11 +388,12 @@ func (c *Client) authorize(h http.Header, m routing.Model, api API, r Request) {
 // b: 5xx (Anthropic's 529 overloaded among them), 429, 408 and a 3xx
 // (redirects are not followed) are retryable (another upstream is tried;
 // the breaker counts them), as are Anthropic's 401, 403 and 404 (the
-// operator's key or model id); any other status is the request's own
-// fault, passed on with its body.
+// operator's key or model id; Azure's too: its key, deployment or
+// api-version); any other status is the request's own fault, passed on
+// with its body.
 func refusal(m routing.Model, api API, status int, b []byte) *Error {
 	retry := status >= 500 || status < 400 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout
-	if api == APIAnthropic && (status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound) {
+	if (api == APIAnthropic || api == APIAzureOpenAI) && (status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound) {
 		// The operator's key or the catalog's upstream_model, not the
 		// client's request: another upstream is tried, the breaker counts
 		// it, and the client never sees the upstream's words.
