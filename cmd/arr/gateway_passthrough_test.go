@@ -245,6 +245,29 @@ func TestGatewayMessagesPassThroughWire(t *testing.T) {
 	if h := g.up.LastHeaders("claude-sonnet-4-0"); h.Get("Anthropic-Beta") != "prompt-caching-2024-07-31" {
 		t.Errorf("anthropic-beta upstream %q", h.Get("Anthropic-Beta"))
 	}
+
+	// A server tool and its blocks, which the chat translation does not
+	// serve: to the Claude model as they came, never to the chat model.
+	tools := `{"model":"mid","max_tokens":256,"tools":[{"type":"web_search_20250305","name":"web_search","max_uses":2}],` +
+		`"messages":[{"role":"user","content":"find <it>"},{"role":"assistant","content":[{"type":"server_tool_use","id":"srvtoolu_1","name":"web_search","input":{"query":"it"}},` +
+		`{"type":"web_search_tool_result","tool_use_id":"srvtoolu_1","content":[]},{"type":"text","text":"nothing found"}]},{"role":"user","content":"try again"}]}`
+	code, body = g.postMessages(t, tools)
+	if code != http.StatusOK || !strings.Contains(string(body), `"model":"claude-mid"`) {
+		t.Fatalf("server tool: %d %s", code, body)
+	}
+	if got, want := string(g.up.LastBody("claude-sonnet-4-0")), strings.Replace(tools, `"model":"mid"`, `"model":"claude-sonnet-4-0"`, 1); got != want {
+		t.Fatalf("server tool sent upstream\n%s\nwant\n%s", got, want)
+	}
+	code, body = g.postMessages(t, strings.Replace(tools, `"model":"mid"`, `"model":"gpt-mid"`, 1))
+	if code != http.StatusBadRequest || !strings.Contains(string(body), `"code":"unsupported_value"`) || !strings.Contains(string(body), "only models of the anthropic API") {
+		t.Fatalf("server tool for the chat model: %d %s", code, body)
+	}
+	// A field arr does not know goes on too; the upstream judges it (the
+	// stand-in, as Anthropic, refuses it: its 400 as it came).
+	code, body = g.postMessages(t, `{"model":"mid","max_tokens":16,"messages":[{"role":"user","content":"hi"}],"frobnicate":"fast"}`)
+	if code != http.StatusBadRequest || !strings.Contains(string(body), `"message":"frobnicate: Extra inputs are not permitted"`) {
+		t.Fatalf("unknown field: %d %s", code, body)
+	}
 }
 
 func (g *passGateway) postMessages(t *testing.T, body string, headers ...string) (int, []byte) {

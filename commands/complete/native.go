@@ -84,6 +84,36 @@ type nativeStream struct {
 	delta   []byte
 	stop    []byte
 	pending []byte
+	// final: a message_delta came, whose output count is the reply's;
+	// before it the output is estimated from the deltas' text (a stream
+	// cut short is billed for what it relayed).
+	final bool
+}
+
+// deltaText is the length of a content_block_delta's text, thinking or
+// tool-input JSON.
+func deltaText(data []byte) int {
+	var d struct {
+		Delta struct {
+			Text        string `json:"text"`
+			Thinking    string `json:"thinking"`
+			PartialJSON string `json:"partial_json"`
+		} `json:"delta"`
+	}
+	_ = json.Unmarshal(data, &d)
+	return len(d.Delta.Text) + len(d.Delta.Thinking) + len(d.Delta.PartialJSON)
+}
+
+// nativeUsage is a pass-through stream's usage so far: the upstream's,
+// its output at least the estimate of the text relayed until the
+// message_delta that counts it.
+func (s *Stream) nativeUsage() Usage {
+	u := usageOfAnthropic(s.resp.Stream.Usage())
+	if est := int64(s.a.bytes+3) / 4; !s.nat.final && est > u.Completion {
+		u.Completion, u.Estimated = est, true
+		u = s.capEstimate(u, s.dec.Candidates[0])
+	}
+	return u
 }
 
 // nextNative returns the next event of a pass-through stream as it came
@@ -101,13 +131,16 @@ func (s *Stream) nextNative() ([]byte, error) {
 		if ev.Name == anthropic.EventMessageStart && err == nil {
 			s.hasUp = true
 		}
-		s.upUsage = usageOfAnthropic(s.resp.Stream.Usage())
+		if err == nil && ev.Name == anthropic.EventContentBlockDelta {
+			s.a.bytes += deltaText(ev.Data)
+		}
+		s.nat.final = s.nat.final || err == nil && ev.Name == anthropic.EventMessageDelta
+		s.upUsage = s.nativeUsage()
 		if err != nil {
 			return nil, s.finish(err)
 		}
 		s.hash.Write(ev.Data)
 		s.hash.Write([]byte{'\n'})
-		s.a.bytes += len(ev.Data)
 		switch ev.Name {
 		case anthropic.EventMessageDelta:
 			held := s.nat.delta

@@ -45,7 +45,7 @@ func (s *completer) serve(d dialect.Dialect) httpx.Handler {
 		}
 		res, err := s.run(c, req)
 		if err != nil {
-			return err
+			return nativeOnly(ex, err)
 		}
 		switch {
 		case res.Stream != nil && res.Stream.Native():

@@ -3,6 +3,7 @@ package gateway
 import (
 	"bytes"
 	"errors"
+	"fmt"
 	"io"
 	"net/http"
 	"strconv"
@@ -12,6 +13,7 @@ import (
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/readapi/gateway/dialect"
 	"github.com/arr-dev/arr/readapi/gateway/messages"
@@ -22,7 +24,7 @@ import (
 // and anthropic-beta), preferred within a tier before the chat models
 // it is translated for.
 func passthrough(c *gin.Context, req *complete.Request, p dialect.Passthrough) {
-	api, drop := p.Native()
+	api, drop, _ := p.Native()
 	if api != routing.APIAnthropic {
 		return
 	}
@@ -36,6 +38,26 @@ func passthrough(c *gin.Context, req *complete.Request, p dialect.Passthrough) {
 	}
 	req.Native = n
 	req.APIs = append([]string{api}, complete.ChatAPIs()...)
+	if _, _, only := p.Native(); only != nil {
+		req.APIs = []string{api}
+	}
+}
+
+// nativeOnly is the refusal of a request only models of its own API can
+// take when routing found none: the translation's own refusal, saying so.
+func nativeOnly(ex dialect.Exchange, err error) error {
+	p, ok := ex.(dialect.Passthrough)
+	if !ok {
+		return err
+	}
+	api, _, only := p.Native()
+	var de *domain.Error
+	if only == nil || !errors.As(err, &de) || de.Code != "model_api_unsupported" || !errors.As(only, &de) {
+		return err
+	}
+	out := *de
+	out.Message += fmt.Sprintf("; only models of the %s API take such a request as it is, and none that this request may use can (name one, a tier with one, or auto)", api)
+	return &out
 }
 
 // relayNative relays a pass-through stream: the upstream's events as

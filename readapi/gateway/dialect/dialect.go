@@ -31,8 +31,11 @@ type Exchange interface {
 // upstream's reply and events as they come (its routing object added).
 type Passthrough interface {
 	// Native names the API (a catalog "api": anthropic) and the request's
-	// fields that are the gateway's own, left out upstream.
-	Native() (api string, gatewayFields []string)
+	// fields that are the gateway's own, left out upstream; untranslatable
+	// is the translation's refusal of a request only models of that API
+	// can take as it came (a field or block the chat translation does not
+	// serve), nil when any model can.
+	Native() (api string, gatewayFields []string, untranslatable error)
 }
 
 // Turn names a reply: its id (Dialect.ID) and when it was made (Unix
