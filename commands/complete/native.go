@@ -81,7 +81,10 @@ func readNativeReply(resp *upstream.Response) upstreamReply {
 // recorded and the delta goes out with the routing object; the raw
 // message_stop; an event read while a delta was held, to send next.
 type nativeStream struct {
+	// delta is the message_delta held; last the latest one seen, sent
+	// again with the routing object if it had to go out before the end.
 	delta   []byte
+	last    []byte
 	stop    []byte
 	pending []byte
 	// final: a message_delta came, whose output count is the reply's;
@@ -145,6 +148,7 @@ func (s *Stream) nextNative() ([]byte, error) {
 		case anthropic.EventMessageDelta:
 			held := s.nat.delta
 			s.nat.delta = slices.Clone(ev.Data)
+			s.nat.last = s.nat.delta
 			if held != nil {
 				return deltaEvent(held), nil // an earlier delta: usage is cumulative
 			}
@@ -153,7 +157,9 @@ func (s *Stream) nextNative() ([]byte, error) {
 			s.nat.stop = slices.Clone(ev.Raw)
 			continue
 		}
-		if held := s.nat.delta; held != nil {
+		if held := s.nat.delta; held != nil && ev.Name != anthropic.EventPing {
+			// Another event after message_delta (a ping is sent on while
+			// it is held): the delta goes out first, and again at the end.
 			s.nat.delta, s.nat.pending = nil, slices.Clone(ev.Raw)
 			return deltaEvent(held), nil
 		}

@@ -164,6 +164,9 @@ func (s *Stream) Next() ([]byte, error) {
 // End tells how the stream ended; valid once Next returned io.EOF.
 func (s *Stream) End() StreamEnd {
 	e := StreamEnd{ID: s.a.id, Created: s.a.created, Model: s.a.model, Usage: s.usage, Routing: s.routing, Delta: s.nat.delta, Stop: s.nat.stop}
+	if e.Delta == nil {
+		e.Delta = s.nat.last // sent before the end: again, with routing (usage is cumulative)
+	}
 	var cut *StreamCut
 	if errors.As(s.cut, &cut) {
 		e.Cut = cut
