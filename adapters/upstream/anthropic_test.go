@@ -140,6 +140,17 @@ func TestAnthropicCachedTokens(t *testing.T) {
 	if third.CacheReadInputTokens != first.CacheCreationInputTokens || third.CacheCreationInputTokens <= 0 {
 		t.Fatalf("third call %+v", third)
 	}
+	// The next turn marks only its own end (the earlier "and more" block
+	// sent without its breakpoint, as Claude Code moves it): the
+	// breakpoint looks back over the blocks before it and reads what the
+	// third call cached.
+	next := `{"model":"claude-c","max_tokens":64` + system + `,"messages":[{"role":"user","content":"hi there"},` +
+		`{"role":"assistant","content":"Hello"},{"role":"user","content":[{"type":"text","text":"and more"}]},` +
+		`{"role":"assistant","content":"Sure"},{"role":"user","content":[{"type":"text","text":"go on","cache_control":{"type":"ephemeral"}}]}]}`
+	fourth := call(next)
+	if fourth.CacheReadInputTokens != third.CacheReadInputTokens+third.CacheCreationInputTokens || fourth.CacheCreationInputTokens <= 0 {
+		t.Fatalf("fourth call %+v after %+v", fourth, third)
+	}
 }
 
 // readEvents reads a stream to its end, returning the event names and the

@@ -234,7 +234,8 @@ func TestGatewayClaudeCode(t *testing.T) {
 // TestGatewayClaudeCodePassThrough: `claude -p` through arr to a Claude
 // model of the catalog's anthropic API: its requests reach the Messages
 // stand-in as Claude Code sent them (cache_control breakpoints included),
-// and the prompt cache they write is counted in the rollup.
+// and the prompt cache they fill and then read (the second turn, with the
+// tool results, re-sends the first's prefix) is counted in the rollup.
 func TestGatewayClaudeCodePassThrough(t *testing.T) {
 	dir, _ := filepath.Abs("../../scripts/clients/claude-code")
 	claude := filepath.Join(dir, "node_modules", ".bin", "claude")
@@ -276,7 +277,9 @@ func TestGatewayClaudeCodePassThrough(t *testing.T) {
 			} `json:"total"`
 		}
 		_ = json.Unmarshal(b, &r)
-		return r.Total.CacheWrite > 0
+		// The second turn (the tool results) re-sends the first's prefix:
+		// read from the cache.
+		return r.Total.CacheWrite > 0 && r.Total.CacheRead > 0
 	})
 	t.Logf("claude -p through the pass-through (%d calls, %d cache_control in the last): %s", g.up.Calls("claude-sonnet-4-0"),
 		bytes.Count(body, []byte(`"cache_control"`)), res.Result)

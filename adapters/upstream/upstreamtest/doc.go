@@ -24,7 +24,10 @@
 // (message_start … message_stop, with a ping), and counts prompt caching:
 // the prefix through a cache_control breakpoint is written to the cache
 // by the first request that carries it (cache_creation_input_tokens) and
-// read by later ones (cache_read_input_tokens). AnthropicBehavior adds an
+// read by later ones (cache_read_input_tokens), a breakpoint looking back
+// over the 20 blocks before it as Anthropic's does (blocks compared without
+// their cache_control, so a breakpoint moved on to the next turn reads the
+// prefix the last one wrote). AnthropicBehavior adds an
 // error event, a stream without message_stop and a huge delta; LastBody
 // is the last request's body byte for byte.
 //
