@@ -237,7 +237,8 @@ func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, str
 // Do sends r to m in r's API: an OpenAI chat completion to
 // {base_url}/chat/completions, an Anthropic message to {base_url}/messages
 // (anthropic.go), a Gemini GenerateContentRequest to the Gemini API or
-// Vertex AI (gemini.go). Every API goes through m's one breaker, with the same
+// Vertex AI (gemini.go), a chat completion to an Azure OpenAI deployment
+// (azure.go) or to Bedrock (bedrock.go). Every API goes through m's one breaker, with the same
 // key check and timeouts. With r.Stream it returns once the headers
 // arrived and the caller reads Response.Stream.
 func (c *Client) Do(ctx context.Context, m routing.Model, r Request) (*Response, error) {
@@ -497,6 +498,9 @@ func (c *Client) authorize(h http.Header, m routing.Model, ep endpoint, r Reques
 		return
 	case APIBedrock:
 		return // signed (bedrock.go)
+	case APIAzureOpenAI:
+		c.authorizeAzure(h, m, key)
+		return
 	case APIAnthropic:
 	default:
 		if key != "" {
