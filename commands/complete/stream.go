@@ -72,7 +72,10 @@ func (e *StreamCut) Error() string {
 // upstream_stream_cut (the upstream broke off, or the client left).
 func (e *StreamCut) Code() string {
 	var d *DurationExceeded
+	var g *GuardrailStop
 	switch {
+	case errors.As(e.Err, &g):
+		return g.Code()
 	case errors.As(e.Err, &d):
 		return "max_request_duration_exceeded"
 	case errors.Is(e.Err, ErrReservationLost):
@@ -140,7 +143,11 @@ func (s *Stream) Next() ([]byte, error) {
 				continue // the upstream's usage chunk: the closing chunk carries ours
 			}
 		}
-		return data, nil
+		out, stop := s.guardChunk(data, &ch)
+		if stop != nil {
+			return nil, s.finish(stop)
+		}
+		return out, nil
 	}
 }
 
@@ -203,7 +210,10 @@ func (s *Stream) finish(cut error) error {
 		u = s.upUsage
 	}
 	outcome := "ok"
-	if cut != nil {
+	var stop *GuardrailStop
+	if errors.As(cut, &stop) {
+		outcome = OutcomeRefused
+	} else if cut != nil {
 		outcome = "cut"
 		if cause := gatewayCut(s.ctx); cause != nil {
 			cut = cause // the duration cap, or a reservation that could not be kept

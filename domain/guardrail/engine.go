@@ -29,6 +29,7 @@ type Engine struct {
 type compiledDeny struct {
 	re     *regexp.Regexp
 	action Action
+	on     On
 }
 
 // Compile normalizes and validates p and compiles its patterns once.
@@ -42,7 +43,7 @@ func Compile(p Policy) (*Engine, error) {
 		e.pii[r.Type] = r
 	}
 	for _, d := range p.Deny {
-		e.deny = append(e.deny, compiledDeny{re: regexp.MustCompile(d.Pattern), action: d.Action})
+		e.deny = append(e.deny, compiledDeny{re: regexp.MustCompile(d.Pattern), action: d.Action, on: d.On})
 	}
 	return e, nil
 }
@@ -50,12 +51,24 @@ func Compile(p Policy) (*Engine, error) {
 // Policy is the engine's normalized policy.
 func (e *Engine) Policy() Policy { return e.policy }
 
-// ScansText reports whether the engine has PII or deny rules (else Apply
-// changes nothing).
-func (e *Engine) ScansText() bool { return len(e.pii) > 0 || len(e.deny) > 0 }
+// Scans reports whether some PII or deny rule scans text found at where
+// (Prompt or Output); else Apply changes nothing there.
+func (e *Engine) Scans(where string) bool {
+	for _, r := range e.pii {
+		if r.On.scans(where) {
+			return true
+		}
+	}
+	for _, d := range e.deny {
+		if d.on.scans(where) {
+			return true
+		}
+	}
+	return false
+}
 
-// ScansOutput reports whether replies are scanned too.
-func (e *Engine) ScansOutput() bool { return e.policy.Output && e.ScansText() }
+// ScansOutput reports whether replies are scanned.
+func (e *Engine) ScansOutput() bool { return e.Scans(Output) }
 
 // CheckSize is the prompt-size cap's refusal for a prompt of n bytes of
 // text, or nil.
@@ -85,12 +98,21 @@ type scanned struct {
 // scan finds every rule's matches in s, in text order; redacting matches
 // never overlap (a deny pattern's match overlapping a PII one is still
 // seen, for refusals and logs).
-func (e *Engine) scan(s string) []scanned {
+func (e *Engine) scan(s, where string) []scanned {
 	var out []scanned
-	for _, m := range scanPII(s, e.pii) {
+	kinds := map[Detector]PIIRule{}
+	for k, r := range e.pii {
+		if r.On.scans(where) {
+			kinds[k] = r
+		}
+	}
+	for _, m := range scanPII(s, kinds) {
 		out = append(out, scanned{m, e.pii[Detector(strings.TrimPrefix(m.Rule, "pii_"))].Action})
 	}
 	for _, d := range e.deny {
+		if !d.on.scans(where) {
+			continue
+		}
 		for _, loc := range d.re.FindAllStringIndex(s, maxMatches) {
 			if loc[0] == loc[1] {
 				continue // an empty match redacts nothing
@@ -104,10 +126,10 @@ func (e *Engine) scan(s string) []scanned {
 
 // Apply runs the rules over s, found at where (Prompt or Output).
 func (e *Engine) Apply(s, where string) Result {
-	if !e.ScansText() {
+	if !e.Scans(where) {
 		return Result{Text: s}
 	}
-	ms := e.scan(s)
+	ms := e.scan(s, where)
 	text, fired, refused := redact(s, ms, len(s), where)
 	return Result{Text: text, Fired: fired, Refused: refused}
 }
@@ -182,7 +204,7 @@ func (f *StreamFilter) Write(piece string) (string, *Fired) {
 	if len(f.held) <= f.window {
 		return "", nil
 	}
-	ms := f.e.scan(f.held)
+	ms := f.e.scan(f.held, Output)
 	cut := len(f.held) - f.window
 	for !utf8.RuneStart(f.held[cut]) && cut > 0 {
 		cut--
@@ -215,7 +237,7 @@ func (f *StreamFilter) Flush() (string, *Fired) {
 	if f.held == "" {
 		return "", nil
 	}
-	return f.emit(f.e.scan(f.held), len(f.held))
+	return f.emit(f.e.scan(f.held, Output), len(f.held))
 }
 
 func (f *StreamFilter) emit(ms []scanned, cut int) (string, *Fired) {

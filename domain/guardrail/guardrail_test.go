@@ -137,6 +137,8 @@ func TestValidate(t *testing.T) {
 	bad := []Policy{
 		{PII: []PIIRule{{Type: "passport", Action: Redact}}},
 		{PII: []PIIRule{{Type: Email, Action: "drop"}}},
+		{PII: []PIIRule{{Type: Email, Action: Log, On: "reply"}}},
+		{Deny: []DenyRule{{Pattern: "x", On: "input"}}},
 		{PII: []PIIRule{{Type: Email, Action: Redact}, {Type: Email, Action: Log}}},
 		{Deny: []DenyRule{{Pattern: `(?<=x)y`}}}, // not RE2
 		{Deny: []DenyRule{{Pattern: long}}},
@@ -163,7 +165,10 @@ func TestValidate(t *testing.T) {
 // Streamed output: a match cut by any chunk boundary is still redacted,
 // and no more than the window (plus a straddling match) is held back.
 func TestStreamAcrossChunks(t *testing.T) {
-	e := engine(t, Policy{PII: []PIIRule{{Type: CreditCard, Action: Redact}, {Type: Email, Action: Redact}}, Output: true})
+	e := engine(t, Policy{PII: []PIIRule{{Type: CreditCard, Action: Redact, On: OnOutput}, {Type: Email, Action: Redact, On: OnBoth}}})
+	if r := e.Apply("card 4111 1111 1111 1111", Prompt); r.Text != "card 4111 1111 1111 1111" {
+		t.Fatalf("an output rule scanned the prompt: %q", r.Text)
+	}
 	text := strings.Repeat("lorem ipsum ", 30) + "card 4111 1111 1111 1111 and mail jane@example.org " + strings.Repeat("dolor sit ", 30)
 	want := e.Apply(text, Output).Text
 	if !strings.Contains(want, "[CREDIT_CARD]") || !strings.Contains(want, "[EMAIL]") {
@@ -194,7 +199,7 @@ func TestStreamAcrossChunks(t *testing.T) {
 }
 
 func TestStreamRefuse(t *testing.T) {
-	e := engine(t, Policy{Deny: []DenyRule{{Pattern: "forbidden word"}}, Output: true})
+	e := engine(t, Policy{Deny: []DenyRule{{Pattern: "forbidden word", On: OnOutput}}})
 	f := e.Stream(16)
 	var refused *Fired
 	for _, p := range []string{"a forbid", "den word and more text to push it past the window"} {

@@ -72,17 +72,41 @@ const (
 	RuleWebhook        = "webhook"
 )
 
+// On says what a rule scans: the prompt (the default), the output (the
+// replies, streamed or not) or both.
+type On string
+
+// The scopes of a rule.
+const (
+	OnPrompt On = "prompt"
+	OnOutput On = "output"
+	OnBoth   On = "both"
+)
+
+// scans reports whether a rule on o scans text found at where.
+func (o On) scans(where string) bool {
+	return o == OnBoth || (where == Prompt) == (o == OnPrompt || o == "")
+}
+
 // PIIRule is what to do with one detector's matches.
 type PIIRule struct {
-	Type   Detector `json:"type"`
-	Action Action   `json:"action"`
+	// Type is the detector: email, phone, credit_card, ssn, iban or
+	// ip_address.
+	Type Detector `json:"type"`
+	// Action is redact, refuse or log.
+	Action Action `json:"action"`
+	// On is prompt (default), output or both.
+	On On `json:"on,omitempty"`
 }
 
 // DenyRule is a pattern (RE2 syntax) the text must not match.
 type DenyRule struct {
+	// Pattern is the RE2 regular expression (at most MaxDenyPatternBytes).
 	Pattern string `json:"pattern"`
 	// Action is refuse (the default), redact or log.
 	Action Action `json:"action,omitempty"`
+	// On is prompt (default), output or both.
+	On On `json:"on,omitempty"`
 }
 
 // FailMode says what a webhook guardrail that gave no verdict (down,
@@ -99,6 +123,7 @@ const (
 // Webhook is the customer's guardrail endpoint: called with the prompt,
 // signed per Standard Webhooks, before the upstream.
 type Webhook struct {
+	// URL is the absolute http(s) URL the prompt is POSTed to.
 	URL string `json:"url"`
 	// Fail is open or closed (default closed).
 	Fail FailMode `json:"fail,omitempty"`
@@ -112,12 +137,13 @@ type Webhook struct {
 // Policy is one account's or one key's guardrails. The zero Policy
 // guards nothing.
 type Policy struct {
-	PII  []PIIRule  `json:"pii,omitempty"`
+	// PII are the detectors' rules, one per detector at most.
+	PII []PIIRule `json:"pii,omitempty"`
+	// Deny are the deny patterns (at most MaxDenyPatterns).
 	Deny []DenyRule `json:"deny,omitempty"`
 	// MaxPromptBytes refuses a prompt whose text is larger (0: no cap).
 	MaxPromptBytes int64 `json:"max_prompt_bytes,omitempty"`
-	// Output applies the PII and deny rules to the replies too.
-	Output  bool     `json:"output,omitempty"`
+	// Webhook is the webhook guardrail, if any.
 	Webhook *Webhook `json:"webhook,omitempty"`
 }
 
@@ -129,17 +155,24 @@ func (p Policy) IsZero() bool {
 // Equal reports whether two policies are the same.
 func (p Policy) Equal(o Policy) bool {
 	sameHook := (p.Webhook == nil) == (o.Webhook == nil) && (p.Webhook == nil || *p.Webhook == *o.Webhook)
-	return slices.Equal(p.PII, o.PII) && slices.Equal(p.Deny, o.Deny) && p.MaxPromptBytes == o.MaxPromptBytes &&
-		p.Output == o.Output && sameHook
+	return slices.Equal(p.PII, o.PII) && slices.Equal(p.Deny, o.Deny) && p.MaxPromptBytes == o.MaxPromptBytes && sameHook
 }
 
-// Normalize fills in the defaults: a deny rule's refuse, the webhook's
-// closed fail mode and its timeout.
+// Normalize fills in the defaults: rules on the prompt, a deny rule's
+// refuse, the webhook's closed fail mode and its timeout.
 func (p Policy) Normalize() Policy {
 	p.PII, p.Deny = slices.Clone(p.PII), slices.Clone(p.Deny)
+	for i := range p.PII {
+		if p.PII[i].On == "" {
+			p.PII[i].On = OnPrompt
+		}
+	}
 	for i := range p.Deny {
 		if p.Deny[i].Action == "" {
 			p.Deny[i].Action = Refuse
+		}
+		if p.Deny[i].On == "" {
+			p.Deny[i].On = OnPrompt
 		}
 	}
 	if p.Webhook != nil {
@@ -161,6 +194,8 @@ func invalid(field, format string, a ...any) error {
 
 func validAction(a Action) bool { return a == Redact || a == Refuse || a == Log }
 
+func validOn(o On) bool { return o == OnPrompt || o == OnOutput || o == OnBoth }
+
 // Validate checks a normalized policy.
 func (p Policy) Validate() error {
 	for i, r := range p.PII {
@@ -169,6 +204,9 @@ func (p Policy) Validate() error {
 		}
 		if !validAction(r.Action) {
 			return invalid("pii", "pii[%d].action must be redact, refuse or log; got %q", i, r.Action)
+		}
+		if !validOn(r.On) {
+			return invalid("pii", "pii[%d].on must be prompt, output or both; got %q", i, r.On)
 		}
 		if slices.ContainsFunc(p.PII[:i], func(o PIIRule) bool { return o.Type == r.Type }) {
 			return invalid("pii", "pii lists %s twice", r.Type)
@@ -186,6 +224,9 @@ func (p Policy) Validate() error {
 		}
 		if !validAction(d.Action) {
 			return invalid("deny", "deny[%d].action must be refuse, redact or log; got %q", i, d.Action)
+		}
+		if !validOn(d.On) {
+			return invalid("deny", "deny[%d].on must be prompt, output or both; got %q", i, d.On)
 		}
 	}
 	if p.MaxPromptBytes < 0 || p.MaxPromptBytes > MaxPromptBytesCap {
@@ -237,3 +278,12 @@ func Refusal(f Fired) error {
 	}
 	return domain.Invalid(f.Code(), "", "%s (rule %s)", msg, f.Rule)
 }
+
+// Actions lists every action.
+func Actions() []Action { return []Action{Redact, Refuse, Log} }
+
+// Ons lists every rule scope.
+func Ons() []On { return []On{OnPrompt, OnOutput, OnBoth} }
+
+// FailModes lists the webhook guardrail's fail modes.
+func FailModes() []FailMode { return []FailMode{FailOpen, FailClosed} }
