@@ -98,7 +98,14 @@ func (es *engines) get(p guardrail.Policy) (*guardrail.Engine, error) {
 // GuardrailSecret is the signing secret of account's webhook guardrail of
 // nonce, as its settings show it.
 func (h *Handler) GuardrailSecret(accountID uuid.UUID, nonce string) string {
-	return guardrail.WebhookSecret(h.cfg.HashKey.Derive(webhookSecretPurpose), accountID, nonce)
+	return WebhookSecret(h.cfg.HashKey, accountID, nonce)
+}
+
+// WebhookSecret is the signing secret of account's webhook guardrail of
+// nonce under the gateway's audit hash key (`arr guardrails show
+// --secret` derives it too).
+func WebhookSecret(key audit.HashKey, accountID uuid.UUID, nonce string) string {
+	return guardrail.WebhookSecret(key.Derive(webhookSecretPurpose), accountID, nonce)
 }
 
 // fire notes rules that fired, each once.
