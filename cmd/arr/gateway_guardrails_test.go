@@ -14,6 +14,8 @@ import (
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
 	standardwebhooks "github.com/standard-webhooks/standard-webhooks/libraries/go"
+
+	"github.com/arr-dev/arr/adapters/mail/mailtest"
 )
 
 // guardReceiver is a loopback webhook guardrail: it verifies each call's
@@ -155,5 +157,90 @@ func TestGatewayGuardrails(t *testing.T) {
 	rcv.srv.Close() // the receiver is down: fail closed refuses
 	if _, err := ask("hello again"); !refusedWith(err, "guardrail_webhook") {
 		t.Fatalf("the webhook guardrail down under fail closed: %v", err)
+	}
+}
+
+// TestGatewayGuardrailSettings: the owner sets guardrails on the JSON API
+// (session and CSRF token): the account's hold for every key, on chat and
+// Responses alike; a key's own (an empty policy: none) replace them for
+// that key until cleared; a key reads the ones that apply to it on GET
+// /v1/guardrails; a malformed policy is 400 and records nothing. Refused
+// requests are recorded, and the audit chain still verifies.
+func TestGatewayGuardrailSettings(t *testing.T) {
+	mail := mailtest.Start(t, mailtest.Options{})
+	g := newGateway(t, "enterprise", "SMTP_URL="+mail.URL, "ARR_MAIL_FROM=arr test <no-reply@arr.test>")
+	const email, card = "gw-enterprise@example.com", "4111 1111 1111 1111"
+	w := newWeb(t)
+	signIn(t, w, mail, g.gateway, email)
+	var me meBody
+	w.json(http.MethodGet, g.gateway+"/v1/me", nil, nil, &me)
+	hdr := map[string]string{"X-CSRF-Token": me.CSRFToken}
+	refuseCards := map[string]any{"pii": []any{map[string]any{"type": "credit_card", "action": "refuse"}}}
+	var out map[string]any
+	if code := w.json(http.MethodPut, g.gateway+"/v1/me/guardrails", refuseCards, nil, &out); code != 403 {
+		t.Fatalf("PUT without the CSRF token: %d %v", code, out)
+	}
+	if code := w.json(http.MethodPut, g.gateway+"/v1/me/guardrails", map[string]any{"pii": []any{map[string]any{"type": "passport", "action": "redact"}}}, hdr, &out); code != 400 {
+		t.Fatalf("a malformed policy: %d %v", code, out)
+	}
+	if code := w.json(http.MethodPut, g.gateway+"/v1/me/guardrails", map[string]any{"secret_nonce": "x"}, hdr, &out); code != 400 {
+		t.Fatalf("a policy naming the secret's nonce: %d %v", code, out)
+	}
+	if code := w.json(http.MethodPut, g.gateway+"/v1/me/guardrails", refuseCards, hdr, &out); code != 200 || out["guardrails"] == nil {
+		t.Fatalf("PUT the account's guardrails: %d %v", code, out)
+	}
+	chat := func(key string) limitAnswer {
+		return postKeyed(t, g.gateway+"/v1/chat/completions", key, map[string]any{"model": "gpt-4.1-nano", "messages": userMsg("pay with " + card)})
+	}
+	if a := chat(g.key); a.status != 400 || a.code != "guardrail_pii_credit_card" {
+		t.Fatalf("a card on chat: %d %s", a.status, a.body)
+	}
+	if a := postKeyed(t, g.gateway+"/v1/responses", g.key, map[string]any{"model": "gpt-4.1-nano", "input": "pay with " + card}); a.status != 400 ||
+		a.code != "guardrail_pii_credit_card" {
+		t.Fatalf("a card on /v1/responses: %d %s", a.status, a.body)
+	}
+
+	other := g.mint(email, "gateway")
+	if code := w.json(http.MethodPut, g.gateway+"/v1/me/keys/"+other.ID+"/guardrails", map[string]any{}, hdr, &out); code != 200 || out["scope"] != "key" {
+		t.Fatalf("PUT a key's own (none): %d %v", code, out)
+	}
+	if a := chat(other.Secret); a.status != 200 {
+		t.Fatalf("a key with guardrails of its own (none): %d %s", a.status, a.body)
+	}
+	if a := chat(g.key); a.status != 400 {
+		t.Fatalf("the account's other key: %d %s", a.status, a.body)
+	}
+	req, _ := http.NewRequest(http.MethodGet, g.gateway+"/v1/guardrails", nil)
+	req.Header.Set("Authorization", "Bearer "+g.key)
+	resp, err := http.DefaultClient.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var eff map[string]any
+	_ = json.NewDecoder(resp.Body).Decode(&eff)
+	resp.Body.Close()
+	if resp.StatusCode != 200 || eff["scope"] != "account" || eff["guardrails"] == nil {
+		t.Fatalf("GET /v1/guardrails: %d %v", resp.StatusCode, eff)
+	}
+	if code := w.json(http.MethodDelete, g.gateway+"/v1/me/keys/"+other.ID+"/guardrails", nil, hdr, &out); code != 200 || out["scope"] != "account" {
+		t.Fatalf("DELETE a key's own: %d %v", code, out)
+	}
+	if a := chat(other.Secret); a.status != 400 || a.code != "guardrail_pii_credit_card" {
+		t.Fatalf("the key follows the account's again: %d %s", a.status, a.body)
+	}
+	if code := w.json(http.MethodDelete, g.gateway+"/v1/me/guardrails", nil, hdr, &out); code != 200 || out["guardrails"] != nil {
+		t.Fatalf("DELETE the account's: %d %v", code, out)
+	}
+	if a := chat(g.key); a.status != 200 {
+		t.Fatalf("no guardrails: %d %s", a.status, a.body)
+	}
+
+	var rep struct {
+		OK      bool   `json:"ok"`
+		Checked uint64 `json:"checked"`
+	}
+	g.mustArr(&rep, "audit", "verify", "--json")
+	if !rep.OK || rep.Checked != 6 {
+		t.Fatalf("arr audit verify: %+v, want ok over 6 entries (4 refusals, 2 answers)", rep)
 	}
 }
