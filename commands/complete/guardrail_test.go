@@ -283,3 +283,51 @@ func TestWebhookGuardrail(t *testing.T) {
 		t.Fatalf("%d bad signatures", rcv.badSigs)
 	}
 }
+
+// A webhook guardrail that answers too slowly, redirects, or answers
+// something that is not a verdict gives no verdict: fail closed refuses,
+// fail open lets the prompt through.
+func TestWebhookGuardrailHostile(t *testing.T) {
+	hs := newHarness(t, options{startChain: true, complete: func(c *complete.Config) {
+		c.Guardrails.Webhook = webhook.New(webhook.Config{AllowPrivate: true})
+	}})
+	release := make(chan struct{})
+	slow := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		select {
+		case <-r.Context().Done():
+		case <-release:
+		}
+	}))
+	t.Cleanup(func() { close(release); slow.Close() })
+	target := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"verdict":"allow"}`)
+	}))
+	t.Cleanup(target.Close)
+	redirect := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		http.Redirect(w, r, target.URL, http.StatusTemporaryRedirect)
+	}))
+	t.Cleanup(redirect.Close)
+	junk := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"verdict":"maybe","texts":["a","b","c"]}`)
+	}))
+	t.Cleanup(junk.Close)
+	huge := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		_, _ = io.WriteString(w, `{"verdict":"allow","texts":["`+strings.Repeat("x", webhook.DefaultMaxResponseBytes)+`"]}`)
+	}))
+	t.Cleanup(huge.Close)
+	for name, url := range map[string]string{"slow": slow.URL, "redirect": redirect.URL, "not a verdict": junk.URL, "too large": huge.URL} {
+		for _, fail := range []guardrail.FailMode{guardrail.FailClosed, guardrail.FailOpen} {
+			hs.caller.Guardrails = guardrail.Policy{Webhook: &guardrail.Webhook{URL: url, Fail: fail, TimeoutMS: 200, SecretNonce: "n"}}
+			_, err := hs.complete(t, request(t, "hello", map[string]any{"model": "gpt-4.1-nano"}), complete.CacheOff)
+			switch {
+			case fail == guardrail.FailClosed && codeOf(err) != "guardrail_webhook":
+				t.Errorf("%s, fail closed: %v", name, err)
+			case fail == guardrail.FailOpen && err != nil:
+				t.Errorf("%s, fail open: %v", name, err)
+			}
+		}
+	}
+	if n := hs.up.Calls("gpt-4.1-nano"); n != 4 {
+		t.Fatalf("%d upstream calls; want the 4 fail-open ones", n)
+	}
+}
