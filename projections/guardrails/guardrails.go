@@ -34,9 +34,15 @@ CREATE TABLE guardrails (
 );
 `
 
-// Spec implements projections.Projection.
+// Channel is notified when the read model records a fault or is swapped
+// for a rebuild (Spec.FailClosedChannel).
+const Channel = "guardrails_changed"
+
+// Spec implements projections.Projection. It fails closed, as identity
+// does: guardrails guard what reaches an upstream, so a GuardrailsSet it
+// cannot apply stops it rather than being parked and skipped.
 func (Projection) Spec() projections.Spec {
-	return projections.Spec{Name: Name, DDL: ddl, Handlers: []projections.Handler{projections.On(set)}}
+	return projections.Spec{Name: Name, DDL: ddl, FailClosedChannel: Channel, Handlers: []projections.Handler{projections.On(set)}}
 }
 
 // set applies a GuardrailsSet: an upsert, or a delete when cleared.
