@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"net/url"
 	"strings"
 	"sync"
 	"testing"
@@ -235,12 +236,31 @@ func TestGatewayGuardrailSettings(t *testing.T) {
 		t.Fatalf("no guardrails: %d %s", a.status, a.body)
 	}
 
+	// The account page shows and sets them too.
+	pg := w.get(g.gateway + "/account")
+	mustStatus(t, "GET /account", pg, 200)
+	if !strings.Contains(pg.body, `id="guardrails-form"`) || !strings.Contains(pg.body, `id="guardrails-none"`) {
+		t.Fatalf("the account page has no guardrails section: %s", pg.body)
+	}
+	saved := w.post(g.gateway+"/account/guardrails", url.Values{"csrf_token": {hidden(t, pg, "csrf_token")},
+		"policy": {`{"deny":[{"pattern":"(?i)forbidden"}]}`}})
+	mustStatus(t, "POST /account/guardrails", saved, 200)
+	if !strings.Contains(saved.body, `id="guardrails-account"`) || !strings.Contains(saved.body, "(?i)forbidden") {
+		t.Fatalf("the saved guardrails are not shown: %s", saved.body)
+	}
+	bad := w.post(g.gateway+"/account/guardrails", url.Values{"csrf_token": {hidden(t, pg, "csrf_token")}, "policy": {`{"deny":[{"pattern":"("}]}`}})
+	mustStatus(t, "POST /account/guardrails with a bad pattern", bad, 400)
+	if a := postKeyed(t, g.gateway+"/v1/chat/completions", g.key, map[string]any{"model": "gpt-4.1-nano", "messages": userMsg("a FORBIDDEN word")}); a.status != 400 ||
+		a.code != "guardrail_deny_pattern" {
+		t.Fatalf("the page's guardrails: %d %s", a.status, a.body)
+	}
+
 	var rep struct {
 		OK      bool   `json:"ok"`
 		Checked uint64 `json:"checked"`
 	}
 	g.mustArr(&rep, "audit", "verify", "--json")
-	if !rep.OK || rep.Checked != 6 {
-		t.Fatalf("arr audit verify: %+v, want ok over 6 entries (4 refusals, 2 answers)", rep)
+	if !rep.OK || rep.Checked != 7 {
+		t.Fatalf("arr audit verify: %+v, want ok over 7 entries (5 refusals, 2 answers)", rep)
 	}
 }
