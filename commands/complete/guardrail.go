@@ -5,6 +5,7 @@ import (
 	"context"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"slices"
 	"sync"
 	"time"
@@ -35,7 +36,8 @@ import (
 //     through a guardrail.StreamFilter per choice, which holds back
 //     GuardrailConfig.Window bytes (guardrail.DefaultWindow, 256) so a
 //     match cut by chunk boundaries is caught; what it holds is sent with
-//     the choice's finish chunk (a stream cut before it loses it). A
+//     the choice's finish chunk, or in a chunk of its own when the
+//     upstream's stream ends without one (a stream broken off loses it). A
 //     refusing rule withholds a whole reply (400) and ends a stream with
 //     the rule's code. Replies are then not cached nor answered from the
 //     cache, which keeps the upstream's reply as it came. Tool-call
@@ -356,4 +358,31 @@ func (k *call) auditFired() []audit.GuardrailFired {
 		out[i] = audit.GuardrailFired{Rule: f.Rule, Action: string(f.Action), Where: f.Where}
 	}
 	return out
+}
+
+// flushHeld is a chunk of what the output filters still hold when the
+// upstream's stream ended without finishing its choices (nil: nothing
+// held), or the stop if a refusing rule fires on it.
+func (s *Stream) flushHeld() ([]byte, error) {
+	var choices []any
+	for _, idx := range slices.Sorted(maps.Keys(s.filters)) {
+		f := s.filters[idx]
+		out, refused := f.Flush()
+		s.fire(f.Fired()...)
+		if refused != nil {
+			s.fire(*refused)
+			return nil, &GuardrailStop{Fired: *refused}
+		}
+		if out != "" {
+			choices = append(choices, map[string]any{"index": idx, "delta": map[string]any{"content": out}, "logprobs": nil, "finish_reason": nil})
+		}
+	}
+	if len(choices) == 0 {
+		return nil, nil
+	}
+	b, err := json.Marshal(map[string]any{"id": s.a.id, "object": "chat.completion.chunk", "created": s.a.created, "model": s.a.model, "choices": choices})
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
 }

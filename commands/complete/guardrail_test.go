@@ -331,3 +331,39 @@ func TestWebhookGuardrailHostile(t *testing.T) {
 		t.Fatalf("%d upstream calls; want the 4 fail-open ones", n)
 	}
 }
+
+// An upstream stream that ends without finishing its choice still gets
+// what the output guardrails held, redacted, before the end.
+func TestGuardrailsFlushAtTheEnd(t *testing.T) {
+	raw := httptest.NewServer(http.HandlerFunc(func(w http.ResponseWriter, r *http.Request) {
+		w.Header().Set("Content-Type", "text/event-stream")
+		for _, part := range []string{"card 4111 1111", " 1111 1111 end"} {
+			b, _ := json.Marshal(map[string]any{"id": "c1", "object": "chat.completion.chunk", "created": 1, "model": "gpt-4.1-nano",
+				"choices": []any{map[string]any{"index": 0, "delta": map[string]any{"content": part}, "finish_reason": nil}}})
+			_, _ = io.WriteString(w, "data: "+string(b)+"\n\n")
+		}
+		_, _ = io.WriteString(w, "data: [DONE]\n\n")
+	}))
+	t.Cleanup(raw.Close)
+	hs := newHarness(t, options{startChain: true, complete: func(c *complete.Config) { c.Catalog = c.Catalog.WithBaseURL(raw.URL+"/v1", "", "") }})
+	hs.caller.Guardrails = guardrail.Policy{PII: []guardrail.PIIRule{{Type: guardrail.CreditCard, Action: guardrail.Redact, On: guardrail.OnOutput}}}
+	res, err := hs.complete(t, request(t, "hi", map[string]any{"model": "gpt-4.1-nano", "stream": true}), complete.CacheOff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := drain(t, res.Stream)
+	if !errors.Is(err, io.EOF) {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	for _, c := range chunks {
+		for _, ch := range c["choices"].([]any) {
+			d, _ := ch.(map[string]any)["delta"].(map[string]any)
+			s, _ := d["content"].(string)
+			text.WriteString(s)
+		}
+	}
+	if got := text.String(); got != "card [CREDIT_CARD] end" {
+		t.Fatalf("streamed %q", got)
+	}
+}

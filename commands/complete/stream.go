@@ -38,6 +38,10 @@ type Stream struct {
 	upUsage  Usage
 	hasUp    bool // the upstream reported upUsage
 
+	// ended: the upstream's stream ended, and a chunk of what the output
+	// guardrails held went out before the end (guardrail.go).
+	ended bool
+
 	// replay
 	replay [][]byte
 
@@ -123,8 +127,18 @@ func (s *Stream) Next() ([]byte, error) {
 		return data, nil
 	}
 	for {
+		if s.ended {
+			return nil, s.finish(nil)
+		}
 		data, err := s.resp.Stream.Next()
 		if errors.Is(err, io.EOF) {
+			if held, stop := s.flushHeld(); held != nil || stop != nil {
+				s.ended = true // what the output guardrails held goes out first
+				if stop != nil {
+					return nil, s.finish(stop)
+				}
+				return held, nil
+			}
 			return nil, s.finish(nil)
 		}
 		if err != nil {

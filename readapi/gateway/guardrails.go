@@ -1,7 +1,10 @@
 package gateway
 
 import (
+	"maps"
 	"net/http"
+	"slices"
+	"strings"
 
 	"github.com/gin-gonic/gin"
 	"github.com/google/uuid"
@@ -64,7 +67,9 @@ func (h *me) accountGuardrails(c *gin.Context) error {
 		return err
 	}
 	keys := []gin.H{}
-	for id, kp := range s.Keys {
+	ids := slices.SortedFunc(maps.Keys(s.Keys), func(a, b uuid.UUID) int { return strings.Compare(a.String(), b.String()) })
+	for _, id := range ids {
+		kp := s.Keys[id]
 		keys = append(keys, gin.H{"key_id": id, "guardrails": h.policyObject(&kp, p.AccountID, true)})
 	}
 	c.JSON(http.StatusOK, gin.H{"object": "guardrails", "scope": "account", "guardrails": h.policyObject(s.Account, p.AccountID, true),
