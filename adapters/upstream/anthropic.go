@@ -55,6 +55,8 @@ func chatEndpoint(m routing.Model, r Request) (endpoint, error) {
 	switch r.API {
 	case "", APIOpenAI:
 		return endpoint{"/chat/completions", maxChatReply, APIOpenAI}, nil
+	case APIAzureOpenAI:
+		return azureEndpoint(m), nil
 	case APIAnthropic:
 		for _, h := range [...]struct{ name, v string }{{"anthropic-version", r.AnthropicVersion}, {"anthropic-beta", strings.Join(r.AnthropicBeta, ",")}} {
 			if !headerValue(h.v) {

@@ -208,7 +208,8 @@ func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, str
 
 // Do sends r to m in r's API: an OpenAI chat completion to
 // {base_url}/chat/completions, an Anthropic message to {base_url}/messages
-// (anthropic.go). Every API goes through m's one breaker, with the same
+// (anthropic.go), a chat completion to an Azure OpenAI deployment
+// (azure.go). Every API goes through m's one breaker, with the same
 // key check and timeouts. With r.Stream it returns once the headers
 // arrived and the caller reads Response.Stream.
 func (c *Client) Do(ctx context.Context, m routing.Model, r Request) (*Response, error) {
@@ -360,6 +361,10 @@ func (c *Client) authorize(h http.Header, m routing.Model, api API, r Request) {
 	if m.APIKeyEnv != "" {
 		key = c.cfg.APIKey(m.APIKeyEnv)
 	}
+	if api == APIAzureOpenAI {
+		c.authorizeAzure(h, m, key)
+		return
+	}
 	if api != APIAnthropic {
 		if key != "" {
 			h.Set("Authorization", "Bearer "+key)
@@ -383,11 +388,12 @@ func (c *Client) authorize(h http.Header, m routing.Model, api API, r Request) {
 // b: 5xx (Anthropic's 529 overloaded among them), 429, 408 and a 3xx
 // (redirects are not followed) are retryable (another upstream is tried;
 // the breaker counts them), as are Anthropic's 401, 403 and 404 (the
-// operator's key or model id); any other status is the request's own
-// fault, passed on with its body.
+// operator's key or model id; Azure's too: its key, deployment or
+// api-version); any other status is the request's own fault, passed on
+// with its body.
 func refusal(m routing.Model, api API, status int, b []byte) *Error {
 	retry := status >= 500 || status < 400 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout
-	if api == APIAnthropic && (status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound) {
+	if (api == APIAnthropic || api == APIAzureOpenAI) && (status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound) {
 		// The operator's key or the catalog's upstream_model, not the
 		// client's request: another upstream is tried, the breaker counts
 		// it, and the client never sees the upstream's words.

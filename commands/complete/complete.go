@@ -205,6 +205,9 @@ type Reply struct {
 	HasRouting bool
 	Routing    Routing
 	Usage      Usage
+	// Native: Body is the upstream's reply in the request's own API (a
+	// Message), passed through (native.go); else a chat completion.
+	Native bool
 }
 
 // call is one completion in progress.
@@ -215,8 +218,11 @@ type call struct {
 	dec     routing.Decision
 	cacheOn bool
 	key     string
-	md      eventstore.Metadata
-	spend   spending
+	// native: the candidate that answered took the request as it came
+	// (native.go), and its reply or stream is in its own API.
+	native bool
+	md     eventstore.Metadata
+	spend  spending
 	// guard is the caller's compiled guardrails (nil: none); fired, the
 	// rules that fired; filters, a stream's output filter per choice.
 	guard   *guardrail.Engine
@@ -286,6 +292,9 @@ func (h *Handler) run(ctx context.Context, k *call, st *Stream, mode CacheMode, 
 	}
 	if k.guard != nil && k.guard.ScansOutput() {
 		k.cacheOn = false // the cache keeps replies as the upstream sent them
+	}
+	if k.req.nativeFor(k.dec.Candidates[0].Model) {
+		k.cacheOn = false // its reply is no chat completion (native.go)
 	}
 	if k.cacheOn {
 		k.key = k.req.CacheKey(k.caller.AccountID.String())

@@ -53,6 +53,9 @@ type Server struct {
 	last      map[string]map[string]any
 	auth      map[string]string
 	parents   map[string]string
+	// azure is the Azure OpenAI stand-in's last call per deployment
+	// (azure.go).
+	azure map[string]AzureCall
 	// anth is the Messages stand-in's (anthropic.go).
 	anth *anthropicServer
 }
@@ -76,10 +79,11 @@ func New(addr string) (*Server, error) {
 	}
 	s := &Server{ln: ln, URL: "http://" + ln.Addr().String() + "/v1",
 		behaviors: map[string]Behavior{}, calls: map[string]int{}, last: map[string]map[string]any{}, auth: map[string]string{},
-		parents: map[string]string{}, anth: newAnthropicServer()}
+		parents: map[string]string{}, azure: map[string]AzureCall{}, anth: newAnthropicServer()}
 	mux := http.NewServeMux()
 	mux.HandleFunc("POST /v1/messages", s.messages)
 	mux.HandleFunc("POST /v1/chat/completions", s.complete)
+	mux.HandleFunc("POST /openai/deployments/{deployment}/chat/completions", s.azureChat)
 	mux.HandleFunc("POST /v1/embeddings", s.embed)
 	mux.HandleFunc("GET /v1/models", func(w http.ResponseWriter, _ *http.Request) {
 		w.Header().Set("Content-Type", "application/json")
