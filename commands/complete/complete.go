@@ -228,6 +228,9 @@ type call struct {
 	guard   *guardrail.Engine
 	fired   []guardrail.Fired
 	filters map[int]*guardrail.StreamFilter
+	// rewritten: the guardrails changed the prompt, or scan the output,
+	// which they do on chat completions only (translatedOnly).
+	rewritten bool
 }
 
 // handle runs one completion (Handle, trace.go): it routes the request, answers from the
@@ -264,6 +267,9 @@ func (h *Handler) handle(ctx context.Context, cmd Command) (res Result, err erro
 	}
 	k.dec, err = h.route(ctx, k)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := k.translatedOnly(); err != nil {
 		return Result{}, err
 	}
 	k.req.keepEstimate()

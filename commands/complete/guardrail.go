@@ -14,6 +14,7 @@ import (
 
 	"github.com/arr-dev/arr/adapters/webhook"
 	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/audit"
 	"github.com/arr-dev/arr/domain/chat"
 	"github.com/arr-dev/arr/domain/guardrail"
@@ -151,6 +152,7 @@ func (h *Handler) guardPrompt(ctx context.Context, k *call, requestID string) er
 		k.fire(*refused)
 		return h.refusePrompt(ctx, k, requestID, *refused)
 	}
+	k.rewritten = e.ScansOutput() || !slices.Equal(out, texts)
 	if !slices.Equal(out, texts) {
 		raw, err := replaceTexts(k.req.Fields["messages"], out)
 		if err != nil {
@@ -385,4 +387,29 @@ func (s *Stream) flushHeld() ([]byte, error) {
 		return nil, err
 	}
 	return b, nil
+}
+
+// translatedOnly keeps, of a pass-through request (Request.Native) whose
+// prompt the guardrails changed or whose output they scan, the candidates
+// it is sent to translated: the guardrails redact the chat request and
+// read chat replies, and a candidate of the request's own API would be
+// sent the client's body as it came and answer in its own shape. A
+// request left with none is refused (guardrails_need_translation): the
+// tier has no model of another API.
+func (k *call) translatedOnly() error {
+	if !k.rewritten || k.req.Native == nil {
+		return nil
+	}
+	kept := k.dec.Candidates[:0:0]
+	for _, c := range k.dec.Candidates {
+		if !k.req.nativeFor(c.Model) {
+			kept = append(kept, c)
+		}
+	}
+	if len(kept) == 0 {
+		return domain.Invalid("guardrails_need_translation", "model",
+			"the guardrails that redact this prompt or scan its reply run on translated requests, and the tier chosen has no model this request can be translated for; ask for another tier or model")
+	}
+	k.dec.Candidates = kept
+	return nil
 }
