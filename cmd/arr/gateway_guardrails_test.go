@@ -264,3 +264,42 @@ func TestGatewayGuardrailSettings(t *testing.T) {
 		t.Fatalf("arr audit verify: %+v, want ok over 7 entries (5 refusals, 2 answers)", rep)
 	}
 }
+
+// TestGatewayWebhookGuardrailNode: the webhook guardrail's calls verify
+// with the standardwebhooks npm library (scripts/clients/standardwebhooks,
+// its guardrail mode): a verified call's verdict allows or refuses; with
+// another secret (a new URL, a new secret) the receiver refuses to verify
+// and fail closed refuses the prompt.
+func TestGatewayWebhookGuardrailNode(t *testing.T) {
+	rcv := startHookReceiver(t)
+	rcv.mode(t, "/guard", "guardrail")
+	g := newGateway(t, "enterprise", "ARR_WEBHOOK_PRIVATE=allow")
+	const email = "gw-enterprise@example.com"
+	setHook := func(path string) {
+		g.mustArr(nil, "guardrails", "set", "--email", email, "--policy", `{"webhook":{"url":"`+rcv.base+path+`","fail":"closed"}}`, "--json")
+	}
+	setHook("/guard")
+	var shown struct {
+		Secret string `json:"webhook_secret"`
+	}
+	g.mustArr(&shown, "guardrails", "show", "--email", email, "--secret", "--json")
+	rcv.post(t, "/_secret", shown.Secret)
+	chat := func(text string) limitAnswer {
+		return postKeyed(t, g.gateway+"/v1/chat/completions", g.key, map[string]any{"model": "gpt-4.1-nano", "messages": userMsg(text)})
+	}
+	if a := chat("hello"); a.status != 200 {
+		t.Fatalf("allowed by the receiver: %d %s", a.status, a.body)
+	}
+	if a := chat("a forbidden thing"); a.status != 400 || a.code != "guardrail_webhook" {
+		t.Fatalf("refused by the receiver: %d %s", a.status, a.body)
+	}
+	rcv.mode(t, "/guard2", "guardrail")
+	setHook("/guard2") // a new URL: a new secret, which the receiver does not know
+	if a := chat("hello"); a.status != 400 || a.code != "guardrail_webhook" {
+		t.Fatalf("a call the receiver cannot verify, fail closed: %d %s", a.status, a.body)
+	}
+	l := rcv.log(t)
+	if len(l) != 3 || !l[0].Verified || !l[1].Verified || l[2].Verified {
+		t.Fatalf("the receiver's log: %+v", l)
+	}
+}
