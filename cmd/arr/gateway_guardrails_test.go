@@ -159,6 +159,22 @@ func TestGatewayGuardrails(t *testing.T) {
 	if _, err := ask("hello again"); !refusedWith(err, "guardrail_webhook") {
 		t.Fatalf("the webhook guardrail down under fail closed: %v", err)
 	}
+
+	var cleared struct {
+		Scope      string          `json:"scope"`
+		Guardrails json.RawMessage `json:"guardrails"`
+	}
+	g.mustArr(&cleared, "guardrails", "clear", "--email", email, "--json")
+	if cleared.Scope != "none" || string(cleared.Guardrails) != "null" {
+		t.Fatalf("arr guardrails clear: %+v", cleared)
+	}
+	if _, err := ask("hello once more"); err != nil {
+		t.Fatalf("no guardrails: %v", err)
+	}
+	if _, errs, code := g.arr("guardrails", "set", "--email", email, "--policy", `{"pii":[{"type":"passport","action":"redact"}]}`); code == 0 ||
+		!strings.Contains(errs, "pii[0].type") {
+		t.Fatalf("arr guardrails set with a bad policy: exit %d %s", code, errs)
+	}
 }
 
 // TestGatewayGuardrailSettings: the owner sets guardrails on the JSON API
