@@ -77,6 +77,7 @@ var enumSources = map[string]enumSource{
 	"components/schemas/CheckoutRequest/properties/plan":                                                       {paidPlans(true), "domain/account.Catalog(): self-serve paid plans"},
 	"components/schemas/PublicCheckoutRequest/properties/plan":                                                 {paidPlans(false), "domain/account.Catalog(): paid plans"},
 	"paths//account/upgrade/post/requestBody/content/application/x-www-form-urlencoded/schema/properties/plan": {paidPlans(true), "domain/account.Catalog(): self-serve paid plans"},
+	"components/schemas/ModelList/properties/data/items/properties/api":                                        {of(routing.APIOpenAI, routing.APIAnthropic, routing.APIGemini, routing.APIBedrock, routing.APIAzureOpenAI, routing.APIVertex), "domain/routing API constants"},
 	"components/schemas/Routing/properties/tier":                                                               {routing.TierNames(), "domain/routing.TierNames()"},
 	"components/schemas/Feedback/properties/difficulty_band":                                                   {of(routing.BandLow, routing.BandMid, routing.BandHigh), "domain/routing Band constants"},
 	"components/schemas/Answer/properties/mode":                                                                {of(answer.Quick, answer.Deep), "domain/answer Mode constants"},
