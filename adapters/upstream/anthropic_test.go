@@ -140,6 +140,16 @@ func TestAnthropicCachedTokens(t *testing.T) {
 	if third.CacheReadInputTokens != first.CacheCreationInputTokens || third.CacheCreationInputTokens <= 0 {
 		t.Fatalf("third call %+v", third)
 	}
+	// The next turn moves the breakpoint on (the last turn's block no
+	// longer marked, as Claude Code sends it): the turn before is read at
+	// its block boundary, as Anthropic looks back from a breakpoint.
+	next := `{"model":"claude-c","max_tokens":64` + system + `,"messages":[{"role":"user","content":"hi there"},` +
+		`{"role":"assistant","content":"Hello"},{"role":"user","content":[{"type":"text","text":"and more"}]},` +
+		`{"role":"assistant","content":"ok"},{"role":"user","content":[{"type":"text","text":"next","cache_control":{"type":"ephemeral"}}]}]}`
+	fourth := call(next)
+	if fourth.CacheReadInputTokens != third.CacheReadInputTokens+third.CacheCreationInputTokens || fourth.CacheCreationInputTokens <= 0 {
+		t.Fatalf("fourth call %+v after %+v", fourth, third)
+	}
 }
 
 // readEvents reads a stream to its end, returning the event names and the

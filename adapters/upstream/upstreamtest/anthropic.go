@@ -234,20 +234,26 @@ func jsonFields(t reflect.Type) map[string]bool {
 
 // cacheStats splits the request's input tokens (its JSON bytes / 4, as
 // the chat stand-in counts) into uncached, read from the cache and
-// written to it. The prefix through each cache_control breakpoint (tools,
-// then system, then messages, in order) is cached by the request: the
-// longest one a previous request of the model cached is read, the rest
-// up to the last breakpoint written. There is no minimum length.
+// written to it, as Anthropic does: the prefix through each cache_control
+// breakpoint (tools, then system, then messages, in order) is written to
+// the cache; the longest prefix a previous request of the model cached,
+// ending at a breakpoint or at one of the 20 block boundaries before one
+// (so the next turn of a conversation, its breakpoint moved on, reads the
+// turn before), is read, and the rest up to the last breakpoint written.
+// A block's cache_control is not part of the prefix. There is no minimum
+// length.
 func (s *Server) cacheStats(p sdk.MessageNewParams) anthropic.Usage {
 	h := sha256.New()
 	size := 0
-	var marks []prefix
+	var marks, bounds []prefix
 	add := func(v any, cc *sdk.CacheControlEphemeralParam) {
-		b, _ := json.Marshal(v)
+		b := canonicalJSON(v)
 		h.Write(b)
 		size += len(b)
+		at := prefix{fmt.Sprintf("%s\x00%x", p.Model, h.Sum(nil)), size, len(bounds)}
+		bounds = append(bounds, at)
 		if cc != nil && !param.IsOmitted(*cc) {
-			marks = append(marks, prefix{fmt.Sprintf("%s\x00%x", p.Model, h.Sum(nil)), size})
+			marks = append(marks, at)
 		}
 	}
 	for _, t := range p.Tools {
@@ -272,33 +278,65 @@ func (s *Server) cacheStats(p sdk.MessageNewParams) anthropic.Usage {
 		}
 	}
 	if !param.IsOmitted(p.CacheControl) && (len(marks) == 0 || marks[len(marks)-1].size != size) {
-		marks = append(marks, prefix{fmt.Sprintf("%s\x00%x", p.Model, h.Sum(nil)), size})
+		marks = append(marks, prefix{fmt.Sprintf("%s\x00%x", p.Model, h.Sum(nil)), size, len(bounds)})
 	}
-	return s.anth.account(marks, size)
+	return s.anth.account(marks, size, bounds...)
 }
 
-// prefix is a cache breakpoint: the hash of the request through it, and
-// its length in bytes.
+// canonicalJSON is v's JSON with every object's keys in order and
+// without its own cache_control: the SDK's params marshal the fields they
+// do not declare (a tool's JSON schema beyond its properties, say) from a
+// map, in no fixed order, and the same block must hash the same in every
+// request, marked as a breakpoint or not.
+func canonicalJSON(v any) []byte {
+	b, _ := json.Marshal(v)
+	var x any
+	if json.Unmarshal(b, &x) != nil {
+		return b
+	}
+	if m, ok := x.(map[string]any); ok {
+		delete(m, "cache_control")
+	}
+	c, _ := json.Marshal(x)
+	return c
+}
+
+// prefix is a block boundary: the hash of the request through it, its
+// length in bytes and its block's index.
 type prefix struct {
-	key  string
-	size int
+	key   string
+	size  int
+	block int
 }
 
-// account counts marks against the cache and caches them.
-func (a *anthropicServer) account(marks []prefix, size int) anthropic.Usage {
+// lookbackBlocks is how many block boundaries before a breakpoint are
+// looked up in the cache too (Anthropic's "about 20").
+const lookbackBlocks = 20
+
+// account counts marks (the breakpoints) against the cache, with the
+// boundaries of bounds within lookbackBlocks before each, and caches the
+// marks.
+func (a *anthropicServer) account(marks []prefix, size int, bounds ...prefix) anthropic.Usage {
 	tokens := func(n int) int64 { return int64(n / 4) }
 	a.mu.Lock()
 	defer a.mu.Unlock()
 	read := 0
 	for _, m := range marks {
 		if a.prefixes[m.key] {
-			read = m.size
+			read = max(read, m.size)
 		}
+		for _, b := range bounds {
+			if b.block < m.block && b.block >= m.block-lookbackBlocks && a.prefixes[b.key] {
+				read = max(read, b.size)
+			}
+		}
+	}
+	for _, m := range marks {
 		a.prefixes[m.key] = true
 	}
 	written := 0
 	if len(marks) > 0 {
-		written = marks[len(marks)-1].size - read
+		written = max(marks[len(marks)-1].size-read, 0)
 	}
 	u := anthropic.Usage{CacheReadInputTokens: tokens(read), CacheCreationInputTokens: tokens(read+written) - tokens(read)}
 	u.InputTokens = tokens(size) + 1 - u.CacheReadInputTokens - u.CacheCreationInputTokens
