@@ -31,7 +31,7 @@ source "$root/scripts/lib.sh"
 [ "$(id -u)" -eq 0 ] || die "run as root: Claude Code runs in a network namespace of its own (unshare(CLONE_NEWNET)), loopback only"
 claude="$root/scripts/clients/claude-code/node_modules/.bin/claude"
 if [ ! -x "$claude" ]; then
-  ensure_claude_code || true
+  ( ensure_claude_code ) || true  # its die() would end this script before the hint below
   [ -x "$claude" ] || die "Claude Code is not installed: install Node.js and npm (apt-get install nodejs npm), then run npm ci in $root/scripts/clients/claude-code (the pinned @anthropic-ai/claude-code)"
 fi
 
