@@ -15,13 +15,17 @@ import (
 // anthropicAnswer is a Messages reply: "Hello from <model>: <last user
 // text>", a tool_use of the first tool offered (unless the last message
 // brings tool results, then they are echoed), cut at max_tokens words.
+// A tool_use's id is toolu_test<number of messages>, so each one of a
+// conversation is its own (a client resuming one, as `claude --continue`
+// does, matches results to uses by id).
 type anthropicAnswer struct {
-	model string
-	text  string
-	tool  string
-	input string
-	stop  string
-	usage anthropic.Usage
+	model  string
+	text   string
+	tool   string
+	toolID string
+	input  string
+	stop   string
+	usage  anthropic.Usage
 }
 
 func (s *Server) anthropicAnswer(p sdk.MessageNewParams) anthropicAnswer {
@@ -58,6 +62,7 @@ func (s *Server) anthropicAnswer(p sdk.MessageNewParams) anthropicAnswer {
 	case len(p.Tools) > 0 && p.Tools[0].OfTool != nil:
 		in, _ := json.Marshal(map[string]string{"input": lastUser})
 		a.tool, a.input, a.stop = p.Tools[0].OfTool.Name, string(in), "tool_use"
+		a.toolID = fmt.Sprintf("toolu_test%d", len(p.Messages))
 		a.usage.OutputTokens = 10
 		return a
 	default:
@@ -74,7 +79,7 @@ func (s *Server) anthropicAnswer(p sdk.MessageNewParams) anthropicAnswer {
 
 func (a anthropicAnswer) block() map[string]any {
 	if a.tool != "" {
-		return map[string]any{"type": "tool_use", "id": "toolu_test1", "name": a.tool, "input": json.RawMessage(a.input)}
+		return map[string]any{"type": "tool_use", "id": a.toolID, "name": a.tool, "input": json.RawMessage(a.input)}
 	}
 	return map[string]any{"type": "text", "text": a.text}
 }
