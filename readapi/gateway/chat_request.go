@@ -4,7 +4,9 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"maps"
 	"math"
+	"slices"
 
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/domain"
@@ -38,6 +40,9 @@ func parseChatRequest(body []byte) (*complete.Request, error) {
 	if err := json.Unmarshal(body, &r.Fields); err != nil || r.Fields == nil {
 		return nil, invalid("invalid_json", "", "the body must be a JSON object (a chat completion request): %v", errText(err))
 	}
+	if err := refuseAliases(r.Fields); err != nil {
+		return nil, err
+	}
 	for _, f := range chatFields {
 		if f.name == "messages" {
 			if err := parseMessages(r); err != nil {
@@ -52,6 +57,25 @@ func parseChatRequest(body []byte) (*complete.Request, error) {
 		}
 	}
 	return r, nil
+}
+
+// refuseAliases refuses a top-level name that stands for a field the
+// gateway reads or sets without being it (httpx.AliasOf): the gateway
+// reads fields by their exact names and relays the others, so "MAX_TOKENS"
+// or "max_to\u212aens" beside (or instead of) max_tokens would reach an
+// upstream whose parser folds names (Go's encoding/json does) as a
+// max_tokens the gateway never capped.
+func refuseAliases(fields map[string]json.RawMessage) error {
+	known := make([]string, 0, len(chatFields))
+	for _, f := range chatFields {
+		known = append(known, f.name)
+	}
+	for _, name := range slices.Sorted(maps.Keys(fields)) {
+		if real, ok := httpx.AliasOf(name, known); ok {
+			return invalid("aliased_field", name, "%q is not a field the gateway reads, but JSON parsers that ignore case read it as %s: send %s under its exact name", name, real, real)
+		}
+	}
+	return nil
 }
 
 // chatFields are the fields of a chat completion request the gateway

@@ -65,6 +65,23 @@ func UniqueKeys(body []byte) error {
 	}
 }
 
+// AliasOf says which of known name stands for without being it: the
+// known name it equals after encoding/json's case folding (UniqueKeys),
+// while differing from it byte for byte ("MAX_TOKENS", "max_to\u212aens"
+// for max_tokens). A route that reads its fields by their exact names
+// and relays the rest refuses such a name, so no parser downstream (Go's
+// among them, which matches names so) reads it as the field arr read
+// differently or did not read at all.
+func AliasOf(name string, known []string) (string, bool) {
+	f := string(appendFolded(nil, name))
+	for _, k := range known {
+		if k != name && string(appendFolded(nil, k)) == f {
+			return k, true
+		}
+	}
+	return "", false
+}
+
 // appendFolded appends name folded as encoding/json folds member names
 // (encoding/json's foldName): ASCII letters upper case, every other rune
 // the smallest of its simple fold set.
