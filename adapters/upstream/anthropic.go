@@ -80,6 +80,8 @@ func chatEndpoint(m routing.Model, r Request) (endpoint, error) {
 	switch api {
 	case "", APIOpenAI:
 		return endpoint{path: "/chat/completions", maxReply: maxChatReply, api: APIOpenAI}, nil
+	case APIAzureOpenAI:
+		return azureEndpoint(m), nil
 	case APIAnthropic:
 		for _, h := range [...]struct{ name, v string }{{"anthropic-version", r.AnthropicVersion}, {"anthropic-beta", strings.Join(r.AnthropicBeta, ",")}} {
 			if !headerValue(h.v) {

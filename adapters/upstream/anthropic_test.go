@@ -103,7 +103,7 @@ func TestAnthropicHeadersPassedOn(t *testing.T) {
 // An API Do does not speak is a retryable failure, so failover goes on.
 func TestUnsupportedAPI(t *testing.T) {
 	srv := upstreamtest.Start(t)
-	_, err := anthropicClient(t, 1).Do(context.Background(), claude(srv, "g"), upstream.Request{API: "azure_openai", Body: []byte(`{}`)})
+	_, err := anthropicClient(t, 1).Do(context.Background(), claude(srv, "g"), upstream.Request{API: "watsonx", Body: []byte(`{}`)})
 	var ue *upstream.Error
 	if !errors.Is(err, upstream.ErrUnsupportedAPI) || !errors.As(err, &ue) || !ue.Retryable {
 		t.Fatalf("err = %v", err)

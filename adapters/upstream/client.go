@@ -233,7 +233,8 @@ func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, str
 // Do sends r to m in r's API: an OpenAI chat completion to
 // {base_url}/chat/completions, an Anthropic message to {base_url}/messages
 // (anthropic.go), a Gemini GenerateContentRequest to the Gemini API or
-// Vertex AI (gemini.go). Every API goes through m's one breaker, with the same
+// Vertex AI (gemini.go), a chat completion to an Azure OpenAI deployment
+// (azure.go). Every API goes through m's one breaker, with the same
 // key check and timeouts. With r.Stream it returns once the headers
 // arrived and the caller reads Response.Stream.
 func (c *Client) Do(ctx context.Context, m routing.Model, r Request) (*Response, error) {
@@ -472,6 +473,9 @@ func (c *Client) authorize(h http.Header, m routing.Model, ep endpoint, r Reques
 		return
 	case APIBedrock:
 		return // signed (bedrock.go)
+	case APIAzureOpenAI:
+		c.authorizeAzure(h, m, key)
+		return
 	case APIAnthropic:
 	default:
 		if key != "" {
@@ -496,9 +500,10 @@ func (c *Client) authorize(h http.Header, m routing.Model, ep endpoint, r Reques
 // b: 5xx (Anthropic's 529 overloaded among them), 429, 408 and a 3xx
 // (redirects are not followed) are retryable (another upstream is tried;
 // the breaker counts them), as are 401, 403 and 404 in every API (the
-// operator's key, its rights or the catalog's model id: never the
-// client's request, so never passed on); any other status is the
-// request's own fault, passed on with its body.
+// operator's key, its rights or the catalog's model id, Azure's
+// deployment or api-version: never the client's request, so never passed
+// on); any other status is the request's own fault, passed on with its
+// body.
 func refusal(m routing.Model, api API, status int, b []byte) *Error {
 	retry := status >= 500 || status < 400 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout
 	if status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound {

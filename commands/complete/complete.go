@@ -198,6 +198,9 @@ type Reply struct {
 	HasRouting bool
 	Routing    Routing
 	Usage      Usage
+	// Native: Body is the upstream's reply in the request's own API (a
+	// Message), passed through (native.go); else a chat completion.
+	Native bool
 }
 
 // call is one completion in progress.
@@ -208,8 +211,11 @@ type call struct {
 	dec     routing.Decision
 	cacheOn bool
 	key     string
-	md      eventstore.Metadata
-	spend   spending
+	// native: the candidate that answered took the request as it came
+	// (native.go), and its reply or stream is in its own API.
+	native bool
+	md     eventstore.Metadata
+	spend  spending
 }
 
 // handle runs one completion (Handle, trace.go): it routes the request, answers from the
@@ -268,6 +274,9 @@ func (h *Handler) run(ctx context.Context, k *call, st *Stream, mode CacheMode, 
 	case CacheOff:
 	default:
 		k.cacheOn = h.cache.enabled() && k.req.autoCacheable()
+	}
+	if k.req.nativeFor(k.dec.Candidates[0].Model) {
+		k.cacheOn = false // its reply is no chat completion (native.go)
 	}
 	if k.cacheOn {
 		k.key = k.req.CacheKey(k.caller.AccountID.String())

@@ -7,6 +7,7 @@ import (
 	"strings"
 
 	"github.com/arr-dev/arr/adapters/upstream"
+	"github.com/arr-dev/arr/domain/routing"
 )
 
 // UpstreamFailure says every candidate failed (or the one that answered
@@ -42,6 +43,9 @@ type Refused struct {
 	Status int
 	Body   []byte
 	Err    error
+	// API is the refusing upstream's (routing.APIAnthropic: Body is
+	// Anthropic's error body, for a client of that API as it is).
+	API string
 }
 
 func (e *Refused) Error() string { return e.Err.Error() }
@@ -56,15 +60,16 @@ func (e *Refused) Unwrap() error { return e.Err }
 func (h *Handler) dispatch(ctx context.Context, k *call) (*upstream.Response, int, error) {
 	failure := &UpstreamFailure{}
 	for i, cand := range k.dec.Candidates {
-		body, err := k.req.UpstreamBody(cand)
+		ureq, native, err := k.req.upstreamRequest(cand)
 		if err != nil {
 			return nil, i, err
 		}
-		resp, err := h.cfg.Upstream.Complete(ctx, cand.Model, body, k.req.Stream)
+		resp, err := h.cfg.Upstream.Do(ctx, cand.Model, ureq)
 		if err == nil {
 			h.m.upstream.WithLabelValues(cand.Model.ID).Observe(resp.FirstByte.Seconds())
 		}
-		if err == nil && k.req.Stream {
+		// An Anthropic stream is answered once its first event came (Do).
+		if err == nil && k.req.Stream && !native {
 			err = resp.Stream.Peek()
 			if err != nil {
 				resp.Stream.Close()
@@ -72,12 +77,16 @@ func (h *Handler) dispatch(ctx context.Context, k *call) (*upstream.Response, in
 			}
 		}
 		if err == nil {
-			k.dec.Candidates = k.dec.Candidates[i:]
+			k.dec.Candidates, k.native = k.dec.Candidates[i:], native
 			return resp, i + 1, nil
 		}
 		var ue *upstream.Error
 		if errors.As(err, &ue) && !ue.Retryable {
-			return nil, i + 1, &Refused{Status: ue.Status, Body: ue.Body, Err: ue}
+			api := routing.APIOpenAI
+			if native {
+				api = routing.APIAnthropic
+			}
+			return nil, i + 1, &Refused{Status: ue.Status, Body: ue.Body, Err: ue, API: api}
 		}
 		if ctx.Err() != nil {
 			if cause := gatewayCut(ctx); cause != nil {

@@ -31,12 +31,17 @@ type upstreamReply struct {
 	// length), the only kind the cache keeps and serves.
 	cacheable bool
 	entry     cached
+	// native: a pass-through reply (native.go).
+	native bool
 }
 
 // readReply checks that resp is a chat completion and reads its usage
 // (or estimates it from the text).
 func (h *Handler) readReply(k *call, resp *upstream.Response) (upstreamReply, error) {
 	cand := k.dec.Candidates[0]
+	if k.native {
+		return readNativeReply(resp), nil
+	}
 	// shape.Routing is set if the upstream sent a field of that name
 	// (another gateway in front of the upstream); ours replaces it.
 	var shape chat.Summary
@@ -67,7 +72,7 @@ func (h *Handler) recordReply(ctx context.Context, k *call, resp *upstream.Respo
 	if err != nil {
 		return Reply{}, err
 	}
-	return Reply{Body: resp.Data, HasRouting: r.hasRouting, Usage: r.usage,
+	return Reply{Body: resp.Data, HasRouting: r.hasRouting, Usage: r.usage, Native: r.native,
 		Routing: h.routing(k, cand.Model, rec, r.usage, cost, false, attempts, cand.Predicted)}, nil
 }
 

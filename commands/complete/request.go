@@ -39,6 +39,13 @@ type Request struct {
 	QualityFloor   float64
 	MaxCostMicro   int64 // 0: no ceiling
 	BrandPref      string
+	// Native is the request in an upstream API's own format, for a
+	// candidate of that API (native.go); nil: a chat request only.
+	Native *Native
+	// APIs are the upstream APIs the request can be sent to, preferred
+	// first (routing.Request.APIs); nil: ChatAPIs, those of a chat
+	// completion request.
+	APIs []string
 
 	// estimate is PromptEstimate once the messages' text was let go
 	// (keepEstimate); 0: not yet.
@@ -68,8 +75,19 @@ func (r *Request) RouteAllowed(cat *routing.Catalog, fb routing.Feedback, brandP
 		Model: r.Model, QualityFloor: r.QualityFloor, MaxCostMicro: r.MaxCostMicro,
 		BrandPref: r.BrandPref, BrandPrefAllowed: brandPrefAllowed, Allow: allow, AllowNames: allowNames,
 		Difficulty:  routing.Difficulty(routing.Features{Messages: r.Messages, Tools: r.Tools, JSONMode: r.JSONMode}),
-		InputTokens: r.PromptEstimate(), MaxTokens: r.MaxTokens,
+		InputTokens: r.PromptEstimate(), MaxTokens: r.MaxTokens, APIs: r.apis(),
 	})
+}
+
+// ChatAPIs are the upstream APIs a chat completion request is sent to as
+// it is: OpenAI-compatible endpoints and Azure OpenAI deployments.
+func ChatAPIs() []string { return []string{routing.APIOpenAI, routing.APIAzureOpenAI} }
+
+func (r *Request) apis() []string {
+	if r.APIs == nil {
+		return ChatAPIs()
+	}
+	return r.APIs
 }
 
 // PromptEstimate is the prompt's size in tokens as estimated from the

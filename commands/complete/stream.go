@@ -37,6 +37,8 @@ type Stream struct {
 	a        assembler
 	upUsage  Usage
 	hasUp    bool // the upstream reported upUsage
+	// nat is a pass-through stream's (native.go), when call.native.
+	nat nativeStream
 
 	// replay
 	replay [][]byte
@@ -93,7 +95,19 @@ type StreamEnd struct {
 	Usage   Usage
 	Routing Routing
 	Cut     *StreamCut
+	// Delta and Stop end a pass-through stream (Native): the data of the
+	// upstream's last message_delta, held back for the routing object
+	// (nil if it sent none), and its message_stop event as it came.
+	// UpstreamError is the data of the error event it was cut with, if
+	// it sent one.
+	Delta, Stop, UpstreamError []byte
 }
+
+// Native says whether the stream is the upstream's own events in the
+// request's API, passed through (native.go): Next returns each event's
+// raw bytes (message_delta and message_stop held back for End); else
+// chat completion chunks.
+func (s *Stream) Native() bool { return s.native }
 
 // Routing is the stream's routing object. Before the end of a relay it
 // has no audit hash (the completion is recorded at the end: send the hash
@@ -118,6 +132,9 @@ func (s *Stream) Next() ([]byte, error) {
 		data := s.replay[0]
 		s.replay = s.replay[1:]
 		return data, nil
+	}
+	if s.native {
+		return s.nextNative()
 	}
 	for {
 		data, err := s.resp.Stream.Next()
@@ -146,10 +163,14 @@ func (s *Stream) Next() ([]byte, error) {
 
 // End tells how the stream ended; valid once Next returned io.EOF.
 func (s *Stream) End() StreamEnd {
-	e := StreamEnd{ID: s.a.id, Created: s.a.created, Model: s.a.model, Usage: s.usage, Routing: s.routing}
+	e := StreamEnd{ID: s.a.id, Created: s.a.created, Model: s.a.model, Usage: s.usage, Routing: s.routing, Delta: s.nat.delta, Stop: s.nat.stop}
+	if e.Delta == nil {
+		e.Delta = s.nat.last // sent before the end: again, with routing (usage is cumulative)
+	}
 	var cut *StreamCut
 	if errors.As(s.cut, &cut) {
 		e.Cut = cut
+		e.UpstreamError = upstreamErrorEvent(cut.Err)
 	}
 	return e
 }
@@ -226,7 +247,7 @@ func (s *Stream) finish(cut error) error {
 		s.cut = &StreamCut{Model: cand.Model.ID, Err: cut}
 		return io.EOF
 	}
-	if s.cacheOn && s.a.choices <= 1 && (s.a.finish == "stop" || s.a.finish == "length") {
+	if s.cacheOn && !s.native && s.a.choices <= 1 && (s.a.finish == "stop" || s.a.finish == "length") {
 		s.h.cache.put(s.key, cached{body: s.a.reply(u), model: cand.Model.ID, tier: cand.Model.Tier, usage: u, stored: s.h.cfg.Clock()})
 	}
 	return io.EOF

@@ -30,17 +30,22 @@ type Model struct {
 	UpstreamModel string `json:"upstream_model"`
 	BaseURL       string `json:"base_url"`
 	APIKeyEnv     string `json:"api_key_env"`
-	// Project and Location are a Vertex AI model's Google Cloud project
-	// and region ("us-central1", "global"); CredentialsEnv is the
-	// variable naming its service-account JSON file.
-	Project        string `json:"project"`
-	Location       string `json:"location"`
-	CredentialsEnv string `json:"credentials_env"`
-	// API is the upstream's wire format: openai (""), anthropic, gemini,
-	// bedrock, azure_openai or vertex.
+	// API is the upstream's wire format (APIOpenAI, APIAnthropic, …; the
+	// catalog's "api", openai when it names none).
 	API string `json:"api"`
-	// Region is the upstream's cloud region (Bedrock's AWS region).
-	Region string `json:"region"`
+	// APIVersion and Deployment are an azure_openai model's api-version
+	// and deployment (Deployment defaults to the upstream model).
+	APIVersion string `json:"api_version"`
+	Deployment string `json:"deployment"`
+	// Region is a bedrock or vertex model's region; Project and Location
+	// a vertex model's.
+	Region   string `json:"region"`
+	Project  string `json:"project"`
+	Location string `json:"location"`
+	// CredentialsEnv names the variable of a vertex model's
+	// service-account JSON file, or of an azure_openai model's Entra ID
+	// token (sent instead of the api-key).
+	CredentialsEnv string `json:"credentials_env"`
 	// InputPerM and OutputPerM are micro-dollars per million tokens
 	// (numerically: US dollars per thousand tokens times 1e9).
 	InputPerM  int64 `json:"-"`
@@ -100,17 +105,24 @@ func newCatalog() *Catalog {
 }
 
 type fileModel struct {
-	ID            string   `json:"id"`
-	Vendor        string   `json:"vendor"`
-	UpstreamModel string   `json:"upstream_model"`
-	BaseURL       string   `json:"base_url"`
-	APIKeyEnv     string   `json:"api_key_env"`
-	InputPer1K    *float64 `json:"input_usd_per_1k"`
-	OutputPer1K   *float64 `json:"output_usd_per_1k"`
-	CachedPer1K   *float64 `json:"cached_input_usd_per_1k"`
-	WritePer1K    *float64 `json:"cache_write_usd_per_1k"`
-	Quality       float64  `json:"quality"`
-	ContextWindow int64    `json:"context_window"`
+	ID             string   `json:"id"`
+	Vendor         string   `json:"vendor"`
+	UpstreamModel  string   `json:"upstream_model"`
+	BaseURL        string   `json:"base_url"`
+	APIKeyEnv      string   `json:"api_key_env"`
+	API            string   `json:"api"`
+	APIVersion     string   `json:"api_version"`
+	Deployment     string   `json:"deployment"`
+	Region         string   `json:"region"`
+	Project        string   `json:"project"`
+	Location       string   `json:"location"`
+	CredentialsEnv string   `json:"credentials_env"`
+	InputPer1K     *float64 `json:"input_usd_per_1k"`
+	OutputPer1K    *float64 `json:"output_usd_per_1k"`
+	CachedPer1K    *float64 `json:"cached_input_usd_per_1k"`
+	WritePer1K     *float64 `json:"cache_write_usd_per_1k"`
+	Quality        float64  `json:"quality"`
+	ContextWindow  int64    `json:"context_window"`
 }
 
 type fileCatalog struct {
@@ -129,7 +141,8 @@ var tierNames = []string{"nano", "small", "mid", "high"}
 func TierNames() []string { return append([]string(nil), tierNames...) }
 
 // ParseCatalog reads a catalog file: {"tiers":[{"name","models":[{id,
-// vendor, upstream_model, base_url, api_key_env, input_usd_per_1k,
+// vendor, upstream_model, base_url, api_key_env, api, api_version,
+// deployment, region, project, location, credentials_env, input_usd_per_1k,
 // output_usd_per_1k, cached_input_usd_per_1k, cache_write_usd_per_1k,
 // quality, context_window}]}], "embedding_tiers":
 // [{"name", "models":[{id, vendor, upstream_model, base_url, api_key_env,
@@ -140,7 +153,12 @@ func TierNames() []string { return append([]string(nil), tierNames...) }
 // both kinds and may not be a tier name or "auto". Aliases are optional
 // (see WithAliases). The prompt-cache prices (the price of an input token
 // read from the upstream's prompt cache, and of one written to it) are
-// optional and default to input_usd_per_1k.
+// optional and default to input_usd_per_1k. api is the upstream's wire
+// format (api.go: openai when absent; an API this build has no adapter
+// for is refused); api_version (required) and deployment are
+// azure_openai's, region bedrock's and vertex's, project and location
+// vertex's, credentials_env vertex's and azure_openai's: each refused on
+// a model of another API.
 func ParseCatalog(data []byte) (*Catalog, error) {
 	var f fileCatalog
 	dec := json.NewDecoder(bytes.NewReader(data))
@@ -218,14 +236,24 @@ func (fm fileModel) model(tier string) (Model, error) {
 	case fm.ContextWindow < 1024:
 		return bad("context_window must be at least 1024 tokens")
 	}
+	api, err := fm.checkAPI()
+	if err != nil {
+		return bad("%v", err)
+	}
 	up := fm.UpstreamModel
 	if up == "" {
 		up = fm.ID
 	}
 	in := perM(*fm.InputPer1K)
+	deployment := fm.Deployment
+	if api == APIAzureOpenAI && deployment == "" {
+		deployment = up
+	}
 	return Model{
 		ID: fm.ID, Vendor: fm.Vendor, UpstreamModel: up, BaseURL: strings.TrimRight(fm.BaseURL, "/"), APIKeyEnv: fm.APIKeyEnv,
-		InputPerM: in, OutputPerM: perM(*fm.OutputPer1K), CachedInputPerM: perMOr(fm.CachedPer1K, in), CacheWritePerM: perMOr(fm.WritePer1K, in),
+		API: api, APIVersion: fm.APIVersion, Deployment: deployment, Region: fm.Region, Project: fm.Project, Location: fm.Location,
+		CredentialsEnv: fm.CredentialsEnv,
+		InputPerM:      in, OutputPerM: perM(*fm.OutputPer1K), CachedInputPerM: perMOr(fm.CachedPer1K, in), CacheWritePerM: perMOr(fm.WritePer1K, in),
 		Quality: fm.Quality, ContextWindow: fm.ContextWindow, Tier: tier,
 	}, nil
 }
@@ -303,7 +331,8 @@ func (c *Catalog) Models() []Model {
 // other than "" is the model name sent to it for every chat model (the
 // one model a local server has, like llama3.2), in place of each model's
 // upstream_model; routing, prices and audit entries still name the
-// catalog's models.
+// catalog's models. Every chat model is then reached through that
+// server's OpenAI API, whatever its catalog api.
 func (c *Catalog) WithBaseURL(baseURL, apiKeyEnv, chatModel string) *Catalog {
 	out := newCatalog()
 	out.aliases = c.aliases
@@ -312,6 +341,7 @@ func (c *Catalog) WithBaseURL(baseURL, apiKeyEnv, chatModel string) *Catalog {
 		nt.Models = nil
 		for _, m := range t.Models {
 			m.BaseURL, m.APIKeyEnv = strings.TrimRight(baseURL, "/"), apiKeyEnv
+			m.API, m.APIVersion, m.Deployment, m.Region, m.Project, m.Location, m.CredentialsEnv = APIOpenAI, "", "", "", "", "", ""
 			if chatModel != "" {
 				m.UpstreamModel = chatModel
 			}

@@ -3,6 +3,7 @@ package routing
 import (
 	"fmt"
 	"math"
+	"slices"
 	"strings"
 
 	"github.com/arr-dev/arr/domain"
@@ -37,16 +38,23 @@ type Request struct {
 	// AllowNames is the key's models limit as it names it (tiers and
 	// model ids), for the refusals that Allow causes.
 	AllowNames []string
+	// APIs are the upstream APIs the request can be sent to (a model's
+	// API), in order of preference: within a tier, models of the first
+	// come first (after BrandPref's vendor), and models of an API not
+	// named are never chosen (a model named is model_api_unsupported).
+	// Nil: every API, no preference.
+	APIs []string
 }
 
-// allowed keeps the models r may use.
+// allowed keeps the models r may use: those its key allows, of the APIs
+// it can be sent to.
 func (r Request) allowed(ms []Model) []Model {
-	if r.Allow == nil {
+	if r.Allow == nil && len(r.APIs) == 0 {
 		return ms
 	}
 	var out []Model
 	for _, m := range ms {
-		if r.Allow(m.ID, m.Tier) {
+		if (r.Allow == nil || r.Allow(m.ID, m.Tier)) && r.serves(m) {
 			out = append(out, m)
 		}
 	}
@@ -133,21 +141,24 @@ func fitModel(m Model, r Request) fit {
 	return fit{ok: true, estCost: est, maxTokens: capTokens}
 }
 
-// tierFit is the fit of a tier: it meets the ceiling if its first model
-// (in preference order) does.
-func (c *Catalog) ordered(t Tier, brand string) []Model {
-	if brand == "" {
+// ordered is a tier's models in preference order: the preferred
+// vendor's first (brand_pref), then by the request's API preference
+// (r.APIs: for a Messages request, the Anthropic models of the tier
+// before the others), else in catalog order.
+func (c *Catalog) ordered(t Tier, r Request) []Model {
+	if r.BrandPref == "" && len(r.APIs) < 2 {
 		return t.Models
 	}
-	var pref, rest []Model
-	for _, m := range t.Models {
-		if m.Vendor == brand {
-			pref = append(pref, m)
-		} else {
-			rest = append(rest, m)
+	out := slices.Clone(t.Models)
+	rank := func(m Model) int {
+		b := 1
+		if m.Vendor == r.BrandPref {
+			b = 0
 		}
+		return b*(len(r.APIs)+1) + r.apiRank(m)
 	}
-	return append(pref, rest...)
+	slices.SortStableFunc(out, func(a, b Model) int { return rank(a) - rank(b) })
+	return out
 }
 
 // Route decides a request. Errors: ErrNotFound for an unknown model,
@@ -178,6 +189,9 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 			return Decision{}, errUnknownModel(model, c)
 		}
 		if len(r.allowed(c.Tiers[i].Models)) == 0 {
+			if len(Request{Allow: r.Allow}.allowed(c.Tiers[i].Models)) > 0 {
+				return Decision{}, errModelAPI(model, nil, r)
+			}
 			return Decision{}, errModelNotAllowed(model, r)
 		}
 		start = i
@@ -188,6 +202,9 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 		}
 		if r.Allow != nil && !r.Allow(m.ID, m.Tier) {
 			return Decision{}, errModelNotAllowed(model, r)
+		}
+		if !r.serves(m) {
+			return Decision{}, errModelAPI(model, &m, r)
 		}
 		pinned = &m
 		start = c.byTier[m.Tier]
@@ -223,7 +240,7 @@ func Route(c *Catalog, fb Feedback, r Request) (Decision, error) {
 		if i > start && model == "auto" && pred < r.QualityFloor {
 			continue
 		}
-		models := r.allowed(c.ordered(t, r.BrandPref))
+		models := r.allowed(c.ordered(t, r))
 		for _, m := range models {
 			f := fitModel(m, r)
 			if !f.ok {
@@ -295,7 +312,7 @@ func chooseAuto(c *Catalog, fb Feedback, r Request) (int, error) {
 		if fb.Corrected(t, r.Difficulty) < r.QualityFloor {
 			continue
 		}
-		if !fitsAny(r.allowed(c.ordered(t, r.BrandPref)), r) {
+		if !fitsAny(r.allowed(c.ordered(t, r)), r) {
 			continue
 		}
 		if first < 0 {
@@ -308,7 +325,10 @@ func chooseAuto(c *Catalog, fb Feedback, r Request) (int, error) {
 	if first >= 0 {
 		return first, nil
 	}
-	if r.Allow != nil && len(r.allowed(c.Models())) == 0 {
+	if len(r.allowed(c.Models())) == 0 {
+		if len(Request{Allow: r.Allow}.allowed(c.Models())) > 0 {
+			return -1, errModelAPI("auto", nil, r)
+		}
 		return -1, errModelNotAllowed("auto", r)
 	}
 	return -1, impossible(c, fb, r)

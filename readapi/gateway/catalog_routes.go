@@ -39,7 +39,7 @@ func (s *completer) models(c *gin.Context) error {
 	}
 	for _, m := range cat.Models() {
 		data = append(data, gin.H{"id": m.ID, "object": "model", "created": 0, "owned_by": m.Vendor, "kind": "model", "tier": m.Tier,
-			"vendor": m.Vendor, "quality": m.Quality, "context_window": m.ContextWindow, "cost_per_1k": round6(m.CostPer1KUSD()),
+			"vendor": m.Vendor, "api": m.API, "quality": m.Quality, "context_window": m.ContextWindow, "cost_per_1k": round6(m.CostPer1KUSD()),
 			"input_cost_per_1k": round6(m.InputPer1KUSD()), "output_cost_per_1k": round6(m.OutputPer1KUSD()),
 			"cached_input_cost_per_1k": round6(m.CachedInputPer1KUSD()), "cache_write_cost_per_1k": round6(m.CacheWritePer1KUSD())})
 	}

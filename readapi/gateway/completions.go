@@ -12,6 +12,7 @@ import (
 
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
+	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/readapi/app"
 	"github.com/arr-dev/arr/readapi/gateway/dialect"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -100,6 +101,12 @@ func failCompletion(c *gin.Context, err error) {
 	}
 	var r *complete.Refused
 	if errors.As(err, &r) && json.Valid(r.Body) {
+		if isMessagesRoute(c) && r.API == routing.APIAnthropic {
+			// An Anthropic upstream's refusal of a request passed through:
+			// its status and its body, as the client's SDK reads them.
+			c.Data(r.Status, "application/json", r.Body)
+			return
+		}
 		if isMessagesRoute(c) {
 			refusedMessages(c, r)
 			return

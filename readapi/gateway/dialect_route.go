@@ -40,9 +40,19 @@ func (s *completer) serve(d dialect.Dialect) httpx.Handler {
 			return err
 		}
 		req.Body = body // the audit entry hashes what the client sent
+		if p, ok := ex.(dialect.Passthrough); ok {
+			passthrough(c, req, p)
+		}
 		res, err := s.run(c, req)
 		if err != nil {
-			return err
+			return nativeOnly(ex, err)
+		}
+		switch {
+		case res.Stream != nil && res.Stream.Native():
+			relayNative(c, res.Stream)
+			return nil
+		case res.Stream == nil && res.Reply.Native:
+			return writeNativeReply(c, res.Reply)
 		}
 		var random [24]byte
 		_, _ = rand.Read(random[:])
@@ -53,6 +63,21 @@ func (s *completer) serve(d dialect.Dialect) httpx.Handler {
 		}
 		return writeReply(c, res.Reply, ex, t)
 	}
+}
+
+// writeNativeReply writes a pass-through reply as the upstream sent it,
+// the routing object spliced in, with the routing headers.
+func writeNativeReply(c *gin.Context, rep complete.Reply) error {
+	out, err := withRouting(rep.Body, rep.HasRouting, rep.Routing)
+	if err != nil {
+		return &complete.UpstreamFailure{Attempts: []string{"the reply could not take the routing object: " + err.Error()}}
+	}
+	h := c.Writer.Header()
+	setRoutingHeaders(h, rep.Routing)
+	h.Set("X-Arr-Audit-Hash", rep.Routing.AuditHash)
+	h.Set("X-Arr-Elapsed-Sec", strconv.FormatFloat(rep.Routing.ElapsedSec, 'f', -1, 64))
+	c.Data(http.StatusOK, "application/json", out)
+	return nil
 }
 
 // writeReply writes a whole completion, its routing object spliced in

@@ -35,12 +35,13 @@ type anthropicServer struct {
 	mu        sync.Mutex
 	behaviors map[string]AnthropicBehavior
 	headers   map[string]http.Header
+	bodies    map[string][]byte
 	// prefixes are the cached prefixes, by model and hash.
 	prefixes map[string]bool
 }
 
 func newAnthropicServer() *anthropicServer {
-	return &anthropicServer{behaviors: map[string]AnthropicBehavior{}, headers: map[string]http.Header{}, prefixes: map[string]bool{}}
+	return &anthropicServer{behaviors: map[string]AnthropicBehavior{}, headers: map[string]http.Header{}, bodies: map[string][]byte{}, prefixes: map[string]bool{}}
 }
 
 func (a *anthropicServer) reset() {
@@ -63,6 +64,14 @@ func (s *Server) LastHeaders(model string) http.Header {
 	s.anth.mu.Lock()
 	defer s.anth.mu.Unlock()
 	return s.anth.headers[model]
+}
+
+// LastBody returns the body of the last Messages request that named
+// model, byte for byte as it arrived (nil: none).
+func (s *Server) LastBody(model string) []byte {
+	s.anth.mu.Lock()
+	defer s.anth.mu.Unlock()
+	return s.anth.bodies[model]
 }
 
 // anthropicErrorTypes are the error kinds of the statuses the stand-in
@@ -121,6 +130,7 @@ func (s *Server) message(w http.ResponseWriter, r *http.Request, body []byte) {
 	s.mu.Unlock()
 	s.anth.mu.Lock()
 	s.anth.headers[p.Model] = r.Header.Clone()
+	s.anth.bodies[p.Model] = body
 	ab := s.anth.behaviors[p.Model]
 	if _, ok := s.anth.behaviors[p.Model]; !ok {
 		ab = s.anth.behaviors[""]

@@ -25,7 +25,16 @@
 // the prefix through a cache_control breakpoint is written to the cache
 // by the first request that carries it (cache_creation_input_tokens) and
 // read by later ones (cache_read_input_tokens). AnthropicBehavior adds an
-// error event, a stream without message_stop and a huge delta.
+// error event, a stream without message_stop and a huge delta; LastBody
+// is the last request's body byte for byte.
+//
+// It stands in for Azure OpenAI deployments too (POST
+// /openai/deployments/{deployment}/chat/completions, azure.go: the base
+// URL without /v1): a request without api-version is a 404, without
+// api-key or a bearer token a 401, a body openai-go's
+// ChatCompletionNewParams cannot read or with a field it does not have a
+// 400; the rest is answered as the chat route answers. LastAzure is what
+// it saw of a deployment's last request.
 //
 // It stands in for Google's Gemini API (POST /v1beta/models/{m}:generateContent
 // and :streamGenerateContent?alt=sse, gemini.go) and for Gemini on Vertex

@@ -56,6 +56,9 @@ type Server struct {
 	last      map[string]map[string]any
 	auth      map[string]string
 	parents   map[string]string
+	// azure is the Azure OpenAI stand-in's last call per deployment
+	// (azure.go).
+	azure map[string]AzureCall
 	// anth is the Messages stand-in's (anthropic.go).
 	anth *anthropicServer
 	// root is the base URL without /v1; gem and tok are the Gemini and
@@ -87,7 +90,7 @@ func New(addr string) (*Server, error) {
 	}
 	s := &Server{ln: ln, URL: "http://" + ln.Addr().String() + "/v1",
 		behaviors: map[string]Behavior{}, calls: map[string]int{}, last: map[string]map[string]any{}, auth: map[string]string{},
-		parents: map[string]string{}, anth: newAnthropicServer(), root: "http://" + ln.Addr().String(),
+		parents: map[string]string{}, azure: map[string]AzureCall{}, anth: newAnthropicServer(), root: "http://" + ln.Addr().String(),
 		gem: &geminiServer{behaviors: map[string]GeminiBehavior{}, headers: map[string]http.Header{}}, tok: newTokenServer(),
 		bedrock: newBedrockServer()}
 	s.BedrockURL = s.root
@@ -98,6 +101,7 @@ func New(addr string) (*Server, error) {
 	mux.HandleFunc("POST /token", s.tok.token)
 	mux.HandleFunc("POST /v1/messages", s.messages)
 	mux.HandleFunc("POST /v1/chat/completions", s.complete)
+	mux.HandleFunc("POST /openai/deployments/{deployment}/chat/completions", s.azureChat)
 	mux.HandleFunc("POST /v1/embeddings", s.embed)
 	mux.HandleFunc("POST /model/{model}/converse", s.converse(false))
 	mux.HandleFunc("POST /model/{model}/converse-stream", s.converse(true))

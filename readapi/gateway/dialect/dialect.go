@@ -25,6 +25,19 @@ type Exchange interface {
 	Stream(t Turn) Stream
 }
 
+// Passthrough is an Exchange whose request an upstream of its own API
+// takes as it came: the gateway sends it to a model of that API with
+// only the model and the gateway's own fields changed, and relays that
+// upstream's reply and events as they come (its routing object added).
+type Passthrough interface {
+	// Native names the API (a catalog "api": anthropic) and the request's
+	// fields that are the gateway's own, left out upstream; untranslatable
+	// is the translation's refusal of a request only models of that API
+	// can take as it came (a field or block the chat translation does not
+	// serve), nil when any model can.
+	Native() (api string, gatewayFields []string, untranslatable error)
+}
+
 // Turn names a reply: its id (Dialect.ID) and when it was made (Unix
 // seconds).
 type Turn struct {

@@ -97,6 +97,9 @@ func (r *Request) addUser(param string, blocks []block, calls map[string]bool) e
 			continue
 		}
 		p, err := userPart(bp, b)
+		if r.lenient && untranslatable(err) {
+			continue
+		}
 		if err != nil {
 			return err
 		}
@@ -206,6 +209,9 @@ func (r *Request) addToolResult(bp string, b block, calls map[string]bool) ([]ch
 		var texts []string
 		for k, ib := range inner {
 			p, err := userPart(fmt.Sprintf("%s.content[%d]", bp, k), ib)
+			if r.lenient && untranslatable(err) {
+				continue
+			}
 			if err != nil {
 				return nil, err
 			}
@@ -246,6 +252,9 @@ func (r *Request) addAssistant(param string, blocks []block, calls map[string]bo
 		case "thinking", "redacted_thinking":
 			// Chat completions have no place for earlier reasoning: dropped.
 		default:
+			if r.lenient {
+				continue // server_tool_use, its results, …: the upstream reads them
+			}
 			return invalid("unsupported_value", bp+".type", "an assistant message's blocks are text, tool_use and thinking, not %q", b.Type)
 		}
 	}

@@ -3,6 +3,7 @@ package messages
 import (
 	"encoding/hex"
 
+	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/readapi/gateway/dialect"
 )
 
@@ -15,6 +16,12 @@ var _ dialect.Dialect = Dialect{}
 // Parse validates a Messages body.
 func (Dialect) Parse(body []byte) (dialect.Exchange, error) {
 	r, err := ParseRequest(body)
+	var only error
+	if untranslatable(err) {
+		// Only an Anthropic model can take it, as it came.
+		only = err
+		r, err = ParseNative(body)
+	}
 	if err != nil {
 		return nil, err
 	}
@@ -22,7 +29,15 @@ func (Dialect) Parse(body []byte) (dialect.Exchange, error) {
 	if err != nil {
 		return nil, err
 	}
-	return exchange{model: r.Model(), chat: chat}, nil
+	return exchange{model: r.Model(), chat: chat, only: only}, nil
+}
+
+// Native: a Messages request goes to Anthropic models as it came, less
+// arr's routing fields (quality_floor, max_cost_usd, brand_pref); one
+// with what the translation does not serve (a server tool, a field or
+// block arr does not read) to them only.
+func (e exchange) Native() (string, []string, error) {
+	return routing.APIAnthropic, append([]string(nil), arrFields...), e.only
 }
 
 // ID is msg_ and the random bytes in hex.
@@ -34,6 +49,9 @@ func (Dialect) ID(random [24]byte) string { return "msg_" + hex.EncodeToString(r
 type exchange struct {
 	model string
 	chat  []byte
+	// only is the translation's refusal of a request that only Anthropic
+	// models can take (nil: any model can).
+	only error
 }
 
 func (e exchange) Chat() ([]byte, error) { return e.chat, nil }

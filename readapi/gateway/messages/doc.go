@@ -14,6 +14,12 @@
 // have no place for them), and the thinking, top_k, service_tier and
 // cache_control settings are accepted and have no effect.
 //
+// Models of the catalog's anthropic API take the request as it came
+// (Dialect's exchange is a dialect.Passthrough); a request with what the
+// translation does not serve (a server tool, a field or block it does not
+// read) is parsed by ParseNative, its chat request only sizing and
+// routing it, and goes to those models only.
+//
 // FromChat turns a chat completion (with the gateway's routing object)
 // into a Message; a Stream turns the chunks of a streamed chat completion
 // into Anthropic's server-sent events (message_start, ping,

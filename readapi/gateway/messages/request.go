@@ -3,6 +3,7 @@ package messages
 import (
 	"bytes"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"sort"
 
@@ -25,6 +26,10 @@ type Request struct {
 	stream      bool
 	user        *string
 	arr         []chat.Field
+	// lenient: what the translation cannot express (fields, blocks and
+	// tools it does not serve) is left out of the chat request, not
+	// refused (ParseNative).
+	lenient bool
 }
 
 // Streaming says whether the client asked for server-sent events.
@@ -57,14 +62,29 @@ var (
 )
 
 // ParseRequest validates a POST /v1/messages body.
-func ParseRequest(body []byte) (*Request, error) { return parse(body, true) }
+func ParseRequest(body []byte) (*Request, error) { return parse(body, true, false) }
+
+// ParseNative validates a Messages body for an Anthropic upstream, which
+// takes it as it came: what the chat translation does not serve (a
+// top-level field arr does not read, mcp_servers, a server or versioned
+// tool, a block or source type it does not translate) is left out of the
+// chat request, which then only sizes and routes the request; the rest
+// is checked as ParseRequest checks it.
+func ParseNative(body []byte) (*Request, error) { return parse(body, true, true) }
+
+// untranslatable says whether err refuses what only the translation
+// cannot express (an Anthropic upstream may take it: ParseNative).
+func untranslatable(err error) bool {
+	var de *domain.Error
+	return errors.As(err, &de) && (de.Code == "unknown_field" || de.Code == "unsupported_value")
+}
 
 // ParseCountRequest validates a POST /v1/messages/count_tokens body: a
 // Messages request without max_tokens (which is accepted and has no
 // effect on the count).
-func ParseCountRequest(body []byte) (*Request, error) { return parse(body, false) }
+func ParseCountRequest(body []byte) (*Request, error) { return parse(body, false, false) }
 
-func parse(body []byte, needMaxTokens bool) (*Request, error) {
+func parse(body []byte, needMaxTokens, lenient bool) (*Request, error) {
 	if !json.Valid(body) {
 		return nil, invalid("invalid_json", "", "the body must be a JSON object (a Messages request): it is not valid JSON")
 	}
@@ -81,11 +101,11 @@ func parse(body []byte, needMaxTokens bool) (*Request, error) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
-		if !readFields[k] && !ignoredFields[k] {
+		if !readFields[k] && !ignoredFields[k] && !lenient {
 			return nil, invalid("unknown_field", k, "%s: extra inputs are not permitted (see the gateway's OpenAPI document for the Messages fields arr reads)", k)
 		}
 	}
-	r := &Request{}
+	r := &Request{lenient: lenient}
 	for _, step := range []func(map[string]json.RawMessage) error{
 		r.parseModel, r.parseSystem, r.parseMessages, r.parseTools, r.parseToolChoice, r.parseSampling, r.parseMetadata,
 	} {
@@ -101,7 +121,7 @@ func parse(body []byte, needMaxTokens bool) (*Request, error) {
 			return nil, invalid("invalid_type", "stream", "stream must be a boolean")
 		}
 	}
-	if v, ok := raw["mcp_servers"]; ok && !isNull(v) && string(bytes.TrimSpace(v)) != "[]" {
+	if v, ok := raw["mcp_servers"]; ok && !lenient && !isNull(v) && string(bytes.TrimSpace(v)) != "[]" {
 		return nil, invalid("unsupported_value", "mcp_servers", "mcp_servers is not supported: arr connects to no MCP servers; run the tools on the client and send them as tools")
 	}
 	for _, f := range arrFields {

@@ -161,6 +161,12 @@ func (s *Stream) Finish() []Event {
 	return append(out, event("message_delta", fields), event("message_stop", map[string]any{}))
 }
 
+// FailEvent is the error event of Anthropic's shape (errType one of
+// ErrorType's) carrying arr's code, that ends a stream that failed.
+func FailEvent(errType, code, msg string) Event {
+	return event("error", map[string]any{"error": map[string]string{"type": errType, "message": msg, "code": code}})
+}
+
 // Fail ends a stream that did not complete with an error event of
 // Anthropic's shape (errType one of ErrorType's), carrying arr's code.
 func (s *Stream) Fail(errType, code, msg string) []Event {

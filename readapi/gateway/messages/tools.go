@@ -34,6 +34,9 @@ func (r *Request) parseTools(raw map[string]json.RawMessage) error {
 	for i, t := range tools {
 		tp := fmt.Sprintf("tools[%d]", i)
 		if t.Type != nil && *t.Type != "custom" {
+			if r.lenient {
+				continue // a server tool: the upstream runs it
+			}
 			return invalid("unsupported_value", tp+".type", "tools of type %q are not supported: arr runs no server tools; declare a client tool ({name, description, input_schema}) and run it yourself", *t.Type)
 		}
 		if t.Name == "" {
@@ -92,6 +95,9 @@ func (r *Request) parseToolChoice(raw map[string]json.RawMessage) error {
 		found := false
 		for _, t := range r.tools {
 			found = found || t.Function.Name == tc.Name
+		}
+		if !found && r.lenient {
+			return nil // a tool left out of the translation
 		}
 		if !found {
 			return invalid("invalid_value", "tool_choice.name", "tool_choice names %q, which is not one of tools", tc.Name)

@@ -1,0 +1,127 @@
+package routing
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/arr-dev/arr/domain"
+)
+
+// The upstream APIs a catalog model may name in "api": the wire format
+// and authentication the gateway speaks to it.
+const (
+	// APIOpenAI is an OpenAI-compatible chat-completions endpoint (the
+	// default).
+	APIOpenAI = "openai"
+	// APIAnthropic is Anthropic's Messages API.
+	APIAnthropic = "anthropic"
+	// APIAzureOpenAI is an Azure OpenAI deployment (api_version and
+	// deployment).
+	APIAzureOpenAI = "azure_openai"
+	// APIGemini, APIBedrock and APIVertex are Google's generateContent,
+	// AWS Bedrock's Converse and Vertex AI: named, refused until their
+	// adapters are in the tree.
+	APIGemini  = "gemini"
+	APIBedrock = "bedrock"
+	APIVertex  = "vertex"
+)
+
+// apis are the APIs a catalog may name, each with whether this build has
+// its adapter.
+var apis = []struct {
+	name      string
+	supported bool
+}{
+	{APIOpenAI, true}, {APIAnthropic, true}, {APIGemini, false},
+	{APIBedrock, false}, {APIAzureOpenAI, true}, {APIVertex, false},
+}
+
+// SupportedAPIs are the APIs this build's catalog accepts.
+func SupportedAPIs() []string {
+	var out []string
+	for _, a := range apis {
+		if a.supported {
+			out = append(out, a.name)
+		}
+	}
+	return out
+}
+
+// checkAPI reads a model's "api" and the fields that belong to an API:
+// "" is openai; an API whose adapter this build lacks is refused, as is a
+// field set for an API that does not use it.
+func (fm fileModel) checkAPI() (string, error) {
+	api := fm.API
+	if api == "" {
+		api = APIOpenAI
+	}
+	known := false
+	for _, a := range apis {
+		if a.name != api {
+			continue
+		}
+		known = true
+		if !a.supported {
+			return "", fmt.Errorf("api %q is not supported yet by this build (its adapter is not in it); use one of %s", api, strings.Join(SupportedAPIs(), ", "))
+		}
+	}
+	if !known {
+		names := make([]string, len(apis))
+		for i, a := range apis {
+			names[i] = a.name
+		}
+		return "", fmt.Errorf("api must be one of %s; got %q", strings.Join(names, ", "), api)
+	}
+	for _, f := range []struct {
+		name, v string
+		for_    []string
+	}{
+		{"api_version", fm.APIVersion, []string{APIAzureOpenAI}},
+		{"deployment", fm.Deployment, []string{APIAzureOpenAI}},
+		{"region", fm.Region, []string{APIBedrock, APIVertex}},
+		{"project", fm.Project, []string{APIVertex}},
+		{"location", fm.Location, []string{APIVertex}},
+		{"credentials_env", fm.CredentialsEnv, []string{APIAzureOpenAI, APIVertex}},
+	} {
+		if f.v != "" && !slices.Contains(f.for_, api) {
+			return "", fmt.Errorf("%s is a setting of %s models, not of api %s", f.name, strings.Join(f.for_, " and "), api)
+		}
+		if strings.TrimSpace(f.v) != f.v || strings.ContainsAny(f.v, "/?#&") && f.name != "credentials_env" {
+			return "", fmt.Errorf("%s %q must be a single name (no spaces, /, ?, # or &)", f.name, f.v)
+		}
+	}
+	if api == APIAzureOpenAI && fm.APIVersion == "" {
+		return "", fmt.Errorf("api_version is required for azure_openai models (like 2024-10-21)")
+	}
+	return api, nil
+}
+
+// serves says whether a request that can be sent to the APIs r.APIs may
+// go to m (every API when r names none).
+func (r Request) serves(m Model) bool {
+	return len(r.APIs) == 0 || slices.Contains(r.APIs, m.API)
+}
+
+// apiRank is the place of m's API in r's preference (0 first).
+func (r Request) apiRank(m Model) int {
+	if i := slices.Index(r.APIs, m.API); i >= 0 {
+		return i
+	}
+	return len(r.APIs)
+}
+
+// errModelAPI refuses a model (or a tier, or auto) named that no model of
+// the APIs the request can be sent to serves.
+func errModelAPI(name string, m *Model, r Request) error {
+	what := fmt.Sprintf("no model that %q stands for", name)
+	if m != nil {
+		what = fmt.Sprintf("the model %q is reached through the %s API, and", name, m.API)
+	}
+	msg := fmt.Sprintf("%s this route's requests can be sent only to models of the %s API", what, strings.Join(r.APIs, ", "))
+	if m != nil && m.API == APIAnthropic {
+		msg += "; send Anthropic models Messages requests (POST /v1/messages)"
+	}
+	msg += ", or name model auto, a tier or another model (GET /v1/models lists each model's api)"
+	return &domain.Error{Kind: domain.ErrInvalid, Code: "model_api_unsupported", Field: "model", Message: msg}
+}
