@@ -37,8 +37,11 @@ type Stream struct {
 	a        assembler
 	upUsage  Usage
 	hasUp    bool // the upstream reported upUsage
-	// nat is a pass-through stream's (native.go), when call.native.
+	// nat is a pass-through stream's (native.go), when call.native; tr
+	// translates another API's events to chat chunks (wire.go), nil when
+	// they are chat chunks.
 	nat nativeStream
+	tr  *chunker
 
 	// replay
 	replay [][]byte
@@ -137,7 +140,7 @@ func (s *Stream) Next() ([]byte, error) {
 		return s.nextNative()
 	}
 	for {
-		data, err := s.resp.Stream.Next()
+		data, err := s.nextChunk()
 		if errors.Is(err, io.EOF) {
 			return nil, s.finish(nil)
 		}
@@ -153,6 +156,9 @@ func (s *Stream) Next() ([]byte, error) {
 		s.a.add(&ch)
 		if ch.Usage != nil {
 			s.upUsage, s.hasUp = usageOf(ch.Usage), true
+			if countsCacheWrites(s.dec.Candidates[0].Model) {
+				s.upUsage = usageOfAnthropic(s.resp.Stream.Usage()) // its cache writes too
+			}
 			if len(ch.Choices) == 0 {
 				continue // the upstream's usage chunk: the closing chunk carries ours
 			}
@@ -208,6 +214,9 @@ func (s *Stream) Close() {
 func (s *Stream) relay(resp *upstream.Response, attempts int) {
 	cand := s.dec.Candidates[0]
 	s.resp, s.attempts, s.hash = resp, attempts, s.h.cfg.HashKey.New()
+	if !s.native {
+		s.tr = newChunker(cand.Model, s.h.cfg.Clock().Unix())
+	}
 	s.routing = s.h.routing(&s.call, cand.Model, commands.Recorded{}, Usage{}, 0, false, attempts, cand.Predicted)
 }
 
