@@ -14,6 +14,7 @@ import (
 
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
+	"github.com/openai/openai-go/responses"
 	"github.com/openai/openai-go/shared"
 
 	"github.com/arr-dev/arr/adapters/upstream/upstreamtest"
@@ -194,7 +195,31 @@ func TestGatewayChatEveryAPI(t *testing.T) {
 			}
 
 			wireToolRoundTrip(ctx, t, client, w)
+			wireOtherIngress(ctx, t, g, client, w)
 		})
+	}
+}
+
+// wireOtherIngress: a Responses request (openai-go) and a Messages
+// request that goes through chat reach w too. (Messages to an anthropic
+// model is the pass-through, tested in gateway_passthrough_test.go.)
+func wireOtherIngress(ctx context.Context, t *testing.T, g *gw, client openai.Client, w wireModel) {
+	t.Helper()
+	r, err := client.Responses.New(ctx, responses.ResponseNewParams{Model: w.id,
+		Input: responses.ResponseNewParamsInputUnion{OfString: openai.String("hi from responses")}})
+	if err != nil {
+		t.Fatalf("responses: %v", err)
+	}
+	if ro := routingOfResponse(t, r); ro.Model != w.id || !strings.Contains(r.OutputText(), "hi from responses") || r.Status != responses.ResponseStatusCompleted {
+		t.Fatalf("responses: %s", r.RawJSON())
+	}
+	if w.id == wireClaude.id {
+		return
+	}
+	pg := &passGateway{env: g.env, up: g.up, key: g.key}
+	code, body := pg.postMessages(t, `{"model":"`+w.id+`","max_tokens":64,"messages":[{"role":"user","content":"hi from messages"}]}`)
+	if code != http.StatusOK || !strings.Contains(string(body), `"model":"`+w.id+`"`) || !strings.Contains(string(body), "hi from messages") {
+		t.Fatalf("messages: %d %s", code, body)
 	}
 }
 
