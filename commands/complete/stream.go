@@ -197,10 +197,7 @@ func (s *Stream) Close() {
 		// Cut short before its end was recorded: the upstream's usage, or
 		// an estimate of what was relayed.
 		cand := s.dec.Candidates[0]
-		u := s.capEstimate(Usage{Prompt: s.req.PromptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}, cand)
-		if s.hasUp {
-			u = s.upUsage
-		}
+		u := s.relayedUsage()
 		s.spend.spent(cand.Model.Cost(u.Tokens()), u.Prompt+u.Completion)
 	}
 	s.settle(s.ctx)
@@ -228,10 +225,7 @@ func (s *Stream) finish(cut error) error {
 	if s.a.id == "" {
 		s.a.id, s.a.created, s.a.model = "chatcmpl-arr", s.h.cfg.Clock().Unix(), cand.Model.UpstreamModel
 	}
-	u := s.capEstimate(Usage{Prompt: s.req.PromptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}, cand)
-	if s.hasUp {
-		u = s.upUsage
-	}
+	u := s.relayedUsage()
 	outcome := "ok"
 	if cut != nil {
 		outcome = "cut"

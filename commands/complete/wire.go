@@ -157,6 +157,31 @@ func (s *Stream) nextChunk() ([]byte, error) {
 	return data, nil
 }
 
+// relayedUsage is a relayed stream's usage: the upstream's once it
+// reported it; before that (a stream cut short), for an API whose usage
+// counts as it goes (Anthropic's message_start), its prompt as the
+// upstream counted it, cache reads and writes included, and the output
+// estimated from the text relayed; else both estimated.
+func (s *Stream) relayedUsage() Usage {
+	if s.hasUp {
+		return s.upUsage
+	}
+	cand := s.dec.Candidates[0]
+	est := s.capEstimate(Usage{Prompt: s.req.PromptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}, cand)
+	if s.native || !countsCacheWrites(cand.Model) {
+		return est
+	}
+	u := usageOfAnthropic(s.resp.Stream.Usage())
+	if u.Prompt == 0 {
+		return est
+	}
+	if est.Completion > u.Completion {
+		u.Completion, u.Estimated = est.Completion, true
+		u = s.capEstimate(u, cand)
+	}
+	return u
+}
+
 // chatRefusal is an upstream's refusal of the request as the chat client
 // is to see it: the status kept (Anthropic's 529 as 503), the body in
 // OpenAI's error shape.

@@ -2,11 +2,13 @@ package complete_test
 
 import (
 	"errors"
+	"io"
 	"strings"
 	"testing"
 	"time"
 
 	"github.com/arr-dev/arr/adapters/upstream"
+	"github.com/arr-dev/arr/adapters/upstream/upstreamtest"
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/routing"
@@ -62,5 +64,28 @@ func TestWireTranslationRefusalFailsOver(t *testing.T) {
 	if res.Reply.Routing.Model != "claude-mid" || !strings.Contains(string(res.Reply.Body), `"object":"chat.completion"`) ||
 		!strings.Contains(string(res.Reply.Body), "hello claude") {
 		t.Fatalf("routing %+v body %s", res.Reply.Routing, res.Reply.Body)
+	}
+}
+
+// TestWireCutStreamBilledAsCounted: a translated Claude stream cut
+// before its end is recorded with the prompt Anthropic counted in
+// message_start (its cache write included, priced at the cache-write
+// price), the output estimated from the text relayed.
+func TestWireCutStreamBilledAsCounted(t *testing.T) {
+	hs := wireHarness(t)
+	hs.up.Set("claude-sonnet-4-0", upstreamtest.Behavior{CutAfter: 2})
+	text := strings.Repeat("a long prompt to cache ", 30)
+	res, err := hs.complete(t, request(t, text, map[string]any{"model": "claude-mid", "stream": true, "prompt_cache_key": "k"}), complete.CacheOff)
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks, err := drain(t, res.Stream)
+	if !errors.Is(err, io.EOF) || res.Stream.End().Cut == nil || len(chunks) == 0 {
+		t.Fatalf("end %v, cut %v, %d chunks", err, res.Stream.End().Cut, len(chunks))
+	}
+	es := hs.entries(t)
+	c := es[len(es)-1].Completion
+	if c.Outcome != "cut" || c.CacheWriteTokens == 0 || c.PromptTokens < c.CacheWriteTokens || !c.UsageEstimated || c.CompletionTokens == 0 {
+		t.Fatalf("recorded %+v", c)
 	}
 }
