@@ -250,7 +250,8 @@ func wireToolRoundTrip(ctx context.Context, t *testing.T, client openai.Client, 
 }
 
 // TestGatewayChatUpstreamRefusal: each native upstream's 400 reaches the
-// openai-go client as its 400, in OpenAI's error shape, is not retried on
+// openai-go client as its 400, in OpenAI's error shape (replied or
+// streamed), is not retried on
 // another model and never opens the breaker (more refusals than it takes
 // failures, then the model answers); an overloaded or failing model of one
 // API fails over to a model of another within the tier.
@@ -269,13 +270,21 @@ func TestGatewayChatUpstreamRefusal(t *testing.T) {
 				t.Fatalf("%s refusal %d: %v", w.id, i, err)
 			}
 		}
+		stream := client.Chat.Completions.NewStreaming(ctx, params)
+		for stream.Next() {
+			t.Fatalf("%s: a refused stream sent %s", w.id, stream.Current().RawJSON())
+		}
+		var ae *openai.Error
+		if err := stream.Err(); !errors.As(err, &ae) || ae.StatusCode != http.StatusBadRequest {
+			t.Fatalf("%s streamed refusal: %v", w.id, err)
+		}
 		up.Reset()
 		if r, err := client.Chat.Completions.New(ctx, params); err != nil || !strings.Contains(r.RawJSON(), `"model":"`+w.id+`"`) {
 			t.Fatalf("%s after the refusals (breaker closed): %v", w.id, err)
 		}
 	}
 	for _, w := range wireModels {
-		if up.Calls(w.upstream) > 4 {
+		if up.Calls(w.upstream) > 5 {
 			t.Fatalf("%s called %d times: a refusal was retried", w.id, up.Calls(w.upstream))
 		}
 	}
