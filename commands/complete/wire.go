@@ -90,8 +90,30 @@ func (r *Request) chatCall(c routing.Candidate) (upstream.Request, error) {
 		if out.Body, err = gemini.Request(&cr); err != nil {
 			return upstream.Request{}, err
 		}
+	case wireChat:
+		if c.Model.API == routing.APIBedrock {
+			return out, bedrockRefusal(body)
+		}
 	}
 	return out, nil
+}
+
+// bedrockRefusal is what Converse cannot be told of the chat body (Do
+// translates it again, and would refuse it as its 400): a *domain.Error,
+// so that the next candidate, of another API, may take the request.
+func bedrockRefusal(body []byte) error {
+	cr, err := bedrock.ReadChat(body)
+	if err == nil {
+		_, _, err = bedrock.FromChat(&cr, bedrock.Options{CachePoints: cr.PromptCacheKey != nil})
+	}
+	var de *domain.Error
+	switch {
+	case err == nil || errors.As(err, &de):
+		return err
+	case errors.Is(err, bedrock.ErrInvalid):
+		return domain.Invalid("invalid_request", "", "%v", err)
+	}
+	return nil // not the request's fault: Do tells
 }
 
 // chatReply turns a non-streamed reply of m's API into a chat completion
