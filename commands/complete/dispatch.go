@@ -55,9 +55,12 @@ func (e *Refused) Unwrap() error { return e.Err }
 
 // dispatch tries the candidates in order until one answers: on a 5xx,
 // 429, timeout, connection failure or open breaker (for a stream: also a
-// stream that breaks before its first event) it moves on; a 4xx of the
-// request's own is Refused. It leaves the candidate that answered first
-// in k.dec.Candidates.
+// stream that breaks before its first event) it moves on, as it does
+// past a candidate whose API cannot be told the request (its
+// translation's refusal, answered when no later candidate answers); a
+// 4xx of the request's own is Refused, in OpenAI's shape for a chat
+// request (chatRefusal). It leaves the candidate that answered first in
+// k.dec.Candidates.
 func (h *Handler) dispatch(ctx context.Context, k *call) (*upstream.Response, int, error) {
 	failure := &UpstreamFailure{}
 	var refusal error // the first translation's refusal (wire.go)
