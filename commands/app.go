@@ -24,13 +24,15 @@ type Commands struct {
 	// accounts' shared budgets.
 	SetKeyLimits     *SetKeyLimitsHandler
 	SetAccountBudget *SetAccountBudgetHandler
-	ChangePlan       *ChangePlanHandler
-	RequestSignIn    *RequestSignInHandler
-	CompleteSignIn   *CompleteSignInHandler
-	EndSession       *EndSessionHandler
-	CountCalls       *CountCallsHandler
-	SubmitFeedback   *SubmitFeedbackHandler
-	LoadLayer        *LoadLayerHandler
+	// SetGuardrails sets an account's or a gateway key's guardrails.
+	SetGuardrails  *SetGuardrailsHandler
+	ChangePlan     *ChangePlanHandler
+	RequestSignIn  *RequestSignInHandler
+	CompleteSignIn *CompleteSignInHandler
+	EndSession     *EndSessionHandler
+	CountCalls     *CountCallsHandler
+	SubmitFeedback *SubmitFeedbackHandler
+	LoadLayer      *LoadLayerHandler
 	// ImportList and EraseContactData seal and destroy contact data with
 	// Config.ContactKeys.
 	ImportList       *ImportListHandler
@@ -110,6 +112,9 @@ func New(cfg Config) (Commands, error) {
 		build(&c.RevokeKey, func() (*RevokeKeyHandler, error) { return NewRevokeKeyHandler(store, clock) }),
 		build(&c.SetKeyLimits, func() (*SetKeyLimitsHandler, error) { return NewSetKeyLimitsHandler(store, clock) }),
 		build(&c.SetAccountBudget, func() (*SetAccountBudgetHandler, error) { return NewSetAccountBudgetHandler(store, clock) }),
+		build(&c.SetGuardrails, func() (*SetGuardrailsHandler, error) {
+			return NewSetGuardrailsHandler(store, clock, cfg.WebhookPrivate)
+		}),
 		build(&c.ChangePlan, func() (*ChangePlanHandler, error) { return NewChangePlanHandler(store, clock) }),
 		build(&c.RequestSignIn, func() (*RequestSignInHandler, error) { return NewRequestSignInHandler(store, clock) }),
 		build(&c.CompleteSignIn, func() (*CompleteSignInHandler, error) { return NewCompleteSignInHandler(store, clock) }),

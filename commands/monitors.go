@@ -111,6 +111,14 @@ func (h *CreateMonitorHandler) Handle(ctx context.Context, c CreateMonitor) (Cre
 
 // checkURL checks a webhook URL and returns it as it will be used.
 func (h *CreateMonitorHandler) checkURL(raw string) (string, error) {
+	return checkWebhookURL(h.guard, h.allowPrivate, raw)
+}
+
+// checkWebhookURL checks a webhook URL (a monitor's, a guardrail's) and
+// returns it as it will be used: absolute http(s), no user info or
+// fragment, its host read as the resolver will and, unless allowPrivate,
+// one the delivery's SSRF guard lets through.
+func checkWebhookURL(guard *netguard.Guard, allowPrivate bool, raw string) (string, error) {
 	bad := func(format string, a ...any) (string, error) {
 		return "", domain.Invalid("invalid_url", "url", format, a...)
 	}
@@ -134,8 +142,8 @@ func (h *CreateMonitorHandler) checkURL(raw string) (string, error) {
 	if err != nil {
 		return bad("url's host is not valid: %v", err)
 	}
-	if !h.allowPrivate {
-		if err := h.guard.CheckHost(host); err != nil {
+	if !allowPrivate {
+		if err := guard.CheckHost(host); err != nil {
 			var re *netguard.RefusedError
 			if errors.As(err, &re) && !host.Addr.IsValid() {
 				return bad("url's host %s is this machine (%s); webhooks go to public addresses only", u.Hostname(), re.Reason)

@@ -10,11 +10,14 @@ import (
 
 	"github.com/arr-dev/arr/adapters/replica"
 	"github.com/arr-dev/arr/commands/billing"
+	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/domain/audit"
+	"github.com/arr-dev/arr/domain/guardrail"
 	"github.com/arr-dev/arr/domain/records"
 	"github.com/arr-dev/arr/domain/routing"
+	"github.com/arr-dev/arr/projections/guardrails"
 	"github.com/arr-dev/arr/projections/lists"
 	"github.com/arr-dev/arr/projections/monitors"
 	"github.com/arr-dev/arr/projections/parcels"
@@ -74,6 +77,7 @@ var enumSources = map[string]enumSource{
 	"components/schemas/CheckoutRequest/properties/plan":                                                       {paidPlans(true), "domain/account.Catalog(): self-serve paid plans"},
 	"components/schemas/PublicCheckoutRequest/properties/plan":                                                 {paidPlans(false), "domain/account.Catalog(): paid plans"},
 	"paths//account/upgrade/post/requestBody/content/application/x-www-form-urlencoded/schema/properties/plan": {paidPlans(true), "domain/account.Catalog(): self-serve paid plans"},
+	"components/schemas/ModelList/properties/data/items/properties/api":                                        {of(routing.APIOpenAI, routing.APIAnthropic, routing.APIGemini, routing.APIBedrock, routing.APIAzureOpenAI, routing.APIVertex), "domain/routing API constants"},
 	"components/schemas/Routing/properties/tier":                                                               {routing.TierNames(), "domain/routing.TierNames()"},
 	"components/schemas/Feedback/properties/difficulty_band":                                                   {of(routing.BandLow, routing.BandMid, routing.BandHigh), "domain/routing Band constants"},
 	"components/schemas/Answer/properties/mode":                                                                {of(answer.Quick, answer.Deep), "domain/answer Mode constants"},
@@ -90,7 +94,13 @@ var enumSources = map[string]enumSource{
 	"components/schemas/AuditEntryWithPayload/allOf/1/properties/view":                                         {of(audit.Owner, audit.Auditor), "domain/audit Audience constants that see the payload"},
 	"components/schemas/AuditChainRules/properties/link":                                                       {[]string{fmt.Sprint(audit.LinkV1), fmt.Sprint(audit.LinkV2)}, "domain/audit LinkV1, LinkV2"},
 	"components/schemas/WebhookReceipt/properties/outcome":                                                     {[]string{billing.OutcomePlanChanged, billing.OutcomeUnchanged, billing.OutcomeIgnored}, "commands/billing Outcome constants"},
-	"components/schemas/AuditPayload/properties/outcome":                                                       {[]string{"ok", "cut", "canceled"}, "commands/complete (record.go, stream.go): a completion's outcome"},
+	"components/schemas/AuditPayload/properties/outcome":                                                       {[]string{"ok", "cut", "canceled", complete.OutcomeRefused}, "commands/complete (record.go, stream.go, guardrail.go): a completion's outcome"},
+	"components/schemas/AuditPayload/properties/guardrails/items/properties/where":                             {[]string{guardrail.Prompt, guardrail.Output}, "domain/guardrail Prompt, Output"},
+	"components/schemas/GuardrailAction":                                                                       {of(guardrail.Actions()...), "domain/guardrail.Actions()"},
+	"components/schemas/GuardrailRuleScope":                                                                    {of(guardrail.Ons()...), "domain/guardrail.Ons()"},
+	"components/schemas/GuardrailFailMode":                                                                     {of(guardrail.FailModes()...), "domain/guardrail.FailModes()"},
+	"components/schemas/GuardrailDetector":                                                                     {of(guardrail.Detectors()...), "domain/guardrail.Detectors()"},
+	"components/schemas/EffectiveGuardrails/properties/scope":                                                  {of(guardrails.ScopeKey, guardrails.ScopeAccount, guardrails.ScopeNone), "projections/guardrails Scope constants"},
 	"components/schemas/ModelList/properties/data/items/properties/kind":                                       {[]string{"router", "tier", "model", "embedding_tier", "embedding_model"}, "readapi/gateway/catalog_routes.go"},
 	"components/schemas/EmbeddingRouting/properties/tier":                                                      {routing.EmbeddingTierNames(), "domain/routing.EmbeddingTierNames()"},
 	"components/schemas/EmbeddingRequest/properties/encoding_format":                                           {[]string{"float", "base64"}, "readapi/gateway/embeddings.go parseEmbeddingRequest"},

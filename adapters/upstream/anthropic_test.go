@@ -103,7 +103,7 @@ func TestAnthropicHeadersPassedOn(t *testing.T) {
 // An API Do does not speak is a retryable failure, so failover goes on.
 func TestUnsupportedAPI(t *testing.T) {
 	srv := upstreamtest.Start(t)
-	_, err := anthropicClient(t, 1).Do(context.Background(), claude(srv, "g"), upstream.Request{API: "watsonx", Body: []byte(`{}`)})
+	_, err := anthropicClient(t, 1).Do(context.Background(), claude(srv, "g"), upstream.Request{API: "cohere", Body: []byte(`{}`)})
 	var ue *upstream.Error
 	if !errors.Is(err, upstream.ErrUnsupportedAPI) || !errors.As(err, &ue) || !ue.Retryable {
 		t.Fatalf("err = %v", err)
@@ -139,6 +139,17 @@ func TestAnthropicCachedTokens(t *testing.T) {
 	third := call(turn)
 	if third.CacheReadInputTokens != first.CacheCreationInputTokens || third.CacheCreationInputTokens <= 0 {
 		t.Fatalf("third call %+v", third)
+	}
+	// The next turn marks only its own end (the earlier "and more" block
+	// sent without its breakpoint, as Claude Code moves it): the
+	// breakpoint looks back over the blocks before it and reads what the
+	// third call cached.
+	next := `{"model":"claude-c","max_tokens":64` + system + `,"messages":[{"role":"user","content":"hi there"},` +
+		`{"role":"assistant","content":"Hello"},{"role":"user","content":[{"type":"text","text":"and more"}]},` +
+		`{"role":"assistant","content":"Sure"},{"role":"user","content":[{"type":"text","text":"go on","cache_control":{"type":"ephemeral"}}]}]}`
+	fourth := call(next)
+	if fourth.CacheReadInputTokens != third.CacheReadInputTokens+third.CacheCreationInputTokens || fourth.CacheCreationInputTokens <= 0 {
+		t.Fatalf("fourth call %+v after %+v", fourth, third)
 	}
 }
 

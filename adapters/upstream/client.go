@@ -16,7 +16,6 @@ import (
 	"github.com/aws/aws-sdk-go-v2/aws"
 	"github.com/sony/gobreaker/v2"
 	"go.opentelemetry.io/otel/trace"
-	"golang.org/x/oauth2"
 
 	"github.com/arr-dev/arr/domain/anthropic"
 	"github.com/arr-dev/arr/domain/routing"
@@ -51,8 +50,13 @@ type Config struct {
 	Transport http.RoundTripper
 	// AWSCredentials signs Bedrock calls (APIBedrock); nil: the standard
 	// AWS credential chain (environment, shared config and credentials
-	// files, SSO, web identity, container credentials), loaded on the
-	// first Bedrock call.
+	// files, a profile's credential_process, SSO, web identity, container
+	// credentials), loaded on the first Bedrock call and again after
+	// Bedrock refused its credentials (a 403 for an unknown key, a wrong
+	// signature, an expired token). Each retrieval is bounded by Timeout;
+	// a failure is the call's ErrNotConfigured, named by its kind only
+	// (the SDK's text, which may quote a credential_process's output, is
+	// never kept).
 	AWSCredentials aws.CredentialsProvider
 	// AWSUseIMDS lets that chain ask the EC2 instance metadata service
 	// (off by default: off EC2 it is a network call to a link-local
@@ -110,9 +114,9 @@ type Client struct {
 
 	mu       sync.Mutex
 	breakers map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]
-	// tokens are the Vertex AI token sources, by credentials variable
-	// (gemini.go).
-	tokens map[string]oauth2.TokenSource
+	// auths hold the Vertex AI access tokens, by credentials variable
+	// (vertexauth.go).
+	auths map[string]*vertexAuth
 	// awsChain is the AWS credential chain once loaded (bedrock.go).
 	awsChain *awsChain
 }
@@ -140,7 +144,7 @@ func New(cfg Config) (*Client, error) {
 	// the client's prompt wherever the Location names. A 3xx is the
 	// upstream's failure (refusal).
 	noRedirects := func(*http.Request, []*http.Request) error { return http.ErrUseLastResponse }
-	return &Client{cfg: cfg, http: &http.Client{Transport: tr, CheckRedirect: noRedirects}, breakers: map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]{}, tokens: map[string]oauth2.TokenSource{}}, nil
+	return &Client{cfg: cfg, http: &http.Client{Transport: tr, CheckRedirect: noRedirects}, breakers: map[string]*gobreaker.TwoStepCircuitBreaker[struct{}]{}, auths: map[string]*vertexAuth{}}, nil
 }
 
 // Error is a failed upstream call.
@@ -234,16 +238,16 @@ func (c *Client) Complete(ctx context.Context, m routing.Model, body []byte, str
 // {base_url}/chat/completions, an Anthropic message to {base_url}/messages
 // (anthropic.go), a Gemini GenerateContentRequest to the Gemini API or
 // Vertex AI (gemini.go), a chat completion to an Azure OpenAI deployment
-// (azure.go). Every API goes through m's one breaker, with the same
+// (azure.go) or to Bedrock (bedrock.go). Every API goes through m's one breaker, with the same
 // key check and timeouts. With r.Stream it returns once the headers
 // arrived and the caller reads Response.Stream.
 func (c *Client) Do(ctx context.Context, m routing.Model, r Request) (*Response, error) {
 	ep, err := chatEndpoint(m, r)
-	if err == nil && ep.vertex {
-		ep.token, err = c.vertexToken(m)
-	}
 	if err != nil {
 		return nil, err
+	}
+	if ep.vertex {
+		ep.auth = c.vertexAuth(m.CredentialsEnv)
 	}
 	ctx, span := c.startAttempt(ctx, "chat", m, r.Stream)
 	resp, err := c.send(ctx, m, ep, r)
@@ -271,10 +275,10 @@ type endpoint struct {
 	path     string
 	maxReply int64
 	api      API
-	// vertex: a Vertex AI call, authorized by token, its access token
-	// source (no API key, the Anthropic version in the body).
+	// vertex: a Vertex AI call, authorized by an access token of auth
+	// (no API key, the Anthropic version in the body).
 	vertex bool
-	token  oauth2.TokenSource
+	auth   *vertexAuth
 	// body replaces the Request's (nil: none): Anthropic's on Vertex AI.
 	body []byte
 	// bedrock is a Bedrock call's translated body and signing (nil for
@@ -316,6 +320,11 @@ func (c *Client) send(ctx context.Context, m routing.Model, ep endpoint, r Reque
 		// The caller left (hung up, or its own deadline passed) before
 		// the upstream answered: neither a failure nor a success of it.
 		done(errCallerLeft)
+	case errors.Is(err, ErrNotConfigured):
+		// Found only once the call began (a Vertex AI service account
+		// that cannot be read): the model is skipped, the upstream was
+		// never asked.
+		done(errCallerLeft)
 	case err != nil && errors.As(err, &ue) && ue.Retryable:
 		done(err)
 	default:
@@ -343,7 +352,7 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 	} else {
 		ctx, cancel = context.WithTimeout(ctx, c.cfg.Timeout)
 	}
-	req, err := c.request(ctx, m, ep, r)
+	req, token, err := c.request(ctx, m, ep, r)
 	if err != nil {
 		cancel()
 		return nil, err
@@ -359,14 +368,14 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 		b, _ := io.ReadAll(io.LimitReader(resp.Body, 64<<10))
 		resp.Body.Close()
 		cancel()
-		if ep.vertex && resp.StatusCode == http.StatusUnauthorized {
-			c.forgetToken(m.CredentialsEnv, ep.token)
+		if ep.auth != nil && resp.StatusCode == http.StatusUnauthorized {
+			ep.auth.forget(token)
 		}
 		if ep.api == APIGemini {
 			return nil, geminiRefusal(m, resp.StatusCode, b)
 		}
 		if ep.api == APIBedrock {
-			return nil, bedrockRefusal(m, resp.StatusCode, resp.Header, b)
+			return nil, c.bedrockRefusal(m, ep.bedrock, resp.StatusCode, resp.Header, b)
 		}
 		return nil, refusal(m, ep.api, resp.StatusCode, b)
 	}
@@ -383,15 +392,7 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 			total = ep.maxReply
 		}
 		out.Stream = newStream(resp.Body, ep.maxReply, total, func() { idle.Reset(c.cfg.StreamIdleTimeout) }, func() { idle.Stop(); cancel() })
-		switch ep.api {
-		case APIAnthropic:
-			return anthropicStart(m, out)
-		case APIGemini:
-			return geminiStart(m, out)
-		case APIBedrock:
-			return bedrockStart(m, out, ep.bedrock)
-		}
-		return out, nil
+		return startStream(m, ep, token, out)
 	}
 	defer cancel()
 	defer resp.Body.Close()
@@ -416,9 +417,9 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 }
 
 // request is the HTTP request of a call to ep: its body, headers and
-// authorization (a key, a Vertex AI token, a Bedrock signature); an
-// error is an *Error.
-func (c *Client) request(ctx context.Context, m routing.Model, ep endpoint, r Request) (*http.Request, error) {
+// authorization (a key, a Vertex AI token, a Bedrock signature), with
+// the Vertex AI token it carries ("": none); an error is an *Error.
+func (c *Client) request(ctx context.Context, m routing.Model, ep endpoint, r Request) (*http.Request, string, error) {
 	body := r.Body
 	if ep.body != nil {
 		body = ep.body
@@ -429,7 +430,7 @@ func (c *Client) request(ctx context.Context, m routing.Model, ep endpoint, r Re
 	}
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, url, bytes.NewReader(body))
 	if err != nil {
-		return nil, &Error{Model: m.ID, Err: err}
+		return nil, "", &Error{Model: m.ID, Err: err}
 	}
 	req.Header.Set("Content-Type", "application/json")
 	if r.Stream {
@@ -437,22 +438,46 @@ func (c *Client) request(ctx context.Context, m routing.Model, ep endpoint, r Re
 	}
 	c.inject(ctx, req.Header)
 	c.authorize(req.Header, m, ep, r)
-	if ep.token != nil {
-		if err := bearer(req.Header, m, ep.token); err != nil {
-			return nil, err
+	token := ""
+	if ep.auth != nil {
+		if token, err = c.accessToken(ctx, m, ep.auth); err != nil {
+			return nil, "", err
 		}
+		req.Header.Set("Authorization", "Bearer "+token)
 	}
 	if ep.bedrock != nil {
 		if err := ep.bedrock.sign(ctx, req); err != nil {
-			return nil, &Error{Model: m.ID, Retryable: true, Err: err}
+			return nil, "", &Error{Model: m.ID, Retryable: true, Err: err}
 		}
 	}
-	return req, nil
+	return req, token, nil
+}
+
+// startStream reads the first event of an Anthropic, Gemini or Bedrock
+// stream (anthropicStart, geminiStart, bedrockStart) before the call counts as answered; an
+// error event there that says the access token of a Vertex AI call is
+// refused (401, UNAUTHENTICATED, authentication_error) drops it, as a
+// 401 answer does.
+func startStream(m routing.Model, ep endpoint, token string, out *Response) (*Response, error) {
+	var err error
+	switch ep.api {
+	case APIAnthropic:
+		out, err = anthropicStart(m, out)
+	case APIGemini:
+		out, err = geminiStart(m, out)
+	case APIBedrock:
+		out, err = bedrockStart(m, out, ep.bedrock)
+	}
+	var ee *EventError
+	if ep.auth != nil && errors.As(err, &ee) && unauthenticatedEvent(ee) {
+		ep.auth.forget(token)
+	}
+	return out, err
 }
 
 // authorize sets the key (and, for Anthropic, the version and beta
-// headers) of a call to ep. A Vertex AI call has no key (its access token
-// is set by bearer) and, for Anthropic, its version in the body.
+// headers) of a call to ep. A Vertex AI call has no key (call sets its
+// access token) and, for Anthropic, its version in the body.
 func (c *Client) authorize(h http.Header, m routing.Model, ep endpoint, r Request) {
 	api := ep.api
 	if ep.vertex {

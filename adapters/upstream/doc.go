@@ -19,5 +19,17 @@
 // Bedrock's ValidationException, whose status and body are kept for the
 // client and never count against the breaker).
 //
+// Vertex AI's access tokens (vertexauth.go): the credentials variable's
+// file read strictly as a service-account key (no other credential kind,
+// no browser flow, no metadata server), afresh at each fetch (a rotated
+// key is used by the next one), and traded by golang.org/x/oauth2's JWT
+// flow (google.JWTConfigFromJSON) at the file's token_uri, every request
+// of it bound to the call's context and timeout, one fetch at a time per
+// variable and no call waiting on it past its own context. A token
+// Vertex AI refuses (a 401 answer, or a stream's first event with code
+// 401) is dropped; a token error leaves none held. No error carries the
+// variable's value or the file's text. A Vertex AI project and location
+// are checked against Google's characters before they go in the URL.
+//
 // A Client is safe for concurrent use.
 package upstream

@@ -1,29 +1,16 @@
 package upstream
 
 import (
-	"context"
 	"encoding/json"
 	"errors"
 	"fmt"
 	"net/http"
 	"net/url"
-	"os"
 	"strings"
-
-	"golang.org/x/oauth2"
-	"golang.org/x/oauth2/google"
 
 	"github.com/arr-dev/arr/adapters/upstream/translate/gemini"
 	"github.com/arr-dev/arr/domain/routing"
 )
-
-// cloudPlatformScope is the OAuth2 scope of a Vertex AI call.
-const cloudPlatformScope = "https://www.googleapis.com/auth/cloud-platform"
-
-// ErrToken: no access token could be had for a Vertex AI call (the token
-// server failed or refused the service account). Retryable, and counted
-// by the model's breaker.
-var ErrToken = errors.New("no Vertex AI access token")
 
 // geminiEndpoint is the route of a Gemini API or Vertex AI call: the
 // model and whether it streams are in the path, the body is a
@@ -48,85 +35,22 @@ func geminiEndpoint(m routing.Model, r Request) (endpoint, error) {
 
 // vertexModels is the path of a Vertex AI publisher's models in m's
 // project and location, or the Error of a model without a project, a
-// location or a credentials variable (not configured: skipped,
-// retryable, no breaker).
+// location or a credentials variable, or whose project or location is
+// not one Google allows (validProject, validLocation): not configured
+// (skipped, retryable, no breaker).
 func vertexModels(m routing.Model, publisher string) (string, error) {
-	if m.Project == "" || m.Location == "" || m.CredentialsEnv == "" {
-		return "", &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: a Vertex AI model needs a project, a location and credentials_env", ErrNotConfigured)}
+	notConfigured := func(why string) (string, error) {
+		return "", &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %s", ErrNotConfigured, why)}
+	}
+	switch {
+	case m.Project == "" || m.Location == "" || m.CredentialsEnv == "":
+		return notConfigured("a Vertex AI model needs a project, a location and credentials_env")
+	case !validProject(m.Project):
+		return notConfigured("the project is not a Google Cloud project id (lower-case letters, digits and hyphens, or a project number)")
+	case !validLocation(m.Location):
+		return notConfigured("the location is not a Google Cloud region (lower-case letters, digits and hyphens: us-central1, global)")
 	}
 	return "/projects/" + url.PathEscape(m.Project) + "/locations/" + url.PathEscape(m.Location) + "/publishers/" + publisher + "/models/", nil
-}
-
-// readServiceAccount is the default Config.ServiceAccount: the file the
-// variable env names (its value read with key).
-func readServiceAccount(key func(string) string) func(string) ([]byte, error) {
-	return func(env string) ([]byte, error) {
-		path := key(env)
-		if path == "" {
-			return nil, fmt.Errorf("%s is unset", env)
-		}
-		return os.ReadFile(path)
-	}
-}
-
-// vertexToken is the token source of m's service account, made once per
-// credentials variable: the account's JSON read with Config.ServiceAccount
-// and taken as a service account only (google.CredentialsFromJSONWithType:
-// no other credential kind, no metadata server, no default-credentials
-// lookup), its tokens fetched from the JSON's token_uri through the
-// client's transport, with the call timeout and without redirects. One
-// it cannot read leaves the model not configured (skipped, no breaker).
-func (c *Client) vertexToken(m routing.Model) (oauth2.TokenSource, error) {
-	c.mu.Lock()
-	ts, ok := c.tokens[m.CredentialsEnv]
-	c.mu.Unlock()
-	if ok {
-		return ts, nil
-	}
-	notConfigured := func(err error) (oauth2.TokenSource, error) {
-		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: the service account %s: %v", ErrNotConfigured, m.CredentialsEnv, err)}
-	}
-	data, err := c.cfg.ServiceAccount(m.CredentialsEnv)
-	if err != nil {
-		return notConfigured(err)
-	}
-	hc := &http.Client{Transport: c.http.Transport, CheckRedirect: c.http.CheckRedirect, Timeout: c.cfg.Timeout}
-	// The source keeps this context for every refresh: it carries the
-	// HTTP client only, never a call's deadline.
-	ctx := context.WithValue(context.Background(), oauth2.HTTPClient, hc)
-	creds, err := google.CredentialsFromJSONWithType(ctx, data, google.ServiceAccount, cloudPlatformScope)
-	if err != nil {
-		return notConfigured(err)
-	}
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if ts, ok := c.tokens[m.CredentialsEnv]; ok {
-		return ts, nil
-	}
-	c.tokens[m.CredentialsEnv] = creds.TokenSource
-	return creds.TokenSource, nil
-}
-
-// forgetToken drops the token source ts of credentials variable env
-// (Vertex AI refused its token: revoked, or the account's key rotated),
-// so the next call reads the account again and fetches a new token.
-func (c *Client) forgetToken(env string, ts oauth2.TokenSource) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.tokens[env] == ts {
-		delete(c.tokens, env)
-	}
-}
-
-// bearer sets the Authorization of a Vertex AI call from ts: the token
-// server's failure is a retryable failure of the call.
-func bearer(h http.Header, m routing.Model, ts oauth2.TokenSource) error {
-	tok, err := ts.Token()
-	if err != nil {
-		return &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %v", ErrToken, err)}
-	}
-	h.Set("Authorization", "Bearer "+tok.AccessToken)
-	return nil
 }
 
 // geminiRefusal is the Error of a Gemini or Vertex AI answer with status
@@ -203,7 +127,8 @@ func (s *Stream) geminiEvent(ev Event) error {
 // geminiStart reads a Gemini stream's first event before the call counts
 // as answered, as anthropicStart does: an error event first is a failed
 // call (retryable), unless its code is the request's own 4xx (kept for
-// the client, status and body).
+// the client, status and body). A 401 there drops a Vertex AI call's
+// token as a 401 answer does (Client.startStream).
 func geminiStart(m routing.Model, out *Response) (*Response, error) {
 	out.Stream.geminiEvents()
 	err := out.Stream.Peek()
@@ -222,4 +147,39 @@ func geminiStart(m routing.Model, out *Response) (*Response, error) {
 		}
 	}
 	return nil, ue
+}
+
+// validProject: p is a Google Cloud project id (6 to 30 lower-case
+// letters, digits and hyphens, from a letter, not ending in a hyphen), a
+// project number (digits), or a legacy domain-scoped id
+// ("example.com:my-project"); nothing that could step out of its path
+// segment (/, .., %, ?) once in a Vertex AI URL.
+func validProject(p string) bool {
+	if domain, id, ok := strings.Cut(p, ":"); ok {
+		return len(domain) <= 253 && domain != "" && strings.Trim(domain, "abcdefghijklmnopqrstuvwxyz0123456789-.") == "" &&
+			!strings.Contains(domain, "..") && domain[0] != '.' && validProject(id)
+	}
+	if strings.Trim(p, "0123456789") == "" {
+		return p != "" && len(p) <= 20
+	}
+	return len(p) >= 6 && len(p) <= 30 && p[0] >= 'a' && p[0] <= 'z' && p[len(p)-1] != '-' &&
+		strings.Trim(p, "abcdefghijklmnopqrstuvwxyz0123456789-") == ""
+}
+
+// validLocation: l is a Google Cloud location name ("us-central1",
+// "europe-west4", "global", "us"): lower-case letters, digits and
+// hyphens, from a letter, at most 63.
+func validLocation(l string) bool {
+	return l != "" && len(l) <= 63 && l[0] >= 'a' && l[0] <= 'z' && strings.Trim(l, "abcdefghijklmnopqrstuvwxyz0123456789-") == ""
+}
+
+// unauthenticatedEvent: ee, a stream's error event, says the call's
+// credentials were refused: Google's code 401 or status UNAUTHENTICATED,
+// or Anthropic's authentication_error.
+func unauthenticatedEvent(ee *EventError) bool {
+	if ee.Type == "authentication_error" {
+		return true
+	}
+	ge, ok := gemini.ParseError(ee.Body)
+	return ok && (ge.Code == http.StatusUnauthorized || ge.Status == "UNAUTHENTICATED")
 }

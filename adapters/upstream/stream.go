@@ -91,7 +91,9 @@ type Event struct {
 
 // NextEvent returns the next event, its slices valid until the next call.
 // An OpenAI stream ends with io.EOF after "data: [DONE]" (not returned);
-// an Anthropic stream returns its message_stop event, then io.EOF. A
+// an Anthropic stream returns its message_stop event, then io.EOF; a
+// Gemini stream ends with io.EOF at the body's end after an event with a
+// finishReason or a blocked prompt (a "data: [DONE]" is no end of it). A
 // stream that breaks off before its end returns ErrCut (wrapped), as does
 // an error event (for Anthropic's an *EventError too, with the body).
 func (s *Stream) NextEvent() (Event, error) {
@@ -180,7 +182,10 @@ func (s *Stream) read() (Event, error) {
 				s.name, s.raw = s.name[:0], s.raw[:0]
 				continue
 			}
-			if s.anth == nil && bytes.Equal(data, []byte("[DONE]")) {
+			// Only an OpenAI stream ends with [DONE]; a Gemini stream
+			// ends with its body after a finishing event, and a [DONE]
+			// there is an event that is not JSON (ErrCut, geminiEvent).
+			if s.anth == nil && s.gem == nil && bytes.Equal(data, []byte("[DONE]")) {
 				s.done = true
 				return Event{}, io.EOF
 			}

@@ -114,9 +114,23 @@ func (a Attempt) OK() bool { return a.Error == "" }
 // error: error is for what no attempt could be made with (a bad secret or
 // URL).
 func (s *Sender) Send(ctx context.Context, target, secret string, m Message) (Attempt, error) {
+	a, _, err := s.post(ctx, target, secret, m, false)
+	return a, err
+}
+
+// Exchange is Send that also returns the answer's body (at most
+// MaxResponseBytes; nil without a 2xx answer read whole): for a webhook
+// whose answer is a verdict (the gateway's webhook guardrail). A body cut
+// at MaxResponseBytes is a failed attempt.
+func (s *Sender) Exchange(ctx context.Context, target, secret string, m Message) (Attempt, []byte, error) {
+	return s.post(ctx, target, secret, m, true)
+}
+
+// post makes one attempt; with keep, it returns the 2xx answer's body.
+func (s *Sender) post(ctx context.Context, target, secret string, m Message, keep bool) (Attempt, []byte, error) {
 	u, err := url.Parse(target)
 	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" || u.User != nil {
-		return Attempt{}, fmt.Errorf("webhook URL %q: an absolute http(s) URL without user info is required", target)
+		return Attempt{}, nil, fmt.Errorf("webhook URL %q: an absolute http(s) URL without user info is required", target)
 	}
 	// The host as the resolver will read it, checked as the monitor's URL
 	// was at creation (netguard.CheckHost: one classification for both),
@@ -125,27 +139,27 @@ func (s *Sender) Send(ctx context.Context, target, secret string, m Message) (At
 	// every connection (the dialer's Control).
 	host, err := netguard.ParseHost(u.Hostname())
 	if err != nil {
-		return Attempt{Error: "the URL's host is not valid: " + err.Error()}, nil
+		return Attempt{Error: "the URL's host is not valid: " + err.Error()}, nil, nil
 	}
 	if !s.cfg.AllowPrivate {
 		if err := s.cfg.Guard.CheckHost(host); err != nil {
-			return Attempt{Error: describe(host, err)}, nil
+			return Attempt{Error: describe(host, err)}, nil, nil
 		}
 	}
 	u.Host = host.URLHost(u.Port())
 	wh, err := standardwebhooks.NewWebhook(secret)
 	if err != nil {
-		return Attempt{}, fmt.Errorf("webhook secret: %w", err)
+		return Attempt{}, nil, fmt.Errorf("webhook secret: %w", err)
 	}
 	sig, err := wh.Sign(m.ID, m.At, m.Payload)
 	if err != nil {
-		return Attempt{}, fmt.Errorf("signing webhook %s: %w", m.ID, err)
+		return Attempt{}, nil, fmt.Errorf("signing webhook %s: %w", m.ID, err)
 	}
 	ctx, cancel := context.WithTimeout(ctx, s.cfg.Timeout)
 	defer cancel()
 	req, err := http.NewRequestWithContext(ctx, http.MethodPost, u.String(), bytes.NewReader(m.Payload))
 	if err != nil {
-		return Attempt{}, fmt.Errorf("webhook request: %w", err)
+		return Attempt{}, nil, fmt.Errorf("webhook request: %w", err)
 	}
 	req.Header.Set("Content-Type", "application/json")
 	req.Header.Set(standardwebhooks.HeaderWebhookID, m.ID)
@@ -162,9 +176,15 @@ func (s *Sender) Send(ctx context.Context, target, secret string, m Message) (At
 	start := time.Now()
 	resp, err := s.client.Do(req)
 	if err != nil {
-		return Attempt{Error: describe(host, err), Duration: time.Since(start)}, nil
+		return Attempt{Error: describe(host, err), Duration: time.Since(start)}, nil, nil
 	}
-	_, rerr := io.Copy(io.Discard, io.LimitReader(resp.Body, s.cfg.MaxResponseBytes))
+	var kept bytes.Buffer
+	sink := io.Writer(io.Discard)
+	if keep {
+		sink = &kept
+	}
+	// One byte past the bound tells a body that was cut.
+	n, rerr := io.Copy(sink, io.LimitReader(resp.Body, s.cfg.MaxResponseBytes+1))
 	resp.Body.Close()
 	a := Attempt{Status: resp.StatusCode, Duration: time.Since(start)}
 	switch {
@@ -172,8 +192,13 @@ func (s *Sender) Send(ctx context.Context, target, secret string, m Message) (At
 		a.Error = fmt.Sprintf("answered %d %s", resp.StatusCode, http.StatusText(resp.StatusCode))
 	case rerr != nil:
 		a.Error = "the answer's body broke off: " + describe(host, rerr)
+	case keep && n > s.cfg.MaxResponseBytes:
+		a.Error = fmt.Sprintf("the answer's body is larger than %d bytes", s.cfg.MaxResponseBytes)
 	}
-	return a, nil
+	if !keep || !a.OK() {
+		return a, nil, nil
+	}
+	return a, kept.Bytes(), nil
 }
 
 // describe says why no answer came, as the account is shown it (the

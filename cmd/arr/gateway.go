@@ -7,12 +7,15 @@ import (
 	"os"
 	"slices"
 	"strings"
+	"time"
 
 	"github.com/arr-dev/arr/adapters/upstream"
+	"github.com/arr-dev/arr/adapters/webhook"
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/commands/complete"
 	"github.com/arr-dev/arr/commands/embed"
 	"github.com/arr-dev/arr/commands/spend"
+	"github.com/arr-dev/arr/domain/guardrail"
 	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/readapi/app"
 )
@@ -103,6 +106,11 @@ func (s *system) openCompletions(a app.Application) (*complete.Handler, *embed.H
 		Catalog: cat, Upstream: up, Chain: chain, HashKey: hashKey,
 		Quality: a.Queries.TierQuality, Cache: complete.CacheConfig{MaxEntries: entries, TTL: cfg.CacheTTL},
 		Registerer: s.registry, Logger: log, Tracer: s.traces.Tracer(), Limits: guard, MaxDuration: cfg.MaxRequestDuration,
+		// Webhook guardrails go through the webhooks' sender: its SSRF
+		// guard (ARR_WEBHOOK_PRIVATE=allow lets loopback through, for
+		// tests), its signing; each call bounded by its policy's timeout.
+		Guardrails: complete.GuardrailConfig{Webhook: webhook.New(webhook.Config{AllowPrivate: s.cfg.WebhookPrivate == "allow",
+			Timeout: guardrail.MaxWebhookTimeoutMS * time.Millisecond, UserAgent: "arr-guardrails"})},
 	})
 	if err != nil {
 		return nil, nil, nil, err

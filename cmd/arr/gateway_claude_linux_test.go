@@ -230,3 +230,57 @@ func TestGatewayClaudeCode(t *testing.T) {
 	}
 	t.Logf("claude -p (%d connects to loopback): %s", inside, out)
 }
+
+// TestGatewayClaudeCodePassThrough: `claude -p` through arr to a Claude
+// model of the catalog's anthropic API: its requests reach the Messages
+// stand-in as Claude Code sent them (cache_control breakpoints included),
+// and the prompt cache they fill and then read (the second turn, with the
+// tool results, re-sends the first's prefix) is counted in the rollup.
+func TestGatewayClaudeCodePassThrough(t *testing.T) {
+	dir, _ := filepath.Abs("../../scripts/clients/claude-code")
+	claude := filepath.Join(dir, "node_modules", ".bin", "claude")
+	if _, err := os.Stat(claude); err != nil {
+		t.Fatalf("Claude Code is not installed in %s: run scripts/test.sh (or npm ci there)", dir)
+	}
+	g := newPassGateway(t, "claude-*haiku*", "claude-*opus*")
+	home, work := t.TempDir(), t.TempDir()
+	ctx, cancel := context.WithTimeout(context.Background(), 2*time.Minute)
+	defer cancel()
+	cmd := exec.CommandContext(ctx, claude, "-p", "Say hello to arr", "--output-format", "json")
+	cmd.Dir = work
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	loopbackOnly(t, cmd, strings.TrimPrefix(g.gateway, "http://"), func(base string) {
+		cmd.Env = claudeCodeEnv(home, base, g.key)
+	})
+	if err := cmd.Wait(); err != nil {
+		t.Fatalf("claude -p: %v\n%s\n%s", err, stdout.Bytes(), stderr.Bytes())
+	}
+	var res struct {
+		IsError bool   `json:"is_error"`
+		Result  string `json:"result"`
+	}
+	if err := json.Unmarshal(stdout.Bytes(), &res); err != nil || res.IsError || res.Result == "" {
+		t.Fatalf("claude -p output %s: %v", stdout.Bytes(), err)
+	}
+	body := g.up.LastBody("claude-sonnet-4-0")
+	if !bytes.Contains(body, []byte(`"cache_control"`)) || g.up.Calls("claude-sonnet-4-0") == 0 || g.up.Calls("gpt-4.1") != 0 {
+		t.Fatalf("Claude Code's requests did not reach the Claude model as sent (%d calls, %d to the chat model): %.2000s",
+			g.up.Calls("claude-sonnet-4-0"), g.up.Calls("gpt-4.1"), body)
+	}
+	eventually(t, 5*time.Second, "GET /v1/usage counts the prompt cache Claude Code used", func() bool {
+		_, b := get(t, g.gateway+"/v1/usage?days=1", map[string]string{"Authorization": "Bearer " + g.key})
+		var r struct {
+			Total struct {
+				CacheRead  int64 `json:"cache_read_tokens"`
+				CacheWrite int64 `json:"cache_write_tokens"`
+			} `json:"total"`
+		}
+		_ = json.Unmarshal(b, &r)
+		// The second turn (the tool results) re-sends the first's prefix:
+		// read from the cache.
+		return r.Total.CacheWrite > 0 && r.Total.CacheRead > 0
+	})
+	t.Logf("claude -p through the pass-through (%d calls, %d cache_control in the last): %s", g.up.Calls("claude-sonnet-4-0"),
+		bytes.Count(body, []byte(`"cache_control"`)), res.Result)
+}

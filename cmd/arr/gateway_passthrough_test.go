@@ -31,7 +31,7 @@ type passGateway struct {
 	sentVersion string
 }
 
-func newPassGateway(t *testing.T) *passGateway {
+func newPassGateway(t *testing.T, aliases ...string) *passGateway {
 	t.Helper()
 	up := upstreamtest.Start(t)
 	gpt := catModel("gpt-mid", "openai", "gpt-4.1", up.URL, 0.002, 0.008, 0.91)
@@ -39,6 +39,13 @@ func newPassGateway(t *testing.T) *passGateway {
 	claude["api"], claude["cached_input_usd_per_1k"], claude["cache_write_usd_per_1k"] = "anthropic", 0.0003, 0.00375
 	b, _ := json.Marshal(map[string]any{"tiers": []any{map[string]any{"name": "mid", "models": []any{gpt, claude}}},
 		"aliases": map[string]string{"claude-*sonnet*": "mid"}})
+	if len(aliases) > 0 {
+		al := map[string]string{"claude-*sonnet*": "mid"}
+		for _, a := range aliases {
+			al[a] = "mid" // more names (Claude Code's haiku and opus) for the one tier
+		}
+		b, _ = json.Marshal(map[string]any{"tiers": []any{map[string]any{"name": "mid", "models": []any{gpt, claude}}}, "aliases": al})
+	}
 	file := filepath.Join(t.TempDir(), "catalog.json")
 	if err := os.WriteFile(file, b, 0o600); err != nil {
 		t.Fatal(err)

@@ -32,7 +32,7 @@ func newRoot(version string) *cobra.Command {
 	accounts.AddCommand(a.accountsEraseCmd())
 	root.AddCommand(
 		a.upCmd(), a.serveCmd(), a.migrateCmd(), a.eventsCmd(), a.projectionsCmd(),
-		accounts, a.keysCmd(), a.answerCmd(), a.loadCmd(), a.importCmd(), a.monitorsCmd(), a.auditCmd(),
+		accounts, a.keysCmd(), a.answerCmd(), a.loadCmd(), a.importCmd(), a.monitorsCmd(), a.auditCmd(), a.guardrailsCmd(),
 	)
 	return root
 }

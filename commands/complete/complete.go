@@ -16,6 +16,7 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/audit"
+	"github.com/arr-dev/arr/domain/guardrail"
 	"github.com/arr-dev/arr/domain/routing"
 	"github.com/arr-dev/arr/eventstore"
 )
@@ -57,6 +58,8 @@ type Config struct {
 	// MaxDuration caps a completion's duration, a stream's included
 	// (duration.go). Default 30m.
 	MaxDuration time.Duration
+	// Guardrails configures the guardrails' enforcement (guardrail.go).
+	Guardrails GuardrailConfig
 }
 
 func (c *Config) validate() error {
@@ -99,6 +102,7 @@ type Handler struct {
 	flights singleflight.Group
 	fb      *feedbackView
 	m       *metrics
+	engines engines
 }
 
 // New returns a Handler; it refuses a Config without a catalog, an
@@ -132,6 +136,9 @@ type Caller struct {
 	// shared by its keys.
 	Limits        account.KeyLimits
 	AccountBudget account.Budget
+	// Guardrails are the guardrails that apply to the key (its own, else
+	// its account's; zero: none).
+	Guardrails guardrail.Policy
 }
 
 // Admitter enforces keys' limits; *spend.Guard is one. Admit refuses a
@@ -216,6 +223,14 @@ type call struct {
 	native bool
 	md     eventstore.Metadata
 	spend  spending
+	// guard is the caller's compiled guardrails (nil: none); fired, the
+	// rules that fired; filters, a stream's output filter per choice.
+	guard   *guardrail.Engine
+	fired   []guardrail.Fired
+	filters map[int]*guardrail.StreamFilter
+	// rewritten: the guardrails changed the prompt, or scan the output,
+	// which they do on chat completions only (translatedOnly).
+	rewritten bool
 }
 
 // handle runs one completion (Handle, trace.go): it routes the request, answers from the
@@ -247,8 +262,14 @@ func (h *Handler) handle(ctx context.Context, cmd Command) (res Result, err erro
 		}
 	}()
 	k.start, k.caller, k.req = h.cfg.Clock(), cmd.Caller, cmd.Request
+	if err := h.guardPrompt(ctx, k, cmd.RequestID); err != nil {
+		return Result{}, err
+	}
 	k.dec, err = h.route(ctx, k)
 	if err != nil {
+		return Result{}, err
+	}
+	if err := k.translatedOnly(); err != nil {
 		return Result{}, err
 	}
 	k.req.keepEstimate()
@@ -274,6 +295,9 @@ func (h *Handler) run(ctx context.Context, k *call, st *Stream, mode CacheMode, 
 	case CacheOff:
 	default:
 		k.cacheOn = h.cache.enabled() && k.req.autoCacheable()
+	}
+	if k.guard != nil && k.guard.ScansOutput() {
+		k.cacheOn = false // the cache keeps replies as the upstream sent them
 	}
 	if k.req.nativeFor(k.dec.Candidates[0].Model) {
 		k.cacheOn = false // its reply is no chat completion (native.go)

@@ -29,7 +29,7 @@ func (h *Handler) record(ctx context.Context, k *call, m routing.Model, u Usage,
 		PromptTokens: u.Prompt, CompletionTokens: u.Completion, CacheReadTokens: u.CacheRead, CacheWriteTokens: u.CacheWrite,
 		UsageEstimated: u.Estimated, CostMicroUSD: cost,
 		CacheHit: cacheHit, Outcome: outcome, Attempts: attempts, UpstreamMS: ms(upstreamTime),
-		TotalMS: ms(h.cfg.Clock().Sub(k.start)), StartedAt: k.start.UTC(),
+		TotalMS: ms(h.cfg.Clock().Sub(k.start)), StartedAt: k.start.UTC(), Guardrails: k.auditFired(),
 	}})
 	if err != nil {
 		return commands.Recorded{}, 0, err

@@ -8,6 +8,7 @@ import (
 
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/domain/chat"
+	"github.com/arr-dev/arr/domain/guardrail"
 )
 
 // reply finishes a non-streamed completion: it reads the usage (or
@@ -73,11 +74,20 @@ func (h *Handler) readReply(k *call, resp *upstream.Response) (upstreamReply, er
 // r) and returns the reply with its routing object.
 func (h *Handler) recordReply(ctx context.Context, k *call, resp *upstream.Response, attempts int, r upstreamReply) (Reply, error) {
 	cand := k.dec.Candidates[0]
-	rec, cost, err := h.record(ctx, k, cand.Model, r.usage, h.cfg.HashKey.Sum(resp.Data), false, "ok", attempts, resp.FirstByte)
+	body, refused := h.guardReply(k, resp.Data)
+	outcome := "ok"
+	if refused != nil {
+		k.fire(*refused)
+		outcome = OutcomeRefused
+	}
+	rec, cost, err := h.record(ctx, k, cand.Model, r.usage, h.cfg.HashKey.Sum(resp.Data), false, outcome, attempts, resp.FirstByte)
 	if err != nil {
 		return Reply{}, err
 	}
-	return Reply{Body: resp.Data, HasRouting: r.hasRouting, Usage: r.usage, Native: r.native,
+	if refused != nil {
+		return Reply{}, guardrail.Refusal(*refused)
+	}
+	return Reply{Body: body, HasRouting: r.hasRouting, Usage: r.usage, Native: r.native,
 		Routing: h.routing(k, cand.Model, rec, r.usage, cost, false, attempts, cand.Predicted)}, nil
 }
 

@@ -43,6 +43,10 @@ type Stream struct {
 	nat nativeStream
 	tr  *chunker
 
+	// ended: the upstream's stream ended, and a chunk of what the output
+	// guardrails held went out before the end (guardrail.go).
+	ended bool
+
 	// replay
 	replay [][]byte
 
@@ -77,7 +81,10 @@ func (e *StreamCut) Error() string {
 // upstream_stream_cut (the upstream broke off, or the client left).
 func (e *StreamCut) Code() string {
 	var d *DurationExceeded
+	var g *GuardrailStop
 	switch {
+	case errors.As(e.Err, &g):
+		return g.Code()
 	case errors.As(e.Err, &d):
 		return "max_request_duration_exceeded"
 	case errors.Is(e.Err, ErrReservationLost):
@@ -140,8 +147,18 @@ func (s *Stream) Next() ([]byte, error) {
 		return s.nextNative()
 	}
 	for {
+		if s.ended {
+			return nil, s.finish(nil)
+		}
 		data, err := s.nextChunk()
 		if errors.Is(err, io.EOF) {
+			if held, stop := s.flushHeld(); held != nil || stop != nil {
+				s.ended = true // what the output guardrails held goes out first
+				if stop != nil {
+					return nil, s.finish(stop)
+				}
+				return held, nil
+			}
 			return nil, s.finish(nil)
 		}
 		if err != nil {
@@ -163,7 +180,11 @@ func (s *Stream) Next() ([]byte, error) {
 				continue // the upstream's usage chunk: the closing chunk carries ours
 			}
 		}
-		return data, nil
+		out, stop := s.guardChunk(data, &ch)
+		if stop != nil {
+			return nil, s.finish(stop)
+		}
+		return out, nil
 	}
 }
 
@@ -227,7 +248,10 @@ func (s *Stream) finish(cut error) error {
 	}
 	u := s.relayedUsage()
 	outcome := "ok"
-	if cut != nil {
+	var stop *GuardrailStop
+	if errors.As(cut, &stop) {
+		outcome = OutcomeRefused
+	} else if cut != nil {
 		outcome = "cut"
 		if cause := gatewayCut(s.ctx); cause != nil {
 			cut = cause // the duration cap, or a reservation that could not be kept

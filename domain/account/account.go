@@ -9,6 +9,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/guardrail"
 	"github.com/arr-dev/arr/domain/text"
 )
 
@@ -51,6 +52,8 @@ type Key struct {
 	IssuedAt time.Time
 	Revoked  bool
 	Limits   KeyLimits
+	// Guardrails are the key's own (nil: its account's apply).
+	Guardrails *guardrail.Policy
 }
 
 // Account is the aggregate. Its state is rebuilt from its events by Apply;
@@ -66,6 +69,9 @@ type Account struct {
 	planRefs         map[string]bool
 	stripeCustomerID string
 	budget           Budget
+	// guardrails are the account's (nil: none); a key's own are in its
+	// Key.
+	guardrails *guardrail.Policy
 }
 
 // New returns an empty aggregate for id, ready to have its history applied.
@@ -112,6 +118,8 @@ func (a *Account) Apply(e domain.Event) {
 		}
 	case *AccountBudgetSet:
 		a.budget = Budget{Max: MicroUSD(e.MaxBudgetMicroUSD), Period: e.BudgetPeriod}
+	case *GuardrailsSet:
+		a.applyGuardrails(e)
 	case *PlanChanged:
 		a.plan = e.To
 		if a.planRefs == nil {

@@ -6,6 +6,7 @@ import (
 	"github.com/google/uuid"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/guardrail"
 )
 
 // AccountCreated: a customer account came into being.
@@ -73,6 +74,7 @@ func Events() []func() domain.Event {
 		func() domain.Event { return &PlanChanged{} },
 		func() domain.Event { return &KeyLimitsSet{} },
 		func() domain.Event { return &AccountBudgetSet{} },
+		func() domain.Event { return &GuardrailsSet{} },
 	}
 }
 
@@ -157,3 +159,24 @@ type AccountBudgetSet struct {
 
 func (AccountBudgetSet) EventType() string  { return "AccountBudgetSet" }
 func (AccountBudgetSet) SchemaVersion() int { return 1 }
+
+// GuardrailsSet: an account's guardrails, or one gateway key's own, were
+// set or cleared. A key's own guardrails replace its account's whole; a
+// key without (its Policy cleared) follows its account's. The event holds
+// the policy (rules, deny patterns, the webhook's URL and the nonce its
+// signing secret is derived from), never any prompt text nor a secret.
+type GuardrailsSet struct {
+	// AccountID is the account.
+	AccountID uuid.UUID `json:"account_id"`
+	// KeyID is the key whose own guardrails these are; absent for the
+	// account's.
+	KeyID *uuid.UUID `json:"key_id,omitempty"`
+	// Policy is the guardrails from now on; absent: none (for a key: it
+	// follows the account's again).
+	Policy *guardrail.Policy `json:"policy,omitempty"`
+	// SetAt is when the guardrails were set (UTC).
+	SetAt time.Time `json:"set_at"`
+}
+
+func (GuardrailsSet) EventType() string  { return "GuardrailsSet" }
+func (GuardrailsSet) SchemaVersion() int { return 1 }

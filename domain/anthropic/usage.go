@@ -41,9 +41,25 @@ type deltaUsage struct {
 // trillion tokens; four of them still sum without overflow) is refused.
 const MaxTokens = 1 << 40
 
+// required says that a usage object must carry input_tokens and
+// output_tokens (a reply's and message_start's do: Anthropic's API
+// always sends both) or output_tokens (message_delta's).
+func (d deltaUsage) required(input bool) error {
+	if input && d.InputTokens == nil {
+		return errors.New("anthropic: a usage without input_tokens")
+	}
+	if d.OutputTokens == nil {
+		return errors.New("anthropic: a usage without output_tokens")
+	}
+	return nil
+}
+
 // merge sets the counts d carries, or fails on one out of range (u then
-// unchanged).
-func (u *Usage) merge(d deltaUsage) error {
+// unchanged). With cumulative, d is a later report of the same counts
+// (message_delta's): a count never goes down, so one below u's keeps
+// u's (an upstream that sends 0 for the input counts it gave in
+// message_start does not erase them).
+func (u *Usage) merge(d deltaUsage, cumulative bool) error {
 	fs := []struct {
 		to   *int64
 		from *int64
@@ -57,7 +73,11 @@ func (u *Usage) merge(d deltaUsage) error {
 		}
 	}
 	for _, f := range fs {
-		if f.from != nil {
+		switch {
+		case f.from == nil:
+		case cumulative:
+			*f.to = max(*f.to, *f.from)
+		default:
 			*f.to = *f.from
 		}
 	}
@@ -67,7 +87,9 @@ func (u *Usage) merge(d deltaUsage) error {
 // ErrNoUsage: a reply that is not a message with a usage object.
 var ErrNoUsage = errors.New("anthropic: the reply is not a message with usage")
 
-// ReplyUsage reads the usage of a non-streamed reply (a message object).
+// ReplyUsage reads the usage of a non-streamed reply (a message object);
+// one without input_tokens or output_tokens is an ErrNoUsage (a count
+// left out is not a count of zero).
 func ReplyUsage(reply []byte) (Usage, error) {
 	var m struct {
 		Type  string      `json:"type"`
@@ -80,7 +102,10 @@ func ReplyUsage(reply []byte) (Usage, error) {
 		return Usage{}, ErrNoUsage
 	}
 	var u Usage
-	if err := u.merge(*m.Usage); err != nil {
+	if err := m.Usage.required(true); err != nil {
+		return Usage{}, fmt.Errorf("%w: %w", ErrNoUsage, err)
+	}
+	if err := u.merge(*m.Usage, false); err != nil {
 		return Usage{}, fmt.Errorf("%w: %w", ErrNoUsage, err)
 	}
 	return u, nil
@@ -88,9 +113,11 @@ func ReplyUsage(reply []byte) (Usage, error) {
 
 // AddEvent updates u, a stream's usage so far, with one of its events
 // (name and data): message_start's message.usage sets the input counts
-// (and the first output count), message_delta's usage the cumulative
-// counts it carries (output_tokens at least). Other events leave u as it
-// is; an error is a message_start or message_delta that cannot be read.
+// (and the first output count; input_tokens and output_tokens are
+// required), message_delta's usage the cumulative counts it carries
+// (output_tokens at least), each kept at the larger of the two (a
+// cumulative count never goes down). Other events leave u as it is; an
+// error is a message_start or message_delta that cannot be read.
 func (u *Usage) AddEvent(name string, data []byte) error {
 	switch name {
 	case EventMessageStart:
@@ -102,7 +129,10 @@ func (u *Usage) AddEvent(name string, data []byte) error {
 		if err := json.Unmarshal(data, &ev); err != nil || ev.Message.Usage == nil {
 			return fmt.Errorf("anthropic: a message_start without usage: %v", err)
 		}
-		return u.merge(*ev.Message.Usage)
+		if err := ev.Message.Usage.required(true); err != nil {
+			return err
+		}
+		return u.merge(*ev.Message.Usage, false)
 	case EventMessageDelta:
 		var ev struct {
 			Usage *deltaUsage `json:"usage"`
@@ -110,7 +140,10 @@ func (u *Usage) AddEvent(name string, data []byte) error {
 		if err := json.Unmarshal(data, &ev); err != nil || ev.Usage == nil {
 			return fmt.Errorf("anthropic: a message_delta without usage: %v", err)
 		}
-		return u.merge(*ev.Usage)
+		if err := ev.Usage.required(false); err != nil {
+			return err
+		}
+		return u.merge(*ev.Usage, true)
 	}
 	return nil
 }

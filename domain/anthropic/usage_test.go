@@ -19,6 +19,9 @@ func TestReplyUsage(t *testing.T) {
 		{"null cache counts", `{"type":"message","usage":{"input_tokens":3,"output_tokens":4,"cache_read_input_tokens":null}}`,
 			anthropic.Usage{InputTokens: 3, OutputTokens: 4}, nil},
 		{"no usage", `{"type":"message"}`, anthropic.Usage{}, anthropic.ErrNoUsage},
+		{"usage without counts", `{"type":"message","usage":{}}`, anthropic.Usage{}, anthropic.ErrNoUsage},
+		{"no input_tokens", `{"type":"message","usage":{"output_tokens":500}}`, anthropic.Usage{}, anthropic.ErrNoUsage},
+		{"null output_tokens", `{"type":"message","usage":{"input_tokens":3,"output_tokens":null}}`, anthropic.Usage{}, anthropic.ErrNoUsage},
 		{"an error body", `{"type":"error","error":{"type":"api_error","message":"x"}}`, anthropic.Usage{}, anthropic.ErrNoUsage},
 		{"not JSON", `{"type":`, anthropic.Usage{}, anthropic.ErrNoUsage},
 	} {
@@ -47,8 +50,20 @@ func TestAddEvent(t *testing.T) {
 	if u != want || u.PromptTokens() != 60 {
 		t.Fatalf("%+v", u)
 	}
-	if err := u.AddEvent(anthropic.EventMessageDelta, []byte(`{"type":"message_delta"}`)); err == nil {
-		t.Fatal("a message_delta without usage was read")
+	// Cumulative counts never go down: a later 0 keeps message_start's.
+	if err := u.AddEvent(anthropic.EventMessageDelta, []byte(`{"type":"message_delta","usage":{"input_tokens":0,"cache_read_input_tokens":0,"cache_creation_input_tokens":0,"output_tokens":3}}`)); err != nil || u != want {
+		t.Fatalf("%+v, %v: a message_delta lowered the counts", u, err)
+	}
+	for _, d := range []string{`{"type":"message_delta"}`, `{"type":"message_delta","usage":{"input_tokens":10}}`} {
+		if err := u.AddEvent(anthropic.EventMessageDelta, []byte(d)); err == nil {
+			t.Fatalf("%s was read", d)
+		}
+	}
+	for _, d := range []string{`{"type":"message_start","message":{"usage":{}}}`, `{"type":"message_start","message":{"usage":{"output_tokens":1}}}`} {
+		var v anthropic.Usage
+		if err := v.AddEvent(anthropic.EventMessageStart, []byte(d)); err == nil {
+			t.Fatalf("%s was read as %+v", d, v)
+		}
 	}
 	if err := u.AddEvent(anthropic.EventMessageStart, []byte(`not json`)); err == nil {
 		t.Fatal("an unreadable message_start was read")

@@ -90,6 +90,25 @@ type Completion struct {
 	// its prompt cache (Anthropic's cache_creation_input_tokens), billed at
 	// the model's cache-write price. Left out of the JSON when 0.
 	CacheWriteTokens int64 `json:"cache_write_tokens,omitempty"`
+	// Guardrails are the guardrail rules that fired on the request or its
+	// reply and what each did (redact, refuse, log): the rule's name,
+	// never the text it matched. A request a guardrail refused has outcome
+	// "refused" and, refused before any upstream, no model and no cost.
+	// Left out of the JSON when none fired.
+	Guardrails []GuardrailFired `json:"guardrails,omitempty"`
+}
+
+// GuardrailFired is one guardrail rule that fired: pii_<detector>,
+// deny_pattern, prompt_too_large or webhook; its action; and where
+// (prompt or output).
+type GuardrailFired struct {
+	// Rule is the rule's name: pii_email, pii_credit_card, ...,
+	// deny_pattern, prompt_too_large or webhook.
+	Rule string `json:"rule"`
+	// Action is what it did: redact, refuse or log.
+	Action string `json:"action"`
+	// Where is what it scanned: prompt or output.
+	Where string `json:"where"`
 }
 
 // OperationEmbeddings is the Operation of an embeddings request

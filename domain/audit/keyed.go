@@ -50,3 +50,13 @@ func (HashKey) String() string { return "audit.HashKey(redacted)" }
 
 // GoString keeps the key out of %#v.
 func (HashKey) GoString() string { return "audit.HashKey(redacted)" }
+
+// Derive returns a key of its own for another purpose than the audit
+// hashes: HMAC-SHA-256(key, NUL "arr derive" NUL purpose). No request body
+// (JSON, never starting with NUL) hashes to it, so a request_hash never
+// shows a derived key.
+func (k HashKey) Derive(purpose string) []byte {
+	h := k.New()
+	h.Write([]byte("\x00arr derive\x00" + purpose))
+	return h.Sum(nil)
+}

@@ -8,6 +8,7 @@ import (
 	"github.com/arr-dev/arr/projections/auditentries"
 	"github.com/arr-dev/arr/projections/callusage"
 	"github.com/arr-dev/arr/projections/gatewayusage"
+	"github.com/arr-dev/arr/projections/guardrails"
 	"github.com/arr-dev/arr/projections/identity"
 	"github.com/arr-dev/arr/projections/lists"
 	"github.com/arr-dev/arr/projections/logstats"
@@ -21,6 +22,6 @@ func All() []projections.Projection {
 	return []projections.Projection{
 		identity.Projection{}, logstats.Projection{}, callusage.Projection{}, answercache.Projection{}, answerusage.Projection{},
 		parcels.Projection{}, lists.Projection{}, auditentries.Projection{}, gatewayusage.Projection{}, tierquality.Projection{}, answerdocs.Projection{},
-		monitors.Projection{},
+		monitors.Projection{}, guardrails.Projection{},
 	}
 }

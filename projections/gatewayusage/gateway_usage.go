@@ -65,6 +65,9 @@ func newBatch() projections.Batch {
 		if err != nil {
 			return fmt.Errorf("event %d: %w", e.Position, err)
 		}
+		if c.Outcome == "refused" && c.Model == "" {
+			return nil // a guardrail refused it before any upstream: not usage
+		}
 		s := gwSlot{c.AccountID, c.Day(), c.Tier, c.KeyID}
 		a := sums[s]
 		if a == nil {

@@ -19,6 +19,7 @@ import (
 //	POST /account/signin/verify      use the link: sign up or in, set the session cookie
 //	POST /account/keys               mint a key (its secret shown once)
 //	POST /account/keys/:id/revoke    revoke one of the account's keys of this service
+//	POST /account/guardrails         set the account's or a gateway key's guardrails (gateway only)
 //	POST /account/upgrade            start Stripe Checkout for a dearer plan
 //	POST /account/billing            open the Stripe billing portal
 //	POST /account/signout            end the session, clear the cookie
@@ -53,6 +54,9 @@ func Mount(r gin.IRouter, svc account.Service, d httpx.Deps) error {
 	s := g.Group("", httpx.RequireSession(w.fail))
 	s.POST("/keys", w.handle(w.mintKey))
 	s.POST("/keys/:id/revoke", w.handle(w.revokeKey))
+	if svc == account.Gateway {
+		s.POST("/guardrails", w.handle(w.setGuardrails))
+	}
 	s.POST("/upgrade", site, w.handle(w.upgrade))
 	s.POST("/billing", site, w.handle(w.portal))
 	return nil

@@ -45,6 +45,8 @@ type accountData struct {
 	Upgrades []planOption
 	// AnswerUsage: the answer service's answers per key and UTC day.
 	AnswerUsage []answerUsageRow
+	// Guardrails: the gateway's guardrails (nil on other pages).
+	Guardrails *guardrailsView
 }
 
 type answerUsageRow struct {
@@ -85,6 +87,7 @@ func (w *web) accountPage(c *gin.Context, status int, p identity.SessionPrincipa
 		d.Keys = append(d.Keys, r)
 	}
 	d.CanMint = d.ActiveKeys < d.MaxKeys
+	d.Guardrails = w.guardrailsOf(ctx, p.AccountID)
 	d.Chart = w.usageChart(c, p.AccountID)
 	if w.svc == account.Answer && w.d.App.Queries.Usage != nil {
 		names := map[string]string{}

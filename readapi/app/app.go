@@ -20,6 +20,7 @@ import (
 	"github.com/arr-dev/arr/projections/auditentries"
 	"github.com/arr-dev/arr/projections/callusage"
 	"github.com/arr-dev/arr/projections/gatewayusage"
+	"github.com/arr-dev/arr/projections/guardrails"
 	"github.com/arr-dev/arr/projections/identity"
 	"github.com/arr-dev/arr/projections/lists"
 	"github.com/arr-dev/arr/projections/monitors"
@@ -129,6 +130,9 @@ type Queries struct {
 	// Spend is the spend of budgets in their current period
 	// (commands/spend); nil: not shown.
 	Spend Spend
+	// Guardrails are the accounts' and keys' guardrails, read on the
+	// primary (a guardrail set holds from the next request on).
+	Guardrails Guardrails
 }
 
 // New gathers the commands and the queries over pool, where the
@@ -165,6 +169,7 @@ func NewQueriesOn(primary *pgxpool.Pool, read projections.DB) Queries {
 		AnswerCache:  answercache.NewQueries(read),
 		AnswerDocs:   answerdocs.NewQueries(read),
 		Status:       projections.NewStatus(primary),
+		Guardrails:   guardrails.NewQueries(projections.Timed(primary)),
 	}
 }
 

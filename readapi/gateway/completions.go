@@ -72,8 +72,14 @@ func (*chatStream) Finish() []dialect.Event {
 // run runs the completion use case for the key's caller.
 func (s *completer) run(c *gin.Context, req *complete.Request) (complete.Result, error) {
 	p, _ := httpx.PrincipalOf(c)
+	caller := callerOf(p)
+	g, err := s.app.Queries.Guardrails.Effective(c.Request.Context(), p.AccountID, p.KeyID)
+	if err != nil {
+		return complete.Result{}, err
+	}
+	caller.Guardrails = g.Policy
 	return s.app.Completions.Handle(c.Request.Context(), complete.Command{
-		Caller:  callerOf(p),
+		Caller:  caller,
 		Request: req, Cache: cacheMode(c.GetHeader("X-Arr-Cache")), RequestID: c.GetString("request_id"),
 	})
 }

@@ -40,6 +40,7 @@ func mountMe(e *gin.Engine, d httpx.Deps) {
 	g.PATCH("/keys/:id", handle(h.changeLimits))
 	g.DELETE("/keys/:id", handle(h.revokeKey))
 	g.GET("/usage", handle(h.usage))
+	h.mountGuardrails(g)
 }
 
 // keyObject is a gateway key as /v1/me lists it: never the secret.

@@ -73,6 +73,7 @@ func New(d httpx.Deps, o Options) (http.Handler, error) {
 	keyed := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail), rateLimitHeaders)
 	counted := e.Group("/v1", d.Quota.PrepareGateway(), httpx.KeyAuth(d.App.Queries.Identities, account.Gateway, false, fail), rateLimitHeaders)
 	keyed.GET("/key", httpx.CurrentKey)
+	keyed.GET("/guardrails", handle(comp.guardrails))
 	counted.POST(strings.TrimPrefix(completionsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.serve(chatCompletions{})))
 	counted.POST(strings.TrimPrefix(responsesPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.serve(responses.Dialect{})))
 	counted.POST(strings.TrimPrefix(embeddingsPath, "/v1"), d.Quota.Gateway(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf), handle(comp.embeddings))

@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"reflect"
 	"strings"
 	"testing"
 
@@ -28,7 +29,10 @@ func TestUniqueKeys(t *testing.T) {
 		{"invalid UTF-8 alone is the parser's", "{\"q\":\"\xff\"}", ""},
 		{"a repeat in another case", `{"limit":1,"LIMIT":1000}`, "LIMIT"},
 		{"a repeat by Unicode folding (KELVIN SIGN is k)", `{"key":"a","\u212aey":"b"}`, "\u212aey"},
+		{"a null alias of max_tokens (KELVIN SIGN)", `{"max_tokens":100,"max_to\u212Aens":null}`, "max_to\u212Aens"},
+		{"a null alias of stream_options (LONG S)", `{"stream_options":{"include_usage":true},"stream_option\u017f":null}`, "stream_option\u017f"},
 		{"names that differ after folding", `{"limit":1,"limits":2}`, ""},
+		{"DOTLESS I is not i to encoding/json", `{"limit":1,"l\u0131mit":2}`, ""},
 		{"an array at the top", `[{"a":1,"a":2}]`, "[0].a"},
 	} {
 		t.Run(tc.name, func(t *testing.T) {
@@ -46,6 +50,42 @@ func TestUniqueKeys(t *testing.T) {
 			}
 		})
 	}
+}
+
+// TestUniqueKeysFoldsAsEncodingJSON: a name with a letter in any form
+// encoding/json matches to an ASCII letter's field (the other case,
+// KELVIN SIGN for k, LONG S for s) repeats that name, and a letter it
+// does not match (DOTLESS I, CAPITAL I WITH DOT) does not, so a member
+// UniqueKeys lets through alone is one field to encoding/json.
+func TestUniqueKeysFoldsAsEncodingJSON(t *testing.T) {
+	t.Parallel()
+	var others []rune // the non-ASCII runes tried: every one folding to an ASCII letter, and some that do not
+	for r := rune(0x80); r < 0x250; r++ {
+		others = append(others, r)
+	}
+	others = append(others, 0x212A, 0x212B, 0x0130, 0x0131, 0x03A3, 0x1E9E, 0xFF41)
+	for c := 'a'; c <= 'z'; c++ {
+		for _, r := range append([]rune{c - 'a' + 'A'}, others...) {
+			name, alias := "x"+string(c), "x"+string(r)
+			matched := decodesTo(t, name, alias)
+			err := httpx.UniqueKeys([]byte(fmt.Sprintf(`{%q:1,%q:2}`, name, alias)))
+			if matched != (err != nil) {
+				t.Errorf("%q and %q: encoding/json matches them %v, UniqueKeys says %v", name, alias, matched, err)
+			}
+		}
+	}
+}
+
+// decodesTo says whether encoding/json decodes a member named alias into
+// a struct field tagged name.
+func decodesTo(t *testing.T, name, alias string) bool {
+	t.Helper()
+	typ := reflect.StructOf([]reflect.StructField{{Name: "F", Type: reflect.TypeFor[int](), Tag: reflect.StructTag(fmt.Sprintf(`json:%q`, name))}})
+	v := reflect.New(typ)
+	if err := json.Unmarshal([]byte(fmt.Sprintf(`{%q:7}`, alias)), v.Interface()); err != nil {
+		t.Fatal(err)
+	}
+	return v.Elem().Field(0).Int() == 7
 }
 
 // chatBody is a chat completion request of about n bytes: a conversation

@@ -235,20 +235,21 @@ func jsonFields(t reflect.Type) map[string]bool {
 // cacheStats splits the request's input tokens (its JSON bytes / 4, as
 // the chat stand-in counts) into uncached, read from the cache and
 // written to it. The prefix through each cache_control breakpoint (tools,
-// then system, then messages, in order) is cached by the request: the
-// longest one a previous request of the model cached is read, the rest
-// up to the last breakpoint written. There is no minimum length.
+// then system, then messages, in order) is cached by the request; as
+// Anthropic's API does, each breakpoint also looks back over the up to 20
+// block boundaries before it for a prefix an earlier request of the model
+// cached: the longest found is read, the rest up to the last breakpoint
+// written. There is no minimum length.
 func (s *Server) cacheStats(p sdk.MessageNewParams) anthropic.Usage {
 	h := sha256.New()
 	size := 0
-	var marks []prefix
+	var bounds []prefix
 	add := func(v any, cc *sdk.CacheControlEphemeralParam) {
-		b, _ := json.Marshal(v)
+		b := canonical(v)
 		h.Write(b)
 		size += len(b)
-		if cc != nil && !param.IsOmitted(*cc) {
-			marks = append(marks, prefix{fmt.Sprintf("%s\x00%x", p.Model, h.Sum(nil)), size})
-		}
+		bounds = append(bounds, prefix{key: fmt.Sprintf("%s\x00%x", p.Model, h.Sum(nil)), size: size,
+			mark: cc != nil && !param.IsOmitted(*cc)})
 	}
 	for _, t := range p.Tools {
 		add(t, t.GetCacheControl())
@@ -271,35 +272,68 @@ func (s *Server) cacheStats(p sdk.MessageNewParams) anthropic.Usage {
 			add(c, c.GetCacheControl())
 		}
 	}
-	if !param.IsOmitted(p.CacheControl) && (len(marks) == 0 || marks[len(marks)-1].size != size) {
-		marks = append(marks, prefix{fmt.Sprintf("%s\x00%x", p.Model, h.Sum(nil)), size})
+	if !param.IsOmitted(p.CacheControl) && len(bounds) > 0 {
+		bounds[len(bounds)-1].mark = true // the top-level breakpoint: the whole prompt
 	}
-	return s.anth.account(marks, size)
+	return s.anth.account(bounds, size)
 }
 
-// prefix is a cache breakpoint: the hash of the request through it, and
-// its length in bytes.
+// canonical is the block v as the cache keys it: its JSON with object
+// keys sorted (the SDK's encoder writes some maps, a tool's input_schema
+// properties and extra fields, in map order, which would make the same
+// prefix hash differently from one request to the next) and without its
+// cache_control (a breakpoint moved to a later block still finds the
+// prefix cached, as Claude Code's next turn does).
+func canonical(v any) []byte {
+	b, _ := json.Marshal(v)
+	var x any
+	if json.Unmarshal(b, &x) != nil {
+		return b
+	}
+	if m, ok := x.(map[string]any); ok {
+		delete(m, "cache_control")
+	}
+	out, _ := json.Marshal(x)
+	return out
+}
+
+// prefix is a block boundary: the hash of the request through it, its
+// length in bytes, and whether a breakpoint marks it.
 type prefix struct {
 	key  string
 	size int
+	mark bool
 }
 
-// account counts marks against the cache and caches them.
-func (a *anthropicServer) account(marks []prefix, size int) anthropic.Usage {
+// lookback is how many block boundaries before a breakpoint are checked
+// for a cached prefix.
+const lookback = 20
+
+// account counts a request's block boundaries against the cache and
+// caches those its breakpoints mark.
+func (a *anthropicServer) account(bounds []prefix, size int) anthropic.Usage {
 	tokens := func(n int) int64 { return int64(n / 4) }
 	a.mu.Lock()
 	defer a.mu.Unlock()
-	read := 0
-	for _, m := range marks {
-		if a.prefixes[m.key] {
-			read = m.size
+	read, last := 0, 0
+	for i, b := range bounds {
+		if !b.mark {
+			continue
 		}
-		a.prefixes[m.key] = true
+		for j := i; j >= 0 && j >= i-lookback; j-- {
+			if a.prefixes[bounds[j].key] {
+				read = max(read, bounds[j].size)
+				break
+			}
+		}
+		last = b.size
 	}
-	written := 0
-	if len(marks) > 0 {
-		written = marks[len(marks)-1].size - read
+	for _, b := range bounds {
+		if b.mark {
+			a.prefixes[b.key] = true
+		}
 	}
+	written := max(last-read, 0)
 	u := anthropic.Usage{CacheReadInputTokens: tokens(read), CacheCreationInputTokens: tokens(read+written) - tokens(read)}
 	u.InputTokens = tokens(size) + 1 - u.CacheReadInputTokens - u.CacheCreationInputTokens
 	return u

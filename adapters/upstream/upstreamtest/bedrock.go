@@ -11,6 +11,7 @@ import (
 	"io"
 	"net/http"
 	"reflect"
+	"regexp"
 	"strings"
 	"sync"
 	"time"
@@ -27,10 +28,30 @@ import (
 
 // The credentials the Bedrock stand-in knows (SetBedrockCredentials adds
 // others): a request signed with another secret is refused with 403.
+// BedrockAccessKey is a long-term key: a request that carries a session
+// token with it is refused too.
 const (
 	BedrockAccessKey = "AKIDARRTESTBEDROCK01"
 	BedrockSecretKey = "arr-test-bedrock-secret"
 )
+
+// BedrockRegion is the region the stand-in serves (SetBedrockRegion
+// changes it): a request signed for another is refused with 403, as
+// bedrock-runtime.<region>.amazonaws.com refuses one.
+const BedrockRegion = "us-east-1"
+
+// bedrockClockSkew is how far from the server's clock AWS takes a
+// signature's X-Amz-Date: further is 403 InvalidSignatureException
+// ("Signature expired" or "not yet current").
+const bedrockClockSkew = 5 * time.Minute
+
+// bedrockKey is a key's secret and the session token a request signed
+// with it must carry (anyToken: whichever it carries, or none).
+type bedrockKey struct {
+	secret   string
+	token    string
+	anyToken bool
+}
 
 // BedrockBehavior is what the Converse stand-in does besides a model's
 // Behavior (whose Latency, Status, Hang, CutAfter and ChunkDelay it
@@ -48,7 +69,8 @@ type BedrockBehavior struct {
 // bedrockServer is the Converse stand-in's state.
 type bedrockServer struct {
 	mu        sync.Mutex
-	secrets   map[string]string
+	secrets   map[string]bedrockKey
+	region    string
 	behaviors map[string]BedrockBehavior
 	last      map[string]*bedrockruntime.ConverseInput
 	// cache counts cache points as Anthropic's stand-in counts
@@ -57,7 +79,7 @@ type bedrockServer struct {
 }
 
 func newBedrockServer() *bedrockServer {
-	return &bedrockServer{secrets: map[string]string{BedrockAccessKey: BedrockSecretKey},
+	return &bedrockServer{secrets: map[string]bedrockKey{BedrockAccessKey: {secret: BedrockSecretKey}}, region: BedrockRegion,
 		behaviors: map[string]BedrockBehavior{}, last: map[string]*bedrockruntime.ConverseInput{}, cache: newAnthropicServer()}
 }
 
@@ -76,11 +98,26 @@ func (s *Server) SetBedrock(model string, b BedrockBehavior) {
 }
 
 // SetBedrockCredentials makes the stand-in accept requests signed with
-// accessKey and secret too.
-func (s *Server) SetBedrockCredentials(accessKey, secret string) {
+// accessKey and secret too (replacing the key's former secret). With a
+// session token given, a request must carry that one; without, the key
+// is temporary credentials whose token the stand-in does not know and
+// any (or none) is taken.
+func (s *Server) SetBedrockCredentials(accessKey, secret string, sessionToken ...string) {
 	s.bedrock.mu.Lock()
 	defer s.bedrock.mu.Unlock()
-	s.bedrock.secrets[accessKey] = secret
+	k := bedrockKey{secret: secret, anyToken: len(sessionToken) == 0}
+	if len(sessionToken) > 0 {
+		k.token = sessionToken[0]
+	}
+	s.bedrock.secrets[accessKey] = k
+}
+
+// SetBedrockRegion sets the region the stand-in serves (BedrockRegion
+// by default).
+func (s *Server) SetBedrockRegion(region string) {
+	s.bedrock.mu.Lock()
+	defer s.bedrock.mu.Unlock()
+	s.bedrock.region = region
 }
 
 // LastConverse returns the last Converse request for model, as the
@@ -177,14 +214,23 @@ func (b *bedrockServer) verify(r *http.Request, body []byte) (string, string) {
 	}
 	scope := strings.Split(cred, "/") // key/date/region/service/aws4_request
 	b.mu.Lock()
-	secret, known := b.secrets[scope[0]]
+	key, known := b.secrets[scope[0]]
+	region := b.region
 	b.mu.Unlock()
-	if len(scope) != 5 || !known {
+	token := r.Header.Get("X-Amz-Security-Token")
+	if len(scope) != 5 || !known || (!key.anyToken && token != key.token) {
 		return "UnrecognizedClientException", "The security token included in the request is invalid."
 	}
 	at, err := time.Parse("20060102T150405Z", r.Header.Get("X-Amz-Date"))
-	if err != nil || scope[3] != "bedrock" {
-		return "IncompleteSignatureException", "X-Amz-Date or the credential scope's service is not what Bedrock signs"
+	if err != nil || scope[3] != "bedrock" || scope[4] != "aws4_request" || scope[1] != at.Format("20060102") {
+		return "IncompleteSignatureException", "X-Amz-Date or the credential scope is not what Bedrock signs"
+	}
+	if scope[2] != region {
+		return "InvalidSignatureException", fmt.Sprintf("Credential should be scoped to a valid region, not '%s'.", scope[2])
+	}
+	if now := time.Now(); at.Before(now.Add(-bedrockClockSkew)) || at.After(now.Add(bedrockClockSkew)) {
+		return "InvalidSignatureException", fmt.Sprintf("Signature expired or not yet current: %s is not within 5 minutes of %s.",
+			at.Format("20060102T150405Z"), now.UTC().Format("20060102T150405Z"))
 	}
 	again, err := http.NewRequest(r.Method, "http://"+r.Host+r.RequestURI, bytes.NewReader(body))
 	if err != nil {
@@ -196,7 +242,7 @@ func (b *bedrockServer) verify(r *http.Request, body []byte) (string, string) {
 		}
 	}
 	sum := sha256.Sum256(body)
-	creds := aws.Credentials{AccessKeyID: scope[0], SecretAccessKey: secret, SessionToken: r.Header.Get("X-Amz-Security-Token")}
+	creds := aws.Credentials{AccessKeyID: scope[0], SecretAccessKey: key.secret, SessionToken: token}
 	if err := v4.NewSigner().SignHTTP(context.Background(), creds, again, hex.EncodeToString(sum[:]), scope[3], scope[2], at); err != nil {
 		return "InvalidSignatureException", err.Error()
 	}
@@ -300,10 +346,15 @@ func sdkEncode(in *bedrockruntime.ConverseInput) ([]byte, error) {
 // validateConverse checks the rules the API checks that the types do
 // not: messages start with a user turn and alternate, text is not blank,
 // a toolUse needs a toolConfig and a toolResult the toolUse it answers
-// in the turn before.
+// in the turn before; toolUseIds and tool names match their pattern, an
+// input schema is an object, the inference settings are in their
+// documented ranges.
 func validateConverse(in *bedrockruntime.ConverseInput) error {
 	if len(in.Messages) == 0 {
 		return errors.New("The model returned the following errors: messages: at least one message is required")
+	}
+	if err := validateIDs(in); err != nil {
+		return err
 	}
 	uses := map[string]bool{}
 	for i, m := range in.Messages {
@@ -337,8 +388,84 @@ func validateConverse(in *bedrockruntime.ConverseInput) error {
 			}
 		}
 	}
-	if ic := in.InferenceConfig; ic != nil && ic.MaxTokens != nil && *ic.MaxTokens < 1 {
+	if err := validateTools(in.ToolConfig); err != nil {
+		return err
+	}
+	return validateInference(in.InferenceConfig)
+}
+
+// bedrockID is Converse's pattern of a toolUseId and a tool's name.
+var bedrockID = regexp.MustCompile(`^[a-zA-Z0-9_-]{1,64}$`)
+
+// validateIDs checks the toolUseId of each toolUse and toolResult block
+// of in's messages.
+func validateIDs(in *bedrockruntime.ConverseInput) error {
+	for i, m := range in.Messages {
+		for j, c := range m.Content {
+			id := ""
+			switch v := c.(type) {
+			case *types.ContentBlockMemberToolUse:
+				id = aws.ToString(v.Value.ToolUseId)
+			case *types.ContentBlockMemberToolResult:
+				id = aws.ToString(v.Value.ToolUseId)
+			default:
+				continue
+			}
+			if !bedrockID.MatchString(id) {
+				return fmt.Errorf("1 validation error detected: Value '%s' at 'messages.%d.member.content.%d.member.toolUseId' failed to satisfy constraint: "+
+					"Member must satisfy regular expression pattern: [a-zA-Z0-9_-]+ (length 1 to 64)", id, i+1, j+1)
+			}
+		}
+	}
+	return nil
+}
+
+// validateTools checks each tool's name and that its input schema is a
+// JSON object.
+func validateTools(tc *types.ToolConfiguration) error {
+	if tc == nil {
+		return nil
+	}
+	for i, t := range tc.Tools {
+		spec, ok := t.(*types.ToolMemberToolSpec)
+		if !ok {
+			continue
+		}
+		if name := aws.ToString(spec.Value.Name); !bedrockID.MatchString(name) {
+			return fmt.Errorf("toolConfig.tools.%d.toolSpec.name: %q does not satisfy [a-zA-Z0-9_-]+ (length 1 to 64)", i+1, name)
+		}
+		var schema any
+		js, ok := spec.Value.InputSchema.(*types.ToolInputSchemaMemberJson)
+		if ok && js.Value != nil {
+			_ = js.Value.UnmarshalSmithyDocument(&schema)
+		}
+		if _, isObject := schema.(map[string]any); !isObject {
+			return fmt.Errorf("toolConfig.tools.%d.toolSpec.inputSchema: the json schema must be a JSON object", i+1)
+		}
+	}
+	return nil
+}
+
+// validateInference checks the documented ranges of the inference
+// settings: maxTokens at least 1, temperature and topP within 0 to 1, at
+// most 2500 stop sequences of at least one character each.
+func validateInference(ic *types.InferenceConfiguration) error {
+	switch {
+	case ic == nil:
+		return nil
+	case ic.MaxTokens != nil && *ic.MaxTokens < 1:
 		return errors.New("inferenceConfig.maxTokens: must be at least 1")
+	case ic.Temperature != nil && (*ic.Temperature < 0 || *ic.Temperature > 1):
+		return fmt.Errorf("inferenceConfig.temperature: %v is not within 0 to 1", *ic.Temperature)
+	case ic.TopP != nil && (*ic.TopP < 0 || *ic.TopP > 1):
+		return fmt.Errorf("inferenceConfig.topP: %v is not within 0 to 1", *ic.TopP)
+	case len(ic.StopSequences) > 2500:
+		return errors.New("inferenceConfig.stopSequences: at most 2500")
+	}
+	for i, s := range ic.StopSequences {
+		if s == "" {
+			return fmt.Errorf("inferenceConfig.stopSequences.%d: Member must have length greater than or equal to 1", i+1)
+		}
 	}
 	return nil
 }

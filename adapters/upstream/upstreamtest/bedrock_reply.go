@@ -133,7 +133,7 @@ func (b *bedrockServer) cacheStats(model string, raw map[string]any) anthropic.U
 	var marks []prefix
 	add := func(v any) {
 		if m, ok := v.(map[string]any); ok && m["cachePoint"] != nil {
-			marks = append(marks, prefix{fmt.Sprintf("%s\x00%x", model, h.Sum(nil)), size})
+			marks = append(marks, prefix{key: fmt.Sprintf("%s\x00%x", model, h.Sum(nil)), size: size, mark: true})
 			return
 		}
 		j, _ := json.Marshal(v)

@@ -24,7 +24,10 @@
 // (message_start … message_stop, with a ping), and counts prompt caching:
 // the prefix through a cache_control breakpoint is written to the cache
 // by the first request that carries it (cache_creation_input_tokens) and
-// read by later ones (cache_read_input_tokens). AnthropicBehavior adds an
+// read by later ones (cache_read_input_tokens), a breakpoint looking back
+// over the 20 blocks before it as Anthropic's does (blocks compared without
+// their cache_control, so a breakpoint moved on to the next turn reads the
+// prefix the last one wrote). AnthropicBehavior adds an
 // error event, a stream without message_stop and a huge delta; LastBody
 // is the last request's body byte for byte.
 //
@@ -55,10 +58,14 @@
 // And for AWS Bedrock's Converse API (POST {BedrockURL}/model/{id}/converse
 // and /converse-stream, bedrock.go): it verifies the SigV4 signature by
 // signing the request again with the AWS SDK's signer and the secret of
-// its access key (BedrockAccessKey; a wrong key or secret is a 403),
-// reads the body with the SDK's own deserializer into bedrockruntime's
-// types and writes it back with the SDK's serializer, refusing a body that
-// does not come back the same or breaks the API's rules (400
+// its access key (BedrockAccessKey; a wrong key, secret or session token,
+// a credential scope of another region than BedrockRegion, or an
+// X-Amz-Date more than 5 minutes from the clock is a 403), reads the body
+// with the SDK's own deserializer into bedrockruntime's types and writes
+// it back with the SDK's serializer, refusing a body that does not come
+// back the same or breaks the API's rules (roles alternating, toolUseIds
+// and tool names of [a-zA-Z0-9_-]{1,64}, an input schema an object,
+// temperature and topP within 0 to 1, no empty stop sequence: a 400
 // ValidationException, named in X-Amzn-ErrorType), and answers a reply or
 // ConverseStream's event-stream frames (messageStart … messageStop,
 // metadata), encoded with the SDK's eventstream encoder. cachePoint blocks

@@ -70,3 +70,19 @@ func TestOnlyAnthropicTakesWhatChatCannot(t *testing.T) {
 		})
 	}
 }
+
+// TestCountTokensOfWhatOnlyAnthropicTakes: count_tokens sizes a request
+// with a server tool or an unknown field without them, as it is routed.
+func TestCountTokensOfWhatOnlyAnthropicTakes(t *testing.T) {
+	for _, body := range []string{
+		`{"model":"x","tools":[{"type":"web_search_20250305","name":"web_search"}],"messages":[{"role":"user","content":"x"}]}`,
+		`{"model":"x","messages":[{"role":"user","content":"x"}],"frobnicate":1}`,
+	} {
+		if _, err := messages.ParseCountRequest([]byte(body)); err != nil {
+			t.Errorf("%s: %v", body, err)
+		}
+	}
+	if _, err := messages.ParseCountRequest([]byte(`{"model":"x"}`)); err == nil {
+		t.Error("a request without messages counted")
+	}
+}

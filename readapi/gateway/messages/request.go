@@ -82,7 +82,16 @@ func untranslatable(err error) bool {
 // ParseCountRequest validates a POST /v1/messages/count_tokens body: a
 // Messages request without max_tokens (which is accepted and has no
 // effect on the count).
-func ParseCountRequest(body []byte) (*Request, error) { return parse(body, false, false) }
+// A body with what the translation does not serve (a server tool, a field
+// arr does not read) is counted without it, as ParseNative reads it: an
+// Anthropic model could take it.
+func ParseCountRequest(body []byte) (*Request, error) {
+	r, err := parse(body, false, false)
+	if untranslatable(err) {
+		return parse(body, false, true)
+	}
+	return r, err
+}
 
 func parse(body []byte, needMaxTokens, lenient bool) (*Request, error) {
 	if !json.Valid(body) {

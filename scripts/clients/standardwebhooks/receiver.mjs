@@ -6,7 +6,10 @@
 //
 // Control (JSON in, JSON out):
 //   POST /_secret   body: the monitor's whsec_ secret
-//   POST /_mode     {"path": "/hook", "mode": "ok" | "fail-first" | "fail" | "hold"}
+//   POST /_mode     {"path": "/hook", "mode": "ok" | "fail-first" | "fail" | "hold" | "guardrail"}
+//                   (guardrail: answer a verified call as the gateway's
+//                   webhook guardrail, {"verdict":"allow"}, refusing a
+//                   prompt that says "forbidden")
 //   GET  /_log      every request: path, webhook-id, verified, error,
 //                   payload, answer (the status sent, "held", or "closed"
 //                   when the sender hung up first) and acked (a 2xx
@@ -87,6 +90,10 @@ const server = http.createServer(async (req, res) => {
   res.on("finish", () => {
     entry.acked = status >= 200 && status < 300;
   });
+  if (mode === "guardrail" && entry.verified) {
+    const texts = (entry.payload && entry.payload.data && entry.payload.data.texts) || [];
+    return json(res, status, { verdict: texts.some((t) => /forbidden/i.test(t)) ? "refuse" : "allow" });
+  }
   json(res, status, { received: id });
 });
 

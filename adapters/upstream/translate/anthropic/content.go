@@ -2,6 +2,7 @@ package anthropic
 
 import (
 	"bytes"
+	"encoding/base64"
 	"encoding/json"
 	"fmt"
 	"net/url"
@@ -75,6 +76,9 @@ func imageSource(param, u string) (*source, error) {
 		if !imageTypes[mediaType] {
 			return nil, invalid("unsupported_value", param, "images are image/jpeg, image/png, image/gif or image/webp for this model, not %q", mediaType)
 		}
+		if !isBase64(data) {
+			return nil, invalid("invalid_value", param, "an image data: URL's data must be base64 (RFC 4648, padded, no line breaks)")
+		}
 		return &source{Type: "base64", MediaType: mediaType, Data: data}, nil
 	}
 	pu, err := url.Parse(u)
@@ -94,5 +98,27 @@ func fileBlock(pp string, f *chat.File) (block, error) {
 	if !ok || data == "" {
 		return block{}, invalid("unsupported_value", pp+".file.file_data", "files are PDFs for this model: data:application/pdf;base64,…")
 	}
+	if !isBase64(data) {
+		return block{}, invalid("invalid_value", pp+".file.file_data", "a file's data must be base64 (RFC 4648, padded, no line breaks)")
+	}
 	return block{Type: "document", Source: &source{Type: "base64", MediaType: "application/pdf", Data: data}, Title: f.Filename}, nil
+}
+
+// isBase64 says whether s is standard base64 as Anthropic's base64
+// sources take it: padded to a multiple of 4, the alphabet only (no line
+// breaks), the unused bits of the last group zero. It decodes only the
+// last group, so a large image costs one scan and no copy.
+func isBase64(s string) bool {
+	if len(s) == 0 || len(s)%4 != 0 {
+		return false
+	}
+	last := s[len(s)-4:]
+	for i := 0; i < len(s)-4; i++ {
+		c := s[i]
+		if !('A' <= c && c <= 'Z' || 'a' <= c && c <= 'z' || '0' <= c && c <= '9' || c == '+' || c == '/') {
+			return false
+		}
+	}
+	_, err := base64.StdEncoding.Strict().DecodeString(last)
+	return err == nil && !strings.ContainsAny(last, "\r\n")
 }

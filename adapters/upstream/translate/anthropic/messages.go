@@ -20,7 +20,8 @@ func translateMessages(in *chatIn, out *messagesRequest) error {
 	if len(in.Messages) == 0 {
 		return invalid("empty_messages", "messages", "messages must not be empty")
 	}
-	calls := map[string]bool{}
+	calls := map[string]bool{}    // the tool calls' ids so far
+	answered := map[string]bool{} // those a tool message has answered
 	for i, m := range in.Messages {
 		param := fmt.Sprintf("messages[%d]", i)
 		role, err := messageRole(param, m)
@@ -48,11 +49,14 @@ func translateMessages(in *chatIn, out *messagesRequest) error {
 		case "assistant":
 			blocks, err = assistantBlocks(param, m, calls)
 		case "tool":
-			blocks, err = toolResult(param, m, calls)
+			blocks, err = toolResult(param, m, calls, answered)
 			role = "user"
 		}
 		if err != nil {
 			return err
+		}
+		if len(blocks) == 0 && (role == "user" || i < len(in.Messages)-1) {
+			return invalid("empty_content", param+".content", "a %s message needs content: Anthropic refuses an empty message (empty text parts are left out), but for a final assistant one", role)
 		}
 		appendTurn(out, role, blocks)
 	}
@@ -189,6 +193,9 @@ func assistantBlocks(param string, m map[string]json.RawMessage, calls map[strin
 		if err != nil {
 			return nil, err
 		}
+		if calls[tc.ID] {
+			return nil, invalid("duplicate_tool_call_id", tp+".id", "tool call ids must be unique in a conversation: %q is used twice", tc.ID)
+		}
 		calls[tc.ID] = true
 		blocks = append(blocks, block{Type: "tool_use", ID: tc.ID, Name: tc.Function.Name, Input: input})
 	}
@@ -211,8 +218,9 @@ func toolInput(param, args string) (json.RawMessage, error) {
 }
 
 // toolResult is a tool message as a tool_result block (its text as text
-// blocks, none when empty) for the user turn that follows the call.
-func toolResult(param string, m map[string]json.RawMessage, calls map[string]bool) ([]block, error) {
+// blocks, none when empty) for the user turn that follows the call: one
+// per call (Anthropic refuses two results for one tool_use id).
+func toolResult(param string, m map[string]json.RawMessage, calls, answered map[string]bool) ([]block, error) {
 	var id string
 	if json.Unmarshal(m["tool_call_id"], &id) != nil || id == "" {
 		return nil, invalid("invalid_value", param+".tool_call_id", "a tool message needs the tool_call_id it answers")
@@ -220,6 +228,10 @@ func toolResult(param string, m map[string]json.RawMessage, calls map[string]boo
 	if !calls[id] {
 		return nil, invalid("invalid_value", param+".tool_call_id", "no assistant tool call with id %q comes before this tool message", id)
 	}
+	if answered[id] {
+		return nil, invalid("duplicate_tool_call_id", param+".tool_call_id", "tool call %q is answered twice: one tool message per call", id)
+	}
+	answered[id] = true
 	b := block{Type: "tool_result", ToolUseID: id}
 	raw := bytes.TrimSpace(m["content"])
 	if len(raw) > 0 && raw[0] == '[' {

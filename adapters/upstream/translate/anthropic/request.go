@@ -16,11 +16,18 @@ import (
 // the model's output limit is not known (Options.MaxTokens 0).
 const DefaultMaxTokens = 4096
 
+// MaxOutputTokens is what a request's max_tokens is cut to when the
+// model's output limit is not known (Options.MaxTokens 0): 128000, the
+// largest output an Anthropic model offers, so a client's 2^63-1 does not
+// reach the upstream (or the cost estimates made from the body) as it is.
+const MaxOutputTokens = 128000
+
 // Options are what Request knows of the upstream model besides the body.
 type Options struct {
 	// MaxTokens is the model's output-token limit: the max_tokens of a
 	// request that names none, and what a larger one is cut to (0: not
-	// known; DefaultMaxTokens for a request without one, no cut).
+	// known; DefaultMaxTokens for a request without one, MaxOutputTokens
+	// the cut).
 	MaxTokens int64
 	// Cache asks for Anthropic's automatic prompt caching (a top-level
 	// cache_control) on every request; a request with prompt_cache_key
@@ -40,36 +47,101 @@ type Translated struct {
 	IncludeUsage bool
 }
 
-// chatIn is the chat request as Request reads it.
+// chatIn is the chat request as Request reads it: each field from the
+// member of exactly its name (readChat), never through encoding/json's
+// case-insensitive matching of names to a struct's fields.
 type chatIn struct {
-	Model               string                       `json:"model"`
-	Messages            []map[string]json.RawMessage `json:"messages"`
-	Tools               []chat.Tool                  `json:"tools"`
-	ToolChoice          json.RawMessage              `json:"tool_choice"`
-	ParallelToolCalls   *bool                        `json:"parallel_tool_calls"`
-	Stop                json.RawMessage              `json:"stop"`
-	ResponseFormat      json.RawMessage              `json:"response_format"`
-	ReasoningEffort     *string                      `json:"reasoning_effort"`
-	Temperature         *float64                     `json:"temperature"`
-	TopP                *float64                     `json:"top_p"`
-	MaxCompletionTokens *int64                       `json:"max_completion_tokens"`
-	MaxTokens           *int64                       `json:"max_tokens"`
-	Stream              *bool                        `json:"stream"`
-	StreamOptions       *chat.StreamOptions          `json:"stream_options"`
-	User                *string                      `json:"user"`
-	SafetyIdentifier    *string                      `json:"safety_identifier"`
-	PromptCacheKey      *string                      `json:"prompt_cache_key"`
+	Model               string
+	Messages            []map[string]json.RawMessage
+	Tools               []chat.Tool
+	ToolChoice          json.RawMessage
+	ParallelToolCalls   *bool
+	Stop                json.RawMessage
+	ResponseFormat      json.RawMessage
+	ReasoningEffort     *string
+	Temperature         *float64
+	TopP                *float64
+	MaxCompletionTokens *int64
+	MaxTokens           *int64
+	Stream              *bool
+	StreamOptions       json.RawMessage
+	User                *string
+	SafetyIdentifier    *string
+	PromptCacheKey      *string
+}
+
+// targets are where readChat decodes each field in, by its name: the
+// names are readFields.
+func (in *chatIn) targets() map[string]any {
+	return map[string]any{
+		"model": &in.Model, "messages": &in.Messages, "tools": &in.Tools, "tool_choice": &in.ToolChoice,
+		"parallel_tool_calls": &in.ParallelToolCalls, "stop": &in.Stop, "response_format": &in.ResponseFormat,
+		"reasoning_effort": &in.ReasoningEffort, "temperature": &in.Temperature, "top_p": &in.TopP,
+		"max_completion_tokens": &in.MaxCompletionTokens, "max_tokens": &in.MaxTokens, "stream": &in.Stream,
+		"stream_options": &in.StreamOptions, "user": &in.User, "safety_identifier": &in.SafetyIdentifier,
+		"prompt_cache_key": &in.PromptCacheKey,
+	}
+}
+
+// readChat decodes the fields Request reads from raw, the body's members
+// by their exact names (checkFields has refused every other name).
+func readChat(raw map[string]json.RawMessage) (*chatIn, error) {
+	in := &chatIn{}
+	targets := in.targets()
+	names := make([]string, 0, len(targets))
+	for k := range targets {
+		names = append(names, k)
+	}
+	sort.Strings(names) // the first bad field reported is always the same
+	for _, k := range names {
+		v, ok := raw[k]
+		if !ok {
+			continue
+		}
+		if err := json.Unmarshal(v, targets[k]); err != nil {
+			var te *json.UnmarshalTypeError
+			if errors.As(err, &te) {
+				field := k
+				if te.Field != "" {
+					field = k + "." + te.Field
+				}
+				return nil, invalid("invalid_type", field, "%s must not be a JSON %s", field, te.Value)
+			}
+			return nil, invalid("invalid_json", k, "%s cannot be read: %v", k, err)
+		}
+	}
+	return in, nil
+}
+
+// includeUsage reads stream_options.include_usage by its exact name (an
+// object whose other members have no effect here).
+func includeUsage(raw json.RawMessage) (bool, error) {
+	raw = bytes.TrimSpace(raw)
+	if len(raw) == 0 || string(raw) == "null" {
+		return false, nil
+	}
+	var so map[string]json.RawMessage
+	if json.Unmarshal(raw, &so) != nil || so == nil {
+		return false, invalid("invalid_type", "stream_options", `stream_options must be an object like {"include_usage": true}`)
+	}
+	var on *bool
+	if v, ok := so["include_usage"]; ok && json.Unmarshal(v, &on) != nil {
+		return false, invalid("invalid_type", "stream_options.include_usage", "stream_options.include_usage must be a boolean")
+	}
+	return on != nil && *on, nil
 }
 
 // fieldRules: the chat fields Request reads, those it accepts with no
 // effect, and those accepted only at a value that asks for nothing
 // (anything else of theirs is refused: Anthropic has no equivalent).
 var (
-	readFields = map[string]bool{
-		"model": true, "messages": true, "tools": true, "tool_choice": true, "parallel_tool_calls": true, "stop": true,
-		"response_format": true, "reasoning_effort": true, "temperature": true, "top_p": true, "max_completion_tokens": true,
-		"max_tokens": true, "stream": true, "stream_options": true, "user": true, "safety_identifier": true, "prompt_cache_key": true,
-	}
+	readFields = func() map[string]bool {
+		names := map[string]bool{}
+		for k := range (&chatIn{}).targets() {
+			names[k] = true
+		}
+		return names
+	}()
 	ignoredFields = map[string]bool{"verbosity": true, "store": true}
 	// neutralFields are accepted at these values (JSON text, compacted).
 	neutralFields = map[string][]string{
@@ -109,27 +181,23 @@ func Request(body []byte, o Options) (Translated, error) {
 	if err := checkFields(raw); err != nil {
 		return Translated{}, err
 	}
-	var in chatIn
-	if err := json.Unmarshal(body, &in); err != nil {
-		var te *json.UnmarshalTypeError
-		if errors.As(err, &te) {
-			return Translated{}, invalid("invalid_type", te.Field, "%s must not be a JSON %s", te.Field, te.Value)
-		}
-		return Translated{}, invalid("invalid_json", "", "the chat request cannot be read: %v", err)
+	in, err := readChat(raw)
+	if err != nil {
+		return Translated{}, err
+	}
+	usage, err := includeUsage(in.StreamOptions)
+	if err != nil {
+		return Translated{}, err
 	}
 	out := messagesRequest{Model: in.Model}
-	if err := translate(&in, &out, o); err != nil {
+	if err := translate(in, &out, o); err != nil {
 		return Translated{}, err
 	}
 	b, err := chat.Marshal(&out, chat.Verbatim)
 	if err != nil {
 		return Translated{}, fmt.Errorf("encoding the Messages request: %w", err)
 	}
-	t := Translated{Body: b, Stream: out.Stream}
-	if out.Stream && in.StreamOptions != nil {
-		t.IncludeUsage = in.StreamOptions.IncludeUsage
-	}
-	return t, nil
+	return Translated{Body: b, Stream: out.Stream, IncludeUsage: out.Stream && usage}, nil
 }
 
 // translate fills out from in, step by step.
@@ -164,8 +232,11 @@ func translate(in *chatIn, out *messagesRequest, o Options) error {
 	return nil
 }
 
-// checkFields refuses a field chat completions do not have, and one
-// Anthropic has no equivalent for at a value that asks for something.
+// checkFields refuses every member whose name is not exactly one of a
+// chat request's fields (null or not: encoding/json would match
+// "max_to\u212Aens" or "MAX_TOKENS" to max_tokens, so a name is read
+// exactly or not at all), and one Anthropic has no equivalent for at a
+// value that asks for something.
 func checkFields(raw map[string]json.RawMessage) error {
 	names := make([]string, 0, len(raw))
 	for k := range raw {
@@ -176,26 +247,34 @@ func checkFields(raw map[string]json.RawMessage) error {
 		if readFields[k] || ignoredFields[k] {
 			continue
 		}
-		v := bytes.TrimSpace(raw[k])
-		if string(v) == "null" {
+		_, neutral := neutralFields[k]
+		why, unsupported := unsupportedWhy[k]
+		if !neutral && !unsupported {
+			return unknownField(k)
+		}
+		var c bytes.Buffer
+		_ = json.Compact(&c, raw[k])
+		if c.String() == "null" || (neutral && (contains(neutralFields[k], c.String()) || isZeroNumber(c.String(), neutralFields[k]))) {
 			continue
 		}
-		if ok, known := neutralFields[k]; known {
-			var c bytes.Buffer
-			_ = json.Compact(&c, v)
-			if contains(ok, c.String()) || isZeroNumber(c.String(), ok) {
-				continue
-			}
-		}
-		if why, known := unsupportedWhy[k]; known {
+		if unsupported {
 			return invalid("unsupported_parameter", k, "%s is not supported by this model's API: %s", k, why)
 		}
-		if _, known := neutralFields[k]; known {
-			return invalid("unsupported_parameter", k, "%s is not supported by this model's API (Anthropic's Messages): only %s is accepted", k, strings.Join(neutralFields[k], " or "))
-		}
-		return invalid("unknown_field", k, "%s: unknown field (not a chat-completion field arr translates for Anthropic models)", k)
+		return invalid("unsupported_parameter", k, "%s is not supported by this model's API (Anthropic's Messages): only %s is accepted", k, strings.Join(neutralFields[k], " or "))
 	}
 	return nil
+}
+
+// unknownField is the refusal of a member that is no chat field: one
+// spelled as a field in another case (or with a Unicode letter that
+// folds to one) says which, since names are read exactly.
+func unknownField(k string) error {
+	for name := range readFields {
+		if strings.EqualFold(k, name) {
+			return invalid("unknown_field", k, "%q: unknown field (field names are read exactly: this one is written %q)", k, name)
+		}
+	}
+	return invalid("unknown_field", k, "%q: unknown field (not a chat-completion field arr translates for Anthropic models)", k)
 }
 
 func contains(ss []string, s string) bool {
@@ -217,12 +296,17 @@ func isZeroNumber(s string, ok []string) bool {
 	return json.Unmarshal([]byte(s), &f) == nil && f == 0
 }
 
-// maxTokens sets max_tokens: the request's, at most the model's limit,
-// else the model's limit (DefaultMaxTokens when it is not known).
+// maxTokens sets max_tokens: the request's, at most the model's limit
+// (MaxOutputTokens when it is not known), else the model's limit
+// (DefaultMaxTokens when it is not known).
 func maxTokens(in *chatIn, out *messagesRequest, o Options) error {
 	n, field := in.MaxCompletionTokens, "max_completion_tokens"
 	if n == nil {
 		n, field = in.MaxTokens, "max_tokens"
+	}
+	limit := o.MaxTokens
+	if limit <= 0 {
+		limit = MaxOutputTokens
 	}
 	switch {
 	case n == nil && o.MaxTokens > 0:
@@ -231,8 +315,8 @@ func maxTokens(in *chatIn, out *messagesRequest, o Options) error {
 		out.MaxTokens = DefaultMaxTokens
 	case *n < 1:
 		return invalid("invalid_value", field, "%s must be at least 1", field)
-	case o.MaxTokens > 0 && *n > o.MaxTokens:
-		out.MaxTokens = o.MaxTokens
+	case *n > limit:
+		out.MaxTokens = limit
 	default:
 		out.MaxTokens = *n
 	}

@@ -1,8 +1,10 @@
 package anthropic
 
 import (
+	"bytes"
 	"encoding/json"
 	"fmt"
+	"strings"
 
 	wire "github.com/arr-dev/arr/domain/anthropic"
 	"github.com/arr-dev/arr/domain/chat"
@@ -26,12 +28,18 @@ type StreamOptions struct {
 // the finish_reason, message_stop as the usage chunk when asked (and
 // the finish_reason stop when no message_delta had one); ping
 // and signature or citation deltas add nothing. An error event is an
-// *Error. Not safe for concurrent use.
+// *Error. The events must come in the API's order, as Anthropic sends
+// them, or the stream is ErrMalformed (cut, never Done): message_start
+// first and once; each block started, then stopped; one message_delta
+// after every block stopped, then only message_stop; a tool_use block's
+// whole input a JSON object; an event's name its data's type. Not safe
+// for concurrent use.
 type Stream struct {
 	o       StreamOptions
 	id      string
 	model   string
 	started bool
+	ended   bool // message_delta was translated: only message_stop may follow
 	done    bool
 	blocks  map[int]*openBlock // by the event's index
 	tools   int                // the next tool call's index
@@ -42,8 +50,8 @@ type Stream struct {
 // openBlock is a content block of the stream.
 type openBlock struct {
 	typ    string
-	tool   int  // a tool_use block's tool call index
-	args   bool // a tool_use block had arguments
+	tool   int             // a tool_use block's tool call index
+	input  strings.Builder // a tool_use block's input so far
 	closed bool
 }
 
@@ -90,8 +98,11 @@ func (s *Stream) Event(name string, data []byte) ([][]byte, error) {
 	if err := json.Unmarshal(data, &ev); err != nil {
 		return nil, fmt.Errorf("%w: an event that is not JSON: %v", ErrMalformed, err)
 	}
-	if name == "" {
+	switch {
+	case name == "":
 		name = ev.Type
+	case ev.Type != name:
+		return nil, fmt.Errorf("%w: an event named %q whose data's type is %q", ErrMalformed, name, ev.Type)
 	}
 	switch {
 	case name == wire.EventPing:
@@ -102,6 +113,8 @@ func (s *Stream) Event(name string, data []byte) ([][]byte, error) {
 		return nil, fmt.Errorf("%w: a %s event after message_stop", ErrMalformed, name)
 	case !s.started && name != wire.EventMessageStart:
 		return nil, fmt.Errorf("%w: the stream starts with %s, not message_start", ErrMalformed, name)
+	case s.ended && name != wire.EventMessageStop:
+		return nil, fmt.Errorf("%w: a %s event after message_delta (only message_stop may follow it)", ErrMalformed, name)
 	}
 	switch name {
 	case wire.EventMessageStart:
@@ -113,31 +126,54 @@ func (s *Stream) Event(name string, data []byte) ([][]byte, error) {
 	case wire.EventContentBlockStop:
 		return s.blockStop(&ev)
 	case wire.EventMessageDelta:
-		if err := s.usage.AddEvent(name, data); err != nil {
-			return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
-		}
-		if ev.Delta.StopReason != nil {
-			s.finish = FinishReason(*ev.Delta.StopReason)
-		}
-		if s.finish == "" {
-			return nil, nil
-		}
-		f := s.finish
-		return s.chunks(chunkChoice{FinishReason: &f}), nil
+		return s.messageDelta(&ev, data)
 	case wire.EventMessageStop:
-		s.done = true
-		var out [][]byte
-		if s.finish == "" { // a message_delta without a stop reason: the turn ended all the same
-			s.finish = "stop"
-			f := s.finish
-			out = s.chunks(chunkChoice{FinishReason: &f})
-		}
-		if s.o.IncludeUsage {
-			out = append(out, s.encode(chunk{Choices: []chunkChoice{}, Usage: usageOf(s.usage)})...)
-		}
-		return out, nil
+		return s.stop()
 	}
 	return nil, nil // an event Anthropic may add later: nothing to translate
+}
+
+// messageDelta ends the message: every block closed, the final
+// cumulative usage read, the finish_reason chunk (when it has a stop
+// reason).
+func (s *Stream) messageDelta(ev *eventIn, data []byte) ([][]byte, error) {
+	for i, b := range s.blocks {
+		if !b.closed {
+			return nil, fmt.Errorf("%w: message_delta with content block %d (%s) not stopped", ErrMalformed, i, b.typ)
+		}
+	}
+	if err := s.usage.AddEvent(wire.EventMessageDelta, data); err != nil {
+		return nil, fmt.Errorf("%w: %v", ErrMalformed, err)
+	}
+	s.ended = true
+	if ev.Delta.StopReason != nil {
+		s.finish = FinishReason(*ev.Delta.StopReason)
+	}
+	if s.finish == "" {
+		return nil, nil
+	}
+	f := s.finish
+	return s.chunks(chunkChoice{FinishReason: &f}), nil
+}
+
+// stop is message_stop: the stream whole, after its message_delta (which
+// Anthropic always sends, with the final usage: a stream without one is
+// cut, its output count message_start's placeholder).
+func (s *Stream) stop() ([][]byte, error) {
+	if !s.ended {
+		return nil, fmt.Errorf("%w: message_stop without message_delta (the final usage)", ErrMalformed)
+	}
+	s.done = true
+	var out [][]byte
+	if s.finish == "" { // a message_delta without a stop reason: the turn ended all the same
+		s.finish = "stop"
+		f := s.finish
+		out = s.chunks(chunkChoice{FinishReason: &f})
+	}
+	if s.o.IncludeUsage {
+		out = append(out, s.encode(chunk{Choices: []chunkChoice{}, Usage: usageOf(s.usage)})...)
+	}
+	return out, nil
 }
 
 func (s *Stream) start(ev *eventIn, data []byte) ([][]byte, error) {
@@ -191,7 +227,7 @@ func (s *Stream) blockDelta(ev *eventIn) ([][]byte, error) {
 		if ev.Delta.PartialJSON == "" {
 			return nil, nil
 		}
-		b.args = true
+		b.input.WriteString(ev.Delta.PartialJSON)
 		return s.arguments(b.tool, ev.Delta.PartialJSON), nil
 	case ev.Delta.Type == "text_delta", ev.Delta.Type == "thinking_delta", ev.Delta.Type == "input_json_delta":
 		return nil, fmt.Errorf("%w: a %s in a %s block", ErrMalformed, ev.Delta.Type, b.typ)
@@ -205,9 +241,19 @@ func (s *Stream) blockStop(ev *eventIn) ([][]byte, error) {
 		return nil, err
 	}
 	b.closed = true
-	if b.typ == "tool_use" && !b.args {
+	if b.typ != "tool_use" {
+		return nil, nil
+	}
+	if b.input.Len() == 0 {
 		return s.arguments(b.tool, "{}"), nil // a call without input has {} as its arguments
 	}
+	// The arguments went out as they came; a whole input that is not a
+	// JSON object fails the stream, as Reply refuses it.
+	in := bytes.TrimSpace([]byte(b.input.String()))
+	if len(in) == 0 || in[0] != '{' || !json.Valid(in) {
+		return nil, fmt.Errorf("%w: content block %d: a tool_use input that is not a JSON object", ErrMalformed, *ev.Index)
+	}
+	b.input.Reset()
 	return nil, nil
 }
 

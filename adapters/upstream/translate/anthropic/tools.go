@@ -130,6 +130,29 @@ func translateResponseFormat(in *chatIn, out *messagesRequest) error {
 	return invalid("invalid_value", "response_format.type", "response_format.type must be text, json_schema or json_object, not %q", rf.Type)
 }
 
+// toolTurnWithoutThinking says whether the last assistant turn has a
+// tool_use block: chat carries no thinking blocks (nor their signatures)
+// back, so that turn starts with none, and with thinking enabled
+// Anthropic refuses a final assistant turn with tool_use that does not
+// start with a thinking block; nor may thinking be turned on in the middle
+// of an assistant turn (a tool loop). Such a request is sent without
+// thinking: the tool loop's turn ends as it began, and the next user
+// turn thinks again.
+func toolTurnWithoutThinking(turns []turn) bool {
+	for i := len(turns) - 1; i >= 0; i-- {
+		if turns[i].Role != "assistant" {
+			continue
+		}
+		for _, b := range turns[i].Content {
+			if b.Type == "tool_use" {
+				return true
+			}
+		}
+		return false
+	}
+	return false
+}
+
 // thinkingBudgets are the thinking budgets of the reasoning efforts
 // (none and minimal: no thinking).
 var thinkingBudgets = map[string]int64{"none": 0, "minimal": 0, "low": 1024, "medium": 4096, "high": 16384, "xhigh": 32768}
@@ -138,7 +161,9 @@ var thinkingBudgets = map[string]int64{"none": 0, "minimal": 0, "low": 1024, "me
 const minThinking = 1024
 
 // translateReasoning: reasoning_effort as extended thinking, its budget
-// at most half of max_tokens (and at least 1024, below max_tokens), with the settings thinking refuses refused here.
+// at most half of max_tokens (and at least 1024, below max_tokens), with
+// the settings thinking refuses refused here. A conversation whose last
+// assistant turn has tool_use gets no thinking (toolTurnWithoutThinking).
 func translateReasoning(in *chatIn, out *messagesRequest) error {
 	if in.ReasoningEffort == nil {
 		return nil
@@ -147,7 +172,7 @@ func translateReasoning(in *chatIn, out *messagesRequest) error {
 	if !ok {
 		return invalid("invalid_value", "reasoning_effort", "reasoning_effort must be none, minimal, low, medium, high or xhigh, not %q", *in.ReasoningEffort)
 	}
-	if budget == 0 {
+	if budget == 0 || toolTurnWithoutThinking(out.Messages) {
 		return nil
 	}
 	// Thinking counts in max_tokens: half of it at most is thought, so

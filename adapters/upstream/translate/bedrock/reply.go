@@ -67,12 +67,16 @@ func ToChat(reply []byte, p Plan, meta Meta) (Result, error) {
 	var text strings.Builder
 	hasText := false
 	finish := FinishReason(r.StopReason)
+	jsonMode := p.JSONTool != ""
 	for _, b := range r.Output.Message.Content {
 		switch {
+		case b.Text != nil && jsonMode:
+			// A JSON-mode reply is the forced tool's input only: what the
+			// model wrote before it is not JSON.
 		case b.Text != nil:
 			text.WriteString(*b.Text)
 			hasText = true
-		case b.ToolUse != nil && p.JSONTool != "" && b.ToolUse.Name == p.JSONTool:
+		case b.ToolUse != nil && jsonMode && b.ToolUse.Name == p.JSONTool:
 			text.Write(b.ToolUse.Input)
 			hasText = true
 			if finish == "tool_calls" {
@@ -83,7 +87,7 @@ func ToChat(reply []byte, p Plan, meta Meta) (Result, error) {
 			if args == "" || args == "null" {
 				args = "{}"
 			}
-			msg.ToolCalls = append(msg.ToolCalls, chat.ToolCall{ID: b.ToolUse.ToolUseID, Type: "function", Function: chat.FunctionCall{Name: b.ToolUse.Name, Arguments: args}})
+			msg.ToolCalls = append(msg.ToolCalls, chat.ToolCall{ID: p.clientID(b.ToolUse.ToolUseID), Type: "function", Function: chat.FunctionCall{Name: b.ToolUse.Name, Arguments: args}})
 		}
 	}
 	if hasText || len(msg.ToolCalls) == 0 {
@@ -118,12 +122,19 @@ func FinishReason(stop string) string {
 	return "stop"
 }
 
-// check refuses a count below zero or above routing.MaxTokenCount.
+// check refuses a count below zero or above routing.MaxTokenCount, and
+// counts whose sum, the prompt, is above it: routing.Tokens keeps the
+// cache counts within a prompt of at most MaxTokenCount, so such a
+// usage could be billed only with a part of it dropped.
 func (u Usage) check() error {
 	for _, n := range []int64{u.InputTokens, u.OutputTokens, u.CacheReadInputTokens, u.CacheWriteInputTokens} {
 		if n < 0 || n > routing.MaxTokenCount {
 			return fmt.Errorf("%w: a usage count %d out of range (0 to 2^40)", ErrMalformed, n)
 		}
+	}
+	// Each count is at most 2^40: the sum cannot overflow.
+	if p := u.PromptTokens(); p > routing.MaxTokenCount {
+		return fmt.Errorf("%w: the usage's input counts sum to %d, over 2^40", ErrMalformed, p)
 	}
 	return nil
 }

@@ -15,15 +15,29 @@ import (
 // make itself.
 type Options struct {
 	// CachePoints puts a cachePoint after the system blocks and after the
-	// tools (models without prompt caching refuse them).
+	// tools. Only models Bedrock documents as caching prompts take them
+	// (others answer a ValidationException, the request's own): the
+	// caller sets it only when the client asks for caching.
 	CachePoints bool
 }
 
 // Plan is what reading the reply needs to know of the request.
 type Plan struct {
 	// JSONTool is the forced tool that carries a JSON-mode reply ("":
-	// none): its toolUse is the reply's text.
+	// none): its toolUse's input is the reply's text, the whole of it.
 	JSONTool string `json:"jsonTool,omitempty"`
+	// ToolIDs maps the toolUseIds FromChat made up (for the client's
+	// tool call ids Converse does not take) back to the client's own.
+	ToolIDs map[string]string `json:"toolIds,omitempty"`
+}
+
+// clientID is the client's own id of a toolUseId of the request (id
+// itself when FromChat did not make it up).
+func (p Plan) clientID(id string) string {
+	if c, ok := p.ToolIDs[id]; ok {
+		return c
+	}
+	return id
 }
 
 // ErrInvalid is the error of a chat request Converse cannot carry: the
@@ -39,9 +53,14 @@ func invalid(format string, a ...any) error {
 func FromChat(r *chat.Request, o Options) (Request, Plan, error) {
 	var out Request
 	var plan Plan
+	ids, back, err := toolIDs(r.Messages)
+	if err != nil {
+		return Request{}, Plan{}, err
+	}
+	plan.ToolIDs = back
 	hasToolBlocks := false
 	for i, m := range r.Messages {
-		sys, msg, err := message(m)
+		sys, msg, err := message(m, ids)
 		if err != nil {
 			return Request{}, Plan{}, fmt.Errorf("%w (messages[%d])", err, i)
 		}
@@ -80,7 +99,13 @@ func FromChat(r *chat.Request, o Options) (Request, Plan, error) {
 
 // inference is r's sampling settings (nil: none).
 func inference(r *chat.Request) *InferenceConfig {
-	ic := InferenceConfig{MaxTokens: r.MaxCompletionTokens, Temperature: r.Temperature, TopP: r.TopP, StopSequences: r.Stop}
+	ic := InferenceConfig{MaxTokens: r.MaxCompletionTokens, Temperature: r.Temperature, TopP: r.TopP}
+	// An empty stop sequence stops nothing (Converse refuses one).
+	for _, s := range r.Stop {
+		if s != "" {
+			ic.StopSequences = append(ic.StopSequences, s)
+		}
+	}
 	if ic.MaxTokens == nil && ic.Temperature == nil && ic.TopP == nil && len(ic.StopSequences) == 0 {
 		return nil
 	}
@@ -89,7 +114,7 @@ func inference(r *chat.Request) *InferenceConfig {
 
 // message translates one chat message: system blocks, or a Converse
 // message (nil when it carries nothing Converse sends).
-func message(m chat.Message) ([]SystemBlock, *Message, error) {
+func message(m chat.Message, ids idMap) ([]SystemBlock, *Message, error) {
 	parts, err := contentParts(m.Content)
 	if err != nil {
 		return nil, nil, err
@@ -110,13 +135,13 @@ func message(m chat.Message) ([]SystemBlock, *Message, error) {
 		blocks, err := userBlocks(parts)
 		return nil, nonEmpty("user", blocks), err
 	case "assistant":
-		blocks, err := assistantBlocks(parts, m)
+		blocks, err := assistantBlocks(parts, m, ids)
 		return nil, nonEmpty("assistant", blocks), err
 	case "tool":
 		if m.ToolCallID == "" {
 			return nil, nil, invalid("a tool message needs its tool_call_id")
 		}
-		res := ToolResult{ToolUseID: m.ToolCallID, Content: []ToolResultContent{}}
+		res := ToolResult{ToolUseID: ids.to(m.ToolCallID), Content: []ToolResultContent{}}
 		for _, p := range parts {
 			if p.Type != "text" || p.Text == nil {
 				return nil, nil, invalid("a tool message may hold text only")
@@ -181,7 +206,7 @@ func userBlocks(parts []chat.Part) ([]Block, error) {
 	return blocks, nil
 }
 
-func assistantBlocks(parts []chat.Part, m chat.Message) ([]Block, error) {
+func assistantBlocks(parts []chat.Part, m chat.Message, ids idMap) ([]Block, error) {
 	var blocks []Block
 	for _, p := range parts {
 		if p.Type != "text" || p.Text == nil {
@@ -202,7 +227,7 @@ func assistantBlocks(parts []chat.Part, m chat.Message) ([]Block, error) {
 		}
 		var compact bytes.Buffer
 		_ = json.Compact(&compact, []byte(args))
-		blocks = append(blocks, Block{ToolUse: &ToolUse{ToolUseID: tc.ID, Name: tc.Function.Name, Input: compact.Bytes()}})
+		blocks = append(blocks, Block{ToolUse: &ToolUse{ToolUseID: ids.to(tc.ID), Name: tc.Function.Name, Input: compact.Bytes()}})
 	}
 	return blocks, nil
 }
@@ -234,7 +259,8 @@ func image(url string) (*Image, error) {
 
 // ReadChat reads a chat completion request body as OpenAI's API reads
 // it, into chat.Request: stop as a string or a list, and the legacy
-// max_tokens when max_completion_tokens is absent.
+// max_tokens when max_completion_tokens is absent; "stop": null is no
+// stop sequence.
 func ReadChat(body []byte) (chat.Request, error) {
 	var r chat.Request
 	var raw struct {
@@ -245,7 +271,8 @@ func ReadChat(body []byte) (chat.Request, error) {
 		return r, invalid("the body is not a JSON object: %v", err)
 	}
 	var stop string
-	if json.Unmarshal(raw.Stop, &stop) == nil {
+	// null (no stop sequences) is no string: json reads it into one as "".
+	if bytes.HasPrefix(bytes.TrimSpace(raw.Stop), []byte(`"`)) && json.Unmarshal(raw.Stop, &stop) == nil {
 		// A single stop sequence: read the rest with it as a list.
 		var m map[string]json.RawMessage
 		_ = json.Unmarshal(body, &m)

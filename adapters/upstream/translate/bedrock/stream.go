@@ -66,7 +66,9 @@ type Streamer struct {
 	meta    Meta
 	started bool
 	stopped bool
-	usage   *Usage
+	// ended: the metadata event came (after messageStop), the last.
+	ended bool
+	usage *Usage
 	// calls maps a toolUse block's index to its tool call's index.
 	calls map[int]int
 	// jsonBlocks are the blocks of the JSON-mode tool, sent as text.
@@ -78,8 +80,12 @@ func NewStreamer(p Plan, meta Meta) *Streamer {
 	return &Streamer{plan: p, meta: meta, calls: map[int]int{}, jsonBlocks: map[int]bool{}}
 }
 
-// Stopped: messageStop came; the stream may end.
+// Stopped: messageStop came.
 func (s *Streamer) Stopped() bool { return s.stopped }
+
+// Ended: messageStop came, then the metadata event with the usage; the
+// stream may end (one that ends before is cut: its usage is unknown).
+func (s *Streamer) Ended() bool { return s.stopped && s.ended }
 
 // Usage is the metadata event's usage (nil until it came).
 func (s *Streamer) Usage() *Usage { return s.usage }
@@ -121,14 +127,16 @@ func (s *Streamer) Event(name string, payload []byte) ([][]byte, error) {
 		return s.chunk(Delta{Role: "assistant", Content: &empty}, nil)
 	case !s.started:
 		return nil, fmt.Errorf("%w: %s before messageStart", ErrMalformed, name)
+	case s.ended:
+		return nil, fmt.Errorf("%w: %s after the metadata event", ErrMalformed, name)
 	case name == EventMetadata:
 		if ev.Usage == nil {
-			return nil, nil
+			return nil, fmt.Errorf("%w: a metadata event without its usage", ErrMalformed)
 		}
 		if err := ev.Usage.check(); err != nil {
 			return nil, err
 		}
-		s.usage = ev.Usage
+		s.usage, s.ended = ev.Usage, true
 		return s.usageChunk()
 	case s.stopped:
 		return nil, fmt.Errorf("%w: %s after messageStop", ErrMalformed, name)
@@ -161,12 +169,15 @@ func (s *Streamer) blockStart(ev event) ([][]byte, error) {
 	}
 	i := len(s.calls)
 	s.calls[ev.ContentBlockIndex] = i
-	return s.chunk(Delta{ToolCalls: []ToolCallDelta{{Index: i, ID: tu.ToolUseID, Type: "function", Function: FunctionDelta{Name: tu.Name}}}}, nil)
+	return s.chunk(Delta{ToolCalls: []ToolCallDelta{{Index: i, ID: s.plan.clientID(tu.ToolUseID), Type: "function", Function: FunctionDelta{Name: tu.Name}}}}, nil)
 }
 
 func (s *Streamer) blockDelta(ev event) ([][]byte, error) {
 	switch {
 	case ev.Delta == nil:
+		return nil, nil
+	case ev.Delta.Text != nil && s.plan.JSONTool != "":
+		// A JSON-mode reply is the forced tool's input only.
 		return nil, nil
 	case ev.Delta.Text != nil:
 		return s.chunk(Delta{Content: ev.Delta.Text}, nil)

@@ -9,7 +9,8 @@
 //     system and developer messages as systemInstruction, the rest as
 //     contents (assistant as role "model", tool results as
 //     functionResponse parts of a user turn), images and files in data:
-//     URLs as inlineData, function tools as functionDeclarations (their
+//     URLs as inlineData, an image's http(s) URL as fileData (any other
+//     scheme, gs:// or file://, is the client's 400), function tools as functionDeclarations (their
 //     JSON Schema as parametersJsonSchema), tool_choice as toolConfig,
 //     temperature, top_p, max_completion_tokens, stop and response_format
 //     as generationConfig (a JSON schema as responseJsonSchema, Gemini's
@@ -24,11 +25,20 @@
 //     OpenAI's error shape.
 //
 // Gemini's function calls carry no id in the Gemini API; a reply's tool
-// call ids are made from the call (deterministic), and carry the call's
-// thoughtSignature after SignatureSep, so the next request can send it
-// back as Gemini 3 requires; a turn whose first call has none (begun on
-// another model) sends SkipSignature. A tool result is matched to its
-// call by id within the request, for the function's name.
+// call ids are made from the call (deterministic; Gemini's own id when it
+// sends one of the alphabet below), and carry the call's thoughtSignature
+// after SignatureSep, its bytes in URL-safe base64 without padding, so
+// the next request can send it back as Gemini 3 requires; a turn whose
+// first call has none (begun on another model) sends SkipSignature. An id
+// keeps to [A-Za-z0-9_-], the alphabet of Anthropic's tool_use ids, so a
+// conversation can go on on a Claude model; it can be long (a signature
+// is opaque, often hundreds of characters), past the 40 characters some
+// clients assume of an id. A tool result is matched to its call
+// by id within the request, for the function's name.
+//
+// Usage counts are clamped to [0, routing.MaxTokenCount] and their sums
+// saturate there. A stream drops what comes for a choice after its
+// finish_reason (Stream).
 //
 // Everything here is a pure function of its input (no I/O); a Stream is
 // not safe for concurrent use, everything else is.

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"fmt"
+	"net/url"
 	"path"
 	"strings"
 
@@ -139,9 +140,13 @@ func contentPart(p chat.Part, field, role string) (*part, error) {
 }
 
 // mediaPart is an image or file URL as a part: a base64 data: URL as
-// inlineData, any other URL as fileData of the type its extension names.
-func mediaPart(url, field string) (*part, error) {
-	if rest, ok := strings.CutPrefix(url, "data:"); ok {
+// inlineData, an http(s) URL as fileData of the type its extension
+// names. Any other scheme (gs://, file://, …) is the client's 400: a
+// fileUri is read by Google with the operator's credentials (on Vertex
+// AI a gs:// URI is the operator's buckets), and OpenAI's image_url is
+// an http(s) or data: URL only.
+func mediaPart(raw, field string) (*part, error) {
+	if rest, ok := strings.CutPrefix(raw, "data:"); ok {
 		meta, data, ok := strings.Cut(rest, ",")
 		mt, isBase64 := strings.CutSuffix(meta, ";base64")
 		if !ok || !isBase64 || mt == "" {
@@ -149,11 +154,15 @@ func mediaPart(url, field string) (*part, error) {
 		}
 		return &part{InlineData: &blob{MIMEType: mt, Data: data}}, nil
 	}
-	mt := imageType(strings.ToLower(path.Ext(strings.SplitN(strings.SplitN(url, "?", 2)[0], "#", 2)[0])))
+	u, err := url.Parse(raw)
+	if err != nil || (u.Scheme != "http" && u.Scheme != "https") || u.Host == "" {
+		return nil, domain.Invalid("unsupported_image_url", field, "an image URL is an http(s) URL or a data: URL")
+	}
+	mt := imageType(strings.ToLower(path.Ext(u.Path)))
 	if mt == "" {
 		return nil, domain.Invalid("unsupported_image_url", field, "the image URL's type is not known from its name (.png, .jpg, .webp, .gif, .heic, .heif): send it as a data: URL")
 	}
-	return &part{FileData: &fileData{MIMEType: mt, FileURI: url}}, nil
+	return &part{FileData: &fileData{MIMEType: mt, FileURI: raw}}, nil
 }
 
 // imageType is the type of an image Gemini reads by its file extension

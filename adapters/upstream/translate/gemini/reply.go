@@ -10,6 +10,7 @@ import (
 	"strings"
 
 	"github.com/arr-dev/arr/domain/chat"
+	"github.com/arr-dev/arr/domain/routing"
 )
 
 // ErrNoCandidates: a reply with neither a candidate nor a blocked prompt.
@@ -106,12 +107,10 @@ func candidateParts(c candidate, responseID string, first int) (string, []chat.T
 				args = b.String()
 			}
 			id := p.FunctionCall.ID
-			if id == "" {
+			if !idSafe(id) {
 				id = callID(responseID, c.Index, first+len(calls), p.FunctionCall.Name, args)
 			}
-			if p.ThoughtSignature != "" {
-				id += SignatureSep + p.ThoughtSignature
-			}
+			id += idSignature(p.ThoughtSignature)
 			calls = append(calls, chat.ToolCall{ID: id, Type: "function", Function: chat.FunctionCall{Name: p.FunctionCall.Name, Arguments: args}})
 		case p.Text != nil && !p.Thought:
 			text.WriteString(*p.Text)
@@ -155,15 +154,29 @@ func finishReason(r string, calls bool) string {
 // counts the tool-use prompt tokens too, the completion the thinking
 // tokens (billed as output; reasoning_tokens tells them), and
 // cached_tokens the cached content's tokens (part of the prompt's, as
-// OpenAI counts them).
+// OpenAI counts them). Every count is clamped to [0,
+// routing.MaxTokenCount] as routing.Tokens.Clamped does, and every sum
+// of them saturates there too: an upstream's huge or negative counts
+// never wrap a sum negative (a reply that credits the account).
 func usage(u *usageMetadata) *chat.Usage {
 	if u == nil {
 		return nil
 	}
-	prompt := max(u.PromptTokenCount, 0) + max(u.ToolUsePromptTokenCount, 0)
-	thoughts := max(u.ThoughtsTokenCount, 0)
-	completion := max(u.CandidatesTokenCount, 0) + thoughts
-	return &chat.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: prompt + completion,
-		PromptTokensDetails:     &chat.PromptTokensDetails{CachedTokens: min(max(u.CachedContentTokenCount, 0), prompt)},
+	prompt := tokenSum(u.PromptTokenCount, u.ToolUsePromptTokenCount)
+	thoughts := tokenSum(u.ThoughtsTokenCount)
+	completion := tokenSum(u.CandidatesTokenCount, thoughts)
+	return &chat.Usage{PromptTokens: prompt, CompletionTokens: completion, TotalTokens: tokenSum(prompt, completion),
+		PromptTokensDetails:     &chat.PromptTokensDetails{CachedTokens: min(tokenSum(u.CachedContentTokenCount), prompt)},
 		CompletionTokensDetails: &chat.CompletionTokensDetails{ReasoningTokens: thoughts}}
+}
+
+// tokenSum is the sum of counts, each clamped to [0,
+// routing.MaxTokenCount], saturating at routing.MaxTokenCount (clamped,
+// no two counts' sum can overflow).
+func tokenSum(counts ...int64) int64 {
+	var sum int64
+	for _, n := range counts {
+		sum = min(sum+min(max(n, 0), routing.MaxTokenCount), routing.MaxTokenCount)
+	}
+	return sum
 }

@@ -1,6 +1,7 @@
 package gemini
 
 import (
+	"encoding/base64"
 	"encoding/json"
 	"strings"
 
@@ -11,6 +12,39 @@ import (
 // SignatureSep separates a tool call id the translator made from the
 // thoughtSignature of the Gemini function call it stands for.
 const SignatureSep = "__thought__"
+
+// idSafe: id is a non-empty tool call id of the alphabet
+// [A-Za-z0-9_-] (Anthropic's tool_use id; OpenAI's ids keep to it too)
+// without SignatureSep, so it can carry a signature after it.
+func idSafe(id string) bool {
+	if id == "" || strings.Contains(id, SignatureSep) {
+		return false
+	}
+	for i := 0; i < len(id); i++ {
+		c := id[i]
+		if !('a' <= c && c <= 'z' || 'A' <= c && c <= 'Z' || '0' <= c && c <= '9' || c == '_' || c == '-') {
+			return false
+		}
+	}
+	return true
+}
+
+// idSignature is the tail of a tool call id that carries a Gemini
+// thoughtSignature: SignatureSep and the signature's bytes in URL-safe
+// base64 without padding, so the whole id keeps to [A-Za-z0-9_-] (""
+// when there is no signature, or one that is not base64 bytes: Gemini
+// could not take it back either).
+func idSignature(sig string) string {
+	if sig == "" {
+		return ""
+	}
+	for _, enc := range []*base64.Encoding{base64.StdEncoding, base64.RawStdEncoding, base64.URLEncoding, base64.RawURLEncoding} {
+		if b, err := enc.DecodeString(sig); err == nil {
+			return SignatureSep + base64.RawURLEncoding.EncodeToString(b)
+		}
+	}
+	return ""
+}
 
 // SkipSignature is the thoughtSignature sent on the first function call
 // of an assistant turn that carries none: Google's documented sentinel
@@ -190,10 +224,25 @@ func remarshal(v any, out any) error {
 }
 
 // trimSignature splits a tool call id into the id and the thought
-// signature the translator put in it ("" when none).
+// signature the translator put in it, in standard base64 as Gemini sends
+// it ("" when none). The signature is read as URL-safe base64 (idSignature),
+// or as standard base64, as ids made before were: the two alphabets
+// differ in '-', '_' against '+', '/', '=', so no text is both but with
+// different bytes. One that is neither is no signature.
 func trimSignature(id string) (string, string) {
-	if i := strings.Index(id, SignatureSep); i >= 0 {
-		return id[:i], id[i+len(SignatureSep):]
+	i := strings.Index(id, SignatureSep)
+	if i < 0 {
+		return id, ""
 	}
-	return id, ""
+	tail := id[i+len(SignatureSep):]
+	b, err := base64.RawURLEncoding.DecodeString(tail)
+	if err != nil {
+		if b, err = base64.StdEncoding.DecodeString(tail); err != nil {
+			return id[:i], ""
+		}
+	}
+	if len(b) == 0 {
+		return id[:i], ""
+	}
+	return id[:i], base64.StdEncoding.EncodeToString(b)
 }

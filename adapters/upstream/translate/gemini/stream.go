@@ -14,7 +14,12 @@ import (
 // function calls (Gemini sends each call whole: one delta with the id,
 // name and all the arguments), a chunk with the finish_reason, and after
 // the event that finishes every choice a usage chunk (choices empty)
-// from its usageMetadata. Not safe for concurrent use.
+// from its usageMetadata. What an event brings for a choice after that
+// choice's finish_reason (text, function calls, another finishReason),
+// and for any choice after the usage chunk, is dropped, not an error:
+// a client takes the finish_reason as the choice's end, and the reply
+// is counted by then; a later event's usageMetadata still updates Usage.
+// Not safe for concurrent use.
 type Stream struct {
 	model    string
 	created  int64
@@ -65,6 +70,9 @@ func (s *Stream) Event(data []byte) ([][]byte, error) {
 		r.Candidates = []candidate{{FinishReason: "PROHIBITED_CONTENT"}}
 	}
 	for _, c := range r.Candidates {
+		if s.finished {
+			break // the usage chunk is out: the reply is over
+		}
 		out = append(out, s.candidate(c, r.ResponseID)...)
 	}
 	if !s.finished && len(s.choices) > 0 && s.allFinished() && s.usage != nil {
@@ -74,12 +82,16 @@ func (s *Stream) Event(data []byte) ([][]byte, error) {
 	return s.encode(out)
 }
 
-// candidate is the chunks of one candidate of an event.
+// candidate is the chunks of one candidate of an event (none for a
+// choice already finished).
 func (s *Stream) candidate(c candidate, responseID string) []wireChunk {
 	st := s.choices[c.Index]
 	if st == nil {
 		st = &choiceState{}
 		s.choices[c.Index] = st
+	}
+	if st.finished {
+		return nil
 	}
 	one := func(d wireDelta, finish *string) wireChunk {
 		return wireChunk{Choices: []wireChunkChoice{{Index: c.Index, Delta: d, FinishReason: finish}}}
@@ -102,7 +114,7 @@ func (s *Stream) candidate(c candidate, responseID string) []wireChunk {
 		st.calls += len(calls)
 		out = append(out, one(d, nil))
 	}
-	if c.FinishReason != "" && !st.finished {
+	if c.FinishReason != "" {
 		st.finished = true
 		f := finishReason(c.FinishReason, st.calls > 0)
 		out = append(out, one(wireDelta{}, &f))
