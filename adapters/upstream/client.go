@@ -525,9 +525,10 @@ func (c *Client) authorize(h http.Header, m routing.Model, ep endpoint, r Reques
 // b: 5xx (Anthropic's 529 overloaded among them), 429, 408 and a 3xx
 // (redirects are not followed) are retryable (another upstream is tried;
 // the breaker counts them), as are 401, 403 and 404 in every API (the
-// operator's key, its rights or the catalog's model id: never the
-// client's request, so never passed on); any other status is the
-// request's own fault, passed on with its body.
+// operator's key, its rights or the catalog's model id, Azure's
+// deployment or api-version: never the client's request, so never passed
+// on); any other status is the request's own fault, passed on with its
+// body.
 func refusal(m routing.Model, api API, status int, b []byte) *Error {
 	retry := status >= 500 || status < 400 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout
 	if status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound {

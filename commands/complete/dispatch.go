@@ -1,6 +1,7 @@
 package complete
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -54,15 +55,25 @@ func (e *Refused) Unwrap() error { return e.Err }
 
 // dispatch tries the candidates in order until one answers: on a 5xx,
 // 429, timeout, connection failure or open breaker (for a stream: also a
-// stream that breaks before its first event) it moves on; a 4xx of the
-// request's own is Refused. It leaves the candidate that answered first
-// in k.dec.Candidates.
+// stream that breaks before its first event) it moves on, as it does
+// past a candidate whose API cannot be told the request (its
+// translation's refusal, answered when no later candidate answers); a
+// 4xx of the request's own is Refused, in OpenAI's shape for a chat
+// request (chatRefusal). It leaves the candidate that answered first in
+// k.dec.Candidates.
 func (h *Handler) dispatch(ctx context.Context, k *call) (*upstream.Response, int, error) {
 	failure := &UpstreamFailure{}
+	var refusal error // the first translation's refusal (wire.go)
 	for i, cand := range k.dec.Candidates {
 		ureq, native, err := k.req.upstreamRequest(cand)
+		if err != nil && !native && translationRefusal(err) && i+1 < len(k.dec.Candidates) {
+			// What this API cannot be told another may: the next
+			// candidate is tried, and the refusal answered if none can.
+			refusal = cmp.Or(refusal, err)
+			continue
+		}
 		if err != nil {
-			return nil, i, err
+			return nil, i, cmp.Or(refusal, err)
 		}
 		resp, err := h.cfg.Upstream.Do(ctx, cand.Model, ureq)
 		if err == nil {
@@ -82,11 +93,10 @@ func (h *Handler) dispatch(ctx context.Context, k *call) (*upstream.Response, in
 		}
 		var ue *upstream.Error
 		if errors.As(err, &ue) && !ue.Retryable {
-			api := routing.APIOpenAI
 			if native {
-				api = routing.APIAnthropic
+				return nil, i + 1, &Refused{Status: ue.Status, Body: ue.Body, Err: ue, API: routing.APIAnthropic}
 			}
-			return nil, i + 1, &Refused{Status: ue.Status, Body: ue.Body, Err: ue, API: api}
+			return nil, i + 1, chatRefusal(cand.Model, ue)
 		}
 		if ctx.Err() != nil {
 			if cause := gatewayCut(ctx); cause != nil {
@@ -97,6 +107,9 @@ func (h *Handler) dispatch(ctx context.Context, k *call) (*upstream.Response, in
 		failure.Add(cand.Model.ID, err)
 		h.m.failovers.WithLabelValues(cand.Model.ID).Inc()
 		h.cfg.Logger.Warn("upstream failed; trying the next", "model", cand.Model.ID, "err", err, "request_id", k.md.RequestID)
+	}
+	if refusal != nil && len(failure.Attempts) == 0 {
+		return nil, 0, refusal
 	}
 	return nil, len(failure.Attempts), failure
 }

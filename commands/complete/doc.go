@@ -3,7 +3,10 @@
 // choose a tier and the failover order, answers exact repeats from a
 // per-process cache (concurrent identical cacheable requests share one
 // upstream call: flight.go), calls the upstreams through adapters/upstream (moving
-// on to the next candidate on a retryable failure or an open breaker),
+// on to the next candidate on a retryable failure or an open breaker) in
+// each model's own API (wire.go: the chat request translated to
+// Anthropic's Messages or Gemini's generateContent and read back as chat;
+// native.go: a request passed through to the API it was written in),
 // counts the usage, and records the completion in the audit chain
 // (commands.AuditChain). It returns a whole reply or a stream of chunks;
 // it knows nothing of HTTP, so every route that completes a chat (the

@@ -43,15 +43,16 @@ func (r *Request) nativeFor(m routing.Model) bool {
 }
 
 // upstreamRequest is the call of candidate c: the client's own body for
-// a candidate of its API (native), else the chat request.
+// a candidate of its API (native), else the chat request in c's API
+// (wire.go).
 func (r *Request) upstreamRequest(c routing.Candidate) (upstream.Request, bool, error) {
 	if r.nativeFor(c.Model) {
 		body, err := anthropic.Upstream(r.Native.Body, c.Model.UpstreamModel, c.MaxTokens, r.Native.Drop)
 		return upstream.Request{API: upstream.APIAnthropic, Body: body, Stream: r.Stream,
 			AnthropicVersion: r.Native.AnthropicVersion, AnthropicBeta: r.Native.AnthropicBeta}, true, err
 	}
-	body, err := r.UpstreamBody(c)
-	return upstream.Request{API: upstream.API(c.Model.API), Body: body, Stream: r.Stream}, false, err
+	ureq, err := r.chatCall(c)
+	return ureq, false, err
 }
 
 // usageOfAnthropic is the usage of an Anthropic reply or stream: every

@@ -43,6 +43,9 @@ func (h *Handler) readReply(k *call, resp *upstream.Response) (upstreamReply, er
 	if k.native {
 		return readNativeReply(resp), nil
 	}
+	if err := chatReply(cand.Model, resp, h.cfg.Clock().Unix()); err != nil {
+		return upstreamReply{}, err
+	}
 	// shape.Routing is set if the upstream sent a field of that name
 	// (another gateway in front of the upstream); ours replaces it.
 	var shape chat.Summary
@@ -50,7 +53,9 @@ func (h *Handler) readReply(k *call, resp *upstream.Response) (upstreamReply, er
 		return upstreamReply{}, &UpstreamFailure{Attempts: []string{cand.Model.ID + ": the reply is not a chat completion"}}
 	}
 	u := Usage{Estimated: true, Prompt: k.req.PromptEstimate()}
-	if shape.Usage != nil {
+	if resp.Usage != nil && countsCacheWrites(cand.Model) {
+		u = usageOfAnthropic(*resp.Usage) // its cache writes too
+	} else if shape.Usage != nil {
 		u = usageOf(shape.Usage)
 	} else {
 		for _, ch := range shape.Choices {

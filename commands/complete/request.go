@@ -43,8 +43,8 @@ type Request struct {
 	// candidate of that API (native.go); nil: a chat request only.
 	Native *Native
 	// APIs are the upstream APIs the request can be sent to, preferred
-	// first (routing.Request.APIs); nil: ChatAPIs, those of a chat
-	// completion request.
+	// first (routing.Request.APIs); nil: every API (ChatAPIs: wire.go
+	// translates a chat request to each), in the catalog's order.
 	APIs []string
 
 	// estimate is PromptEstimate once the messages' text was let go
@@ -79,16 +79,13 @@ func (r *Request) RouteAllowed(cat *routing.Catalog, fb routing.Feedback, brandP
 	})
 }
 
-// ChatAPIs are the upstream APIs a chat completion request is sent to as
-// it is: OpenAI-compatible endpoints and Azure OpenAI deployments.
-func ChatAPIs() []string { return []string{routing.APIOpenAI, routing.APIAzureOpenAI} }
+// ChatAPIs are the upstream APIs a chat completion request can be sent
+// to: every API this build speaks (wire.go translates to each).
+func ChatAPIs() []string { return routing.SupportedAPIs() }
 
-func (r *Request) apis() []string {
-	if r.APIs == nil {
-		return ChatAPIs()
-	}
-	return r.APIs
-}
+// apis is routing's Request.APIs: nil (every API, no preference among
+// them) for a chat request.
+func (r *Request) apis() []string { return r.APIs }
 
 // PromptEstimate is the prompt's size in tokens as estimated from the
 // messages, tools and response format: what routing (and the context

@@ -37,8 +37,11 @@ type Stream struct {
 	a        assembler
 	upUsage  Usage
 	hasUp    bool // the upstream reported upUsage
-	// nat is a pass-through stream's (native.go), when call.native.
+	// nat is a pass-through stream's (native.go), when call.native; tr
+	// translates another API's events to chat chunks (wire.go), nil when
+	// they are chat chunks.
 	nat nativeStream
+	tr  *chunker
 
 	// ended: the upstream's stream ended, and a chunk of what the output
 	// guardrails held went out before the end (guardrail.go).
@@ -147,7 +150,7 @@ func (s *Stream) Next() ([]byte, error) {
 		if s.ended {
 			return nil, s.finish(nil)
 		}
-		data, err := s.resp.Stream.Next()
+		data, err := s.nextChunk()
 		if errors.Is(err, io.EOF) {
 			if held, stop := s.flushHeld(); held != nil || stop != nil {
 				s.ended = true // what the output guardrails held goes out first
@@ -170,6 +173,9 @@ func (s *Stream) Next() ([]byte, error) {
 		s.a.add(&ch)
 		if ch.Usage != nil {
 			s.upUsage, s.hasUp = usageOf(ch.Usage), true
+			if countsCacheWrites(s.dec.Candidates[0].Model) {
+				s.upUsage = usageOfAnthropic(s.resp.Stream.Usage()) // its cache writes too
+			}
 			if len(ch.Choices) == 0 {
 				continue // the upstream's usage chunk: the closing chunk carries ours
 			}
@@ -212,10 +218,7 @@ func (s *Stream) Close() {
 		// Cut short before its end was recorded: the upstream's usage, or
 		// an estimate of what was relayed.
 		cand := s.dec.Candidates[0]
-		u := s.capEstimate(Usage{Prompt: s.req.PromptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}, cand)
-		if s.hasUp {
-			u = s.upUsage
-		}
+		u := s.relayedUsage()
 		s.spend.spent(cand.Model.Cost(u.Tokens()), u.Prompt+u.Completion)
 	}
 	s.settle(s.ctx)
@@ -229,6 +232,9 @@ func (s *Stream) Close() {
 func (s *Stream) relay(resp *upstream.Response, attempts int) {
 	cand := s.dec.Candidates[0]
 	s.resp, s.attempts, s.hash = resp, attempts, s.h.cfg.HashKey.New()
+	if !s.native {
+		s.tr = newChunker(cand.Model, s.h.cfg.Clock().Unix())
+	}
 	s.routing = s.h.routing(&s.call, cand.Model, commands.Recorded{}, Usage{}, 0, false, attempts, cand.Predicted)
 }
 
@@ -240,10 +246,7 @@ func (s *Stream) finish(cut error) error {
 	if s.a.id == "" {
 		s.a.id, s.a.created, s.a.model = "chatcmpl-arr", s.h.cfg.Clock().Unix(), cand.Model.UpstreamModel
 	}
-	u := s.capEstimate(Usage{Prompt: s.req.PromptEstimate(), Completion: int64(s.a.bytes+3) / 4, Estimated: true}, cand)
-	if s.hasUp {
-		u = s.upUsage
-	}
+	u := s.relayedUsage()
 	outcome := "ok"
 	var stop *GuardrailStop
 	if errors.As(cut, &stop) {

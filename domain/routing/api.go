@@ -2,6 +2,7 @@ package routing
 
 import (
 	"fmt"
+	"regexp"
 	"slices"
 	"strings"
 
@@ -19,12 +20,16 @@ const (
 	// APIAzureOpenAI is an Azure OpenAI deployment (api_version and
 	// deployment).
 	APIAzureOpenAI = "azure_openai"
-	// APIGemini, APIBedrock and APIVertex are Google's generateContent,
-	// AWS Bedrock's Converse and Vertex AI: named, refused until their
-	// adapters are in the tree.
-	APIGemini  = "gemini"
+	// APIGemini is Google's Gemini API (generateContent, api_key_env's
+	// key as x-goog-api-key).
+	APIGemini = "gemini"
+	// APIBedrock is AWS Bedrock's Converse API in region (or AWS_REGION),
+	// signed with the standard AWS credential chain's credentials.
 	APIBedrock = "bedrock"
-	APIVertex  = "vertex"
+	// APIVertex is Vertex AI in project and location: Gemini models, and
+	// Claude (vendor anthropic) through Anthropic's Messages API, with
+	// OAuth2 tokens of the service account credentials_env names.
+	APIVertex = "vertex"
 )
 
 // apis are the APIs a catalog may name, each with whether this build has
@@ -33,8 +38,8 @@ var apis = []struct {
 	name      string
 	supported bool
 }{
-	{APIOpenAI, true}, {APIAnthropic, true}, {APIGemini, false},
-	{APIBedrock, false}, {APIAzureOpenAI, true}, {APIVertex, false},
+	{APIOpenAI, true}, {APIAnthropic, true}, {APIGemini, true},
+	{APIBedrock, true}, {APIAzureOpenAI, true}, {APIVertex, true},
 }
 
 // SupportedAPIs are the APIs this build's catalog accepts.
@@ -79,7 +84,7 @@ func (fm fileModel) checkAPI() (string, error) {
 	}{
 		{"api_version", fm.APIVersion, []string{APIAzureOpenAI}},
 		{"deployment", fm.Deployment, []string{APIAzureOpenAI}},
-		{"region", fm.Region, []string{APIBedrock, APIVertex}},
+		{"region", fm.Region, []string{APIBedrock}},
 		{"project", fm.Project, []string{APIVertex}},
 		{"location", fm.Location, []string{APIVertex}},
 		{"credentials_env", fm.CredentialsEnv, []string{APIAzureOpenAI, APIVertex}},
@@ -94,7 +99,47 @@ func (fm fileModel) checkAPI() (string, error) {
 	if api == APIAzureOpenAI && fm.APIVersion == "" {
 		return "", fmt.Errorf("api_version is required for azure_openai models (like 2024-10-21)")
 	}
-	return api, nil
+	return api, fm.checkCloud(api)
+}
+
+// The names a cloud's settings must have: they go into a host name or a
+// URL path, and an operator's typo is better refused at start than sent.
+var (
+	// awsRegion is an AWS region (us-east-1, us-gov-west-1, eu-central-2).
+	awsRegion = regexp.MustCompile(`^[a-z]{2}(-[a-z0-9]+)+-[0-9]+$`)
+	// gcpProject is a Google Cloud project id: 6 to 30 lower-case letters,
+	// digits and hyphens, starting with a letter, not ending with a hyphen.
+	gcpProject = regexp.MustCompile(`^[a-z][a-z0-9-]{4,28}[a-z0-9]$`)
+	// gcpLocation is a Vertex AI location (us-central1, europe-west4,
+	// global, us).
+	gcpLocation = regexp.MustCompile(`^[a-z][a-z0-9-]{0,30}[a-z0-9]$`)
+	// envName is an environment variable's name.
+	envName = regexp.MustCompile(`^[A-Za-z_][A-Za-z0-9_]*$`)
+)
+
+// checkCloud checks a bedrock model's region (optional: AWS_REGION
+// otherwise) and a vertex model's project, location and credentials_env
+// (all three required).
+func (fm fileModel) checkCloud(api string) error {
+	switch api {
+	case APIBedrock:
+		if fm.Region != "" && !awsRegion.MatchString(fm.Region) {
+			return fmt.Errorf("region %q is not an AWS region name (like us-east-1)", fm.Region)
+		}
+	case APIVertex:
+		switch {
+		case !gcpProject.MatchString(fm.Project):
+			return fmt.Errorf("project %q must be a Google Cloud project id (6 to 30 lower-case letters, digits and hyphens, starting with a letter)", fm.Project)
+		case !gcpLocation.MatchString(fm.Location):
+			return fmt.Errorf("location %q must be a Vertex AI location (like us-central1 or global)", fm.Location)
+		case !envName.MatchString(fm.CredentialsEnv):
+			return fmt.Errorf("credentials_env %q must name the environment variable holding the service-account JSON file's path", fm.CredentialsEnv)
+		}
+	}
+	if fm.CredentialsEnv != "" && !envName.MatchString(fm.CredentialsEnv) {
+		return fmt.Errorf("credentials_env %q is not an environment variable's name", fm.CredentialsEnv)
+	}
+	return nil
 }
 
 // serves says whether a request that can be sent to the APIs r.APIs may

@@ -37,7 +37,12 @@ func passthrough(c *gin.Context, req *complete.Request, p dialect.Passthrough) {
 		}
 	}
 	req.Native = n
-	req.APIs = append([]string{api}, complete.ChatAPIs()...)
+	req.APIs = []string{api}
+	for _, a := range complete.ChatAPIs() {
+		if a != api {
+			req.APIs = append(req.APIs, a)
+		}
+	}
 	if _, _, only := p.Native(); only != nil {
 		req.APIs = []string{api}
 	}
