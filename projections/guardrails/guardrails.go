@@ -3,13 +3,13 @@ package guardrails
 import (
 	"context"
 	"encoding/json"
-	"errors"
 	"fmt"
 	"time"
 
 	"github.com/google/uuid"
 	"github.com/jackc/pgx/v5"
 
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/domain/guardrail"
 	"github.com/arr-dev/arr/projections"
@@ -101,22 +101,40 @@ type Queries struct{ pool projections.DB }
 // NewQueries returns the queries over the read model.
 func NewQueries(pool projections.DB) *Queries { return &Queries{pool: pool} }
 
-// Effective returns the guardrails that apply to key of account.
+// blocked is a SQL expression that is true while the projection has a
+// current fault: a GuardrailsSet at or past its checkpoint it cannot
+// apply (as identity's identityBlocked).
+const blocked = `EXISTS (SELECT 1 FROM public.projection_faults pf JOIN public.projection_checkpoints pc ON pc.name = pf.projection
+	WHERE pf.projection = '` + Name + `' AND pc.position <= pf.position)`
+
+// errBlocked refuses to answer while the read model cannot advance: the
+// guardrails it holds may be older than the ones set (Spec.FailClosedChannel).
+var errBlocked = &domain.Error{Kind: domain.ErrUnavailable, Code: "guardrails_unavailable",
+	Message: "guardrails cannot be read right now: the guardrails read model cannot apply the log (operators see it in /healthz); retry shortly"}
+
+// Effective returns the guardrails that apply to key of account. While
+// the read model has a current fault it refuses (errBlocked) rather than
+// answer from a policy that may be stale.
 func (q *Queries) Effective(ctx context.Context, accountID, keyID uuid.UUID) (Effective, error) {
 	var raw []byte
-	var key uuid.UUID
-	var at time.Time
-	err := q.pool.QueryRow(ctx, `SELECT key_id, policy, set_at FROM rm_guardrails.guardrails
-		WHERE account_id = $1 AND key_id IN ($2, '00000000-0000-0000-0000-000000000000') ORDER BY key_id = $2 DESC LIMIT 1`,
-		accountID, keyID).Scan(&key, &raw, &at)
-	if errors.Is(err, pgx.ErrNoRows) {
-		return Effective{Scope: ScopeNone}, nil
-	}
+	var key *uuid.UUID
+	var at *time.Time
+	var stuck bool
+	err := q.pool.QueryRow(ctx, `SELECT `+blocked+`, g.key_id, g.policy, g.set_at FROM (SELECT 1) one LEFT JOIN LATERAL (
+		SELECT key_id, policy, set_at FROM rm_guardrails.guardrails
+		WHERE account_id = $1 AND key_id IN ($2, '00000000-0000-0000-0000-000000000000') ORDER BY key_id = $2 DESC LIMIT 1) g ON true`,
+		accountID, keyID).Scan(&stuck, &key, &raw, &at)
 	if err != nil {
 		return Effective{}, fmt.Errorf("reading guardrails: %w", err)
 	}
+	if stuck {
+		return Effective{}, errBlocked
+	}
+	if key == nil {
+		return Effective{Scope: ScopeNone}, nil
+	}
 	e := Effective{Scope: ScopeAccount, SetAt: at.UTC()}
-	if key == keyID && key != uuid.Nil {
+	if *key == keyID && *key != uuid.Nil {
 		e.Scope = ScopeKey
 	}
 	if err := json.Unmarshal(raw, &e.Policy); err != nil {
