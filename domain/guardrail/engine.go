@@ -14,9 +14,9 @@ const (
 	Output = "output"
 )
 
-// maxMatches bounds the matches one scan keeps per rule: past it a text is
-// refused or redacted no less, only the spans beyond are left to the next
-// scan (a deny pattern such as "a" on a megabyte of a's).
+// maxMatches bounds the matches one scan keeps per rule (a deny pattern
+// such as "a" on a megabyte of a's): a text on which a redacting rule
+// reaches it is refused (overflow), never sent partly redacted.
 const maxMatches = 10000
 
 // Engine is a compiled Policy. Safe for concurrent use.
@@ -93,6 +93,9 @@ type Result struct {
 type scanned struct {
 	Match
 	action Action
+	// whole: the refusal of the whole text (overflow); it is replaced
+	// whole.
+	whole bool
 }
 
 // scan finds every rule's matches in s, in text order; redacting matches
@@ -107,21 +110,33 @@ func (e *Engine) scan(s, where string) []scanned {
 		}
 	}
 	for _, m := range scanPII(s, kinds) {
-		out = append(out, scanned{m, e.pii[Detector(strings.TrimPrefix(m.Rule, "pii_"))].Action})
+		out = append(out, scanned{m, e.pii[Detector(strings.TrimPrefix(m.Rule, "pii_"))].Action, false})
 	}
 	for _, d := range e.deny {
 		if !d.on.scans(where) {
 			continue
 		}
-		for _, loc := range d.re.FindAllStringIndex(s, maxMatches) {
+		locs := d.re.FindAllStringIndex(s, maxMatches)
+		for _, loc := range locs {
 			if loc[0] == loc[1] {
 				continue // an empty match redacts nothing
 			}
-			out = append(out, scanned{Match{Start: loc[0], End: loc[1], Rule: RuleDenyPattern, Placeholder: DenyPlaceholder}, d.action})
+			out = append(out, scanned{Match{Start: loc[0], End: loc[1], Rule: RuleDenyPattern, Placeholder: DenyPlaceholder}, d.action, false})
+		}
+		if len(locs) == maxMatches && d.action == Redact {
+			out = append(out, overflow(s))
 		}
 	}
 	sort.SliceStable(out, func(i, j int) bool { return out[i].Start < out[j].Start })
 	return out
+}
+
+// overflow is the refusal of a text on which a redacting rule reached
+// maxMatches: the spans past the cap are not known, so the text is never
+// sent partly redacted (a prompt has no next scan; a stream's held text
+// is refused whole).
+func overflow(s string) scanned {
+	return scanned{Match{Start: 0, End: len(s), Rule: RuleDenyPattern, Placeholder: DenyPlaceholder}, Refuse, true}
 }
 
 // Apply runs the rules over s, found at where (Prompt or Output).
@@ -160,6 +175,10 @@ func redact(s string, ms []scanned, upTo int, where string) (string, []Fired, *F
 		at = m.End
 	}
 	b.WriteString(s[at:upTo])
+	if slices.ContainsFunc(ms, func(m scanned) bool { return m.whole && m.End <= upTo }) {
+		b.Reset()
+		b.WriteString(DenyPlaceholder)
+	}
 	if refused != nil {
 		r := *refused
 		refused = &r
