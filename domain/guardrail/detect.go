@@ -21,6 +21,9 @@ type detector struct {
 	kind  Detector
 	re    *regexp.Regexp
 	check func(text string, start, end int) bool
+	// spans, when set, replaces check: the spans inside a candidate that
+	// are matches (a card number inside a longer run of digit groups).
+	spans func(text string, start, end int) [][2]int
 }
 
 // span adapts a check of the match alone.
@@ -29,14 +32,16 @@ func span(f func(string) bool) func(string, int, int) bool {
 }
 
 // The candidates' patterns. Digits runs are bounded by \b (ASCII word
-// boundaries) so a match is never part of a longer number or word.
+// boundaries) so a match is never part of a longer number or word. A card
+// candidate is a whole run of digit groups (single spaces or dashes
+// between); cardSpans finds the card numbers inside it.
 var detectors = map[Detector]detector{
-	CreditCard: {CreditCard, regexp.MustCompile(`\b\d(?:[ -]?\d){12,18}\b`), cardInContext},
-	IBAN:       {IBAN, regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b`), span(ibanValid)},
-	SSN:        {SSN, regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`), span(ssnValid)},
-	Email:      {Email, regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,63}\b`), nil},
-	IPAddress:  {IPAddress, regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:(?:\d{1,3}\.){3}\d{1,3})?`), ipInContext},
-	Phone:      {Phone, regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?|\b\d{2,4}[ .-])\d{3,4}[ .-]\d{3,4}\b|\+\d{8,15}\b`), phoneInContext},
+	CreditCard: {CreditCard, regexp.MustCompile(`\b\d(?:[ -]?\d)*\b`), nil, cardSpans},
+	IBAN:       {IBAN, regexp.MustCompile(`\b[A-Z]{2}\d{2}(?: ?[A-Z0-9]){11,30}\b`), span(ibanValid), nil},
+	SSN:        {SSN, regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`), span(ssnValid), nil},
+	Email:      {Email, regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,63}\b`), nil, nil},
+	IPAddress:  {IPAddress, regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:(?:\d{1,3}\.){3}\d{1,3})?`), ipInContext, nil},
+	Phone:      {Phone, regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?|\b\d{2,4}[ .-])\d{3,4}[ .-]\d{3,4}\b|\+\d{8,15}\b`), phoneInContext, nil},
 }
 
 // digits is s without its separators.
@@ -142,10 +147,15 @@ func scanPII(s string, kinds map[Detector]PIIRule) []Match {
 		}
 		d := detectors[k]
 		for _, loc := range d.re.FindAllStringIndex(s, -1) {
-			if d.check != nil && !d.check(s, loc[0], loc[1]) {
+			spans := [][2]int{{loc[0], loc[1]}}
+			if d.spans != nil {
+				spans = d.spans(s, loc[0], loc[1])
+			} else if d.check != nil && !d.check(s, loc[0], loc[1]) {
 				continue
 			}
-			out = claim(out, Match{Start: loc[0], End: loc[1], Rule: "pii_" + string(k), Placeholder: k.Placeholder()})
+			for _, sp := range spans {
+				out = claim(out, Match{Start: sp[0], End: sp[1], Rule: "pii_" + string(k), Placeholder: k.Placeholder()})
+			}
 		}
 	}
 	return out
@@ -198,4 +208,46 @@ func phoneInContext(s string, start, end int) bool {
 		return false
 	}
 	return phoneValid(s[start:end])
+}
+
+// cardSpans returns the card numbers in the run of digit groups
+// s[start:end]: the run itself if it is one, else, leftmost first and
+// longest first, every window of whole groups (13 to 19 digits) that is,
+// so a card next to other digits (an expiry date, a quantity, a note, a
+// second card) is still found. Windows start and end at group bounds
+// only: any window of a long run would pass Luhn one time in ten, making
+// every long number a card.
+func cardSpans(s string, start, end int) [][2]int {
+	if cardInContext(s, start, end) {
+		return [][2]int{{start, end}}
+	}
+	groups := digitGroups(s, start, end)
+	var out [][2]int
+	for i := 0; i < len(groups); {
+		next := i + 1
+		for j := min(len(groups)-1, i+18); j >= i; j-- { // 19 groups hold 19 digits at least
+			a, b := groups[i][0], groups[j][1]
+			if (i > 0 || j < len(groups)-1) && cardInContext(s, a, b) {
+				out, next = append(out, [2]int{a, b}), j+1
+				break
+			}
+		}
+		i = next
+	}
+	return out
+}
+
+// digitGroups splits s[start:end], digits with single separators between,
+// into its groups of digits.
+func digitGroups(s string, start, end int) [][2]int {
+	var gs [][2]int
+	for i := start; i < end; {
+		j := i
+		for j < end && s[j] >= '0' && s[j] <= '9' {
+			j++
+		}
+		gs = append(gs, [2]int{i, j})
+		i = j + 1
+	}
+	return gs
 }
