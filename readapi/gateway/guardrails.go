@@ -3,6 +3,7 @@ package gateway
 import (
 	"maps"
 	"net/http"
+	"net/url"
 	"slices"
 	"strings"
 
@@ -48,14 +49,42 @@ func policyObject(d httpx.Deps, p *guardrail.Policy, accountID uuid.UUID, secret
 		deny = []guardrail.DenyRule{}
 	}
 	out := gin.H{"pii": pii, "deny": deny, "max_prompt_bytes": p.MaxPromptBytes, "webhook": nil}
+	if !secrets {
+		out["deny"] = denyWithoutPatterns(deny)
+	}
 	if w := p.Webhook; w != nil {
 		hook := gin.H{"url": w.URL, "fail": w.Fail, "timeout_ms": w.TimeoutMS}
 		if secrets && d.App.Completions != nil {
 			hook["secret"] = d.App.Completions.GuardrailSecret(accountID, w.SecretNonce)
 		}
+		if !secrets {
+			hook["url"] = webhookOrigin(w.URL)
+		}
 		out["webhook"] = hook
 	}
 	return out
+}
+
+// denyWithoutPatterns is the deny rules as a gateway key sees them: each
+// rule's action and scope, never its pattern (a codename list is the
+// secret it guards).
+func denyWithoutPatterns(deny []guardrail.DenyRule) []gin.H {
+	out := make([]gin.H, 0, len(deny))
+	for _, r := range deny {
+		out = append(out, gin.H{"action": r.Action, "on": r.On})
+	}
+	return out
+}
+
+// webhookOrigin is a webhook URL as a gateway key sees it: its scheme and
+// host only, never the userinfo, path, query or fragment that may carry
+// the receiver's token.
+func webhookOrigin(raw string) string {
+	u, err := url.Parse(raw)
+	if err != nil || u.Host == "" {
+		return ""
+	}
+	return (&url.URL{Scheme: u.Scheme, Host: u.Host}).String()
 }
 
 // accountGuardrails answers GET /v1/me/guardrails: the account's
