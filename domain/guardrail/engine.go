@@ -101,7 +101,24 @@ type scanned struct {
 // scan finds every rule's matches in s, in text order; redacting matches
 // never overlap (a deny pattern's match overlapping a PII one is still
 // seen, for refusals and logs).
+//
+// The rules run on the text's folded view (fold), their matches mapped
+// back to the text's spans.
 func (e *Engine) scan(s, where string) []scanned {
+	f := fold(s)
+	out := e.scanView(f.text, where)
+	for i := range out {
+		if out[i].whole {
+			out[i].Start, out[i].End = 0, len(s)
+			continue
+		}
+		out[i].Start, out[i].End = f.span(out[i].Start, out[i].End)
+	}
+	return out
+}
+
+// scanView is scan on the view.
+func (e *Engine) scanView(s, where string) []scanned {
 	var out []scanned
 	kinds := map[Detector]PIIRule{}
 	for k, r := range e.pii {
