@@ -268,6 +268,9 @@ func (h *Handler) handle(ctx context.Context, cmd Command) (res Result, err erro
 	if err := h.guardTools(ctx, k, cmd.RequestID); err != nil {
 		return Result{}, err
 	}
+	if err := h.guardJoined(ctx, k, cmd.RequestID); err != nil {
+		return Result{}, err
+	}
 	k.dec, err = h.route(ctx, k)
 	if err != nil {
 		return Result{}, err

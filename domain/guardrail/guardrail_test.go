@@ -216,3 +216,16 @@ func TestStreamRefuse(t *testing.T) {
 		t.Fatalf("refused %+v", refused)
 	}
 }
+
+// TestJoined: a match across two texts refuses (a redacting rule's too,
+// which no one text can redact) or is logged; one inside a text is
+// Apply's, not Joined's.
+func TestJoined(t *testing.T) {
+	e := engine(t, Policy{PII: []PIIRule{{Type: CreditCard, Action: Redact}}, Deny: []DenyRule{{Pattern: `zeus`, Action: Log}}})
+	if fired, refused := e.Joined([]string{"card 4111 1111", "1111 1111"}, " ", Prompt); refused == nil || refused.Rule != "pii_credit_card" || len(fired) != 1 {
+		t.Fatalf("a card across two texts: %v %v", fired, refused)
+	}
+	if fired, refused := e.Joined([]string{"card 4111 1111 1111 1111", "ze", "us"}, "", Prompt); refused != nil || len(fired) != 1 || fired[0].Action != Log {
+		t.Fatalf("a card inside one text, a logged word across two: %v %v", fired, refused)
+	}
+}
