@@ -41,7 +41,7 @@ var detectors = map[Detector]detector{
 	SSN:        {SSN, regexp.MustCompile(`\b\d{3}-\d{2}-\d{4}\b`), span(ssnValid), nil},
 	Email:      {Email, regexp.MustCompile(`[A-Za-z0-9._%+-]+@[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?(?:\.[A-Za-z0-9](?:[A-Za-z0-9-]*[A-Za-z0-9])?)*\.[A-Za-z]{2,63}\b`), nil, nil},
 	IPAddress:  {IPAddress, regexp.MustCompile(`\b(?:\d{1,3}\.){3}\d{1,3}\b|[0-9A-Fa-f]{0,4}(?::[0-9A-Fa-f]{0,4}){2,7}(?:(?:\d{1,3}\.){3}\d{1,3})?`), ipInContext, nil},
-	Phone:      {Phone, regexp.MustCompile(`(?:\+\d{1,3}[ .-]?)?(?:\(\d{2,4}\)[ .-]?|\b\d{2,4}[ .-])\d{3,4}[ .-]\d{3,4}\b|\+\d{8,15}\b`), phoneInContext, nil},
+	Phone:      {Phone, regexp.MustCompile(`\+\d{1,3}(?:[ .-]?(?:\(\d{1,4}\)|\d{1,4})){1,5}\b|(?:\(\d{3}\) ?|\b\d{3}[ .-])\d{3}[ .-]\d{4}\b`), phoneInContext, nil},
 }
 
 // digits is s without its separators.
@@ -130,11 +130,28 @@ func ipValid(s string) bool {
 	return err == nil && (a.Is4() || strings.Contains(s, ":"))
 }
 
-// phoneValid: 8 to 15 digits (E.164's bound), not an IPv4-like or
-// date-like run.
+// phoneValid: a number in one of the shapes phones are written in, with
+// 8 to 15 digits (E.164's bound): after a + (E.164: a country code, then
+// groups), or NANP's (415) 555-0132 and 415-555-0132 without one; its
+// separators the same throughout (after the country code and a closing
+// parenthesis any one may come), so an amount in thin groups or a
+// version's dotted parts are not phone numbers.
 func phoneValid(s string) bool {
 	n := len(digits(s))
-	return n >= 8 && n <= 15
+	if n < 8 || n > 15 {
+		return false
+	}
+	var seps []byte
+	for i := 0; i < len(s); i++ {
+		if !separator(s[i]) || i > 0 && s[i-1] == ')' {
+			continue
+		}
+		seps = append(seps, s[i])
+	}
+	if s[0] == '+' && len(seps) > 0 && !strings.ContainsAny(s[1:strings.IndexByte(s, seps[0])], "()") {
+		seps = seps[1:] // the one after the country code
+	}
+	return len(seps) == 0 || strings.Count(string(seps), string(seps[:1])) == len(seps)
 }
 
 // Scan returns the matches of the detectors of kinds in s, earlier kinds
@@ -197,7 +214,7 @@ func ipInContext(s string, start, end int) bool {
 	return ipValid(s[start:end])
 }
 
-// phoneInContext: 8 to 15 digits that are not the middle groups of a
+// phoneInContext: a phone number (phoneValid) that is not the middle groups of a
 // longer code (a card number, an IBAN): no group of digits or capitals
 // right before or after.
 func phoneInContext(s string, start, end int) bool {

@@ -69,6 +69,11 @@ func TestDetectors(t *testing.T) {
 		{"call (415) 555-0132", "call [PHONE]"},
 		{"call +44 20 7946 0958", "call [PHONE]"},
 		{"call +4915112345678", "call [PHONE]"},
+		{"call +1 (415) 555-0132", "call [PHONE]"},
+		{"call 415.555.0132", "call [PHONE]"},
+		{"not 415-555 0132", "not 415-555 0132"},       // mixed separators
+		{"sum 150 000 000 usd", "sum 150 000 000 usd"}, // an amount in thin groups
+		{"build 2024.1105.1200", "build 2024.1105.1200"},
 		{"on 2024-01-15", "on 2024-01-15"},
 		{"pi 3.14159", "pi 3.14159"},
 	}
