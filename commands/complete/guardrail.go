@@ -197,7 +197,7 @@ func (h *Handler) askWebhook(ctx context.Context, k *call, requestID string, tex
 		if !slices.Equal(v.Texts, texts) {
 			k.fire(guardrail.Fired{Rule: guardrail.RuleWebhook, Action: guardrail.Redact, Where: guardrail.Prompt})
 		}
-		return v.Texts, nil
+		return recheckWebhookTexts(k, texts, v.Texts)
 	}
 	return texts, nil
 }

@@ -6,6 +6,7 @@ import (
 	"io"
 	"net/http"
 	"net/http/httptest"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -365,5 +366,37 @@ func TestGuardrailsFlushAtTheEnd(t *testing.T) {
 	}
 	if got := text.String(); got != "card [CREDIT_CARD] end" {
 		t.Fatalf("streamed %q", got)
+	}
+}
+
+// A webhook's replacement texts pass the local rules and the size cap as
+// the client's did: an address it puts back is redacted, a prompt it
+// grows past the cap is refused.
+func TestWebhookTextsRechecked(t *testing.T) {
+	var hs *harness
+	hs = newHarness(t, options{startChain: true, complete: func(c *complete.Config) {
+		c.Guardrails.Webhook = webhook.New(webhook.Config{AllowPrivate: true})
+	}})
+	rcv := newReceiver(t, func() string { return hs.h.GuardrailSecret(hs.caller.AccountID, "n1") }, func(texts []string) (int, string) {
+		out := slices.Clone(texts)
+		last := out[len(out)-1]
+		if strings.Contains(last, "grow") {
+			out[len(out)-1] = strings.Repeat("x", 500)
+		} else {
+			out[len(out)-1] = strings.ReplaceAll(last, "[EMAIL]", "a@b.co")
+		}
+		b, _ := json.Marshal(map[string]any{"verdict": "allow", "texts": out})
+		return 200, string(b)
+	})
+	hs.caller.Guardrails = guardrail.Policy{PII: []guardrail.PIIRule{{Type: guardrail.Email, Action: guardrail.Redact}}, MaxPromptBytes: 200,
+		Webhook: &guardrail.Webhook{URL: rcv.srv.URL, Fail: guardrail.FailClosed, TimeoutMS: 2000, SecretNonce: "n1"}}
+	if _, err := hs.complete(t, request(t, "mail a@b.co now", map[string]any{"model": "gpt-4.1-nano"}), complete.CacheOff); err != nil {
+		t.Fatal(err)
+	}
+	if got := sentText(t, hs, "gpt-4.1-nano"); got != "mail [EMAIL] now" {
+		t.Fatalf("the upstream received %q", got)
+	}
+	if _, err := hs.complete(t, request(t, "grow it", map[string]any{"model": "gpt-4.1-nano"}), complete.CacheOff); codeOf(err) != "guardrail_prompt_too_large" {
+		t.Fatalf("a webhook that grows the prompt past the cap: %v", err)
 	}
 }
