@@ -90,12 +90,19 @@ func (r *Request) apis() []string { return r.APIs }
 // PromptEstimate is the prompt's size in tokens as estimated from the
 // messages, tools and response format: what routing (and the context
 // window and cost checks) counts, and what POST /v1/messages/count_tokens
-// answers.
+// answers. A pass-through request's (Native) is at least its body's
+// bytes over 3 (EstimateTokens' rule): its own API's candidates are sent
+// the body, every byte of which they read and bill, whatever the chat
+// translation left out.
 func (r *Request) PromptEstimate() int64 {
 	if r.estimate > 0 {
 		return r.estimate
 	}
-	return routing.EstimateTokens(r.Messages, len(r.Fields["tools"])+len(r.Fields["response_format"]))
+	n := routing.EstimateTokens(r.Messages, len(r.Fields["tools"])+len(r.Fields["response_format"]))
+	if r.Native != nil {
+		n = max(n, int64(len(r.Native.Body)+2)/3)
+	}
+	return n
 }
 
 // UpstreamBody is the request to send to candidate c: the client's fields,

@@ -35,6 +35,11 @@ type Request struct {
 // Streaming says whether the client asked for server-sent events.
 func (r *Request) Streaming() bool { return r.stream }
 
+// PassThrough says whether the request holds what the translation
+// cannot express (ParseNative): only an Anthropic model can take it, as
+// it came.
+func (r *Request) PassThrough() bool { return r.lenient }
+
 // Model is the requested model ("" when none was named: auto).
 func (r *Request) Model() string { return r.model }
 
