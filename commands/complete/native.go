@@ -59,8 +59,10 @@ func (r *Request) upstreamRequest(c routing.Candidate) (upstream.Request, bool, 
 // input token (plain, read from the cache, written to it) in Prompt.
 func usageOfAnthropic(a anthropic.Usage) Usage {
 	t := routing.Tokens{Prompt: a.PromptTokens(), Completion: a.OutputTokens,
-		CacheRead: a.CacheReadInputTokens, CacheWrite: a.CacheCreationInputTokens}.Clamped()
-	return Usage{Prompt: t.Prompt, Completion: t.Completion, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite}
+		CacheRead: a.CacheReadInputTokens, CacheWrite: a.CacheCreationInputTokens,
+		CacheWrite1h: a.CacheCreation1hInputTokens, WebSearches: a.WebSearchRequests}.Clamped()
+	return Usage{Prompt: t.Prompt, Completion: t.Completion, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite,
+		CacheWrite1h: t.CacheWrite1h, WebSearches: t.WebSearches}
 }
 
 // readNativeReply reads a pass-through reply (the upstream adapter has
