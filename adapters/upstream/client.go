@@ -304,6 +304,12 @@ func (c *Client) send(ctx context.Context, m routing.Model, ep endpoint, r Reque
 	if m.APIKeyEnv != "" && c.cfg.KeyRequired != nil && c.cfg.KeyRequired(m.APIKeyEnv) && c.cfg.APIKey(m.APIKeyEnv) == "" {
 		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %s is unset", ErrNotConfigured, m.APIKeyEnv)}
 	}
+	if m.API == routing.APIAzureOpenAI && m.CredentialsEnv != "" && c.cfg.KeyRequired != nil && c.cfg.KeyRequired(m.CredentialsEnv) &&
+		c.cfg.APIKey(m.CredentialsEnv) == "" && (m.APIKeyEnv == "" || c.cfg.APIKey(m.APIKeyEnv) == "") {
+		// No Entra ID token and no api-key: the call would carry no
+		// credential at all.
+		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %s is unset", ErrNotConfigured, m.CredentialsEnv)}
+	}
 	if ep.bedrock != nil {
 		if err := c.prepareBedrock(ctx, m, ep.bedrock); err != nil {
 			return nil, err
