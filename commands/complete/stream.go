@@ -210,7 +210,6 @@ func (s *Stream) End() StreamEnd {
 // that a client that does not read cannot keep it past it.
 func (s *Stream) Deadline() time.Time { return s.deadline }
 
-//
 // A relay closed before its end (the client left) is recorded then, as
 // outcome canceled, with the best count seen: a pass-through stream's
 // upstream is read on for its message_delta (drainNative), else the
