@@ -21,8 +21,8 @@ type Tokens struct {
 	Completion   int64
 	CacheRead    int64
 	CacheWrite   int64
-	CacheWrite1h int64
-	WebSearches  int64
+	CacheWrite1h int64 `json:",omitempty"`
+	WebSearches  int64 `json:",omitempty"`
 }
 
 // OneHourCacheWriteFactor is Anthropic's price of a token written to its
