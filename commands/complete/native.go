@@ -32,6 +32,11 @@ type Native struct {
 	// own (routing hints), left out upstream.
 	Body []byte
 	Drop []string
+	// Untranslated: the chat translation leaves part of Body out (a
+	// block, tool or field it cannot express; only API's models can take
+	// the request), so the prompt is estimated on Body's bytes too
+	// (Request.PromptEstimate).
+	Untranslated bool
 	// AnthropicVersion and AnthropicBeta are the client's
 	// anthropic-version and anthropic-beta headers, sent on.
 	AnthropicVersion string

@@ -134,16 +134,16 @@ func (r *Request) apis() []string { return r.APIs }
 // PromptEstimate is the prompt's size in tokens as estimated from the
 // messages, tools and response format: what routing (and the context
 // window and cost checks) counts, and what POST /v1/messages/count_tokens
-// answers. A pass-through request's (Native) is at least its body's
-// bytes over 3 (EstimateTokens' rule): its own API's candidates are sent
-// the body, every byte of which they read and bill, whatever the chat
-// translation left out.
+// answers. A pass-through request's whose translation leaves part of the
+// body out (Native.Untranslated) is at least its body's bytes over 3
+// (EstimateTokens' rule): its own API's candidates are sent the body,
+// every byte of which they read and bill.
 func (r *Request) PromptEstimate() int64 {
 	if r.estimate > 0 {
 		return r.estimate
 	}
 	n := routing.EstimateTokens(r.Messages, len(r.Fields["tools"])+len(r.Fields["response_format"]))
-	if r.Native != nil {
+	if r.Native != nil && r.Native.Untranslated {
 		n = max(n, int64(len(r.Native.Body)+2)/3)
 	}
 	return n
