@@ -84,7 +84,7 @@ func replaceTexts(raw json.RawMessage, texts []string) (json.RawMessage, error) 
 
 // walkStrings calls fn on each string value of a decoded JSON value (not
 // object keys), in document order (arrays in order, objects' keys
-// sorted), and sets each to what fn returns.
+// sorted), and sets each to what fn returns; opaque values are left out.
 func walkStrings(v any, fn func(string) string) any {
 	switch x := v.(type) {
 	case string:
@@ -95,10 +95,27 @@ func walkStrings(v any, fn func(string) string) any {
 		}
 	case map[string]any:
 		for _, key := range sortedKeys(x) {
-			x[key] = walkStrings(x[key], fn)
+			if !opaque(x, key) {
+				x[key] = walkStrings(x[key], fn)
+			}
 		}
 	}
 	return v
+}
+
+// opaque says whether member key of object o is no text but bytes the
+// upstream checks or decodes (a thinking block's signature, a
+// redacted_thinking block's or a base64 source's data, a search result's
+// encrypted content): a guardrail's rewrite would break it, and what it
+// holds is no text a rule reads.
+func opaque(o map[string]any, key string) bool {
+	switch key {
+	case "signature", "encrypted_content", "encrypted_index":
+		return true
+	case "data":
+		return o["type"] == "base64" || o["type"] == "redacted_thinking"
+	}
+	return false
 }
 
 // nativeTexts lists every string value of a pass-through body: all the
