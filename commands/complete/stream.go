@@ -221,9 +221,11 @@ func (s *Stream) Close() {
 			s.drainNative()
 		}
 		ctx := s.ctx
-		s.ctx = context.WithoutCancel(ctx) // recorded though the client left
+		rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeRecord)
+		s.ctx = rec // recorded though the client left
 		_ = s.finish(errClosed)
 		s.ctx = ctx
+		cancel()
 	}
 	if s.resp != nil && s.resp.Stream != nil {
 		_ = s.resp.Stream.Close()
@@ -234,6 +236,9 @@ func (s *Stream) Close() {
 		s.release()
 	}
 }
+
+// closeRecord bounds the recording of a stream closed before its end.
+const closeRecord = 10 * time.Second
 
 // errClosed: the stream was closed before its end (the client left).
 var errClosed = errors.New("the stream was closed before its end")
