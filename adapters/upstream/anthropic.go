@@ -134,10 +134,16 @@ func isEventStream(h http.Header) bool {
 // once (an overloaded_error event, a stream that does not start with
 // message_start) is a failed call of the model's breaker, and another
 // upstream is tried, as for a non-200 status. An invalid_request_error
-// event is the request's own (passed on, not retried).
+// event is the request's own (passed on, not retried). Pings before it
+// (keep-alives that carry nothing) are read and dropped, up to
+// maxLeadingPings: a ping is no answer.
 func anthropicStart(m routing.Model, out *Response) (*Response, error) {
 	out.Stream.anthropicEvents()
 	err := out.Stream.Peek()
+	for i := 0; err == nil && i < maxLeadingPings && out.Stream.peeked.Name == anthropic.EventPing; i++ {
+		out.Stream.hasPeek = false // dropped
+		err = out.Stream.Peek()
+	}
 	if err == nil {
 		return out, nil
 	}
@@ -152,6 +158,10 @@ func anthropicStart(m routing.Model, out *Response) (*Response, error) {
 	}
 	return nil, ue
 }
+
+// maxLeadingPings bounds the pings read before an Anthropic stream's
+// first event (each within the stream's idle timeout).
+const maxLeadingPings = 64
 
 // headerValue: v is printable ASCII of at most 4 KiB.
 func headerValue(v string) bool {

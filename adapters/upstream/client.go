@@ -9,6 +9,7 @@ import (
 	"log/slog"
 	"net"
 	"net/http"
+	"net/url"
 	"strings"
 	"sync"
 	"time"
@@ -304,6 +305,12 @@ func (c *Client) send(ctx context.Context, m routing.Model, ep endpoint, r Reque
 	if m.APIKeyEnv != "" && c.cfg.KeyRequired != nil && c.cfg.KeyRequired(m.APIKeyEnv) && c.cfg.APIKey(m.APIKeyEnv) == "" {
 		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %s is unset", ErrNotConfigured, m.APIKeyEnv)}
 	}
+	if m.API == routing.APIAzureOpenAI && m.CredentialsEnv != "" && c.cfg.KeyRequired != nil && c.cfg.KeyRequired(m.CredentialsEnv) &&
+		c.cfg.APIKey(m.CredentialsEnv) == "" && (m.APIKeyEnv == "" || c.cfg.APIKey(m.APIKeyEnv) == "") {
+		// No Entra ID token and no api-key: the call would carry no
+		// credential at all.
+		return nil, &Error{Model: m.ID, Retryable: true, Err: fmt.Errorf("%w: %s is unset", ErrNotConfigured, m.CredentialsEnv)}
+	}
 	if ep.bedrock != nil {
 		if err := c.prepareBedrock(ctx, m, ep.bedrock); err != nil {
 			return nil, err
@@ -331,6 +338,33 @@ func (c *Client) send(ctx context.Context, m routing.Model, ep endpoint, r Reque
 		done(nil)
 	}
 	return resp, err
+}
+
+// transportError is a transport's failure told without the address it
+// was sent to (the catalog's base_url, a proxy's host and port): its
+// text names what failed only; errors.Is and As still see the cause.
+type transportError struct{ err error }
+
+func (e transportError) Unwrap() error { return e.err }
+
+func (e transportError) Error() string {
+	err := e.err
+	var ue *url.Error
+	if errors.As(err, &ue) {
+		err = ue.Err
+	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) {
+		return "the host name did not resolve"
+	}
+	var op *net.OpError
+	if errors.As(err, &op) {
+		if op.Err == nil {
+			return op.Op + " failed"
+		}
+		return op.Op + ": " + transportError{op.Err}.Error()
+	}
+	return err.Error()
 }
 
 // errCallerLeft is what the breaker is told of a call whose caller's
@@ -361,7 +395,7 @@ func (c *Client) call(ctx context.Context, m routing.Model, ep endpoint, r Reque
 	resp, err := c.http.Do(req)
 	if err != nil {
 		cancel()
-		return fail(0, nil, true, fmt.Errorf("no response: %w", err))
+		return fail(0, nil, true, fmt.Errorf("no response: %w", transportError{err}))
 	}
 	firstByte := time.Since(start)
 	if resp.StatusCode != http.StatusOK {
@@ -521,6 +555,16 @@ func (c *Client) authorize(h http.Header, m routing.Model, ep endpoint, r Reques
 	}
 }
 
+// operatorsRefusal says whether an Anthropic 400 is about the operator's
+// account, not the client's request: "Your credit balance is too low to
+// access the Anthropic API" (invalid_request_error, as Anthropic sends
+// it). It is retryable: another upstream is tried, the breaker counts
+// it, and the client never sees the operator's billing state.
+func operatorsRefusal(status int, b []byte) bool {
+	body, ok := anthropic.ParseError(b)
+	return ok && status == http.StatusBadRequest && strings.Contains(strings.ToLower(body.Error.Message), "credit balance")
+}
+
 // refusal is the Error of an answer with status other than 200 and body
 // b: 5xx (Anthropic's 529 overloaded among them), 429, 408 and a 3xx
 // (redirects are not followed) are retryable (another upstream is tried;
@@ -531,6 +575,9 @@ func (c *Client) authorize(h http.Header, m routing.Model, ep endpoint, r Reques
 // body.
 func refusal(m routing.Model, api API, status int, b []byte) *Error {
 	retry := status >= 500 || status < 400 || status == http.StatusTooManyRequests || status == http.StatusRequestTimeout
+	if api == APIAnthropic && operatorsRefusal(status, b) {
+		retry = true
+	}
 	if status == http.StatusUnauthorized || status == http.StatusForbidden || status == http.StatusNotFound {
 		// The operator's key or the catalog's upstream_model, not the
 		// client's request: another upstream is tried, the breaker counts

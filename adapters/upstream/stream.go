@@ -255,6 +255,10 @@ func (s *Stream) Close() error {
 	return err
 }
 
+// Abort closes the stream's body, failing a read in progress (Close
+// still releases the stream). Safe to call from another goroutine.
+func (s *Stream) Abort() { _ = s.body.Close() }
+
 // cutSpan marks the call's span failed: the stream broke off.
 func (s *Stream) cutSpan() {
 	if s.span != nil {

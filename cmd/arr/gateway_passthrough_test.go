@@ -321,7 +321,7 @@ func TestGatewayMessagesUpstreamRefusal(t *testing.T) {
 			} `json:"error"`
 		}
 		if json.Unmarshal([]byte(ae.RawJSON()), &body) != nil || body.Type != "error" || body.Error.Type != "invalid_request_error" ||
-			body.Error.Message != "injected failure of claude-sonnet-4-0" {
+			body.Error.Message != "injected failure of claude-sonnet-4" { // the client's model, not the catalog's upstream_model
 			t.Fatalf("refusal %d body %s", i, ae.RawJSON())
 		}
 	}

@@ -1,8 +1,10 @@
 package complete
 
 import (
+	"bytes"
 	"cmp"
 	"context"
+	"encoding/json"
 	"errors"
 	"fmt"
 	"strings"
@@ -94,9 +96,12 @@ func (h *Handler) dispatch(ctx context.Context, k *call) (*upstream.Response, in
 		var ue *upstream.Error
 		if errors.As(err, &ue) && !ue.Retryable {
 			if native {
-				return nil, i + 1, &Refused{Status: ue.Status, Body: ue.Body, Err: ue, API: routing.APIAnthropic}
+				body := scrubRefusal(ue.Body, cand.Model.UpstreamModel, cmp.Or(k.req.Model, cand.Model.ID))
+				return nil, i + 1, &Refused{Status: ue.Status, Body: body, Err: ue, API: routing.APIAnthropic}
 			}
-			return nil, i + 1, chatRefusal(cand.Model, ue)
+			r := chatRefusal(cand.Model, ue)
+			r.Body = scrubRefusal(r.Body, cand.Model.UpstreamModel, cmp.Or(k.req.Model, cand.Model.ID))
+			return nil, i + 1, r
 		}
 		if ctx.Err() != nil {
 			if cause := gatewayCut(ctx); cause != nil {
@@ -112,4 +117,39 @@ func (h *Handler) dispatch(ctx context.Context, k *call) (*upstream.Response, in
 		return nil, 0, refusal
 	}
 	return nil, len(failure.Attempts), failure
+}
+
+// scrubRefusal is an upstream's refusal body as the client is shown it:
+// the catalog's upstream_model (which upstreams name in their messages,
+// "... output tokens for claude-sonnet-4-0") replaced by shown, the model
+// the client asked for, in every string, and the upstream's own
+// request_id left out (a body that is not a JSON object: the model
+// replaced only).
+func scrubRefusal(body []byte, upstreamModel, shown string) []byte {
+	if upstreamModel == "" || upstreamModel == shown {
+		upstreamModel = ""
+	}
+	var doc map[string]any
+	dec := json.NewDecoder(bytes.NewReader(body))
+	dec.UseNumber()
+	if dec.Decode(&doc) != nil || doc == nil {
+		if upstreamModel == "" {
+			return body
+		}
+		return bytes.ReplaceAll(body, []byte(upstreamModel), []byte(shown))
+	}
+	delete(doc, "request_id")
+	out := walkStrings(doc, func(s string) string {
+		if upstreamModel == "" {
+			return s
+		}
+		return strings.ReplaceAll(s, upstreamModel, shown)
+	})
+	var b bytes.Buffer
+	enc := json.NewEncoder(&b)
+	enc.SetEscapeHTML(false)
+	if enc.Encode(out) != nil {
+		return body
+	}
+	return bytes.TrimSuffix(b.Bytes(), []byte("\n"))
 }

@@ -31,7 +31,9 @@ import (
 //     the texts as the rules left them. A refusal is recorded in the
 //     audit chain (outcome "refused", no model, no cost, the rules that
 //     fired) and answered 400 with the rule's code; redactions change the
-//     messages sent upstream.
+//     messages sent upstream. A pass-through request (Native) is also
+//     scanned on every string value of its body and redacted there in
+//     place, so its own API's candidates are sent only what was scanned.
 //   - on the output, with Policy.Output: a whole reply's message contents
 //     are scanned before it is recorded; a stream's delta contents pass
 //     through a guardrail.StreamFilter per choice, which holds back
@@ -120,7 +122,12 @@ func (k *call) fire(fs ...guardrail.Fired) {
 	}
 }
 
-// guardPrompt runs the caller's guardrails on the prompt (see above).
+// guardPrompt runs the caller's guardrails on the prompt (see above). A
+// pass-through request (Request.Native) is scanned on every string of
+// the body its own API's candidates are sent (nativeTexts: text in
+// messages, system, tools, documents, search and tool results, whatever
+// the chat translation leaves out), then its translation, each redacted
+// in place: a candidate is sent what was scanned, whichever it is.
 func (h *Handler) guardPrompt(ctx context.Context, k *call, requestID string) error {
 	if k.caller.Guardrails.IsZero() {
 		return nil
@@ -134,10 +141,52 @@ func (h *Handler) guardPrompt(ctx context.Context, k *call, requestID string) er
 	if err != nil {
 		return err
 	}
-	var size int64
-	for _, t := range texts {
-		size += int64(len(t))
+	var native []string
+	if k.req.Native != nil {
+		if native, err = nativeTexts(k.req.Native.Body); err != nil {
+			return err
+		}
 	}
+	all := append(slices.Clone(native), texts...)
+	out, refused := h.scanPrompt(ctx, k, requestID, all, len(native))
+	if refused != nil {
+		k.fire(*refused)
+		return h.refusePrompt(ctx, k, requestID, *refused)
+	}
+	nativeOut, chatOut := out[:len(native)], out[len(native):]
+	k.rewritten = e.ScansOutput() || (k.req.Native == nil && !slices.Equal(chatOut, texts))
+	if !slices.Equal(nativeOut, native) {
+		body, err := replaceNativeTexts(k.req.Native.Body, nativeOut)
+		if err != nil {
+			return err
+		}
+		n := *k.req.Native
+		n.Body = body
+		k.req.Native = &n
+	}
+	if !slices.Equal(chatOut, texts) {
+		raw, err := replaceTexts(k.req.Fields["messages"], chatOut)
+		if err != nil {
+			return err
+		}
+		k.req.Fields["messages"] = raw
+	}
+	return nil
+}
+
+// scanPrompt runs the size cap, the rules and the webhook on texts: the
+// texts to send, or the refusal. The first native of texts are a native
+// body's, the rest its translation's: the size capped is the larger.
+func (h *Handler) scanPrompt(ctx context.Context, k *call, requestID string, texts []string, native int) ([]string, *guardrail.Fired) {
+	e := k.guard
+	var size, nativeSize int64
+	for i, t := range texts {
+		size += int64(len(t))
+		if i < native {
+			nativeSize += int64(len(t))
+		}
+	}
+	size = max(size-nativeSize, nativeSize)
 	refused := e.CheckSize(size)
 	out := slices.Clone(texts)
 	for i := 0; refused == nil && i < len(out); i++ {
@@ -148,19 +197,7 @@ func (h *Handler) guardPrompt(ctx context.Context, k *call, requestID string) er
 	if refused == nil && e.Policy().Webhook != nil {
 		out, refused = h.askWebhook(ctx, k, requestID, out)
 	}
-	if refused != nil {
-		k.fire(*refused)
-		return h.refusePrompt(ctx, k, requestID, *refused)
-	}
-	k.rewritten = e.ScansOutput() || !slices.Equal(out, texts)
-	if !slices.Equal(out, texts) {
-		raw, err := replaceTexts(k.req.Fields["messages"], out)
-		if err != nil {
-			return err
-		}
-		k.req.Fields["messages"] = raw
-	}
-	return nil
+	return out, refused
 }
 
 // refusePrompt records the refusal and returns it.

@@ -3,6 +3,7 @@ package complete
 import (
 	"bytes"
 	"context"
+	"encoding/json"
 	"sync"
 
 	"github.com/arr-dev/arr/domain/routing"
@@ -68,6 +69,11 @@ func (h *Handler) admit(ctx context.Context, k *call) error {
 	}
 	prompt := routing.PromptBound(len(k.req.Body), images(k.req.Body))
 	cost, tokens := routing.Reservation(k.dec.Candidates, k.req.MaxTokens, prompt)
+	if searches, bounded := k.req.serverToolMicro(); bounded {
+		cost += routing.MicroUSD(searches)
+	} else {
+		cost += routing.MicroUSD(unboundedSearchesMicro)
+	}
 	models := make([]string, len(k.dec.Candidates))
 	for i, c := range k.dec.Candidates {
 		models[i] = c.Model.ID
@@ -80,15 +86,56 @@ func (h *Handler) admit(ctx context.Context, k *call) error {
 	return nil
 }
 
+// unboundedSearchesMicro is what a key's budget reserves for the web
+// searches of a web_search tool without max_uses (which has no bound):
+// 100 searches (routing.WebSearchMicroUSD each), a documented guess.
+const unboundedSearchesMicro = 100 * routing.WebSearchMicroUSD
+
 // imageMarks are how the APIs arr speaks mark an image part.
 var imageMarks = [][]byte{[]byte(`"image_url"`), []byte(`"input_image"`), []byte(`"type":"image"`)}
 
-// images counts the image parts of a request body (at most: a text that
+// PDFPageBound is the most pages of a PDF document block: Anthropic's
+// limit, each page billed as an image besides its text. A document
+// block not of text (a PDF by URL, file or base64) counts as that many
+// images.
+const PDFPageBound = 100
+
+// images counts the image parts of a request body by its parsed blocks:
+// each object whose type is image, image_url or input_image, and
+// PDFPageBound for each document block whose source is not text or
+// content blocks; at least the byte marks of imageMarks (a text that
 // quotes a mark counts too, which only reserves more).
 func images(body []byte) int {
 	n := 0
 	for _, m := range imageMarks {
 		n += bytes.Count(body, m)
+	}
+	var v any
+	if json.Unmarshal(body, &v) != nil {
+		return n
+	}
+	return max(n, parsedImages(v))
+}
+
+func parsedImages(v any) int {
+	n := 0
+	switch x := v.(type) {
+	case []any:
+		for _, e := range x {
+			n += parsedImages(e)
+		}
+	case map[string]any:
+		switch typ, _ := x["type"].(string); typ {
+		case "image", "image_url", "input_image":
+			n++
+		case "document":
+			if src, _ := x["source"].(map[string]any); src == nil || (src["type"] != "text" && src["type"] != "content") {
+				n += PDFPageBound
+			}
+		}
+		for _, e := range x {
+			n += parsedImages(e)
+		}
 	}
 	return n
 }

@@ -5,6 +5,7 @@ import (
 	"errors"
 	"io"
 	"slices"
+	"time"
 
 	"github.com/arr-dev/arr/adapters/upstream"
 	"github.com/arr-dev/arr/domain/anthropic"
@@ -31,6 +32,11 @@ type Native struct {
 	// own (routing hints), left out upstream.
 	Body []byte
 	Drop []string
+	// Untranslated: the chat translation leaves part of Body out (a
+	// block, tool or field it cannot express; only API's models can take
+	// the request), so the prompt is estimated on Body's bytes too
+	// (Request.PromptEstimate).
+	Untranslated bool
 	// AnthropicVersion and AnthropicBeta are the client's
 	// anthropic-version and anthropic-beta headers, sent on.
 	AnthropicVersion string
@@ -59,8 +65,10 @@ func (r *Request) upstreamRequest(c routing.Candidate) (upstream.Request, bool, 
 // input token (plain, read from the cache, written to it) in Prompt.
 func usageOfAnthropic(a anthropic.Usage) Usage {
 	t := routing.Tokens{Prompt: a.PromptTokens(), Completion: a.OutputTokens,
-		CacheRead: a.CacheReadInputTokens, CacheWrite: a.CacheCreationInputTokens}.Clamped()
-	return Usage{Prompt: t.Prompt, Completion: t.Completion, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite}
+		CacheRead: a.CacheReadInputTokens, CacheWrite: a.CacheCreationInputTokens,
+		CacheWrite1h: a.CacheCreation1hInputTokens, WebSearches: a.WebSearchRequests}.Clamped()
+	return Usage{Prompt: t.Prompt, Completion: t.Completion, CacheRead: t.CacheRead, CacheWrite: t.CacheWrite,
+		CacheWrite1h: t.CacheWrite1h, WebSearches: t.WebSearches}
 }
 
 // readNativeReply reads a pass-through reply (the upstream adapter has
@@ -132,14 +140,7 @@ func (s *Stream) nextNative() ([]byte, error) {
 		if errors.Is(err, io.EOF) {
 			return nil, s.finish(nil)
 		}
-		if ev.Name == anthropic.EventMessageStart && err == nil {
-			s.hasUp = true
-		}
-		if err == nil && ev.Name == anthropic.EventContentBlockDelta {
-			s.a.bytes += deltaText(ev.Data)
-		}
-		s.nat.final = s.nat.final || err == nil && ev.Name == anthropic.EventMessageDelta
-		s.upUsage = s.nativeUsage()
+		s.noteNative(ev, err)
 		if err != nil {
 			return nil, s.finish(err)
 		}
@@ -165,6 +166,43 @@ func (s *Stream) nextNative() ([]byte, error) {
 			return deltaEvent(held), nil
 		}
 		return ev.Raw, nil
+	}
+}
+
+// noteNative takes in what event ev (read with err) tells of a
+// pass-through stream's usage.
+func (s *Stream) noteNative(ev upstream.Event, err error) {
+	if ev.Name == anthropic.EventMessageStart && err == nil {
+		s.hasUp = true
+	}
+	if err == nil && ev.Name == anthropic.EventContentBlockDelta {
+		s.a.bytes += deltaText(ev.Data)
+	}
+	s.nat.final = s.nat.final || err == nil && ev.Name == anthropic.EventMessageDelta
+	s.upUsage = s.nativeUsage()
+}
+
+// closeDrain bounds how long a pass-through stream closed before its end
+// is read on, unrelayed, for the upstream's count (drainNative).
+const closeDrain = time.Second
+
+// drainNative reads what is left of a pass-through stream closed before
+// its end (the client left), relaying nothing, for the best count of
+// what the upstream bills: its message_delta if it comes within
+// closeDrain (the upstream's body is then closed), else the counts so
+// far or the estimate of what was relayed.
+func (s *Stream) drainNative() {
+	stop := time.AfterFunc(closeDrain, s.resp.Stream.Abort)
+	defer stop.Stop()
+	for {
+		ev, err := s.resp.Stream.NextEvent()
+		if errors.Is(err, io.EOF) {
+			return
+		}
+		s.noteNative(ev, err)
+		if err != nil || s.nat.final {
+			return
+		}
 	}
 }
 

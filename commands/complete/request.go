@@ -4,7 +4,9 @@ import (
 	"crypto/sha256"
 	"encoding/hex"
 	"encoding/json"
+	"strings"
 
+	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/routing"
 )
 
@@ -70,13 +72,55 @@ func (r *Request) Route(cat *routing.Catalog, fb routing.Feedback, brandPrefAllo
 // RouteAllowed is Route among the models allow lets the caller's key use
 // (nil: every model); allowNames is that limit as the key names it, for
 // refusals.
+//
+// Under a max_cost_usd ceiling, a pass-through request's server-side web
+// searches (serverToolMicro) are priced first: the tokens are routed under
+// what the ceiling leaves; a web_search tool without max_uses has no
+// bound and is refused (web_search_unbounded).
 func (r *Request) RouteAllowed(cat *routing.Catalog, fb routing.Feedback, brandPrefAllowed bool, allow func(id, tier string) bool, allowNames []string) (routing.Decision, error) {
+	ceiling := r.MaxCostMicro
+	if ceiling > 0 {
+		fixed, bounded := r.serverToolMicro()
+		if !bounded {
+			return routing.Decision{}, domain.Invalid("web_search_unbounded", "tools",
+				"under max_cost_usd a web_search tool needs max_uses: each search is billed apart from the tokens ($10 per 1,000), and without max_uses their number has no bound")
+		}
+		ceiling = max(ceiling-fixed, 1)
+	}
 	return routing.Route(cat, fb, routing.Request{
-		Model: r.Model, QualityFloor: r.QualityFloor, MaxCostMicro: r.MaxCostMicro,
+		Model: r.Model, QualityFloor: r.QualityFloor, MaxCostMicro: ceiling,
 		BrandPref: r.BrandPref, BrandPrefAllowed: brandPrefAllowed, Allow: allow, AllowNames: allowNames,
 		Difficulty:  routing.Difficulty(routing.Features{Messages: r.Messages, Tools: r.Tools, JSONMode: r.JSONMode}),
 		InputTokens: r.PromptEstimate(), MaxTokens: r.MaxTokens, APIs: r.apis(),
 	})
+}
+
+// serverToolMicro is the most a pass-through request's server-side web
+// searches can cost (each web_search tool's max_uses at
+// routing.WebSearchMicroUSD), read by exact member names as the upstream
+// reads them; false: a web_search tool without max_uses (no bound).
+func (r *Request) serverToolMicro() (int64, bool) {
+	if r.Native == nil {
+		return 0, true
+	}
+	var body map[string]json.RawMessage
+	var tools []map[string]json.RawMessage
+	if json.Unmarshal(r.Native.Body, &body) != nil || json.Unmarshal(body["tools"], &tools) != nil {
+		return 0, true
+	}
+	var n int64
+	for _, t := range tools {
+		var typ string
+		if json.Unmarshal(t["type"], &typ) != nil || !strings.HasPrefix(typ, "web_search") {
+			continue
+		}
+		var uses int64
+		if json.Unmarshal(t["max_uses"], &uses) != nil || uses < 0 {
+			return 0, false
+		}
+		n += min(uses, routing.MaxTokenCount)
+	}
+	return n * routing.WebSearchMicroUSD, true
 }
 
 // ChatAPIs are the upstream APIs a chat completion request can be sent
@@ -90,12 +134,19 @@ func (r *Request) apis() []string { return r.APIs }
 // PromptEstimate is the prompt's size in tokens as estimated from the
 // messages, tools and response format: what routing (and the context
 // window and cost checks) counts, and what POST /v1/messages/count_tokens
-// answers.
+// answers. A pass-through request's whose translation leaves part of the
+// body out (Native.Untranslated) is at least its body's bytes over 3
+// (EstimateTokens' rule): its own API's candidates are sent the body,
+// every byte of which they read and bill.
 func (r *Request) PromptEstimate() int64 {
 	if r.estimate > 0 {
 		return r.estimate
 	}
-	return routing.EstimateTokens(r.Messages, len(r.Fields["tools"])+len(r.Fields["response_format"]))
+	n := routing.EstimateTokens(r.Messages, len(r.Fields["tools"])+len(r.Fields["response_format"]))
+	if r.Native != nil && r.Native.Untranslated {
+		n = max(n, int64(len(r.Native.Body)+2)/3)
+	}
+	return n
 }
 
 // UpstreamBody is the request to send to candidate c: the client's fields,

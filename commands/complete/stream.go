@@ -210,16 +210,25 @@ func (s *Stream) End() StreamEnd {
 // that a client that does not read cannot keep it past it.
 func (s *Stream) Deadline() time.Time { return s.deadline }
 
+// A relay closed before its end (the client left) is recorded then, as
+// outcome canceled, with the best count seen: a pass-through stream's
+// upstream is read on for its message_delta (drainNative), else the
+// upstream's counts so far or the estimate of what was relayed
+// (usage_estimated).
 func (s *Stream) Close() {
+	if !s.done && s.resp != nil && s.resp.Stream != nil {
+		if s.native {
+			s.drainNative()
+		}
+		ctx := s.ctx
+		rec, cancel := context.WithTimeout(context.WithoutCancel(ctx), closeRecord)
+		s.ctx = rec // recorded though the client left
+		_ = s.finish(errClosed)
+		s.ctx = ctx
+		cancel()
+	}
 	if s.resp != nil && s.resp.Stream != nil {
 		_ = s.resp.Stream.Close()
-	}
-	if !s.done && s.resp != nil {
-		// Cut short before its end was recorded: the upstream's usage, or
-		// an estimate of what was relayed.
-		cand := s.dec.Candidates[0]
-		u := s.relayedUsage()
-		s.spend.spent(cand.Model.Cost(u.Tokens()), u.Prompt+u.Completion)
 	}
 	s.settle(s.ctx)
 	s.endSpan(context.Canceled) // closed before it was recorded
@@ -227,6 +236,12 @@ func (s *Stream) Close() {
 		s.release()
 	}
 }
+
+// closeRecord bounds the recording of a stream closed before its end.
+const closeRecord = 10 * time.Second
+
+// errClosed: the stream was closed before its end (the client left).
+var errClosed = errors.New("the stream was closed before its end")
 
 // relay starts relaying the stream resp of the candidate that answered.
 func (s *Stream) relay(resp *upstream.Response, attempts int) {
@@ -251,6 +266,8 @@ func (s *Stream) finish(cut error) error {
 	var stop *GuardrailStop
 	if errors.As(cut, &stop) {
 		outcome = OutcomeRefused
+	} else if errors.Is(cut, errClosed) {
+		outcome = "canceled"
 	} else if cut != nil {
 		outcome = "cut"
 		if cause := gatewayCut(s.ctx); cause != nil {

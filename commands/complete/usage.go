@@ -14,12 +14,16 @@ type Usage struct {
 	Completion int64
 	CacheRead  int64
 	CacheWrite int64
-	Estimated  bool
+	// CacheWrite1h and WebSearches: routing.Tokens'.
+	CacheWrite1h int64
+	WebSearches  int64
+	Estimated    bool
 }
 
 // Tokens are the counts the usage is priced by.
 func (u Usage) Tokens() routing.Tokens {
-	return routing.Tokens{Prompt: u.Prompt, Completion: u.Completion, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite}
+	return routing.Tokens{Prompt: u.Prompt, Completion: u.Completion, CacheRead: u.CacheRead, CacheWrite: u.CacheWrite,
+		CacheWrite1h: u.CacheWrite1h, WebSearches: u.WebSearches}
 }
 
 // usageOf is the usage an upstream reported: OpenAI's counts, its cached

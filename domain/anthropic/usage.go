@@ -12,12 +12,23 @@ const DefaultVersion = "2023-06-01"
 // Usage is the token counts of a Messages reply or stream. InputTokens
 // are the uncached input tokens; the cached ones are counted apart: read
 // from the cache (CacheReadInputTokens, at the cached price) and written
-// to it (CacheCreationInputTokens, at the cache-write price).
+// to it (CacheCreationInputTokens, at the cache-write price; of them,
+// CacheCreation1hInputTokens were written to the 1-hour cache, which
+// Anthropic prices at twice the input price). WebSearchRequests is the
+// web searches the upstream ran (server_tool_use.web_search_requests),
+// billed apart from the tokens.
+//
+// Usage is read by exact member names (members): encoding/json's
+// case-insensitive matching would read an alias ("Usage",
+// "output_to\u212aens") that the client's SDK, reading the same body,
+// does not.
 type Usage struct {
-	InputTokens              int64 `json:"input_tokens"`
-	OutputTokens             int64 `json:"output_tokens"`
-	CacheReadInputTokens     int64 `json:"cache_read_input_tokens"`
-	CacheCreationInputTokens int64 `json:"cache_creation_input_tokens"`
+	InputTokens                int64 `json:"input_tokens"`
+	OutputTokens               int64 `json:"output_tokens"`
+	CacheReadInputTokens       int64 `json:"cache_read_input_tokens"`
+	CacheCreationInputTokens   int64 `json:"cache_creation_input_tokens"`
+	CacheCreation1hInputTokens int64 `json:"-"`
+	WebSearchRequests          int64 `json:"-"`
 }
 
 // PromptTokens is every input token: uncached, read from and written to
@@ -30,10 +41,69 @@ func (u Usage) PromptTokens() int64 {
 // out): message_delta's, whose counts are cumulative and carry at least
 // output_tokens.
 type deltaUsage struct {
-	InputTokens              *int64 `json:"input_tokens"`
-	OutputTokens             *int64 `json:"output_tokens"`
-	CacheReadInputTokens     *int64 `json:"cache_read_input_tokens"`
-	CacheCreationInputTokens *int64 `json:"cache_creation_input_tokens"`
+	InputTokens                *int64
+	OutputTokens               *int64
+	CacheReadInputTokens       *int64
+	CacheCreationInputTokens   *int64
+	CacheCreation1hInputTokens *int64
+	WebSearchRequests          *int64
+}
+
+// members is a JSON object's members by their exact names (nil: not an
+// object).
+func members(data []byte) (map[string]json.RawMessage, error) {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, err
+	}
+	return m, nil
+}
+
+// count reads a count member of m: nil when absent or null.
+func count(m map[string]json.RawMessage, name string) (*int64, error) {
+	v, ok := m[name]
+	if !ok || string(v) == "null" {
+		return nil, nil
+	}
+	var n int64
+	if err := json.Unmarshal(v, &n); err != nil {
+		return nil, fmt.Errorf("anthropic: usage %s is not an integer", name)
+	}
+	return &n, nil
+}
+
+// readUsage reads a usage object by its exact member names, with its
+// nested cache_creation.ephemeral_1h_input_tokens and
+// server_tool_use.web_search_requests.
+func readUsage(raw json.RawMessage) (*deltaUsage, error) {
+	m, err := members(raw)
+	if err != nil || m == nil {
+		return nil, fmt.Errorf("anthropic: usage is not an object")
+	}
+	var d deltaUsage
+	for _, f := range []struct {
+		to   **int64
+		obj  string
+		name string
+	}{{&d.InputTokens, "", "input_tokens"}, {&d.OutputTokens, "", "output_tokens"},
+		{&d.CacheReadInputTokens, "", "cache_read_input_tokens"}, {&d.CacheCreationInputTokens, "", "cache_creation_input_tokens"},
+		{&d.CacheCreation1hInputTokens, "cache_creation", "ephemeral_1h_input_tokens"},
+		{&d.WebSearchRequests, "server_tool_use", "web_search_requests"}} {
+		in := m
+		if f.obj != "" {
+			v, ok := m[f.obj]
+			if !ok || string(v) == "null" {
+				continue
+			}
+			if in, err = members(v); err != nil {
+				return nil, fmt.Errorf("anthropic: usage %s is not an object", f.obj)
+			}
+		}
+		if *f.to, err = count(in, f.name); err != nil {
+			return nil, err
+		}
+	}
+	return &d, nil
 }
 
 // MaxTokens bounds each count an upstream reports: a count below zero
@@ -66,7 +136,9 @@ func (u *Usage) merge(d deltaUsage, cumulative bool) error {
 		name string
 	}{{&u.InputTokens, d.InputTokens, "input_tokens"}, {&u.OutputTokens, d.OutputTokens, "output_tokens"},
 		{&u.CacheReadInputTokens, d.CacheReadInputTokens, "cache_read_input_tokens"},
-		{&u.CacheCreationInputTokens, d.CacheCreationInputTokens, "cache_creation_input_tokens"}}
+		{&u.CacheCreationInputTokens, d.CacheCreationInputTokens, "cache_creation_input_tokens"},
+		{&u.CacheCreation1hInputTokens, d.CacheCreation1hInputTokens, "cache_creation.ephemeral_1h_input_tokens"},
+		{&u.WebSearchRequests, d.WebSearchRequests, "server_tool_use.web_search_requests"}}
 	for _, f := range fs {
 		if f.from != nil && (*f.from < 0 || *f.from > MaxTokens) {
 			return fmt.Errorf("anthropic: usage %s %d is out of range (0 to 2^40)", f.name, *f.from)
@@ -91,21 +163,23 @@ var ErrNoUsage = errors.New("anthropic: the reply is not a message with usage")
 // one without input_tokens or output_tokens is an ErrNoUsage (a count
 // left out is not a count of zero).
 func ReplyUsage(reply []byte) (Usage, error) {
-	var m struct {
-		Type  string      `json:"type"`
-		Usage *deltaUsage `json:"usage"`
-	}
-	if err := json.Unmarshal(reply, &m); err != nil {
+	m, err := members(reply)
+	if err != nil || m == nil {
 		return Usage{}, fmt.Errorf("%w: %v", ErrNoUsage, err)
 	}
-	if m.Type != "message" || m.Usage == nil {
+	var typ string
+	if json.Unmarshal(m["type"], &typ) != nil || typ != "message" || m["usage"] == nil {
 		return Usage{}, ErrNoUsage
 	}
-	var u Usage
-	if err := m.Usage.required(true); err != nil {
+	d, err := readUsage(m["usage"])
+	if err != nil {
 		return Usage{}, fmt.Errorf("%w: %w", ErrNoUsage, err)
 	}
-	if err := u.merge(*m.Usage, false); err != nil {
+	var u Usage
+	if err := d.required(true); err != nil {
+		return Usage{}, fmt.Errorf("%w: %w", ErrNoUsage, err)
+	}
+	if err := u.merge(*d, false); err != nil {
 		return Usage{}, fmt.Errorf("%w: %w", ErrNoUsage, err)
 	}
 	return u, nil
@@ -121,29 +195,36 @@ func ReplyUsage(reply []byte) (Usage, error) {
 func (u *Usage) AddEvent(name string, data []byte) error {
 	switch name {
 	case EventMessageStart:
-		var ev struct {
-			Message struct {
-				Usage *deltaUsage `json:"usage"`
-			} `json:"message"`
+		d, err := eventUsage(data, "message")
+		if err != nil {
+			return fmt.Errorf("anthropic: a message_start without usage: %w", err)
 		}
-		if err := json.Unmarshal(data, &ev); err != nil || ev.Message.Usage == nil {
-			return fmt.Errorf("anthropic: a message_start without usage: %v", err)
-		}
-		if err := ev.Message.Usage.required(true); err != nil {
+		if err := d.required(true); err != nil {
 			return err
 		}
-		return u.merge(*ev.Message.Usage, false)
+		return u.merge(*d, false)
 	case EventMessageDelta:
-		var ev struct {
-			Usage *deltaUsage `json:"usage"`
+		d, err := eventUsage(data, "")
+		if err != nil {
+			return fmt.Errorf("anthropic: a message_delta without usage: %w", err)
 		}
-		if err := json.Unmarshal(data, &ev); err != nil || ev.Usage == nil {
-			return fmt.Errorf("anthropic: a message_delta without usage: %v", err)
-		}
-		if err := ev.Usage.required(false); err != nil {
+		if err := d.required(false); err != nil {
 			return err
 		}
-		return u.merge(*ev.Usage, true)
+		return u.merge(*d, true)
 	}
 	return nil
+}
+
+// eventUsage reads an event's usage (under in, when not ""), by exact
+// member names.
+func eventUsage(data []byte, in string) (*deltaUsage, error) {
+	m, err := members(data)
+	if err == nil && m != nil && in != "" {
+		m, err = members(m[in])
+	}
+	if err != nil || m == nil || m["usage"] == nil {
+		return nil, errors.New("no usage object")
+	}
+	return readUsage(m["usage"])
 }

@@ -249,6 +249,11 @@ func (fm fileModel) model(tier string) (Model, error) {
 	if api == APIAzureOpenAI && deployment == "" {
 		deployment = up
 	}
+	if api == APIAzureOpenAI && (deployment == "." || deployment == ".." || strings.ContainsAny(deployment, "/?#&\\%")) {
+		// One path segment of {base_url}/openai/deployments/{deployment}/...:
+		// a dot segment would be resolved away by the resource's front end.
+		return bad("the azure_openai deployment %q (or the upstream_model it defaults to) must be one path segment: not . or .., no / ? # & \\ %%", deployment)
+	}
 	return Model{
 		ID: fm.ID, Vendor: fm.Vendor, UpstreamModel: up, BaseURL: strings.TrimRight(fm.BaseURL, "/"), APIKeyEnv: fm.APIKeyEnv,
 		API: api, APIVersion: fm.APIVersion, Deployment: deployment, Region: fm.Region, Project: fm.Project, Location: fm.Location,

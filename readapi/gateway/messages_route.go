@@ -48,7 +48,13 @@ func (s *completer) countTokens(c *gin.Context) error {
 	if err != nil {
 		return err
 	}
-	c.JSON(http.StatusOK, gin.H{"input_tokens": req.PromptEstimate()})
+	n := req.PromptEstimate()
+	if mr.PassThrough() {
+		// As the completion estimates it (complete.Request.PromptEstimate):
+		// at least the body's bytes over 3.
+		n = max(n, int64(len(body)+2)/3)
+	}
+	c.JSON(http.StatusOK, gin.H{"input_tokens": n})
 	return nil
 }
 

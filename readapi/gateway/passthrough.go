@@ -45,6 +45,7 @@ func passthrough(c *gin.Context, req *complete.Request, p dialect.Passthrough) {
 	}
 	if _, _, only := p.Native(); only != nil {
 		req.APIs = []string{api}
+		n.Untranslated = true
 	}
 }
 

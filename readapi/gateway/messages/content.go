@@ -10,8 +10,12 @@ import (
 )
 
 // block is what the parser reads of a content block; other keys
-// (cache_control, citations, signature, …) are ignored.
+// (cache_control, citations, signature, …) are ignored. raw is the block
+// as written: a block the translation cannot express (ParseNative) goes
+// into the chat request as a text part of it, so that the request is
+// sized (estimated, counted, capped) on every byte the upstream reads.
 type block struct {
+	raw       json.RawMessage
 	Type      string          `json:"type"`
 	Text      *string         `json:"text"`
 	Source    json.RawMessage `json:"source"`
@@ -22,6 +26,21 @@ type block struct {
 	ToolUseID string          `json:"tool_use_id"`
 	Content   json.RawMessage `json:"content"`
 }
+
+func (b *block) UnmarshalJSON(data []byte) error {
+	type plain block
+	var p plain
+	if err := json.Unmarshal(data, &p); err != nil {
+		return err
+	}
+	*b = block(p)
+	b.raw = json.RawMessage(compact(string(data)))
+	return nil
+}
+
+// sizing is the text part that stands for a block left out of the
+// translation (see block).
+func (b block) sizing() chat.Part { return chat.TextPart(string(b.raw)) }
 
 // parseMessages translates messages into chat messages, in order: a
 // system message (Claude Code sends them between turns) stays one, its
@@ -98,6 +117,7 @@ func (r *Request) addUser(param string, blocks []block, calls map[string]bool) e
 		}
 		p, err := userPart(bp, b)
 		if r.lenient && untranslatable(err) {
+			parts = append(parts, b.sizing())
 			continue
 		}
 		if err != nil {
@@ -210,9 +230,8 @@ func (r *Request) addToolResult(bp string, b block, calls map[string]bool) ([]ch
 		for k, ib := range inner {
 			p, err := userPart(fmt.Sprintf("%s.content[%d]", bp, k), ib)
 			if r.lenient && untranslatable(err) {
-				continue
-			}
-			if err != nil {
+				p = ib.sizing()
+			} else if err != nil {
 				return nil, err
 			}
 			if p.Type == "text" {
@@ -253,7 +272,9 @@ func (r *Request) addAssistant(param string, blocks []block, calls map[string]bo
 			// Chat completions have no place for earlier reasoning: dropped.
 		default:
 			if r.lenient {
-				continue // server_tool_use, its results, …: the upstream reads them
+				// server_tool_use, its results, …: the upstream reads them.
+				texts = append(texts, string(b.raw))
+				continue
 			}
 			return invalid("unsupported_value", bp+".type", "an assistant message's blocks are text, tool_use and thinking, not %q", b.Type)
 		}

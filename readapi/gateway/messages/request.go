@@ -35,6 +35,11 @@ type Request struct {
 // Streaming says whether the client asked for server-sent events.
 func (r *Request) Streaming() bool { return r.stream }
 
+// PassThrough says whether the request holds what the translation
+// cannot express (ParseNative): only an Anthropic model can take it, as
+// it came.
+func (r *Request) PassThrough() bool { return r.lenient }
+
 // Model is the requested model ("" when none was named: auto).
 func (r *Request) Model() string { return r.model }
 
@@ -59,6 +64,10 @@ var (
 		"output_config": true, "container": true, "inference_geo": true,
 	}
 	arrFields = []string{"quality_floor", "max_cost_usd", "brand_pref"}
+	// aliasable are the fields the gateway reads or sets on the body an
+	// Anthropic upstream is sent: a name that folds onto one of them
+	// without being it is refused (aliased_field), as on the chat route.
+	aliasable = []string{"model", "max_tokens", "stream", "quality_floor", "max_cost_usd", "brand_pref"}
 )
 
 // ParseRequest validates a POST /v1/messages body.
@@ -110,6 +119,9 @@ func parse(body []byte, needMaxTokens, lenient bool) (*Request, error) {
 	}
 	sort.Strings(names)
 	for _, k := range names {
+		if real, ok := httpx.AliasOf(k, aliasable); ok {
+			return nil, invalid("aliased_field", k, "%q is not a field the gateway reads, but JSON parsers that ignore case read it as %s: send %s under its exact name", k, real, real)
+		}
 		if !readFields[k] && !ignoredFields[k] && !lenient {
 			return nil, invalid("unknown_field", k, "%s: extra inputs are not permitted (see the gateway's OpenAPI document for the Messages fields arr reads)", k)
 		}

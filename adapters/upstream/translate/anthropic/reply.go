@@ -140,10 +140,12 @@ func FinishReason(stop string) string {
 
 // TokensOf is an Anthropic usage as arr counts it: every input token
 // (uncached, read from and written to the cache) in Prompt, the reads in
-// CacheRead, the writes in CacheWrite.
+// CacheRead, the writes in CacheWrite (those to the 1-hour cache in
+// CacheWrite1h), the web searches in WebSearches.
 func TokensOf(u wire.Usage) routing.Tokens {
 	return routing.Tokens{Prompt: u.PromptTokens(), Completion: u.OutputTokens,
-		CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens}.Clamped()
+		CacheRead: u.CacheReadInputTokens, CacheWrite: u.CacheCreationInputTokens,
+		CacheWrite1h: u.CacheCreation1hInputTokens, WebSearches: u.WebSearchRequests}.Clamped()
 }
 
 // usageOf is an Anthropic usage as OpenAI's usage object.
