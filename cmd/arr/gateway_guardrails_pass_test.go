@@ -6,12 +6,12 @@ import (
 	"testing"
 )
 
-// TestGatewayGuardrailsOnPassThrough: a Messages request that would pass
-// through to a Claude model as it came is, when the guardrails redact its
-// prompt (or scan its output), sent translated to the tier's OpenAI model
-// instead: the Claude stand-in never sees the card number, the OpenAI one
-// sees the placeholder. Guardrails that change nothing (log) leave the
-// pass-through as it is; a refusal is Anthropic's 400.
+// TestGatewayGuardrailsOnPassThrough: a Messages request that passes
+// through to a Claude model is scanned on every string of its body and
+// redacted in the body itself, so it still passes through: the Claude
+// stand-in sees the placeholder, never the card number. Guardrails that
+// change nothing (log) leave the body as it came; a refusal is
+// Anthropic's 400.
 func TestGatewayGuardrailsOnPassThrough(t *testing.T) {
 	g := newPassGateway(t)
 	const card = "4111 1111 1111 1111"
@@ -29,16 +29,12 @@ func TestGatewayGuardrailsOnPassThrough(t *testing.T) {
 	}
 
 	set(`{"pii":[{"type":"credit_card","action":"redact"}]}`)
-	before := string(g.up.LastBody("claude-sonnet-4-0"))
 	code, body := ask("pay with " + card)
 	if code != http.StatusOK {
 		t.Fatalf("a redacted prompt: %d %s", code, body)
 	}
-	if string(g.up.LastBody("claude-sonnet-4-0")) != before {
-		t.Fatal("the Claude stand-in was sent a prompt the guardrails redact")
-	}
-	if got := lastUserTextOf(t, g.up.LastRequest("gpt-4.1")); got != "pay with [CREDIT_CARD]" {
-		t.Fatalf("the OpenAI stand-in received %q", got)
+	if sent := string(g.up.LastBody("claude-sonnet-4-0")); strings.Contains(sent, card) || !strings.Contains(sent, "pay with [CREDIT_CARD]") {
+		t.Fatalf("the Claude stand-in was sent %s, want the prompt redacted in place", sent)
 	}
 
 	set(`{"pii":[{"type":"credit_card","action":"refuse"}]}`)
@@ -46,15 +42,4 @@ func TestGatewayGuardrailsOnPassThrough(t *testing.T) {
 		!strings.Contains(string(body), `"type":"error"`) {
 		t.Fatalf("a refused prompt: %d %s", code, body)
 	}
-}
-
-func lastUserTextOf(t *testing.T, req map[string]any) string {
-	t.Helper()
-	msgs, _ := req["messages"].([]any)
-	if len(msgs) == 0 {
-		t.Fatal("no messages")
-	}
-	m, _ := msgs[len(msgs)-1].(map[string]any)
-	s, _ := m["content"].(string)
-	return s
 }
