@@ -221,6 +221,17 @@ func wireOtherIngress(ctx context.Context, t *testing.T, g *gw, client openai.Cl
 	if code != http.StatusOK || !strings.Contains(string(body), `"model":"`+w.id+`"`) || !strings.Contains(string(body), "hi from messages") {
 		t.Fatalf("messages: %d %s", code, body)
 	}
+	if w.id != wireVertexClaude.id {
+		return
+	}
+	// Claude on Vertex AI reads Messages: a Messages request passes
+	// through to it with its blocks as they came (cache_control, an
+	// unknown block field), as to an anthropic model.
+	code, body = pg.postMessages(t, `{"model":"`+w.id+`","max_tokens":64,"system":[{"type":"text","text":"`+strings.Repeat("be brief. ", 40)+`","cache_control":{"type":"ephemeral"}}],"messages":[{"role":"user","content":"hi through vertex"}]}`)
+	sent := string(g.up.LastBody(w.upstream))
+	if code != http.StatusOK || !strings.Contains(sent, `"cache_control":{"type":"ephemeral"}`) || !strings.Contains(string(body), `"cache_creation_input_tokens"`) {
+		t.Fatalf("messages passed through to Claude on Vertex: %d %s; the stand-in got %s", code, body, sent)
+	}
 }
 
 // wireToolRoundTrip: the model calls the one tool offered, and answers

@@ -45,7 +45,7 @@ type Native struct {
 
 // nativeFor says whether m takes the request as it came.
 func (r *Request) nativeFor(m routing.Model) bool {
-	return r.Native != nil && r.Native.API == routing.APIAnthropic && m.API == r.Native.API
+	return r.Native != nil && r.Native.API == routing.APIAnthropic && m.Wire() == r.Native.API
 }
 
 // upstreamRequest is the call of candidate c: the client's own body for
@@ -54,7 +54,9 @@ func (r *Request) nativeFor(m routing.Model) bool {
 func (r *Request) upstreamRequest(c routing.Candidate) (upstream.Request, bool, error) {
 	if r.nativeFor(c.Model) {
 		body, err := anthropic.Upstream(r.Native.Body, c.Model.UpstreamModel, c.MaxTokens, r.Native.Drop)
-		return upstream.Request{API: upstream.APIAnthropic, Body: body, Stream: r.Stream,
+		// Claude on Vertex AI is sent the same body (Do moves the model
+		// into the path and names Vertex's anthropic_version).
+		return upstream.Request{API: upstream.API(c.Model.API), Body: body, Stream: r.Stream,
 			AnthropicVersion: r.Native.AnthropicVersion, AnthropicBeta: r.Native.AnthropicBeta}, true, err
 	}
 	ureq, err := r.chatCall(c)

@@ -145,15 +145,30 @@ func (fm fileModel) checkCloud(api string) error {
 // serves says whether a request that can be sent to the APIs r.APIs may
 // go to m (every API when r names none).
 func (r Request) serves(m Model) bool {
-	return len(r.APIs) == 0 || slices.Contains(r.APIs, m.API)
+	return len(r.APIs) == 0 || slices.Contains(r.APIs, m.API) || slices.Contains(r.APIs, m.Wire())
 }
 
-// apiRank is the place of m's API in r's preference (0 first).
+// apiRank is the place of m's API (or of the wire format it speaks) in
+// r's preference (0 first).
 func (r Request) apiRank(m Model) int {
-	if i := slices.Index(r.APIs, m.API); i >= 0 {
-		return i
+	rank := len(r.APIs)
+	for _, a := range [...]string{m.API, m.Wire()} {
+		if i := slices.Index(r.APIs, a); i >= 0 {
+			rank = min(rank, i)
+		}
 	}
-	return len(r.APIs)
+	return rank
+}
+
+// Wire is the request format m's upstream reads: its API's, except
+// Claude on Vertex AI (api vertex, vendor anthropic), which reads
+// Anthropic's Messages (rawPredict), so a Messages request passes
+// through to it as to an anthropic model.
+func (m Model) Wire() string {
+	if m.API == APIVertex && m.Vendor == "anthropic" {
+		return APIAnthropic
+	}
+	return m.API
 }
 
 // errModelAPI refuses a model (or a tier, or auto) named that no model of

@@ -101,7 +101,7 @@ func (m Model) MaxCost(promptTokens, completionTokens int64) MicroUSD {
 // Anthropic model, at OneHourCacheWriteFactor times the input price).
 func (m Model) dearestInputPerM() int64 {
 	p := max(m.InputPerM, m.CachedInputPerM, m.CacheWritePerM)
-	if m.API == APIAnthropic {
+	if m.Wire() == APIAnthropic {
 		p = max(p, OneHourCacheWriteFactor*m.InputPerM)
 	}
 	return p
