@@ -190,6 +190,11 @@ func TestOGCExtentsServeStaleWhileRefreshing(t *testing.T) {
 	if n := count(); n != 0 {
 		t.Fatalf("numberMatched %d during the refresh, want it left out (the last known is of the version before)", n)
 	}
+	// The refresh runs detached from the requests it served stale, so
+	// its scan may begin just after they are answered.
+	for wait := time.Now().Add(5 * time.Second); f.scans.Load() < 2 && time.Now().Before(wait); {
+		time.Sleep(5 * time.Millisecond)
+	}
 	if s := f.scans.Load(); s != 2 {
 		t.Fatalf("%d scans, want 2 (one per version, shared by the requests)", s)
 	}
