@@ -233,8 +233,10 @@ func checkQuestions(ctx context.Context, c *corpus, qs []question, pages []strin
 }
 
 // wrongInFactSentence lists the wrong statements of q that match the
-// sentence its fact is stated in on one of its pages: a statement the
-// fact's own sentence makes is not another subject's.
+// fact's own sentence on one of its pages, within 30 characters of the
+// fact (a flattened table is one long "sentence" whose neighbouring rows
+// are statements of their own): a statement the fact's own sentence
+// makes is not another subject's.
 func wrongInFactSentence(q question, texts map[string]string) []string {
 	var bad []string
 	for _, p := range q.Pages {

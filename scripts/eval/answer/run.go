@@ -40,8 +40,12 @@ func run(ctx context.Context, o options) error {
 	}
 	asked := pick(qs, o.split)
 	if o.check {
-		fmt.Printf("answer eval: %d questions (tune %d, heldout %d) check out against %d pages of %s\n",
-			len(qs), len(pick(qs, "tune")), len(pick(qs, "heldout")), len(pages), o.docs)
+		unanswerable := 0
+		for _, q := range qs {
+			unanswerable += b2i(q.unanswerable())
+		}
+		fmt.Printf("answer eval: %d questions (tune %d, heldout %d; %d unanswerable) check out against %d pages of %s\n",
+			len(qs), len(pick(qs, "tune")), len(pick(qs, "heldout")), unanswerable, len(pages), o.docs)
 		return nil
 	}
 
