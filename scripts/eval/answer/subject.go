@@ -158,7 +158,13 @@ func (s *subjects) suspects(questionText string, sentences []string, factSpans f
 	return out
 }
 
+// inAny: id is inside one of the fact's spans; an option's name counts
+// without its dashes when it is 3 characters or more (a fact pattern
+// "delete\W+force" states --delete --force).
 func inAny(id string, spans []string) bool {
+	if core := strings.TrimLeft(id, "-"); len(core) >= 3 {
+		id = core
+	}
 	for _, sp := range spans {
 		if strings.Contains(sp, id) {
 			return true
