@@ -4,10 +4,13 @@
 # index holds the Python 3.11 documentation pages of scripts/eval/pages.txt
 # (Debian's python3.11-doc, installed when missing, served on loopback by
 # the eval), with no language model (extractive answers), and scores every
-# answer: fact, cited, grounded, readable, latency. Prints one summary line;
-# per-question results go to scripts/eval/results/.
+# answer: fact, cited, grounded, readable, lead, abstained (answer_found
+# false; unanswerable questions should), wrong_subject (another subject's
+# fact) and the wrong_subject? review notes, latency. Prints one summary
+# line; per-question results go to scripts/eval/results/ (held-out ones
+# only there, never on the terminal).
 # Usage: scripts/eval/answer.sh [-split tune|heldout|all] [-questions FILE]
-#        [-out DIR] [-v] [-check]
+#        [-out DIR] [-v] [-check] [-docs DIR -pages FILE] [-seeded]
 set -euo pipefail
 cd "$(dirname "$0")/../.."
 source scripts/lib.sh

@@ -3,7 +3,10 @@
 // serves the HTML on loopback, indexes a fixed page list by URL with
 // `arr answer index add`, asks every question of a question file once on a
 // fresh database and scores each answer (fact, cited, grounded, readable,
-// latency). See scripts/eval/answer.sh and docs/evaluation.md.
+// lead, abstained, wrong subject, latency). With -docs and -pages it asks
+// about another corpus (Git's manual); with -seeded, about arr's own
+// documentation as the answer service seeds it. See scripts/eval/answer.sh,
+// answer-git.sh, answer-arr.sh and docs/evaluation.md.
 package main
 
 import (
@@ -52,7 +55,7 @@ func main() {
 	flag.StringVar(&o.dbURL, "database-url", "postgres://postgres@127.0.0.1:5432/postgres?sslmode=disable", "admin URL of a PostgreSQL where an eval database may be created")
 	flag.IntVar(&o.batch, "batch", 25, "URLs per `arr answer index add`")
 	flag.DurationVar(&o.timeout, "timeout", 15*time.Minute, "bound on the whole run")
-	flag.BoolVar(&o.verbose, "v", false, "print every question's scores and reasons on stderr")
+	flag.BoolVar(&o.verbose, "v", false, "print every tune question's scores and reasons on stderr (held-out ones are only in the results file)")
 	flag.IntVar(&o.holdoutEvery, "holdout-every", 3, "the split rule of the question file: ids divisible by this are held out (3: the Python manual's; 2: the Git manual's, half)")
 	flag.BoolVar(&o.features, "features", false, "also write every answer's candidate sentences with their feature values, each labelled by whether it states the fact (ANSWERS.features.jsonl, the input of scripts/eval/fit)")
 	flag.BoolVar(&o.seeded, "seeded", false, "the pages (under -docs) are arr's reference documents the answer service seeds its index with (ARR_ANSWER_SEED=on): index nothing, wait for the seed, map /docs/{doc_id} citations to the pages")
