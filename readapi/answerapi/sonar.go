@@ -38,6 +38,13 @@ var sonarModels = map[string]sonarModel{
 	"sonar-deep-research": {answer.Pro, answer.Deep},
 }
 
+// SonarModels are the model names POST /v1/chat/completions knows,
+// sorted (the OpenAPI document's enum).
+func SonarModels() []string { return sonarModelNames() }
+
+// SonarRecencies are the values of search_recency_filter, shortest first.
+func SonarRecencies() []string { return []string{"hour", "day", "week", "month", "year"} }
+
 // sonarModelNames are the known model names, sorted.
 func sonarModelNames() []string {
 	out := make([]string, 0, len(sonarModels))
@@ -352,7 +359,7 @@ func sonarFilters(b sonarBody, now time.Time) (answer.Filters, error) {
 	if recency != "" {
 		tr, ok := sonarRecency[recency]
 		if !ok {
-			return answer.Filters{}, domain.Invalid("invalid_search_recency_filter", "search_recency_filter", "search_recency_filter must be hour, day, week, month or year; got %q", recency)
+			return answer.Filters{}, domain.Invalid("invalid_search_recency_filter", "search_recency_filter", "search_recency_filter must be %s; got %q", strings.Join(SonarRecencies(), ", "), recency)
 		}
 		in.TimeRange = string(tr)
 	}
@@ -369,6 +376,11 @@ func sonarFilters(b sonarBody, now time.Time) (answer.Filters, error) {
 		return answer.Filters{}, domain.Invalid("after_date_after_before_date", "search_after_date_filter", "search_after_date_filter is after search_before_date_filter; the window is inclusive, so it must be on or before it")
 	}
 	f, err := answer.ParseFilters(in, now)
+	var de *domain.Error
+	if errors.As(err, &de) && de.Code == "domain_in_both_lists" {
+		name, _, _ := strings.Cut(de.Message, " is in both")
+		return answer.Filters{}, domain.Invalid("domain_allowed_and_denied", "search_domain_filter", "search_domain_filter both allows and denies %s (with and without a leading -); name it once", name)
+	}
 	if err != nil {
 		err = renameField(err, "include_domains", "search_domain_filter")
 		err = renameField(err, "exclude_domains", "search_domain_filter")
