@@ -191,6 +191,7 @@ func TestSonarCompatibleAPI(t *testing.T) {
 	user := `"messages":[{"role":"system","content":"Be precise."},{"role":"user","content":"` + q + `"}]`
 
 	t.Run("text: the answer API's answer, citations and search_results", func(t *testing.T) {
+		served0 := eventsOfType(t, e, "AnswerServed")
 		status, h, s := postSonar(t, e.answer, key, `{"model":"sonar",`+user+`}`)
 		if status != 200 || s.Object != "chat.completion" || s.Model != "sonar" || s.ID == "" || s.Created == 0 || len(s.Choices) != 1 ||
 			s.Choices[0].Message == nil || s.Choices[0].Message.Role != "assistant" || s.Choices[0].FinishReason == nil || *s.Choices[0].FinishReason != "stop" {
@@ -221,6 +222,13 @@ func TestSonarCompatibleAPI(t *testing.T) {
 		_, _, again := postSonar(t, e.answer, key, `{"model":"sonar",`+user+`}`)
 		if again.Arr == nil || !again.Arr.Cached || again.ID == s.ID || again.Choices[0].Message.Content != s.Choices[0].Message.Content {
 			t.Fatalf("asked again: %+v", again)
+		}
+		// Recorded as served, each of the three, as the answer API's are.
+		eventually(t, 10*time.Second, "three AnswerServed events", func() bool { return eventsOfType(t, e, "AnswerServed") == served0+3 })
+		pool, _ := openStore(t, e.dbURL)
+		var synthesized int
+		if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM events WHERE event_type = 'AnswerSynthesized' AND data::jsonb->>'answer_id' = $1`, s.Arr.AnswerID).Scan(&synthesized); err != nil || synthesized != 1 {
+			t.Fatalf("AnswerSynthesized of answer %s: %d %v", s.Arr.AnswerID, synthesized, err)
 		}
 	})
 	t.Run("stream: chunks with citations, then [DONE]", func(t *testing.T) {

@@ -105,6 +105,13 @@ type sonarRequest struct {
 	stream bool
 }
 
+// ParseSonar reads the body of POST /v1/chat/completions: the answer
+// request it asks, the model named and whether it streams.
+func ParseSonar(r io.Reader, now time.Time) (answer.Request, string, bool, error) {
+	sr, err := parseSonar(r, now)
+	return sr.req, sr.model, sr.stream, err
+}
+
 // parseSonar reads the body of POST /v1/chat/completions into the answer
 // request it asks (the last user message is the question, the turns
 // before it its conversation), with the model named and whether it
