@@ -19,6 +19,8 @@ import (
 
 	"github.com/openai/openai-go"
 	"github.com/openai/openai-go/option"
+
+	"github.com/arr-dev/arr/commands/research/researchtest"
 )
 
 // sonarBody is a chat completion of the Sonar-compatible route.
@@ -50,6 +52,7 @@ type sonarBody struct {
 	Arr *struct {
 		AnswerID      string `json:"answer_id"`
 		Cached        bool   `json:"cached"`
+		Synthesis     string `json:"synthesis"`
 		ResolvedQuery string `json:"resolved_query"`
 		Tier, Mode    string
 	} `json:"arr"`
@@ -518,4 +521,69 @@ func runSonarScript(t *testing.T, dir, pkg, base, key, q string) map[string]sona
 	}
 	t.Logf("%s report: %s", dir, out)
 	return calls
+}
+
+// TestSonarStreamModel: with a language model (the loopback stand-in that
+// streams a word per chunk) the Sonar stream relays the model's raw tokens
+// as content chunks, each carrying the citations the raw text numbers by
+// (the sources as numbered for the model); the non-streamed answer
+// afterwards is the checked one, from the cache. A model that fails makes
+// the stream carry the extractive answer, whose citations are the served
+// sources.
+func TestSonarStreamModel(t *testing.T) {
+	site := newLoopSite(t, map[string]string{
+		"/ferry": article("Ferry timetable", []string{"The island ferry leaves the north pier at nine and at three every day.", "The crossing takes forty minutes."}),
+		"/tides": article("Tide tables", []string{"High water at the north pier comes about fifty minutes later each day.", "Spring tides follow the new and the full moon."}),
+	})
+	model := researchtest.NewLLM(t)
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_ANSWER_FETCH_PRIVATE=allow", "ARR_ANSWER_SEED=off",
+		"ARR_ANSWER_LLM_BASE_URL="+model.BaseURL(), "ARR_ANSWER_LLM_API_KEY=standin")
+	e.up()
+	e.createAccount("sonarmodel@example.com", "free")
+	key := e.mint("sonarmodel@example.com", "answer").Secret
+	if o, errs, code := indexAdd(t, e, site.srv.URL+"/ferry", site.srv.URL+"/tides"); code != 0 || o.Added != 2 {
+		t.Fatalf("index add: exit %d %+v %s", code, o, errs)
+	}
+	ask := func(q string) string {
+		return `{"model":"sonar","messages":[{"role":"user","content":"` + q + `"}]`
+	}
+
+	chunks, done := sonarStreamed(t, e.answer, key, ask("When does the island ferry leave?")+`,"stream":true}`)
+	var text strings.Builder
+	for _, ch := range chunks {
+		if len(ch.Citations) == 0 || !slices.Equal(ch.Citations, chunks[0].Citations) {
+			t.Fatalf("chunk citations %v, first %v", ch.Citations, chunks[0].Citations)
+		}
+		if c := ch.Choices[0].Delta.Content; c != nil {
+			text.WriteString(*c)
+		}
+	}
+	if !done || len(chunks) < 7 || !strings.Contains(text.String(), "[42]") || model.Streams() != 1 {
+		t.Fatalf("done=%v %d chunks, text %q, %d model streams", done, len(chunks), text.String(), model.Streams())
+	}
+	status, _, plain := postSonar(t, e.answer, key, ask("When does the island ferry leave?")+`}`)
+	if status != 200 || !plain.Arr.Cached || plain.Arr.AnswerID == "" || strings.Contains(plain.Choices[0].Message.Content, "[42]") || len(plain.Citations) == 0 {
+		t.Fatalf("plain after the stream: %d %+v", status, plain)
+	}
+	for _, c := range plain.Citations {
+		if !slices.Contains(chunks[0].Citations, c) {
+			t.Fatalf("the answer cites %s, which the stream did not list: %v", c, chunks[0].Citations)
+		}
+	}
+
+	model.SetDown(true)
+	defer model.SetDown(false)
+	chunks, done = sonarStreamed(t, e.answer, key, ask("When does the island ferry leave the north pier?")+`,"stream":true}`)
+	text.Reset()
+	for _, ch := range chunks {
+		if c := ch.Choices[0].Delta.Content; c != nil {
+			text.WriteString(*c)
+		}
+	}
+	_, _, plain = postSonar(t, e.answer, key, ask("When does the island ferry leave the north pier?")+`}`)
+	last := chunks[len(chunks)-1]
+	if !done || plain.Arr.Synthesis != "extractive" || text.String() != plain.Choices[0].Message.Content || !slices.Equal(last.Citations, plain.Citations) {
+		t.Fatalf("model down: done=%v text %q, plain %q (%s), last citations %v, plain %v", done, text.String(), plain.Choices[0].Message.Content, plain.Arr.Synthesis, last.Citations, plain.Citations)
+	}
 }
