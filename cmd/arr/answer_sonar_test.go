@@ -322,6 +322,17 @@ func TestSonarCompatibleAPI(t *testing.T) {
 			}
 		}
 	})
+	t.Run("the models' tiers and modes on the Pro plan", func(t *testing.T) {
+		e.createAccount("sonarpro@example.com", "pro")
+		pro := e.mint("sonarpro@example.com", "answer").Secret
+		for m, want := range map[string][2]string{"sonar": {"free", "quick"}, "sonar-pro": {"pro", "quick"}, "sonar-reasoning": {"free", "deep"},
+			"sonar-reasoning-pro": {"pro", "deep"}, "sonar-deep-research": {"pro", "deep"}} {
+			status, _, s := postSonar(t, e.answer, pro, `{"model":"`+m+`",`+user+`}`)
+			if status != 200 || s.Model != m || s.Arr == nil || s.Arr.Tier != want[0] || s.Arr.Mode != want[1] || len(s.Citations) == 0 {
+				t.Fatalf("%s on Pro: %d %+v %+v", m, status, s.Arr, s.Error)
+			}
+		}
+	})
 	t.Run("hostile input: 400s in the OpenAI error shape", func(t *testing.T) {
 		long := strings.Repeat("lighthouse ", 60)
 		for body, param := range map[string]string{
