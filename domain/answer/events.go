@@ -143,6 +143,11 @@ type AnswerSynthesized struct {
 	// question was resolved against them (schema version 3; absent when
 	// none were).
 	Conversation *Conversation `json:"conversation,omitempty"`
+	// ContextSize is the search_context_size the answer was asked with
+	// (the Sonar-compatible route), absent when medium, the default: it
+	// scaled the sources read (optional in schema version 3; absent in
+	// every answer before it, which read the tier's and mode's).
+	ContextSize ContextSize `json:"context_size,omitempty"`
 }
 
 // Conversation is what an answer knew of the conversation it was asked

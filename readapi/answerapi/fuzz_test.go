@@ -3,6 +3,7 @@ package answerapi_test
 import (
 	"errors"
 	"net/url"
+	"slices"
 	"strings"
 	"testing"
 	"time"
@@ -35,6 +36,9 @@ func requireOutcome(t *testing.T, req answer.Request, err error) {
 		Tier: req.Tier, Mode: req.Mode, SynthesizedAt: time.Unix(0, 0).UTC()}
 	if req.Filters.Any() {
 		e.Filters = &req.Filters
+	}
+	if req.ContextSize != answer.ContextMedium && req.ContextSize != "" {
+		e.ContextSize = req.ContextSize
 	}
 	if len(req.Messages) > 0 {
 		// The turns accepted resolve (by the extractive rule) into a
@@ -77,6 +81,26 @@ func FuzzParseQuery(f *testing.F) {
 	f.Fuzz(func(t *testing.T, raw string) {
 		// What the handler reads: net/url's parse, which drops malformed pairs.
 		req, err := answerapi.ParseQuery((&url.URL{RawQuery: raw}).Query(), time.Unix(1.7e9, 0))
+		requireOutcome(t, req, err)
+	})
+}
+
+func FuzzParseSonar(f *testing.F) {
+	const user = `"messages":[{"role":"user","content":"What powers the lamp?"}]`
+	for _, s := range []string{`{"model":"sonar",` + user + `}`, `{"model":"sonar-pro","stream":true,` + user + `}`, `{"model":"x",` + user + `}`,
+		`{"model":"sonar","messages":[]}`, `{"model":"sonar","messages":[{"role":"assistant","content":"x"}]}`, `[]`, `{}`, `null`,
+		`{"model":"sonar","messages":[{"role":"user","content":[{"type":"text","text":"what\u0000 is it"}]}]}`,
+		`{"model":"sonar","messages":[{"role":"system","content":"x"},{"role":"user","content":"When does the ferry leave?"},{"role":"assistant","content":"At nine."},{"role":"user","content":"how long does it take"}]}`,
+		`{"model":"sonar",` + user + `,"search_domain_filter":["a.com","-b.org","bücher.de"],"search_recency_filter":"hour"}`,
+		`{"model":"sonar",` + user + `,"search_after_date_filter":"3/1/2025","search_before_date_filter":"12/31/2025","web_search_options":{"search_context_size":"high"}}`,
+		`{"model":"sonar",` + user + `,"search_domain_filter":["-"],"temperature":1e400}`, "{\"model\":\"sonar\",\"messages\":[{\"role\":\"user\",\"content\":\"\xff\xfe what\"}]}"} {
+		f.Add([]byte(s))
+	}
+	f.Fuzz(func(t *testing.T, body []byte) {
+		req, model, _, err := answerapi.ParseSonar(strings.NewReader(string(body)), time.Unix(1.7e9, 0))
+		if err == nil && !slices.Contains(answerapi.SonarModels(), model) {
+			t.Fatalf("accepted model %q", model)
+		}
 		requireOutcome(t, req, err)
 	})
 }
