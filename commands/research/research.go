@@ -201,6 +201,11 @@ func (r *Researcher) Answer(ctx context.Context, req answer.Request) (Result, er
 }
 
 func (r *Researcher) sources(req answer.Request) int {
+	return req.ContextSize.Sources(r.tierSources(req))
+}
+
+// tierSources is how many sources the request's tier and mode read.
+func (r *Researcher) tierSources(req answer.Request) int {
 	switch {
 	case req.Mode == answer.Deep && req.Tier == answer.Pro:
 		return r.cfg.DeepProSources

@@ -147,6 +147,11 @@ type AnswerSynthesized struct {
 	// JSON against a schema (Answer is then the JSON text) (schema
 	// version 4; absent for prose, as in every earlier answer).
 	Format *ResponseFormat `json:"format,omitempty"`
+	// ContextSize is the search_context_size the answer was asked with
+	// (the Sonar-compatible route), absent when medium, the default: it
+	// scaled the sources read (optional in schema version 3; absent in
+	// every answer before it, which read the tier's and mode's).
+	ContextSize ContextSize `json:"context_size,omitempty"`
 }
 
 // Conversation is what an answer knew of the conversation it was asked

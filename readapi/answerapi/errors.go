@@ -25,7 +25,12 @@ func fail(c *gin.Context, err error) {
 }
 
 // problem is err's status and error body, as fail writes them (and a
-// streamed answer's error event carries them).
+// streamed answer's error event carries them). On the Sonar-compatible
+// route (sonarPath) the body is in the shape OpenAI's and Perplexity's
+// clients parse: {"error": {"message", "type", "code", "param"}}, type
+// arr's error code (as Perplexity's "invalid_model"), code the HTTP
+// status (a number, as Perplexity sends it), param the field, when one is
+// at fault.
 func problem(c *gin.Context, err error) (int, gin.H) {
 	p := httpx.ProblemFor(c, err)
 	var de *domain.Error
@@ -35,6 +40,13 @@ func problem(c *gin.Context, err error) (int, gin.H) {
 		p = httpx.Problem{Status: http.StatusBadGateway, Code: "structured_output_invalid", Message: so.Error()}
 	case p.Status == 503 && errors.As(err, &de):
 		p.Code, p.Message = de.Code, de.Message
+	}
+	if c.Request != nil && c.Request.URL.Path == sonarPath {
+		body := gin.H{"message": p.Message, "type": p.Code, "code": p.Status}
+		if p.Field != "" {
+			body["param"] = p.Field
+		}
+		return p.Status, gin.H{"error": body}
 	}
 	body := gin.H{"status": p.Status, "code": p.Code, "message": p.Message}
 	if p.Field != "" {

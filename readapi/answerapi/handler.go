@@ -295,68 +295,20 @@ func (h *handler) answer(c *gin.Context, req answer.Request, stream bool, err er
 	if err != nil {
 		return err
 	}
-	p, _ := httpx.PrincipalOf(c)
-	if err := req.Authorize(p.Plan); err != nil {
-		return err
-	}
-	if check := h.app.Answers.CheckFormat; check != nil {
-		if err := check(req.Format); err != nil {
-			return err
-		}
-	}
-	ctx := c.Request.Context()
-	if len(req.Messages) > 0 && h.app.Answers.Resolve != nil {
-		req.Resolve(h.app.Answers.Resolve(ctx, req.Query, req.Messages))
-	}
-	if gen := h.app.Answers.Generation; gen != nil {
-		if req.Generation, err = gen(ctx); err != nil {
-			return err
-		}
-	}
-	key := req.CacheKey()
 	var s *sse
+	var st streamer
 	if stream {
 		s = &sse{c: c}
+		st = s
 	}
-	cached := true
-	a, err := h.lookup(ctx, key)
-	if errors.Is(err, answercache.ErrNoCachedAnswer) {
-		cached = false
-		a, err = h.synthesize(ctx, req, httpx.CommandMetadata(c, "key:"+p.KeyID.String()), s)
-	}
-	if err != nil {
-		if s != nil && ctx.Err() != nil {
-			// The client hung up: nothing more is sent and no answer is
-			// recorded as served; the call stays counted (quota and
-			// meter), as a plain call whose client hangs up is.
-			if !s.started {
-				c.Abort()
-			}
-			return nil
-		}
-		if errors.Is(err, domain.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) && !modelUnavailable(err) {
-			secs := int(searchRetryAfter.Seconds())
-			err = &domain.Error{Kind: domain.ErrUnavailable, Code: "search_unavailable",
-				Message: fmt.Sprintf("web search is temporarily unavailable; retry in %d seconds", secs)}
-			if s == nil || !s.started {
-				c.Header("Retry-After", strconv.Itoa(secs))
-			}
-		}
-		if s != nil && s.started {
-			s.fail(err)
-			return nil
-		}
+	r, ok, err := h.serve(c, req, st)
+	if err != nil || !ok {
 		return err
 	}
-	served := answer.AnswerServed{AccountID: p.AccountID, KeyID: p.KeyID, CacheKey: key, AnswerID: a.AnswerID,
-		Tier: req.Tier, Mode: req.Mode, Cached: cached, ServedAt: h.app.Now().UTC()}
-	if len(req.Messages) > 0 {
-		served.ResolvedQuery, served.Turns = req.Question(), len(req.Messages)
-	}
-	h.app.Answers.Served.Record(served)
-	resp := response{Query: req.Query, ResolvedQuery: req.Question(), Answer: a.Answer,
-		Citations: citations(req, a.Answer), Sources: withSnippets(a.Answer, a.Sources), Tier: req.Tier, Mode: req.Mode,
-		Cached: cached, Synthesis: string(a.Synthesis), SubQuestions: a.SubQuestions, AnswerID: a.AnswerID.String(),
+	a := r.a
+	resp := response{Query: r.req.Query, ResolvedQuery: r.req.Question(), Answer: a.Answer,
+		Citations: citations(r.req, a.Answer), Sources: withSnippets(a.Answer, a.Sources), Tier: r.req.Tier, Mode: r.req.Mode,
+		Cached: r.cached, Synthesis: string(a.Synthesis), SubQuestions: a.SubQuestions, AnswerID: a.AnswerID.String(),
 		SynthesizedAt: a.SynthesizedAt, ExpiresAt: a.ExpiresAt}
 	if s == nil {
 		c.JSON(http.StatusOK, resp)
@@ -381,6 +333,99 @@ func citations(req answer.Request, text string) []answer.Citation {
 func modelUnavailable(err error) bool {
 	var de *domain.Error
 	return errors.As(err, &de) && de.Code == "model_unavailable"
+}
+
+// result is one answer served, as a route presents it.
+type result struct {
+	req    answer.Request // resolved against its earlier turns
+	a      answercache.CachedAnswer
+	cached bool
+}
+
+// streamer writes a streamed answer: arr's own events (sse) or the
+// Sonar-compatible route's chunks (sonarStream). send takes arr's event
+// names and data (eventSources, eventDelta).
+type streamer interface {
+	send(name string, data []byte)
+	// begun reports whether anything was sent (the status is written).
+	begun() bool
+	// fail ends a begun stream with err.
+	fail(err error)
+}
+
+// serve is the one command path of every answer route: the plan check,
+// the follow-up resolution, the cache (memo, read model), the synthesis
+// (shared per cache key) and the AnswerServed record. With s set it
+// streams the synthesis's progress to s. ok is false when the response
+// is already handled (a streaming client hung up, or a begun stream was
+// ended with its error): the caller writes nothing more. An error is
+// returned only while nothing was sent.
+func (h *handler) serve(c *gin.Context, req answer.Request, s streamer) (result, bool, error) {
+	p, _ := httpx.PrincipalOf(c)
+	if err := req.Authorize(p.Plan); err != nil {
+		return result{}, false, err
+	}
+	if check := h.app.Answers.CheckFormat; check != nil {
+		if err := check(req.Format); err != nil {
+			return result{}, false, err
+		}
+	}
+	ctx := c.Request.Context()
+	if len(req.Messages) > 0 && h.app.Answers.Resolve != nil {
+		req.Resolve(h.app.Answers.Resolve(ctx, req.Query, req.Messages))
+	}
+	if gen := h.app.Answers.Generation; gen != nil {
+		var err error
+		if req.Generation, err = gen(ctx); err != nil {
+			return result{}, false, err
+		}
+	}
+	key := req.CacheKey()
+	cached := true
+	a, err := h.lookup(ctx, key)
+	if errors.Is(err, answercache.ErrNoCachedAnswer) {
+		cached = false
+		a, err = h.synthesize(ctx, req, httpx.CommandMetadata(c, "key:"+p.KeyID.String()), s)
+	}
+	if err != nil {
+		return result{}, false, h.failed(c, s, err)
+	}
+	served := answer.AnswerServed{AccountID: p.AccountID, KeyID: p.KeyID, CacheKey: key, AnswerID: a.AnswerID,
+		Tier: req.Tier, Mode: req.Mode, Cached: cached, ServedAt: h.app.Now().UTC()}
+	if len(req.Messages) > 0 {
+		served.ResolvedQuery, served.Turns = req.Question(), len(req.Messages)
+	}
+	h.app.Answers.Served.Record(served)
+	return result{req: req, a: a, cached: cached}, true, nil
+}
+
+// failed handles an answer that failed: nil when it is handled here (the
+// streaming client hung up; a begun stream ends with the error event),
+// else the error to answer with (web search down is a 503 with
+// Retry-After).
+func (h *handler) failed(c *gin.Context, s streamer, err error) error {
+	if s != nil && c.Request.Context().Err() != nil {
+		// The client hung up: nothing more is sent and no answer is
+		// recorded as served; the call stays counted (quota and meter),
+		// as a plain call whose client hangs up is.
+		if !s.begun() {
+			c.Abort()
+		}
+		return nil
+	}
+	if errors.Is(err, domain.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) && !modelUnavailable(err) {
+		secs := int(searchRetryAfter.Seconds())
+		err = &domain.Error{Kind: domain.ErrUnavailable, Code: "search_unavailable",
+			Message: fmt.Sprintf("web search is temporarily unavailable; retry in %d seconds", secs)}
+		if s == nil || !s.begun() {
+			c.Header("Retry-After", strconv.Itoa(secs))
+		}
+	}
+	if s != nil && s.begun() {
+		s.fail(err)
+		return nil
+	}
+	return err
 }
 
 // withSnippets returns sources with every Snippet set: an answer recorded
@@ -425,7 +470,7 @@ func (h *handler) lookup(ctx context.Context, key string) (answercache.CachedAns
 // asker streams: it sends the synthesis's sources and deltas as they come
 // (those before it joined first), and gives up when its client hangs up,
 // which cancels the synthesis if no other asker shares it.
-func (h *handler) synthesize(ctx context.Context, req answer.Request, md commands.Metadata, s *sse) (answercache.CachedAnswer, error) {
+func (h *handler) synthesize(ctx context.Context, req answer.Request, md commands.Metadata, s streamer) (answercache.CachedAnswer, error) {
 	key := req.CacheKey()
 	call := h.flight.join(ctx, key, func(rctx context.Context, call *call) (answercache.CachedAnswer, error) {
 		rctx = research.WithProgress(rctx, &research.Progress{

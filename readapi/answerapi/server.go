@@ -57,6 +57,10 @@ func New(d httpx.Deps) (http.Handler, error) {
 	h := &handler{app: d.App, d: d, memo: newMemo(50000), flight: newFlight()}
 	keyed.GET("/answer", handle(h.get))
 	keyed.POST("/answer", handle(h.post))
+	// The Sonar-compatible route: the same key, quota and meter.
+	sonar := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Answer, false, fail),
+		d.Quota.Answer(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
+	sonar.POST("/chat/completions", handle(h.chat))
 	e.GET("/docs/:id", handle(docsHandler(d.App.Queries.AnswerDocs)))
 	if err := accountweb.Mount(e, account.Answer, d); err != nil {
 		return nil, err

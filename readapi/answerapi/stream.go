@@ -87,6 +87,9 @@ func (s *sse) start() {
 	s.c.Writer.WriteHeaderNow()
 }
 
+// begun reports whether the stream began.
+func (s *sse) begun() bool { return s.started }
+
 // send writes one event and flushes it.
 func (s *sse) send(name string, data []byte) {
 	s.start()
