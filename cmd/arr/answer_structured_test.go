@@ -3,6 +3,7 @@ package main_test
 import (
 	"context"
 	"encoding/json"
+	"errors"
 	"fmt"
 	"io"
 	"net/http"
@@ -14,6 +15,7 @@ import (
 	"testing"
 
 	"github.com/openai/openai-go"
+	"github.com/openai/openai-go/option"
 	"github.com/openai/openai-go/shared"
 	"github.com/santhosh-tekuri/jsonschema/v6"
 
@@ -196,6 +198,45 @@ func TestAnswerStructuredOutput(t *testing.T) {
 		if err := pool.QueryRow(context.Background(), `SELECT count(*) FROM events WHERE event_type = 'AnswerSynthesized' AND schema_version = 4
 			AND data::jsonb->'format'->>'type' = 'json_schema' AND data::jsonb->'format'->>'name' = 'valid'`).Scan(&n); err != nil || n != 2 {
 			t.Fatalf("AnswerSynthesized with the format: %d, %v", n, err)
+		}
+	})
+
+	t.Run("Sonar route with the openai-go client", func(t *testing.T) {
+		// The official OpenAI Go client, changing only the base URL and
+		// the key: the JSON answer is message.content, citations beside.
+		client := openai.NewClient(option.WithBaseURL(e.answer+"/v1"), option.WithAPIKey(key), option.WithMaxRetries(0))
+		var schema map[string]any
+		_ = json.Unmarshal([]byte(structuredSchema), &schema)
+		resp, err := client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+			Model:    "sonar",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("When does the island ferry leave the pier?")},
+			ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "valid", Schema: schema, Strict: openai.Bool(true)}}},
+		})
+		if err != nil {
+			t.Fatalf("openai-go against the Sonar route: %v", err)
+		}
+		content := resp.Choices[0].Message.Content
+		v, err := jsonschema.UnmarshalJSON(strings.NewReader(content))
+		if err != nil || sch.Validate(v) != nil {
+			t.Fatalf("message.content is not valid against the schema: %v %q", err, content)
+		}
+		var extra struct {
+			Citations []string `json:"citations"`
+		}
+		if err := json.Unmarshal([]byte(resp.RawJSON()), &extra); err != nil || len(extra.Citations) == 0 {
+			t.Fatalf("no citations beside the JSON: %v %s", err, resp.RawJSON())
+		}
+		// A malformed format is the route's 400 naming the field.
+		_, err = client.Chat.Completions.New(context.Background(), openai.ChatCompletionNewParams{
+			Model:    "sonar",
+			Messages: []openai.ChatCompletionMessageParamUnion{openai.UserMessage("When does the island ferry leave the pier?")},
+			ResponseFormat: openai.ChatCompletionNewParamsResponseFormatUnion{OfJSONSchema: &shared.ResponseFormatJSONSchemaParam{
+				JSONSchema: shared.ResponseFormatJSONSchemaJSONSchemaParam{Name: "h", Schema: map[string]any{"$ref": "http://127.0.0.1:1/x.json"}}}},
+		})
+		var apiErr *openai.Error
+		if !errors.As(err, &apiErr) || apiErr.StatusCode != 400 || !strings.Contains(apiErr.Message, "response_format.json_schema.schema") {
+			t.Fatalf("a remote $ref on the Sonar route: %v", err)
 		}
 	})
 
