@@ -254,6 +254,21 @@ func TestAnswerStructuredOutput(t *testing.T) {
 		}
 	})
 
+	t.Run("streamed", func(t *testing.T) {
+		// A fresh schema (another cache key): sources, the validated JSON
+		// as one delta, done with the same answer.
+		body, _ := json.Marshal(map[string]any{"stream": true, "q": q, "response_format": map[string]any{"type": "json_schema",
+			"json_schema": map[string]any{"name": "valid", "description": "streamed", "schema": json.RawMessage(structuredSchema)}}})
+		resp := postAnswerStream(context.Background(), t, e.answer, key, string(body), nil)
+		st := parseStreamed(t, readEvents(t, resp))
+		st.wellFormed(t)
+		var done answerBody
+		if err := json.Unmarshal(st.done, &done); err != nil || len(st.deltas) != 1 || st.deltas[0] != done.Answer {
+			t.Fatalf("deltas %q, done %s: %v", st.deltas, st.done, err)
+		}
+		assertValid(t, done)
+	})
+
 	t.Run("invalid twice is 502", func(t *testing.T) {
 		status, a := postAnswer(t, e.answer, key, structuredBody(q, "invalid", structuredSchema))
 		if status != http.StatusBadGateway || a.Error == nil || a.Error.Code != "structured_output_invalid" || !strings.Contains(a.Error.Message, "want string") {
