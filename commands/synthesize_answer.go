@@ -69,6 +69,9 @@ func (h *SynthesizeAnswerHandler) Handle(ctx context.Context, c SynthesizeAnswer
 		e.ResolvedQuery = c.Request.Question()
 		e.Conversation = &answer.Conversation{Turns: len(c.Request.Messages), ResolvedBy: c.Request.ResolvedBy}
 	}
+	if f := c.Request.Format; f.Structured() {
+		e.Format = &f
+	}
 	e.CleanWorldText()
 	ne, err := eventstore.Encode(e, c.Metadata)
 	if err != nil {

@@ -94,6 +94,7 @@ var enumSources = map[string]enumSource{
 	"components/schemas/AnswerRequest/properties/time_range":                                                   {of(answer.PastDay, answer.PastWeek, answer.PastMonth, answer.PastYear), "domain/answer TimeRange constants"},
 	"components/schemas/ConversationMessage/properties/role":                                                   {of(answer.UserRole, answer.AssistantRole), "domain/answer role constants"},
 	"components/schemas/Answer/properties/synthesis":                                                           {of(answer.LLM, answer.Extractive, answer.NoSources), "domain/answer Synthesis constants"},
+	"components/schemas/ResponseFormat/properties/type":                                                        {of(answer.FormatText, answer.FormatJSONSchema), "domain/answer FormatType constants"},
 	"components/schemas/AuditEntryBase/properties/view":                                                        {of(audit.Public, audit.Owner, audit.Auditor), "domain/audit Audience constants"},
 	"components/schemas/AuditEntryWithPayload/allOf/1/properties/view":                                         {of(audit.Owner, audit.Auditor), "domain/audit Audience constants that see the payload"},
 	"components/schemas/AuditChainRules/properties/link":                                                       {[]string{fmt.Sprint(audit.LinkV1), fmt.Sprint(audit.LinkV2)}, "domain/audit LinkV1, LinkV2"},

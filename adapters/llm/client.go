@@ -62,6 +62,25 @@ type Request struct {
 	// QualityFloor is sent as quality_floor (arr's gateway's routing
 	// extension) when positive.
 	QualityFloor float64
+	// ResponseFormat, when set, is sent as response_format: the reply is
+	// asked to be JSON against a schema (OpenAI's structured outputs).
+	ResponseFormat *ResponseFormat
+}
+
+// ResponseFormat is OpenAI's response_format of type json_schema.
+type ResponseFormat struct {
+	// Type is "json_schema".
+	Type       string     `json:"type"`
+	JSONSchema JSONSchema `json:"json_schema"`
+}
+
+// JSONSchema is response_format.json_schema.
+type JSONSchema struct {
+	Name        string `json:"name"`
+	Description string `json:"description,omitempty"`
+	// Schema is the JSON Schema's JSON text, sent as it is.
+	Schema json.RawMessage `json:"schema"`
+	Strict bool            `json:"strict,omitempty"`
 }
 
 // Response is the first choice of a completion and what it cost.
@@ -81,6 +100,8 @@ type wireRequest struct {
 	Temperature  float64   `json:"temperature"`
 	MaxTokens    int       `json:"max_tokens,omitempty"`
 	QualityFloor float64   `json:"quality_floor,omitempty"`
+	// ResponseFormat is response_format, absent when nil.
+	ResponseFormat *ResponseFormat `json:"response_format,omitempty"`
 }
 
 type wireResponse struct {
@@ -114,12 +135,18 @@ func (c *Client) Complete(ctx context.Context, r Request) (Response, error) {
 }
 
 func (c *Client) complete(ctx context.Context, r Request) (Response, error) {
-	resp, err := c.post(ctx, wireRequest{Model: r.Model, Messages: r.Messages, Temperature: r.Temperature, MaxTokens: r.MaxTokens, QualityFloor: r.QualityFloor}, "application/json")
+	resp, err := c.post(ctx, r.wire(), "application/json")
 	if err != nil {
 		return Response{}, err
 	}
 	defer resp.Body.Close()
 	return c.oneBody(resp, func(string) {})
+}
+
+// wire is r as the endpoint reads it.
+func (r Request) wire() wireRequest {
+	return wireRequest{Model: r.Model, Messages: r.Messages, Temperature: r.Temperature, MaxTokens: r.MaxTokens, QualityFloor: r.QualityFloor,
+		ResponseFormat: r.ResponseFormat}
 }
 
 // post sends a chat completion request (body, JSON) asking for accept and

@@ -61,7 +61,7 @@ type wireChunk struct {
 
 func (c *Client) stream(ctx context.Context, r Request, delta func(string)) (Response, error) {
 	resp, err := c.post(ctx, wireStreamRequest{
-		wireRequest: wireRequest{Model: r.Model, Messages: r.Messages, Temperature: r.Temperature, MaxTokens: r.MaxTokens, QualityFloor: r.QualityFloor},
+		wireRequest: r.wire(),
 		Stream:      true, StreamOptions: streamOptions{IncludeUsage: true},
 	}, "text/event-stream")
 	if err != nil {

@@ -369,7 +369,7 @@ func TestSonarCompatibleAPI(t *testing.T) {
 			`{"model":"sonar",` + user + `,"temperature":"hot"}`:                                                          "temperature",
 			`{"model":"sonar",` + user + `,"n":2}`:                                                                        "n",
 			`{"model":"sonar",` + user + `,"tools":[]}`:                                                                   "tools",
-			`{"model":"sonar",` + user + `,"response_format":{"type":"json_schema","json_schema":{"schema":{}}}}`:         "response_format",
+			`{"model":"sonar",` + user + `,"response_format":{"type":"json_schema","json_schema":{"schema":{}}}}`:         "response_format.json_schema.name",
 			`{"model":"sonar",` + user + `,"response_format":"json"}`:                                                     "response_format",
 		} {
 			status, _, s := postSonar(t, e.answer, key, body)

@@ -124,7 +124,7 @@ func (s *system) answers(r *research.Researcher, cmds commands.Commands) app.Ans
 	if s.answerModel != nil {
 		synthesis = "llm, extractive when the model does not answer"
 	}
-	return app.Answers{Generation: r.Generation, Resolve: r.Resolve, Synthesis: synthesis, Served: s.served}
+	return app.Answers{Generation: r.Generation, Resolve: r.Resolve, CheckFormat: r.CheckFormat, Synthesis: synthesis, Served: s.served}
 }
 
 // webRoles reports whether roles include an HTTP service.

@@ -183,7 +183,13 @@ func (r *Researcher) Answer(ctx context.Context, req answer.Request) (Result, er
 	if err != nil {
 		return Result{}, err
 	}
-	r.write(ctx, req, docs, &res)
+	if req.Format.Structured() {
+		if err := r.writeStructured(ctx, req, docs, &res); err != nil {
+			return Result{}, err
+		}
+	} else {
+		r.write(ctx, req, docs, &res)
+	}
 	if err := parent.Err(); err != nil {
 		// The caller gave up (every asker hung up): what was written
 		// under a cancelled context (an extractive fallback for a model

@@ -74,9 +74,18 @@ func (n numbered) content() string {
 	return s
 }
 
-// write ranks the documents' passages, writes the answer and checks its
-// citations.
-func (r *Researcher) write(ctx context.Context, req answer.Request, docs []document, res *Result) {
+// ranking is what an answer is written from: the passages ranked for
+// query, the index they came from, and the sources chosen.
+type ranking struct {
+	query  string
+	ranked []Scored
+	idx    *Index
+	srcs   []numbered
+}
+
+// rank ranks the documents' passages (or takes those the local index
+// ranked) and chooses the sources.
+func (r *Researcher) rank(req answer.Request, docs []document, res *Result) ranking {
 	t := time.Now()
 	query := req.Query
 	if len(res.SubQuestions) > 0 {
@@ -87,11 +96,32 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 		ranked, idx = rankPassages(query, docs)
 	}
 	ranked = preferAnswerType(req.Query, ranked)
-	defer func() {
-		record(res, query, res.generation, ranked, func(p Scored) string { return r.sourceURL(numbered{url: p.URL, docID: p.DocID}) })
-	}()
 	srcs := selectSources(ranked, r.sources(req))
 	res.Costs.RankUS = time.Since(t).Microseconds()
+	return ranking{query: query, ranked: ranked, idx: idx, srcs: srcs}
+}
+
+// record fills res.Retrieval from the ranking.
+func (rk ranking) record(r *Researcher, res *Result) {
+	record(res, rk.query, res.generation, rk.ranked, func(p Scored) string { return r.sourceURL(numbered{url: p.URL, docID: p.DocID}) })
+}
+
+// numberedSources are the sources as the model sees and the answer cites
+// them.
+func (r *Researcher) numberedSources(srcs []numbered) []answer.Source {
+	all := make([]answer.Source, len(srcs))
+	for i, s := range srcs {
+		all[i] = answer.Source{Title: s.title, URL: r.sourceURL(s), Content: s.content(), PublishedDate: answer.PublishedDate(s.published)}
+	}
+	return all
+}
+
+// write ranks the documents' passages, writes the answer and checks its
+// citations.
+func (r *Researcher) write(ctx context.Context, req answer.Request, docs []document, res *Result) {
+	rk := r.rank(req, docs, res)
+	defer rk.record(r, res)
+	srcs, idx := rk.srcs, rk.idx
 	if len(srcs) == 0 {
 		res.Synthesis = answer.NoSources
 		res.Answer = "No sources matched this question, so there is no answer to cite. Try other words" +
@@ -100,10 +130,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 		progressOf(ctx).delta(res.Answer)
 		return
 	}
-	all := make([]answer.Source, len(srcs))
-	for i, s := range srcs {
-		all[i] = answer.Source{Title: s.title, URL: r.sourceURL(s), Content: s.content(), PublishedDate: answer.PublishedDate(s.published)}
-	}
+	all := r.numberedSources(srcs)
 	snipped := false // the extractive path sets them before streaming its sources
 	defer func() {
 		if !snipped {
@@ -114,7 +141,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	if r.cfg.Model != nil {
 		prog.sources(all)
 	}
-	t = time.Now()
+	t := time.Now()
 	text, ok := r.synthesize(ctx, req, all, res)
 	res.Costs.SynthesisUS = time.Since(t).Microseconds()
 	if ok {
@@ -210,18 +237,13 @@ func (r *Researcher) synthesize(ctx context.Context, req answer.Request, srcs []
 	if r.cfg.Model == nil {
 		return "", false
 	}
-	var b strings.Builder
-	fmt.Fprintf(&b, "Question: %s\n\nSources:\n", req.Query)
-	for i, s := range srcs {
-		fmt.Fprintf(&b, "\n[%d] %s (%s)\n%s\n", i+1, s.Title, s.URL, s.Content)
-	}
 	length, maxTokens := "one to two short paragraphs", 500
 	if req.Tier == answer.Pro || req.Mode == answer.Deep {
 		length, maxTokens = "up to four short paragraphs", 1000
 	}
 	lr := llm.Request{Model: r.cfg.ModelName, MaxTokens: maxTokens, Temperature: 0.2, Messages: []llm.Message{
 		{Role: "system", Content: fmt.Sprintf(systemPrompt, length)},
-		{Role: "user", Content: b.String()},
+		{Role: "user", Content: sourcesPrompt(req.Query, srcs)},
 	}}
 	if req.Tier == answer.Pro && r.cfg.ModelName == "auto" {
 		lr.QualityFloor = r.cfg.ProQualityFloor
@@ -243,6 +265,20 @@ func (r *Researcher) synthesize(ctx context.Context, req answer.Request, srcs []
 	res.Costs.CostMicroUSD += out.CostMicroUSD
 	res.Model = out.Model
 	return out.Content, true
+}
+
+// sourcesPrompt is the question and the numbered sources, as the model
+// reads them.
+func sourcesPrompt(question string, srcs []answer.Source) string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "Question: %s\n\nSources:\n", question)
+	if len(srcs) == 0 {
+		b.WriteString("\n(none: no source matched the question)\n")
+	}
+	for i, s := range srcs {
+		fmt.Fprintf(&b, "\n[%d] %s (%s)\n%s\n", i+1, s.Title, s.URL, s.Content)
+	}
+	return b.String()
 }
 
 func boolInt(b bool) int {

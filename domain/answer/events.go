@@ -143,6 +143,10 @@ type AnswerSynthesized struct {
 	// question was resolved against them (schema version 3; absent when
 	// none were).
 	Conversation *Conversation `json:"conversation,omitempty"`
+	// Format is the response_format the answer was asked in, when it was
+	// JSON against a schema (Answer is then the JSON text) (schema
+	// version 4; absent for prose, as in every earlier answer).
+	Format *ResponseFormat `json:"format,omitempty"`
 	// ContextSize is the search_context_size the answer was asked with
 	// (the Sonar-compatible route), absent when medium, the default: it
 	// scaled the sources read (optional in schema version 3; absent in
@@ -219,17 +223,18 @@ func (e *AnswerSynthesized) CleanWorldText() {
 	}
 	e.ResolvedQuery = text.Clean(e.ResolvedQuery)
 }
-func (AnswerSynthesized) SchemaVersion() int { return 3 }
+func (AnswerSynthesized) SchemaVersion() int { return 4 }
 
 // Upcast implements domain.Upcaster: version 2 added Retrieval, which a
 // version 1 answer did not record (absent: nothing to replay); version 3
 // added Filters, the sources' published_date and Snippet, ResolvedQuery
 // and Conversation, which earlier answers did not have (absent: no
 // filter, no conversation — the question is what retrieval ran for; null:
-// no date; empty: a reader computes the snippet from Content). So a
-// version 1 or 2 payload reads as version 3 unchanged.
+// no date; empty: a reader computes the snippet from Content); version 4
+// added Format (absent: prose). So a version 1, 2 or 3 payload reads as
+// version 4 unchanged.
 func (AnswerSynthesized) Upcast(from int, data []byte) ([]byte, error) {
-	if from != 1 && from != 2 {
+	if from < 1 || from > 3 {
 		return nil, fmt.Errorf("no schema version %d of AnswerSynthesized", from)
 	}
 	return data, nil

@@ -111,7 +111,7 @@ func TestAnswerSynthesizedV2DecodesAsV3(t *testing.T) {
 		t.Fatal(err)
 	}
 	a := ev.(*AnswerSynthesized)
-	if a.ResolvedQuery != "" || a.Conversation != nil || a.Sources[0].Snippet != "" || a.Answer != "Forty minutes [1]." {
+	if a.ResolvedQuery != "" || a.Conversation != nil || a.Format != nil || a.Sources[0].Snippet != "" || a.Answer != "Forty minutes [1]." {
 		t.Fatalf("%+v", a)
 	}
 	v3 := `{"question":"How long does it take?","resolved_query":"How long does the ferry take?","conversation":{"turns":2,"resolved_by":"extractive"},"sources":[{"title":"Ferry","url":"http://127.0.0.1/ferry","content":"c","snippet":"s"}]}`
@@ -123,8 +123,15 @@ func TestAnswerSynthesizedV2DecodesAsV3(t *testing.T) {
 	if a.ResolvedQuery != "How long does the ferry take?" || a.Conversation == nil || *a.Conversation != (Conversation{Turns: 2, ResolvedBy: "extractive"}) || a.Sources[0].Snippet != "s" {
 		t.Fatalf("%+v", a)
 	}
-	if _, err := reg.Decode("AnswerSynthesized", 4, []byte(v3)); err == nil {
-		t.Fatal("version 4 decoded")
+	ev, err = reg.Decode("AnswerSynthesized", 4, []byte(`{"answer":"{\"a\":1}","format":{"type":"json_schema","name":"n","schema":"{\"type\":\"object\"}"}}`))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if a = ev.(*AnswerSynthesized); a.Format == nil || !a.Format.Structured() || a.Format.Schema != `{"type":"object"}` {
+		t.Fatalf("%+v", a)
+	}
+	if _, err := reg.Decode("AnswerSynthesized", 5, []byte(v3)); err == nil {
+		t.Fatal("version 5 decoded")
 	}
 }
 

@@ -58,6 +58,9 @@ type Request struct {
 	Resolved string
 	// ResolvedBy says how: "llm", "extractive" or "unchanged".
 	ResolvedBy string
+	// Format is the shape the answer is asked in (response_format): the
+	// zero value is prose; a JSON Schema is part of the cache key.
+	Format ResponseFormat
 	// ContextSize scales how many sources are read ("" is medium: the
 	// tier's and mode's); part of the cache key unless medium.
 	ContextSize ContextSize
@@ -137,9 +140,10 @@ func (r Request) Authorize(plan account.Plan) error {
 // CacheKey is the key of the 6-hour answer cache: a hash of the normalized
 // question, the tier, the mode, the local index's generation and the
 // filters (their resolved dates: a time_range asked on another day is
-// another key) and the context size unless medium.
+// another key), the context size unless medium and, when one is asked,
+// the response format (its schema).
 func (r Request) CacheKey() string {
-	sum := sha256.Sum256([]byte("v2\x00" + string(r.Tier) + "\x00" + string(r.Mode) + "\x00" + strconv.FormatUint(r.Generation, 10) + "\x00" + r.Normalized + r.Filters.key() + r.ContextSize.key()))
+	sum := sha256.Sum256([]byte("v2\x00" + string(r.Tier) + "\x00" + string(r.Mode) + "\x00" + strconv.FormatUint(r.Generation, 10) + "\x00" + r.Normalized + r.Filters.key() + r.ContextSize.key() + r.Format.key()))
 	return hex.EncodeToString(sum[:16])
 }
 

@@ -2,10 +2,12 @@ package answerapi
 
 import (
 	"errors"
+	"net/http"
 
 	"github.com/gin-gonic/gin"
 
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/readapi/httpx"
 	"github.com/arr-dev/arr/readapi/ratelimit"
 )
@@ -32,7 +34,11 @@ func fail(c *gin.Context, err error) {
 func problem(c *gin.Context, err error) (int, gin.H) {
 	p := httpx.ProblemFor(c, err)
 	var de *domain.Error
-	if p.Status == 503 && errors.As(err, &de) {
+	var so *answer.StructuredOutputInvalid
+	switch {
+	case errors.As(err, &so):
+		p = httpx.Problem{Status: http.StatusBadGateway, Code: "structured_output_invalid", Message: so.Error()}
+	case p.Status == 503 && errors.As(err, &de):
 		p.Code, p.Message = de.Code, de.Message
 	}
 	if c.Request != nil && c.Request.URL.Path == sonarPath {

@@ -59,6 +59,9 @@ type body struct {
 	Messages       json.RawMessage `json:"messages"`
 	// Stream asks for server-sent events (true or false).
 	Stream json.RawMessage `json:"stream"`
+	// ResponseFormat asks for the answer as JSON against a schema
+	// (research.ParseResponseFormat).
+	ResponseFormat json.RawMessage `json:"response_format"`
 }
 
 // get is GET /api/v1/answer. Its query parameters are each given once but
@@ -146,7 +149,7 @@ func parseBody(r io.Reader, now time.Time) (answer.Request, bool, error) {
 	dec.DisallowUnknownFields()
 	if err := dec.Decode(&b); err != nil {
 		if f := httpx.UnknownField(err); f != "" {
-			return answer.Request{}, false, domain.Invalid("unknown_field", f, "unknown field %q: the body takes only q, tier, mode, include_domains, exclude_domains, time_range, start_date, end_date, messages and stream; see /openapi.json", f)
+			return answer.Request{}, false, domain.Invalid("unknown_field", f, "unknown field %q: the body takes only q, tier, mode, include_domains, exclude_domains, time_range, start_date, end_date, messages, stream and response_format; see /openapi.json", f)
 		}
 		return answer.Request{}, false, domain.Invalid("invalid_json", "", "the body must be a JSON object like {\"q\":\"…\",\"tier\":\"free\",\"mode\":\"quick\",\"stream\":false}: %v", err)
 	}
@@ -179,6 +182,9 @@ func parseBody(r io.Reader, now time.Time) (answer.Request, bool, error) {
 		return answer.Request{}, false, err
 	}
 	if req.Messages, err = parseMessages(b.Messages); err != nil {
+		return answer.Request{}, false, err
+	}
+	if req.Format, err = research.ParseResponseFormat(b.ResponseFormat); err != nil {
 		return answer.Request{}, false, err
 	}
 	stream, err := parseStream(b.Stream)
@@ -301,7 +307,7 @@ func (h *handler) answer(c *gin.Context, req answer.Request, stream bool, err er
 	}
 	a := r.a
 	resp := response{Query: r.req.Query, ResolvedQuery: r.req.Question(), Answer: a.Answer,
-		Citations: answer.CitationSpans(a.Answer), Sources: withSnippets(a.Answer, a.Sources), Tier: r.req.Tier, Mode: r.req.Mode,
+		Citations: citations(r.req, a.Answer), Sources: withSnippets(a.Answer, a.Sources), Tier: r.req.Tier, Mode: r.req.Mode,
 		Cached: r.cached, Synthesis: string(a.Synthesis), SubQuestions: a.SubQuestions, AnswerID: a.AnswerID.String(),
 		SynthesizedAt: a.SynthesizedAt, ExpiresAt: a.ExpiresAt}
 	if s == nil {
@@ -311,6 +317,22 @@ func (h *handler) answer(c *gin.Context, req answer.Request, stream bool, err er
 	s.whole(resp.Sources, a.Answer)
 	s.sendJSON(eventDone, resp)
 	return nil
+}
+
+// citations are the answer's citation spans: in a structured answer (JSON
+// text) only the markers inside its strings.
+func citations(req answer.Request, text string) []answer.Citation {
+	if req.Format.Structured() {
+		return answer.JSONCitationSpans(text)
+	}
+	return answer.CitationSpans(text)
+}
+
+// modelUnavailable: err is a structured answer's model that did not
+// answer (model_unavailable), not the search.
+func modelUnavailable(err error) bool {
+	var de *domain.Error
+	return errors.As(err, &de) && de.Code == "model_unavailable"
 }
 
 // result is one answer served, as a route presents it.
@@ -342,6 +364,11 @@ func (h *handler) serve(c *gin.Context, req answer.Request, s streamer) (result,
 	p, _ := httpx.PrincipalOf(c)
 	if err := req.Authorize(p.Plan); err != nil {
 		return result{}, false, err
+	}
+	if check := h.app.Answers.CheckFormat; check != nil {
+		if err := check(req.Format); err != nil {
+			return result{}, false, err
+		}
 	}
 	ctx := c.Request.Context()
 	if len(req.Messages) > 0 && h.app.Answers.Resolve != nil {
@@ -386,7 +413,7 @@ func (h *handler) failed(c *gin.Context, s streamer, err error) error {
 		}
 		return nil
 	}
-	if errors.Is(err, domain.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) {
+	if errors.Is(err, domain.ErrUnavailable) && !errors.Is(err, context.DeadlineExceeded) && !modelUnavailable(err) {
 		secs := int(searchRetryAfter.Seconds())
 		err = &domain.Error{Kind: domain.ErrUnavailable, Code: "search_unavailable",
 			Message: fmt.Sprintf("web search is temporarily unavailable; retry in %d seconds", secs)}

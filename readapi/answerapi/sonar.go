@@ -10,6 +10,7 @@ import (
 	"strings"
 	"time"
 
+	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -79,8 +80,8 @@ type sonarBody struct {
 	SearchAfterDateFilter  json.RawMessage `json:"search_after_date_filter"`
 	SearchBeforeDateFilter json.RawMessage `json:"search_before_date_filter"`
 	WebSearchOptions       json.RawMessage `json:"web_search_options"`
-	// ResponseFormat is decoded here; structured output is the answer
-	// command's (see checkResponseFormat).
+	// ResponseFormat is read by research.ParseResponseFormat, as on
+	// /api/v1/answer: json_schema asks for the answer as JSON.
 	ResponseFormat json.RawMessage `json:"response_format"`
 
 	// Accepted and ignored.
@@ -137,12 +138,14 @@ func parseSonar(r io.Reader, now time.Time) (sonarRequest, error) {
 	if out.model, err = checkModel(b.Model); err != nil {
 		return sonarRequest{}, err
 	}
-	if err := checkResponseFormat(b.ResponseFormat); err != nil {
+	format, err := research.ParseResponseFormat(b.ResponseFormat)
+	if err != nil {
 		return sonarRequest{}, err
 	}
 	if out.req, err = sonarQuestion(b.Messages, sonarModels[out.model]); err != nil {
 		return sonarRequest{}, err
 	}
+	out.req.Format = format
 	if out.req.Filters, err = sonarFilters(b, now); err != nil {
 		return sonarRequest{}, err
 	}
@@ -206,28 +209,6 @@ func checkModel(m *string) (string, error) {
 		return "", domain.Invalid("invalid_model", "model", "model %q is not known: use one of %s", *m, known)
 	}
 	return *m, nil
-}
-
-// checkResponseFormat accepts response_format {"type":"text"} (the
-// default). Structured output ({"type":"json_schema"}) is the answer
-// command's to write; until it does, it is refused rather than ignored.
-func checkResponseFormat(raw json.RawMessage) error {
-	if len(raw) == 0 || string(raw) == "null" {
-		return nil
-	}
-	var rf struct {
-		Type string `json:"type"`
-	}
-	if err := json.Unmarshal(raw, &rf); err != nil || rf.Type == "" {
-		return domain.Invalid("invalid_response_format", "response_format", `response_format must be an object like {"type":"text"}`)
-	}
-	switch rf.Type {
-	case "text":
-		return nil
-	case "json_schema", "json_object", "regex":
-		return domain.Invalid("response_format_unsupported", "response_format", "response_format type %q is not supported on this route yet: send {\"type\":\"text\"} or leave it out", rf.Type)
-	}
-	return domain.Invalid("invalid_response_format", "response_format", "response_format type must be text; got %q", rf.Type)
 }
 
 // sonarMessage is one chat message: content a string or an array of text

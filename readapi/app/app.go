@@ -87,6 +87,10 @@ type Answers struct {
 	// conversation's earlier turns and says how ("llm", "extractive",
 	// "unchanged"); nil: questions are taken as asked.
 	Resolve func(ctx context.Context, q string, ms []answer.Message) (string, string)
+	// CheckFormat refuses a response format the service cannot write
+	// (json_schema without a language model: model_required); nil
+	// checks nothing before the synthesis, which refuses it then.
+	CheckFormat func(answer.ResponseFormat) error
 	// Synthesis says in /healthz how answers are written ("extractive",
 	// or with a language model).
 	Synthesis string
