@@ -57,6 +57,14 @@ func New(d httpx.Deps) (http.Handler, error) {
 	h := &handler{app: d.App, d: d, memo: newMemo(50000), flight: newFlight()}
 	keyed.GET("/answer", handle(h.get))
 	keyed.POST("/answer", handle(h.post))
+	// A research job is asked for once (counted as an answer call); its
+	// status, events and cancel are free of the daily limit.
+	j := &jobs{h: h}
+	keyed.POST("/research", handle(j.create))
+	free := e.Group("/api/v1/research", httpx.KeyAuth(d.App.Queries.Identities, account.Answer, false, fail))
+	free.GET("/:id", handle(j.get))
+	free.GET("/:id/events", handle(j.events))
+	free.DELETE("/:id", handle(j.cancel))
 	e.GET("/docs/:id", handle(docsHandler(d.App.Queries.AnswerDocs)))
 	if err := accountweb.Mount(e, account.Answer, d); err != nil {
 		return nil, err
