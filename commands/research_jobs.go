@@ -179,3 +179,22 @@ func LoadJob(ctx context.Context, store StreamReader, reg *domain.Registry, id u
 	}
 	return j, nil
 }
+
+// AppendJobEvent appends e to a research job's stream at its version
+// (the stream's last StreamVersion); false when the stream moved (the job
+// was canceled, or another worker holds it). The research jobs' worker
+// records its claims, steps and ends through it.
+func AppendJobEvent(ctx context.Context, store Appender, md Metadata, job uuid.UUID, version uint64, e domain.Event) (bool, error) {
+	ne, err := eventstore.EncodeAll(md, e)
+	if err != nil {
+		return false, err
+	}
+	_, err = store.Append(ctx, answer.JobStreamID(job), eventstore.Exact(version), ne...)
+	if errors.Is(err, domain.ErrConcurrency) {
+		return false, nil
+	}
+	if err != nil {
+		return false, fmt.Errorf("recording research job %s: %w", job, err)
+	}
+	return true, nil
+}

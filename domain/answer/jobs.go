@@ -38,14 +38,15 @@ func JobFinished(status string) bool {
 type ResearchJobRequested struct {
 	// JobID identifies the job.
 	JobID uuid.UUID `json:"job_id"`
-	// AccountID is the account the job belongs to; KeyID the key that
-	// asked (its AnswerServed is the key's).
+	// AccountID is the account the job belongs to.
 	AccountID uuid.UUID `json:"account_id"`
-	KeyID     uuid.UUID `json:"key_id"`
+	// KeyID is the key that asked (the job's AnswerServed is the key's).
+	KeyID uuid.UUID `json:"key_id"`
 	// Query is the question as asked, trimmed.
 	Query string `json:"query"`
-	// Tier and Mode are the answer's.
+	// Tier is the answer tier asked for.
 	Tier Tier `json:"tier"`
+	// Mode is the research mode asked for (deep unless asked otherwise).
 	Mode Mode `json:"mode"`
 	// WebhookURL receives the result (normalized); absent: none.
 	WebhookURL string `json:"webhook_url,omitempty"`
@@ -59,6 +60,7 @@ type ResearchJobRequested struct {
 // ResearchJobStarted: a worker began an attempt at the job. A job whose
 // worker died is started again (Attempt + 1) by the next worker.
 type ResearchJobStarted struct {
+	// JobID identifies the job.
 	JobID uuid.UUID `json:"job_id"`
 	// Attempt counts the starts, from 1.
 	Attempt int `json:"attempt"`
@@ -68,15 +70,19 @@ type ResearchJobStarted struct {
 
 // StepSource is a source as a step names it.
 type StepSource struct {
+	// Title is the source page's title.
 	Title string `json:"title"`
-	URL   string `json:"url"`
+	// URL is the source's absolute URL.
+	URL string `json:"url"`
 }
 
 // ResearchJobStepped: a running attempt reached a step: at most one
 // sources and one writing step per attempt.
 type ResearchJobStepped struct {
-	JobID   uuid.UUID `json:"job_id"`
-	Attempt int       `json:"attempt"`
+	// JobID identifies the job.
+	JobID uuid.UUID `json:"job_id"`
+	// Attempt is the attempt that reached the step (ResearchJobStarted's).
+	Attempt int `json:"attempt"`
 	// Step is sources or writing.
 	Step string `json:"step"`
 	// Sources are the sources read (the sources step).
@@ -89,23 +95,35 @@ type ResearchJobStepped struct {
 // (its AnswerSynthesized), kept with the job so that the job shows it
 // after the cache has let it go.
 type JobAnswer struct {
-	AnswerID      uuid.UUID `json:"answer_id"`
-	CacheKey      string    `json:"cache_key"`
-	Answer        string    `json:"answer"`
-	Sources       []Source  `json:"sources"`
-	Synthesis     Synthesis `json:"synthesis"`
-	SubQuestions  []string  `json:"sub_questions,omitempty"`
-	Cached        bool      `json:"cached"`
+	// AnswerID is the answer's AnswerSynthesized.
+	AnswerID uuid.UUID `json:"answer_id"`
+	// CacheKey is the answer's cache key.
+	CacheKey string `json:"cache_key"`
+	// Answer is the answer's text with its citation markers.
+	Answer string `json:"answer"`
+	// Sources are the sources the markers number.
+	Sources []Source `json:"sources"`
+	// Synthesis says how the answer was written.
+	Synthesis Synthesis `json:"synthesis"`
+	// SubQuestions are a deep answer's sub-questions.
+	SubQuestions []string `json:"sub_questions,omitempty"`
+	// Cached is true when the answer came from the cache.
+	Cached bool `json:"cached"`
+	// SynthesizedAt is when the answer was written (UTC).
 	SynthesizedAt time.Time `json:"synthesized_at"`
-	ExpiresAt     time.Time `json:"expires_at"`
+	// ExpiresAt is when the answer leaves the cache (UTC).
+	ExpiresAt time.Time `json:"expires_at"`
 }
 
 // ResearchJobCompleted: the job's answer was made (or found in the
 // cache); the job succeeded.
 type ResearchJobCompleted struct {
-	JobID     uuid.UUID `json:"job_id"`
+	// JobID identifies the job.
+	JobID uuid.UUID `json:"job_id"`
+	// AccountID is the job's account.
 	AccountID uuid.UUID `json:"account_id"`
-	Attempt   int       `json:"attempt"`
+	// Attempt is the attempt that answered.
+	Attempt int `json:"attempt"`
 	// Answer is the answer.
 	Answer JobAnswer `json:"answer"`
 	// CompletedAt is when (UTC).
@@ -114,11 +132,15 @@ type ResearchJobCompleted struct {
 
 // ResearchJobFailed: the job could not be answered; it is over.
 type ResearchJobFailed struct {
-	JobID     uuid.UUID `json:"job_id"`
+	// JobID identifies the job.
+	JobID uuid.UUID `json:"job_id"`
+	// AccountID is the job's account.
 	AccountID uuid.UUID `json:"account_id"`
-	Attempt   int       `json:"attempt"`
-	// Code and Message are the error, as the answer route would say it.
-	Code    string `json:"code"`
+	// Attempt is the attempt that failed.
+	Attempt int `json:"attempt"`
+	// Code is the error's code, as the answer route would say it.
+	Code string `json:"code"`
+	// Message is the error's message, as the answer route would say it.
 	Message string `json:"message"`
 	// FailedAt is when (UTC).
 	FailedAt time.Time `json:"failed_at"`
@@ -126,7 +148,9 @@ type ResearchJobFailed struct {
 
 // ResearchJobCanceled: the job's account canceled it before it ended.
 type ResearchJobCanceled struct {
-	JobID     uuid.UUID `json:"job_id"`
+	// JobID identifies the job.
+	JobID uuid.UUID `json:"job_id"`
+	// AccountID is the job's account.
 	AccountID uuid.UUID `json:"account_id"`
 	// CanceledAt is when (UTC).
 	CanceledAt time.Time `json:"canceled_at"`

@@ -4,7 +4,6 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
-	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -14,7 +13,6 @@ import (
 	"github.com/arr-dev/arr/commands"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
-	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/projections/answercache"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
@@ -166,19 +164,11 @@ func (w *Worker) claim(ctx context.Context, id uuid.UUID) error {
 // append appends e to r's job at r's version; false when the stream moved
 // (the job was canceled, or another worker holds it).
 func (w *Worker) append(ctx context.Context, r *run, e domain.Event) (bool, error) {
-	ne, err := eventstore.EncodeAll(r.md, e)
-	if err != nil {
-		return false, err
+	ok, err := commands.AppendJobEvent(ctx, w.store, r.md, r.job.Requested.JobID, r.version, e)
+	if ok {
+		r.version++
 	}
-	_, err = w.store.Append(ctx, answer.JobStreamID(r.job.Requested.JobID), eventstore.Exact(r.version), ne...)
-	if errors.Is(err, domain.ErrConcurrency) {
-		return false, nil
-	}
-	if err != nil {
-		return false, fmt.Errorf("recording research job %s: %w", r.job.Requested.JobID, err)
-	}
-	r.version++
-	return true, nil
+	return ok, err
 }
 
 // research answers r's job under ctx (canceled with the job) and records
