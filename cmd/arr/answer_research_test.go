@@ -364,6 +364,22 @@ func TestResearchJobs(t *testing.T) {
 			t.Fatalf("after the rebuild: %d %+v", status, j)
 		}
 	})
+
+	t.Run("recorded like answers", func(t *testing.T) {
+		// One AnswerServed per succeeded job (two), none for the canceled
+		// one; each job's answer synthesized once (AnswerSynthesized).
+		eventually(t, 30*time.Second, "the jobs' AnswerServed events", func() bool {
+			var served, synthesized int
+			if err := pool.QueryRow(t.Context(), `SELECT count(*) FILTER (WHERE event_type = 'AnswerServed'),
+				count(*) FILTER (WHERE event_type = 'AnswerSynthesized') FROM events`).Scan(&served, &synthesized); err != nil {
+				t.Fatal(err)
+			}
+			if served > 2 || synthesized > 2 {
+				t.Fatalf("%d AnswerServed and %d AnswerSynthesized for 2 succeeded jobs", served, synthesized)
+			}
+			return served == 2 && synthesized == 2
+		})
+	})
 }
 
 // TestResearchJobsRefuse: hostile and refused requests to the research
