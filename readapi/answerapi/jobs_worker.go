@@ -96,14 +96,9 @@ func (w *Worker) pass(ctx context.Context) error {
 		return err
 	}
 	w.mu.Lock()
-	still := make(map[uuid.UUID]bool, len(open))
-	for _, j := range open {
-		still[j.ID] = true
-	}
-	for id, cancel := range w.running {
-		if !still[id] {
-			cancel()
-		}
+	var mine []uuid.UUID
+	for id := range w.running {
+		mine = append(mine, id)
 	}
 	var todo []uuid.UUID
 	for _, j := range open {
@@ -112,6 +107,21 @@ func (w *Worker) pass(ctx context.Context) error {
 		}
 	}
 	w.mu.Unlock()
+	// A job this worker runs that has ended in the read model (canceled)
+	// is stopped.
+	for _, id := range mine {
+		st, err := w.h.app.Queries.ResearchJobs.Status(ctx, id)
+		if err != nil {
+			return err
+		}
+		if answer.JobFinished(st) {
+			w.mu.Lock()
+			if cancel, ok := w.running[id]; ok {
+				cancel()
+			}
+			w.mu.Unlock()
+		}
+	}
 	for _, id := range todo {
 		if err := w.claim(ctx, id); err != nil {
 			w.log.Warn("claiming a research job", "job", id, "err", err)
