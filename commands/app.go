@@ -52,6 +52,11 @@ type Commands struct {
 	SynthesizeAnswer    *SynthesizeAnswerHandler
 	RecordAnswersServed *RecordAnswersServedHandler
 	IndexDocument       *IndexDocumentHandler
+	// RequestResearchJob and CancelResearchJob start and stop the answer
+	// service's research jobs (a job's webhook secret is sealed with
+	// Config.ContactKeys).
+	RequestResearchJob *RequestResearchJobHandler
+	CancelResearchJob  *CancelResearchJobHandler
 }
 
 // Clock returns the current time; tests pass a fixed one.
@@ -139,6 +144,10 @@ func New(cfg Config) (Commands, error) {
 		}),
 		build(&c.RecordAnswersServed, func() (*RecordAnswersServedHandler, error) { return NewRecordAnswersServedHandler(store) }),
 		build(&c.IndexDocument, func() (*IndexDocumentHandler, error) { return NewIndexDocumentHandler(store, clock) }),
+		build(&c.RequestResearchJob, func() (*RequestResearchJobHandler, error) {
+			return NewRequestResearchJobHandler(store, cfg.ContactKeys, clock, cfg.WebhookPrivate)
+		}),
+		build(&c.CancelResearchJob, func() (*CancelResearchJobHandler, error) { return NewCancelResearchJobHandler(store, clock) }),
 	)
 	if err != nil {
 		return Commands{}, err

@@ -71,6 +71,9 @@ func newProcess(ctx context.Context, s *system, roles []string, version string) 
 	}
 	if slices.Contains(roles, "answer") {
 		p.group.Add(lifecycle.Recorders, lifecycle.Component{Name: "served answers", Run: s.served.Run})
+		if err := p.addResearchJobs(s, version); err != nil {
+			return nil, err
+		}
 		p.group.Add(lifecycle.Intake, lifecycle.Func("answer index seed", func(ctx context.Context) {
 			defer close(p.seeded)
 			s.seedDocs(ctx)

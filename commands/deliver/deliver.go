@@ -34,6 +34,21 @@ type Due struct {
 	MonitorID uuid.UUID
 	AccountID uuid.UUID
 	Payload   []byte
+	// ResearchJobID is the research job whose result this delivery
+	// carries; nil for a monitor's (Config.Targets says where it goes).
+	ResearchJobID *uuid.UUID
+}
+
+// Target is where, and signed with what, one delivery is sent.
+type Target struct {
+	URL, Secret string
+	AccountID   uuid.UUID
+}
+
+// Targets finds the target of deliveries that are not a monitor's (a
+// research job's result): false when the delivery is no longer to be sent.
+type Targets interface {
+	Target(ctx context.Context, x Due) (Target, bool, error)
 }
 
 // Outbox reads the deliveries' read model.
@@ -63,6 +78,10 @@ type Config struct {
 	Outbox Outbox
 	// Sender; required.
 	Sender Sender
+	// Targets, when set, sends every delivery to the target it names
+	// instead of its monitor's (a research job's deliveries); monitors
+	// are neither read nor disabled then.
+	Targets Targets
 	// OpenSecret opens a monitor's sealed secret with its account's data
 	// key; required.
 	OpenSecret func(ctx context.Context, account uuid.UUID, sealed []byte) (string, error)
@@ -227,25 +246,18 @@ func (d *Dispatcher) attempt(ctx context.Context, x Due) error {
 	if h.done || (h.next != nil && h.next.After(now)) {
 		return nil // the read model has not caught up with the log yet
 	}
-	m, err := d.monitor(ctx, x.MonitorID)
-	if err != nil {
+	t, m, ok, err := d.target(ctx, x)
+	if err != nil || !ok {
 		return err
 	}
-	if m.created == nil || m.stopped {
-		return nil // its MonitorDeleted or MonitorDisabled cancels it in the read model
-	}
-	secret, err := d.cfg.OpenSecret(ctx, m.created.AccountID, m.created.Secret)
-	if err != nil {
-		return fmt.Errorf("opening the monitor's secret: %w", err)
-	}
-	a, err := d.cfg.Sender.Send(ctx, m.created.URL, secret, webhook.Message{ID: x.WebhookID, At: now, Payload: x.Payload})
+	a, err := d.cfg.Sender.Send(ctx, t.URL, t.Secret, webhook.Message{ID: x.WebhookID, At: now, Payload: x.Payload})
 	if err != nil {
 		return err
 	}
 	if h.attempts == 0 {
 		h.first = now
 	}
-	ev := &records.WebhookDeliveryAttempted{DeliveryID: x.ID, MonitorID: x.MonitorID, AccountID: m.created.AccountID,
+	ev := &records.WebhookDeliveryAttempted{DeliveryID: x.ID, MonitorID: x.MonitorID, ResearchJobID: x.ResearchJobID, AccountID: t.AccountID,
 		Attempt: h.attempts + 1, AttemptedAt: now.UTC(), Status: a.Status, Error: a.Error, DurationMS: a.Duration.Milliseconds(),
 		Outcome: records.OutcomeDelivered}
 	if !a.OK() {
@@ -265,13 +277,38 @@ func (d *Dispatcher) attempt(ctx context.Context, x Due) error {
 		}
 		return fmt.Errorf("recording attempt %d: %w", ev.Attempt, err)
 	}
+	if m == nil {
+		return nil
+	}
 	if a.OK() {
 		d.mu.Lock()
 		d.succeeded[x.MonitorID] = now
 		d.mu.Unlock()
 		return nil
 	}
-	return d.disableIfFailing(ctx, m, h.first, now)
+	return d.disableIfFailing(ctx, *m, h.first, now)
+}
+
+// target is where x goes: Config.Targets's answer, or x's monitor's URL
+// and secret (with the monitor, which a failing delivery may disable);
+// false when it is not to be sent.
+func (d *Dispatcher) target(ctx context.Context, x Due) (Target, *monitor, bool, error) {
+	if d.cfg.Targets != nil {
+		t, ok, err := d.cfg.Targets.Target(ctx, x)
+		return t, nil, ok, err
+	}
+	m, err := d.monitor(ctx, x.MonitorID)
+	if err != nil {
+		return Target{}, nil, false, err
+	}
+	if m.created == nil || m.stopped {
+		return Target{}, nil, false, nil // its MonitorDeleted or MonitorDisabled cancels it in the read model
+	}
+	secret, err := d.cfg.OpenSecret(ctx, m.created.AccountID, m.created.Secret)
+	if err != nil {
+		return Target{}, nil, false, fmt.Errorf("opening the monitor's secret: %w", err)
+	}
+	return Target{URL: m.created.URL, Secret: secret, AccountID: m.created.AccountID}, &m, true, nil
 }
 
 // disableIfFailing disables m when its attempts have failed for

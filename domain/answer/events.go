@@ -289,11 +289,12 @@ func (AnswerServed) Upcast(from int, data []byte) ([]byte, error) {
 // Events lists constructors for every event of this package, for a
 // domain.Registry.
 func Events() []func() domain.Event {
-	return []func() domain.Event{
+	evs := []func() domain.Event{
 		func() domain.Event { return &AnswerSynthesized{} },
 		func() domain.Event { return &AnswerServed{} },
 		func() domain.Event { return &DocumentIndexed{} },
 	}
+	return append(evs, JobEvents()...)
 }
 
 // StreamID is the stream of one cache key's syntheses.

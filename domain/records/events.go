@@ -283,9 +283,14 @@ const (
 type WebhookDeliveryAttempted struct {
 	// DeliveryID identifies the delivery (webhook-id: msg_ and its hex).
 	DeliveryID uuid.UUID `json:"delivery_id"`
-	// MonitorID is the delivery's monitor.
+	// MonitorID is the delivery's monitor; the nil UUID for a research
+	// job's delivery.
 	MonitorID uuid.UUID `json:"monitor_id"`
-	// AccountID is the monitor's account.
+	// ResearchJobID is the research job whose result the delivery
+	// carries (answer.ResearchJobRequested's webhook); absent for a
+	// monitor's.
+	ResearchJobID *uuid.UUID `json:"research_job_id,omitempty"`
+	// AccountID is the monitor's (or the research job's) account.
 	AccountID uuid.UUID `json:"account_id"`
 	// Attempt is the attempt's number, from 1.
 	Attempt int `json:"attempt"`

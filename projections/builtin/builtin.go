@@ -14,6 +14,7 @@ import (
 	"github.com/arr-dev/arr/projections/logstats"
 	"github.com/arr-dev/arr/projections/monitors"
 	"github.com/arr-dev/arr/projections/parcels"
+	"github.com/arr-dev/arr/projections/researchjobs"
 	"github.com/arr-dev/arr/projections/tierquality"
 )
 
@@ -22,6 +23,6 @@ func All() []projections.Projection {
 	return []projections.Projection{
 		identity.Projection{}, logstats.Projection{}, callusage.Projection{}, answercache.Projection{}, answerusage.Projection{},
 		parcels.Projection{}, lists.Projection{}, auditentries.Projection{}, gatewayusage.Projection{}, tierquality.Projection{}, answerdocs.Projection{},
-		monitors.Projection{}, guardrails.Projection{},
+		monitors.Projection{}, guardrails.Projection{}, researchjobs.Projection{},
 	}
 }

@@ -135,6 +135,9 @@ func applyWatch(ctx context.Context, tx pgx.Tx, e projections.Event) error {
 		// no delivery can be signed.
 		err = stopWatcher(ctx, tx, `account_id = $1`, v.AccountID, pos)
 	case *records.WebhookDeliveryAttempted:
+		if v.ResearchJobID != nil {
+			return nil // a research job's (projections/researchjobs)
+		}
 		err = recordAttempt(ctx, tx, v, pos)
 	}
 	if err != nil {

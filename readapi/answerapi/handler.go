@@ -385,7 +385,11 @@ func (h *handler) serve(c *gin.Context, req answer.Request, s streamer) (result,
 	a, err := h.lookup(ctx, key)
 	if errors.Is(err, answercache.ErrNoCachedAnswer) {
 		cached = false
-		a, err = h.synthesize(ctx, req, httpx.CommandMetadata(c, "key:"+p.KeyID.String()), s)
+		var see func(progress)
+		if s != nil {
+			see = func(p progress) { s.send(p.name, p.data) }
+		}
+		a, err = h.synthesize(ctx, req, httpx.CommandMetadata(c, "key:"+p.KeyID.String()), see)
 	}
 	if err != nil {
 		return result{}, false, h.failed(c, s, err)
@@ -466,11 +470,13 @@ func (h *handler) lookup(ctx context.Context, key string) (answercache.CachedAns
 // synthesize runs the command once per cache key at a time (concurrent
 // askers of the same question share it, flight), waits until the cache
 // read model holds the result and answers from there. md is the first
-// asker's: the event it appends carries that request's id. With s set the
-// asker streams: it sends the synthesis's sources and deltas as they come
-// (those before it joined first), and gives up when its client hangs up,
-// which cancels the synthesis if no other asker shares it.
-func (h *handler) synthesize(ctx context.Context, req answer.Request, md commands.Metadata, s streamer) (answercache.CachedAnswer, error) {
+// asker's: the event it appends carries that request's id. With see set
+// the asker is told of the synthesis's sources and deltas as they come
+// (those before it joined first: a stream sends them, a research job
+// records its steps), and gives up when ctx ends (a streaming client hung
+// up, a job was canceled), which cancels the synthesis if no other asker
+// shares it.
+func (h *handler) synthesize(ctx context.Context, req answer.Request, md commands.Metadata, see func(progress)) (answercache.CachedAnswer, error) {
 	key := req.CacheKey()
 	call := h.flight.join(ctx, key, func(rctx context.Context, call *call) (answercache.CachedAnswer, error) {
 		rctx = research.WithProgress(rctx, &research.Progress{
@@ -499,10 +505,6 @@ func (h *handler) synthesize(ctx context.Context, req answer.Request, md command
 		}
 		return h.app.Queries.AnswerCache.Lookup(rctx, key, h.d.App.Now())
 	})
-	var see func(progress)
-	if s != nil {
-		see = func(p progress) { s.send(p.name, p.data) }
-	}
 	a, err := h.flight.wait(ctx, key, call, see)
 	if err != nil {
 		return answercache.CachedAnswer{}, err

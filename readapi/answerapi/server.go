@@ -61,6 +61,14 @@ func New(d httpx.Deps) (http.Handler, error) {
 	sonar := e.Group("/v1", httpx.KeyAuth(d.App.Queries.Identities, account.Answer, false, fail),
 		d.Quota.Answer(httpx.PrincipalOf, fail), d.Meter.Middleware(httpx.PrincipalOf))
 	sonar.POST("/chat/completions", handle(h.chat))
+	// A research job is asked for once (counted as an answer call); its
+	// status, events and cancel are free of the daily limit.
+	j := &jobs{h: h}
+	keyed.POST("/research", handle(j.create))
+	free := e.Group("/api/v1/research", httpx.KeyAuth(d.App.Queries.Identities, account.Answer, false, fail))
+	free.GET("/:id", handle(j.get))
+	free.GET("/:id/events", handle(j.events))
+	free.DELETE("/:id", handle(j.cancel))
 	e.GET("/docs/:id", handle(docsHandler(d.App.Queries.AnswerDocs)))
 	if err := accountweb.Mount(e, account.Answer, d); err != nil {
 		return nil, err

@@ -25,6 +25,7 @@ import (
 	"github.com/arr-dev/arr/projections/lists"
 	"github.com/arr-dev/arr/projections/monitors"
 	"github.com/arr-dev/arr/projections/parcels"
+	"github.com/arr-dev/arr/projections/researchjobs"
 	"github.com/arr-dev/arr/projections/tierquality"
 )
 
@@ -120,6 +121,8 @@ type Queries struct {
 	TierQuality  TierQuality
 	AnswerCache  AnswerCache
 	AnswerDocs   AnswerDocs
+	// ResearchJobs is the answer service's research jobs.
+	ResearchJobs ResearchJobs
 	Status       Status
 	// Log serves the signed event log's heads and proofs; nil with an
 	// event store that keeps no Merkle tree (KurrentDB): /v1/log answers
@@ -172,6 +175,9 @@ func NewQueriesOn(primary *pgxpool.Pool, read projections.DB) Queries {
 		TierQuality:  tierquality.NewQueries(read),
 		AnswerCache:  answercache.NewQueries(read),
 		AnswerDocs:   answerdocs.NewQueries(read),
+		// The worker and the job routes read their own writes: the
+		// primary.
+		ResearchJobs: researchjobs.NewQueries(projections.Timed(primary)),
 		Status:       projections.NewStatus(primary),
 		Guardrails:   guardrails.NewQueries(projections.Timed(primary)),
 	}

@@ -1,0 +1,284 @@
+package answerapi
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"log/slog"
+	"sync"
+	"time"
+
+	"github.com/google/uuid"
+
+	"github.com/arr-dev/arr/commands"
+	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/projections/answercache"
+	"github.com/arr-dev/arr/readapi/httpx"
+)
+
+// Defaults of the research jobs' worker.
+const (
+	// jobsPoll is how often the worker reads the open jobs.
+	jobsPoll = 250 * time.Millisecond
+	// jobsAtOnce bounds the jobs one worker runs at a time.
+	jobsAtOnce = 4
+)
+
+// Worker runs the research jobs: each pass it reads the jobs still
+// queued or running (the research_jobs read model), claims each it does
+// not run by appending ResearchJobStarted at the stream's version (so one
+// claimant wins), researches it as POST /api/v1/answer would (the cache
+// first, the same synthesis, recorded by AnswerSynthesized and
+// AnswerServed), reports its steps (ResearchJobStepped: the sources read,
+// the writing begun) and records its end (ResearchJobCompleted or
+// ResearchJobFailed). A job running in the read model that this worker
+// does not run was left by a process that died: it is claimed again and
+// rerun from the start (its answer may come from the cache by then). A
+// job canceled while it runs is stopped: its synthesis is cancelled when
+// no other asker shares it, and whatever it would append is refused by
+// the stream's version.
+//
+// One worker runs at a time per database (cmd/arr runs it under a lease,
+// projections.Exclusive). Safe for concurrent use.
+type Worker struct {
+	h     *handler
+	store commands.Appender
+	log   *slog.Logger
+	reg   *domain.Registry
+
+	mu      sync.Mutex
+	running map[uuid.UUID]context.CancelFunc
+	wg      sync.WaitGroup
+}
+
+// NewWorker returns the research jobs' worker over d.App (built for the
+// answer role), appending the jobs' events to store.
+func NewWorker(d httpx.Deps, store commands.Appender) (*Worker, error) {
+	if store == nil || d.App.Answers.Served == nil || d.App.Queries.ResearchJobs == nil {
+		return nil, errors.New("research jobs: the application has no served-answers recorder or research jobs read model (build it for the answer role)")
+	}
+	if d.App.Now == nil {
+		d.App.Now = time.Now
+	}
+	log := d.Logger
+	if log == nil {
+		log = slog.Default()
+	}
+	return &Worker{h: &handler{app: d.App, d: d, memo: newMemo(1000), flight: newFlight()}, store: store, log: log,
+		reg: domain.NewRegistry(answer.JobEvents()), running: map[uuid.UUID]context.CancelFunc{}}, nil
+}
+
+// Run runs jobs until ctx ends, then waits for the ones running to stop
+// (they are left running in the log, for the next worker to rerun).
+func (w *Worker) Run(ctx context.Context) error {
+	w.log.Info("research jobs worker running")
+	defer w.wg.Wait()
+	tick := time.NewTicker(jobsPoll)
+	defer tick.Stop()
+	for {
+		if err := w.pass(ctx); err != nil && ctx.Err() == nil {
+			w.log.Warn("research jobs pass", "err", err)
+		}
+		select {
+		case <-ctx.Done():
+			return nil
+		case <-tick.C:
+		}
+	}
+}
+
+// pass starts the open jobs this worker does not run, and stops the ones
+// it runs that are no longer open (canceled).
+func (w *Worker) pass(ctx context.Context) error {
+	open, err := w.h.app.Queries.ResearchJobs.Open(ctx, 100)
+	if err != nil {
+		return err
+	}
+	w.mu.Lock()
+	var mine []uuid.UUID
+	for id := range w.running {
+		mine = append(mine, id)
+	}
+	var todo []uuid.UUID
+	for _, j := range open {
+		if _, ok := w.running[j.ID]; !ok && len(w.running)+len(todo) < jobsAtOnce {
+			todo = append(todo, j.ID)
+		}
+	}
+	w.mu.Unlock()
+	// A job this worker runs that has ended in the read model (canceled)
+	// is stopped.
+	for _, id := range mine {
+		st, err := w.h.app.Queries.ResearchJobs.Status(ctx, id)
+		if err != nil {
+			return err
+		}
+		if answer.JobFinished(st) {
+			w.mu.Lock()
+			if cancel, ok := w.running[id]; ok {
+				cancel()
+			}
+			w.mu.Unlock()
+		}
+	}
+	for _, id := range todo {
+		if err := w.claim(ctx, id); err != nil {
+			w.log.Warn("claiming a research job", "job", id, "err", err)
+		}
+	}
+	return nil
+}
+
+// run is one attempt at a job, as the worker holds it.
+type run struct {
+	job     answer.Job
+	attempt int
+	version uint64
+	md      commands.Metadata
+	steps   map[string]bool
+}
+
+// claim appends ResearchJobStarted at the job's version and starts it.
+func (w *Worker) claim(ctx context.Context, id uuid.UUID) error {
+	j, err := commands.LoadJob(ctx, w.store, w.reg, id)
+	if err != nil {
+		return err
+	}
+	if j.Requested == nil || answer.JobFinished(j.Status) {
+		return nil // the read model lags
+	}
+	r := &run{job: j, attempt: j.Attempt + 1, version: j.Version, md: commands.NewMetadata("answer:research-jobs", ""), steps: map[string]bool{}}
+	ok, err := w.append(ctx, r, &answer.ResearchJobStarted{JobID: id, Attempt: r.attempt, StartedAt: w.h.app.Now().UTC()})
+	if err != nil || !ok {
+		return err
+	}
+	rctx, cancel := context.WithCancel(ctx)
+	w.mu.Lock()
+	w.running[id] = cancel
+	w.mu.Unlock()
+	w.wg.Add(1)
+	go func() {
+		defer w.wg.Done()
+		defer func() {
+			cancel()
+			w.mu.Lock()
+			delete(w.running, id)
+			w.mu.Unlock()
+		}()
+		w.research(rctx, ctx, r)
+	}()
+	return nil
+}
+
+// append appends e to r's job at r's version; false when the stream moved
+// (the job was canceled, or another worker holds it).
+func (w *Worker) append(ctx context.Context, r *run, e domain.Event) (bool, error) {
+	ok, err := commands.AppendJobEvent(ctx, w.store, r.md, r.job.Requested.JobID, r.version, e)
+	if ok {
+		r.version++
+	}
+	return ok, err
+}
+
+// research answers r's job under ctx (canceled with the job) and records
+// its end; shutdown (process ends) leaves it running for the next worker.
+func (w *Worker) research(ctx, process context.Context, r *run) {
+	q := r.job.Requested
+	a, cached, err := w.answer(ctx, r)
+	if process.Err() != nil {
+		return // shutting down: the next worker reruns it
+	}
+	// The end is recorded even if the job was canceled meanwhile: the
+	// stream's version refuses it then.
+	ctx = context.WithoutCancel(ctx)
+	now := w.h.app.Now().UTC()
+	if err != nil {
+		if errors.Is(err, context.Canceled) {
+			return // canceled
+		}
+		p := httpx.ProblemOf(err)
+		var de *domain.Error
+		if errors.As(err, &de) {
+			p.Code, p.Message = de.Code, de.Message
+		}
+		if p.Status >= 500 && !errors.As(err, &de) {
+			w.log.Warn("research job failed", "job", q.JobID, "err", err)
+		}
+		if _, err := w.append(ctx, r, &answer.ResearchJobFailed{JobID: q.JobID, AccountID: q.AccountID, Attempt: r.attempt,
+			Code: p.Code, Message: p.Message, FailedAt: now}); err != nil {
+			w.log.Warn("recording a research job's failure", "job", q.JobID, "err", err)
+		}
+		return
+	}
+	done := &answer.ResearchJobCompleted{JobID: q.JobID, AccountID: q.AccountID, Attempt: r.attempt, CompletedAt: now,
+		Answer: answer.JobAnswer{AnswerID: a.AnswerID, CacheKey: a.CacheKey, Answer: a.Answer, Sources: withSnippets(a.Answer, a.Sources),
+			Synthesis: a.Synthesis, SubQuestions: a.SubQuestions, Cached: cached, SynthesizedAt: a.SynthesizedAt, ExpiresAt: a.ExpiresAt}}
+	ok, err := w.append(ctx, r, done)
+	if err != nil || !ok {
+		if err != nil {
+			w.log.Warn("recording a research job's answer", "job", q.JobID, "err", err)
+		}
+		return
+	}
+	w.h.app.Answers.Served.Record(answer.AnswerServed{AccountID: q.AccountID, KeyID: q.KeyID, CacheKey: a.CacheKey, AnswerID: a.AnswerID,
+		Tier: q.Tier, Mode: q.Mode, Cached: cached, ServedAt: now})
+}
+
+// answer is the job's answer: from the cache, or synthesized, its steps
+// recorded as they come.
+func (w *Worker) answer(ctx context.Context, r *run) (answercache.CachedAnswer, bool, error) {
+	q := r.job.Requested
+	req, err := answer.ParseRequest(q.Query, true, string(q.Tier), string(q.Mode))
+	if err != nil {
+		return answercache.CachedAnswer{}, false, err
+	}
+	if gen := w.h.app.Answers.Generation; gen != nil {
+		if req.Generation, err = gen(ctx); err != nil {
+			return answercache.CachedAnswer{}, false, err
+		}
+	}
+	a, err := w.h.lookup(ctx, req.CacheKey())
+	if err == nil {
+		return a, true, nil
+	}
+	if !errors.Is(err, answercache.ErrNoCachedAnswer) {
+		return a, false, err
+	}
+	ctx, cancel := context.WithCancel(ctx)
+	defer cancel()
+	a, err = w.h.synthesize(ctx, req, r.md, func(p progress) { w.step(ctx, r, p, cancel) })
+	return a, false, err
+}
+
+// step records the first sources and the first delta of an attempt; a
+// stream that moved (the job was canceled) stops it.
+func (w *Worker) step(ctx context.Context, r *run, p progress, cancel context.CancelFunc) {
+	ev := &answer.ResearchJobStepped{JobID: r.job.Requested.JobID, Attempt: r.attempt, SteppedAt: w.h.app.Now().UTC()}
+	switch p.name {
+	case eventSources:
+		ev.Step = answer.StepSources
+		var srcs []answer.Source
+		if err := json.Unmarshal(p.data, &srcs); err == nil {
+			for _, s := range srcs {
+				ev.Sources = append(ev.Sources, answer.StepSource{Title: s.Title, URL: s.URL})
+			}
+		}
+	case eventDelta:
+		ev.Step = answer.StepWriting
+	default:
+		return
+	}
+	if r.steps[ev.Step] {
+		return
+	}
+	r.steps[ev.Step] = true
+	ok, err := w.append(ctx, r, ev)
+	if err != nil {
+		w.log.Warn("recording a research job's step", "job", ev.JobID, "err", err)
+		return
+	}
+	if !ok {
+		cancel()
+	}
+}
