@@ -69,6 +69,15 @@ type Index struct {
 
 // BuildIndex indexes passages.
 func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index {
+	as := make([]terms.Analysis, len(ps))
+	for i, p := range ps {
+		as[i] = terms.Analyze(p)
+	}
+	return buildIndex(ps, as, generation, w)
+}
+
+// buildIndex indexes passages ps whose terms are as.
+func buildIndex(ps []answer.IndexedPassage, as []terms.Analysis, generation uint64, w Weights) *Index {
 	x := &Index{w: w, passages: ps, postings: map[string][]posting{}, Generation: generation,
 		lenTitle: make([]int32, len(ps)), lenHead: make([]int32, len(ps)), lenBody: make([]int32, len(ps)), faq: make([]bool, len(ps))}
 	var sumT, sumH, sumB float64
@@ -77,47 +86,39 @@ func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index
 		section           bool
 		pos               []int32
 	}
-	for i, p := range ps {
+	for i := range ps {
+		a := as[i]
 		m := map[string]*acc{}
 		get := func(t string) *acc {
-			a := m[t]
-			if a == nil {
-				a = &acc{}
-				m[t] = a
+			c := m[t]
+			if c == nil {
+				c = &acc{}
+				m[t] = c
 			}
-			return a
+			return c
 		}
-		tt := Terms(p.Title)
-		for _, t := range tt {
+		for _, t := range a.Title {
 			get(t).title++
 		}
-		ht := Terms(strings.Join(p.Heading, " "))
-		for _, t := range ht {
+		for _, t := range a.Head {
 			get(t).head++
 		}
-		if len(p.Heading) > 0 {
-			for _, t := range Terms(p.Heading[len(p.Heading)-1]) {
-				get(t).section = true
-			}
-			x.faq[i] = strings.Contains(p.Heading[len(p.Heading)-1], "?")
+		for _, t := range a.Section {
+			get(t).section = true
 		}
-		bt := Terms(terms.Body(p.Passage))
-		for j, t := range bt {
-			a := get(t)
-			a.pos = append(a.pos, int32(j))
+		x.faq[i] = a.FAQ
+		for j, t := range a.Body {
+			c := get(t)
+			c.pos = append(c.pos, int32(j))
 		}
-		for li, line := range strings.Split(p.Text, "\n") {
-			if li < len(p.Kinds) && p.Kinds[li] == 't' {
-				for _, t := range Terms(line) {
-					get(t).term++
-				}
-			}
+		for _, t := range a.Defs {
+			get(t).term++
 		}
-		x.lenTitle[i], x.lenHead[i], x.lenBody[i] = int32(len(tt)), int32(len(ht)), int32(len(bt))
-		sumT, sumH, sumB = sumT+float64(len(tt)), sumH+float64(len(ht)), sumB+float64(len(bt))
-		for t, a := range m {
-			x.postings[t] = append(x.postings[t], posting{passage: int32(i), title: a.title, head: a.head, term: a.term, section: a.section,
-				bodyTF: uint16(min(len(a.pos), math.MaxUint16)), positions: a.pos})
+		x.lenTitle[i], x.lenHead[i], x.lenBody[i] = int32(len(a.Title)), int32(len(a.Head)), int32(len(a.Body))
+		sumT, sumH, sumB = sumT+float64(len(a.Title)), sumH+float64(len(a.Head)), sumB+float64(len(a.Body))
+		for t, c := range m {
+			x.postings[t] = append(x.postings[t], posting{passage: int32(i), title: c.title, head: c.head, term: c.term, section: c.section,
+				bodyTF: uint16(min(len(c.pos), math.MaxUint16)), positions: c.pos})
 		}
 	}
 	x.n = float64(len(ps))
@@ -127,12 +128,14 @@ func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index
 	return x
 }
 
-// BuildIndexWithStats indexes passages picked from a larger corpus and
-// scores them with that corpus's statistics st (passage count, average
-// field lengths, the document frequency of the query's terms): the
-// scores are those an index of the whole corpus gives them.
-func BuildIndexWithStats(ps []answer.IndexedPassage, generation uint64, w Weights, st terms.Stats) *Index {
-	x := BuildIndex(ps, generation, w)
+// IndexCandidates indexes passages picked from a larger corpus (with
+// their terms as stored) and scores them with that corpus's statistics
+// (passage count, average field lengths, the document frequency of the
+// query's terms): the scores are those an index of the whole corpus gives
+// them.
+func IndexCandidates(c terms.Candidates, w Weights) *Index {
+	x := buildIndex(c.Passages, c.Analyses, c.Generation, w)
+	st := c.Stats
 	if st.Passages <= 0 {
 		return x
 	}

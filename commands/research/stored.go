@@ -78,7 +78,7 @@ func (s *Stored) SearchPassages(ctx context.Context, q string, n int) ([]Scored,
 	if err != nil {
 		return nil, nil, fmt.Errorf("local search: %w: %w", domain.ErrUnavailable, err)
 	}
-	idx := BuildIndexWithStats(c.Passages, c.Generation, s.w, c.Stats)
+	idx := IndexCandidates(c, s.w)
 	return idx.Search(q, n), idx, nil
 }
 

@@ -46,8 +46,10 @@ CREATE TABLE passages (
     anchor   text    NOT NULL,
     body     text    NOT NULL,
     kinds    text    NOT NULL,
-    -- The passage's terms (terms.Split) by field: title A, heading B,
-    -- body C; searched through passages_tsv.
+    -- The passage's terms (terms.Analyze) by field, as scoring reads
+    -- them (terms.Analysis.Encode), and as a tsvector (title A, heading
+    -- B, body C) searched through passages_tsv.
+    analysis  text[]   NOT NULL,
     tsv       tsvector NOT NULL,
     len_title integer  NOT NULL,
     len_head  integer  NOT NULL,
@@ -159,8 +161,8 @@ func passageRow(d answer.DocumentIndexed, p answer.Passage) []any {
 	if heading == nil {
 		heading = []string{}
 	}
-	f := terms.Of(answer.IndexedPassage{Passage: p, Title: d.Title})
-	return []any{p.DocID, p.Seq, heading, p.Anchor, p.Text, p.Kinds, f.TSVector(), len(f.Title), len(f.Head), len(f.Body)}
+	a := terms.Analyze(answer.IndexedPassage{Passage: p, Title: d.Title})
+	return []any{p.DocID, p.Seq, heading, p.Anchor, p.Text, p.Kinds, a.Encode(), a.TSVector(), len(a.Title), len(a.Head), len(a.Body)}
 }
 
 // dropPassages deletes the passages of ids and takes them out of the
@@ -188,16 +190,16 @@ func dropPassages(ctx context.Context, tx pgx.Tx, ids []string) error {
 // statistics.
 func addPassages(ctx context.Context, tx pgx.Tx, ids []string, rows [][]any) error {
 	if _, err := tx.Exec(ctx, `CREATE TEMPORARY TABLE IF NOT EXISTS passages_in (doc_id text, seq integer, heading text[], anchor text,
-			body text, kinds text, tsv text, len_title integer, len_head integer, len_body integer) ON COMMIT DROP;
+			body text, kinds text, analysis text[], tsv text, len_title integer, len_head integer, len_body integer) ON COMMIT DROP;
 		TRUNCATE passages_in`); err != nil {
 		return fmt.Errorf("staging passages: %w", err)
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"passages_in"},
-		[]string{"doc_id", "seq", "heading", "anchor", "body", "kinds", "tsv", "len_title", "len_head", "len_body"}, pgx.CopyFromRows(rows)); err != nil {
+		[]string{"doc_id", "seq", "heading", "anchor", "body", "kinds", "analysis", "tsv", "len_title", "len_head", "len_body"}, pgx.CopyFromRows(rows)); err != nil {
 		return fmt.Errorf("staging passages: %w", err)
 	}
-	if _, err := tx.Exec(ctx, `INSERT INTO passages (doc_id, seq, heading, anchor, body, kinds, tsv, len_title, len_head, len_body)
-		SELECT doc_id, seq, heading, anchor, body, kinds, tsv::tsvector, len_title, len_head, len_body FROM pg_temp.passages_in`); err != nil {
+	if _, err := tx.Exec(ctx, `INSERT INTO passages (doc_id, seq, heading, anchor, body, kinds, analysis, tsv, len_title, len_head, len_body)
+		SELECT doc_id, seq, heading, anchor, body, kinds, analysis, tsv::tsvector, len_title, len_head, len_body FROM pg_temp.passages_in`); err != nil {
 		return fmt.Errorf("storing passages: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `INSERT INTO term_df (term, df)

@@ -18,12 +18,12 @@ import (
 // when it holds one of the query's rarer terms (or, when every term is
 // commoner than this, all of them), so a question of common words reads
 // a bounded part of the GIN index.
-const MatchCap = 20000
+const MatchCap = 5000
 
 // Candidates returns the best limit passages holding the query terms qt
 // (terms.Split's, unique), picked from the passages' GIN index and
-// ordered by each term's IDF times PostgreSQL's ts_rank of it (field
-// weights title 0.75, heading 1, body 0.5), with the corpus statistics of
+// ordered by each picking term's IDF times PostgreSQL's ts_rank of it
+// (field weights title 0.75, heading 1, body 0.5), with the corpus statistics of
 // the same snapshot: the candidates BM25F then ranks (research.Stored).
 func (q *Queries) Candidates(ctx context.Context, qt []string, limit int) (terms.Candidates, error) {
 	var c terms.Candidates
@@ -45,8 +45,14 @@ func (q *Queries) Candidates(ctx context.Context, qt []string, limit int) (terms
 	}
 	c.Passages, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (answer.IndexedPassage, error) {
 		var p answer.IndexedPassage
-		err := r.Scan(&p.DocID, &p.Seq, &p.Heading, &p.Anchor, &p.Text, &p.Kinds, &p.Title, &p.URL, &p.Published)
+		var a []string
+		err := r.Scan(&p.DocID, &p.Seq, &p.Heading, &p.Anchor, &p.Text, &p.Kinds, &p.Title, &p.URL, &p.Published, &a)
 		p.ID = answer.PassageID(p.DocID, p.Seq)
+		an, ok := terms.Decode(a)
+		if err == nil && !ok {
+			err = fmt.Errorf("passage %s: a malformed analysis", p.ID)
+		}
+		c.Analyses = append(c.Analyses, an)
 		return p, err
 	})
 	if err != nil {
@@ -99,13 +105,16 @@ func candidateQuery(qt []string, s terms.Stats, limit int) (string, []any) {
 	args := []any{match, limit}
 	var score []string
 	n := float64(s.Passages)
-	for _, t := range present {
+	if len(rare) == 0 {
+		rare = present
+	}
+	for _, t := range rare {
 		df := float64(s.DF[t])
 		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
 		args = append(args, idf, terms.Quote(t))
 		score = append(score, "$"+strconv.Itoa(len(args)-1)+"::float8 * ts_rank('{0,0.5,1,0.75}', tsv, $"+strconv.Itoa(len(args))+"::tsquery)")
 	}
-	return `SELECT p.doc_id, p.seq, p.heading, p.anchor, p.body, p.kinds, d.title, d.url, d.published
+	return `SELECT p.doc_id, p.seq, p.heading, p.anchor, p.body, p.kinds, d.title, d.url, d.published, p.analysis
 		FROM (SELECT doc_id, seq, ` + strings.Join(score, " + ") + ` AS score FROM rm_answer_docs.passages
 			WHERE tsv @@ $1::tsquery ORDER BY score DESC, doc_id, seq LIMIT $2) c
 		JOIN rm_answer_docs.passages p USING (doc_id, seq) JOIN rm_answer_docs.documents d USING (doc_id)

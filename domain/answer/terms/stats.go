@@ -21,18 +21,56 @@ type Stats struct {
 // the corpus statistics it scores them with and the generation, read in
 // one snapshot.
 type Candidates struct {
-	Passages   []answer.IndexedPassage
+	Passages []answer.IndexedPassage
+	// Analyses are the passages' terms, as stored.
+	Analyses   []Analysis
 	Stats      Stats
 	Generation uint64
 }
 
-// Fields are a passage's terms by field, as the index counts them: its
-// page title's, its heading path's and its body's (code lines left out).
-type Fields struct{ Title, Head, Body []string }
+// Analysis is a passage's terms by field, as the index counts them: its
+// page title's, its heading path's, its own section heading's (the last
+// of the path), its body's (code lines left out, in order) and its
+// definition lines' (Kinds 't'); FAQ says its section heading is a
+// question.
+type Analysis struct {
+	Title, Head, Section, Body, Defs []string
+	FAQ                              bool
+}
 
-// Of splits an indexed passage into its fields' terms.
-func Of(p answer.IndexedPassage) Fields {
-	return Fields{Title: Split(p.Title), Head: Split(strings.Join(p.Heading, " ")), Body: Split(Body(p.Passage))}
+// Analyze splits an indexed passage into its fields' terms.
+func Analyze(p answer.IndexedPassage) Analysis {
+	a := Analysis{Title: Split(p.Title), Head: Split(strings.Join(p.Heading, " ")), Body: Split(Body(p.Passage))}
+	if len(p.Heading) > 0 {
+		a.Section = Split(p.Heading[len(p.Heading)-1])
+		a.FAQ = strings.Contains(p.Heading[len(p.Heading)-1], "?")
+	}
+	for li, line := range strings.Split(p.Text, "\n") {
+		if li < len(p.Kinds) && p.Kinds[li] == 't' {
+			a.Defs = append(a.Defs, Split(line)...)
+		}
+	}
+	return a
+}
+
+// Encode is a as the read model stores it: each field's terms joined by
+// spaces (no term holds one), and "?" for an FAQ.
+func (a Analysis) Encode() []string {
+	faq := ""
+	if a.FAQ {
+		faq = "?"
+	}
+	return []string{strings.Join(a.Title, " "), strings.Join(a.Head, " "), strings.Join(a.Section, " "),
+		strings.Join(a.Body, " "), strings.Join(a.Defs, " "), faq}
+}
+
+// Decode is the analysis Encode stored as f, and false when f is not one.
+func Decode(f []string) (Analysis, bool) {
+	if len(f) != 6 {
+		return Analysis{}, false
+	}
+	return Analysis{Title: strings.Fields(f[0]), Head: strings.Fields(f[1]), Section: strings.Fields(f[2]),
+		Body: strings.Fields(f[3]), Defs: strings.Fields(f[4]), FAQ: f[5] == "?"}, true
 }
 
 // maxPositions and maxPosition are PostgreSQL's bounds on a tsvector
@@ -45,8 +83,9 @@ const (
 
 // TSVector is the PostgreSQL tsvector literal of f: every term a lexeme
 // (taken as is, no text search configuration), its occurrences
-// positions weighted A in the title, B in the heading and C in the body.
-func (f Fields) TSVector() string {
+// positions weighted A in the title, B in the heading and C in the body
+// (the section heading and definition lines are within those).
+func (f Analysis) TSVector() string {
 	type lex struct {
 		pos []string
 	}
