@@ -8,6 +8,7 @@ import (
 
 	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/domain"
+	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections/answerdocs"
 	"github.com/arr-dev/arr/projections/answerdocs/answerdocstest"
 )
@@ -32,7 +33,7 @@ func topDoc(t *testing.T, s *research.Stored, q string) string {
 // found by the next search, and a document replaced is found by its new
 // text and no longer by its old.
 func TestStoredSearchesEachVersionAtOnce(t *testing.T) {
-	x := answerdocstest.New(t)
+	x := newIndex(t)
 	s := research.NewStored(answerdocs.NewQueries(x.Pool), research.DefaultWeights)
 	x.Add(t,
 		answerdocstest.Doc("quorvin", "Quorvin engine", []string{"Speed"}, "The Quorvin engine runs at 3100 rpm by default. It is cooled by water."),
@@ -62,7 +63,7 @@ func TestStoredSearchesEachVersionAtOnce(t *testing.T) {
 // fails as unavailable, with the deadline as its cause, rather than
 // waiting on the database.
 func TestStoredSearchHonoursItsTimeout(t *testing.T) {
-	x := answerdocstest.New(t)
+	x := newIndex(t)
 	x.Add(t, answerdocstest.Doc("zorblax", "Zorblax engine", nil, "The Zorblax engine runs at 4200 rpm by default."))
 	s := research.NewStored(answerdocs.NewQueries(x.Pool), research.DefaultWeights)
 	s.Timeout = time.Nanosecond
@@ -74,4 +75,10 @@ func TestStoredSearchHonoursItsTimeout(t *testing.T) {
 	if got := topDoc(t, s, "zorblax engine"); got != "zorblax" {
 		t.Fatalf("with the default timeout: best %q", got)
 	}
+}
+
+func newIndex(t *testing.T) *answerdocstest.Index {
+	t.Helper()
+	pool, _ := migratetest.NewPool(t)
+	return answerdocstest.New(t, pool)
 }

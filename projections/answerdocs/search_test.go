@@ -7,6 +7,7 @@ import (
 
 	"github.com/jackc/pgx/v5/pgxpool"
 
+	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections/answerdocs"
 	"github.com/arr-dev/arr/projections/answerdocs/answerdocstest"
 )
@@ -50,7 +51,7 @@ func statsOf(t *testing.T, pool *pgxpool.Pool) (stored, recomputed map[string]in
 // those recomputed from the passages, and a rebuild from the log yields
 // the same tables.
 func TestSearchStatisticsFollowEveryVersion(t *testing.T) {
-	x := answerdocstest.New(t)
+	x := newIndex(t)
 	x.Add(t,
 		answerdocstest.Doc("gc", "git gc", []string{"Configuration"}, "gc.auto defaults to 6700 loose objects.", "Packing refs is cheap."),
 		answerdocstest.Doc("json", "json — JSON encoder", []string{"Basic Usage"}, "The indent parameter defaults to None."),
@@ -78,4 +79,10 @@ func TestSearchStatisticsFollowEveryVersion(t *testing.T) {
 	if len(c.Passages) != 1 || c.Passages[0].DocID != "zorblax" || c.Stats.Passages != 3 || c.Stats.DF["zorblax"] != 1 {
 		t.Fatalf("candidates after the rebuild %+v", c)
 	}
+}
+
+func newIndex(t *testing.T) *answerdocstest.Index {
+	t.Helper()
+	pool, _ := migratetest.NewPool(t)
+	return answerdocstest.New(t, pool)
 }

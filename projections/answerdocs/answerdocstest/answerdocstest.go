@@ -13,7 +13,6 @@ import (
 
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/eventstore"
-	"github.com/arr-dev/arr/migrations/migratetest"
 	"github.com/arr-dev/arr/projections"
 	"github.com/arr-dev/arr/projections/answerdocs"
 	"github.com/arr-dev/arr/projections/projectiontest"
@@ -26,10 +25,10 @@ type Index struct {
 	Runner *projections.Runner
 }
 
-// New returns an empty local index on a database of the test's own.
-func New(t *testing.T) *Index {
+// New returns an empty local index on pool (a migrated database of the
+// test's own, e.g. migratetest.NewPool's).
+func New(t *testing.T, pool *pgxpool.Pool) *Index {
 	t.Helper()
-	pool, _ := migratetest.NewPool(t)
 	p, st, r := projectiontest.Setup(t, pool, answerdocs.Projection{})
 	return &Index{Pool: p, Store: st, Runner: r}
 }

@@ -50,8 +50,8 @@ func recall(ctx context.Context, args []string) error {
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
-	fmt.Println("| set | questions | engine | R@1 | R@5 | R@10 | R@20 | mean ms |")
-	fmt.Println("|---|---|---|---|---|---|---|---|")
+	fmt.Println("| manual | question set | questions | engine | R@1 | R@5 | R@10 | R@20 | mean ms |")
+	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, s := range sets {
 		if err := recallSet(ctx, *db, s); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
@@ -250,7 +250,9 @@ func readQuestions(path string) ([]rquestion, error) {
 
 var plain = strings.NewReplacer("\u2018", "'", "\u2019", "'", "\u201c", `"`, "\u201d", `"`, "\u00a0", " ", "\u202f", " ", "\u00b6", " ", "\u200b", "")
 
-func normalize(s string) string { return strings.ToLower(strings.Join(strings.Fields(plain.Replace(s)), " ")) }
+func normalize(s string) string {
+	return strings.ToLower(strings.Join(strings.Fields(plain.Replace(s)), " "))
+}
 
 // holds reports whether passage p states q's fact.
 func (q rquestion) holds(p answer.IndexedPassage) bool {
