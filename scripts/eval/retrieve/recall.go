@@ -47,20 +47,21 @@ var ks = []int{1, 5, 10, 20}
 func recall(ctx context.Context, args []string) error {
 	fs := flag.NewFlagSet("recall", flag.ContinueOnError)
 	db := fs.String("db", migratetest.AdminURL(), "the PostgreSQL server (its admin database)")
+	only := fs.String("engines", "", "measure only the engines whose name holds this")
 	if err := fs.Parse(args); err != nil {
 		return err
 	}
 	fmt.Println("| manual | question set | questions | engine | R@1 | R@5 | R@10 | R@20 | mean ms |")
 	fmt.Println("|---|---|---|---|---|---|---|---|---|")
 	for _, s := range sets {
-		if err := recallSet(ctx, *db, s); err != nil {
+		if err := recallSet(ctx, *db, s, *only); err != nil {
 			return fmt.Errorf("%s: %w", s.name, err)
 		}
 	}
 	return nil
 }
 
-func recallSet(ctx context.Context, admin string, s set) error {
+func recallSet(ctx context.Context, admin string, s set, only string) error {
 	docs, err := loadDocs(s.root, s.pages)
 	if err != nil {
 		return err
@@ -83,6 +84,9 @@ func recallSet(ctx context.Context, admin string, s set) error {
 			return err
 		}
 		for _, e := range engines {
+			if !strings.Contains(e.name, only) {
+				continue
+			}
 			line, err := measure(ctx, e, qs)
 			if err != nil {
 				return fmt.Errorf("%s: %w", e.name, err)
