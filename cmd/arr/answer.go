@@ -29,7 +29,7 @@ func (c *Config) searcher(docs app.AnswerDocs) (research.Searcher, error) {
 	case "brave":
 		return websearch.NewBrave(c.Answer.BraveAPIBase, c.Answer.BraveAPIKey, 10*time.Second)
 	}
-	return research.NewLocal(docs, research.DefaultWeights), nil
+	return research.NewStored(docs, research.DefaultWeights), nil
 }
 
 // answerModel is the language model answers are written with, or nil when
@@ -88,7 +88,6 @@ func (s *system) openResearch() (*research.Researcher, error) {
 	if err != nil {
 		return nil, err
 	}
-	s.local, _ = search.(*research.Local)
 	s.answerModel = model
 	if model != nil {
 		log.Info("answer service", "search", search.Name(), "synthesis", "llm", "llm", cfg.llmBaseURL(), "model", cfg.Answer.LLMModel)

@@ -78,9 +78,6 @@ func newProcess(ctx context.Context, s *system, roles []string, version string) 
 			defer close(p.seeded)
 			s.seedDocs(ctx)
 		}))
-		if s.local != nil {
-			p.group.Add(lifecycle.Intake, lifecycle.Func("answer index refresh", func(ctx context.Context) { s.local.Run(ctx, s.log.Warn) }))
-		}
 	} else {
 		close(p.seeded)
 	}

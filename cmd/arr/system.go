@@ -84,7 +84,6 @@ type system struct {
 	// is 502.
 	chatUpstreams int
 	served        *answerapi.Served
-	local         *research.Local
 	answerModel   research.Model
 	// traces is the tracer provider of a serving process; nil: traces off
 	// (its Tracer is nil, and nothing starts a span).

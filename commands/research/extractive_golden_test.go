@@ -126,7 +126,7 @@ func TestExtractiveGolden(t *testing.T) {
 // countedIndex is an index whose IDF is that of a corpus of n passages with
 // the document frequencies df.
 func countedIndex(n int, df map[string]int) *Index {
-	x := &Index{passages: make([]answer.IndexedPassage, n), postings: map[string][]posting{}}
+	x := &Index{passages: make([]answer.IndexedPassage, n), postings: map[string][]posting{}, n: float64(n)}
 	for t, d := range df {
 		x.postings[t] = make([]posting, d)
 	}

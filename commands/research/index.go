@@ -2,15 +2,12 @@ package research
 
 import (
 	"math"
-	"regexp"
 	"sort"
 	"strings"
 	"unicode"
 
-	"github.com/blevesearch/snowballstem"
-	"github.com/blevesearch/snowballstem/english"
-
 	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/domain/answer/terms"
 )
 
 // Weights are the parameters of passage retrieval: BM25F field weights
@@ -60,6 +57,11 @@ type Index struct {
 	lenBody                 []int32
 	faq                     []bool // the passage's section heading is a question
 	avgTitle, avgHead, avgB float64
+	// n and df, when df is set, are the passage count and document
+	// frequencies of the corpus the passages were picked from (an index
+	// of candidates scores as the whole index would).
+	n  float64
+	df map[string]int64
 	// Generation is the local index generation the passages are of (0 for
 	// an ad hoc collection of fetched pages).
 	Generation uint64
@@ -67,6 +69,15 @@ type Index struct {
 
 // BuildIndex indexes passages.
 func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index {
+	as := make([]terms.Analysis, len(ps))
+	for i, p := range ps {
+		as[i] = terms.Analyze(p)
+	}
+	return buildIndex(ps, as, generation, w)
+}
+
+// buildIndex indexes passages ps whose terms are as.
+func buildIndex(ps []answer.IndexedPassage, as []terms.Analysis, generation uint64, w Weights) *Index {
 	x := &Index{w: w, passages: ps, postings: map[string][]posting{}, Generation: generation,
 		lenTitle: make([]int32, len(ps)), lenHead: make([]int32, len(ps)), lenBody: make([]int32, len(ps)), faq: make([]bool, len(ps))}
 	var sumT, sumH, sumB float64
@@ -75,75 +86,77 @@ func BuildIndex(ps []answer.IndexedPassage, generation uint64, w Weights) *Index
 		section           bool
 		pos               []int32
 	}
-	for i, p := range ps {
+	for i := range ps {
+		a := as[i]
 		m := map[string]*acc{}
 		get := func(t string) *acc {
-			a := m[t]
-			if a == nil {
-				a = &acc{}
-				m[t] = a
+			c := m[t]
+			if c == nil {
+				c = &acc{}
+				m[t] = c
 			}
-			return a
+			return c
 		}
-		tt := Terms(p.Title)
-		for _, t := range tt {
+		for _, t := range a.Title {
 			get(t).title++
 		}
-		ht := Terms(strings.Join(p.Heading, " "))
-		for _, t := range ht {
+		for _, t := range a.Head {
 			get(t).head++
 		}
-		if len(p.Heading) > 0 {
-			for _, t := range Terms(p.Heading[len(p.Heading)-1]) {
-				get(t).section = true
-			}
-			x.faq[i] = strings.Contains(p.Heading[len(p.Heading)-1], "?")
+		for _, t := range a.Section {
+			get(t).section = true
 		}
-		bt := Terms(bodyText(p.Passage))
-		for j, t := range bt {
-			a := get(t)
-			a.pos = append(a.pos, int32(j))
+		x.faq[i] = a.FAQ
+		for j, t := range a.Body {
+			c := get(t)
+			c.pos = append(c.pos, int32(j))
 		}
-		for li, line := range strings.Split(p.Text, "\n") {
-			if li < len(p.Kinds) && p.Kinds[li] == 't' {
-				for _, t := range Terms(line) {
-					get(t).term++
-				}
-			}
+		for _, t := range a.Defs {
+			get(t).term++
 		}
-		x.lenTitle[i], x.lenHead[i], x.lenBody[i] = int32(len(tt)), int32(len(ht)), int32(len(bt))
-		sumT, sumH, sumB = sumT+float64(len(tt)), sumH+float64(len(ht)), sumB+float64(len(bt))
-		for t, a := range m {
-			x.postings[t] = append(x.postings[t], posting{passage: int32(i), title: a.title, head: a.head, term: a.term, section: a.section,
-				bodyTF: uint16(min(len(a.pos), math.MaxUint16)), positions: a.pos})
+		x.lenTitle[i], x.lenHead[i], x.lenBody[i] = int32(len(a.Title)), int32(len(a.Head)), int32(len(a.Body))
+		sumT, sumH, sumB = sumT+float64(len(a.Title)), sumH+float64(len(a.Head)), sumB+float64(len(a.Body))
+		for t, c := range m {
+			x.postings[t] = append(x.postings[t], posting{passage: int32(i), title: c.title, head: c.head, term: c.term, section: c.section,
+				bodyTF: uint16(min(len(c.pos), math.MaxUint16)), positions: c.pos})
 		}
 	}
-	if n := float64(len(ps)); n > 0 {
-		x.avgTitle, x.avgHead, x.avgB = max(sumT/n, 1), max(sumH/n, 1), max(sumB/n, 1)
+	x.n = float64(len(ps))
+	if x.n > 0 {
+		x.avgTitle, x.avgHead, x.avgB = max(sumT/x.n, 1), max(sumH/x.n, 1), max(sumB/x.n, 1)
 	}
 	return x
 }
 
-// bodyText is the passage's text without its code lines (commands are
-// quoted, not searched).
-func bodyText(p answer.Passage) string {
-	if !strings.Contains(p.Kinds, "c") {
-		return p.Text
+// IndexCandidates indexes passages picked from a larger corpus (with
+// their terms as stored) and scores them with that corpus's statistics
+// (passage count, average field lengths, the document frequency of the
+// query's terms): the scores are those an index of the whole corpus gives
+// them.
+func IndexCandidates(c terms.Candidates, w Weights) *Index {
+	x := buildIndex(c.Passages, c.Analyses, c.Generation, w)
+	st := c.Stats
+	if st.Passages <= 0 {
+		return x
 	}
-	lines := strings.Split(p.Text, "\n")
-	kept := lines[:0]
-	for i, l := range lines {
-		if i >= len(p.Kinds) || p.Kinds[i] != 'c' {
-			kept = append(kept, l)
-		}
+	x.n, x.df = float64(st.Passages), st.DF
+	n := float64(st.Passages)
+	x.avgTitle, x.avgHead, x.avgB = max(float64(st.SumTitle)/n, 1), max(float64(st.SumHead)/n, 1), max(float64(st.SumBody)/n, 1)
+	return x
+}
+
+// docFreq is how many passages of the corpus hold term.
+func (x *Index) docFreq(term string) float64 {
+	if df, ok := x.df[term]; ok {
+		return float64(df)
 	}
-	return strings.Join(kept, "\n")
+	return float64(len(x.postings[term]))
 }
 
 // IDF is the inverse document frequency of a term over the passages (BM25's).
 func (x *Index) IDF(term string) float64 {
-	N, df := float64(len(x.passages)), float64(len(x.postings[term]))
-	return math.Log(1 + (N-df+0.5)/(df+0.5))
+	df := x.docFreq(term)
+	return math.Log(1 + (x.n-df+0.5)/(df+0.5))
 }
 
 // Len is the number of passages indexed.
@@ -156,7 +169,7 @@ func (x *Index) Search(query string, n int) []Scored {
 	if len(qt) == 0 || len(x.passages) == 0 {
 		return nil
 	}
-	N := float64(len(x.passages))
+	N := x.n
 	scores := map[int32]float64{}
 	section := map[int32]float64{}     // IDF of the query terms in the passage's section heading
 	positions := map[int32][][]int32{} // per passage, per query term
@@ -166,7 +179,7 @@ func (x *Index) Search(query string, n int) []Scored {
 		if len(ps) == 0 {
 			continue
 		}
-		df := float64(len(ps))
+		df := x.docFreq(t)
 		idf := math.Log(1 + (N-df+0.5)/(df+0.5))
 		idfSum += idf
 		for _, p := range ps {
@@ -275,148 +288,20 @@ func proximity(pos [][]int32) float64 {
 	return share * float64(present) / float64(max(best, int32(present)))
 }
 
-// stopwords are left out of queries and documents.
-var stopwords = func() map[string]bool {
-	m := map[string]bool{}
-	for _, w := range strings.Fields(`a an and are as at be by for from has have how i in is it its of on or that the this to was were what when where which who whom why will with does do did can you your my we our they their them there these those than then so if not no into about over under after before between also more most other some such only own same too very just should would could may might must shall am been being give gives given use used using value default`) {
-		m[w] = true
-	}
-	return m
-}()
-
-// Terms splits text into index terms: lower-case words and numbers
-// (identifiers with underscores, dotted names like "gc.auto" or
-// "json.dumps" and CamelCase names are indexed whole and in parts, so
-// "gc.auto" is a term "gc.autoDetach" does not hold), stop words left out, stemmed (Snowball English); and the
-// symbols reference pages are about: operators ("//", "**", "^", "<<")
-// and format directives ("%j", "%U", case kept).
-func Terms(s string) []string {
-	out := symbols(s)
-	word := func(w string) {
-		if w == "" || stopwords[w] {
-			return
-		}
-		if len(w) > 3 && !isNumber(w) {
-			env := snowballstem.NewEnv(w)
-			english.Stem(env)
-			w = env.Current()
-		}
-		out = append(out, w)
-	}
-	for _, f := range strings.FieldsFunc(s, func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' }) {
-		parts := camelParts(f)
-		f = strings.ToLower(strings.Trim(f, "_"))
-		if len(parts) > 1 {
-			// A CamelCase name whole and in its words: ZeroDivisionError
-			// is about division by zero.
-			out = append(out, f)
-			for _, part := range parts {
-				word(strings.ToLower(part))
-			}
-			continue
-		}
-		if strings.Contains(f, "_") {
-			out = append(out, f) // the identifier whole (not stemmed)
-			for _, part := range strings.Split(f, "_") {
-				word(part)
-			}
-			continue
-		}
-		word(f)
-	}
-	return out
-}
-
-// camelParts splits a CamelCase name at its inner capitals
-// ("ZeroDivisionError" into Zero, Division, Error; "HTTPServer" into
-// HTTP, Server); a name with no inner capital is one part.
-func camelParts(f string) []string {
-	rs := []rune(f)
-	var out []string
-	start := 0
-	for i := 1; i < len(rs); i++ {
-		lowerBefore := unicode.IsLower(rs[i-1]) || unicode.IsDigit(rs[i-1])
-		acronymEnd := unicode.IsUpper(rs[i-1]) && i+1 < len(rs) && unicode.IsLower(rs[i+1])
-		if unicode.IsUpper(rs[i]) && (lowerBefore || acronymEnd) {
-			out = append(out, string(rs[start:i]))
-			start = i
-		}
-	}
-	out = append(out, string(rs[start:]))
-	if len(out) > 1 {
-		for _, p := range out {
-			if !unicode.IsLetter([]rune(p)[0]) {
-				return []string{f}
-			}
-		}
-	}
-	return out
-}
-
-// quotedSymbol is one or two punctuation characters in quotes, as a
-// reference names an option or a flag: "the ',' option", "'#'".
-var quotedSymbol = regexp.MustCompile(`['‘"“]([^\p{L}\p{N}\s'‘’"“”]{1,2})['’"”]`)
-
-// operatorRunes make up operator terms.
-const operatorRunes = "%/*^<>=!&|~+@"
-
-// dottedName is a dotted name: "gc.auto", "json.dumps", "os.path.join".
-var dottedName = regexp.MustCompile(`[A-Za-z_][A-Za-z0-9_]*(?:\.[A-Za-z_][A-Za-z0-9_]*)+`)
-
-// symbols are the whole-name, operator and directive terms of s.
-func symbols(s string) []string {
-	var out []string
-	for _, m := range dottedName.FindAllString(s, -1) {
-		out = append(out, strings.ToLower(m))
-	}
-	for _, m := range quotedSymbol.FindAllStringSubmatch(s, -1) {
-		out = append(out, "'"+m[1]+"'")
-	}
-	for i := 0; i < len(s); i++ {
-		c := s[i]
-		if c == '%' && i+1 < len(s) && (s[i+1] >= 'a' && s[i+1] <= 'z' || s[i+1] >= 'A' && s[i+1] <= 'Z') &&
-			(i+2 >= len(s) || !unicode.IsLetter(rune(s[i+2]))) {
-			out = append(out, s[i:i+2])
-			i++
-			continue
-		}
-		if !strings.ContainsRune(operatorRunes, rune(c)) {
-			continue
-		}
-		j := i
-		for j < len(s) && j-i < 3 && strings.ContainsRune(operatorRunes, rune(s[j])) {
-			j++
-		}
-		// An operator stands apart: not inside a URL, a path or a word.
-		before := i == 0 || s[i-1] == ' ' || s[i-1] == '(' || s[i-1] == '\'' || s[i-1] == '"'
-		after := j == len(s) || s[j] == ' ' || s[j] == ')' || s[j] == '\'' || s[j] == '"' || s[j] == ',' || s[j] == '?'
-		if before && after {
-			out = append(out, s[i:j])
-		}
-		i = j - 1
-	}
-	return out
-}
-
 // words are the lower-case words of s without stop words, unstemmed.
 func words(s string) []string {
 	var out []string
 	for _, f := range strings.FieldsFunc(strings.ToLower(s), func(r rune) bool { return !unicode.IsLetter(r) && !unicode.IsDigit(r) && r != '_' }) {
-		if !stopwords[f] {
+		if !terms.Stopword(f) {
 			out = append(out, f)
 		}
 	}
 	return out
 }
 
-func isNumber(s string) bool {
-	for _, r := range s {
-		if !unicode.IsDigit(r) {
-			return false
-		}
-	}
-	return true
-}
+// Terms splits text into index terms (terms.Split): the tokenizer the
+// answer_docs read model counts terms with.
+func Terms(s string) []string { return terms.Split(s) }
 
 func uniqueTerms(ts []string) []string {
 	seen := map[string]bool{}
@@ -429,3 +314,6 @@ func uniqueTerms(ts []string) []string {
 	}
 	return out
 }
+
+// dottedName is a dotted name: "gc.auto", "json.dumps" (terms.DottedName).
+var dottedName = terms.DottedName

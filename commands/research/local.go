@@ -142,6 +142,12 @@ func (l *Local) Search(ctx context.Context, q string, n int) ([]websearch.Hit, e
 	if err != nil {
 		return nil, err
 	}
+	return pageHits(ps, n), nil
+}
+
+// pageHits are the pages of ps, best first, at most n, each with its best
+// passage as content.
+func pageHits(ps []Scored, n int) []websearch.Hit {
 	var out []websearch.Hit
 	seen := map[string]bool{}
 	for _, p := range ps {
@@ -151,5 +157,5 @@ func (l *Local) Search(ctx context.Context, q string, n int) ([]websearch.Hit, e
 		seen[p.DocID] = true
 		out = append(out, websearch.Hit{Title: p.Title, URL: p.URL, Content: p.Text, Snippet: p.Text})
 	}
-	return out, nil
+	return out
 }

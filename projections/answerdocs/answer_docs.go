@@ -12,6 +12,7 @@ import (
 
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/domain/answer/terms"
 	"github.com/arr-dev/arr/projections"
 )
 
@@ -45,14 +46,41 @@ CREATE TABLE passages (
     anchor   text    NOT NULL,
     body     text    NOT NULL,
     kinds    text    NOT NULL,
+    -- The passage's terms (terms.Analyze) by field, as scoring reads
+    -- them (terms.Analysis.Encode), and as a tsvector (title A, heading
+    -- B, body C) searched through passages_tsv.
+    analysis  text[]   NOT NULL,
+    tsv       tsvector NOT NULL,
+    len_title integer  NOT NULL,
+    len_head  integer  NOT NULL,
+    len_body  integer  NOT NULL,
     PRIMARY KEY (doc_id, seq)
 );
+-- BM25F's corpus statistics, kept in step with passages by every flush:
+-- how many passages hold each term, and the passages' count and summed
+-- field lengths. A term no passage holds any more keeps a row at 0.
+CREATE TABLE term_df (
+    term text    PRIMARY KEY,
+    df   integer NOT NULL
+);
+CREATE TABLE corpus (
+    one       boolean PRIMARY KEY DEFAULT true CHECK (one),
+    passages  bigint  NOT NULL,
+    sum_title bigint  NOT NULL,
+    sum_head  bigint  NOT NULL,
+    sum_body  bigint  NOT NULL
+);
+INSERT INTO corpus VALUES (true, 0, 0, 0, 0);
 `
+
+// deferredDDL is the passages' full-text index, built after a rebuild
+// loads them.
+const deferredDDL = `CREATE INDEX passages_tsv ON passages USING gin (tsv);`
 
 // Spec implements projections.Projection: each document's last version
 // in the batch replaces the document and its passages.
 func (Projection) Spec() projections.Spec {
-	return projections.Spec{Name: Name, DDL: ddl, Batch: func() projections.Batch {
+	return projections.Spec{Name: Name, DDL: ddl, DeferredDDL: deferredDDL, Batch: func() projections.Batch {
 		b := &batch{last: map[string]int{}}
 		return projections.Batch{Handlers: []projections.Handler{projections.On(b.indexed)}, Flush: b.flush}
 	}}
@@ -78,41 +106,112 @@ func (b *batch) indexed(_ context.Context, _ pgx.Tx, e projections.Event, p *ans
 	return nil
 }
 
-// flush replaces the batch's documents and their passages.
+// flush replaces the batch's documents and their passages, and moves
+// the corpus statistics by the passages dropped and added.
 func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
-	docs, pos := b.docs, b.pos
-	if len(docs) == 0 {
+	if len(b.docs) == 0 {
 		return nil
 	}
+	return Store(ctx, tx, b.docs, b.pos)
+}
+
+// Store writes docs (each the last version of its document, at pos) into
+// the read model tx's search_path names, replacing their earlier versions
+// and moving term_df and corpus with the passages: the projection's
+// write, exported for tools that load the read model without a log
+// (scripts/bench). docs must not repeat a doc_id.
+func Store(ctx context.Context, tx pgx.Tx, docs []answer.DocumentIndexed, pos []int64) error {
 	ids := make([]string, len(docs))
 	var rows [][]any
 	for i, d := range docs {
 		ids[i] = d.DocID
-		sections, err := json.Marshal(d.Sections)
-		if err != nil {
-			return fmt.Errorf("document %s: %w", d.DocID, err)
-		}
-		if _, err := tx.Exec(ctx, `INSERT INTO documents (doc_id, url, origin, title, content_hash, sections, indexed_at, published, position)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
-			ON CONFLICT (doc_id) DO UPDATE SET url = EXCLUDED.url, origin = EXCLUDED.origin, title = EXCLUDED.title,
-				content_hash = EXCLUDED.content_hash, sections = EXCLUDED.sections, indexed_at = EXCLUDED.indexed_at,
-				published = EXCLUDED.published, position = EXCLUDED.position`,
-			d.DocID, d.URL, d.Origin, d.Title, d.ContentHash, string(sections), d.IndexedAt, d.Published, pos[i]); err != nil {
-			return fmt.Errorf("storing document %s: %w", d.DocID, err)
+		if err := storeDocument(ctx, tx, d, pos[i]); err != nil {
+			return err
 		}
 		for _, p := range answer.Passages(d) {
-			heading := p.Heading
-			if heading == nil {
-				heading = []string{}
-			}
-			rows = append(rows, []any{p.DocID, p.Seq, heading, p.Anchor, p.Text, p.Kinds})
+			rows = append(rows, passageRow(d, p))
 		}
+	}
+	if err := dropPassages(ctx, tx, ids); err != nil {
+		return err
+	}
+	return addPassages(ctx, tx, ids, rows)
+}
+
+func storeDocument(ctx context.Context, tx pgx.Tx, d answer.DocumentIndexed, pos int64) error {
+	sections, err := json.Marshal(d.Sections)
+	if err != nil {
+		return fmt.Errorf("document %s: %w", d.DocID, err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO documents (doc_id, url, origin, title, content_hash, sections, indexed_at, published, position)
+		VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9)
+		ON CONFLICT (doc_id) DO UPDATE SET url = EXCLUDED.url, origin = EXCLUDED.origin, title = EXCLUDED.title,
+			content_hash = EXCLUDED.content_hash, sections = EXCLUDED.sections, indexed_at = EXCLUDED.indexed_at,
+			published = EXCLUDED.published, position = EXCLUDED.position`,
+		d.DocID, d.URL, d.Origin, d.Title, d.ContentHash, string(sections), d.IndexedAt, d.Published, pos); err != nil {
+		return fmt.Errorf("storing document %s: %w", d.DocID, err)
+	}
+	return nil
+}
+
+// passageRow is p's row of passages_in: its columns, its tsvector as a
+// literal and its field lengths.
+func passageRow(d answer.DocumentIndexed, p answer.Passage) []any {
+	heading := p.Heading
+	if heading == nil {
+		heading = []string{}
+	}
+	a := terms.Analyze(answer.IndexedPassage{Passage: p, Title: d.Title})
+	return []any{p.DocID, p.Seq, heading, p.Anchor, p.Text, p.Kinds, a.Encode(), a.TSVector(), len(a.Title), len(a.Head), len(a.Body)}
+}
+
+// dropPassages deletes the passages of ids and takes them out of the
+// corpus statistics.
+func dropPassages(ctx context.Context, tx pgx.Tx, ids []string) error {
+	if _, err := tx.Exec(ctx, `UPDATE term_df t SET df = t.df - o.n
+		FROM (SELECT lex, count(*) AS n FROM passages, unnest(tsvector_to_array(tsv)) AS lex WHERE doc_id = ANY($1) GROUP BY lex) o
+		WHERE t.term = o.lex`, ids); err != nil {
+		return fmt.Errorf("counting out old passages' terms: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE corpus SET passages = corpus.passages - o.n, sum_title = corpus.sum_title - o.t,
+			sum_head = corpus.sum_head - o.h, sum_body = corpus.sum_body - o.b
+		FROM (SELECT count(*) AS n, coalesce(sum(len_title), 0) AS t, coalesce(sum(len_head), 0) AS h, coalesce(sum(len_body), 0) AS b
+			FROM passages WHERE doc_id = ANY($1)) o`, ids); err != nil {
+		return fmt.Errorf("counting out old passages: %w", err)
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM passages WHERE doc_id = ANY($1)`, ids); err != nil {
 		return fmt.Errorf("dropping old passages: %w", err)
 	}
-	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"passages"}, []string{"doc_id", "seq", "heading", "anchor", "body", "kinds"}, pgx.CopyFromRows(rows)); err != nil {
+	return nil
+}
+
+// addPassages stores rows (through passages_in, whose tsv is text: the
+// copy protocol has no tsvector codec) and counts them into the corpus
+// statistics.
+func addPassages(ctx context.Context, tx pgx.Tx, ids []string, rows [][]any) error {
+	if _, err := tx.Exec(ctx, `CREATE TEMPORARY TABLE IF NOT EXISTS passages_in (doc_id text, seq integer, heading text[], anchor text,
+			body text, kinds text, analysis text[], tsv text, len_title integer, len_head integer, len_body integer) ON COMMIT DROP;
+		TRUNCATE passages_in`); err != nil {
+		return fmt.Errorf("staging passages: %w", err)
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"passages_in"},
+		[]string{"doc_id", "seq", "heading", "anchor", "body", "kinds", "analysis", "tsv", "len_title", "len_head", "len_body"}, pgx.CopyFromRows(rows)); err != nil {
+		return fmt.Errorf("staging passages: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO passages (doc_id, seq, heading, anchor, body, kinds, analysis, tsv, len_title, len_head, len_body)
+		SELECT doc_id, seq, heading, anchor, body, kinds, analysis, tsv::tsvector, len_title, len_head, len_body FROM pg_temp.passages_in`); err != nil {
 		return fmt.Errorf("storing passages: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `INSERT INTO term_df (term, df)
+		SELECT lex, count(*) FROM passages, unnest(tsvector_to_array(tsv)) AS lex WHERE doc_id = ANY($1) GROUP BY lex
+		ON CONFLICT (term) DO UPDATE SET df = term_df.df + EXCLUDED.df`, ids); err != nil {
+		return fmt.Errorf("counting in new passages' terms: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `UPDATE corpus SET passages = corpus.passages + o.n, sum_title = corpus.sum_title + o.t,
+			sum_head = corpus.sum_head + o.h, sum_body = corpus.sum_body + o.b
+		FROM (SELECT count(*) AS n, coalesce(sum(len_title), 0) AS t, coalesce(sum(len_head), 0) AS h, coalesce(sum(len_body), 0) AS b
+			FROM passages WHERE doc_id = ANY($1)) o`, ids); err != nil {
+		return fmt.Errorf("counting in new passages: %w", err)
 	}
 	return nil
 }

@@ -5,6 +5,7 @@ import (
 	"time"
 
 	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/domain/answer/terms"
 	"github.com/arr-dev/arr/projections/answercache"
 	"github.com/arr-dev/arr/projections/answerdocs"
 )
@@ -22,6 +23,7 @@ type AnswerDocs interface {
 	Document(ctx context.Context, docID string) (answerdocs.IndexedDoc, error)
 	Generation(ctx context.Context) (uint64, error)
 	Passages(ctx context.Context) ([]answer.IndexedPassage, uint64, error)
+	Candidates(ctx context.Context, qt []string, limit int) (terms.Candidates, error)
 }
 
 var (

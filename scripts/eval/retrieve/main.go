@@ -31,32 +31,17 @@ func main() {
 		fmt.Fprintln(os.Stderr, "usage: retrieve QUESTION [N] | -tune")
 		os.Exit(2)
 	}
-	root := "/usr/share/doc/python3.11/html"
-	f, err := os.Open("scripts/eval/pages.txt")
+	if os.Args[1] == "-recall" {
+		if err := recall(context.Background(), os.Args[2:]); err != nil {
+			fmt.Fprintln(os.Stderr, err)
+			os.Exit(1)
+		}
+		return
+	}
+	ps, err := load("/usr/share/doc/python3.11/html", "scripts/eval/pages.txt")
 	if err != nil {
 		fmt.Fprintln(os.Stderr, err)
 		os.Exit(1)
-	}
-	defer f.Close()
-	var ps []answer.IndexedPassage
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		page := strings.TrimSpace(sc.Text())
-		if page == "" || strings.HasPrefix(page, "#") {
-			continue
-		}
-		b, err := os.ReadFile(filepath.Join(root, page))
-		if err != nil {
-			continue
-		}
-		p, err := webpage.Extract(webpage.Raw{URL: "http://127.0.0.1/" + page, ContentType: "text/html", Body: b})
-		if err != nil {
-			continue
-		}
-		d := answer.DocumentIndexed{DocID: page, Title: p.Title, Sections: research.Sections(p)}
-		for _, q := range answer.Passages(d) {
-			ps = append(ps, answer.IndexedPassage{Passage: q, Title: p.Title, URL: page})
-		}
 	}
 	if os.Args[1] == "-tune" {
 		tune(ps)
@@ -93,6 +78,50 @@ func main() {
 	for i, s := range x.Search(os.Args[1], n) {
 		fmt.Printf("%2d %6.2f %s %q\n   %.200s\n", i+1, s.Score, s.URL, s.Heading, strings.ReplaceAll(s.Text, "\n", " | "))
 	}
+}
+
+// load returns the passages of the pages listed in pagesFile (paths under
+// root), each page's URL its path.
+func load(root, pagesFile string) ([]answer.IndexedPassage, error) {
+	docs, err := loadDocs(root, pagesFile)
+	if err != nil {
+		return nil, err
+	}
+	var ps []answer.IndexedPassage
+	for _, d := range docs {
+		for _, q := range answer.Passages(d) {
+			ps = append(ps, answer.IndexedPassage{Passage: q, Title: d.Title, URL: d.URL})
+		}
+	}
+	return ps, nil
+}
+
+// loadDocs reads the pages listed in pagesFile as documents to index
+// (DocID and URL the page's path).
+func loadDocs(root, pagesFile string) ([]answer.DocumentIndexed, error) {
+	f, err := os.Open(pagesFile)
+	if err != nil {
+		return nil, err
+	}
+	defer f.Close()
+	var docs []answer.DocumentIndexed
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		page := strings.TrimSpace(sc.Text())
+		if page == "" || strings.HasPrefix(page, "#") {
+			continue
+		}
+		b, err := os.ReadFile(filepath.Join(root, page))
+		if err != nil {
+			continue
+		}
+		p, err := webpage.Extract(webpage.Raw{URL: "http://127.0.0.1/" + page, ContentType: "text/html", Body: b})
+		if err != nil {
+			continue
+		}
+		docs = append(docs, answer.DocumentIndexed{DocID: page, URL: page, Origin: page, Title: p.Title, Sections: research.Sections(p)})
+	}
+	return docs, sc.Err()
 }
 
 // corpus is the pages' passages as a research.Corpus.
