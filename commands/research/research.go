@@ -128,6 +128,9 @@ type Result struct {
 	Answer       string
 	Sources      []answer.Source
 	Synthesis    answer.Synthesis
+	// Found: a passage answers the question (answer.AnswerSynthesized's
+	// AnswerFound); false when the answer says the sources do not.
+	Found bool
 	Model        string
 	SubQuestions []string
 	Costs        answer.Costs

@@ -123,8 +123,8 @@ func TestAnswerSynthesizedV2DecodesAsV3(t *testing.T) {
 	if a.ResolvedQuery != "How long does the ferry take?" || a.Conversation == nil || *a.Conversation != (Conversation{Turns: 2, ResolvedBy: "extractive"}) || a.Sources[0].Snippet != "s" {
 		t.Fatalf("%+v", a)
 	}
-	if _, err := reg.Decode("AnswerSynthesized", 4, []byte(v3)); err == nil {
-		t.Fatal("version 4 decoded")
+	if _, err := reg.Decode("AnswerSynthesized", 5, []byte(v3)); err == nil {
+		t.Fatal("version 5 decoded")
 	}
 }
 

@@ -279,6 +279,7 @@ type response struct {
 	Mode          answer.Mode       `json:"mode"`
 	Cached        bool              `json:"cached"`
 	Synthesis     string            `json:"synthesis"`
+	AnswerFound   bool              `json:"answer_found"`
 	SubQuestions  []string          `json:"sub_questions,omitempty"`
 	AnswerID      string            `json:"answer_id"`
 	SynthesizedAt time.Time         `json:"synthesized_at"`
@@ -345,7 +346,7 @@ func (h *handler) answer(c *gin.Context, req answer.Request, stream bool, err er
 	h.app.Answers.Served.Record(served)
 	resp := response{Query: req.Query, ResolvedQuery: req.Question(), Answer: a.Answer,
 		Citations: answer.CitationSpans(a.Answer), Sources: withSnippets(a.Answer, a.Sources), Tier: req.Tier, Mode: req.Mode,
-		Cached: cached, Synthesis: string(a.Synthesis), SubQuestions: a.SubQuestions, AnswerID: a.AnswerID.String(),
+		Cached: cached, Synthesis: string(a.Synthesis), AnswerFound: a.AnswerFound, SubQuestions: a.SubQuestions, AnswerID: a.AnswerID.String(),
 		SynthesizedAt: a.SynthesizedAt, ExpiresAt: a.ExpiresAt}
 	if s == nil {
 		c.JSON(http.StatusOK, resp)
