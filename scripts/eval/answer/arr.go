@@ -81,10 +81,14 @@ func startArr(ctx context.Context, o options, dir string, cu *cleanups) (*arr, e
 			return nil, err
 		}
 	}
+	seed := "off"
+	if o.seeded {
+		seed = "on"
+	}
 	a := &arr{bin: o.arrBin, base: "http://" + addrs[0], client: &http.Client{Timeout: 90 * time.Second}}
 	a.env = append(os.Environ(), "DATABASE_URL="+u.String(), "ARR_DATA_DIR="+dir, "ARR_LOG_LEVEL=warn",
 		"ARR_ANSWER_ADDR="+addrs[0], "ARR_GATEWAY_ADDR="+addrs[1], "ARR_RECORDS_ADDR="+addrs[2],
-		"ARR_SEARCH=local", "ARR_ANSWER_INDEX_DIR=", "ARR_ANSWER_FETCH_PRIVATE=allow", "ARR_ANSWER_SEED=off",
+		"ARR_SEARCH=local", "ARR_ANSWER_INDEX_DIR=", "ARR_ANSWER_FETCH_PRIVATE=allow", "ARR_ANSWER_SEED="+seed,
 		"ARR_ANSWER_LLM_BASE_URL=", "ARR_ANSWER_LLM_API_KEY=", "ARR_DEMO_DATA=false", "ARR_ANSWER_FEATURES_FILE=")
 	if o.features {
 		a.env = append(a.env, "ARR_ANSWER_FEATURES_FILE="+filepath.Join(dir, featuresFile))
@@ -223,6 +227,37 @@ func (a *arr) index(ctx context.Context, c *corpus, pages []string, batch int) (
 	return r, nil
 }
 
+// waitSeeded waits (at most 2 minutes) until the answer service has
+// seeded its local index with arr's documentation: the document count is
+// above zero and has not changed for 3 seconds.
+func (a *arr) waitSeeded(ctx context.Context, pages int) (indexReport, error) {
+	start := time.Now()
+	last, stable := -1, 0
+	for i := 0; i < 120; i++ {
+		out, err := a.cli(ctx, "answer", "index", "count")
+		if err != nil {
+			return indexReport{}, fmt.Errorf("counting the index: %w", err)
+		}
+		var n int
+		fmt.Sscan(string(out), &n)
+		if n > 0 && n == last {
+			stable++
+		} else {
+			stable = 0
+		}
+		last = n
+		if stable >= 3 {
+			return indexReport{Pages: pages, Indexed: pages, Documents: n, Seconds: time.Since(start).Seconds()}, nil
+		}
+		select {
+		case <-ctx.Done():
+			return indexReport{}, ctx.Err()
+		case <-time.After(time.Second):
+		}
+	}
+	return indexReport{}, fmt.Errorf("the seeded index did not settle in 2 minutes (%d documents)", last)
+}
+
 // reply is the answer service's body, as far as the eval reads it.
 type reply struct {
 	Answer    string   `json:"answer"`
@@ -230,6 +265,9 @@ type reply struct {
 	Cached    bool     `json:"cached"`
 	Synthesis string   `json:"synthesis"`
 	AnswerID  string   `json:"answer_id"`
+	// AnswerFound false: the service found no passage that answers and
+	// says so (absent: true, as before the field).
+	AnswerFound *bool `json:"answer_found"`
 }
 
 type source struct {

@@ -34,6 +34,11 @@ type options struct {
 	features bool
 	// holdoutEvery: ids divisible by it are held out (questions.go).
 	holdoutEvery int
+	// seeded: the pages are arr's own reference documents (docs/*.md)
+	// that the answer service seeds its local index with
+	// (ARR_ANSWER_SEED=on); nothing is indexed by URL, and a citation of
+	// /docs/{doc_id} on the answer service is a citation of its page.
+	seeded bool
 }
 
 func main() {
@@ -50,6 +55,7 @@ func main() {
 	flag.BoolVar(&o.verbose, "v", false, "print every question's scores and reasons on stderr")
 	flag.IntVar(&o.holdoutEvery, "holdout-every", 3, "the split rule of the question file: ids divisible by this are held out (3: the Python manual's; 2: the Git manual's, half)")
 	flag.BoolVar(&o.features, "features", false, "also write every answer's candidate sentences with their feature values, each labelled by whether it states the fact (ANSWERS.features.jsonl, the input of scripts/eval/fit)")
+	flag.BoolVar(&o.seeded, "seeded", false, "the pages (under -docs) are arr's reference documents the answer service seeds its index with (ARR_ANSWER_SEED=on): index nothing, wait for the seed, map /docs/{doc_id} citations to the pages")
 	flag.BoolVar(&o.check, "check", false, "only check the question file against the corpus (every fact on every page it names) and exit")
 	flag.Parse()
 	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)

@@ -26,9 +26,26 @@ type question struct {
 	Pages []string `json:"pages"`
 	// Split is "tune" or "heldout", as heldoutSplit says for the ID.
 	Split string `json:"split"`
+	// Wrong (answerable questions, optional) are statements of
+	// neighbouring subjects on the corpus's pages (another option's
+	// default, another command's behaviour): an answer that matches one
+	// states something about another subject than the question's
+	// (wrong_subject). Each must match a listed page (-check).
+	Wrong []string `json:"wrong,omitempty"`
+	// Absent (kind "unanswerable" only, required) are patterns any
+	// statement of the answer would match; -check verifies that no listed
+	// page matches one, so the answer is not in the index. Such a question
+	// has no facts; its pages, if any, are the closest ones on its topic.
+	Absent []string `json:"absent,omitempty"`
 
-	alts [][]matcher
+	alts   [][]matcher
+	wrong  []matcher
+	absent []matcher
 }
+
+// unanswerable reports whether the index holds no answer to q: the right
+// reply abstains (answer_found false).
+func (q question) unanswerable() bool { return q.Kind == "unanswerable" }
 
 // matcher is one string of a fact: a case-insensitive substring of the
 // normalized text, or with the prefix "re:" a regular expression over it.
@@ -67,7 +84,7 @@ func heldoutSplit(id string, every int) (string, error) {
 
 func validKind(k string) bool {
 	switch k {
-	case "default", "table", "context", "howto", "difference", "exception", "definition":
+	case "default", "table", "context", "howto", "difference", "exception", "definition", "unanswerable":
 		return true
 	}
 	return false
@@ -107,28 +124,66 @@ func loadQuestions(path string, every int, n *normalizer) ([]question, error) {
 		}
 		texts[norm] = true
 		if !validKind(q.Kind) {
-			bad("kind %q is not one of default, table, context, howto, difference, exception, definition", q.Kind)
+			bad("kind %q is not one of default, table, context, howto, difference, exception, definition, unanswerable", q.Kind)
 		}
-		if len(q.Facts) == 0 || len(q.Pages) == 0 {
-			bad("needs at least one fact alternative and one page")
-		}
-		for _, alt := range q.Facts {
-			if len(alt) == 0 {
-				bad("empty fact alternative")
-			}
-			var ms []matcher
-			for _, s := range alt {
-				m, err := n.matcher(s)
-				if err != nil {
-					bad("fact %q: %v", s, err)
-					continue
-				}
-				ms = append(ms, m)
-			}
-			q.alts = append(q.alts, ms)
+		for _, e := range q.compile(n) {
+			bad("%s", e)
 		}
 	}
 	return qs, errors.Join(errs...)
+}
+
+// compile checks the shape of q's facts, wrong statements and absent
+// patterns for its kind and compiles them; it returns the defects.
+func (q *question) compile(n *normalizer) []string {
+	var bad []string
+	if q.unanswerable() {
+		if len(q.Facts) > 0 || len(q.Wrong) > 0 {
+			bad = append(bad, "an unanswerable question has no facts and no wrong statements")
+		}
+		if len(q.Absent) == 0 {
+			bad = append(bad, "an unanswerable question needs the absent patterns -check looks for")
+		}
+	} else {
+		if len(q.Facts) == 0 || len(q.Pages) == 0 {
+			bad = append(bad, "needs at least one fact alternative and one page")
+		}
+		if len(q.Absent) > 0 {
+			bad = append(bad, "absent patterns are for unanswerable questions")
+		}
+	}
+	compile := func(what string, ss []string) []matcher {
+		var ms []matcher
+		for _, s := range ss {
+			m, err := n.matcher(s)
+			if err != nil {
+				bad = append(bad, fmt.Sprintf("%s %q: %v", what, s, err))
+				continue
+			}
+			ms = append(ms, m)
+		}
+		return ms
+	}
+	for _, alt := range q.Facts {
+		if len(alt) == 0 {
+			bad = append(bad, "empty fact alternative")
+		}
+		q.alts = append(q.alts, compile("fact", alt))
+	}
+	q.wrong = compile("wrong statement", q.Wrong)
+	q.absent = compile("absent pattern", q.Absent)
+	return bad
+}
+
+// anyMatch returns the source of the first of ms that matches normalized
+// text, or "".
+func anyMatch(ms []matcher, normalized string) string {
+	for _, m := range ms {
+		if m.match(normalized) {
+			return m.src
+		}
+	}
+	return ""
 }
 
 // pick returns the questions of split ("all" is every one).

@@ -31,13 +31,28 @@ type result struct {
 	Costs *costs `json:"costs,omitempty"`
 }
 
-// tally counts the marks of a set of results.
+// tally counts the marks of a set of results. The percentages of fact,
+// grounded, cited, readable and lead are of the answerable questions;
+// wrong-subject and suspect count answers of every question; abstention
+// precision is the share of the abstaining replies whose question was
+// unanswerable, recall the share of unanswerable questions abstained on.
 type tally struct {
 	n, fact, grounded, cited, readable, lead int
 	statements                               []int
+	// unanswerable questions; abstentions on them and on answerable ones.
+	unanswerable, abstainedU, abstainedA int
+	wrong, suspect                       int
 }
 
-func (t *tally) add(r result) {
+func (t *tally) add(r result, unanswerable bool) {
+	t.wrong += b2i(r.WrongSubject)
+	t.suspect += b2i(len(r.Suspect) > 0)
+	if unanswerable {
+		t.unanswerable++
+		t.abstainedU += b2i(r.Abstained)
+		return
+	}
+	t.abstainedA += b2i(r.Abstained)
 	t.n++
 	t.fact += b2i(r.Fact)
 	t.grounded += b2i(r.Grounded)
@@ -50,8 +65,18 @@ func (t *tally) add(r result) {
 }
 
 func (t tally) String() string {
-	return fmt.Sprintf("fact %d%% grounded %d%% cited %d%% readable %d%% lead %d%% statements p50 %d",
-		pct(t.fact, t.n), pct(t.grounded, t.n), pct(t.cited, t.n), pct(t.readable, t.n), pct(t.lead, t.n), median(t.statements))
+	return fmt.Sprintf("fact %d%% grounded %d%% cited %d%% readable %d%% lead %d%% statements p50 %d wrong-subject %d suspect %d abstain precision %s recall %s (unanswerable %d/%d, answerable %d/%d)",
+		pct(t.fact, t.n), pct(t.grounded, t.n), pct(t.cited, t.n), pct(t.readable, t.n), pct(t.lead, t.n), median(t.statements),
+		t.wrong, t.suspect, pctOrDash(t.abstainedU, t.abstainedU+t.abstainedA), pctOrDash(t.abstainedU, t.unanswerable),
+		t.abstainedU, t.unanswerable, t.abstainedA, t.n)
+}
+
+// pctOrDash is pct, or "-" when there is nothing to divide by.
+func pctOrDash(a, n int) string {
+	if n == 0 {
+		return "-"
+	}
+	return fmt.Sprintf("%d%%", pct(a, n))
 }
 
 func pct(a, n int) int {
@@ -74,16 +99,18 @@ func summary(rs []result, ix indexReport) string {
 	by := map[string]*tally{"tune": {}, "heldout": {}}
 	var lat []time.Duration
 	for _, r := range rs {
-		all.add(r)
-		by[r.Split].add(r)
+		u := r.Kind == "unanswerable"
+		all.add(r, u)
+		by[r.Split].add(r, u)
 		if r.Status == 200 && !r.Cached {
 			lat = append(lat, time.Duration(r.LatencyMS*float64(time.Millisecond)))
 		}
 	}
 	var b strings.Builder
-	fmt.Fprintf(&b, "answer eval: %d questions (tune %d, heldout %d): %s", all.n, by["tune"].n, by["heldout"].n, all)
+	fmt.Fprintf(&b, "answer eval: %d questions (tune %d, heldout %d; %d of them unanswerable): %s", all.n+all.unanswerable,
+		by["tune"].n+by["tune"].unanswerable, by["heldout"].n+by["heldout"].unanswerable, all.unanswerable, all)
 	for _, s := range []string{"tune", "heldout"} {
-		if by[s].n > 0 {
+		if by[s].n+by[s].unanswerable > 0 {
 			fmt.Fprintf(&b, " | %s %s", s, by[s])
 		}
 	}

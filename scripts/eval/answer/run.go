@@ -40,8 +40,12 @@ func run(ctx context.Context, o options) error {
 	}
 	asked := pick(qs, o.split)
 	if o.check {
-		fmt.Printf("answer eval: %d questions (tune %d, heldout %d) check out against %d pages of %s\n",
-			len(qs), len(pick(qs, "tune")), len(pick(qs, "heldout")), len(pages), o.docs)
+		unanswerable := 0
+		for _, q := range qs {
+			unanswerable += b2i(q.unanswerable())
+		}
+		fmt.Printf("answer eval: %d questions (tune %d, heldout %d; %d unanswerable) check out against %d pages of %s\n",
+			len(qs), len(pick(qs, "tune")), len(pick(qs, "heldout")), unanswerable, len(pages), o.docs)
 		return nil
 	}
 
@@ -56,8 +60,17 @@ func run(ctx context.Context, o options) error {
 	if err != nil {
 		return err
 	}
-	logf(o, "arr up is serving the answer service on %s; indexing %d pages from %s", a.base, len(pages), c.base)
-	ix, err := a.index(ctx, c, pages, o.batch)
+	var ix indexReport
+	if o.seeded {
+		logf(o, "arr up is serving the answer service on %s; waiting for it to seed its index with arr's documentation", a.base)
+		if err := c.seedDocs(a.base, pages); err != nil {
+			return err
+		}
+		ix, err = a.waitSeeded(ctx, len(pages))
+	} else {
+		logf(o, "arr up is serving the answer service on %s; indexing %d pages from %s", a.base, len(pages), c.base)
+		ix, err = a.index(ctx, c, pages, o.batch)
+	}
 	if err != nil {
 		return err
 	}
@@ -76,6 +89,7 @@ func run(ctx context.Context, o options) error {
 		logf(o, "warm-up question answered in %s", took)
 	}
 	sc := newScorer(norm, c)
+	sc.subj = newSubjects(gitCommands(o.docs))
 	rs := make([]result, 0, len(asked))
 	for _, q := range asked {
 		if err := ctx.Err(); err != nil {
@@ -94,9 +108,11 @@ func run(ctx context.Context, o options) error {
 				r.Why = append(r.Why, "latency: the answer came from the cache")
 			}
 		}
-		if o.verbose {
-			fmt.Fprintf(os.Stderr, "%s %-7s fact=%-5v cited=%-5v grounded=%-5v readable=%-5v %6.0fms %s\n", q.ID, q.Split,
-				r.Fact, r.Cited, r.Grounded, r.Readable, r.LatencyMS, q.Question)
+		// Held-out questions are read as summary lines only: their
+		// results go to the results file, never to the terminal.
+		if o.verbose && q.Split != "heldout" {
+			fmt.Fprintf(os.Stderr, "%s %-7s fact=%-5v cited=%-5v grounded=%-5v readable=%-5v abstained=%-5v wrong_subject=%-5v suspect=%d %6.0fms %s\n", q.ID, q.Split,
+				r.Fact, r.Cited, r.Grounded, r.Readable, r.Abstained, r.WrongSubject, len(r.Suspect), r.LatencyMS, q.Question)
 			for _, w := range r.Why {
 				fmt.Fprintf(os.Stderr, "    %s\n", w)
 			}
@@ -131,6 +147,17 @@ func run(ctx context.Context, o options) error {
 	fmt.Println(line)
 	logf(o, "results in %s (arr's log in %s); took %s", path, logPath, time.Since(start).Round(time.Second))
 	return nil
+}
+
+// gitCommands are the commands of a Git manual's git-NAME.html pages in
+// dir (none elsewhere): what "git NAME" may name for the subject check.
+func gitCommands(dir string) map[string]bool {
+	names, _ := filepath.Glob(filepath.Join(dir, "git-*.html"))
+	m := map[string]bool{}
+	for _, n := range names {
+		m[strings.TrimSuffix(strings.TrimPrefix(filepath.Base(n), "git-"), ".html")] = true
+	}
+	return m
 }
 
 func logf(o options, format string, a ...any) {

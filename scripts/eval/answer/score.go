@@ -22,8 +22,17 @@ type scores struct {
 	Lead bool `json:"lead"`
 	// Statements is the number of cited statements (citation groups) in
 	// the answer: an answer that says more than it needs has more.
-	Statements int      `json:"statements"`
-	Why        []string `json:"why,omitempty"`
+	Statements int `json:"statements"`
+	// Abstained: the reply said the index holds no answer (answer_found
+	// false). An answerable question that abstained has no fact.
+	Abstained bool `json:"abstained"`
+	// WrongSubject: the answer matches one of the question's wrong
+	// statements (another subject's fact on the same pages).
+	WrongSubject bool `json:"wrong_subject"`
+	// Suspect are the answer's sentences the automatic check flags
+	// wrong_subject? (subject.go), for review; counted apart.
+	Suspect []string `json:"wrong_subject?,omitempty"`
+	Why     []string `json:"why,omitempty"`
 	// Diagnostics (not in the summary): whether any returned source is an
 	// expected page, and whether any source's content states the fact.
 	ExpectedPageReturned bool     `json:"expected_page_returned"`
@@ -35,6 +44,7 @@ type scores struct {
 type scorer struct {
 	norm   *normalizer
 	corpus *corpus
+	subj   *subjects
 
 	marker   *regexp.Regexp
 	tag      *regexp.Regexp
@@ -47,7 +57,7 @@ type scorer struct {
 }
 
 func newScorer(n *normalizer, c *corpus) *scorer {
-	return &scorer{norm: n, corpus: c,
+	return &scorer{norm: n, corpus: c, subj: newSubjects(nil),
 		marker: regexp.MustCompile(`\[([1-9][0-9]*)\]`),
 		tag:    regexp.MustCompile(`(?i)</?(a|abbr|b|blockquote|br|caption|cite|code|dd|div|dl|dt|em|h[1-6]|hr|i|img|kbd|li|nav|ol|p|pre|samp|script|section|span|strong|style|sub|sup|table|tbody|td|th|thead|tr|tt|ul|var)(\s[^<>]*)?/?>`),
 		entity: regexp.MustCompile(`&(#[0-9]+|#[xX][0-9a-fA-F]+|[a-zA-Z][a-zA-Z0-9]{1,31});`),
@@ -77,10 +87,24 @@ func (s *scorer) score(ctx context.Context, q question, r reply) scores {
 	var sc scores
 	why := func(format string, a ...any) { sc.Why = append(sc.Why, fmt.Sprintf(format, a...)) }
 	answer := s.norm.answer(r.Answer)
+	sc.Abstained = r.AnswerFound != nil && !*r.AnswerFound
+	s.subject(q, r, answer, &sc)
+	if q.unanswerable() {
+		if !sc.Abstained {
+			why("abstained: the index holds no answer, but the reply says one was found")
+		}
+		return sc
+	}
 
 	alts := q.matching(answer)
+	if sc.Abstained {
+		alts = nil
+	}
 	sc.Fact = len(alts) > 0
-	if !sc.Fact {
+	switch {
+	case sc.Abstained:
+		why("fact: the reply abstained (answer_found false)")
+	case !sc.Fact:
 		why("fact: no alternative matches the answer (first wants %s)", describe(q.alts[0], answer))
 	}
 	first, n := s.statements(r.Answer)
@@ -161,6 +185,28 @@ func (s *scorer) score(ctx context.Context, q question, r reply) scores {
 		why("readable: %s", p)
 	}
 	return sc
+}
+
+// subject gives the wrong_subject mark (a wrong statement of q's matches
+// the answer) and the wrong_subject? notes of the automatic check.
+func (s *scorer) subject(q question, r reply, answer string, sc *scores) {
+	if w := anyMatch(q.wrong, answer); w != "" {
+		sc.WrongSubject = true
+		sc.Why = append(sc.Why, fmt.Sprintf("wrong_subject: the answer states %q, another subject's fact", w))
+	}
+	alts := q.matching(answer)
+	factSpans := func(sentence string) []string {
+		n := s.norm.text(sentence)
+		var out []string
+		for _, a := range alts {
+			out = append(out, spans(q.alts[a], n)...)
+		}
+		return out
+	}
+	sc.Suspect = s.subj.suspects(q.Question, s.sentences(s.norm.collapse(s.norm.stripMarkers(r.Answer))), factSpans)
+	for _, n := range sc.Suspect {
+		sc.Why = append(sc.Why, "wrong_subject?: "+n)
+	}
 }
 
 // statements returns the answer's first statement (its text up to the

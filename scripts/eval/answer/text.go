@@ -20,6 +20,8 @@ type normalizer struct {
 	comment  *regexp.Regexp
 	blockTag *regexp.Regexp
 	tag      *regexp.Regexp
+	mdLink   *regexp.Regexp
+	mdMarks  *strings.Replacer
 }
 
 func newNormalizer() *normalizer {
@@ -35,6 +37,8 @@ func newNormalizer() *normalizer {
 		comment:  regexp.MustCompile(`(?s)<!--.*?-->`),
 		blockTag: regexp.MustCompile(`(?i)</?(p|div|li|ul|ol|dl|dt|dd|tr|td|th|table|thead|tbody|caption|h[1-6]|br|hr|pre|section|blockquote|nav|header|footer|article|aside|form|figure|figcaption|title|body|head|html)\b[^>]*>`),
 		tag:      regexp.MustCompile(`<[^>]*>`),
+		mdLink:   regexp.MustCompile(`!?\[([^\]]*)\]\([^)]*\)`),
+		mdMarks:  strings.NewReplacer("`", "", "**", ""),
 	}
 }
 
@@ -65,6 +69,14 @@ func (n *normalizer) htmlText(b []byte) string {
 	s = n.blockTag.ReplaceAllString(s, " ")
 	s = n.tag.ReplaceAllString(s, "")
 	return n.collapse(html.UnescapeString(s))
+}
+
+// markdownText is the text of a Markdown document as a reader sees it: a
+// link keeps its text, code spans their code, "**" goes (as arr's own
+// Markdown extraction does), white space collapsed.
+func (n *normalizer) markdownText(b []byte) string {
+	s := n.mdLink.ReplaceAllString(string(b), "$1")
+	return n.collapse(n.mdMarks.Replace(s))
 }
 
 // matcher compiles one string of a fact.
