@@ -57,6 +57,8 @@ func extractive(question string, srcs []numbered, idx *Index, log *featureLog) (
 		return "", nil
 	}
 	weight := termWeights(q.key, cands, idx)
+	q.subject = q.subject.distinct(weight)
+	q.subject.markAbout(cands)
 	scoreCandidates(cands, q, weight)
 	l := newLeader(q, weight)
 	log.write(question, cands, l)

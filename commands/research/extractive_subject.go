@@ -5,6 +5,7 @@ import (
 	"slices"
 	"strings"
 	"unicode"
+	"unicode/utf8"
 
 	"github.com/arr-dev/arr/domain/answer"
 )
@@ -199,15 +200,53 @@ func (s subject) isMark(m string) bool {
 
 // named reports whether text names the subject: one of its marks or
 // names, in any case.
-func (s subject) named(text string) bool {
+func (s subject) named(text string) bool { return s.nameIn(text, false) }
+
+// mentioned is named, or the last part of a dotted name or a plural
+// stands in text ("NamedTemporaryFiles" for tempfile.NamedTemporaryFile):
+// enough for evidence that text speaks of the subject, not to tell it
+// from another thing of its kind.
+func (s subject) mentioned(text string) bool { return s.nameIn(text, true) }
+
+func (s subject) nameIn(text string, loose bool) bool {
 	low := strings.ToLower(text)
 	for _, m := range append(slices.Clone(s.marks), s.names...) {
-		if strings.Contains(low, strings.TrimSuffix(m, "()")) {
-			return true
+		m = strings.TrimSuffix(m, "()")
+		ws := []string{m}
+		if last := m[strings.LastIndexByte(m, '.')+1:]; loose {
+			ws = append(ws, last, m+"s", last+"s")
+		}
+		for _, w := range ws {
+			if len(w) > 2 && containsWord(low, w) {
+				return true
+			}
 		}
 	}
 	return false
 }
+
+// containsWord reports whether w stands in s as a word of its own (no
+// letter or digit right before or after it).
+func containsWord(s, w string) bool {
+	if w == "" {
+		return false
+	}
+	for i := 0; ; {
+		j := strings.Index(s[i:], w)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(w)
+		before, _ := utf8.DecodeLastRuneInString(s[:start])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if !isWordRune(before) && !isWordRune(after) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+func isWordRune(r rune) bool { return unicode.IsLetter(r) || unicode.IsDigit(r) }
 
 // offSubject reports whether candidate c states another subject's fact:
 // the opening of its first sentence (the sentence its pronoun refers to,
@@ -227,4 +266,77 @@ func (s subject) offSubject(c *candidate, key []string) bool {
 		first = ss[0]
 	}
 	return s.otherThing(first) != "" || s.otherThing(c.own) != ""
+}
+
+// covers reports whether c is about the subject: a question that names a
+// thing is answered only by a sentence that names it (an identifier's
+// parts will do: "shared buffers" for shared_buffers), follows one that
+// does in its passage (about), or stands under a heading or term that
+// does. A question naming no thing: any sentence.
+func (s subject) covers(c *candidate) bool {
+	if len(s.marks) == 0 || s.mentioned(c.text) {
+		return true
+	}
+	if c.about || c.named {
+		return true
+	}
+	has := func(t string) bool { return c.terms[t] || c.context[t] }
+	for _, m := range s.marks {
+		ts := Terms(m)
+		if len(ts) > 0 && (has(ts[0]) || len(ts) > 1 && !slices.ContainsFunc(ts[1:], func(t string) bool { return !has(t) })) {
+			return true
+		}
+	}
+	return false
+}
+
+// markAbout sets the about of every candidate that follows, in its
+// passage, one naming the subject.
+func (s subject) markAbout(cands []candidate) {
+	if len(s.marks) == 0 {
+		return
+	}
+	for i := range cands {
+		c := &cands[i]
+		if i > 0 && cands[i-1].passage == c.passage && (cands[i-1].about || s.named(cands[i-1].text)) {
+			c.about = true
+		}
+	}
+}
+
+// distinctShare: a mark names the subject only when it is at least this
+// share as rare as the question's rarest key term (by weight): "Python"
+// in a question about Python's manual names the corpus, not the thing
+// asked about.
+const distinctShare = 0.5
+
+// distinct is s without the marks that every page uses: a mark each of
+// whose weighed terms weighs (by its rarity in the index) under
+// distinctShare of the heaviest key term. A mark with no weighed term (a dotted name, a stop
+// word) is kept.
+func (s subject) distinct(weight map[string]float64) subject {
+	top := 0.0
+	for _, w := range weight {
+		top = max(top, w)
+	}
+	var marks []string
+	for _, m := range s.marks {
+		weighed, light := 0, 0
+		for _, t := range Terms(m) {
+			if w, ok := weight[t]; ok {
+				weighed++
+				if w < distinctShare*top {
+					light++
+				}
+			}
+		}
+		if weighed == 0 || light < weighed {
+			marks = append(marks, m)
+		}
+	}
+	s.marks = marks
+	if len(marks) == 0 {
+		s.kinds = map[string]bool{}
+	}
+	return s
 }
