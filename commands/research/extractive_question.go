@@ -24,6 +24,11 @@ type question struct {
 	// subject is what it is about (questionSubject): a sentence about
 	// another thing of its kind is no candidate.
 	subject subject
+	// relation are the terms of what it asks of its subject
+	// (relationTerms), set once the terms are weighed.
+	relation []string
+	// weight are its key terms' weights (termWeights), once weighed.
+	weight map[string]float64
 }
 
 // analyseQuestion is the extractive writer's question analysis. Its key

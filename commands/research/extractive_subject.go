@@ -33,6 +33,9 @@ type subject struct {
 	// names are the API names and defined words the question asks
 	// about (question.names).
 	names []string
+	// symbols are the symbols it names ("^", "%j"): a table row of
+	// another symbol is another thing (otherRow).
+	symbols []string
 	// refs are the calls the entries of names refer to ("The arguments
 	// have the same meaning as in dump()" under json.dumps()): their
 	// entries are about the subject too (withRefs).
@@ -78,6 +81,11 @@ var (
 	// reRef is a name a sentence refers to: a call ("dump()",
 	// "json.dump()"), a CamelCase name ("FileExistsError"), a dotted name.
 	reRef = regexp.MustCompile(`[A-Za-z_][\w.]*\(\)|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Za-z_]\w*\.[A-Za-z_][\w.]*`)
+	// reSymbol is a symbol a question names in quotes or a format
+	// directive: "'^'", "%j".
+	reSymbol = regexp.MustCompile(`'[^'\sA-Za-z0-9]{1,3}'|"[^"\sA-Za-z0-9]{1,3}"|%[A-Za-z]\b`)
+	// reRow is a table row's first cell: "Option: '>'; Meaning: ...".
+	reRow = regexp.MustCompile(`^([A-Za-z][A-Za-z ]{0,20}): ([^;]{1,40});`)
 	// reOption is a command-line option.
 	reOption = regexp.MustCompile(`^--?[A-Za-z]`)
 	// notMarks are capitalized words that name no thing.
@@ -149,6 +157,13 @@ func kindTerm(w word, i int) string {
 // kinds beside them, and names.
 func questionSubject(text string, names []string) subject {
 	s := subject{kinds: map[string]bool{}, names: names}
+	for _, m := range reSymbol.FindAllStringIndex(text, -1) {
+		s.symbols = append(s.symbols, strings.Trim(text[m[0]:m[1]], `'"`))
+		for _, k := range Terms(text[m[1]:min(len(text), m[1]+30)]) {
+			// "the '^' alignment option": the kinds after it.
+			s.kinds[k] = true
+		}
+	}
 	ws := subjectWordsOf(text)
 	for i, w := range ws {
 		if !isMark(w, i) {
@@ -171,6 +186,14 @@ func questionSubject(text string, names []string) subject {
 // "The Quorvin engine runs ..."); "" when none.
 func (s subject) otherThing(sentence string) string {
 	if len(s.kinds) == 0 {
+		return ""
+	}
+	if sym := s.otherSymbol(sentence); sym != "" {
+		return sym
+	}
+	if reRow.MatchString(sentence) {
+		// A table row's cells start with capitals ("Option: '>';
+		// Meaning: ..."): its subject is its first cell (otherRow).
 		return ""
 	}
 	ws := subjectWordsOf(sentence)
@@ -265,7 +288,40 @@ func (s subject) offSubject(c *candidate, key []string) bool {
 	if ss := answer.Sentences(c.text); len(ss) > 0 {
 		first = ss[0]
 	}
-	return s.otherThing(first) != "" || s.otherThing(c.own) != ""
+	return s.otherThing(first) != "" || s.otherThing(c.own) != "" || s.otherRow(first) || s.otherRow(c.own)
+}
+
+// otherSymbol is a symbol other than the subject's that the opening of
+// sentence names as a thing of its kind ("The '_' option signals ..." for
+// the ',' option); "" when none.
+func (s subject) otherSymbol(sentence string) string {
+	if len(s.symbols) == 0 {
+		return ""
+	}
+	for _, m := range reSymbol.FindAllStringIndex(sentence, -1) {
+		if m[0] > 40 {
+			break
+		}
+		sym := strings.Trim(sentence[m[0]:m[1]], `'"`)
+		next := Terms(sentence[m[1]:min(len(sentence), m[1]+20)])
+		if !slices.Contains(s.symbols, sym) && len(next) > 0 && s.kinds[next[0]] {
+			return sym
+		}
+	}
+	return ""
+}
+
+// otherRow reports whether row is a table row whose first cell is another
+// symbol than the one asked about ("Option: '>'; ..." for the '^' option,
+// "Directive: %Z; ..." for %j), its label a kind of the subject or any
+// when it asks about a symbol.
+func (s subject) otherRow(row string) bool {
+	m := reRow.FindStringSubmatch(row)
+	if m == nil || len(s.symbols) == 0 {
+		return false
+	}
+	cell := strings.Trim(strings.TrimSpace(m[2]), `'"`)
+	return !slices.Contains(s.symbols, cell)
 }
 
 // covers reports whether c is about the subject: a question that names a
@@ -335,8 +391,48 @@ func (s subject) distinct(weight map[string]float64) subject {
 		}
 	}
 	s.marks = marks
-	if len(marks) == 0 {
+	if len(marks) == 0 && len(s.symbols) == 0 {
 		s.kinds = map[string]bool{}
 	}
 	return s
+}
+
+// reAsked finds what a question asks for: the words after "which",
+// "default", "maximum" or "minimum" ("Which environment variable sets
+// ...", "the default timeout of ...", "the maximum size of ...").
+var reAsked = regexp.MustCompile(`(?i)\b(?:which|default|maximum|minimum)\s+([a-z][\w-]*)(?:\s+([a-z][\w-]*))?`)
+
+// relationTerms are the terms of what the question asks for of its
+// subject (reAsked: at most two words, up to a stop word, none that is a
+// mark of the subject): "timeout" in "What is the default timeout of
+// re.match?". The sentence that answers holds them (holdsRelation).
+func relationTerms(q question) []string {
+	m := reAsked.FindStringSubmatch(q.text)
+	if m == nil || q.kind == qError {
+		// "Which exception ...": the exception's name answers, the
+		// answer-type cue looks for it.
+		return nil
+	}
+	var rel []string
+	for _, w := range m[1:] {
+		ts := Terms(w)
+		if w == "" || len(ts) != 1 || q.subject.isMark(strings.ToLower(w)) {
+			break
+		}
+		rel = append(rel, ts[0])
+	}
+	return rel
+}
+
+// relationHeld is the share of the relation's terms c must hold, with
+// its heading and term (a neighbour's counting half).
+const relationHeld = 0.3
+
+// holdsRelation reports whether c, with its heading and term, holds
+// relationHeld of the question's relation's terms (by weight).
+func holdsRelation(cands []candidate, i int, rel []string, weight map[string]float64) bool {
+	if len(rel) == 0 {
+		return true
+	}
+	return coverage(cands, i, rel, weight) >= relationHeld
 }
