@@ -59,6 +59,7 @@ func extractive(question string, srcs []numbered, idx *Index, log *featureLog) (
 	weight := termWeights(q.key, cands, idx)
 	q.subject = q.subject.distinct(weight)
 	q.subject.markAbout(cands)
+	q.subject = q.subject.withRefs(cands)
 	q.relation, q.weight = relationTerms(q), weight
 	scoreCandidates(cands, q, weight)
 	l := newLeader(q, weight)

@@ -96,6 +96,15 @@ var (
 // word is one word of a text, as written and lower case.
 type word struct{ raw, low string }
 
+// markOf is w as a mark: lower case, but an option as written (git
+// branch's -d and -D are two options).
+func markOf(w word) string {
+	if reOption.MatchString(w.raw) {
+		return w.raw
+	}
+	return w.low
+}
+
 // subjectWordsOf splits s into words, a possessive's "'s" dropped.
 func subjectWordsOf(s string) []word {
 	var out []word
@@ -169,7 +178,7 @@ func questionSubject(text string, names []string) subject {
 		if !isMark(w, i) {
 			continue
 		}
-		s.marks = append(s.marks, w.low)
+		s.marks = append(s.marks, markOf(w))
 		for _, j := range []int{i + 1, i - 1} {
 			if j >= 0 && j < len(ws) {
 				if k := kindTerm(ws[j], j); k != "" {
@@ -203,7 +212,7 @@ func (s subject) otherThing(sentence string) string {
 			continue
 		}
 		for _, j := range []int{i - 1, i + 1} {
-			if j >= 0 && j < len(ws) && isMark(ws[j], j) && !s.isMark(ws[j].low) {
+			if j >= 0 && j < len(ws) && isMark(ws[j], j) && !s.isMark(markOf(ws[j])) {
 				return ws[j].low
 			}
 		}
@@ -215,6 +224,10 @@ func (s subject) otherThing(sentence string) string {
 // the same as one, or ending with one: "json.dumps" for "dumps").
 func (s subject) isMark(m string) bool {
 	m = strings.TrimSuffix(m, "()")
+	if reOption.MatchString(m) {
+		return slices.Contains(s.marks, m)
+	}
+	m = strings.ToLower(m)
 	return slices.ContainsFunc(s.marks, func(k string) bool {
 		k = strings.TrimSuffix(k, "()")
 		return m == k || strings.HasSuffix(m, "."+k) || strings.HasSuffix(k, "."+m)
@@ -234,8 +247,17 @@ func (s subject) mentioned(text string) bool { return s.nameIn(text, true) }
 func (s subject) nameIn(text string, loose bool) bool {
 	low := strings.ToLower(text)
 	for _, m := range append(slices.Clone(s.marks), s.names...) {
+		if reOption.MatchString(m) {
+			if containsOption(text, m) {
+				return true
+			}
+			continue
+		}
 		m = strings.TrimSuffix(m, "()")
-		ws := []string{m}
+		if containsWord(low, m) {
+			return true
+		}
+		var ws []string
 		if last := m[strings.LastIndexByte(m, '.')+1:]; loose {
 			ws = append(ws, last, m+"s", last+"s")
 		}
@@ -263,6 +285,24 @@ func containsWord(s, w string) bool {
 		before, _ := utf8.DecodeLastRuneInString(s[:start])
 		after, _ := utf8.DecodeRuneInString(s[end:])
 		if !isWordRune(before) && !isWordRune(after) {
+			return true
+		}
+		i = start + 1
+	}
+}
+
+// containsOption reports whether the option opt stands in s as written,
+// not as the start of a longer one ("-d" is not in "--delete").
+func containsOption(s, opt string) bool {
+	for i := 0; ; {
+		j := strings.Index(s[i:], opt)
+		if j < 0 {
+			return false
+		}
+		start, end := i+j, i+j+len(opt)
+		before, _ := utf8.DecodeLastRuneInString(s[:start])
+		after, _ := utf8.DecodeRuneInString(s[end:])
+		if before != '-' && !isWordRune(before) && after != '-' && !isWordRune(after) {
 			return true
 		}
 		i = start + 1
@@ -330,16 +370,27 @@ func (s subject) otherRow(row string) bool {
 // does in its passage (about), or stands under a heading or term that
 // does. A question naming no thing: any sentence.
 func (s subject) covers(c *candidate) bool {
-	if len(s.marks) == 0 || s.mentioned(c.text) {
+	if len(s.marks) == 0 || s.mentioned(c.text) || c.about || c.named {
 		return true
 	}
-	if c.about || c.named {
+	if e := strings.ToLower(strings.TrimSuffix(c.entry, "()")); c.entry != "" &&
+		(s.isMark(markOf(word{raw: c.entry, low: e})) || slices.ContainsFunc(s.refs, func(r string) bool { return nameMatches(e, r) })) {
+		// The entry of the name asked about, or of one its entry refers to.
 		return true
 	}
 	has := func(t string) bool { return c.terms[t] || c.context[t] }
 	for _, m := range s.marks {
 		ts := Terms(m)
-		if len(ts) > 0 && (has(ts[0]) || len(ts) > 1 && !slices.ContainsFunc(ts[1:], func(t string) bool { return !has(t) })) {
+		switch {
+		case slices.Contains(ts, m) && c.context[m]:
+			// Its heading or term names it whole.
+			return true
+		case strings.Contains(m, "_") && !strings.Contains(m, ".") && !slices.ContainsFunc(ts, func(t string) bool { return t != m && !has(t) }):
+			// An identifier's parts: "shared buffers".
+			return true
+		case strings.Contains(m, ".") && !slices.ContainsFunc(ts, func(t string) bool { return t != m && !has(t) }):
+			// A dotted name's parts in the sentence, its heading and term: a
+			// parameter's entry under textwrap.wrap().
 			return true
 		}
 	}
@@ -416,7 +467,7 @@ func relationTerms(q question) []string {
 	var rel []string
 	for _, w := range m[1:] {
 		ts := Terms(w)
-		if w == "" || len(ts) != 1 || q.subject.isMark(strings.ToLower(w)) {
+		if w == "" || len(ts) != 1 || q.subject.isMark(markOf(word{raw: w, low: strings.ToLower(w)})) {
 			break
 		}
 		rel = append(rel, ts[0])

@@ -18,6 +18,7 @@ func TestQuestionSubject(t *testing.T) {
 		{"What is the default value of gc.auto?", []string{"gc.auto"}, nil},
 		{"What is the result of divmod(x, y)?", nil, nil},
 		{"How long are answers cached?", nil, nil},
+		{"What is git branch -D a shortcut for?", []string{"-D"}, []string{"branch"}},
 		{"Which header carries the records API key?", []string{"api"}, []string{"key", "record"}},
 	}
 	for _, tc := range tests {
@@ -60,6 +61,10 @@ func TestSubjectPrecision(t *testing.T) {
 			[]string{"The Zorblax engine runs at 4200 rpm by default. It is cooled by air [1]."}, []string{"Quorvin", "3100"}},
 		{"the other engine asked about", "How fast does the Quorvin engine run?", engines("Zorblax", "Quorvin", ""),
 			[]string{"The Quorvin engine runs at 3100 rpm by default [1]."}, []string{"Zorblax", "4200"}},
+		{"the fact asked for is not on the page: no answer", "What is the default timeout of the Zorblax engine?", engines("Zorblax", "Quorvin", "It is cooled by air."),
+			nil, []string{"rpm", "air"}},
+		{"the engine asked about is not on the page: no answer", "How fast does the Vextor engine run?", engines("Zorblax", "Quorvin", ""),
+			nil, []string{"rpm", "air"}},
 		{"a question naming no engine filters nothing", "How fast do the engines run by default?", engines("Zorblax", "Quorvin", ""),
 			[]string{"4200", "3100"}, nil},
 	} {
@@ -82,6 +87,23 @@ func TestSubjectPrecision(t *testing.T) {
 // TestOtherEntry: the entry of another term of a manual (another
 // function, another setting) is left out unless the entry asked about
 // refers to it or it is the parameter asked about.
+func TestContainsOption(t *testing.T) {
+	for _, tc := range []struct {
+		s, opt string
+		want   bool
+	}{
+		{"-D: Shortcut for --delete --force.", "-D", true},
+		{"Shortcut for --delete --force.", "-d", false},
+		{"Use -d to delete.", "-D", false},
+		{"git commit --amend --no-edit", "--amend", true},
+		{"git commit --amend-all", "--amend", false},
+	} {
+		if got := containsOption(tc.s, tc.opt); got != tc.want {
+			t.Errorf("containsOption(%q, %q) = %v", tc.s, tc.opt, got)
+		}
+	}
+}
+
 func TestOtherEntry(t *testing.T) {
 	dumps := source("json", [2]string{"tp", "json.dumps(obj, *, indent=None)\nSerialize obj to a JSON formatted str. The arguments have the same meaning as in dump()."},
 		[2]string{"tp", "json.dump(obj, fp, *, indent=None)\nIf indent is a non-negative integer, JSON array elements are pretty-printed. None (the default) selects the most compact representation."},
