@@ -77,7 +77,7 @@ const subjectWords = 8
 var (
 	// reWord is a word of a question or sentence: a name, an option
 	// ("--amend", "-O"), an identifier ("gc.auto", "os.path.join()").
-	reWord = regexp.MustCompile(`--?[A-Za-z][\w-]*|[A-Za-z0-9_][\w.]*(\(\))?`)
+	reWord = regexp.MustCompile(`--?[A-Za-z][\w-]*|[A-Za-z0-9_][\w.-]*(\(\))?`)
 	// reRef is a name a sentence refers to: a call ("dump()",
 	// "json.dump()"), a CamelCase name ("FileExistsError"), a dotted name.
 	reRef = regexp.MustCompile(`[A-Za-z_][\w.]*\(\)|\b[A-Z][a-z]+[A-Z]\w*|\b[A-Za-z_]\w*\.[A-Za-z_][\w.]*`)
@@ -109,7 +109,7 @@ func markOf(w word) string {
 func subjectWordsOf(s string) []word {
 	var out []word
 	for _, w := range reWord.FindAllString(strings.NewReplacer("’s", "", "'s", "").Replace(s), -1) {
-		w = strings.TrimRight(w, ".")
+		w = strings.TrimRight(w, ".-")
 		if w != "" {
 			out = append(out, word{raw: w, low: strings.ToLower(w)})
 		}
@@ -388,6 +388,9 @@ func (s subject) covers(c *candidate) bool {
 		case strings.Contains(m, "_") && !strings.Contains(m, ".") && !slices.ContainsFunc(ts, func(t string) bool { return t != m && !has(t) }):
 			// An identifier's parts: "shared buffers".
 			return true
+		case reOption.MatchString(m) && len(ts) > 0 && !slices.ContainsFunc(ts, func(t string) bool { return !c.context[t] }):
+			// Under the option's entry (its term line names it).
+			return true
 		case strings.Contains(m, ".") && !slices.ContainsFunc(ts, func(t string) bool { return t != m && !has(t) }):
 			// A dotted name's parts in the sentence, its heading and term: a
 			// parameter's entry under textwrap.wrap().
@@ -419,12 +422,16 @@ const distinctShare = 0.5
 
 // distinct is s without the marks that every page uses: a mark each of
 // whose weighed terms weighs (by its rarity in the index) under
-// distinctShare of the heaviest key term. A mark with no weighed term (a dotted name, a stop
+// distinctShare of the heaviest key term the sources hold. A mark with no weighed term (a dotted name, a stop
 // word) is kept.
-func (s subject) distinct(weight map[string]float64) subject {
+func (s subject) distinct(weight map[string]float64, cands []candidate) subject {
 	top := 0.0
-	for _, w := range weight {
-		top = max(top, w)
+	for t, w := range weight {
+		// Of the terms the sources hold: a word no page has ("fast") is
+		// no measure of rarity.
+		if slices.ContainsFunc(cands, func(c candidate) bool { return c.terms[t] }) {
+			top = max(top, w)
+		}
 	}
 	var marks []string
 	for _, m := range s.marks {
@@ -485,5 +492,31 @@ func holdsRelation(cands []candidate, i int, rel []string, weight map[string]flo
 	if len(rel) == 0 {
 		return true
 	}
-	return coverage(cands, i, rel, weight) >= relationHeld
+	c := &cands[i]
+	held, total := 0.0, 0.0
+	for _, t := range rel {
+		w := max(weight[t], 1e-9)
+		total += w
+		switch {
+		case c.terms[t] || c.context[t] || compounded(c.terms, t):
+			held += w
+		case neighbourHas(cands, i, t):
+			held += neighbourWeight * w
+		}
+	}
+	return held/total >= relationHeld
+}
+
+// compounded reports whether a term of terms holds t inside it
+// ("compresslevel" holds "compress" and "level").
+func compounded(terms map[string]bool, t string) bool {
+	if len(t) < 4 {
+		return false
+	}
+	for u := range terms {
+		if len(u) > len(t) && strings.Contains(u, t) {
+			return true
+		}
+	}
+	return false
 }
