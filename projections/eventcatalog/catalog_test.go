@@ -51,7 +51,7 @@ func TestVersions(t *testing.T) {
 		upcastFrom []int
 	}{
 		{name: "CompletionRecorded", version: 2, upcastFrom: []int{1}},
-		{name: "AnswerSynthesized", version: 3, upcastFrom: []int{1, 2}},
+		{name: "AnswerSynthesized", version: 4, upcastFrom: []int{1, 2, 3}},
 		{name: "DocumentIndexed", version: 2, upcastFrom: []int{1}},
 		{name: "AnswerServed", version: 2, upcastFrom: []int{1}},
 		{name: "KeyIssued", version: 1, upcastFrom: []int{}},
