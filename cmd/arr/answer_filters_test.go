@@ -232,7 +232,7 @@ func TestAnswerDomainAndDateFilters(t *testing.T) {
 		pool, _ := openStore(t, e.dbURL)
 		ctx := context.Background()
 		var filters string
-		if err := pool.QueryRow(ctx, `SELECT data::jsonb->>'filters' FROM events WHERE event_type = 'AnswerSynthesized' AND schema_version = 3
+		if err := pool.QueryRow(ctx, `SELECT data::jsonb->>'filters' FROM events WHERE event_type = 'AnswerSynthesized' AND schema_version = 4
 			AND data::jsonb->'filters'->>'time_range' = 'month'`).Scan(&filters); err != nil {
 			t.Fatalf("no AnswerSynthesized records time_range=month: %v", err)
 		}
