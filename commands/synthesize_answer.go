@@ -54,7 +54,7 @@ func (h *SynthesizeAnswerHandler) Handle(ctx context.Context, c SynthesizeAnswer
 	}
 	e := answer.AnswerSynthesized{
 		AnswerID: id, Question: c.Request.Query, Normalized: c.Request.Normalized, CacheKey: c.Request.CacheKey(),
-		Tier: c.Request.Tier, Mode: c.Request.Mode, Answer: res.Answer, Sources: res.Sources, Synthesis: res.Synthesis,
+		Tier: c.Request.Tier, Mode: c.Request.Mode, Answer: res.Answer, Sources: res.Sources, Synthesis: res.Synthesis, AnswerFound: res.Found,
 		Model: res.Model, SubQuestions: res.SubQuestions, Backend: h.research.Backend(), Costs: res.Costs,
 		SynthesizedAt: h.clock().UTC(), ValidForSeconds: int64(answer.TTL(res.Synthesis).Seconds()),
 		Retrieval: &res.Retrieval,

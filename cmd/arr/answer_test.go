@@ -35,6 +35,7 @@ type answerBody struct {
 	Mode         string   `json:"mode"`
 	Cached       bool     `json:"cached"`
 	Synthesis    string   `json:"synthesis"`
+	AnswerFound  *bool    `json:"answer_found"`
 	SubQuestions []string `json:"sub_questions"`
 	Error        *struct {
 		Status        int

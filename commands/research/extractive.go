@@ -57,6 +57,10 @@ func extractive(question string, srcs []numbered, idx *Index, log *featureLog) (
 		return "", nil
 	}
 	weight := termWeights(q.key, cands, idx)
+	q.subject = q.subject.distinct(weight, cands)
+	q.subject.markAbout(cands)
+	q.subject = q.subject.withRefs(cands)
+	q.relation, q.weight = relationTerms(q), weight
 	scoreCandidates(cands, q, weight)
 	l := newLeader(q, weight)
 	log.write(question, cands, l)

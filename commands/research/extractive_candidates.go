@@ -20,6 +20,8 @@ type candidate struct {
 	rank    int // of its passage among the chosen ones
 	score   float64
 	named   bool   // it describes a term the question names
+	off     bool   // its subject is another than the question's (offSubject)
+	about   bool   // a sentence before it in its passage names the question's subject
 	entry   string // the name of the term it describes, if any
 	// lead is how directly it answers (leadScore): the chosen sentence of
 	// the best lead comes first.

@@ -72,10 +72,16 @@ const unquotableScore = -1
 // of either side's, since one side said of itself answers half of it) and
 // its score by the features table.
 func scoreCandidates(cands []candidate, q question, weight map[string]float64) {
+	subj := q.subject.withRefs(cands)
 	for i := range cands {
 		c := &cands[i]
 		if !quotable(c.text) {
 			c.score = unquotableScore
+			continue
+		}
+		if subj.offSubject(c, q.key) {
+			// Another subject's fact is never stated (the subject model).
+			c.off, c.score = true, unquotableScore
 			continue
 		}
 		c.cov = coverage(cands, i, q.key, weight)

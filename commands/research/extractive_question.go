@@ -21,6 +21,14 @@ type question struct {
 	sides [][]string
 	// asksDefault: a question about a value that names a default.
 	asksDefault bool
+	// subject is what it is about (questionSubject): a sentence about
+	// another thing of its kind is no candidate.
+	subject subject
+	// relation are the terms of what it asks of its subject
+	// (relationTerms), set once the terms are weighed.
+	relation []string
+	// weight are its key terms' weights (termWeights), once weighed.
+	weight map[string]float64
 }
 
 // analyseQuestion is the extractive writer's question analysis. Its key
@@ -42,6 +50,7 @@ func analyseQuestion(text string) question {
 	// A dotted name ("gc.auto", "json.dumps") is a term of retrieval; to
 	// the writer it is its parts, and the entry it names (named).
 	q.key = slices.DeleteFunc(q.key, isDottedTerm)
+	q.subject = questionSubject(text, q.names)
 	return q
 }
 

@@ -30,12 +30,16 @@ const (
 
 // selectSentences is the extractive writer's fourth stage: the indexes of
 // the candidates to quote, in order; none when the best sentence (with
-// its neighbours) does not hold most of what the question asks about.
+// its neighbours) does not hold most of what the question asks about, or
+// does not name the thing it asks about (subject.covers), or lacks what
+// it asks of it (holdsRelation): the evidence that a passage answers it
+// is a sentence about its subject holding what it asks of it.
 // After the best, each next sentence is the most relevant and least like
 // those chosen (maximal marginal relevance).
 func selectSentences(cands []candidate, q question) []int {
 	best := bestCandidate(cands)
-	if best < 0 || cands[best].score < minScore || cands[best].cov < minCoverage {
+	if best < 0 || cands[best].score < minScore || cands[best].cov < minCoverage || !q.subject.covers(&cands[best]) ||
+		!holdsRelation(cands, best, q.relation, q.weight) {
 		return nil
 	}
 	chosen := []int{best}

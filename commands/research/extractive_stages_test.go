@@ -302,9 +302,12 @@ func TestSelectSentences(t *testing.T) {
 			scored("A larger value can help a busy server with many clients.", 1.0, 0.6),
 		}, []int{1, 3, 0, 2}},
 		{"a sentence within a chosen one is not chosen again", []candidate{
-			scored("The default is 128 megabytes. It might be less.", 1.2, 1),
+			scored("The default of shared buffers is 128 megabytes. It might be less.", 1.2, 1),
 			scored("It might be less.", 1.1, 1),
 		}, []int{0}},
+		{"the best does not name the setting asked about", []candidate{
+			scored("The default is 128 megabytes. It might be less.", 1.2, 1),
+		}, nil},
 		{"only those near the best, and covering enough", []candidate{
 			scored("The default is 128 megabytes of shared buffers.", 1, 1),
 			scored("A larger value can help a busy server.", 0.62, 1),

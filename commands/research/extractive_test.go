@@ -69,7 +69,7 @@ func TestExtractiveAnswers(t *testing.T) {
 		{"the default stated after the description", "What is the default value of shared_buffers?", []string{"128 megabytes"}, nil, "runtime-config-resource.html", answer.Extractive},
 		{"a pronoun brings its predecessor", "What indentation does the json.tool command line use by default?", []string{"json.tool module provides", "four spaces"}, []string{"python -m"}, "json.html", answer.Extractive},
 		{"a fact only in a table", "Which strftime directive gives the day of the year?", []string{"%j"}, nil, "datetime.html", answer.Extractive},
-		{"a question the sources do not answer", "What is the boiling point of mercury at sea level?", []string{"do not answer"}, nil, "", answer.NoSources},
+		{"a question the sources do not answer", "What is the boiling point of mercury at sea level?", []string{"do not answer"}, nil, "", answer.Extractive},
 	}
 	for _, tc := range tests {
 		t.Run(tc.name, func(t *testing.T) {
@@ -77,8 +77,8 @@ func TestExtractiveAnswers(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			if res.Synthesis != tc.synthesis {
-				t.Fatalf("synthesis %s, want %s: %q", res.Synthesis, tc.synthesis, res.Answer)
+			if res.Synthesis != tc.synthesis || res.Found != (tc.source != "") {
+				t.Fatalf("synthesis %s found %v, want %s %v: %q", res.Synthesis, res.Found, tc.synthesis, tc.source != "", res.Answer)
 			}
 			for _, w := range tc.want {
 				if !strings.Contains(res.Answer, w) {
@@ -91,8 +91,15 @@ func TestExtractiveAnswers(t *testing.T) {
 				}
 			}
 			if tc.source == "" {
-				if len(res.Sources) != 0 || strings.Contains(res.Answer, "[") {
-					t.Fatalf("an unanswerable question cites %+v: %q", res.Sources, res.Answer)
+				// Not found: one sentence, no marker, the closest sources
+				// listed (with their snippets).
+				if len(res.Sources) == 0 || len(res.Sources) > 3 || strings.Contains(res.Answer, "[") || len(answer.Sentences(res.Answer)) != 1 {
+					t.Fatalf("an unanswerable question: %+v: %q", res.Sources, res.Answer)
+				}
+				for _, s := range res.Sources {
+					if s.Snippet == "" {
+						t.Fatalf("a closest source without a snippet: %+v", s)
+					}
 				}
 				return
 			}

@@ -125,9 +125,12 @@ func (r *Researcher) Backend() string { return r.cfg.Search.Name() }
 
 // Result is a researched answer.
 type Result struct {
-	Answer       string
-	Sources      []answer.Source
-	Synthesis    answer.Synthesis
+	Answer    string
+	Sources   []answer.Source
+	Synthesis answer.Synthesis
+	// Found: a passage answers the question (answer.AnswerSynthesized's
+	// AnswerFound); false when the answer says the sources do not.
+	Found        bool
 	Model        string
 	SubQuestions []string
 	Costs        answer.Costs

@@ -147,7 +147,7 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	if ok {
 		c := answer.CheckCitations(text, len(all))
 		if len(c.Order) > 0 {
-			res.Answer, res.Synthesis = c.Answer, answer.LLM
+			res.Answer, res.Synthesis, res.Found = c.Answer, answer.LLM, true
 			res.Sources = pick(all, c.Order)
 			return
 		}
@@ -155,14 +155,15 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	}
 	text, chosen := extractive(req.Query, srcs, idx, r.features)
 	if text == "" {
-		res.Synthesis, res.Model = answer.NoSources, ""
-		res.Answer = "The indexed sources do not answer this question."
-		prog.sources([]answer.Source{})
+		abstain(res, all)
+		snippets(res, srcs, all)
+		snipped = true
+		prog.sources(res.Sources)
 		prog.delta(res.Answer)
 		return
 	}
 	c := answer.CheckCitations(text, len(all))
-	res.Answer, res.Synthesis, res.Model = c.Answer, answer.Extractive, ""
+	res.Answer, res.Synthesis, res.Model, res.Found = c.Answer, answer.Extractive, "", true
 	res.Sources = pick(all, c.Order)
 	res.chosen = chosen
 	snippets(res, srcs, all) // the streamed sources are the answer's, snippets included
@@ -171,6 +172,22 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 	for _, d := range answer.Deltas(res.Answer) {
 		prog.delta(d)
 	}
+}
+
+// abstainedAnswer is the extractive writer's answer when no passage
+// answers the question.
+const abstainedAnswer = "The indexed sources do not answer this question; the closest sources are listed."
+
+// maxClosest is how many sources an abstention lists.
+const maxClosest = 3
+
+// abstain makes res the answer that says, in one sentence, that the
+// sources do not answer the question, and lists the closest of them
+// (the best ranked, cited by no marker): not found.
+func abstain(res *Result, all []answer.Source) {
+	res.Synthesis, res.Model, res.Found = answer.Extractive, "", false
+	res.Answer = abstainedAnswer
+	res.Sources = append([]answer.Source(nil), all[:min(maxClosest, len(all))]...)
 }
 
 // snippets sets each cited source's Snippet: the passage text the

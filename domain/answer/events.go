@@ -1,7 +1,9 @@
 package answer
 
 import (
+	"encoding/json"
 	"fmt"
+	"strconv"
 	"time"
 
 	"github.com/google/uuid"
@@ -111,6 +113,12 @@ type AnswerSynthesized struct {
 	Sources []Source `json:"sources"`
 	// Synthesis says how the answer was written.
 	Synthesis Synthesis `json:"synthesis"`
+	// AnswerFound: a passage of the sources answers the question. False
+	// when the answer says, in one sentence, that the sources do not
+	// (Sources then lists the closest ones, or none when nothing
+	// matched). Schema version 4; an earlier answer reads as found unless
+	// its Synthesis is NoSources (Upcast).
+	AnswerFound bool `json:"answer_found"`
 	// Model is the language model that wrote the answer (empty when none
 	// did).
 	Model string `json:"model,omitempty"`
@@ -231,13 +239,25 @@ func (AnswerSynthesized) SchemaVersion() int { return 4 }
 // and Conversation, which earlier answers did not have (absent: no
 // filter, no conversation — the question is what retrieval ran for; null:
 // no date; empty: a reader computes the snippet from Content); version 4
-// added Format (absent: prose). So a version 1, 2 or 3 payload reads as
-// version 4 unchanged.
+// added Format (absent: prose) and AnswerFound, which an earlier answer
+// gets from its synthesis: every answer then was written from a passage
+// except one of no_sources, which said the sources did not answer.
 func (AnswerSynthesized) Upcast(from int, data []byte) ([]byte, error) {
 	if from < 1 || from > 3 {
 		return nil, fmt.Errorf("no schema version %d of AnswerSynthesized", from)
 	}
-	return data, nil
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(data, &m); err != nil {
+		return nil, fmt.Errorf("reading AnswerSynthesized version %d: %w", from, err)
+	}
+	var syn Synthesis
+	if raw, ok := m["synthesis"]; ok {
+		if err := json.Unmarshal(raw, &syn); err != nil {
+			return nil, fmt.Errorf("reading AnswerSynthesized version %d's synthesis: %w", from, err)
+		}
+	}
+	m["answer_found"] = json.RawMessage(strconv.FormatBool(syn != NoSources))
+	return json.Marshal(m)
 }
 
 // ExpiresAt is when the cache entry stops being served.

@@ -35,6 +35,7 @@ CREATE TABLE answers (
     answer         text        NOT NULL,
     sources        json        NOT NULL,
     synthesis      text        NOT NULL,
+    answer_found   boolean     NOT NULL,
     model          text        NOT NULL,
     sub_questions  json        NOT NULL,
     backend        text        NOT NULL,
@@ -90,14 +91,15 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 		if v.SubQuestions == nil {
 			subs = []byte("[]")
 		}
-		q.Queue(`INSERT INTO answers AS a (cache_key, answer_id, question, normalized, tier, mode, answer, sources, synthesis, model, sub_questions, backend, costs, synthesized_at, expires_at, position)
-			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16)
+		q.Queue(`INSERT INTO answers AS a (cache_key, answer_id, question, normalized, tier, mode, answer, sources, synthesis, model, sub_questions, backend, costs, synthesized_at, expires_at, position, answer_found)
+			VALUES ($1, $2, $3, $4, $5, $6, $7, $8, $9, $10, $11, $12, $13, $14, $15, $16, $17)
 			ON CONFLICT (cache_key) DO UPDATE SET answer_id = excluded.answer_id, question = excluded.question, normalized = excluded.normalized,
 			  tier = excluded.tier, mode = excluded.mode, answer = excluded.answer, sources = excluded.sources, synthesis = excluded.synthesis,
 			  model = excluded.model, sub_questions = excluded.sub_questions, backend = excluded.backend, costs = excluded.costs,
-			  synthesized_at = excluded.synthesized_at, expires_at = excluded.expires_at, position = excluded.position`,
+			  synthesized_at = excluded.synthesized_at, expires_at = excluded.expires_at, position = excluded.position,
+			  answer_found = excluded.answer_found`,
 			v.CacheKey, v.AnswerID, v.Question, v.Normalized, string(v.Tier), string(v.Mode), v.Answer, string(sources), string(v.Synthesis),
-			v.Model, string(subs), v.Backend, string(costs), v.SynthesizedAt.UTC(), v.ExpiresAt().UTC(), pos[i])
+			v.Model, string(subs), v.Backend, string(costs), v.SynthesizedAt.UTC(), v.ExpiresAt().UTC(), pos[i], v.AnswerFound)
 	}
 	if err := tx.SendBatch(ctx, q).Close(); err != nil {
 		return fmt.Errorf("upserting cached answers: %w", err)
@@ -107,14 +109,16 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 
 // CachedAnswer is one cache entry.
 type CachedAnswer struct {
-	CacheKey      string
-	AnswerID      uuid.UUID
-	Question      string
-	Tier          answer.Tier
-	Mode          answer.Mode
-	Answer        string
-	Sources       []answer.Source
-	Synthesis     answer.Synthesis
+	CacheKey  string
+	AnswerID  uuid.UUID
+	Question  string
+	Tier      answer.Tier
+	Mode      answer.Mode
+	Answer    string
+	Sources   []answer.Source
+	Synthesis answer.Synthesis
+	// AnswerFound: a passage answers the question (AnswerSynthesized's).
+	AnswerFound   bool
 	Model         string
 	SubQuestions  []string
 	SynthesizedAt time.Time
@@ -138,9 +142,9 @@ func (q *Queries) Lookup(ctx context.Context, key string, now time.Time) (Cached
 	var a CachedAnswer
 	var sources, subs []byte
 	var tier, mode, synthesis string
-	err := q.pool.QueryRow(ctx, `SELECT cache_key, answer_id, question, tier, mode, answer, sources::text, synthesis, model, sub_questions::text, synthesized_at, expires_at, position
+	err := q.pool.QueryRow(ctx, `SELECT cache_key, answer_id, question, tier, mode, answer, sources::text, synthesis, answer_found, model, sub_questions::text, synthesized_at, expires_at, position
 		FROM rm_answer_cache.answers WHERE cache_key = $1 AND expires_at > $2`, key, now.UTC()).
-		Scan(&a.CacheKey, &a.AnswerID, &a.Question, &tier, &mode, &a.Answer, &sources, &synthesis, &a.Model, &subs, &a.SynthesizedAt, &a.ExpiresAt, &a.Position)
+		Scan(&a.CacheKey, &a.AnswerID, &a.Question, &tier, &mode, &a.Answer, &sources, &synthesis, &a.AnswerFound, &a.Model, &subs, &a.SynthesizedAt, &a.ExpiresAt, &a.Position)
 	if errors.Is(err, pgx.ErrNoRows) {
 		return CachedAnswer{}, ErrNoCachedAnswer
 	}

@@ -285,6 +285,7 @@ type response struct {
 	Mode          answer.Mode       `json:"mode"`
 	Cached        bool              `json:"cached"`
 	Synthesis     string            `json:"synthesis"`
+	AnswerFound   bool              `json:"answer_found"`
 	SubQuestions  []string          `json:"sub_questions,omitempty"`
 	AnswerID      string            `json:"answer_id"`
 	SynthesizedAt time.Time         `json:"synthesized_at"`
@@ -308,7 +309,7 @@ func (h *handler) answer(c *gin.Context, req answer.Request, stream bool, err er
 	a := r.a
 	resp := response{Query: r.req.Query, ResolvedQuery: r.req.Question(), Answer: a.Answer,
 		Citations: citations(r.req, a.Answer), Sources: withSnippets(a.Answer, a.Sources), Tier: r.req.Tier, Mode: r.req.Mode,
-		Cached: r.cached, Synthesis: string(a.Synthesis), SubQuestions: a.SubQuestions, AnswerID: a.AnswerID.String(),
+		Cached: r.cached, Synthesis: string(a.Synthesis), AnswerFound: a.AnswerFound, SubQuestions: a.SubQuestions, AnswerID: a.AnswerID.String(),
 		SynthesizedAt: a.SynthesizedAt, ExpiresAt: a.ExpiresAt}
 	if s == nil {
 		c.JSON(http.StatusOK, resp)
