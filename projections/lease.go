@@ -34,7 +34,7 @@ import (
 //
 // Fencing: a holder that wakes after losing its lease cannot commit.
 // Each batch transaction sets idle_in_transaction_session_timeout to
-// BatchIdle, shorter than the least time a frozen holder takes to lose
+// BatchIdle in the round trip that begins it (beginBatch), shorter than the least time a frozen holder takes to lose
 // its lease (LeaseTTL - LeaseCheck), so the server ends a frozen batch's
 // session, with its checkpoint row lock, before the lease is free: the
 // woken holder's COMMIT fails. A holder checks its own deadline before

@@ -149,9 +149,10 @@ func cut(p *compiled, events []eventstore.Event) []eventstore.Event {
 }
 
 // Beginner begins transactions: a *pgxpool.Pool does, and so does a Spec's
-// TxPool.
+// TxPool. BeginTx honours opts.BeginQuery, which a batch uses to set its
+// session's bounds in the round trip that opens it (beginBatch).
 type Beginner interface {
-	Begin(ctx context.Context) (pgx.Tx, error)
+	BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error)
 }
 
 // ErrStopped is what a projection's failure is (errors.Is) when the

@@ -281,7 +281,7 @@ func applyOrPark(ctx context.Context, tx pgx.Tx, reg *domain.Registry, p *compil
 
 // inTx runs fn in a transaction of p's pool (see Spec.TxPool).
 func (r *Runner) inTx(ctx context.Context, p *compiled, fn func(pgx.Tx) error) error {
-	tx, err := r.txPool(p).Begin(ctx)
+	tx, err := r.txPool(p).BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
 		return err
 	}

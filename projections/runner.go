@@ -242,7 +242,7 @@ func (r *Runner) setupOne(ctx context.Context, p *compiled) (stale bool, err err
 	if p.BuildSchema != nil {
 		return r.setupBuilt(ctx, p)
 	}
-	tx, err := r.txPool(p).Begin(ctx)
+	tx, err := r.txPool(p).BeginTx(ctx, pgx.TxOptions{})
 	if err != nil {
 		return false, err
 	}
@@ -612,7 +612,7 @@ func (r *Runner) step(clock *batchClock, p *compiled, leased bool) (stepResult, 
 func (r *Runner) commitBatch(bctx context.Context, p *compiled, from int64, last uint64, events []eventstore.Event, leased bool) (stepResult, error) {
 	name := p.Name
 	at := stepResult{pos: uint64(from)}
-	tx, err := r.txPool(p).Begin(bctx)
+	tx, err := beginBatch(bctx, r.txPool(p))
 	if err != nil {
 		return at, fmt.Errorf("begin: %w", err)
 	}
@@ -625,7 +625,8 @@ func (r *Runner) commitBatch(bctx context.Context, p *compiled, from int64, last
 	// projections' many small commits off the fsync path of the event log.
 	// The server ends the session of a batch left idle for BatchIdle (its
 	// process frozen), freeing the row before the lease is free: the
-	// batch can never commit after its holder lost the lease. The batch
+	// batch can never commit after its holder lost the lease. The BEGIN
+	// sets that bound already (beginBatch), this statement again. The batch
 	// lock names this transaction as the projection's batch, so the next
 	// holder can find and end it should its session have switched that
 	// timeout off (unstick).
@@ -667,6 +668,24 @@ func (r *Runner) commitBatch(bctx context.Context, p *compiled, from int64, last
 	}
 	r.reportParked(parked)
 	return stepResult{pos: last, n: len(events)}, nil
+}
+
+// batchBeginSQL opens a batch's transaction and sets its session's
+// idle_in_transaction_session_timeout to BatchIdle in the same round trip
+// (one simple query, so the server runs both before it reads again). Set
+// any later, a process frozen between the BEGIN and the statement that
+// sets it would leave its session idle in its transaction with no bound:
+// ended by nobody (the next holder ends only a batch holding the batch
+// lock), and, if frozen after the server had parsed the batch's first
+// statement (pgx prepares a statement in its own round trip the first
+// time a connection runs it), holding that statement's lock on
+// projection_checkpoints.
+var batchBeginSQL = fmt.Sprintf(`BEGIN; SET LOCAL idle_in_transaction_session_timeout = %d`, BatchIdle.Milliseconds())
+
+// beginBatch begins a batch's transaction in b, bounded by the server
+// from its first round trip (batchBeginSQL).
+func beginBatch(ctx context.Context, b Beginner) (pgx.Tx, error) {
+	return b.BeginTx(ctx, pgx.TxOptions{BeginQuery: batchBeginSQL})
 }
 
 // readResult is one read of the log for a projection: its events, the

@@ -124,9 +124,10 @@ type sessions struct {
 	role string
 }
 
-// Begin opens a session as the role and begins a transaction in it.
-func (s sessions) Begin(ctx context.Context) (pgx.Tx, error) {
-	return s.e.begin(ctx, s.role, pgx.TxOptions{})
+// BeginTx opens a session as the role and begins a transaction in it
+// with opts.
+func (s sessions) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
+	return s.e.begin(ctx, s.role, opts)
 }
 
 // roleBusy is PostgreSQL's "too many connections for role": another
