@@ -1,0 +1,57 @@
+package research
+
+import (
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/arr-dev/arr/domain/answer"
+)
+
+// fanoutSchema is a small schema (about 60 bytes a level, 2 levels of
+// JSON nesting) whose validation costs 2^levels evaluations: each $defs
+// entry refers twice to the next through allOf, and $ref shares the
+// subschema, so neither MaxSchemaBytes nor MaxSchemaDepth bounds the
+// work. leaf is the last entry.
+func fanoutSchema(levels int, leaf string) string {
+	var b strings.Builder
+	b.WriteString(`{"$ref":"#/$defs/d0","$defs":{`)
+	for i := 0; i < levels; i++ {
+		fmt.Fprintf(&b, `"d%d":{"allOf":[{"$ref":"#/$defs/d%d"},{"$ref":"#/$defs/d%d"}]},`, i, i+1, i+1)
+	}
+	fmt.Fprintf(&b, `"d%d":%s}}`, levels, leaf)
+	return b.String()
+}
+
+// TestAtkStructuredSchemaFanoutRefused: a 2.6 KB schema whose validation
+// of any reply is 2^40 subschema evaluations (a 1.2 KB one at 18 levels
+// already takes 2.5 s of CPU; with a failing leaf every evaluation also
+// keeps an error, 83 MB at 16 levels, doubling per level) is accepted by
+// ParseResponseFormat. It must be refused up front (a 400 naming the
+// schema) because the validation in checkReply cannot be bounded or
+// canceled afterwards.
+func TestAtkStructuredSchemaFanoutRefused(t *testing.T) {
+	schema := fanoutSchema(40, `{"type":"object"}`)
+	raw := `{"type":"json_schema","json_schema":{"name":"fanout","schema":` + schema + `}}`
+	f, err := ParseResponseFormat([]byte(raw))
+	if err == nil {
+		t.Fatalf("a %d-byte schema of 2^40 evaluations per reply was accepted: %+v", len(f.Schema), f.Name)
+	}
+}
+
+// TestAtkStructuredReplyDuplicateKeys: a reply with a member twice is
+// validated on the last value (Go's decoder) and returned as the text
+// the model wrote, so a client whose JSON parser keeps the first value
+// (or refuses duplicates) receives a document the schema did not pass.
+// A source's text telling the model to repeat a key is enough.
+func TestAtkStructuredReplyDuplicateKeys(t *testing.T) {
+	sch, err := compileSchema(answer.ResponseFormat{Type: answer.FormatJSONSchema, Name: "a",
+		Schema: `{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"],"additionalProperties":false}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := checkReply(sch, `{"n":"<script>not an integer</script>","n":1}`)
+	if err == nil {
+		t.Fatalf("a reply with a duplicate member was taken as valid and served as %q", got)
+	}
+}
