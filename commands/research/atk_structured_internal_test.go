@@ -55,3 +55,20 @@ func TestAtkStructuredReplyDuplicateKeys(t *testing.T) {
 		t.Fatalf("a reply with a duplicate member was taken as valid and served as %q", got)
 	}
 }
+
+// TestAtkStructuredSchemaHugeExponent: a JSON number like 1e-999999 in a
+// schema is turned into an exact big.Rat by the compiler (10^999999
+// computed), about 0.35 s of CPU each at parse time — 50 of them in a
+// 1.3 KB schema took 15.5 s in ParseResponseFormat, and 16 KiB holds
+// ~650 (minutes a request). The parse runs in the handler's decoding,
+// before the plan check and before model_required, so any key on an arr
+// with no language model burns a core; the compile runs again in
+// writeStructured, and validating a reply number against it took 47 s.
+// A number the schema cannot need (an exponent beyond float64's) must be
+// refused before compiling.
+func TestAtkStructuredSchemaHugeExponent(t *testing.T) {
+	raw := `{"type":"json_schema","json_schema":{"name":"big","schema":{"type":"object","properties":{"a":{"multipleOf":1e-999999}}}}}`
+	if _, err := ParseResponseFormat([]byte(raw)); err == nil {
+		t.Fatal("a schema number of exponent -999999 (10^999999 computed to compile it) was accepted")
+	}
+}
