@@ -79,3 +79,27 @@ func TestAtkStructuredSchemaFanout(t *testing.T) {
 	}
 	t.Fatal("neither an answer nor a model call within the bound")
 }
+
+// TestAtkStructuredHugeExponentWithoutModel: on an arr with no language
+// model, where no structured answer can ever be written, a free key's
+// schema of 20 numbers like 1e-999999 is still compiled in the request's
+// decoding (about 0.35 s of CPU a number, ~650 fit in 16 KiB) before the
+// model_required check runs. It should be refused for the number (a
+// validation error naming the schema) without computing 10^999999; today
+// the answer is model_required, after the compile has spent the CPU.
+func TestAtkStructuredHugeExponentWithoutModel(t *testing.T) {
+	e := newEnv(t)
+	e.extraEnv = append(e.extraEnv, "ARR_ANSWER_SEED=off", "ARR_ANSWER_LLM_BASE_URL=", "ARR_ANSWER_LLM_API_KEY=")
+	e.up()
+	e.createAccount("bignum@example.com", "free")
+	key := e.mint("bignum@example.com", "answer").Secret
+	items := make([]string, 20)
+	for i := range items {
+		items[i] = `{"multipleOf":1e-999999}`
+	}
+	schema := `{"type":"object","properties":{"a":{"allOf":[` + strings.Join(items, ",") + `]}}}`
+	status, b := postAnswer(t, e.answer, key, structuredBody("When does the ferry leave?", "big", schema))
+	if status != 400 || b.Error == nil || b.Error.Field != "response_format.json_schema.schema" {
+		t.Fatalf("a %d-byte schema of 20 numbers of exponent -999999: %d %+v; want 400 naming response_format.json_schema.schema, refused before compiling", len(schema), status, b.Error)
+	}
+}
