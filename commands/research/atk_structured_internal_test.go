@@ -72,3 +72,20 @@ func TestAtkStructuredSchemaHugeExponent(t *testing.T) {
 		t.Fatal("a schema number of exponent -999999 (10^999999 computed to compile it) was accepted")
 	}
 }
+
+// TestAtkStructuredReplyHugeExponent: the reply side of the same cause.
+// A number like 1e999999 in the model's reply (a source's text can ask
+// for it) is made an exact big.Rat to check "type":"integer", computing
+// 10^999999; a 1,500-token reply holds over a hundred of them. It is
+// taken as a valid integer and served. A reply number beyond float64's
+// range must be refused before validation (and so retried).
+func TestAtkStructuredReplyHugeExponent(t *testing.T) {
+	sch, err := compileSchema(answer.ResponseFormat{Type: answer.FormatJSONSchema, Name: "a",
+		Schema: `{"type":"object","additionalProperties":{"type":"integer"}}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := checkReply(sch, `{"a":1e999999,"b":1e999998}`); err == nil {
+		t.Fatalf("a reply of numbers 1e999999 was validated (10^999999 computed each) and served as %q", got)
+	}
+}
