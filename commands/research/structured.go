@@ -28,18 +28,25 @@ const schemaField = "response_format.json_schema.schema"
 const schemaLocation = "mem:///response_format.json"
 
 // ParseResponseFormat reads a request's response_format
-// (answer.ParseResponseFormat) and compiles its JSON Schema, so that a
-// schema that does not compile, or refers to any document but itself
-// (a $ref to a URL or a file), is refused with a validation error naming
-// the field. It is what every route that takes response_format calls.
+// (answer.ParseResponseFormat) and checks and compiles its JSON Schema,
+// carrying the compiled schema in the format's Compiled. The schema's
+// JSON is decoded strictly (decodeStrict: no member twice, every number
+// a finite float64 of sane magnitude) and checked against the closed
+// subset of JSON Schema arr takes (checkSubset: known keywords only,
+// local acyclic $refs, a bounded expansion) before the library sees it,
+// so that a schema costly to compile or to validate against is refused
+// with a validation error naming the field, as is one that does not
+// compile. It is what every route that takes response_format calls.
 func ParseResponseFormat(raw json.RawMessage) (answer.ResponseFormat, error) {
 	f, err := answer.ParseResponseFormat(raw)
 	if err != nil || !f.Structured() {
 		return f, err
 	}
-	if _, err := compileSchema(f); err != nil {
+	sch, err := compileSchema(f)
+	if err != nil {
 		return answer.ResponseFormat{}, err
 	}
+	f.Compiled = sch
 	return f, nil
 }
 
@@ -52,17 +59,20 @@ func (refusedLoader) Load(url string) (any, error) {
 	return nil, fmt.Errorf("%s is not loaded: a response_format schema may refer only to itself (\"$ref\": \"#/$defs/…\")", text.Bound(url, 200))
 }
 
-// compileSchema compiles f's schema (draft 2020-12 unless it names
-// another with $schema; formats are annotations, as the draft says).
+// compileSchema checks f's schema against the closed subset and compiles
+// it (draft 2020-12; formats are annotations, as the draft says).
 func compileSchema(f answer.ResponseFormat) (*jsonschema.Schema, error) {
-	doc, err := jsonschema.UnmarshalJSON(strings.NewReader(f.Schema))
+	doc, err := decodeStrict(f.Schema)
 	if err != nil {
-		return nil, domain.Invalid("schema_invalid", schemaField, "%s is not valid JSON: %v", schemaField, err)
+		return nil, domain.Invalid("schema_invalid", schemaField, "%s: %v", schemaField, err)
+	}
+	if err := checkSubset(doc.value); err != nil {
+		return nil, err
 	}
 	c := jsonschema.NewCompiler()
 	c.DefaultDraft(jsonschema.Draft2020)
 	c.UseLoader(refusedLoader{})
-	if err := c.AddResource(schemaLocation, doc); err != nil {
+	if err := c.AddResource(schemaLocation, doc.value); err != nil {
 		return nil, domain.Invalid("schema_invalid", schemaField, "%s: %s", schemaField, text.Bound(err.Error(), 500))
 	}
 	sch, err := c.Compile(schemaLocation)
@@ -99,7 +109,7 @@ func (r *Researcher) writeStructured(ctx context.Context, req answer.Request, do
 	if err := r.CheckFormat(req.Format); err != nil {
 		return err
 	}
-	sch, err := compileSchema(req.Format)
+	sch, err := formatSchema(req.Format)
 	if err != nil {
 		return err
 	}
@@ -131,6 +141,15 @@ func (r *Researcher) writeStructured(ctx context.Context, req answer.Request, do
 	snippets(res, rk.srcs, all)
 	progressOf(ctx).delta(reply)
 	return nil
+}
+
+// formatSchema is f's compiled schema: the one ParseResponseFormat
+// carried, or compiled now for a format that was not parsed by it.
+func formatSchema(f answer.ResponseFormat) (*jsonschema.Schema, error) {
+	if sch, ok := f.Compiled.(*jsonschema.Schema); ok && sch != nil {
+		return sch, nil
+	}
+	return compileSchema(f)
 }
 
 // structuredRequest is the completion that asks for req's answer as JSON.
@@ -176,8 +195,13 @@ func (r *Researcher) complete(ctx context.Context, lr llm.Request, res *Result) 
 }
 
 // checkReply takes the model's reply as one JSON document (a Markdown
-// code fence around it is taken off) and validates it against sch; it
-// returns the JSON text.
+// code fence around it is taken off), decoded strictly (decodeStrict: a
+// member given twice, or a number beyond a finite float64 of sane
+// magnitude, is refused), validates that value against sch and returns
+// it re-encoded (compact, members in the order written): what is served
+// is the value validated, never the model's raw text. The validation's
+// error text is bounded (maxReplyErrorChars); its cost is bounded by the
+// schema's (checkSubset) and the reply's size.
 func checkReply(sch *jsonschema.Schema, reply string) (string, error) {
 	s := strings.TrimSpace(reply)
 	if body, ok := strings.CutPrefix(s, "```"); ok && strings.HasSuffix(body, "```") {
@@ -188,12 +212,32 @@ func checkReply(sch *jsonschema.Schema, reply string) (string, error) {
 	if s == "" {
 		return "", errors.New("the reply is empty, not a JSON document")
 	}
-	v, err := jsonschema.UnmarshalJSON(strings.NewReader(s))
+	doc, err := decodeStrict(s)
 	if err != nil {
-		return "", fmt.Errorf("the reply is not one JSON document: %w", err)
+		return "", fmt.Errorf("the reply is not one JSON document arr takes: %w", err)
 	}
-	if err := sch.Validate(v); err != nil {
-		return "", err
+	if err := sch.Validate(doc.value); err != nil {
+		return "", errors.New(firstError(err))
 	}
-	return s, nil
+	return doc.text, nil
+}
+
+// maxReplyErrorChars bounds a reply's validation error text.
+const maxReplyErrorChars = 2000
+
+// firstError is err's text, led by its first leaf cause and bounded.
+func firstError(err error) string {
+	var ve *jsonschema.ValidationError
+	if !errors.As(err, &ve) {
+		return text.Bound(err.Error(), maxReplyErrorChars)
+	}
+	leaf := ve
+	for len(leaf.Causes) > 0 {
+		leaf = leaf.Causes[0]
+	}
+	msg := leaf.Error()
+	if leaf != ve && len(ve.Causes) > 1 {
+		msg += " (and other errors)"
+	}
+	return text.Bound(msg, maxReplyErrorChars)
 }

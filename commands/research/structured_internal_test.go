@@ -40,3 +40,22 @@ func TestCheckReply(t *testing.T) {
 		})
 	}
 }
+
+// TestCheckReplyStrict: a reply is decoded strictly and what is served is
+// the validated value re-encoded, not the model's text.
+func TestCheckReplyStrict(t *testing.T) {
+	sch, err := compileSchema(answer.ResponseFormat{Type: answer.FormatJSONSchema, Name: "a",
+		Schema: `{"type":"object","additionalProperties":{"type":["string","number"]}}`})
+	if err != nil {
+		t.Fatal(err)
+	}
+	got, err := checkReply(sch, "{ \"b\" : \"x <y>\",\n \"a\": 1.5e3 }")
+	if want := `{"b":"x \u003cy\u003e","a":1.5e3}`; err != nil || got != want {
+		t.Fatalf("got %q %v, want %q", got, err, want)
+	}
+	for _, bad := range []string{`{"a":"x","a":"y"}`, `{"a":1e-999999}`, `{"a":-1e400}`} {
+		if got, err := checkReply(sch, bad); err == nil {
+			t.Fatalf("%s was taken as %q", bad, got)
+		}
+	}
+}

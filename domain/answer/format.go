@@ -50,6 +50,11 @@ type ResponseFormat struct {
 	Strict bool `json:"strict,omitempty"`
 	// Schema is the JSON Schema as compact JSON text (a JSON object).
 	Schema string `json:"schema"`
+	// Compiled is the command's compiled form of Schema
+	// (research.ParseResponseFormat), carried with the request so the
+	// schema is checked and compiled once; nil until then. It is neither
+	// recorded nor part of the cache key.
+	Compiled any `json:"-"`
 }
 
 // Structured reports whether f asks for JSON against a schema.
@@ -234,10 +239,28 @@ func JSONCitationSpans(doc string) []Citation {
 				i++
 			}
 		}
+		if isKey(runes, i+1) {
+			continue // a member's name is no text of the answer
+		}
 		for _, c := range CitationSpans(string(runes[start:min(i, len(runes))])) {
 			c.Start, c.End = c.Start+start, c.End+start
 			out = append(out, c)
 		}
 	}
 	return out
+}
+
+// isKey reports whether the string that ended before runes[i] is a
+// member's name: the next character but white space is a colon.
+func isKey(runes []rune, i int) bool {
+	for ; i < len(runes); i++ {
+		switch runes[i] {
+		case ' ', '\t', '\n', '\r':
+			continue
+		case ':':
+			return true
+		}
+		return false
+	}
+	return false
 }

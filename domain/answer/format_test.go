@@ -96,7 +96,7 @@ func TestCacheKeyHoldsTheSchema(t *testing.T) {
 }
 
 func TestJSONCitationSpans(t *testing.T) {
-	doc := `{"answer":"The ferry leaves at nine [1]. It takes forty minutes [2].","cite":[1],"é":"a \"q\" [3]"}`
+	doc := `{"answer":"The ferry leaves at nine [1]. It takes forty minutes [2].","cite":[1],"é":"a \"q\" [3]","key [4]" : "no marker"}`
 	got := answer.JSONCitationSpans(doc)
 	runes := []rune(doc)
 	var texts []string
