@@ -84,7 +84,9 @@ func stats(ctx context.Context, tx pgx.Tx, qt []string) (terms.Stats, uint64, er
 }
 
 // candidateQuery is the SQL of Candidates and its arguments, or "" when
-// no query term is in the index.
+// no query term is in the index: the postings of the rare terms, or,
+// when every term is common, the passages holding all of them from the
+// GIN index.
 func candidateQuery(qt []string, s terms.Stats, limit int) (string, []any) {
 	var present, rare []string
 	for _, t := range qt {
@@ -98,27 +100,46 @@ func candidateQuery(qt []string, s terms.Stats, limit int) (string, []any) {
 	if len(present) == 0 {
 		return "", nil
 	}
-	match := strings.Join(quoted(rare), " | ")
-	if len(rare) == 0 {
-		match = strings.Join(quoted(present), " & ")
+	if len(rare) > 0 {
+		return postingsQuery(rare, s, limit)
 	}
-	args := []any{match, limit}
+	args := []any{strings.Join(quoted(present), " & "), limit}
 	var score []string
-	n := float64(s.Passages)
-	if len(rare) == 0 {
-		rare = present
-	}
-	for _, t := range rare {
-		df := float64(s.DF[t])
-		idf := math.Log(1 + (n-df+0.5)/(df+0.5))
-		args = append(args, idf, terms.Quote(t))
-		score = append(score, "$"+strconv.Itoa(len(args)-1)+"::float8 * ts_rank('{0,0.5,1,0.75}', tsv, $"+strconv.Itoa(len(args))+"::tsquery)")
+	for _, t := range present {
+		args = append(args, idf(s, t), terms.Quote(t))
+		score = append(score, "$"+strconv.Itoa(len(args)-1)+"::float8 * ts_rank('"+terms.RankWeights+"', tsv, $"+strconv.Itoa(len(args))+"::tsquery)")
 	}
 	return `SELECT p.doc_id, p.seq, p.heading, p.anchor, p.body, p.kinds, d.title, d.url, d.published, p.analysis
 		FROM (SELECT doc_id, seq, ` + strings.Join(score, " + ") + ` AS score FROM rm_answer_docs.passages
 			WHERE tsv @@ $1::tsquery ORDER BY score DESC, doc_id, seq LIMIT $2) c
 		JOIN rm_answer_docs.passages p USING (doc_id, seq) JOIN rm_answer_docs.documents d USING (doc_id)
 		ORDER BY c.score DESC, p.doc_id, p.seq`, args
+}
+
+// postingsQuery picks the candidates of the rare terms (each held by at
+// most MatchCap passages) from their impact-ordered postings, by
+// index-only scans of postings_term: the passages holding one of them,
+// by the sum of each term's IDF times its stored score (ts_rank of the
+// term alone, so the order the tsvector query gave), and reads the rows
+// of the limit best alone.
+func postingsQuery(rare []string, s terms.Stats, limit int) (string, []any) {
+	idfs := make([]float64, len(rare))
+	for i, t := range rare {
+		idfs[i] = idf(s, t)
+	}
+	return `SELECT p.doc_id, p.seq, p.heading, p.anchor, p.body, p.kinds, d.title, d.url, d.published, p.analysis
+		FROM (SELECT o.doc_id, o.seq, sum(w.idf * o.score) AS score
+			FROM unnest($1::text[], $2::float8[]) AS w(term, idf)
+			CROSS JOIN LATERAL (SELECT doc_id, seq, score FROM rm_answer_docs.postings WHERE term = w.term) o
+			GROUP BY o.doc_id, o.seq ORDER BY score DESC, o.doc_id, o.seq LIMIT $3) c
+		JOIN rm_answer_docs.passages p USING (doc_id, seq) JOIN rm_answer_docs.documents d USING (doc_id)
+		ORDER BY c.score DESC, p.doc_id, p.seq`, []any{rare, idfs, limit}
+}
+
+// idf is BM25's inverse document frequency of t in s.
+func idf(s terms.Stats, t string) float64 {
+	n, df := float64(s.Passages), float64(s.DF[t])
+	return math.Log(1 + (n-df+0.5)/(df+0.5))
 }
 
 func quoted(ts []string) []string {
