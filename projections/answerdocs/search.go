@@ -62,23 +62,21 @@ func (q *Queries) Candidates(ctx context.Context, qt []string, limit int) (terms
 }
 
 // stats reads the corpus statistics, the document frequency of qt and
-// the generation.
+// the generation, in one statement.
 func stats(ctx context.Context, tx pgx.Tx, qt []string) (terms.Stats, uint64, error) {
 	s := terms.Stats{DF: map[string]int64{}}
 	var gen int64
-	if err := tx.QueryRow(ctx, `SELECT passages, sum_title, sum_head, sum_body,
-			(SELECT coalesce(max(position), 0) FROM rm_answer_docs.documents) FROM rm_answer_docs.corpus`).
-		Scan(&s.Passages, &s.SumTitle, &s.SumHead, &s.SumBody, &gen); err != nil {
+	var ts []string
+	var dfs []int64
+	if err := tx.QueryRow(ctx, `SELECT c.passages, c.sum_title, c.sum_head, c.sum_body,
+			(SELECT coalesce(max(position), 0) FROM rm_answer_docs.documents), coalesce(t.terms, '{}'), coalesce(t.dfs, '{}')
+		FROM rm_answer_docs.corpus c LEFT JOIN LATERAL (SELECT array_agg(term) AS terms, array_agg(df::bigint) AS dfs
+			FROM rm_answer_docs.term_df WHERE term = ANY($1) AND df > 0) t ON true`, qt).
+		Scan(&s.Passages, &s.SumTitle, &s.SumHead, &s.SumBody, &gen, &ts, &dfs); err != nil {
 		return s, 0, fmt.Errorf("reading the local index's statistics: %w", err)
 	}
-	rows, err := tx.Query(ctx, `SELECT term, df FROM rm_answer_docs.term_df WHERE term = ANY($1) AND df > 0`, qt)
-	if err != nil {
-		return s, 0, fmt.Errorf("reading the local index's statistics: %w", err)
-	}
-	var term string
-	var df int64
-	if _, err := pgx.ForEachRow(rows, []any{&term, &df}, func() error { s.DF[term] = df; return nil }); err != nil {
-		return s, 0, fmt.Errorf("reading the local index's statistics: %w", err)
+	for i, t := range ts {
+		s.DF[t] = dfs[i]
 	}
 	return s, uint64(gen), nil
 }
