@@ -63,6 +63,16 @@ CREATE TABLE term_df (
     term text    PRIMARY KEY,
     df   integer NOT NULL
 );
+-- The impact-ordered postings: every term of every passage with its
+-- static partial score (terms.Impact: ts_rank of the term alone), kept
+-- with passages by every flush. Candidates are picked from
+-- postings_term by index-only scans, no tsvector read.
+CREATE TABLE postings (
+    term   text    NOT NULL,
+    doc_id text    NOT NULL,
+    seq    integer NOT NULL,
+    score  real    NOT NULL
+);
 CREATE TABLE corpus (
     one       boolean PRIMARY KEY DEFAULT true CHECK (one),
     passages  bigint  NOT NULL,
@@ -73,9 +83,11 @@ CREATE TABLE corpus (
 INSERT INTO corpus VALUES (true, 0, 0, 0, 0);
 `
 
-// deferredDDL is the passages' full-text index, built after a rebuild
-// loads them.
-const deferredDDL = `CREATE INDEX passages_tsv ON passages USING gin (tsv);`
+// deferredDDL is the passages' full-text index and the postings'
+// indexes, built after a rebuild loads them.
+const deferredDDL = `CREATE INDEX passages_tsv ON passages USING gin (tsv);
+CREATE INDEX postings_term ON postings (term, score DESC) INCLUDE (doc_id, seq);
+CREATE INDEX postings_doc ON postings (doc_id);`
 
 // Spec implements projections.Projection: each document's last version
 // in the batch replaces the document and its passages.
@@ -122,20 +134,30 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 // (scripts/bench). docs must not repeat a doc_id.
 func Store(ctx context.Context, tx pgx.Tx, docs []answer.DocumentIndexed, pos []int64) error {
 	ids := make([]string, len(docs))
-	var rows [][]any
+	var rows, posts [][]any
 	for i, d := range docs {
 		ids[i] = d.DocID
 		if err := storeDocument(ctx, tx, d, pos[i]); err != nil {
 			return err
 		}
 		for _, p := range answer.Passages(d) {
-			rows = append(rows, passageRow(d, p))
+			row, a := passageRow(d, p)
+			rows = append(rows, row)
+			for _, im := range a.Impacts() {
+				posts = append(posts, []any{im.Term, p.DocID, p.Seq, im.Score})
+			}
 		}
 	}
 	if err := dropPassages(ctx, tx, ids); err != nil {
 		return err
 	}
-	return addPassages(ctx, tx, ids, rows)
+	if err := addPassages(ctx, tx, ids, rows); err != nil {
+		return err
+	}
+	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postings"}, []string{"term", "doc_id", "seq", "score"}, pgx.CopyFromRows(posts)); err != nil {
+		return fmt.Errorf("storing postings: %w", err)
+	}
+	return nil
 }
 
 func storeDocument(ctx context.Context, tx pgx.Tx, d answer.DocumentIndexed, pos int64) error {
@@ -154,15 +176,15 @@ func storeDocument(ctx context.Context, tx pgx.Tx, d answer.DocumentIndexed, pos
 	return nil
 }
 
-// passageRow is p's row of passages_in: its columns, its tsvector as a
-// literal and its field lengths.
-func passageRow(d answer.DocumentIndexed, p answer.Passage) []any {
+// passageRow is p's row of passages_in (its columns, its tsvector as a
+// literal and its field lengths) and its analysis.
+func passageRow(d answer.DocumentIndexed, p answer.Passage) ([]any, terms.Analysis) {
 	heading := p.Heading
 	if heading == nil {
 		heading = []string{}
 	}
 	a := terms.Analyze(answer.IndexedPassage{Passage: p, Title: d.Title})
-	return []any{p.DocID, p.Seq, heading, p.Anchor, p.Text, p.Kinds, a.Encode(), a.TSVector(), len(a.Title), len(a.Head), len(a.Body)}
+	return []any{p.DocID, p.Seq, heading, p.Anchor, p.Text, p.Kinds, a.Encode(), a.TSVector(), len(a.Title), len(a.Head), len(a.Body)}, a
 }
 
 // dropPassages deletes the passages of ids and takes them out of the
@@ -181,6 +203,9 @@ func dropPassages(ctx context.Context, tx pgx.Tx, ids []string) error {
 	}
 	if _, err := tx.Exec(ctx, `DELETE FROM passages WHERE doc_id = ANY($1)`, ids); err != nil {
 		return fmt.Errorf("dropping old passages: %w", err)
+	}
+	if _, err := tx.Exec(ctx, `DELETE FROM postings WHERE doc_id = ANY($1)`, ids); err != nil {
+		return fmt.Errorf("dropping old postings: %w", err)
 	}
 	return nil
 }

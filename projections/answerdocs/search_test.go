@@ -3,6 +3,7 @@ package answerdocs_test
 import (
 	"context"
 	"reflect"
+	"strings"
 	"testing"
 
 	"github.com/jackc/pgx/v5/pgxpool"
@@ -78,6 +79,66 @@ func TestSearchStatisticsFollowEveryVersion(t *testing.T) {
 	}
 	if len(c.Passages) != 1 || c.Passages[0].DocID != "zorblax" || c.Stats.Passages != 3 || c.Stats.DF["zorblax"] != 1 {
 		t.Fatalf("candidates after the rebuild %+v", c)
+	}
+}
+
+// postingsOf is the read model's postings (term, passage: score) as
+// stored, and as PostgreSQL's ts_rank of each passage's tsvector and
+// term computes them.
+func postingsOf(t *testing.T, pool *pgxpool.Pool) (stored, recomputed map[string]float32) {
+	t.Helper()
+	read := func(sql string) map[string]float32 {
+		rows, err := pool.Query(context.Background(), sql)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer rows.Close()
+		m := map[string]float32{}
+		for rows.Next() {
+			var k string
+			var v float32
+			if err := rows.Scan(&k, &v); err != nil {
+				t.Fatal(err)
+			}
+			m[k] = v
+		}
+		if err := rows.Err(); err != nil {
+			t.Fatal(err)
+		}
+		return m
+	}
+	stored = read(`SELECT term || ' ' || doc_id || '#' || seq, score FROM rm_answer_docs.postings`)
+	recomputed = read(`SELECT lex || ' ' || doc_id || '#' || seq,
+			ts_rank('{0,0.5,1,0.75}', tsv, ('''' || replace(replace(lex, '\', '\\'), '''', '''''') || '''')::tsquery)
+		FROM rm_answer_docs.passages, unnest(tsvector_to_array(tsv)) lex`)
+	return stored, recomputed
+}
+
+// TestPostingsFollowEveryVersion: the impact-ordered postings hold every
+// term of every passage's latest version, each scored as ts_rank scores
+// it (bit for bit, repeated terms and every field's weight included),
+// after documents are replaced and after a rebuild.
+func TestPostingsFollowEveryVersion(t *testing.T) {
+	x := newIndex(t)
+	x.Add(t,
+		answerdocstest.Doc("gc", "git gc gc", []string{"Configuration", "gc.auto"}, "gc.auto defaults to 6700 loose objects; gc gc gc gc gc.", "Packing refs is cheap, it's O'Brien's."),
+		answerdocstest.Doc("json", "json — JSON encoder", []string{"Basic Usage"}, "The indent parameter defaults to None. JSON json json."),
+	)
+	x.Add(t, answerdocstest.Doc("gc", "git gc", []string{"Configuration"}, "gc.auto defaults to 7000."))
+	stored, recomputed := postingsOf(t, x.Pool)
+	if len(stored) == 0 || !reflect.DeepEqual(stored, recomputed) {
+		t.Fatalf("postings stored %v\nrecomputed by ts_rank %v", stored, recomputed)
+	}
+	for k := range stored {
+		if strings.HasPrefix(k, "6700 ") {
+			t.Fatalf("a replaced version's posting is left: %v", stored)
+		}
+	}
+	if err := x.Runner.Rebuild(context.Background(), answerdocs.Name, nil); err != nil {
+		t.Fatal(err)
+	}
+	if rebuilt, _ := postingsOf(t, x.Pool); !reflect.DeepEqual(rebuilt, stored) {
+		t.Fatalf("rebuilt postings %v\nincremental %v", rebuilt, stored)
 	}
 }
 

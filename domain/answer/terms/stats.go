@@ -81,18 +81,27 @@ const (
 	maxLexeme    = 2000 // bytes; PostgreSQL refuses words over 2047
 )
 
-// TSVector is the PostgreSQL tsvector literal of f: every term a lexeme
-// (taken as is, no text search configuration), its occurrences
+// weightCode is a tsvector weight's code as PostgreSQL stores it (D 0,
+// C 1, B 2, A 3).
+var weightCode = map[byte]int{'A': 3, 'B': 2, 'C': 1}
+
+// lexeme is a term of a passage's tsvector: its positions (ascending,
+// at most maxPositions) and their weights.
+type lexeme struct {
+	term   string
+	pos    []int
+	weight []byte
+}
+
+// lexemes are f's tsvector lexemes in order of first occurrence: every
+// term (taken as is, no text search configuration), its occurrences
 // positions weighted A in the title, B in the heading and C in the body
 // (the section heading and definition lines are within those).
-func (f Analysis) TSVector() string {
-	type lex struct {
-		pos []string
-	}
-	order := []string{}
-	m := map[string]*lex{}
+func (f Analysis) lexemes() []*lexeme {
+	var order []*lexeme
+	m := map[string]*lexeme{}
 	at := 0
-	add := func(ts []string, weight string) {
+	add := func(ts []string, weight byte) {
 		for _, t := range ts {
 			at++
 			if len(t) > maxLexeme {
@@ -100,28 +109,102 @@ func (f Analysis) TSVector() string {
 			}
 			l := m[t]
 			if l == nil {
-				l = &lex{}
+				l = &lexeme{term: t}
 				m[t] = l
-				order = append(order, t)
+				order = append(order, l)
 			}
 			if len(l.pos) < maxPositions {
-				l.pos = append(l.pos, strconv.Itoa(min(at, maxPosition))+weight)
+				l.pos = append(l.pos, min(at, maxPosition))
+				l.weight = append(l.weight, weight)
 			}
 		}
 	}
-	add(f.Title, "A")
-	add(f.Head, "B")
-	add(f.Body, "C")
+	add(f.Title, 'A')
+	add(f.Head, 'B')
+	add(f.Body, 'C')
+	return order
+}
+
+// TSVector is the PostgreSQL tsvector literal of f (its lexemes).
+func (f Analysis) TSVector() string {
 	var b strings.Builder
-	for i, t := range order {
+	for i, l := range f.lexemes() {
 		if i > 0 {
 			b.WriteByte(' ')
 		}
-		b.WriteString(Quote(t))
+		b.WriteString(Quote(l.term))
 		b.WriteByte(':')
-		b.WriteString(strings.Join(m[t].pos, ","))
+		for j, p := range l.pos {
+			if j > 0 {
+				b.WriteByte(',')
+			}
+			b.WriteString(strconv.Itoa(p))
+			b.WriteByte(l.weight[j])
+		}
 	}
 	return b.String()
+}
+
+// RankWeights are the tsvector weights (D, C, B, A: body C 0.5, heading
+// B 1, title A 0.75) candidates are picked by, as ts_rank takes them.
+const RankWeights = "{0,0.5,1,0.75}"
+
+// rankWeights is RankWeights by weight code.
+var rankWeights = [4]float32{0, 0.5, 1, 0.75}
+
+// Impact is a term of a passage with its static partial score: what
+// PostgreSQL's ts_rank(RankWeights, tsv, term) is for the passage's
+// tsvector and the one-term query (bit for bit: the same float4
+// arithmetic), stored in the read model's postings so that candidates
+// are picked without reading a tsvector.
+type Impact struct {
+	Term  string
+	Score float32
+}
+
+// Impacts are the Impact of each of f's lexemes, in order of first
+// occurrence.
+func (f Analysis) Impacts() []Impact {
+	ls := f.lexemes()
+	out := make([]Impact, len(ls))
+	for i, l := range ls {
+		out[i] = Impact{Term: l.term, Score: rankOne(l)}
+	}
+	return out
+}
+
+// rankOne is PostgreSQL's calc_rank_or (tsrank.c) for a one-term query:
+// over the term's positions (as a tsvector holds them: a repeated
+// position once, with its greatest weight) sum w/j², plus the greatest
+// weight in place of its own term, over π²/6.
+func rankOne(l *lexeme) float32 {
+	var codes []int
+	last := -1
+	for j, p := range l.pos {
+		c := weightCode[l.weight[j]]
+		if p == last {
+			codes[len(codes)-1] = max(codes[len(codes)-1], c)
+			continue
+		}
+		codes = append(codes, c)
+		last = p
+	}
+	var resj float32
+	wjm := float32(-1)
+	jm := 0
+	for j, c := range codes {
+		w := rankWeights[c]
+		resj = resj + w/float32((j+1)*(j+1))
+		if w > wjm {
+			wjm, jm = w, j
+		}
+	}
+	x := wjm + resj - wjm/float32((jm+1)*(jm+1))
+	res := float32(float64(x) / 1.64493406685)
+	if res < 0 {
+		res = 1e-20
+	}
+	return res
 }
 
 // Quote is t as a quoted lexeme of a tsvector or tsquery literal.
