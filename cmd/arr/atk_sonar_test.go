@@ -1,6 +1,7 @@
 package main_test
 
 import (
+	"bufio"
 	"encoding/json"
 	"fmt"
 	"net/http"
@@ -9,6 +10,7 @@ import (
 	"strings"
 	"sync/atomic"
 	"testing"
+	"time"
 )
 
 // atkModel is a loopback OpenAI-compatible model for the attack tests. A
@@ -23,6 +25,10 @@ type atkModel struct {
 	rewrites atomic.Int64
 	answers  atomic.Int64
 	uncited  atomic.Bool
+	// holdEnd makes a stream wait, after its last word and before
+	// [DONE], until its client cancels (at most 30 s); held counts those.
+	holdEnd atomic.Bool
+	held    atomic.Int64
 }
 
 var atkSourceHead = regexp.MustCompile(`(?m)^\[(\d+)\] `)
@@ -81,6 +87,14 @@ func (m *atkModel) serve(w http.ResponseWriter, r *http.Request) {
 		if fl != nil {
 			fl.Flush()
 		}
+	}
+	if m.holdEnd.Load() {
+		select {
+		case <-r.Context().Done():
+			m.held.Add(1)
+		case <-time.After(30 * time.Second):
+		}
+		return
 	}
 	_, _ = fmt.Fprint(w, "data: [DONE]\n\n")
 }
@@ -194,4 +208,47 @@ func TestAtkSonarPlanHighContextOnFree(t *testing.T) {
 	if status != 200 || len(high.Citations) > len(medium.Citations) {
 		t.Fatalf("Free key, search_context_size high: %d, %d sources read and cited (the Free tier's medium: %d)", status, len(high.Citations), len(medium.Citations))
 	}
+}
+
+// TestAtkSonarStreamTakenWholeLeavesNoRecord: a client that reads a
+// streamed answer's every model token and hangs up before the last chunk
+// (the model has not sent [DONE] yet) has the whole answer text, while
+// the synthesis is cancelled: no AnswerSynthesized records the model
+// call's cost, no AnswerServed records the answer, and nothing is cached,
+// so the next such call pays the model again. The text delivered must be
+// recorded (or the synthesis finish for the cache once its text is out).
+func TestAtkSonarStreamTakenWholeLeavesNoRecord(t *testing.T) {
+	m := newAtkModel(t)
+	e, key := atkLighthouse(t, m)
+	m.holdEnd.Store(true)
+	synth0 := eventsOfType(t, e, "AnswerSynthesized")
+	req, _ := http.NewRequest(http.MethodPost, e.answer+"/v1/chat/completions",
+		strings.NewReader(`{"model":"sonar","stream":true,"messages":[{"role":"user","content":"`+atkQ+`"}]}`))
+	req.Header.Set("Content-Type", "application/json")
+	req.Header.Set("Authorization", "Bearer "+key)
+	client := &http.Client{Timeout: time.Minute}
+	resp, err := client.Do(req)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var text strings.Builder
+	sc := bufio.NewScanner(resp.Body)
+	for sc.Scan() && !strings.Contains(text.String(), "[5].") {
+		data, ok := strings.CutPrefix(sc.Text(), "data: ")
+		if !ok {
+			continue
+		}
+		var ch sonarBody
+		if json.Unmarshal([]byte(data), &ch) == nil && len(ch.Choices) > 0 && ch.Choices[0].Delta != nil && ch.Choices[0].Delta.Content != nil {
+			text.WriteString(*ch.Choices[0].Delta.Content)
+		}
+	}
+	resp.Body.Close() // hang up with the whole text
+	if !strings.Contains(text.String(), "[5].") {
+		t.Fatalf("the stream ended before the model's last sentence: %q", text.String())
+	}
+	eventually(t, 20*time.Second, "the model sees the hang-up", func() bool { return m.held.Load() == 1 })
+	eventually(t, 10*time.Second, "the answer the client took is recorded (AnswerSynthesized)", func() bool {
+		return eventsOfType(t, e, "AnswerSynthesized") == synth0+1
+	})
 }
