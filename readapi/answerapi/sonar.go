@@ -351,7 +351,7 @@ func sonarContent(field string, raw json.RawMessage) (string, error) {
 		dec := json.NewDecoder(bytes.NewReader(it))
 		dec.DisallowUnknownFields()
 		if err := dec.Decode(&p); err != nil {
-			if f := httpx.UnknownField(err); f != "" {
+			if f := httpx.UnknownField(err); f != "" && p.Type == "text" {
 				return "", domain.Invalid("unknown_field", pf+"."+f, "%s has an unknown field %q: a text part is {\"type\":\"text\",\"text\":\"…\"}", pf, f)
 			}
 			return "", domain.Invalid("messages_content_not_text", pf, "%s is not a text part: only text is read (type \"text\" with a string text)", pf)
