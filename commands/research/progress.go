@@ -21,10 +21,34 @@ type Progress struct {
 	// replaces an earlier one (the model failed and the answer is
 	// written extractively).
 	Sources func([]answer.Source)
-	// Delta is called with answer text as it is written: a model's
-	// tokens as they arrive (before its markers are checked), or an
-	// extractive answer's sentences.
+	// Delta is called with answer text as it is written, and only with
+	// text of the answer recorded: a model's text sentence by sentence,
+	// once its citations pass the check (checked and renumbered, with a
+	// Sources call before a delta that cites a source not shown yet), or
+	// an extractive answer's sentences. The deltas joined are the
+	// answer.
 	Delta func(string)
+	// Cut, when set, is closed when a streamed model answer is to stop
+	// where it is (nobody reads it any more and its bound passed): the
+	// model call is cancelled and the text relayed so far is the answer,
+	// recorded as any other.
+	Cut <-chan struct{}
+}
+
+// modelContext is ctx for a model call, cancelled also when p.Cut
+// closes; stop releases it.
+func (p *Progress) modelContext(ctx context.Context) (context.Context, context.CancelFunc) {
+	mctx, cancel := context.WithCancel(ctx)
+	if p.Cut != nil {
+		go func() {
+			select {
+			case <-p.Cut:
+				cancel()
+			case <-mctx.Done():
+			}
+		}()
+	}
+	return mctx, cancel
 }
 
 type progressKey struct{}

@@ -142,15 +142,17 @@ func (r *Researcher) write(ctx context.Context, req answer.Request, docs []docum
 		prog.sources(all)
 	}
 	t := time.Now()
-	text, ok := r.synthesize(ctx, req, all, res)
+	rel := newRelease(prog, all)
+	text, ok := r.synthesize(ctx, req, all, res, rel.add)
 	res.Costs.SynthesisUS = time.Since(t).Microseconds()
+	if c, cited := rel.answer(text, ok); cited {
+		// The text relayed is this answer (of a model that broke off, what
+		// it wrote up to the last sentence relayed).
+		res.Answer, res.Synthesis, res.Found = c.Answer, answer.LLM, true
+		res.Sources = pick(all, c.Order)
+		return
+	}
 	if ok {
-		c := answer.CheckCitations(text, len(all))
-		if len(c.Order) > 0 {
-			res.Answer, res.Synthesis, res.Found = c.Answer, answer.LLM, true
-			res.Sources = pick(all, c.Order)
-			return
-		}
 		r.cfg.Logger.Warn("the model cited no source; answering extractively")
 	}
 	text, chosen := extractive(req.Query, srcs, idx, r.features)
@@ -249,8 +251,9 @@ const systemPrompt = `You answer questions using only the numbered sources given
 - If the sources do not answer the question, say so briefly.
 - Be concise: %s. Plain text, no headings.`
 
-// synthesize asks the model for an answer; false when none answered.
-func (r *Researcher) synthesize(ctx context.Context, req answer.Request, srcs []answer.Source, res *Result) (string, bool) {
+// synthesize asks the model for an answer; false when none answered (or
+// it broke off). A streamed answer's tokens go to relay as they come.
+func (r *Researcher) synthesize(ctx context.Context, req answer.Request, srcs []answer.Source, res *Result, relay func(string)) (string, bool) {
 	if r.cfg.Model == nil {
 		return "", false
 	}
@@ -268,7 +271,9 @@ func (r *Researcher) synthesize(ctx context.Context, req answer.Request, srcs []
 	var out llm.Response
 	var err error
 	if sm, ok := r.cfg.Model.(StreamingModel); ok && progressOf(ctx).Delta != nil {
-		out, err = sm.Stream(ctx, lr, progressOf(ctx).delta)
+		sctx, stop := progressOf(ctx).modelContext(ctx)
+		out, err = sm.Stream(sctx, lr, relay)
+		stop()
 	} else {
 		out, err = r.cfg.Model.Complete(ctx, lr)
 	}

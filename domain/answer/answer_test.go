@@ -84,6 +84,17 @@ func TestAuthorize(t *testing.T) {
 			t.Fatal("starter may not use pro or deep")
 		}
 	}
+	high, low := quick, quick
+	high.ContextSize, low.ContextSize = answer.ContextHigh, answer.ContextLow
+	if err := high.Authorize(account.Free); !errors.Is(err, domain.ErrForbidden) || !strings.Contains(err.Error(), "search_context_size high") {
+		t.Fatalf("free, search_context_size high: %v", err)
+	}
+	if err := high.Authorize(account.Pro); err != nil {
+		t.Fatal(err)
+	}
+	if err := low.Authorize(account.Free); err != nil {
+		t.Fatal(err)
+	}
 }
 
 func TestCheckCitations(t *testing.T) {

@@ -140,7 +140,11 @@ func parseDomains(field string, names []string) ([]string, error) {
 }
 
 // NormalizeHost returns a host name as compared: trimmed, a trailing dot
-// dropped, lower case; an IP address in its canonical form. ok is false
+// dropped, lower case; an IP address in its canonical form, including
+// the IPv4 shorthands URL parsers take (a host whose last label is a
+// number, 127.1, 2130706433, 0x7f.1, 0177.0.0.1, is the address
+// 127.0.0.1 or, when it is none, refused): a host is either a canonical
+// IP or a name whose last label is not numeric. ok is false
 // for anything else: a scheme, port, path, wildcard, an empty label or
 // one over 63 bytes, a character outside a-z, 0-9 and '-' (an
 // internationalized name must come in its ASCII form, xn--…: the caller
@@ -151,6 +155,15 @@ func NormalizeHost(s string) (string, bool) {
 		return "", false
 	}
 	if ip := net.ParseIP(s); ip != nil {
+		return ip.String(), true
+	}
+	if endsInNumber(s) {
+		// Not a name: the address URL parsers read (127.1 is 127.0.0.1),
+		// or nothing.
+		ip, ok := parseWHATWGIPv4(s)
+		if !ok {
+			return "", false
+		}
 		return ip.String(), true
 	}
 	for _, l := range strings.Split(s, ".") {

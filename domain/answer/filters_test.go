@@ -169,3 +169,22 @@ func TestFiltersInCacheKey(t *testing.T) {
 		t.Fatal("time_range=week and its dates differ")
 	}
 }
+
+// TestNormalizeHostNumeric: a host whose last label is a number is the
+// IPv4 address URL parsers read, or refused; never a name.
+func TestNormalizeHostNumeric(t *testing.T) {
+	for in, want := range map[string]string{
+		"127.1": "127.0.0.1", "2130706433": "127.0.0.1", "0x7f.1": "127.0.0.1", "0177.0.0.1": "127.0.0.1",
+		"0x7F000001": "127.0.0.1", "10.0.258": "10.0.1.2", "1.2.3.4.": "1.2.3.4", "example.com": "example.com",
+		"a1.b2": "a1.b2", "1a.com": "1a.com",
+	} {
+		if got, ok := answer.NormalizeHost(in); !ok || got != want {
+			t.Errorf("%q: %q %v, want %q", in, got, ok, want)
+		}
+	}
+	for _, in := range []string{"256.1.1.1", "1.2.3.4.5", "4294967296", "example.09", "08.1"} {
+		if got, ok := answer.NormalizeHost(in); ok {
+			t.Errorf("%q: accepted as %q", in, got)
+		}
+	}
+}

@@ -121,10 +121,20 @@ func ParseRequest(q string, qPresent bool, tier, mode string) (Request, error) {
 	return r, nil
 }
 
-// Authorize checks that plan may use the request's tier and mode: tier=pro
-// and mode=deep need a plan with deep answers (Pro, Scale, Enterprise).
+// Authorize checks that plan may use what the request asks: tier=pro,
+// mode=deep and a context size above medium need a plan with deep
+// answers (Pro, Scale, Enterprise). It is the one place a plan's reach
+// is decided: no request field reads more sources than the plan's tier
+// and mode do (search_context_size high on the Free plan would read
+// half as many again, about the pro tier's count).
 func (r Request) Authorize(plan account.Plan) error {
-	if (r.Tier == Free && r.Mode == Quick) || plan.Offer().Limits.DeepAnswers {
+	if plan.Offer().Limits.DeepAnswers {
+		return nil
+	}
+	if r.Tier == Free && r.Mode == Quick {
+		if r.ContextSize == ContextHigh {
+			return domain.Forbidden("pro_plan_required", "search_context_size high reads more sources than the free tier does: it needs the Pro plan (or Scale or Enterprise); this key's account is on %s. Upgrade on the account page, /account, or ask with search_context_size low or medium", plan.Offer().Title)
+		}
 		return nil
 	}
 	what := "tier=pro"

@@ -11,6 +11,13 @@ import (
 // researchBound bounds one synthesis, whoever waits for it.
 const researchBound = 3 * time.Minute
 
+// tailBound is how long a synthesis whose text began streaming goes on
+// once every asker has gone: the model may finish its answer, then it is
+// cut where it is (research.Progress.Cut) and the text relayed is
+// recorded. A client that took the text then hung up has an answer that
+// is recorded and cached, not one paid for and lost.
+const tailBound = 8 * time.Second
+
 // flight runs one synthesis per cache key at a time: concurrent askers of
 // the same question share it (as singleflight would), and see the
 // progress it made so far and as it comes (a streamed answer's sources and
@@ -38,16 +45,32 @@ type call struct {
 	res    answercache.CachedAnswer
 	err    error
 	cancel context.CancelFunc
-	askers int // guarded by flight.mu
+	askers int         // guarded by flight.mu
+	tail   *time.Timer // guarded by flight.mu: cuts a text nobody reads
+	// cut is closed (cutOnce) to stop a model answer where it is.
+	cut     chan struct{}
+	cutOnce sync.Once
 
-	mu     sync.Mutex
-	events []progress
-	more   chan struct{} // closed (and replaced) when events grow
+	mu      sync.Mutex
+	events  []progress
+	more    chan struct{} // closed (and replaced) when events grow
+	writing bool          // a delta was published: the text is out
+}
+
+// cutText stops a streamed model answer where it is.
+func (c *call) cutText() { c.cutOnce.Do(func() { close(c.cut) }) }
+
+// textOut reports whether the answer's text began streaming.
+func (c *call) textOut() bool {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return c.writing
 }
 
 // publish adds an event and wakes the askers.
 func (c *call) publish(p progress) {
 	c.mu.Lock()
+	c.writing = c.writing || p.name == eventDelta
 	c.events = append(c.events, p)
 	close(c.more)
 	c.more = make(chan struct{})
@@ -70,7 +93,7 @@ func (f *flight) join(ctx context.Context, key string, run func(ctx context.Cont
 	c, ok := f.calls[key]
 	if !ok {
 		rctx, cancel := context.WithTimeout(context.WithoutCancel(ctx), researchBound)
-		c = &call{done: make(chan struct{}), cancel: cancel, more: make(chan struct{})}
+		c = &call{done: make(chan struct{}), cancel: cancel, more: make(chan struct{}), cut: make(chan struct{})}
 		f.calls[key] = c
 		go func() {
 			res, err := run(rctx, c)
@@ -83,18 +106,32 @@ func (f *flight) join(ctx context.Context, key string, run func(ctx context.Cont
 			cancel()
 			close(c.done)
 		}()
+	} else if c.tail != nil {
+		c.tail.Stop() // read again: not cut
+		c.tail = nil
 	}
 	c.askers++
 	return c
 }
 
-// leave takes an asker off c; the last one cancels the synthesis (and a
-// later asker of its key starts a new one).
+// leave takes an asker off c. The last one cancels the synthesis (and a
+// later asker of its key starts a new one) while no text was streamed;
+// once the text is out the synthesis goes on for tailBound, is cut
+// there, and records its answer (a later asker joins it meanwhile).
 func (f *flight) leave(key string, c *call) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c.askers--
 	if c.askers > 0 {
+		return
+	}
+	select {
+	case <-c.done:
+		return
+	default:
+	}
+	if c.textOut() {
+		c.tail = time.AfterFunc(tailBound, c.cutText)
 		return
 	}
 	if f.calls[key] == c {

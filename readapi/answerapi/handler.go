@@ -44,6 +44,9 @@ type handler struct {
 	d      httpx.Deps
 	flight *flight
 	memo   *memo
+	// resolved keeps follow-up resolutions, so a cached follow-up asked
+	// again asks no model.
+	resolved *resolutions
 }
 
 // body is the POST body.
@@ -373,7 +376,7 @@ func (h *handler) serve(c *gin.Context, req answer.Request, s streamer) (result,
 	}
 	ctx := c.Request.Context()
 	if len(req.Messages) > 0 && h.app.Answers.Resolve != nil {
-		req.Resolve(h.app.Answers.Resolve(ctx, req.Query, req.Messages))
+		req.Resolve(h.resolved.resolve(ctx, h.app.Now(), req.Query, req.Messages, h.app.Answers.Resolve))
 	}
 	if gen := h.app.Answers.Generation; gen != nil {
 		var err error
@@ -494,6 +497,7 @@ func (h *handler) synthesize(ctx context.Context, req answer.Request, md command
 					call.publish(progress{name: eventDelta, data: b})
 				}
 			},
+			Cut: call.cut,
 		})
 		_, pos, err := h.app.Commands.SynthesizeAnswer.Handle(rctx, commands.SynthesizeAnswer{Request: req, Metadata: md})
 		if err != nil {

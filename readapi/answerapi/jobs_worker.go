@@ -65,7 +65,7 @@ func NewWorker(d httpx.Deps, store commands.Appender) (*Worker, error) {
 	if log == nil {
 		log = slog.Default()
 	}
-	return &Worker{h: &handler{app: d.App, d: d, memo: newMemo(1000), flight: newFlight()}, store: store, log: log,
+	return &Worker{h: &handler{app: d.App, d: d, memo: newMemo(1000), resolved: newResolutions(1000), flight: newFlight()}, store: store, log: log,
 		reg: domain.NewRegistry(answer.JobEvents()), running: map[uuid.UUID]context.CancelFunc{}}, nil
 }
 

@@ -54,7 +54,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 	if d.App.Now == nil {
 		d.App.Now = time.Now
 	}
-	h := &handler{app: d.App, d: d, memo: newMemo(50000), flight: newFlight()}
+	h := &handler{app: d.App, d: d, memo: newMemo(50000), resolved: newResolutions(50000), flight: newFlight()}
 	keyed.GET("/answer", handle(h.get))
 	keyed.POST("/answer", handle(h.post))
 	// The Sonar-compatible route: the same key, quota and meter.

@@ -13,6 +13,7 @@ import (
 	"github.com/arr-dev/arr/commands/research"
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/domain/text"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -131,6 +132,11 @@ func parseSonar(r io.Reader, now time.Time) (sonarRequest, error) {
 	if dec.More() {
 		return sonarRequest{}, domain.Invalid("invalid_json", "", "the body must be one JSON object")
 	}
+	if b.User != nil {
+		if err := text.Check("user", *b.User, 0); err != nil {
+			return sonarRequest{}, err
+		}
+	}
 	if b.N != nil && *b.N != 1 {
 		return sonarRequest{}, domain.Invalid("invalid_n", "n", "n must be 1: one answer is written per request")
 	}
@@ -181,7 +187,12 @@ func sonarDecodeError(err error) error {
 	}
 	var te *json.UnmarshalTypeError
 	if errors.As(err, &te) && te.Field != "" {
-		return domain.Invalid("invalid_"+te.Field, te.Field, "%s must be a JSON %s, got a %s", te.Field, jsonKind(te.Type.Kind().String()), te.Value)
+		want := jsonKind(te.Type.Kind().String())
+		if got, ok := strings.CutPrefix(te.Value, "number "); ok && want == "number" {
+			// The right JSON type, a value no float64 holds.
+			return domain.Invalid("invalid_"+te.Field, te.Field, "%s is out of range: %s is not a number arr can read (at most about 1.8e308)", te.Field, got)
+		}
+		return domain.Invalid("invalid_"+te.Field, te.Field, "%s must be a JSON %s, got a %s", te.Field, want, te.Value)
 	}
 	return domain.Invalid("invalid_json", "", `the body must be a JSON object like {"model":"sonar","messages":[{"role":"user","content":"…"}]}: %v`, err)
 }
@@ -295,28 +306,62 @@ func sonarTurn(field string, raw json.RawMessage) (string, string, error) {
 	if m.Role == nil || *m.Role == "" {
 		return "", "", domain.Invalid("messages_role_missing", field+".role", "%s.role is missing: system, user or assistant", field)
 	}
-	var s string
-	if len(m.Content) > 0 && m.Content[0] == '"' {
-		if err := json.Unmarshal(m.Content, &s); err != nil {
-			return "", "", domain.Invalid("messages_invalid", field+".content", "%s.content must be a string", field)
+	if m.Name != nil {
+		if err := text.Check(field+".name", *m.Name, 0); err != nil {
+			return "", "", err
 		}
-		return *m.Role, s, nil
 	}
-	var parts []struct {
-		Type string  `json:"type"`
-		Text *string `json:"text"`
+	content, err := sonarContent(field, m.Content)
+	if err != nil {
+		return "", "", err
 	}
-	if err := json.Unmarshal(m.Content, &parts); err != nil || len(m.Content) == 0 {
-		return "", "", domain.Invalid("messages_invalid", field+".content", "%s.content must be a string or an array of text parts like [{\"type\":\"text\",\"text\":\"…\"}]", field)
+	// Every text decoded is checked, read or not (system and developer
+	// content too): the text rule holds for the whole body.
+	if err := text.Check(field+".content", content, 0); err != nil {
+		return "", "", err
 	}
-	texts := make([]string, 0, len(parts))
-	for j, p := range parts {
+	return *m.Role, content, nil
+}
+
+// sonarPart is one part of an array content: {"type":"text","text":"…"},
+// nothing else (a member arr does not know, cache_control, is refused).
+type sonarPart struct {
+	Type string  `json:"type"`
+	Text *string `json:"text"`
+}
+
+// sonarContent reads a message's content: a string, or an array of text
+// parts joined by newlines, each decoded strictly.
+func sonarContent(field string, raw json.RawMessage) (string, error) {
+	if len(raw) > 0 && raw[0] == '"' {
+		var s string
+		if err := json.Unmarshal(raw, &s); err != nil {
+			return "", domain.Invalid("messages_invalid", field+".content", "%s.content must be a string", field)
+		}
+		return s, nil
+	}
+	var items []json.RawMessage
+	if err := json.Unmarshal(raw, &items); err != nil || len(raw) == 0 || items == nil {
+		return "", domain.Invalid("messages_invalid", field+".content", "%s.content must be a string or an array of text parts like [{\"type\":\"text\",\"text\":\"…\"}]", field)
+	}
+	texts := make([]string, 0, len(items))
+	for j, it := range items {
+		pf := fmt.Sprintf("%s.content[%d]", field, j)
+		var p sonarPart
+		dec := json.NewDecoder(bytes.NewReader(it))
+		dec.DisallowUnknownFields()
+		if err := dec.Decode(&p); err != nil {
+			if f := httpx.UnknownField(err); f != "" && p.Type == "text" {
+				return "", domain.Invalid("unknown_field", pf+"."+f, "%s has an unknown field %q: a text part is {\"type\":\"text\",\"text\":\"…\"}", pf, f)
+			}
+			return "", domain.Invalid("messages_content_not_text", pf, "%s is not a text part: only text is read (type \"text\" with a string text)", pf)
+		}
 		if p.Type != "text" || p.Text == nil {
-			return "", "", domain.Invalid("messages_content_not_text", fmt.Sprintf("%s.content[%d]", field, j), "%s.content[%d] is not a text part: only text is read (type \"text\" with a string text)", field, j)
+			return "", domain.Invalid("messages_content_not_text", pf, "%s is not a text part: only text is read (type \"text\" with a string text)", pf)
 		}
 		texts = append(texts, *p.Text)
 	}
-	return *m.Role, strings.Join(texts, "\n"), nil
+	return strings.Join(texts, "\n"), nil
 }
 
 // sonarFilters reads the search filters into the answer API's filters:

@@ -101,7 +101,9 @@ func (h *handler) chat(c *gin.Context) error {
 		return err
 	}
 	p, _ := httpx.PrincipalOf(c)
-	if sr.req.Authorize(p.Plan) != nil {
+	if err := sr.req.Authorize(p.Plan); err != nil && sr.req.Tier == answer.Free && sr.req.Mode == answer.Quick {
+		return err // what the plan refuses is not the model (search_context_size)
+	} else if err != nil {
 		return domain.Forbidden("pro_plan_required", "model %s needs the Pro plan (or Scale or Enterprise); this key's account is on %s. Upgrade on the account page, /account, or use model sonar", sr.model, p.Plan.Offer().Title)
 	}
 	id, err := uuid.NewV7()

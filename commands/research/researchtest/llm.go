@@ -23,7 +23,7 @@ import (
 //
 // Asked with "stream": true it answers as server-sent events, one chunk
 // per word, flushed one by one, then a usage chunk and [DONE]. With
-// SetHold(true) a streamed answer stops after its first word and waits
+// SetHold(true) a streamed answer stops after its first sentence and waits
 // until the client cancels the request (at most 30 s), which Cancelled
 // counts, or until Release.
 type LLM struct {
@@ -159,9 +159,18 @@ func (l *LLM) stream(w http.ResponseWriter, r *http.Request, content string, pt,
 			"choices": []map[string]any{{"index": 0, "delta": map[string]any{"content": text}}}}
 	}
 	words := strings.SplitAfter(content, " ")
+	// A held stream stops after its first sentence: the answer service
+	// relays a model's text a checked sentence at a time.
+	holdAt := 0
+	for i, w := range words {
+		if strings.HasSuffix(strings.TrimSpace(w), ".") {
+			holdAt = i
+			break
+		}
+	}
 	for i, word := range words {
 		send(chunk(word))
-		if i == 0 && l.hold.Load() {
+		if i == holdAt && l.hold.Load() {
 			l.mu.Lock()
 			release := l.release
 			l.mu.Unlock()
