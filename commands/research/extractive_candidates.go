@@ -2,6 +2,8 @@ package research
 
 import (
 	"maps"
+	"regexp"
+	"slices"
 	"strings"
 
 	"github.com/arr-dev/arr/domain/answer"
@@ -43,7 +45,7 @@ func candidateSentences(srcs []numbered, q question) []candidate {
 	rank := 0
 	for si, s := range srcs {
 		for _, p := range s.passages {
-			r := passageReader{src: si, rank: rank, id: p.ID, names: q.names, base: map[string]bool{}}
+			r := passageReader{src: si, rank: rank, id: p.ID, names: q.names, options: q.subject.options(), base: map[string]bool{}}
 			for _, t := range Terms(p.Title + " " + strings.Join(p.Heading, " ")) {
 				r.base[t] = true
 			}
@@ -69,6 +71,7 @@ type passageReader struct {
 	src, rank int
 	id        string
 	names     []string        // the names the question asks about
+	options   []string        // the options it asks about ("--amend")
 	base      map[string]bool // terms of the page title and heading path
 	// context is base with the terms of the term being described; named:
 	// that term is one the question names.
@@ -127,6 +130,13 @@ func (r *passageReader) term(block string) {
 	}
 	r.subject, r.prev = termName(block), ""
 	r.entry, r.named = r.subject, namesTerm(r.subject, r.names)
+	if opts := termOptions(block); r.subject == "" && len(opts) > 0 {
+		// An option's entry ("-d, --delete", "--amend"): the
+		// definition-list item headed by the option names it, as the
+		// entry of an API names the API.
+		r.entry = opts[0]
+		r.named = slices.ContainsFunc(opts, func(o string) bool { return slices.Contains(r.options, o) })
+	}
 	if r.subject == "" && quotable(block) {
 		// A term that is a sentence ("FORMAT_XZ: The .xz container
 		// format.") is what "This" refers to.
@@ -175,6 +185,30 @@ func bringSubjects(cands []candidate, key []string) {
 			}
 		}
 	}
+}
+
+// reTermOption is an option of an option's term line ("-d", "--delete",
+// "--amend" in "--amend[=<mode>]"; "--[no-]verify" as "--verify").
+var reTermOption = regexp.MustCompile(`(?:^|[\s,|])(--?(?:\[no-\])?[A-Za-z][\w-]*)`)
+
+// termOptions are the options a term line heads with, when it is an
+// option's term (it starts with "-"); the "[no-]" of a negatable option
+// gives both forms.
+func termOptions(block string) []string {
+	t := strings.TrimSpace(block)
+	if !strings.HasPrefix(t, "-") {
+		return nil
+	}
+	var out []string
+	for _, m := range reTermOption.FindAllStringSubmatch(t, -1) {
+		o := m[1]
+		if strings.Contains(o, "[no-]") {
+			out = append(out, strings.Replace(o, "[no-]", "", 1), strings.Replace(o, "[no-]", "no-", 1))
+			continue
+		}
+		out = append(out, o)
+	}
+	return out
 }
 
 // namesTerm reports whether the term named term (termName's) is one of

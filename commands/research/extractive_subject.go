@@ -56,12 +56,30 @@ func (s subject) withRefs(cands []candidate) subject {
 	return s
 }
 
+// options are the subject's marks that are options ("--amend", "-d").
+func (s subject) options() []string {
+	var out []string
+	for _, m := range s.marks {
+		if reOption.MatchString(m) {
+			out = append(out, m)
+		}
+	}
+	return out
+}
+
 // otherEntry reports whether c describes a term of a manual other than
 // the ones the subject names or they refer to, and other than a key term
 // of the question (the parameter "width" asked about in "the default
 // width of textwrap.wrap()").
 func (s subject) otherEntry(c *candidate, key []string) bool {
-	if c.entry == "" || c.named || len(s.names) == 0 {
+	if c.entry == "" || c.named {
+		return false
+	}
+	if reOption.MatchString(c.entry) {
+		// Another option's entry, when the question asks about an option.
+		return len(s.options()) > 0
+	}
+	if len(s.names) == 0 {
 		return false
 	}
 	e := strings.ToLower(strings.TrimSuffix(c.entry, "()"))
