@@ -158,8 +158,10 @@ func TestAtkAnswerDocsTermDFGrowsForever(t *testing.T) {
 // the candidate statement read the new schema's tables, whose rows were
 // committed after the search's snapshot and are invisible to it: the
 // search finds nothing (with non-zero statistics) for a term the corpus
-// holds. The two statements here are Candidates' own (search.go), run in
-// the transaction Candidates opens, the rebuild between them.
+// holds. The two statements here are reduced forms of Candidates' own
+// (search.go: the corpus read of stats, then a tsv @@ tsquery read of
+// passages), in a transaction opened as Candidates opens its, the
+// rebuild between them: Candidates has no hook to pause it there.
 func TestAtkAnswerDocsRebuildSwapEmptiesSearch(t *testing.T) {
 	x := newIndex(t)
 	x.Add(t, answerdocstest.Doc("zorblax", "Zorblax engine", nil, "The Zorblax engine runs at 4200 rpm by default."))
