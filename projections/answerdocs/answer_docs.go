@@ -58,7 +58,9 @@ CREATE TABLE passages (
 );
 -- BM25F's corpus statistics, kept in step with passages by every flush:
 -- how many passages hold each term, and the passages' count and summed
--- field lengths. A term no passage holds any more keeps a row at 0.
+-- field lengths. A term no passage holds any more has no row (removed
+-- by the flush that leaves it at 0). A change of this text rebuilds the
+-- read model: titles are cut to answer.TitleMax, long sentences by bytes.
 CREATE TABLE term_df (
     term text    PRIMARY KEY,
     df   integer NOT NULL
