@@ -103,6 +103,7 @@ func (h *IndexDocumentHandler) Handle(ctx context.Context, c IndexDocument) (Ind
 	if d.Title == "" {
 		d.Title = d.Origin
 	}
+	d.Title = answer.IndexTitle(d.Title)
 	d.ContentHash = answer.ContentHash(d.Title, d.Sections)
 	stream := answer.DocumentStreamID(d.DocID)
 	last, err := h.store.ReadStream(ctx, stream, eventstore.ReadStreamOptions{Backward: true, FromEnd: true, Limit: 1})

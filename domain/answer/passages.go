@@ -34,11 +34,62 @@ type IndexedPassage struct {
 }
 
 // Passage size bounds, in bytes: blocks are gathered up to PassageTarget;
-// a single block over PassageMax is cut at sentence boundaries.
+// a single block over PassageMax is cut at sentence boundaries, and a
+// sentence still over PassageMax (a word list, a minified page) at the
+// last space before PassageMax (or at a rune boundary when it has none),
+// so no passage's terms can pass PostgreSQL's tsvector bounds.
 const (
 	PassageTarget = 700
 	PassageMax    = 1400
 )
+
+// Document bounds: a title is cut to TitleMax bytes (its terms are
+// scored with every passage) and a document keeps its first MaxPassages
+// passages, so one document's analysis and rows are bounded whatever
+// page it came from.
+const (
+	TitleMax    = 300
+	MaxPassages = 2000
+)
+
+// IndexTitle is title cut to TitleMax bytes at a rune boundary (at the
+// last space before it when there is one): the title the index stores
+// and scores.
+func IndexTitle(title string) string { return strings.TrimSpace(cutBytes(title, TitleMax)) }
+
+// cutBytes is the prefix of s of at most n bytes ending at the last
+// space within them (at a rune boundary when there is none).
+func cutBytes(s string, n int) string {
+	if len(s) <= n {
+		return s
+	}
+	cut := n
+	for cut > 0 && !utf8.RuneStart(s[cut]) {
+		cut--
+	}
+	if sp := strings.LastIndexByte(s[:cut], ' '); sp > 0 {
+		return s[:sp]
+	}
+	return s[:cut]
+}
+
+// cutLong splits s into pieces of at most n bytes, each cut by cutBytes.
+func cutLong(s string, n int) []string {
+	var out []string
+	for len(s) > n {
+		p := cutBytes(s, n)
+		if p == "" { // n is shorter than s's first rune
+			_, size := utf8.DecodeRuneInString(s)
+			p = s[:size]
+		}
+		out = append(out, p)
+		s = strings.TrimLeft(s[len(p):], " ")
+	}
+	if s != "" {
+		out = append(out, s)
+	}
+	return out
+}
 
 // maxCodeLine is the longest code block a passage keeps: a one-line
 // command ("python3 -m venv tutorial-env") completes the sentence that
@@ -61,15 +112,20 @@ func PassageID(docID string, seq int) string { return docID + ":" + strconv.Itoa
 // a colon (no other code) in order, gathered up to
 // PassageTarget bytes. A term (an API signature) starts a passage, so an
 // entry's signature and its description stay together; a block longer
-// than PassageMax is cut at sentence boundaries.
+// than PassageMax is cut at sentence boundaries, and a sentence longer
+// than PassageMax by bytes. A document has at most MaxPassages passages.
 func Passages(d DocumentIndexed) []Passage {
 	var out []Passage
 	for _, s := range d.Sections {
+		if len(out) >= MaxPassages {
+			break
+		}
 		var cur []string
 		var kinds []byte
 		size := 0
 		flush := func() {
-			if len(cur) == 0 {
+			if len(cur) == 0 || len(out) >= MaxPassages {
+				cur, kinds, size = cur[:0], kinds[:0], 0
 				return
 			}
 			seq := len(out)
@@ -126,7 +182,7 @@ func isTermOnly(blocks []Block, text string) bool {
 func chunkSentences(text string, target int) []string {
 	var out []string
 	var cur strings.Builder
-	for _, s := range Sentences(text) {
+	for _, s := range sentencePieces(text) {
 		if cur.Len() > 0 && cur.Len()+len(s) > target {
 			out = append(out, cur.String())
 			cur.Reset()
@@ -138,6 +194,16 @@ func chunkSentences(text string, target int) []string {
 	}
 	if cur.Len() > 0 {
 		out = append(out, cur.String())
+	}
+	return out
+}
+
+// sentencePieces is text's sentences, each longer than PassageMax cut
+// into pieces of at most PassageMax bytes.
+func sentencePieces(text string) []string {
+	var out []string
+	for _, s := range Sentences(text) {
+		out = append(out, cutLong(s, PassageMax)...)
 	}
 	return out
 }

@@ -4,6 +4,7 @@ import (
 	"reflect"
 	"strings"
 	"testing"
+	"unicode/utf8"
 
 	"github.com/arr-dev/arr/domain/answer"
 )
@@ -88,5 +89,28 @@ func TestDocIDAndContentHash(t *testing.T) {
 	s2 := []answer.Section{{Heading: []string{"h"}, Blocks: []answer.Block{{Kind: answer.Prose, Text: "b"}}}}
 	if answer.ContentHash("t", s) == answer.ContentHash("t", s2) || answer.ContentHash("t", s) != answer.ContentHash("t", s) {
 		t.Fatal("ContentHash does not follow the content")
+	}
+}
+
+// A block with no sentence end is cut by bytes, a long title to
+// TitleMax, and a document keeps at most MaxPassages passages.
+func TestPassagesBounded(t *testing.T) {
+	long := strings.Repeat("wordlist ", 5000)
+	many := make([]answer.Block, 0, answer.MaxPassages+10)
+	for range answer.MaxPassages + 10 {
+		many = append(many, answer.Block{Kind: answer.Term, Text: "x"})
+	}
+	d := answer.DocumentIndexed{DocID: "d", Sections: []answer.Section{{Blocks: []answer.Block{{Text: long}}}, {Blocks: many}}}
+	ps := answer.Passages(d)
+	if len(ps) != answer.MaxPassages {
+		t.Fatalf("%d passages, want %d", len(ps), answer.MaxPassages)
+	}
+	for _, p := range ps[:10] {
+		if len(p.Text) > answer.PassageMax || p.Text == "" {
+			t.Fatalf("passage %d is %d bytes", p.Seq, len(p.Text))
+		}
+	}
+	if got := answer.IndexTitle(strings.Repeat("é title ", 100)); len(got) > answer.TitleMax || !utf8.ValidString(got) || got == "" {
+		t.Fatalf("title cut to %d bytes, valid %v", len(got), utf8.ValidString(got))
 	}
 }

@@ -58,7 +58,9 @@ CREATE TABLE passages (
 );
 -- BM25F's corpus statistics, kept in step with passages by every flush:
 -- how many passages hold each term, and the passages' count and summed
--- field lengths. A term no passage holds any more keeps a row at 0.
+-- field lengths. A term no passage holds any more has no row (removed
+-- by the flush that leaves it at 0). A change of this text rebuilds the
+-- read model: titles are cut to answer.TitleMax, long sentences by bytes.
 CREATE TABLE term_df (
     term text    PRIMARY KEY,
     df   integer NOT NULL
@@ -132,23 +134,33 @@ func (b *batch) flush(ctx context.Context, tx pgx.Tx) error {
 // and moving term_df and corpus with the passages: the projection's
 // write, exported for tools that load the read model without a log
 // (scripts/bench). docs must not repeat a doc_id.
+//
+// Every row is built (each title cut to answer.IndexTitle and analysed
+// once per document) before the first statement, so the transaction
+// never idles through a document's analysis.
 func Store(ctx context.Context, tx pgx.Tx, docs []answer.DocumentIndexed, pos []int64) error {
 	ids := make([]string, len(docs))
 	var rows, posts [][]any
-	for i, d := range docs {
+	for i := range docs {
+		d := &docs[i]
 		ids[i] = d.DocID
-		if err := storeDocument(ctx, tx, d, pos[i]); err != nil {
-			return err
-		}
-		for _, p := range answer.Passages(d) {
-			row, a := passageRow(d, p)
+		d.Title = answer.IndexTitle(d.Title)
+		title := terms.Split(d.Title)
+		for _, p := range answer.Passages(*d) {
+			row, a := passageRow(p, title)
 			rows = append(rows, row)
 			for _, im := range a.Impacts() {
 				posts = append(posts, []any{im.Term, p.DocID, p.Seq, im.Score})
 			}
 		}
 	}
-	if err := dropPassages(ctx, tx, ids); err != nil {
+	for i, d := range docs {
+		if err := storeDocument(ctx, tx, d, pos[i]); err != nil {
+			return err
+		}
+	}
+	zero, err := dropPassages(ctx, tx, ids)
+	if err != nil {
 		return err
 	}
 	if err := addPassages(ctx, tx, ids, rows); err != nil {
@@ -156,6 +168,10 @@ func Store(ctx context.Context, tx pgx.Tx, docs []answer.DocumentIndexed, pos []
 	}
 	if _, err := tx.CopyFrom(ctx, pgx.Identifier{"postings"}, []string{"term", "doc_id", "seq", "score"}, pgx.CopyFromRows(posts)); err != nil {
 		return fmt.Errorf("storing postings: %w", err)
+	}
+	// A term the old passages held and the new ones do not is no row.
+	if _, err := tx.Exec(ctx, `DELETE FROM term_df WHERE term = ANY($1) AND df <= 0`, zero); err != nil {
+		return fmt.Errorf("removing terms no passage holds: %w", err)
 	}
 	return nil
 }
@@ -178,23 +194,40 @@ func storeDocument(ctx context.Context, tx pgx.Tx, d answer.DocumentIndexed, pos
 
 // passageRow is p's row of passages_in (its columns, its tsvector as a
 // literal and its field lengths) and its analysis.
-func passageRow(d answer.DocumentIndexed, p answer.Passage) ([]any, terms.Analysis) {
+func passageRow(p answer.Passage, title []string) ([]any, terms.Analysis) {
 	heading := p.Heading
 	if heading == nil {
 		heading = []string{}
 	}
-	a := terms.Analyze(answer.IndexedPassage{Passage: p, Title: d.Title})
+	a := terms.AnalyzeTitled(p, title)
 	return []any{p.DocID, p.Seq, heading, p.Anchor, p.Text, p.Kinds, a.Encode(), a.TSVector(), len(a.Title), len(a.Head), len(a.Body)}, a
 }
 
 // dropPassages deletes the passages of ids and takes them out of the
-// corpus statistics.
-func dropPassages(ctx context.Context, tx pgx.Tx, ids []string) error {
-	if _, err := tx.Exec(ctx, `UPDATE term_df t SET df = t.df - o.n
+// corpus statistics, returning the terms they left at df 0.
+func dropPassages(ctx context.Context, tx pgx.Tx, ids []string) ([]string, error) {
+	rows, err := tx.Query(ctx, `UPDATE term_df t SET df = t.df - o.n
 		FROM (SELECT lex, count(*) AS n FROM passages, unnest(tsvector_to_array(tsv)) AS lex WHERE doc_id = ANY($1) GROUP BY lex) o
-		WHERE t.term = o.lex`, ids); err != nil {
-		return fmt.Errorf("counting out old passages' terms: %w", err)
+		WHERE t.term = o.lex RETURNING CASE WHEN t.df <= 0 THEN t.term END`, ids)
+	if err != nil {
+		return nil, fmt.Errorf("counting out old passages' terms: %w", err)
 	}
+	var zero []string
+	all, err := pgx.CollectRows(rows, pgx.RowTo[*string])
+	if err != nil {
+		return nil, fmt.Errorf("counting out old passages' terms: %w", err)
+	}
+	for _, t := range all {
+		if t != nil {
+			zero = append(zero, *t)
+		}
+	}
+	return zero, removePassages(ctx, tx, ids)
+}
+
+// removePassages deletes the passages of ids and takes them out of the
+// corpus counts.
+func removePassages(ctx context.Context, tx pgx.Tx, ids []string) error {
 	if _, err := tx.Exec(ctx, `UPDATE corpus SET passages = corpus.passages - o.n, sum_title = corpus.sum_title - o.t,
 			sum_head = corpus.sum_head - o.h, sum_body = corpus.sum_body - o.b
 		FROM (SELECT count(*) AS n, coalesce(sum(len_title), 0) AS t, coalesce(sum(len_head), 0) AS h, coalesce(sum(len_body), 0) AS b

@@ -40,7 +40,13 @@ type Analysis struct {
 
 // Analyze splits an indexed passage into its fields' terms.
 func Analyze(p answer.IndexedPassage) Analysis {
-	a := Analysis{Title: Split(p.Title), Head: Split(strings.Join(p.Heading, " ")), Body: Split(Body(p.Passage))}
+	return AnalyzeTitled(p.Passage, Split(p.Title))
+}
+
+// AnalyzeTitled is Analyze of p under a title whose terms (Split) are
+// title: a document's title analysed once for all its passages.
+func AnalyzeTitled(p answer.Passage, title []string) Analysis {
+	a := Analysis{Title: title, Head: Split(strings.Join(p.Heading, " ")), Body: Split(Body(p))}
 	if len(p.Heading) > 0 {
 		a.Section = Split(p.Heading[len(p.Heading)-1])
 		a.FAQ = strings.Contains(p.Heading[len(p.Heading)-1], "?")

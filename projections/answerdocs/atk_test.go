@@ -1,0 +1,214 @@
+package answerdocs_test
+
+import (
+	"context"
+	"fmt"
+	"strings"
+	"testing"
+
+	"github.com/jackc/pgx/v5"
+
+	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/eventstore"
+
+	"github.com/arr-dev/arr/projections/answerdocs"
+	"github.com/arr-dev/arr/projections/answerdocs/answerdocstest"
+)
+
+// word is the i-th of a family of distinct letter-only words (no
+// digits: Split keeps them whole; the prefix keeps the stemmer off them).
+func word(prefix string, i int) string {
+	var b strings.Builder
+	b.WriteString(prefix)
+	for n := i; ; n /= 26 {
+		b.WriteByte(byte('a' + n%26))
+		if n < 26 {
+			break
+		}
+	}
+	b.WriteString("x")
+	return b.String()
+}
+
+func words(prefix string, n int) string {
+	ws := make([]string, n)
+	for i := range ws {
+		ws[i] = word(prefix, i)
+	}
+	return strings.Join(ws, " ")
+}
+
+// appendAndStep appends each document's version and steps the runner at
+// most steps times (until it has nothing left), returning the errors of
+// the steps that failed: the projection as a running arr drives it.
+func appendAndStep(t *testing.T, x *answerdocstest.Index, steps int, docs ...answer.DocumentIndexed) []error {
+	t.Helper()
+	ctx := context.Background()
+	for _, d := range docs {
+		e, err := eventstore.Encode(d, eventstore.Metadata{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if _, err := x.Store.Append(ctx, answer.DocumentStreamID(d.DocID), eventstore.Any(), e); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var errs []error
+	for range steps {
+		_, n, err := x.Runner.Step(ctx, answerdocs.Name)
+		if err != nil {
+			errs = append(errs, err)
+			continue
+		}
+		if n == 0 {
+			break
+		}
+	}
+	return errs
+}
+
+func candidateDocs(t *testing.T, x *answerdocstest.Index, qt ...string) []string {
+	t.Helper()
+	c, err := answerdocs.NewQueries(x.Pool).Candidates(context.Background(), qt, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var ids []string
+	for _, p := range c.Passages {
+		ids = append(ids, p.DocID)
+	}
+	return ids
+}
+
+// TestAtkAnswerDocsLongSentenceNotIndexed: a block that is one long
+// "sentence" (no period: a word list, a minified page, a table flattened
+// to prose) is never cut (chunkSentences cuts only at sentence ends), so
+// its passage's tsvector passes PostgreSQL's 1 MB bound; the projection
+// fails on it and parks the event, and the document — which
+// IndexDocument reported "added" — is silently absent from the index,
+// even by its first, ordinary paragraph.
+func TestAtkAnswerDocsLongSentenceNotIndexed(t *testing.T) {
+	x := newIndex(t)
+	errs := appendAndStep(t, x, 6, answerdocstest.Doc("wordlist", "Glossary of the Zorblax engine", []string{"Terms"},
+		"The Zorblax engine idles at 900 rpm.", words("qq", 120000)))
+	t.Logf("step errors: %v", errs)
+	var parked int
+	if err := x.Pool.QueryRow(context.Background(), `SELECT count(*) FROM projection_parked WHERE projection = $1`, answerdocs.Name).Scan(&parked); err != nil {
+		t.Logf("reading parked events: %v", err)
+	}
+	if got := candidateDocs(t, x, "zorblax", "idl"); len(got) == 0 {
+		t.Fatalf("a document whose one block is a long unpunctuated sentence is not searchable at all (parked events: %d)", parked)
+	}
+}
+
+// TestAtkAnswerDocsTitleAmplified: the page title is analysed into every
+// passage's row (analysis and tsvector, weight A) and IndexDocument
+// bounds neither the title nor the passage count, so a document of a
+// 35 KB title and 400 short paragraphs (59 KB) is stored as ~2.6 MB of
+// term analysis and tsvector even compressed (45×), and its title's terms
+// counted 400 times into term_df: storage and flush time grow with
+// title × passages.
+func TestAtkAnswerDocsTitleAmplified(t *testing.T) {
+	x := newIndex(t)
+	var paras []string
+	for i := range 400 {
+		paras = append(paras, fmt.Sprintf("Paragraph %d of the manual says something short about %s.", i, word("pp", i)))
+	}
+	title := words("tt", 5000)
+	d := answerdocstest.Doc("amplified", title, []string{"Manual"}, paras...)
+	if errs := appendAndStep(t, x, 2, d); len(errs) > 0 {
+		t.Logf("step errors: %v", errs)
+	}
+	var stored int64
+	if err := x.Pool.QueryRow(context.Background(), `SELECT coalesce(sum(pg_column_size(analysis) + pg_column_size(tsv)), 0) FROM rm_answer_docs.passages`).Scan(&stored); err != nil {
+		t.Fatal(err)
+	}
+	input := int64(len(title))
+	for _, p := range paras {
+		input += int64(len(p))
+	}
+	if stored > 20*input {
+		t.Fatalf("a %d-byte document is stored as %d bytes of analysis and tsvector (%.0f×): the title is repeated into every passage", input, stored, float64(stored)/float64(input))
+	}
+}
+
+// TestAtkAnswerDocsTermDFGrowsForever: every term any version of any
+// document ever held keeps a term_df row (at df 0 once no passage holds
+// it), so a document updated over and over with new words — a page with
+// a timestamp, a session id, a changing price list — grows term_df
+// without bound while the corpus stays one passage.
+func TestAtkAnswerDocsTermDFGrowsForever(t *testing.T) {
+	x := newIndex(t)
+	for v := range 30 {
+		x.Add(t, answerdocstest.Doc("ticker", "Ticker", nil, words(word("v", v), 50)))
+	}
+	var rows, live int64
+	if err := x.Pool.QueryRow(context.Background(), `SELECT count(*), count(*) FILTER (WHERE df > 0) FROM rm_answer_docs.term_df`).Scan(&rows, &live); err != nil {
+		t.Fatal(err)
+	}
+	if rows > 2*live {
+		t.Fatalf("term_df holds %d rows for %d terms any passage holds: rows of df 0 are never removed", rows, live)
+	}
+}
+
+// TestAtkAnswerDocsRebuildSwapEmptiesSearch: a search reads its
+// statistics and its candidates in one REPEATABLE READ transaction but
+// resolves rm_answer_docs by name in each statement; a rebuild's swap
+// (ALTER SCHEMA ... RENAME, waiting for no reader) between the two makes
+// the candidate statement read the new schema's tables, whose rows were
+// committed after the search's snapshot and are invisible to it: the
+// search finds nothing (with non-zero statistics) for a term the corpus
+// holds. The two statements here are reduced forms of Candidates' own
+// (search.go: the corpus read of stats, then a tsv @@ tsquery read of
+// passages), in a transaction opened as Candidates opens its, the
+// rebuild between them: Candidates has no hook to pause it there.
+func TestAtkAnswerDocsRebuildSwapEmptiesSearch(t *testing.T) {
+	x := newIndex(t)
+	x.Add(t, answerdocstest.Doc("zorblax", "Zorblax engine", nil, "The Zorblax engine runs at 4200 rpm by default."))
+	ctx := context.Background()
+	tx, err := x.Pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer tx.Rollback(ctx) //nolint:errcheck
+	var passages int64
+	if err := tx.QueryRow(ctx, `SELECT passages FROM rm_answer_docs.corpus`).Scan(&passages); err != nil {
+		t.Fatal(err)
+	}
+	if err := x.Runner.Rebuild(ctx, answerdocs.Name, nil); err != nil {
+		t.Fatal(err)
+	}
+	var found int64
+	if err := tx.QueryRow(ctx, `SELECT count(*) FROM rm_answer_docs.passages WHERE tsv @@ $1::tsquery`, "'zorblax'").Scan(&found); err != nil {
+		t.Fatal(err)
+	}
+	if passages > 0 && found == 0 {
+		t.Fatalf("one search's snapshot: statistics say %d passages, the candidate statement after a rebuild's swap finds none holding 'zorblax'", passages)
+	}
+}
+
+// TestAtkAnswerDocsBigDocumentStallsProjection: Store analyses each
+// document's passages in Go between the batch's statements (passageRow,
+// title terms re-analysed for every passage), and the batch's session is
+// ended by the server when idle for projections.BatchIdle (3 s); that
+// error (25P03) is Transient, so the batch is neither parked nor given
+// more time but retried as it was, failing the same way: one document of
+// a long title and many paragraphs stops the answer_docs projection, and
+// no document indexed after it is ever searchable. By hand: `arr answer
+// index add` of a 96 KB HTML file (an <h1> of 8,000 words, 600 short
+// sections) said "added", then "batch ran out of time" (1 min, then
+// 2 min); a small page indexed next was never applied (checkpoint stayed
+// at 1, nothing parked).
+func TestAtkAnswerDocsBigDocumentStallsProjection(t *testing.T) {
+	x := newIndex(t)
+	var paras []string
+	for i := range 600 {
+		paras = append(paras, fmt.Sprintf("Paragraph %d of the manual says something short about %s.", i, word("pp", i)))
+	}
+	big := answerdocstest.Doc("big", words("tt", 8000), []string{"Manual"}, paras...)
+	after := answerdocstest.Doc("zorblax", "Zorblax engine", nil, "The Zorblax engine runs at 4200 rpm by default.")
+	errs := appendAndStep(t, x, 4, big, after)
+	if got := candidateDocs(t, x, "zorblax"); len(got) == 0 {
+		t.Fatalf("a document indexed after a big one is not searchable after 4 runner steps; their errors: %v", errs)
+	}
+}
