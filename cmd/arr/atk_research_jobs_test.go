@@ -232,3 +232,77 @@ func TestAtkJobsRevokedKeyKeepsStreaming(t *testing.T) {
 		}
 	}
 }
+
+// TestAtkJobsCrashLoopNeverGivesUp: a job left running by a process that
+// died is rerun from the start by the next one, with no bound on the
+// attempts. A job that kills its process (here: the process is killed
+// at the same step each time) is claimed again at every start, forever:
+// the service crash-loops and the model is paid for every attempt.
+func TestAtkJobsCrashLoopNeverGivesUp(t *testing.T) {
+	a := newAtkJobsEnv(t)
+	a.e.createAccount("pro@example.com", "pro")
+	key := a.e.mint("pro@example.com", "answer").Secret
+	a.model.SetHold(true)
+	defer a.model.SetHold(false)
+	j := a.createJob(t, key, "What causes spring tides?")
+	const kills = 4
+	for i := range kills {
+		eventually(t, 60*time.Second, fmt.Sprintf("attempt %d running", i+1), func() bool {
+			_, _, got := researchCall(t, "GET", a.e.answer, key, "/"+j.ID, nil)
+			return got.Status == "running" && got.Attempts == i+1
+		})
+		a.proc.kill()
+		a.proc = a.e.up()
+	}
+	_, _, got := researchCall(t, "GET", a.e.answer, key, "/"+j.ID, nil)
+	eventually(t, 30*time.Second, "the job to be claimed again or given up", func() bool {
+		_, _, got = researchCall(t, "GET", a.e.answer, key, "/"+j.ID, nil)
+		return got.Status == "failed" || got.Attempts > kills
+	})
+	if got.Status != "failed" {
+		t.Fatalf("after %d processes died running it the job is %s at attempt %d: it is rerun without bound", kills, got.Status, got.Attempts)
+	}
+}
+
+// TestAtkJobsRevokedKeysQueuedJobStillRuns: a job is authorized once, at
+// POST; the worker runs it whenever it gets to it, without asking whether
+// its key still stands. A key revoked (leaked, say) while its jobs wait
+// has them researched anyway and served (an AnswerServed for the revoked
+// key).
+func TestAtkJobsRevokedKeysQueuedJobStillRuns(t *testing.T) {
+	a := newAtkJobsEnv(t)
+	a.e.createAccount("busy@example.com", "pro")
+	a.e.createAccount("pro@example.com", "pro")
+	busy := a.e.mint("busy@example.com", "answer").Secret
+	k := a.e.mint("pro@example.com", "answer")
+	a.model.SetHold(true)
+	defer a.model.SetHold(false)
+	var ids []string
+	for i := range 4 { // every worker slot
+		ids = append(ids, a.createJob(t, busy, fmt.Sprintf("What causes tide pattern number %d?", i)).ID)
+	}
+	for _, id := range ids {
+		if !a.waitStatus(t, busy, id, "running", 60*time.Second) {
+			t.Fatalf("job %s never started", id)
+		}
+	}
+	j := a.createJob(t, k.Secret, "Why is the sea salty?")
+	a.e.mustArr(nil, "keys", "revoke", "--id", k.ID, "--json")
+	eventually(t, 30*time.Second, "the revoked key refused", func() bool {
+		status, _, _ := researchCall(t, "GET", a.e.answer, k.Secret, "/"+j.ID, nil)
+		return status == 401
+	})
+	a.model.SetHold(false)
+	a.model.Release()
+	pool, _ := openStore(t, a.e.dbURL)
+	var status string
+	eventually(t, 60*time.Second, "the revoked key's job to end", func() bool {
+		if err := pool.QueryRow(t.Context(), `SELECT status FROM rm_research_jobs.jobs WHERE job_id = $1`, j.ID).Scan(&status); err != nil {
+			t.Fatal(err)
+		}
+		return status != "queued" && status != "running"
+	})
+	if status == "succeeded" {
+		t.Fatalf("a job whose key was revoked while it waited was researched and served anyway (status %s)", status)
+	}
+}
