@@ -306,3 +306,48 @@ func TestAtkJobsRevokedKeysQueuedJobStillRuns(t *testing.T) {
 		t.Fatalf("a job whose key was revoked while it waited was researched and served anyway (status %s)", status)
 	}
 }
+
+// TestAtkJobsRebuildCutsOpenStreams: an events stream that reads its job
+// as missing ends silently (no done, no error event); a rebuild of the
+// research_jobs read model under an open stream must not make it so.
+// (Held when written: the rebuild is not seen half-done by readers.)
+func TestAtkJobsRebuildCutsOpenStreams(t *testing.T) {
+	a := newAtkJobsEnv(t)
+	a.e.createAccount("pro@example.com", "pro")
+	key := a.e.mint("pro@example.com", "answer").Secret
+	a.model.SetHold(true)
+	defer a.model.SetHold(false)
+	j := a.createJob(t, key, "What causes spring tides?")
+	writing := make(chan struct{})
+	out := make(chan []jobEvent, 1)
+	go func() {
+		var once sync.Once
+		out <- jobEvents(t, a.e.answer, key, j.ID, "", func(ev jobEvent) bool {
+			if ev.event == "writing" {
+				once.Do(func() { close(writing) })
+			}
+			return ev.event == "done"
+		})
+	}()
+	select {
+	case <-writing:
+	case <-time.After(60 * time.Second):
+		t.Fatal("the job never reached writing")
+	}
+	for range 3 {
+		if _, stderr, code := a.e.arr("projections", "rebuild", "research_jobs"); code != 0 {
+			t.Fatalf("rebuild: %d %s", code, stderr)
+		}
+	}
+	a.model.SetHold(false)
+	a.model.Release()
+	var evs []jobEvent
+	select {
+	case evs = <-out:
+	case <-time.After(90 * time.Second):
+		t.Fatal("the stream did not end")
+	}
+	if evs[len(evs)-1].event != "done" {
+		t.Fatalf("the stream ended without done across a rebuild: %s", eventNames(evs))
+	}
+}
