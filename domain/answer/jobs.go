@@ -1,6 +1,7 @@
 package answer
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/google/uuid"
@@ -206,4 +207,49 @@ func (j *Job) Apply(e domain.Event, v uint64) {
 	case *ResearchJobCanceled:
 		j.Status = JobCanceled
 	}
+}
+
+// The research jobs' limits.
+const (
+	// MaxOpenJobsPerAccount bounds an account's jobs queued or running at
+	// once: POST /api/v1/research past it is refused (429
+	// research_jobs_open_limit) until one ends.
+	MaxOpenJobsPerAccount = 10
+	// MaxRunningJobsPerAccount bounds the jobs of one account a worker
+	// runs at once: the other slots are left to the other accounts.
+	MaxRunningJobsPerAccount = 4
+	// MaxJobAttempts bounds the starts of a job: a job whose worker died
+	// this many times is given up (ResearchJobFailed
+	// research_job_abandoned) rather than started again.
+	MaxJobAttempts = 4
+	// JobAttemptDeadline bounds one attempt: past it the attempt is
+	// stopped and the job failed (research_job_timeout).
+	JobAttemptDeadline = 10 * time.Minute
+)
+
+// The codes of the research jobs' own refusals and failures.
+const (
+	CodeJobsOpenLimit = "research_jobs_open_limit"
+	CodeJobAbandoned  = "research_job_abandoned"
+	CodeJobTimeout    = "research_job_timeout"
+	CodeJobKeyRevoked = "key_revoked"
+	CodeStreamsLimit  = "research_streams_limit"
+)
+
+// CheckOpenJobs refuses one more job to an account that has open jobs
+// queued or running.
+func CheckOpenJobs(open int) error {
+	if open < MaxOpenJobsPerAccount {
+		return nil
+	}
+	return domain.RateLimited(CodeJobsOpenLimit, "this account has %d research jobs queued or running, the most it may have at once: wait for one to end (GET /api/v1/research/{id}) or cancel one (DELETE) before asking for another", open)
+}
+
+// Abandoned reports whether a job started attempts times is given up
+// instead of started again.
+func Abandoned(attempts int) bool { return attempts >= MaxJobAttempts }
+
+// AbandonedMessage is the message of a job given up.
+func AbandonedMessage(attempts int) string {
+	return fmt.Sprintf("the research job was started %d times and its worker stopped each time before it ended; it is given up: ask again, perhaps in other words", attempts)
 }

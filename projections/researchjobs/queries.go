@@ -142,13 +142,14 @@ func (q *Queries) Events(ctx context.Context, id uuid.UUID, after int64, limit i
 
 // OpenJob is a queued or running job, for the worker.
 type OpenJob struct {
-	ID     uuid.UUID
-	Status string
+	ID        uuid.UUID
+	Status    string
+	AccountID uuid.UUID
 }
 
 // Open returns at most limit jobs still queued or running, oldest first.
 func (q *Queries) Open(ctx context.Context, limit int) ([]OpenJob, error) {
-	rows, err := q.pool.Query(ctx, `SELECT job_id, status FROM rm_research_jobs.jobs WHERE status IN ('queued', 'running')
+	rows, err := q.pool.Query(ctx, `SELECT job_id, status, account_id FROM rm_research_jobs.jobs WHERE status IN ('queued', 'running')
 		ORDER BY requested_at, job_id LIMIT $1`, limit)
 	if err != nil {
 		return nil, fmt.Errorf("listing open research jobs: %w", err)
@@ -158,6 +159,16 @@ func (q *Queries) Open(ctx context.Context, limit int) ([]OpenJob, error) {
 		return nil, fmt.Errorf("listing open research jobs: %w", err)
 	}
 	return out, nil
+}
+
+// OpenCount counts an account's jobs still queued or running.
+func (q *Queries) OpenCount(ctx context.Context, account uuid.UUID) (int, error) {
+	var n int
+	err := q.pool.QueryRow(ctx, `SELECT count(*) FROM rm_research_jobs.jobs WHERE account_id = $1 AND status IN ('queued', 'running')`, account).Scan(&n)
+	if err != nil {
+		return 0, fmt.Errorf("counting account %s's open research jobs: %w", account, err)
+	}
+	return n, nil
 }
 
 // Status returns a job's status ("" when there is none).

@@ -7,6 +7,7 @@ import (
 	"net/http"
 	"strconv"
 	"strings"
+	"sync"
 	"time"
 
 	"github.com/gin-gonic/gin"
@@ -29,7 +30,40 @@ const (
 
 // jobs serves /api/v1/research: POST (counted as an answer call) and,
 // on routes that count against no limit, GET, GET …/events and DELETE.
-type jobs struct{ h *handler }
+type jobs struct {
+	h *handler
+	// streams counts each key's open events streams (this process's).
+	streams *streamCount
+}
+
+// jobsStreamsPerKey bounds one key's concurrent events streams.
+const jobsStreamsPerKey = 8
+
+// streamCount counts open streams per key. Safe for concurrent use.
+type streamCount struct {
+	mu sync.Mutex
+	n  map[uuid.UUID]int
+}
+
+// acquire takes one of key's streams; false when it holds the most.
+func (s *streamCount) acquire(key uuid.UUID) bool {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n[key] >= jobsStreamsPerKey {
+		return false
+	}
+	s.n[key]++
+	return true
+}
+
+// release gives back one of key's streams.
+func (s *streamCount) release(key uuid.UUID) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	if s.n[key]--; s.n[key] <= 0 {
+		delete(s.n, key)
+	}
+}
 
 // jobBody is the body of POST /api/v1/research.
 type jobBody struct {
@@ -90,6 +124,13 @@ func (j *jobs) create(c *gin.Context) error {
 	}
 	ctx := c.Request.Context()
 	app := j.h.app
+	open, err := app.Queries.ResearchJobs.OpenCount(ctx, p.AccountID)
+	if err != nil {
+		return err
+	}
+	if err := answer.CheckOpenJobs(open); err != nil {
+		return err
+	}
 	res, err := app.Commands.RequestResearchJob.Handle(ctx, commands.RequestResearchJob{AccountID: p.AccountID, KeyID: p.KeyID,
 		Request: req, WebhookURL: hook, Metadata: httpx.CommandMetadata(c, "key:"+p.KeyID.String())})
 	if err != nil {
@@ -206,12 +247,24 @@ func (j *jobs) events(c *gin.Context) error {
 	ctx := c.Request.Context()
 	s := &sse{c: c}
 	p, _ := httpx.PrincipalOf(c)
+	if !j.streams.acquire(p.KeyID) {
+		return domain.RateLimited(answer.CodeStreamsLimit, "this key has %d research events streams open, the most it may hold at once: close one, or poll GET /api/v1/research/{id}", jobsStreamsPerKey)
+	}
+	defer j.streams.release(p.KeyID)
 	deadline := time.NewTimer(jobsEventsBound)
 	defer deadline.Stop()
 	tick := time.NewTicker(jobsEventsPoll)
 	defer tick.Stop()
 	for {
-		// The status first: events read after a final status hold every
+		// The key first: a key revoked since the stream opened ends it.
+		if err := httpx.Reauthenticate(ctx, c); err != nil {
+			if !s.started {
+				return err
+			}
+			s.fail(err)
+			return nil
+		}
+		// The status next: events read after a final status hold every
 		// event up to it.
 		now, ok, err := j.h.app.Queries.ResearchJobs.Get(ctx, p.AccountID, job.ID)
 		if err != nil || !ok {

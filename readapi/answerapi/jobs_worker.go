@@ -4,6 +4,7 @@ import (
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"log/slog"
 	"sync"
 	"time"
@@ -14,6 +15,7 @@ import (
 	"github.com/arr-dev/arr/domain"
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/projections/answercache"
+	"github.com/arr-dev/arr/projections/researchjobs"
 	"github.com/arr-dev/arr/readapi/httpx"
 )
 
@@ -21,8 +23,11 @@ import (
 const (
 	// jobsPoll is how often the worker reads the open jobs.
 	jobsPoll = 250 * time.Millisecond
-	// jobsAtOnce bounds the jobs one worker runs at a time.
-	jobsAtOnce = 4
+	// jobsAtOnce bounds the jobs one worker runs at a time; one account
+	// holds at most answer.MaxRunningJobsPerAccount of them.
+	jobsAtOnce = 8
+	// jobsOpenRead bounds the open jobs one pass reads.
+	jobsOpenRead = 1000
 )
 
 // Worker runs the research jobs: each pass it reads the jobs still
@@ -48,7 +53,7 @@ type Worker struct {
 	reg   *domain.Registry
 
 	mu      sync.Mutex
-	running map[uuid.UUID]context.CancelFunc
+	running map[uuid.UUID]runningJob
 	wg      sync.WaitGroup
 }
 
@@ -66,7 +71,14 @@ func NewWorker(d httpx.Deps, store commands.Appender) (*Worker, error) {
 		log = slog.Default()
 	}
 	return &Worker{h: &handler{app: d.App, d: d, memo: newMemo(1000), resolved: newResolutions(1000), flight: newFlight()}, store: store, log: log,
-		reg: domain.NewRegistry(answer.JobEvents()), running: map[uuid.UUID]context.CancelFunc{}}, nil
+		reg: domain.NewRegistry(answer.JobEvents()), running: map[uuid.UUID]runningJob{}}, nil
+}
+
+// runningJob is a job this worker runs: its account (for the account's
+// share) and what stops it.
+type runningJob struct {
+	account uuid.UUID
+	cancel  context.CancelFunc
 }
 
 // Run runs jobs until ctx ends, then waits for the ones running to stop
@@ -91,7 +103,7 @@ func (w *Worker) Run(ctx context.Context) error {
 // pass starts the open jobs this worker does not run, and stops the ones
 // it runs that are no longer open (canceled).
 func (w *Worker) pass(ctx context.Context) error {
-	open, err := w.h.app.Queries.ResearchJobs.Open(ctx, 100)
+	open, err := w.h.app.Queries.ResearchJobs.Open(ctx, jobsOpenRead)
 	if err != nil {
 		return err
 	}
@@ -100,12 +112,7 @@ func (w *Worker) pass(ctx context.Context) error {
 	for id := range w.running {
 		mine = append(mine, id)
 	}
-	var todo []uuid.UUID
-	for _, j := range open {
-		if _, ok := w.running[j.ID]; !ok && len(w.running)+len(todo) < jobsAtOnce {
-			todo = append(todo, j.ID)
-		}
-	}
+	todo := w.fairPick(open)
 	w.mu.Unlock()
 	// A job this worker runs that has ended in the read model (canceled)
 	// is stopped.
@@ -116,8 +123,8 @@ func (w *Worker) pass(ctx context.Context) error {
 		}
 		if answer.JobFinished(st) {
 			w.mu.Lock()
-			if cancel, ok := w.running[id]; ok {
-				cancel()
+			if rj, ok := w.running[id]; ok {
+				rj.cancel()
 			}
 			w.mu.Unlock()
 		}
@@ -130,6 +137,44 @@ func (w *Worker) pass(ctx context.Context) error {
 	return nil
 }
 
+// fairPick chooses the open jobs to start (w.mu held): one job per account
+// in turn, the accounts in the order of their oldest open job, each to
+// answer.MaxRunningJobsPerAccount running, all to jobsAtOnce.
+func (w *Worker) fairPick(open []researchjobs.OpenJob) []uuid.UUID {
+	held := map[uuid.UUID]int{}
+	for _, rj := range w.running {
+		held[rj.account]++
+	}
+	var order []uuid.UUID
+	queue := map[uuid.UUID][]uuid.UUID{}
+	for _, j := range open {
+		if _, ok := w.running[j.ID]; ok {
+			continue
+		}
+		if _, ok := queue[j.AccountID]; !ok {
+			order = append(order, j.AccountID)
+		}
+		queue[j.AccountID] = append(queue[j.AccountID], j.ID)
+	}
+	var todo []uuid.UUID
+	for more := true; more && len(w.running)+len(todo) < jobsAtOnce; {
+		more = false
+		for _, acct := range order {
+			if len(w.running)+len(todo) >= jobsAtOnce {
+				break
+			}
+			if len(queue[acct]) == 0 || held[acct] >= answer.MaxRunningJobsPerAccount {
+				continue
+			}
+			todo = append(todo, queue[acct][0])
+			queue[acct] = queue[acct][1:]
+			held[acct]++
+			more = true
+		}
+	}
+	return todo
+}
+
 // run is one attempt at a job, as the worker holds it.
 type run struct {
 	job     answer.Job
@@ -139,7 +184,9 @@ type run struct {
 	steps   map[string]bool
 }
 
-// claim appends ResearchJobStarted at the job's version and starts it.
+// claim appends ResearchJobStarted at the job's version and starts it;
+// a job started answer.MaxJobAttempts times already, or whose key or plan
+// no longer allows it, is failed instead.
 func (w *Worker) claim(ctx context.Context, id uuid.UUID) error {
 	j, err := commands.LoadJob(ctx, w.store, w.reg, id)
 	if err != nil {
@@ -149,13 +196,21 @@ func (w *Worker) claim(ctx context.Context, id uuid.UUID) error {
 		return nil // the read model lags
 	}
 	r := &run{job: j, attempt: j.Attempt + 1, version: j.Version, md: commands.NewMetadata("answer:research-jobs", ""), steps: map[string]bool{}}
+	if answer.Abandoned(j.Attempt) {
+		r.attempt = j.Attempt
+		return w.fail(ctx, r, answer.CodeJobAbandoned, answer.AbandonedMessage(j.Attempt))
+	}
+	if err := w.authorize(ctx, j.Requested); err != nil {
+		r.attempt = j.Attempt
+		return w.failWith(ctx, r, err)
+	}
 	ok, err := w.append(ctx, r, &answer.ResearchJobStarted{JobID: id, Attempt: r.attempt, StartedAt: w.h.app.Now().UTC()})
 	if err != nil || !ok {
 		return err
 	}
-	rctx, cancel := context.WithCancel(ctx)
+	rctx, cancel := context.WithTimeout(ctx, answer.JobAttemptDeadline)
 	w.mu.Lock()
-	w.running[id] = cancel
+	w.running[id] = runningJob{account: j.Requested.AccountID, cancel: cancel}
 	w.mu.Unlock()
 	w.wg.Add(1)
 	go func() {
@@ -171,6 +226,54 @@ func (w *Worker) claim(ctx context.Context, id uuid.UUID) error {
 	return nil
 }
 
+// authorize re-checks a job's key and plan as they stand now (the
+// identity read model): a key revoked since the job was asked for, or an
+// account no longer on a plan that allows its mode, ends the job.
+func (w *Worker) authorize(ctx context.Context, q *answer.ResearchJobRequested) error {
+	ids := w.h.app.Queries.Identities
+	if ids == nil {
+		return nil
+	}
+	k, err := ids.Key(ctx, q.KeyID)
+	var de *domain.Error
+	if errors.As(err, &de) && de.Kind == domain.ErrNotFound || err == nil && k.RevokedAt != nil {
+		return domain.Forbidden(answer.CodeJobKeyRevoked, "the API key that asked for this research job was revoked before it ended; the job is not run")
+	}
+	if err != nil {
+		return err
+	}
+	acct, err := ids.Account(ctx, q.AccountID)
+	if err != nil {
+		return err
+	}
+	return answer.Request{Tier: q.Tier, Mode: q.Mode}.Authorize(acct.Plan)
+}
+
+// failWith records err as r's job's failure, its code and message as the
+// answer route would say them.
+func (w *Worker) failWith(ctx context.Context, r *run, err error) error {
+	p := httpx.ProblemOf(err)
+	var de *domain.Error
+	if errors.As(err, &de) {
+		p.Code, p.Message = de.Code, de.Message
+	}
+	if p.Status >= 500 && !errors.As(err, &de) {
+		w.log.Warn("research job failed", "job", r.job.Requested.JobID, "err", err)
+	}
+	return w.fail(ctx, r, p.Code, p.Message)
+}
+
+// fail appends ResearchJobFailed to r's job.
+func (w *Worker) fail(ctx context.Context, r *run, code, msg string) error {
+	q := r.job.Requested
+	_, err := w.append(ctx, r, &answer.ResearchJobFailed{JobID: q.JobID, AccountID: q.AccountID, Attempt: r.attempt,
+		Code: code, Message: msg, FailedAt: w.h.app.Now().UTC()})
+	if err != nil {
+		return fmt.Errorf("recording research job %s's failure: %w", q.JobID, err)
+	}
+	return nil
+}
+
 // append appends e to r's job at r's version; false when the stream moved
 // (the job was canceled, or another worker holds it).
 func (w *Worker) append(ctx context.Context, r *run, e domain.Event) (bool, error) {
@@ -181,48 +284,52 @@ func (w *Worker) append(ctx context.Context, r *run, e domain.Event) (bool, erro
 	return ok, err
 }
 
-// research answers r's job under ctx (canceled with the job) and records
-// its end; shutdown (process ends) leaves it running for the next worker.
+// research answers r's job under ctx (canceled with the job, ended at
+// the attempt's deadline) and records its end; shutdown (process ends)
+// leaves it running for the next worker.
 func (w *Worker) research(ctx, process context.Context, r *run) {
 	q := r.job.Requested
 	a, cached, err := w.answer(ctx, r)
 	if process.Err() != nil {
 		return // shutting down: the next worker reruns it
 	}
+	timedOut := errors.Is(ctx.Err(), context.DeadlineExceeded)
 	// The end is recorded even if the job was canceled meanwhile: the
 	// stream's version refuses it then.
 	ctx = context.WithoutCancel(ctx)
-	now := w.h.app.Now().UTC()
-	if err != nil {
-		if errors.Is(err, context.Canceled) {
-			return // canceled
+	switch {
+	case timedOut:
+		err = w.fail(ctx, r, answer.CodeJobTimeout, fmt.Sprintf("the research job's attempt ran past its deadline (%s) and was stopped: ask again, perhaps with mode=quick", answer.JobAttemptDeadline))
+	case errors.Is(err, context.Canceled):
+		return // canceled
+	case err != nil:
+		err = w.failWith(ctx, r, err)
+	default:
+		if aerr := w.authorize(ctx, q); aerr != nil {
+			err = w.failWith(ctx, r, aerr)
+			break
 		}
-		p := httpx.ProblemOf(err)
-		var de *domain.Error
-		if errors.As(err, &de) {
-			p.Code, p.Message = de.Code, de.Message
-		}
-		if p.Status >= 500 && !errors.As(err, &de) {
-			w.log.Warn("research job failed", "job", q.JobID, "err", err)
-		}
-		if _, err := w.append(ctx, r, &answer.ResearchJobFailed{JobID: q.JobID, AccountID: q.AccountID, Attempt: r.attempt,
-			Code: p.Code, Message: p.Message, FailedAt: now}); err != nil {
-			w.log.Warn("recording a research job's failure", "job", q.JobID, "err", err)
-		}
-		return
+		err = w.complete(ctx, r, a, cached)
 	}
+	if err != nil {
+		w.log.Warn("recording a research job's end", "job", q.JobID, "err", err)
+	}
+}
+
+// complete records r's job's answer and the answer served.
+func (w *Worker) complete(ctx context.Context, r *run, a answercache.CachedAnswer, cached bool) error {
+	q := r.job.Requested
+	now := w.h.app.Now().UTC()
 	done := &answer.ResearchJobCompleted{JobID: q.JobID, AccountID: q.AccountID, Attempt: r.attempt, CompletedAt: now,
 		Answer: answer.JobAnswer{AnswerID: a.AnswerID, CacheKey: a.CacheKey, Answer: a.Answer, Sources: withSnippets(a.Answer, a.Sources),
 			Synthesis: a.Synthesis, SubQuestions: a.SubQuestions, Cached: cached, SynthesizedAt: a.SynthesizedAt, ExpiresAt: a.ExpiresAt}}
 	ok, err := w.append(ctx, r, done)
 	if err != nil || !ok {
-		if err != nil {
-			w.log.Warn("recording a research job's answer", "job", q.JobID, "err", err)
-		}
-		return
+		return err
 	}
 	w.h.app.Answers.Served.Record(answer.AnswerServed{AccountID: q.AccountID, KeyID: q.KeyID, CacheKey: a.CacheKey, AnswerID: a.AnswerID,
 		Tier: q.Tier, Mode: q.Mode, Cached: cached, ServedAt: now})
+	return nil
 }
 
 // answer is the job's answer: from the cache, or synthesized, its steps

@@ -8,6 +8,8 @@ import (
 	"net/http"
 	"time"
 
+	"github.com/google/uuid"
+
 	"github.com/arr-dev/arr/domain/account"
 	"github.com/arr-dev/arr/readapi/accountweb"
 	"github.com/arr-dev/arr/readapi/httpx"
@@ -63,7 +65,7 @@ func New(d httpx.Deps) (http.Handler, error) {
 	sonar.POST("/chat/completions", handle(h.chat))
 	// A research job is asked for once (counted as an answer call); its
 	// status, events and cancel are free of the daily limit.
-	j := &jobs{h: h}
+	j := &jobs{h: h, streams: &streamCount{n: map[uuid.UUID]int{}}}
 	keyed.POST("/research", handle(j.create))
 	free := e.Group("/api/v1/research", httpx.KeyAuth(d.App.Queries.Identities, account.Answer, false, fail))
 	free.GET("/:id", handle(j.get))

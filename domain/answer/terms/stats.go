@@ -75,8 +75,18 @@ func Decode(f []string) (Analysis, bool) {
 	if len(f) != 6 {
 		return Analysis{}, false
 	}
-	return Analysis{Title: strings.Fields(f[0]), Head: strings.Fields(f[1]), Section: strings.Fields(f[2]),
-		Body: strings.Fields(f[3]), Defs: strings.Fields(f[4]), FAQ: f[5] == "?"}, true
+	return Analysis{Title: fields(f[0]), Head: fields(f[1]), Section: fields(f[2]),
+		Body: fields(f[3]), Defs: fields(f[4]), FAQ: f[5] == "?"}, true
+}
+
+// fields splits what Encode joined: on the ASCII space only, the one
+// separator Encode writes, so a term holding another space (a quoted
+// U+3000) comes back whole.
+func fields(s string) []string {
+	if s == "" {
+		return nil
+	}
+	return strings.Split(s, " ")
 }
 
 // maxPositions and maxPosition are PostgreSQL's bounds on a tsvector
