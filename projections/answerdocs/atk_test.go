@@ -6,9 +6,11 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/jackc/pgx/v5"
 
 	"github.com/arr-dev/arr/domain/answer"
 	"github.com/arr-dev/arr/eventstore"
+	"github.com/arr-dev/arr/projections"
 
 	"github.com/arr-dev/arr/projections/answerdocs"
 	"github.com/arr-dev/arr/projections/answerdocs/answerdocstest"
@@ -173,5 +175,68 @@ func TestAtkAnswerDocsBigDocumentStallsProjection(t *testing.T) {
 	errs := appendAndStep(t, x, 4, big, after)
 	if got := candidateDocs(t, x, "zorblax"); len(got) == 0 {
 		t.Fatalf("a document indexed after a big one is not searchable after 4 runner steps; their errors: %v", errs)
+	}
+}
+
+// statements counts the statements and transactions sent through a
+// real pool.
+type statements struct {
+	projections.DB
+	n, tx int
+}
+
+func (s *statements) Query(ctx context.Context, sql string, args ...any) (pgx.Rows, error) {
+	s.n++
+	return s.DB.Query(ctx, sql, args...)
+}
+
+func (s *statements) QueryRow(ctx context.Context, sql string, args ...any) pgx.Row {
+	s.n++
+	return s.DB.QueryRow(ctx, sql, args...)
+}
+
+func (s *statements) SendBatch(ctx context.Context, b *pgx.Batch) pgx.BatchResults {
+	s.n += b.Len()
+	return s.DB.SendBatch(ctx, b)
+}
+
+func (s *statements) BeginTx(ctx context.Context, opts pgx.TxOptions) (pgx.Tx, error) {
+	s.tx++
+	return s.DB.BeginTx(ctx, opts)
+}
+
+// TestAtkAnswerDocsRebuildSwapEmptiesSearch: a search read its
+// statistics and then its candidates in two statements of one REPEATABLE
+// READ transaction, each resolving rm_answer_docs by name; a rebuild's
+// swap (ALTER SCHEMA ... RENAME) between them made the second read the
+// new schema's tables, whose rows the first's snapshot cannot see: no
+// candidates, with non-zero statistics. Candidates is now one statement
+// (statistics, document frequencies, generation and candidates as CTEs),
+// which resolves the schema once: asserted here by counting what it
+// sends through the real pool, around a rebuild.
+func TestAtkAnswerDocsRebuildSwapEmptiesSearch(t *testing.T) {
+	x := newIndex(t)
+	x.Add(t, answerdocstest.Doc("zorblax", "Zorblax engine", nil, "The Zorblax engine runs at 4200 rpm by default."))
+	ctx := context.Background()
+	db := &statements{DB: x.Pool}
+	q := answerdocs.NewQueries(db)
+	for i := range 2 {
+		c, err := q.Candidates(ctx, []string{"zorblax", "rpm"}, 10)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Stats.Passages == 0 || c.Stats.DF["zorblax"] != 1 || c.Generation == 0 || len(c.Passages) != 1 || c.Passages[0].DocID != "zorblax" {
+			t.Fatalf("search %d: statistics %+v generation %d candidates %v", i, c.Stats, c.Generation, c.Passages)
+		}
+		if db.n != i+1 || db.tx != 0 {
+			t.Fatalf("search %d: Candidates sent %d statements and opened %d transactions in all; one statement a search resolves one schema", i, db.n, db.tx)
+		}
+		if err := x.Runner.Rebuild(ctx, answerdocs.Name, nil); err != nil {
+			t.Fatal(err)
+		}
+	}
+	c, err := q.Candidates(ctx, []string{"nothingheld"}, 10)
+	if err != nil || c.Stats.Passages == 0 || len(c.Passages) != 0 || c.Generation == 0 {
+		t.Fatalf("a term no passage holds: statistics %+v generation %d candidates %v, %v", c.Stats, c.Generation, c.Passages, err)
 	}
 }

@@ -3,9 +3,6 @@ package answerdocs
 import (
 	"context"
 	"fmt"
-	"math"
-	"strconv"
-	"strings"
 
 	"github.com/jackc/pgx/v5"
 
@@ -16,128 +13,107 @@ import (
 // MatchCap is the document frequency above which a query term only
 // scores candidates and does not pick them: a passage is a candidate
 // when it holds one of the query's rarer terms (or, when every term is
-// commoner than this, all of them), so a question of common words reads
-// a bounded part of the GIN index.
+// commoner than this, all of the picking ones), so a question of common
+// words reads a bounded part of the GIN index. It is also the most
+// postings read per picking term.
 const MatchCap = 5000
 
+// PickTerms is the most query terms that pick candidates: the rarest
+// (lowest document frequency, highest IDF) of the question, so a search
+// reads at most PickTerms × MatchCap postings whatever its length. BM25F
+// still scores the candidates with every term.
+const PickTerms = 8
+
+// candidateSQL is Candidates' one statement: the corpus statistics, the
+// document frequency of the query's terms ($1, quoted as tsquery
+// lexemes in $2), the generation and the best $5 candidates, so that
+// one statement resolves rm_answer_docs once (a rebuild's schema swap
+// between two statements would leave the second reading tables the
+// first's snapshot cannot see). Candidates are the passages holding one
+// of the PickTerms ($4) rarest terms held by at most MatchCap ($3)
+// passages, from their impact-ordered postings (index-only scans of
+// postings_term, at most $3 rows per term), by the sum of each term's IDF
+// times its stored score; when every term is commoner, the passages
+// holding all of the $4 rarest from the GIN index, by IDF times ts_rank.
+// A search with no candidate still returns one row, the statistics.
+const candidateSQL = `WITH st AS (SELECT c.passages, c.sum_title, c.sum_head, c.sum_body,
+		(SELECT coalesce(max(position), 0) FROM rm_answer_docs.documents) AS gen FROM rm_answer_docs.corpus c),
+	w AS (SELECT q.term, q.lexeme, d.df::bigint AS df,
+		ln(1::float8 + (st.passages::float8 - d.df::float8 + 0.5::float8) / (d.df::float8 + 0.5::float8)) AS idf
+		FROM unnest($1::text[], $2::text[]) AS q(term, lexeme)
+		JOIN rm_answer_docs.term_df d ON d.term = q.term AND d.df > 0 CROSS JOIN st),
+	pick AS (SELECT term, idf FROM w WHERE df <= $3 ORDER BY df, term LIMIT $4),
+	common AS (SELECT lexeme, idf FROM w WHERE NOT EXISTS (SELECT 1 FROM pick) ORDER BY df, term LIMIT $4),
+	rare AS (SELECT o.doc_id, o.seq, sum(pick.idf * o.score) AS score FROM pick
+		CROSS JOIN LATERAL (SELECT doc_id, seq, score FROM rm_answer_docs.postings
+			WHERE term = pick.term ORDER BY score DESC LIMIT $3) o
+		GROUP BY o.doc_id, o.seq ORDER BY score DESC, o.doc_id, o.seq LIMIT $5),
+	gin AS (SELECT p.doc_id, p.seq,
+			(SELECT sum(m.idf * ts_rank('` + terms.RankWeights + `', p.tsv, m.lexeme::tsquery)) FROM common m) AS score
+		FROM rm_answer_docs.passages p
+		WHERE EXISTS (SELECT 1 FROM common) AND p.tsv @@ (SELECT string_agg(lexeme, ' & ')::tsquery FROM common)
+		ORDER BY score DESC, p.doc_id, p.seq LIMIT $5),
+	c AS (SELECT * FROM rare UNION ALL SELECT * FROM gin),
+	r AS (SELECT c.score, p.doc_id, p.seq, p.heading, p.anchor, p.body, p.kinds, d.title, d.url, d.published, p.analysis
+		FROM c JOIN rm_answer_docs.passages p USING (doc_id, seq) JOIN rm_answer_docs.documents d USING (doc_id))
+SELECT st.passages, st.sum_title, st.sum_head, st.sum_body, st.gen,
+	(SELECT coalesce(array_agg(term), '{}') FROM w), (SELECT coalesce(array_agg(df), '{}') FROM w),
+	r.doc_id IS NOT NULL, coalesce(r.doc_id, ''), coalesce(r.seq, 0), coalesce(r.heading, '{}'), coalesce(r.anchor, ''),
+	coalesce(r.body, ''), coalesce(r.kinds, ''), coalesce(r.title, ''), coalesce(r.url, ''), coalesce(r.published, ''),
+	coalesce(r.analysis, '{}')
+FROM st LEFT JOIN r ON true
+ORDER BY r.score DESC, r.doc_id, r.seq`
+
 // Candidates returns the best limit passages holding the query terms qt
-// (terms.Split's, unique), picked from the passages' GIN index and
-// ordered by each picking term's IDF times PostgreSQL's ts_rank of it
-// (field weights title 0.75, heading 1, body 0.5), with the corpus statistics of
-// the same snapshot: the candidates BM25F then ranks (research.Stored).
+// (terms.Split's, unique), with the corpus statistics of the same
+// snapshot, in one statement (candidateSQL): the candidates BM25F then
+// ranks (research.Stored).
 func (q *Queries) Candidates(ctx context.Context, qt []string, limit int) (terms.Candidates, error) {
-	var c terms.Candidates
-	tx, err := q.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
+	c := terms.Candidates{Stats: terms.Stats{DF: map[string]int64{}}}
+	rows, err := q.pool.Query(ctx, candidateSQL, qt, quoted(qt), MatchCap, PickTerms, limit)
 	if err != nil {
 		return c, fmt.Errorf("searching the local index: %w", err)
 	}
-	defer tx.Rollback(context.Background()) //nolint:errcheck
-	if c.Stats, c.Generation, err = stats(ctx, tx, qt); err != nil {
-		return c, err
-	}
-	sql, args := candidateQuery(qt, c.Stats, limit)
-	if sql == "" {
-		return c, nil
-	}
-	rows, err := tx.Query(ctx, sql, args...)
-	if err != nil {
-		return c, fmt.Errorf("searching the local index: %w", err)
-	}
-	c.Passages, err = pgx.CollectRows(rows, func(r pgx.CollectableRow) (answer.IndexedPassage, error) {
-		var p answer.IndexedPassage
-		var a []string
-		err := r.Scan(&p.DocID, &p.Seq, &p.Heading, &p.Anchor, &p.Text, &p.Kinds, &p.Title, &p.URL, &p.Published, &a)
-		p.ID = answer.PassageID(p.DocID, p.Seq)
-		an, ok := terms.Decode(a)
-		if err == nil && !ok {
-			err = fmt.Errorf("passage %s: a malformed analysis", p.ID)
+	defer rows.Close()
+	for rows.Next() {
+		if err := scanCandidate(rows, &c); err != nil {
+			return c, fmt.Errorf("searching the local index: %w", err)
 		}
-		c.Analyses = append(c.Analyses, an)
-		return p, err
-	})
-	if err != nil {
+	}
+	if err := rows.Err(); err != nil {
 		return c, fmt.Errorf("searching the local index: %w", err)
 	}
 	return c, nil
 }
 
-// stats reads the corpus statistics, the document frequency of qt and
-// the generation, in one statement.
-func stats(ctx context.Context, tx pgx.Tx, qt []string) (terms.Stats, uint64, error) {
-	s := terms.Stats{DF: map[string]int64{}}
+// scanCandidate reads one row of candidateSQL into c: the statistics
+// (the same on every row) and the passage, when the row has one.
+func scanCandidate(rows pgx.Rows, c *terms.Candidates) error {
+	var p answer.IndexedPassage
 	var gen int64
-	var ts []string
+	var ts, a []string
 	var dfs []int64
-	if err := tx.QueryRow(ctx, `SELECT c.passages, c.sum_title, c.sum_head, c.sum_body,
-			(SELECT coalesce(max(position), 0) FROM rm_answer_docs.documents), coalesce(t.terms, '{}'), coalesce(t.dfs, '{}')
-		FROM rm_answer_docs.corpus c LEFT JOIN LATERAL (SELECT array_agg(term) AS terms, array_agg(df::bigint) AS dfs
-			FROM rm_answer_docs.term_df WHERE term = ANY($1) AND df > 0) t ON true`, qt).
-		Scan(&s.Passages, &s.SumTitle, &s.SumHead, &s.SumBody, &gen, &ts, &dfs); err != nil {
-		return s, 0, fmt.Errorf("reading the local index's statistics: %w", err)
+	var has bool
+	s := &c.Stats
+	if err := rows.Scan(&s.Passages, &s.SumTitle, &s.SumHead, &s.SumBody, &gen, &ts, &dfs,
+		&has, &p.DocID, &p.Seq, &p.Heading, &p.Anchor, &p.Text, &p.Kinds, &p.Title, &p.URL, &p.Published, &a); err != nil {
+		return err
 	}
+	c.Generation = uint64(gen)
 	for i, t := range ts {
 		s.DF[t] = dfs[i]
 	}
-	return s, uint64(gen), nil
-}
-
-// candidateQuery is the SQL of Candidates and its arguments, or "" when
-// no query term is in the index: the postings of the rare terms, or,
-// when every term is common, the passages holding all of them from the
-// GIN index.
-func candidateQuery(qt []string, s terms.Stats, limit int) (string, []any) {
-	var present, rare []string
-	for _, t := range qt {
-		if df := s.DF[t]; df > 0 {
-			present = append(present, t)
-			if df <= MatchCap {
-				rare = append(rare, t)
-			}
-		}
+	if !has {
+		return nil
 	}
-	if len(present) == 0 {
-		return "", nil
+	p.ID = answer.PassageID(p.DocID, p.Seq)
+	an, ok := terms.Decode(a)
+	if !ok {
+		return fmt.Errorf("passage %s: a malformed analysis", p.ID)
 	}
-	if len(rare) > 0 {
-		return postingsQuery(rare, s, limit)
-	}
-	args := []any{strings.Join(quoted(present), " & "), limit}
-	var score []string
-	for _, t := range present {
-		args = append(args, idf(s, t), terms.Quote(t))
-		score = append(score, "$"+strconv.Itoa(len(args)-1)+"::float8 * ts_rank('"+terms.RankWeights+"', tsv, $"+strconv.Itoa(len(args))+"::tsquery)")
-	}
-	return `SELECT p.doc_id, p.seq, p.heading, p.anchor, p.body, p.kinds, d.title, d.url, d.published, p.analysis
-		FROM (SELECT doc_id, seq, ` + strings.Join(score, " + ") + ` AS score FROM rm_answer_docs.passages
-			WHERE tsv @@ $1::tsquery ORDER BY score DESC, doc_id, seq LIMIT $2) c
-		JOIN rm_answer_docs.passages p USING (doc_id, seq) JOIN rm_answer_docs.documents d USING (doc_id)
-		ORDER BY c.score DESC, p.doc_id, p.seq`, args
-}
-
-// postingsQuery picks the candidates of the rare terms (each held by at
-// most MatchCap passages) from their impact-ordered postings, by
-// index-only scans of postings_term: the passages holding one of them,
-// by the sum of each term's IDF times its stored score (ts_rank of the
-// term alone, so the order the tsvector query gave), and reads the rows
-// of the limit best alone.
-func postingsQuery(rare []string, s terms.Stats, limit int) (string, []any) {
-	idfs := make([]float64, len(rare))
-	for i, t := range rare {
-		idfs[i] = idf(s, t)
-	}
-	return `SELECT p.doc_id, p.seq, p.heading, p.anchor, p.body, p.kinds, d.title, d.url, d.published, p.analysis
-		FROM (SELECT o.doc_id, o.seq, sum(w.idf * o.score) AS score
-			FROM unnest($1::text[], $2::float8[]) AS w(term, idf)
-			CROSS JOIN LATERAL (SELECT doc_id, seq, score FROM rm_answer_docs.postings WHERE term = w.term) o
-			GROUP BY o.doc_id, o.seq ORDER BY score DESC, o.doc_id, o.seq LIMIT $3) c
-		JOIN rm_answer_docs.passages p USING (doc_id, seq) JOIN rm_answer_docs.documents d USING (doc_id)
-		ORDER BY c.score DESC, p.doc_id, p.seq`, []any{rare, idfs, limit}
-}
-
-// idf is BM25's inverse document frequency of t in s.
-func idf(s terms.Stats, t string) float64 {
-	n, df := float64(s.Passages), float64(s.DF[t])
-	return math.Log(1 + (n-df+0.5)/(df+0.5))
+	c.Passages = append(c.Passages, p)
+	c.Analyses = append(c.Analyses, an)
+	return nil
 }
 
 func quoted(ts []string) []string {
