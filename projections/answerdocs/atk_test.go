@@ -9,6 +9,7 @@ import (
 	"github.com/jackc/pgx/v5"
 
 	"github.com/arr-dev/arr/domain/answer"
+	"github.com/arr-dev/arr/domain/answer/terms"
 	"github.com/arr-dev/arr/eventstore"
 	"github.com/arr-dev/arr/projections"
 
@@ -239,4 +240,104 @@ func TestAtkAnswerDocsRebuildSwapEmptiesSearch(t *testing.T) {
 	if err != nil || c.Stats.Passages == 0 || len(c.Passages) != 0 || c.Generation == 0 {
 		t.Fatalf("a term no passage holds: statistics %+v generation %d candidates %v, %v", c.Stats, c.Generation, c.Passages, err)
 	}
+}
+
+// TestAtkAnswerDocsWideQueryUnbounded: a question within the 500
+// characters answer.MaxQuestionChars allows can hold ~75 distinct words
+// each held by fewer than MatchCap passages. Every one of them picked
+// candidates (up to 75 × 5,000 postings read and summed before the
+// LIMIT): measured by hand on arr_bench_rs_10k (186,595 passages), a
+// 499-char question of 75 words of df 2,000-5,000 ran out of the 5 s
+// timeout. Now at most PickTerms terms pick, the rarest, and each reads
+// at most MatchCap postings. Asserted on the plan PostgreSQL executed
+// (EXPLAIN ANALYZE of Candidates' statement: the postings_term scans
+// run at most PickTerms times, each returning at most MatchCap rows) and
+// on the candidates: passages holding only commoner terms are not
+// picked; when every term is common (MatchCap 0 here), the passages
+// holding the PickTerms rarest are, even without the others.
+func TestAtkAnswerDocsWideQueryUnbounded(t *testing.T) {
+	x := newIndex(t)
+	const n = 12 // query words; word j is held by 13-j documents from j=4 on, 14-j below
+	var qt []string
+	for j := range n {
+		qt = append(qt, word("zq", j))
+	}
+	var docs []answer.DocumentIndexed
+	for k := range n {
+		docs = append(docs, answerdocstest.Doc(fmt.Sprintf("d%02d", k), "Doc", nil, strings.Join(qt[:k+1], " ")))
+	}
+	docs = append(docs, answerdocstest.Doc("e", "Doc", nil, strings.Join(qt[4:], " ")),
+		answerdocstest.Doc("f1", "Doc", nil, strings.Join(qt[:4], " ")), answerdocstest.Doc("f2", "Doc", nil, strings.Join(qt[:4], " ")))
+	x.Add(t, docs...)
+	ctx := context.Background()
+	c, err := answerdocs.NewQueries(x.Pool).Candidates(ctx, qt, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := map[string]bool{}
+	for _, p := range c.Passages {
+		got[p.DocID] = true
+	}
+	want := []string{"d04", "d05", "d06", "d07", "d08", "d09", "d10", "d11", "e"}
+	if len(got) != len(want) || len(c.Stats.DF) != n {
+		t.Fatalf("a %d-word question: candidates %v (want %v, picked by the %d rarest), df of %d terms", n, got, want, answerdocs.PickTerms, len(c.Stats.DF))
+	}
+	for _, d := range want {
+		if !got[d] {
+			t.Fatalf("a %d-word question: candidates %v, want %v", n, got, want)
+		}
+	}
+	loops, rows := postingScans(t, x, qt, answerdocs.MatchCap)
+	if loops == 0 || loops > answerdocs.PickTerms || rows > loops*answerdocs.MatchCap {
+		t.Fatalf("a %d-word question: postings_term scanned %d times (%d rows); at most %d terms may pick", n, loops, rows, answerdocs.PickTerms)
+	}
+	common := map[string]bool{}
+	r, err := x.Pool.Query(ctx, answerdocs.CandidateSQL, qt, quotedTerms(qt), 0, answerdocs.PickTerms, 300)
+	if err != nil {
+		t.Fatal(err)
+	}
+	for r.Next() {
+		vs, err := r.Values()
+		if err != nil {
+			t.Fatal(err)
+		}
+		if vs[7].(bool) {
+			common[vs[8].(string)] = true
+		}
+	}
+	if err := r.Err(); err != nil || len(common) != 2 || !common["d11"] || !common["e"] {
+		t.Fatalf("every term common: candidates %v (want d11 and e, holding the %d rarest), %v", common, answerdocs.PickTerms, err)
+	}
+}
+
+// postingScans runs EXPLAIN ANALYZE of Candidates' statement and returns
+// how many times its postings_term scans ran and the rows they returned.
+func postingScans(t *testing.T, x *answerdocstest.Index, qt []string, matchCap int) (loops, rows int) {
+	t.Helper()
+	var plan []map[string]any
+	if err := x.Pool.QueryRow(context.Background(), "EXPLAIN (ANALYZE, FORMAT JSON) "+answerdocs.CandidateSQL,
+		qt, quotedTerms(qt), matchCap, answerdocs.PickTerms, 300).Scan(&plan); err != nil {
+		t.Fatal(err)
+	}
+	var walk func(n map[string]any)
+	walk = func(n map[string]any) {
+		if n["Index Name"] == "postings_term" {
+			l, r := int(n["Actual Loops"].(float64)), int(n["Actual Rows"].(float64))
+			loops, rows = loops+l, rows+l*r
+		}
+		subs, _ := n["Plans"].([]any)
+		for _, s := range subs {
+			walk(s.(map[string]any))
+		}
+	}
+	walk(plan[0]["Plan"].(map[string]any))
+	return loops, rows
+}
+
+func quotedTerms(ts []string) []string {
+	out := make([]string, len(ts))
+	for i, t := range ts {
+		out[i] = terms.Quote(t)
+	}
+	return out
 }
