@@ -311,25 +311,20 @@ func (q *Queries) Count(ctx context.Context) (int64, error) {
 }
 
 // Passages returns every passage with its document's title, URL and date, and
-// the generation they belong to, read in one snapshot.
+// the generation they belong to, read in one statement (so one snapshot
+// and one set of tables, whatever a rebuild swaps in meanwhile); with no
+// passage, the generation is 0.
 func (q *Queries) Passages(ctx context.Context) ([]answer.IndexedPassage, uint64, error) {
-	tx, err := q.pool.BeginTx(ctx, pgx.TxOptions{IsoLevel: pgx.RepeatableRead, AccessMode: pgx.ReadOnly})
-	if err != nil {
-		return nil, 0, fmt.Errorf("reading the local index: %w", err)
-	}
-	defer tx.Rollback(context.Background()) //nolint:errcheck
-	var gen int64
-	if err := tx.QueryRow(ctx, `SELECT coalesce(max(position), 0) FROM rm_answer_docs.documents`).Scan(&gen); err != nil {
-		return nil, 0, fmt.Errorf("reading the local index: %w", err)
-	}
-	rows, err := tx.Query(ctx, `SELECT p.doc_id, p.seq, p.heading, p.anchor, p.body, p.kinds, d.title, d.url, d.published
+	rows, err := q.pool.Query(ctx, `SELECT p.doc_id, p.seq, p.heading, p.anchor, p.body, p.kinds, d.title, d.url, d.published,
+			(SELECT max(position) FROM rm_answer_docs.documents)
 		FROM rm_answer_docs.passages p JOIN rm_answer_docs.documents d USING (doc_id) ORDER BY p.doc_id, p.seq`)
 	if err != nil {
 		return nil, 0, fmt.Errorf("reading the local index: %w", err)
 	}
+	var gen int64
 	out, err := pgx.CollectRows(rows, func(r pgx.CollectableRow) (answer.IndexedPassage, error) {
 		var p answer.IndexedPassage
-		err := r.Scan(&p.DocID, &p.Seq, &p.Heading, &p.Anchor, &p.Text, &p.Kinds, &p.Title, &p.URL, &p.Published)
+		err := r.Scan(&p.DocID, &p.Seq, &p.Heading, &p.Anchor, &p.Text, &p.Kinds, &p.Title, &p.URL, &p.Published, &gen)
 		p.ID = answer.PassageID(p.DocID, p.Seq)
 		return p, err
 	})

@@ -341,3 +341,28 @@ func quotedTerms(ts []string) []string {
 	}
 	return out
 }
+
+// TestAnswerDocsPassagesOneStatement: Passages (the in-process index's
+// load) read its generation and its passages in two statements of one
+// transaction, the same split a rebuild's swap can fall into; it is one
+// statement, with Candidates' generation.
+func TestAnswerDocsPassagesOneStatement(t *testing.T) {
+	x := newIndex(t)
+	x.Add(t, answerdocstest.Doc("zorblax", "Zorblax engine", nil, "The Zorblax engine runs at 4200 rpm by default."))
+	ctx := context.Background()
+	if err := x.Runner.Rebuild(ctx, answerdocs.Name, nil); err != nil {
+		t.Fatal(err)
+	}
+	db := &statements{DB: x.Pool}
+	ps, gen, err := answerdocs.NewQueries(db).Passages(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	c, err := answerdocs.NewQueries(x.Pool).Candidates(ctx, []string{"zorblax"}, 10)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if len(ps) != 1 || ps[0].DocID != "zorblax" || gen == 0 || gen != c.Generation || db.n != 1 || db.tx != 0 {
+		t.Fatalf("Passages: %d passages, generation %d (Candidates' %d), %d statements, %d transactions", len(ps), gen, c.Generation, db.n, db.tx)
+	}
+}
