@@ -85,7 +85,7 @@ func withoutRemedy() map[string]string {
 	const http = "only the HTTP services answer it"
 	return map[string]string{
 		"audit_entry_not_found": http, "collection_not_found": http, "feature_not_found": http, "document_not_found": http, "lead_not_found": http, "lead_unmatched": http,
-		"parcel_not_found": http, "route_not_found": http, "session_not_found": http,
+		"parcel_not_found": http, "research_job_not_found": http, "route_not_found": http, "session_not_found": http,
 		"no_foreign_heads": "arr events disown-heads found nothing to disown: the log is as it should be",
 	}
 }

@@ -2,6 +2,7 @@ package answerapi
 
 import (
 	"context"
+	"errors"
 	"sync"
 	"time"
 
@@ -10,6 +11,11 @@ import (
 
 // researchBound bounds one synthesis, whoever waits for it.
 const researchBound = 3 * time.Minute
+
+// errStopSynthesis is the cause a research job's context is canceled
+// with: the synthesis it waits for stops, as a client's hang-up before
+// any text would stop it.
+var errStopSynthesis = errors.New("the research job was stopped")
 
 // tailBound is how long a synthesis whose text began streaming goes on
 // once every asker has gone: the model may finish its answer, then it is
@@ -118,7 +124,10 @@ func (f *flight) join(ctx context.Context, key string, run func(ctx context.Cont
 // later asker of its key starts a new one) while no text was streamed;
 // once the text is out the synthesis goes on for tailBound, is cut
 // there, and records its answer (a later asker joins it meanwhile).
-func (f *flight) leave(key string, c *call) {
+// With stop (the asker's context ended with errStopSynthesis: a research
+// job canceled, not a client that hung up) the last asker cancels the
+// synthesis even when its text is out.
+func (f *flight) leave(key string, c *call, stop bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
 	c.askers--
@@ -130,7 +139,7 @@ func (f *flight) leave(key string, c *call) {
 		return
 	default:
 	}
-	if c.textOut() {
+	if c.textOut() && !stop {
 		c.tail = time.AfterFunc(tailBound, c.cutText)
 		return
 	}
@@ -146,7 +155,7 @@ func (f *flight) leave(key string, c *call) {
 func (f *flight) wait(ctx context.Context, key string, c *call, see func(progress)) (answercache.CachedAnswer, error) {
 	if see == nil {
 		<-c.done
-		f.leave(key, c)
+		f.leave(key, c, false)
 		return c.res, c.err
 	}
 	seen := 0
@@ -162,10 +171,10 @@ func (f *flight) wait(ctx context.Context, key string, c *call, see func(progres
 			for _, e := range evs {
 				see(e)
 			}
-			f.leave(key, c)
+			f.leave(key, c, false)
 			return c.res, c.err
 		case <-ctx.Done():
-			f.leave(key, c)
+			f.leave(key, c, errors.Is(context.Cause(ctx), errStopSynthesis))
 			return answercache.CachedAnswer{}, context.Cause(ctx)
 		case <-more:
 		}

@@ -208,7 +208,9 @@ func (w *Worker) claim(ctx context.Context, id uuid.UUID) error {
 	if err != nil || !ok {
 		return err
 	}
-	rctx, cancel := context.WithTimeout(ctx, answer.JobAttemptDeadline)
+	tctx, tcancel := context.WithTimeout(ctx, answer.JobAttemptDeadline)
+	rctx, ccancel := context.WithCancelCause(tctx)
+	cancel := func() { ccancel(errStopSynthesis); tcancel() }
 	w.mu.Lock()
 	w.running[id] = runningJob{account: j.Requested.AccountID, cancel: cancel}
 	w.mu.Unlock()
