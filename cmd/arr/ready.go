@@ -20,7 +20,7 @@ import (
 // firstQuestion is the question the ready message and the README's first
 // requests ask the answer service: one the index arr seeds itself with (its
 // own documentation) answers.
-const firstQuestion = "How long is a sign-in link valid?"
+const firstQuestion = "Which port does the embedded PostgreSQL listen on?"
 
 // readyProjections are the read models the first requests read: keys
 // (identity), the demo parcels and the seeded index. arr up is ready when
