@@ -178,9 +178,6 @@ func (g *goHooks) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 // another account's job missing, and the read model rebuilt without a
 // delivery made again.
 func TestResearchJobs(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the arr binary against PostgreSQL")
-	}
 	web := researchtest.NewWeb(t)
 	sx := researchtest.NewSearXNG(t, web)
 	model := researchtest.NewLLM(t)
@@ -385,9 +382,6 @@ func TestResearchJobs(t *testing.T) {
 // TestResearchJobsRefuse: hostile and refused requests to the research
 // routes, without ARR_WEBHOOK_PRIVATE: each is a clear 4xx.
 func TestResearchJobsRefuse(t *testing.T) {
-	if testing.Short() {
-		t.Skip("runs the arr binary against PostgreSQL")
-	}
 	e := newEnv(t)
 	e.extraEnv = append(e.extraEnv, "ARR_MASTER_KEY="+testMasterKey)
 	e.up()

@@ -23,9 +23,6 @@ type atkJobsEnv struct {
 
 func newAtkJobsEnv(t *testing.T) *atkJobsEnv {
 	t.Helper()
-	if testing.Short() {
-		t.Skip("runs the arr binary against PostgreSQL")
-	}
 	web := researchtest.NewWeb(t)
 	sx := researchtest.NewSearXNG(t, web)
 	model := researchtest.NewLLM(t)
